@@ -1,0 +1,26 @@
+// createApp(deps): the HTTP API as a value, so tests and the dev command build it the same way.
+import express from 'express';
+import type { Logger } from '../infra/logger';
+import { errorHandler, notFound } from './middleware/errors';
+import { healthRoutes, type ReadinessCheck } from './routes/health';
+import { researchRoutes } from './routes/research';
+import type { ResearchService } from './research-service';
+
+export interface AppDeps {
+  research: ResearchService;
+  readiness: Record<string, ReadinessCheck>;
+  log: Logger;
+  preflight?: () => string | undefined;
+}
+
+export function createApp(deps: AppDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  app.use(express.json({ limit: '64kb' }));
+  app.use(healthRoutes(deps.readiness));
+  app.use('/v1', researchRoutes({ research: deps.research, ...(deps.preflight ? { preflight: deps.preflight } : {}) }));
+  app.use(notFound);
+  app.use(errorHandler(deps.log));
+  return app;
+}

@@ -1,0 +1,37 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { ApiError } from '../../shared/errors';
+import { ResearchRequest } from '../../shared/schemas';
+import type { ResearchService } from '../research-service';
+
+const Tenant = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'X-Tenant-Id must be 1-64 letters, digits, ".", "_" or "-"');
+const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'Idempotency-Key must be 1-200 visible ASCII characters');
+const RunId = z.string().regex(/^[A-Za-z0-9._:/-]{1,200}$/, 'not a valid research id');
+
+export interface ResearchRouteDeps {
+  research: ResearchService;
+  /** Returns why a research run cannot start (e.g. no LLM configured), or undefined. */
+  preflight?: () => string | undefined;
+}
+
+export function researchRoutes(deps: ResearchRouteDeps): Router {
+  const r = Router();
+
+  r.post('/research', async (req, res) => {
+    const body = ResearchRequest.parse(req.body ?? {});
+    const tenant = Tenant.parse(req.get('x-tenant-id') ?? 'default');
+    const keyHeader = req.get('idempotency-key');
+    const key = keyHeader === undefined ? undefined : IdempotencyKey.parse(keyHeader);
+    const problem = deps.preflight?.();
+    if (problem) throw new ApiError(503, 'llm_not_configured', problem);
+    const started = await deps.research.start(body, tenant, key);
+    res.status(started.created ? 202 : 200).json({ id: started.id, status: started.status });
+  });
+
+  r.get('/research/:id', async (req, res) => {
+    const id = RunId.parse(req.params.id);
+    res.json(await deps.research.get(id));
+  });
+
+  return r;
+}

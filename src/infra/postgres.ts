@@ -1,0 +1,43 @@
+// PostgreSQL for the service: a pg Pool on DATABASE_URL, or, when it is unset, an embedded
+// PGlite database served on a loopback socket so that the same `pg` code talks to both.
+import { mkdirSync } from 'node:fs';
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import type { Logger } from './logger';
+import { assertPortFree } from './temporal-cli';
+
+export interface EmbeddedPostgres {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Opens (or creates) a PGlite data directory and serves it on 127.0.0.1:port over the PG wire protocol. */
+export async function startEmbeddedPostgres(opts: { dataDir: string; port: number; log: Logger }): Promise<EmbeddedPostgres> {
+  await assertPortFree(opts.port, '127.0.0.1', 'embedded PostgreSQL; set PGLITE_PORT, or DATABASE_URL for a real server');
+  mkdirSync(opts.dataDir, { recursive: true });
+  const db = await PGlite.create(opts.dataDir);
+  // PGlite is a single session: the server queues queries from all connections in order.
+  const server = new PGLiteSocketServer({ db, port: opts.port, host: '127.0.0.1', maxConnections: 16 });
+  await server.start();
+  opts.log.debug('embedded PostgreSQL (PGlite) listening', { port: opts.port, dataDir: opts.dataDir });
+  return {
+    url: `postgres://postgres@127.0.0.1:${opts.port}/postgres`,
+    stop: async () => {
+      await server.stop();
+      await db.close();
+    },
+  };
+}
+
+export function createPool(url: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+  // An idle client that loses its connection emits here; without a listener the process would die.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** Hides the password in a connection string for logs. */
+export function redactUrl(url: string): string {
+  return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
+}

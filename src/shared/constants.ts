@@ -1,0 +1,20 @@
+export const DEFAULT_TASK_QUEUE = 'deep-research';
+export const DEFAULT_NAMESPACE = 'default';
+
+/** Roles that may each use their own model (LLM_MODEL_<ROLE>). */
+export const LLM_ROLES = ['coordinator', 'planner', 'researcher', 'coder', 'judge', 'reporter'] as const;
+export type LlmRole = (typeof LLM_ROLES)[number];
+
+/** Search attributes the dev server registers and workflows upsert; names are the Temporal UI's column names. */
+export const SEARCH_ATTRIBUTES = {
+  ResearchStatus: 'Keyword',
+  ResearchPhase: 'Keyword',
+  ResearchTenant: 'Keyword',
+  ResearchStepCount: 'Int',
+} as const;
+
+/** Prefix of every research workflow id; ids are `research-<uuid>` or `research-<key hash>`. */
+export const RESEARCH_ID_PREFIX = 'research-';
+
+/** Workflow results and history carry summaries of at most this many characters, never whole texts. */
+export const SUMMARY_MAX_CHARS = 500;

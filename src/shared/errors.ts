@@ -1,0 +1,52 @@
+// Error type names carried by ApplicationFailure.type. Workflows and the API branch on these
+// strings, so they are part of the contract: rename only with a patched() migration.
+export const ErrorType = {
+  /** No LLM endpoint or key is configured: the operator must set OPENAI_API_KEY / OPENAI_BASE_URL. */
+  LlmNotConfigured: 'LlmNotConfigured',
+  /** The LLM provider rejected our credentials (401/403). */
+  LlmAuth: 'LlmAuth',
+  /** The request itself is wrong (400/404/422): retrying the same request cannot help. */
+  LlmBadRequest: 'LlmBadRequest',
+  /** The prompt plus expected output does not fit the model's context window. */
+  LlmContextLength: 'LlmContextLength',
+  /** The provider's content filter refused the request or the answer. */
+  LlmContentFilter: 'LlmContentFilter',
+  /** The model's answer did not match the schema even after a repair request. */
+  LlmInvalidOutput: 'LlmInvalidOutput',
+  /** A prompt template is missing or was rendered without a variable it needs. */
+  PromptError: 'PromptError',
+  /** The input an activity received cannot be acted on. */
+  InvalidInput: 'InvalidInput',
+  /** A run or row that should exist does not. */
+  NotFound: 'NotFound',
+} as const;
+export type ErrorType = (typeof ErrorType)[keyof typeof ErrorType];
+
+/** Thrown by loadConfig; the message names every bad variable and why. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    message: string,
+    readonly issues: { variable: string; reason: string }[],
+  ) {
+    super(message);
+  }
+}
+
+/** An error the HTTP layer maps to a status code; body `{ error: { code, message, details? } }`. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+export const LLM_NOT_CONFIGURED_MESSAGE =
+  'No LLM is configured. Set OPENAI_API_KEY to use api.openai.com, or OPENAI_BASE_URL ' +
+  '(plus OPENAI_API_KEY if the server needs one) to use an OpenAI-compatible server such as ' +
+  'vLLM, Ollama or DeepSeek; choose models with LLM_MODEL or LLM_MODEL_<ROLE>.';

@@ -1,0 +1,2 @@
+// The worker's workflow bundle entry: workflows only.
+export { researchWorkflow } from './research';
