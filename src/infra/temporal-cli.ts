@@ -87,7 +87,7 @@ export async function assertPortFree(port: number, host: string, what: string): 
     srv.once('error', (err: NodeJS.ErrnoException) =>
       reject(
         new Error(
-          err.code === 'EADDRINUSE' ? `port ${port} on ${host} (${what}) is already in use` : `cannot bind ${host}:${port}: ${err.message}`,
+          err.code === 'EADDRINUSE' ? `port ${port} on ${host} is already in use (${what})` : `cannot bind ${host}:${port}: ${err.message}`,
         ),
       ),
     );

@@ -37,7 +37,8 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       status = err.status;
       body = { code: 'bad_request', message: String(err.message ?? 'bad request') };
     }
-    if (status >= 500) log.error('request failed', { method: req.method, path: req.path, err });
+    if (status >= 500 && !(err instanceof ApiError)) log.error('request failed', { method: req.method, path: req.path, err });
+    else if (status >= 500) log.warn(`${req.method} ${req.path}: ${body.message}`);
     res.status(status).json({ error: body });
   };
 }

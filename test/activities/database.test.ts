@@ -1,0 +1,81 @@
+import { mkdtempSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createActivities } from '../../src/activities';
+import { createLlmCallStore } from '../../src/activities/store';
+import { createLogger } from '../../src/infra/logger';
+import { migrate } from '../../src/infra/migrate';
+import { createPool, startEmbeddedPostgres } from '../../src/infra/postgres';
+import { databaseUrl, missingReason } from '../support/services';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+describe('embedded PostgreSQL (PGlite over pglite-socket)', () => {
+  it('serves pg clients, runs migrations once and keeps data across restarts', async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pglite-'));
+    const log = createLogger('warn');
+    const port = await freePort();
+    let embedded = await startEmbeddedPostgres({ dataDir, port, log });
+    let pool = createPool(embedded.url, 4);
+    expect(await migrate(pool)).toEqual(['001_init.sql']);
+    expect(await migrate(pool)).toEqual([]);
+    const { recordRun } = createActivities({ config: { llm: {} as never }, pool });
+    await recordRun({ id: 'r1', tenant: 't', question: 'q', status: 'running', usage: { promptTokens: 1, completionTokens: 2, costUsd: 0.5 } });
+    // Concurrent queries from several pooled connections are queued, not lost.
+    const counts = await Promise.all(Array.from({ length: 8 }, () => pool.query('SELECT count(*)::int AS n FROM research_runs')));
+    expect(counts.map((r) => r.rows[0].n)).toEqual(Array(8).fill(1));
+    await pool.end();
+    await embedded.stop();
+
+    embedded = await startEmbeddedPostgres({ dataDir, port, log });
+    pool = createPool(embedded.url, 2);
+    const { rows } = await pool.query('SELECT id, status, cost_usd FROM research_runs');
+    expect(rows).toEqual([{ id: 'r1', status: 'running', cost_usd: '0.500000' }]);
+    await pool.end();
+    await embedded.stop();
+  }, 60_000);
+
+  it('refuses a port that is taken, naming the variable to change', async () => {
+    const blocker = net.createServer();
+    const port = await new Promise<number>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as net.AddressInfo).port)));
+    await expect(startEmbeddedPostgres({ dataDir: mkdtempSync(path.join(os.tmpdir(), 'pglite-')), port, log: createLogger('warn') })).rejects.toThrow(/already in use.*PGLITE_PORT/);
+    blocker.close();
+  });
+});
+
+describe.skipIf(!databaseUrl())(`store on PostgreSQL (${databaseUrl() ? 'live' : missingReason()})`, () => {
+  it('records a run idempotently and keeps the first completion time', async () => {
+    const pool = createPool(databaseUrl()!, 2);
+    const { recordRun } = createActivities({ config: { llm: {} as never }, pool });
+    const id = `store-${Date.now()}`;
+    const usage = { promptTokens: 10, completionTokens: 5, costUsd: 0.001 };
+    await recordRun({ id, tenant: 'default', question: 'q', status: 'completed', outcome: 'answered_directly', usage });
+    const first = (await pool.query('SELECT completed_at FROM research_runs WHERE id = $1', [id])).rows[0].completed_at;
+    await recordRun({ id, tenant: 'default', question: 'q', status: 'completed', outcome: 'answered_directly', usage });
+    const rows = (await pool.query('SELECT completed_at, prompt_tokens FROM research_runs WHERE id = $1', [id])).rows;
+    expect(rows).toHaveLength(1);
+    expect(rows[0].completed_at).toEqual(first);
+    await pool.end();
+  });
+
+  it('keeps one LLM call per call key', async () => {
+    const pool = createPool(databaseUrl()!, 2);
+    const calls = createLlmCallStore(pool);
+    const key = `run/${Date.now()}`;
+    const call = { callKey: key, researchId: 'r', role: 'coordinator', model: 'm', promptName: 'coordinator', response: { a: 1 }, usage: { promptTokens: 3, completionTokens: 4, costUsd: 0 }, durationMs: 5 };
+    await calls.recordCall(call);
+    await calls.recordCall({ ...call, response: { a: 2 } });
+    expect(await calls.findCall(key)).toEqual({ model: 'm', response: { a: 1 }, usage: { promptTokens: 3, completionTokens: 4, costUsd: 0 } });
+    expect(await calls.findCall('nope')).toBeUndefined();
+    await pool.end();
+  });
+});

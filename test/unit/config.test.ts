@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig, llmConfigured } from '../../src/config';
+import { ConfigError } from '../../src/shared/errors';
+
+describe('loadConfig', () => {
+  it('has working defaults for an empty environment', () => {
+    const c = loadConfig({});
+    expect(c.temporal).toMatchObject({ address: undefined, namespace: 'default', taskQueue: 'deep-research', port: 7233, uiPort: 8233 });
+    expect(c.api).toEqual({ host: '127.0.0.1', port: 3000 });
+    expect(c.database.url).toBeUndefined();
+    expect(c.llm.models.planner).toBe('gpt-4o-mini');
+    expect(llmConfigured(c)).toBe(false);
+  });
+
+  it('takes a model per role, falling back to LLM_MODEL', () => {
+    const c = loadConfig({ LLM_MODEL: 'base', LLM_MODEL_JUDGE: 'small', OPENAI_API_KEY: 'sk-x' });
+    expect(c.llm.models).toMatchObject({ judge: 'small', planner: 'base', reporter: 'base' });
+    expect(llmConfigured(c)).toBe(true);
+  });
+
+  it('treats empty strings as unset', () => {
+    const c = loadConfig({ OPENAI_BASE_URL: '', DATABASE_URL: ' ' });
+    expect(c.llm.baseUrl).toBeUndefined();
+    expect(c.database.url).toBeUndefined();
+  });
+
+  it('parses the price table', () => {
+    expect(loadConfig({ LLM_PRICES: 'gpt-4o=2.5/10, small=0.1/0.4' }).llm.prices).toEqual({
+      'gpt-4o': { input: 2.5, output: 10 },
+      small: { input: 0.1, output: 0.4 },
+    });
+  });
+
+  it('names every bad variable and the reason', () => {
+    let err: unknown;
+    try {
+      loadConfig({ API_PORT: 'eighty', OPENAI_BASE_URL: 'not a url', DATABASE_URL: 'mysql://x', LLM_PRICES: 'gpt=cheap' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const issues = (err as ConfigError).issues.map((i) => i.variable).sort();
+    expect(issues).toEqual(['API_PORT', 'DATABASE_URL', 'LLM_PRICES', 'OPENAI_BASE_URL']);
+    expect((err as Error).message).toMatch(/API_PORT: .*number/i);
+    expect((err as Error).message).toMatch(/DATABASE_URL: expected postgres:\/\//);
+    expect((err as Error).message).toMatch(/LLM_PRICES: "gpt=cheap" is not model=input\/output/);
+  });
+});
