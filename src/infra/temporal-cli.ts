@@ -129,7 +129,12 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
     ...(opts.uiPort === undefined ? ['--headless'] : ['--ui-port', String(opts.uiPort)]),
     ...searchAttributeArgs(),
   ];
-  const child = spawn(opts.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+  // Own process group: a terminal's Ctrl-C reaches only us, and we stop the server last, after
+  // the worker has drained. If we exit any other way, the exit hook below still kills it.
+  const child = spawn(opts.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.removeListener('exit', killOnExit));
   let exited: string | undefined;
   const tail: string[] = [];
   const keep = (chunk: Buffer) => {

@@ -1,0 +1,97 @@
+// `deep-research dev` as a newcomer runs it: the whole stack on embedded defaults, a research run
+// through its API, Ctrl-C, and a restart that finishes the run that was in flight.
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bySchema, ScriptedLlmServer } from '../support/llm-server';
+import { missingReason } from '../support/services';
+import { inject } from 'vitest';
+import { freePort, portIsFree, spawnCli, type Spawned } from '../support/spawn';
+
+const cli = inject('temporalCliPath');
+
+async function getJson(url: string) {
+  const res = await fetch(url);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+describe.skipIf(!cli)(`deep-research dev (${cli ? 'live' : missingReason()})`, () => {
+  const llm = new ScriptedLlmServer();
+  let env: Record<string, string>;
+  let ports: number[];
+  let dev: Spawned | undefined;
+
+  beforeAll(async () => {
+    await llm.start();
+    const [temporal, ui, api, pglite] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    ports = [temporal, ui, api, pglite];
+    env = {
+      DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'dr-dev-')),
+      TEMPORAL_CLI_PATH: cli!,
+      TEMPORAL_PORT: String(temporal),
+      TEMPORAL_UI_PORT: String(ui),
+      API_PORT: String(api),
+      PGLITE_PORT: String(pglite),
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: 'sk-dev-test',
+      LOG_LEVEL: 'warn',
+    };
+  });
+  afterAll(async () => {
+    dev?.child.kill('SIGKILL');
+    await llm.close();
+  });
+
+  it('starts everything, runs a question, stops on SIGINT and resumes the run after a restart', async () => {
+    dev = spawnCli(['dev'], env);
+    const api = (await dev.waitFor(/API\s+(http:\/\/\S+)/, 90_000))[1]!;
+    const ui = (await dev.waitFor(/Temporal UI\s+(http:\/\/\S+)/, 1_000))[1]!;
+    expect(ui).toBe(`http://127.0.0.1:${env.TEMPORAL_UI_PORT}`);
+    expect((await getJson(`${api}/healthz`)).status).toBe(200);
+    expect(await getJson(`${api}/readyz`)).toEqual({ status: 200, body: { status: 'ready', checks: { temporal: { ok: true }, postgres: { ok: true } } } });
+    expect((await fetch(ui)).status).toBe(200);
+
+    // The coordinator answers slowly, so the run is in flight when we press Ctrl-C.
+    llm.script([
+      {
+        match: bySchema('CoordinatorDecision'),
+        reply: { json: { action: 'research', locale: 'en-US', directAnswer: null, researchTopic: 'Resumed topic' }, delayMs: 1_500 },
+      },
+    ]);
+    const started = await fetch(`${api}/v1/research`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ question: 'What survives a restart?' }),
+    });
+    expect(started.status).toBe(202);
+    const { id } = (await started.json()) as { id: string };
+    while (llm.requests.length === 0) await new Promise((r) => setTimeout(r, 50));
+    dev.child.kill('SIGINT');
+    expect(await dev.exited(30_000)).toBe(0);
+    for (const p of ports) expect(await portIsFree(p)).toBe(true);
+
+    dev = spawnCli(['dev'], env);
+    await dev.waitFor(/deep-research is running/, 90_000);
+    let view: Record<string, unknown> = {};
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      view = (await getJson(`${api}/v1/research/${id}`)).body;
+      if (view.status === 'completed' || view.status === 'failed') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(view).toMatchObject({ id, status: 'completed', phase: 'done', question: 'What survives a restart?' });
+    // The coordinator call that finished during the drain was not made again after the restart.
+    expect(llm.completed()).toHaveLength(1);
+
+    dev.child.kill('SIGINT');
+    expect(await dev.exited(30_000)).toBe(0);
+    for (const p of ports) expect(await portIsFree(p)).toBe(true);
+  }, 240_000);
+
+  it('stops with the variable name when the configuration is wrong', async () => {
+    const bad = spawnCli(['dev'], { ...env, API_PORT: 'not-a-port' });
+    expect(await bad.exited(30_000)).toBe(2);
+    expect(bad.output()).toMatch(/API_PORT: /);
+  });
+});

@@ -1,0 +1,66 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+export async function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+export interface Spawned {
+  child: ChildProcess;
+  output(): string;
+  waitFor(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
+  exited(timeoutMs: number): Promise<number | null>;
+}
+
+/** Runs `node bin/deep-research.mjs <args>` with the given environment, collecting its output. */
+export function spawnCli(args: string[], env: Record<string, string>): Spawned {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'deep-research.mjs'), ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  const exitPromise = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => out,
+    async waitFor(pattern, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const m = out.match(pattern);
+        if (m) return m;
+        if (child.exitCode !== null) throw new Error(`process exited (${child.exitCode}) before ${pattern}:\n${out}`);
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}:\n${out}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async exited(timeoutMs) {
+      const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), timeoutMs));
+      const r = await Promise.race([exitPromise, timer]);
+      if (r === 'timeout') {
+        child.kill('SIGKILL');
+        throw new Error(`process did not exit in ${timeoutMs} ms:\n${out}`);
+      }
+      return r;
+    },
+  };
+}
