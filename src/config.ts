@@ -37,6 +37,7 @@ const EnvSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default(DEFAULT_NAMESPACE),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
   TEMPORAL_CLI_PATH: optionalString,
+  PATH: z.string().default(''),
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
 
@@ -73,6 +74,8 @@ export interface Config {
     namespace: string;
     taskQueue: string;
     cliPath: string | undefined;
+    /** Directories searched for a `temporal` binary (the process PATH). */
+    searchPath: string;
     port: number;
     uiPort: number;
   };
@@ -112,6 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       namespace: e.TEMPORAL_NAMESPACE,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       cliPath: e.TEMPORAL_CLI_PATH,
+      searchPath: e.PATH,
       port: e.TEMPORAL_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
     },

@@ -165,7 +165,7 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
         child.kill('SIGKILL');
         throw new Error(`Temporal dev server did not answer on ${address} in time: ${(err as Error).message}`);
       }
-      await new Promise((r) => setTimeout(r, 250));
+      await new Promise((r) => setTimeout(r, 100));
     }
   }
   return {
