@@ -62,6 +62,9 @@ const EnvSchema = z.object({
   LLM_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
   LLM_PRICES: priceTable,
 
+  SEARXNG_URL: optionalUrl,
+  SEARCH_MAX_RESULTS: z.coerce.number().int().min(1).max(20).default(5),
+
 });
 
 export interface Config {
@@ -88,6 +91,7 @@ export interface Config {
     timeoutMs: number;
     prices: Record<string, { input: number; output: number }>;
   };
+  search: { searxngUrl: string | undefined; maxResults: number };
 }
 
 /** True when some OpenAI-compatible endpoint is configured. */
@@ -128,5 +132,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: e.LLM_TIMEOUT_MS,
       prices: e.LLM_PRICES,
     },
+    search: { searxngUrl: e.SEARXNG_URL, maxResults: e.SEARCH_MAX_RESULTS },
   };
 }

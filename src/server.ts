@@ -5,6 +5,7 @@ import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { createApp } from './api/app';
 import { createResearchService } from './api/research-service';
+import { createResearchStore } from './activities/store';
 import type { Logger } from './infra/logger';
 
 export interface ApiServerDeps {
@@ -26,7 +27,7 @@ export interface ApiServer {
 
 export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
   const app = createApp({
-    research: createResearchService({ client: deps.client, taskQueue: deps.taskQueue }),
+    research: createResearchService({ client: deps.client, taskQueue: deps.taskQueue, reports: createResearchStore(deps.pool) }),
     readiness: {
       temporal: async () => {
         await deps.client.workflowService.describeNamespace({ namespace: deps.namespace });

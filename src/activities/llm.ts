@@ -110,10 +110,13 @@ export function createLlmClient(config: Pick<Config, 'llm'>): OpenAI {
   });
 }
 
-export function createLlmActivities(deps: LlmDeps) {
+/** One structured LLM call, logged by the calling activity's identity (plus `key` if it makes several). */
+export type CallStructured = <N extends StructuredSchemaName>(input: StructuredCallInput<N> & { key?: string }) => Promise<StructuredCallResult<N>>;
+
+export function createLlmCaller(deps: LlmDeps): CallStructured {
   let client = deps.client;
 
-  async function llmStructured<N extends StructuredSchemaName>(input: StructuredCallInput<N>): Promise<StructuredCallResult<N>> {
+  return async function callStructured<N extends StructuredSchemaName>(input: StructuredCallInput<N> & { key?: string }): Promise<StructuredCallResult<N>> {
     if (!llmConfigured(deps.config)) {
       throw ApplicationFailure.nonRetryable(LLM_NOT_CONFIGURED_MESSAGE, ErrorType.LlmNotConfigured);
     }
@@ -122,7 +125,7 @@ export function createLlmActivities(deps: LlmDeps) {
     const ctx = Context.current();
     const info = ctx.info;
     // Stable across attempts of this activity, unique across the history: the call's identity.
-    const callKey = `${info.workflowExecution?.runId ?? 'standalone'}/${info.activityId}`;
+    const callKey = `${info.workflowExecution?.runId ?? 'standalone'}/${info.activityId}${input.key ? `/${input.key}` : ''}`;
     const model = deps.config.llm.models[input.role];
 
     const earlier = await deps.calls.findCall(callKey);
@@ -208,7 +211,5 @@ export function createLlmActivities(deps: LlmDeps) {
       `model ${model} gave no usable ${input.schema} after a repair request: ${lastProblem}`,
       ErrorType.LlmInvalidOutput,
     );
-  }
-
-  return { llmStructured };
+  };
 }

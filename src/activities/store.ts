@@ -24,6 +24,9 @@ export interface RunRecord {
   tenant: string;
   question: string;
   status: RunStatus;
+  phase?: string | undefined;
+  plan?: unknown;
+  planVersion?: number | undefined;
   outcome?: string | undefined;
   locale?: string | undefined;
   answer?: string | undefined;
@@ -61,18 +64,102 @@ export function createStoreActivities(deps: { pool: pg.Pool }) {
   async function recordRun(run: RunRecord): Promise<void> {
     const terminal = run.status === 'completed' || run.status === 'failed' || run.status === 'cancelled';
     await deps.pool.query(
-      `INSERT INTO research_runs (id, tenant, question, status, outcome, locale, answer, error, prompt_tokens, completion_tokens, cost_usd, completed_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 THEN now() END)
+      `INSERT INTO research_runs (id, tenant, question, status, outcome, locale, answer, error, prompt_tokens, completion_tokens, cost_usd, completed_at, phase, plan, plan_version)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 THEN now() END, $13, $14, $15)
        ON CONFLICT (id) DO UPDATE SET
-         status = EXCLUDED.status, outcome = EXCLUDED.outcome, locale = EXCLUDED.locale, answer = EXCLUDED.answer,
+         status = EXCLUDED.status, outcome = COALESCE(EXCLUDED.outcome, research_runs.outcome),
+         locale = COALESCE(EXCLUDED.locale, research_runs.locale), answer = COALESCE(EXCLUDED.answer, research_runs.answer),
+         phase = COALESCE(EXCLUDED.phase, research_runs.phase), plan = COALESCE(EXCLUDED.plan, research_runs.plan),
+         plan_version = COALESCE(EXCLUDED.plan_version, research_runs.plan_version),
          error = EXCLUDED.error, prompt_tokens = EXCLUDED.prompt_tokens, completion_tokens = EXCLUDED.completion_tokens,
          cost_usd = EXCLUDED.cost_usd, updated_at = now(),
          completed_at = COALESCE(research_runs.completed_at, EXCLUDED.completed_at)`,
       [
         run.id, run.tenant, run.question, run.status, run.outcome ?? null, run.locale ?? null, run.answer ?? null,
         run.error ?? null, run.usage.promptTokens, run.usage.completionTokens, run.usage.costUsd, terminal,
+        run.phase ?? null, run.plan === undefined ? null : JSON.stringify(run.plan), run.planVersion ?? null,
       ],
     );
   }
   return { recordRun };
 }
+
+export interface StoredSource {
+  sourceId: string;
+  url: string;
+  title: string;
+  content: string;
+  provider: string;
+}
+
+export interface StoredDocument {
+  key: string;
+  kind: string;
+  content: string;
+  summary: string;
+  sourceIds: string[];
+  meta: Record<string, unknown>;
+}
+
+export interface ReportRecord {
+  researchId: string;
+  title: string;
+  locale: string;
+  markdown: string;
+  references: { n: number; sourceId: string; url: string; title: string }[];
+  removedCitations: number[];
+}
+
+/** Reads and writes of a run's sources, documents and report. All writes are idempotent. */
+export function createResearchStore(pool: pg.Pool) {
+  return {
+    async saveSources(researchId: string, sources: Omit<StoredSource, never>[]): Promise<void> {
+      for (const s of sources) {
+        await pool.query(
+          `INSERT INTO sources (research_id, source_id, url, title, content, provider) VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (research_id, source_id) DO UPDATE SET
+             content = CASE WHEN length(EXCLUDED.content) > length(sources.content) THEN EXCLUDED.content ELSE sources.content END`,
+          [researchId, s.sourceId, s.url, s.title, s.content, s.provider],
+        );
+      }
+    },
+    async getSources(researchId: string, ids?: string[]): Promise<StoredSource[]> {
+      const { rows } = await pool.query<{ source_id: string; url: string; title: string; content: string; provider: string }>(
+        `SELECT source_id, url, title, content, provider FROM sources WHERE research_id = $1 ${ids ? 'AND source_id = ANY($2)' : ''} ORDER BY first_seq`,
+        ids ? [researchId, ids] : [researchId],
+      );
+      return rows.map((r) => ({ sourceId: r.source_id, url: r.url, title: r.title, content: r.content, provider: r.provider }));
+    },
+    async saveDocument(researchId: string, doc: StoredDocument): Promise<void> {
+      await pool.query(
+        `INSERT INTO documents (research_id, key, kind, content, summary, source_ids, meta) VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (research_id, key) DO UPDATE SET content = EXCLUDED.content, summary = EXCLUDED.summary,
+           source_ids = EXCLUDED.source_ids, meta = EXCLUDED.meta`,
+        [researchId, doc.key, doc.kind, doc.content, doc.summary, doc.sourceIds, JSON.stringify(doc.meta)],
+      );
+    },
+    async getDocuments(researchId: string, keys: string[]): Promise<StoredDocument[]> {
+      const { rows } = await pool.query<{ key: string; kind: string; content: string; summary: string; source_ids: string[]; meta: Record<string, unknown> }>(
+        'SELECT key, kind, content, summary, source_ids, meta FROM documents WHERE research_id = $1 AND key = ANY($2)',
+        [researchId, keys],
+      );
+      const byKey = new Map(rows.map((r) => [r.key, { key: r.key, kind: r.kind, content: r.content, summary: r.summary, sourceIds: r.source_ids, meta: r.meta }]));
+      return keys.map((k) => byKey.get(k)).filter((d): d is StoredDocument => d !== undefined);
+    },
+    async saveReport(r: ReportRecord): Promise<void> {
+      await pool.query(
+        `INSERT INTO reports (research_id, title, locale, markdown, references_, removed_citations) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (research_id) DO UPDATE SET title = EXCLUDED.title, locale = EXCLUDED.locale, markdown = EXCLUDED.markdown,
+           references_ = EXCLUDED.references_, removed_citations = EXCLUDED.removed_citations, created_at = now()`,
+        [r.researchId, r.title, r.locale, r.markdown, JSON.stringify(r.references), JSON.stringify(r.removedCitations)],
+      );
+    },
+    async getReport(researchId: string): Promise<ReportRecord | undefined> {
+      const { rows } = await pool.query('SELECT title, locale, markdown, references_, removed_citations FROM reports WHERE research_id = $1', [researchId]);
+      const r = rows[0];
+      if (!r) return undefined;
+      return { researchId, title: r.title, locale: r.locale, markdown: r.markdown, references: r.references_, removedCitations: r.removed_citations };
+    },
+  };
+}
+export type ResearchStore = ReturnType<typeof createResearchStore>;

@@ -12,13 +12,15 @@ import {
   type RunStatus,
   type Usage,
 } from '../shared/schemas';
-import { getStatusQuery } from '../workflows/messages';
+import type { ResearchStore } from '../activities/store';
+import { approvePlanSignal, getStatusQuery, revisePlanSignal, type ResearchStatusView } from '../workflows/messages';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchTenantKey } from '../workflows/search-attributes';
 import type { researchWorkflow } from '../workflows/research';
 
 export interface ResearchServiceDeps {
   client: Client;
   taskQueue: string;
+  reports: Pick<ResearchStore, 'getReport'>;
 }
 
 export interface StartResult {
@@ -33,8 +35,45 @@ export interface ResearchView {
   status: RunStatus;
   phase: Phase;
   question: string;
+  locale?: string;
+  clarificationQuestion?: string;
+  plan?: {
+    version: number;
+    title: string;
+    thought: string;
+    steps: { id: string; title: string; type: string; status: string; attempts: number; dependsOn: string[]; summary?: string; notes: string[] }[];
+  };
   usage?: Usage;
+  notes?: string[];
+  ignoredSignals?: ResearchStatusView['ignoredSignals'];
+  report?: ResearchStatusView['report'];
   error?: string;
+}
+
+function fromStatus(id: string, s: ResearchStatusView): ResearchView {
+  return {
+    id,
+    status: s.status,
+    phase: s.phase,
+    question: s.question,
+    ...(s.locale ? { locale: s.locale } : {}),
+    ...(s.clarificationQuestion ? { clarificationQuestion: s.clarificationQuestion } : {}),
+    ...(s.plan
+      ? {
+          plan: {
+            version: s.plan.version,
+            title: s.plan.title,
+            thought: s.plan.thought,
+            steps: s.plan.steps.map((x) => ({ id: x.id, title: x.title, type: x.type, status: x.status, attempts: x.attempts, dependsOn: x.dependsOn, notes: x.notes, ...(x.summary ? { summary: x.summary } : {}) })),
+          },
+        }
+      : {}),
+    usage: s.usage,
+    notes: s.notes,
+    ignoredSignals: s.ignoredSignals,
+    ...(s.report ? { report: s.report } : {}),
+    ...(s.error ? { error: s.error } : {}),
+  };
 }
 
 const TERMINAL_STATUS: Record<string, RunStatus | undefined> = {
@@ -84,21 +123,29 @@ export function createResearchService(deps: ResearchServiceDeps) {
     }
   }
 
-  async function get(id: string): Promise<ResearchView> {
+  async function describe(id: string) {
     const handle = deps.client.workflow.getHandle(id);
-    let desc;
     try {
-      desc = await handle.describe();
+      const desc = await handle.describe();
+      if (desc.type !== 'researchWorkflow') throw new ApiError(404, 'not_found', `no research run with id ${id}`);
+      return { handle, desc };
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw new ApiError(404, 'not_found', `no research run with id ${id}`);
       throw err;
     }
-    if (desc.type !== 'researchWorkflow') throw new ApiError(404, 'not_found', `no research run with id ${id}`);
+  }
+
+  async function get(id: string): Promise<ResearchView> {
+    const { handle, desc } = await describe(id);
     const question = String(desc.memo?.question ?? '');
     const closed = TERMINAL_STATUS[desc.status.name];
-    if (!closed) {
-      const s = await handle.query(getStatusQuery);
-      return { id, status: s.status, phase: s.phase, question: s.question, usage: s.usage, ...(s.error ? { error: s.error } : {}) };
+    try {
+      // Queries on closed runs are answered by a worker replaying the history.
+      const view = fromStatus(id, await handle.query(getStatusQuery));
+      if (closed && closed !== 'completed') view.status = closed;
+      return view;
+    } catch (err) {
+      if (!closed) throw err;
     }
     if (closed === 'completed') {
       const r = (await handle.result()) as ResearchResult;
@@ -114,7 +161,46 @@ export function createResearchService(deps: ResearchServiceDeps) {
     return { id, status: closed, phase: 'done', question, ...(error ? { error } : {}) };
   }
 
-  return { start, get };
+  async function running(id: string) {
+    const { handle, desc } = await describe(id);
+    if (desc.status.name !== 'RUNNING') throw new ApiError(409, 'not_running', `research run ${id} has ended (${desc.status.name.toLowerCase()})`);
+    return handle;
+  }
+
+  async function reviewable(id: string, planVersion: number) {
+    const handle = await running(id);
+    const s = await handle.query(getStatusQuery);
+    if (s.phase !== 'reviewing' || !s.plan) throw new ApiError(409, 'not_reviewing', `research run ${id} has no plan waiting for review (phase ${s.phase})`);
+    if (s.plan.version !== planVersion) {
+      throw new ApiError(409, 'stale_plan_version', `plan version ${planVersion} is not the one under review (version ${s.plan.version})`, { currentVersion: s.plan.version });
+    }
+    return handle;
+  }
+
+  /** Sends approvePlan. The workflow checks the version again: a race loses nothing, it is recorded. */
+  async function approve(id: string, planVersion: number): Promise<void> {
+    const handle = await reviewable(id, planVersion);
+    await handle.signal(approvePlanSignal, { planVersion });
+  }
+
+  async function revise(id: string, planVersion: number, feedback: string): Promise<void> {
+    const handle = await reviewable(id, planVersion);
+    await handle.signal(revisePlanSignal, { planVersion, feedback });
+  }
+
+  async function cancel(id: string): Promise<void> {
+    const handle = await running(id);
+    await handle.cancel();
+  }
+
+  async function report(id: string) {
+    await describe(id);
+    const r = await deps.reports.getReport(id);
+    if (!r) throw new ApiError(404, 'report_not_ready', `research run ${id} has no report yet`);
+    return r;
+  }
+
+  return { start, get, approve, revise, cancel, report };
 }
 
 function rootMessage(e: unknown): string {

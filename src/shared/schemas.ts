@@ -78,12 +78,102 @@ export const CoordinatorDecision = z.object({
     .string()
     .nullable()
     .describe('The research task restated in one sentence when action is research; null otherwise'),
+  clarificationQuestion: z
+    .string()
+    .nullable()
+    .describe('One question to the user when the request is too ambiguous to research and clarification is allowed; null otherwise'),
 });
 export type CoordinatorDecision = z.infer<typeof CoordinatorDecision>;
+
+/** Rewrite and expansion: a precise research question and diverse search queries. */
+export const QueryExpansion = z.object({
+  researchQuestion: z.string().min(1).describe('The user question rewritten as one precise research question'),
+  queries: z.array(z.string().min(1)).min(1).describe('Diverse web search queries, each a few words'),
+});
+export type QueryExpansion = z.infer<typeof QueryExpansion>;
+
+/** A short text that cites sources by their ids, e.g. "[S3f9a01c2]". */
+export const CitedText = z.object({
+  text: z.string().min(1).describe('Markdown; cite sources by their ids in square brackets, e.g. [S3f9a01c2]'),
+  summary: z.string().min(1).describe('Two or three plain sentences summarising the text'),
+});
+export type CitedText = z.infer<typeof CitedText>;
+
+export const StepType = z.enum(['research', 'processing']);
+export const PlanStep = z.object({
+  id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'step id must be 1-32 lowercase letters, digits or "-"'),
+  title: z.string().min(1),
+  description: z.string().min(1),
+  type: StepType,
+  needSearch: z.boolean(),
+  dependsOn: z.array(z.string()).describe('ids of earlier steps whose results this step needs'),
+});
+export type PlanStep = z.infer<typeof PlanStep>;
+
+export const Plan = z.object({
+  title: z.string().min(1),
+  thought: z.string().describe('Why this plan answers the question'),
+  locale: Locale,
+  hasEnoughContext: z.boolean().describe('True only if the background already answers the question fully'),
+  steps: z.array(PlanStep),
+});
+export type Plan = z.infer<typeof Plan>;
+
+/** Checks the schema cannot express: step count, unique ids, known and acyclic dependencies. */
+export function planProblems(plan: Plan, maxSteps: number): string[] {
+  const problems: string[] = [];
+  if (!plan.hasEnoughContext && plan.steps.length === 0) problems.push('steps: a plan without enough context needs at least one step');
+  if (plan.steps.length > maxSteps) problems.push(`steps: at most ${maxSteps} steps are allowed, got ${plan.steps.length}`);
+  const ids = new Set<string>();
+  for (const s of plan.steps) {
+    if (ids.has(s.id)) problems.push(`steps: duplicate step id "${s.id}"`);
+    ids.add(s.id);
+  }
+  for (const s of plan.steps) {
+    for (const d of s.dependsOn) {
+      if (d === s.id) problems.push(`steps.${s.id}.dependsOn: a step cannot depend on itself`);
+      else if (!ids.has(d)) problems.push(`steps.${s.id}.dependsOn: unknown step id "${d}"`);
+    }
+  }
+  // Kahn's algorithm: whatever cannot be ordered is in a cycle.
+  const indeg = new Map(plan.steps.map((s) => [s.id, s.dependsOn.filter((d) => ids.has(d) && d !== s.id).length]));
+  const queue = [...indeg].filter(([, n]) => n === 0).map(([id]) => id);
+  let ordered = 0;
+  while (queue.length) {
+    const id = queue.shift()!;
+    ordered++;
+    for (const s of plan.steps) {
+      if (s.dependsOn.includes(id)) {
+        const n = indeg.get(s.id)! - 1;
+        indeg.set(s.id, n);
+        if (n === 0) queue.push(s.id);
+      }
+    }
+  }
+  if (ordered < plan.steps.length && problems.length === 0) problems.push('steps: dependsOn forms a cycle');
+  return problems;
+}
+
+export const JudgeVerdict = z.object({
+  passed: z.boolean(),
+  feedback: z.string().describe('What is missing or wrong; empty when passed'),
+});
+export type JudgeVerdict = z.infer<typeof JudgeVerdict>;
+
+export const ReportDraft = z.object({
+  title: z.string().min(1),
+  markdown: z.string().min(1).describe('The report body in Markdown, citing sources as [n] with the numbers given'),
+});
+export type ReportDraft = z.infer<typeof ReportDraft>;
 
 /** Schemas an LLM activity may be asked to produce, by name: workflows pass names, not schemas. */
 export const StructuredSchemas = {
   CoordinatorDecision,
+  QueryExpansion,
+  CitedText,
+  Plan,
+  JudgeVerdict,
+  ReportDraft,
 } as const;
 export type StructuredSchemaName = keyof typeof StructuredSchemas;
 export type StructuredOutput<N extends StructuredSchemaName> = z.infer<(typeof StructuredSchemas)[N]>;
@@ -105,12 +195,17 @@ export function addUsage(a: Usage, b: Usage): Usage {
 
 export const ResearchResult = z.object({
   id: z.string(),
-  status: RunStatus,
-  outcome: z.enum(['answered_directly', 'research_accepted']),
+  status: z.enum(['completed', 'cancelled']),
+  outcome: z.enum(['answered_directly', 'report', 'cancelled_at_review']),
   locale: z.string(),
   /** At most SUMMARY_MAX_CHARS; the full text lives in PostgreSQL. */
   summary: z.string().max(SUMMARY_MAX_CHARS),
   usage: Usage,
+  planVersion: z.number().int().optional(),
+  steps: z.array(z.object({ id: z.string(), status: z.string(), attempts: z.number().int() })).optional(),
+  references: z.number().int().optional(),
+  removedCitations: z.array(z.number().int()).optional(),
+  notes: z.array(z.string()),
 });
 export type ResearchResult = z.infer<typeof ResearchResult>;
 

@@ -1,11 +1,12 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bySchema } from '../support/llm-server';
+import { researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
-const decision = { action: 'research', locale: 'en', directAnswer: null, researchTopic: 'topic' };
+const auto = { autoAcceptPlan: true };
 
 async function runsOnQueue(h: Harness): Promise<number> {
   let n = 0;
@@ -17,7 +18,7 @@ describe.skipIf(!ready)(`research API (${ready ? 'live' : missingReason()})`, ()
   let h: Harness;
   beforeAll(async () => {
     h = await startHarness();
-    h.llm.script([{ match: bySchema('CoordinatorDecision'), reply: { json: decision } }]);
+    h.llm.script(researchRules());
   });
   afterAll(async () => h?.close());
 
@@ -51,16 +52,16 @@ describe.skipIf(!ready)(`research API (${ready ? 'live' : missingReason()})`, ()
 
   it('returns the same run for a repeated Idempotency-Key and 409 for a different body', async () => {
     const key = `key-${Date.now()}`;
-    const first = await request(h.app).post('/v1/research').set('idempotency-key', key).send({ question: 'same question' }).expect(202);
-    const again = await request(h.app).post('/v1/research').set('idempotency-key', key).send({ question: 'same question' }).expect(200);
+    const first = await request(h.app).post('/v1/research').set('idempotency-key', key).send({ question: 'same question', options: auto }).expect(202);
+    const again = await request(h.app).post('/v1/research').set('idempotency-key', key).send({ question: 'same question', options: auto }).expect(200);
     expect(again.body.id).toBe(first.body.id);
     await h.client.workflow.getHandle(first.body.id).result();
-    const afterDone = await request(h.app).post('/v1/research').set('idempotency-key', key).send({ question: 'same question' }).expect(200);
+    const afterDone = await request(h.app).post('/v1/research').set('idempotency-key', key).send({ question: 'same question', options: auto }).expect(200);
     expect(afterDone.body).toEqual({ id: first.body.id, status: 'completed' });
-    const conflict = await request(h.app).post('/v1/research').set('idempotency-key', key).send({ question: 'another question' }).expect(409);
+    const conflict = await request(h.app).post('/v1/research').set('idempotency-key', key).send({ question: 'another question', options: auto }).expect(409);
     expect(conflict.body.error.code).toBe('idempotency_key_reused');
     // The same key from another tenant is another run.
-    const other = await request(h.app).post('/v1/research').set('idempotency-key', key).set('x-tenant-id', 'acme').send({ question: 'same question' }).expect(202);
+    const other = await request(h.app).post('/v1/research').set('idempotency-key', key).set('x-tenant-id', 'acme').send({ question: 'same question', options: auto }).expect(202);
     expect(other.body.id).not.toBe(first.body.id);
     await h.client.workflow.getHandle(other.body.id).result();
   });
@@ -83,7 +84,7 @@ describe.skipIf(!ready)(`research API (${ready ? 'live' : missingReason()})`, ()
     const { rows } = await h.pool.query('SELECT status, error FROM research_runs WHERE id = $1', [res.body.id]);
     expect(rows[0].status).toBe('failed');
     expect(rows[0].error).toMatch(/401/);
-    h.llm.script([{ match: bySchema('CoordinatorDecision'), reply: { json: decision } }]);
+    h.llm.script(researchRules());
   });
 
   it('serves /healthz and /readyz', async () => {
@@ -93,11 +94,11 @@ describe.skipIf(!ready)(`research API (${ready ? 'live' : missingReason()})`, ()
   });
 
   it('puts the search attributes on the run for the Temporal UI', async () => {
-    const res = await request(h.app).post('/v1/research').set('x-tenant-id', 'tenant-sa').send({ question: 'attributes' }).expect(202);
+    const res = await request(h.app).post('/v1/research').set('x-tenant-id', 'tenant-sa').send({ question: 'attributes', options: auto }).expect(202);
     const handle = h.client.workflow.getHandle(res.body.id);
     await handle.result();
     const desc = await handle.describe();
-    expect(desc.searchAttributes).toMatchObject({ ResearchTenant: ['tenant-sa'], ResearchStatus: ['completed'], ResearchPhase: ['done'] });
+    expect(desc.searchAttributes).toMatchObject({ ResearchTenant: ['tenant-sa'], ResearchStatus: ['completed'], ResearchPhase: ['done'], ResearchStepCount: [2] });
     expect(await runsOnQueue(h)).toBeGreaterThan(0);
   });
 });

@@ -7,17 +7,21 @@ import type express from 'express';
 import type pg from 'pg';
 import { createApp } from '../../src/api/app';
 import { createResearchService } from '../../src/api/research-service';
+import { createResearchStore } from '../../src/activities/store';
 import { loadConfig, llmConfigured, type Config } from '../../src/config';
 import { createLogger } from '../../src/infra/logger';
 import { createPool } from '../../src/infra/postgres';
 import { LLM_NOT_CONFIGURED_MESSAGE } from '../../src/shared/errors';
 import { createWorker } from '../../src/worker';
 import { ScriptedLlmServer } from './llm-server';
+import { FakeSearxng } from './search-server';
+import { searchResults } from './research-script';
 import { databaseUrl, temporalAddress, workflowBundle } from './services';
 
 export interface Harness {
   config: Config;
   llm: ScriptedLlmServer;
+  search: FakeSearxng;
   pool: pg.Pool;
   client: Client;
   taskQueue: string;
@@ -49,7 +53,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const dbUrl = databaseUrl();
   if (!address || !dbUrl) throw new Error('harness needs Temporal and PostgreSQL');
   const llm = await new ScriptedLlmServer().start();
-  const config = testConfig(llm.url, opts.env);
+  const search = await new FakeSearxng({}, searchResults('http://fixture.test')).start();
+  const config = testConfig(llm.url, { SEARXNG_URL: search.url, ...opts.env });
   const pool = createPool(dbUrl, 5);
   const connection = await Connection.connect({ address });
   const client = new Client({ connection });
@@ -59,7 +64,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const running = worker.run();
   const log = createLogger('warn');
   const app = createApp({
-    research: createResearchService({ client, taskQueue }),
+    research: createResearchService({ client, taskQueue, reports: createResearchStore(pool) }),
     readiness: {
       temporal: async () => {
         await client.workflowService.describeNamespace({ namespace: 'default' });
@@ -74,6 +79,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   return {
     config,
     llm,
+    search,
     pool,
     client,
     taskQueue,
@@ -86,6 +92,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       await connection.close();
       await pool.end();
       await llm.close();
+      await search.close();
     },
   };
 }

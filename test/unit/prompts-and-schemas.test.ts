@@ -10,9 +10,10 @@ describe('prompt rendering', () => {
   });
 
   it('renders the coordinator prompt in a system and a user part', () => {
-    const p = renderPrompt('coordinator', { question: '<user_message>\nhello\n</user_message>', localeHint: '' });
+    const p = renderPrompt('coordinator', { question: '<user_message>\nhello\n</user_message>', localeHint: '', clarificationRule: 'No questions.', clarifications: '<clarifications>\n(none)\n</clarifications>' });
     expect(p.system).toMatch(/coordinator of a deep-research service/);
-    expect(p.user).toBe('<user_message>\nhello\n</user_message>');
+    expect(p.system).toMatch(/- No questions\./);
+    expect(p.user).toBe('<user_message>\nhello\n</user_message>\n\n<clarifications>\n(none)\n</clarifications>');
   });
 
   it('fails clearly on an unknown prompt', () => {

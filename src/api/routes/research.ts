@@ -6,6 +6,11 @@ import type { ResearchService } from '../research-service';
 
 const Tenant = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'X-Tenant-Id must be 1-64 letters, digits, ".", "_" or "-"');
 const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'Idempotency-Key must be 1-200 visible ASCII characters');
+const ApproveBody = z.object({ planVersion: z.number().int().positive() }).strict();
+const ReviseBody = z
+  .object({ planVersion: z.number().int().positive(), feedback: z.string().trim().min(1, 'feedback must not be empty').max(4_000) })
+  .strict();
+const ReportFormat = z.enum(['markdown', 'json'], { message: 'format must be markdown or json' });
 const RunId = z.string().regex(/^[A-Za-z0-9._:/-]{1,200}$/, 'not a valid research id');
 
 export interface ResearchRouteDeps {
@@ -31,6 +36,37 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
   r.get('/research/:id', async (req, res) => {
     const id = RunId.parse(req.params.id);
     res.json(await deps.research.get(id));
+  });
+
+  r.post('/research/:id/plan/approve', async (req, res) => {
+    const id = RunId.parse(req.params.id);
+    const body = ApproveBody.parse(req.body ?? {});
+    await deps.research.approve(id, body.planVersion);
+    res.status(202).json({ id, accepted: 'approvePlan', planVersion: body.planVersion });
+  });
+
+  r.post('/research/:id/plan/revise', async (req, res) => {
+    const id = RunId.parse(req.params.id);
+    const body = ReviseBody.parse(req.body ?? {});
+    await deps.research.revise(id, body.planVersion, body.feedback);
+    res.status(202).json({ id, accepted: 'revisePlan', planVersion: body.planVersion });
+  });
+
+  r.post('/research/:id/cancel', async (req, res) => {
+    const id = RunId.parse(req.params.id);
+    await deps.research.cancel(id);
+    res.status(202).json({ id, accepted: 'cancel' });
+  });
+
+  r.get('/research/:id/report', async (req, res) => {
+    const id = RunId.parse(req.params.id);
+    const format = ReportFormat.parse(req.query.format ?? 'markdown');
+    const report = await deps.research.report(id);
+    if (format === 'json') {
+      res.json({ id, title: report.title, locale: report.locale, markdown: report.markdown, references: report.references, removedCitations: report.removedCitations });
+      return;
+    }
+    res.type('text/markdown; charset=utf-8').send(report.markdown);
   });
 
   return r;

@@ -1,0 +1,63 @@
+// A scripted LLM that plays every role of a research run, answering from the request so that
+// citations point at the sources the run really retrieved. Tests override single roles.
+import { bySchema, systemIncludes, type ChatRequest, type Reply, type Rule } from './llm-server';
+import type { SearxResult } from './search-server';
+
+export const userText = (req: ChatRequest) => req.messages.filter((m) => m.role === 'user').map((m) => m.content ?? '').join('\n');
+export const sourceIdsIn = (req: ChatRequest) => [...userText(req).matchAll(/<source id="(S[0-9a-f]{8})"/g)].map((m) => m[1]!);
+export const stepTitleOf = (req: ChatRequest) => /Step: (.*)/.exec(req.messages[0]?.content ?? '')?.[1] ?? '';
+
+export interface PlanSpec {
+  id: string;
+  type?: 'research' | 'processing';
+  dependsOn?: string[];
+}
+
+export function planJson(steps: PlanSpec[], extra: Partial<{ hasEnoughContext: boolean; title: string }> = {}) {
+  return {
+    title: extra.title ?? 'Solar cost research plan',
+    thought: 'Find the figures, then compare them.',
+    locale: 'en-US',
+    hasEnoughContext: extra.hasEnoughContext ?? false,
+    steps: steps.map((s) => ({
+      id: s.id,
+      title: `Step ${s.id}`,
+      description: `Find facts for step ${s.id}`,
+      type: s.type ?? 'research',
+      needSearch: (s.type ?? 'research') === 'research',
+      dependsOn: s.dependsOn ?? [],
+    })),
+  };
+}
+
+export type RoleOverrides = Partial<Record<'coordinator' | 'rewrite' | 'background' | 'planner' | 'researcher' | 'analyst' | 'judge' | 'reporter', Rule['reply']>>;
+
+export function researchRules(o: RoleOverrides = {}, plan = planJson([{ id: 'a' }, { id: 'b' }])): Rule[] {
+  const cited = (req: ChatRequest): Reply => {
+    const ids = sourceIdsIn(req);
+    const deps = [...userText(req).matchAll(/\[(S[0-9a-f]{8})\]/g)].map((m) => m[1]!);
+    const cite = [...ids, ...deps].slice(0, 2);
+    return { json: { text: `Costs fell ${cite.map((id) => `[${id}]`).join('')}. ${stepTitleOf(req)}`, summary: `Findings for ${stepTitleOf(req) || 'background'}.` } };
+  };
+  return [
+    { name: 'coordinator', match: bySchema('CoordinatorDecision'), reply: o.coordinator ?? { json: { action: 'research', locale: 'en-US', directAnswer: null, researchTopic: 'Solar cost decline', clarificationQuestion: null } } },
+    { name: 'rewrite', match: bySchema('QueryExpansion'), reply: o.rewrite ?? { json: { researchQuestion: 'How far did solar costs fall 2010-2022?', queries: ['solar cost', 'solar lcoe', 'pv module price'] } } },
+    { name: 'background', match: (r) => bySchema('CitedText')(r) && systemIncludes('background brief')(r), reply: o.background ?? cited },
+    { name: 'planner', match: bySchema('Plan'), reply: o.planner ?? { json: plan } },
+    { name: 'researcher', match: (r) => bySchema('CitedText')(r) && systemIncludes('You are a researcher')(r), reply: o.researcher ?? cited },
+    { name: 'analyst', match: (r) => bySchema('CitedText')(r) && systemIncludes('data analyst')(r), reply: o.analyst ?? cited },
+    { name: 'judge', match: bySchema('JudgeVerdict'), reply: o.judge ?? { json: { passed: true, feedback: '' } } },
+    { name: 'reporter', match: bySchema('ReportDraft'), reply: o.reporter ?? { json: { title: 'Solar costs', markdown: '## Key points\n\n- Costs fell sharply [1].\n- Batteries too [2].' } } },
+  ];
+}
+
+/** Search results: two fixture pages per query, URLs distinct per query. */
+export function searchResults(siteUrl: string) {
+  return (q: string): SearxResult[] => {
+    const slug = encodeURIComponent(q.toLowerCase().replace(/\s+/g, '-'));
+    return [
+      { url: `${siteUrl}/articles/solar-costs.html?q=${slug}`, title: `Solar costs (${q})`, content: `Solar LCOE fell 89% from 2010 to 2022 (${q}).` },
+      { url: `${siteUrl}/articles/battery-storage.html?q=${slug}`, title: `Battery prices (${q})`, content: `Battery packs cost 139 USD/kWh in 2023 (${q}).` },
+    ];
+  };
+}
