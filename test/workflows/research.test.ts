@@ -1,0 +1,260 @@
+// Every branch of the research workflow on the real dev server with the scripted LLM.
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkflowFailedError } from '@temporalio/client';
+import { approvePlanSignal, getStatusQuery, type ResearchStatusView } from '../../src/workflows/messages';
+import type { ResearchResult } from '../../src/shared/schemas';
+import { planJson, researchRules, stepTitleOf, userText, type RoleOverrides } from '../support/research-script';
+import type { ChatRequest, Reply } from '../support/llm-server';
+import { startHarness, type Harness } from '../support/harness';
+import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+
+const ready = Boolean(temporalAddress() && databaseUrl());
+
+describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})`, () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => h?.close());
+
+  async function start(options: Record<string, unknown>, overrides: RoleOverrides = {}, plan = planJson([{ id: 'a' }, { id: 'b' }])): Promise<string> {
+    h.llm.script(researchRules(overrides, plan));
+    const res = await request(h.app).post('/v1/research').send({ question: 'How much cheaper has solar power become?', options }).expect(202);
+    return res.body.id as string;
+  }
+  const status = (id: string) => h.client.workflow.getHandle(id).query(getStatusQuery);
+  async function waitFor(id: string, pred: (v: ResearchStatusView) => boolean, timeoutMs = 20_000): Promise<ResearchStatusView> {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const v = await status(id);
+      if (pred(v)) return v;
+      if (Date.now() > end) throw new Error(`timed out; last view ${JSON.stringify(v)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  const result = (id: string) => h.client.workflow.getHandle(id).result() as Promise<ResearchResult>;
+  const requestsFor = (rule: string) => h.llm.requests.filter((r) => r.rule === rule);
+
+  it('re-asks an invalid plan quoting the validation problem, then uses the valid one', async () => {
+    const bad = planJson([{ id: 'a', dependsOn: ['zzz'] }, { id: 'b' }]);
+    const id = await start({ autoAcceptPlan: true }, { planner: (_req, n) => ({ json: n === 0 ? bad : planJson([{ id: 'a' }, { id: 'b' }]) }) });
+    const r = await result(id);
+    expect(r.status).toBe('completed');
+    const planner = requestsFor('planner');
+    expect(planner).toHaveLength(2);
+    expect(planner[1]!.body.messages[0]!.content).toMatch(/Your previous plan was invalid: steps\.a\.dependsOn: unknown step id "zzz"/);
+    expect(r.notes.join('\n')).toMatch(/Planner attempt 1 was invalid/);
+  });
+
+  it('fails the run after three invalid plans, saying why', async () => {
+    const id = await start({ autoAcceptPlan: true, maxSteps: 1 });
+    await expect(result(id)).rejects.toThrow(WorkflowFailedError);
+    const v = await request(h.app).get(`/v1/research/${id}`).expect(200);
+    expect(v.body.status).toBe('failed');
+    expect(v.body.error).toMatch(/no valid plan in 3 attempts: steps: at most 1 steps are allowed, got 2/);
+    expect(requestsFor('planner')).toHaveLength(3);
+  });
+
+  it('waits for review, then runs the approved plan', async () => {
+    const id = await start({});
+    const v = await waitFor(id, (s) => s.phase === 'reviewing');
+    expect(v.status).toBe('awaiting_review');
+    expect(v.plan).toMatchObject({ version: 1, steps: [{ id: 'a', status: 'pending' }, { id: 'b', status: 'pending' }] });
+    const api = await request(h.app).get(`/v1/research/${id}`).expect(200);
+    expect(api.body).toMatchObject({ status: 'awaiting_review', phase: 'reviewing', plan: { version: 1, title: 'Solar cost research plan' } });
+    const desc = await h.client.workflow.getHandle(id).describe();
+    expect(desc.searchAttributes).toMatchObject({ ResearchStatus: ['awaiting_review'], ResearchPhase: ['reviewing'], ResearchStepCount: [2] });
+    expect(requestsFor('researcher')).toHaveLength(0);
+    await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(202);
+    expect((await result(id)).outcome).toBe('report');
+    expect(requestsFor('researcher')).toHaveLength(2);
+  });
+
+  it('revises the plan with the feedback, ignores a stale approval, then runs version 2', async () => {
+    const id = await start({}, { planner: (req, n) => ({ json: n === 0 ? planJson([{ id: 'a' }, { id: 'b' }]) : planJson([{ id: 'c' }]) }) });
+    await waitFor(id, (s) => s.phase === 'reviewing');
+    await request(h.app).post(`/v1/research/${id}/plan/revise`).send({ planVersion: 1, feedback: 'Focus on rooftop solar in Germany' }).expect(202);
+    const v2 = await waitFor(id, (s) => s.phase === 'reviewing' && s.plan?.version === 2);
+    expect(v2.plan?.steps.map((s) => s.id)).toEqual(['c']);
+    const planner = requestsFor('planner');
+    expect(userText(planner[1]!.body)).toMatch(/<feedback>\nFocus on rooftop solar in Germany\n<\/feedback>/);
+    expect(userText(planner[0]!.body)).toMatch(/<feedback>\n\(none\)\n<\/feedback>/);
+    // Reviewer text is data in the user message, never part of the instructions.
+    expect(planner[1]!.body.messages[0]!.content).not.toMatch(/rooftop/);
+
+    // The API refuses a stale version outright; a stale signal sent straight to Temporal (as an
+    // operator might from the UI) is ignored by the workflow and recorded.
+    const stale = await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(409);
+    expect(stale.body.error).toMatchObject({ code: 'stale_plan_version', details: { currentVersion: 2 } });
+    await h.client.workflow.getHandle(id).signal(approvePlanSignal, { planVersion: 1 });
+    const after = await waitFor(id, (s) => s.ignoredSignals.length > 0);
+    expect(after.ignoredSignals[0]).toMatchObject({ signal: 'approvePlan', planVersion: 1, reason: 'stale: the plan under review is version 2' });
+    expect(after.phase).toBe('reviewing');
+
+    await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 2 }).expect(202);
+    const r = await result(id);
+    expect(r.planVersion).toBe(2);
+    expect(r.steps).toEqual([{ id: 'c', status: 'completed', attempts: 1 }]);
+  });
+
+  it('validates review bodies', async () => {
+    const id = await start({});
+    await waitFor(id, (s) => s.phase === 'reviewing');
+    const bad = await request(h.app).post(`/v1/research/${id}/plan/revise`).send({ planVersion: 1, feedback: ' ' }).expect(400);
+    expect(bad.body.error.message).toMatch(/feedback: feedback must not be empty/);
+    await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 'one' }).expect(400);
+    await request(h.app).post(`/v1/research/${id}/cancel`).expect(202);
+    await expect(result(id)).rejects.toThrow();
+    const ended = await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(409);
+    expect(ended.body.error.code).toBe('not_running');
+  });
+
+  it('approves on review timeout when onReviewTimeout is approve', async () => {
+    const id = await start({ reviewTimeout: '2s', onReviewTimeout: 'approve' });
+    const r = await result(id);
+    expect(r).toMatchObject({ status: 'completed', outcome: 'report' });
+    expect(r.notes).toContain('No review within 2s: the plan was approved automatically.');
+  });
+
+  it('cancels on review timeout when onReviewTimeout is cancel', async () => {
+    const id = await start({ reviewTimeout: '2s', onReviewTimeout: 'cancel' });
+    const r = await result(id);
+    expect(r).toMatchObject({ status: 'cancelled', outcome: 'cancelled_at_review' });
+    expect(requestsFor('researcher')).toHaveLength(0);
+    const { rows } = await h.pool.query('SELECT status FROM research_runs WHERE id = $1', [id]);
+    expect(rows[0].status).toBe('cancelled');
+  });
+
+  it('skips to the reporter when the plan has enough context', async () => {
+    const id = await start({}, {}, planJson([], { hasEnoughContext: true }));
+    const r = await result(id);
+    expect(r.outcome).toBe('report');
+    expect(requestsFor('researcher')).toHaveLength(0);
+    expect(requestsFor('reporter')).toHaveLength(1);
+  });
+
+  it('runs a step after the steps it depends on and hands it their results', async () => {
+    const plan = planJson([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }, { id: 'c', type: 'processing', dependsOn: ['a', 'b'] }]);
+    const id = await start({ autoAcceptPlan: true }, { researcher: (req) => ({ json: { text: `Result of ${stepTitleOf(req)}.`, summary: `s ${stepTitleOf(req)}` }, delayMs: 200 }) }, plan);
+    const r = await result(id);
+    expect(r.steps?.map((s) => s.status)).toEqual(['completed', 'completed', 'completed']);
+    const v = await status(id);
+    const [a, b, c] = v.plan!.steps;
+    expect(b!.startedAt!).toBeGreaterThanOrEqual(a!.endedAt!);
+    expect(c!.startedAt!).toBeGreaterThanOrEqual(b!.endedAt!);
+    const researcherB = requestsFor('researcher').find((q) => stepTitleOf(q.body) === 'Step b')!;
+    expect(userText(researcherB.body)).toMatch(/<result key="step\/a\/1">[\s\S]*Result of Step a\./);
+    const analyst = requestsFor('analyst')[0]!;
+    expect(userText(analyst.body)).toMatch(/Result of Step a\.[\s\S]*Result of Step b\./);
+  });
+
+  it('runs at most maxConcurrentSteps steps at once', async () => {
+    const plan = planJson([{ id: 's1' }, { id: 's2' }, { id: 's3' }, { id: 's4' }, { id: 's5' }]);
+    const slow: Reply = { json: { text: 'x', summary: 'y' }, delayMs: 500 };
+    const id = await start({ autoAcceptPlan: true, maxConcurrentSteps: 2, maxSteps: 5 }, { researcher: slow }, plan);
+    await result(id);
+    const steps = (await status(id)).plan!.steps;
+    const edges = steps.flatMap((s) => [
+      { t: s.startedAt!, d: 1 },
+      { t: s.endedAt!, d: -1 },
+    ]);
+    edges.sort((x, y) => x.t - y.t || x.d - y.d);
+    let now = 0;
+    let peak = 0;
+    for (const e of edges) peak = Math.max(peak, (now += e.d));
+    expect(peak).toBe(2);
+    // The same cap seen from the LLM server: never more than 2 researcher calls in flight.
+    const calls = requestsFor('researcher').map((q) => [q.startedAt, q.endedAt!] as const);
+    const overlap = Math.max(...calls.map(([s]) => calls.filter(([s2, e2]) => s2 <= s && e2 > s).length));
+    expect(overlap).toBeLessThanOrEqual(2);
+  });
+
+  it('reruns a step the judge fails, with the feedback, then accepts it', async () => {
+    const judge = (req: ChatRequest, n: number): Reply => ({ json: n === 0 ? { passed: false, feedback: 'Add the 2022 figure' } : { passed: true, feedback: '' } });
+    const id = await start({ autoAcceptPlan: true }, { judge }, planJson([{ id: 'a' }]));
+    const r = await result(id);
+    expect(r.steps).toEqual([{ id: 'a', status: 'completed', attempts: 2 }]);
+    const researcher = requestsFor('researcher');
+    expect(researcher).toHaveLength(2);
+    expect(researcher[1]!.body.messages[0]!.content).toMatch(/Reviewer feedback on an earlier attempt of this step \(address it\): Add the 2022 figure/);
+    const { rows } = await h.pool.query("SELECT key FROM documents WHERE research_id = $1 AND kind = 'step' ORDER BY key", [id]);
+    expect(rows.map((x) => x.key)).toEqual(['step/a/1', 'step/a/2']);
+  });
+
+  it('passes a step with a note after maxReflectionAttempts reruns', async () => {
+    const id = await start({ autoAcceptPlan: true, maxReflectionAttempts: 1 }, { judge: { json: { passed: false, feedback: 'Still vague' } } }, planJson([{ id: 'a' }]));
+    const r = await result(id);
+    expect(r.steps).toEqual([{ id: 'a', status: 'completed', attempts: 2 }]);
+    const v = await status(id);
+    expect(v.plan!.steps[0]!.notes).toEqual(["passed after 2 attempts without the judge's approval: Still vague"]);
+  });
+
+  it('counts a judge error as a pass and records it', async () => {
+    const id = await start({ autoAcceptPlan: true }, { judge: { status: 400, error: { message: 'judge model rejected the request' } } }, planJson([{ id: 'a' }]));
+    const r = await result(id);
+    expect(r.steps).toEqual([{ id: 'a', status: 'completed', attempts: 1 }]);
+    const v = await status(id);
+    expect(v.plan!.steps[0]!.notes[0]).toMatch(/^judge error on attempt 1, counted as a pass: .*judge model rejected the request/);
+  });
+
+  it('removes a fabricated citation from the report and records it', async () => {
+    const reporter: Reply = { json: { title: 'Solar', markdown: 'Costs fell [1]. Made up [42]. Also [2, 99] and `code [7]`.' } };
+    const id = await start({ autoAcceptPlan: true }, { reporter }, planJson([{ id: 'a' }]));
+    const r = await result(id);
+    expect(r.removedCitations).toEqual([42, 99]);
+    const report = await request(h.app).get(`/v1/research/${id}/report`).expect(200);
+    expect(report.text).toMatch(/Costs fell \[1\]\. Made up \. Also \[2\] and `code \[7\]`\./);
+    expect(report.text).not.toMatch(/\[42\]|\[99\]/);
+    expect(r.notes.join('\n')).toMatch(/Removed 2 citation\(s\) that pointed at no retrieved source: \[42\], \[99\]/);
+  });
+
+  it('cancels a run mid-research: children stop, the run ends cancelled, stored rows stay', async () => {
+    const id = await start({ autoAcceptPlan: true }, { researcher: { hang: true } });
+    await waitFor(id, (s) => s.phase === 'researching' && s.plan!.steps.every((x) => x.status === 'running'));
+    const end = Date.now() + 10_000;
+    while (requestsFor('researcher').length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    expect(requestsFor('researcher').length).toBeGreaterThanOrEqual(2);
+    await request(h.app).post(`/v1/research/${id}/cancel`).expect(202);
+    await expect(result(id)).rejects.toThrow(/cancel/i);
+    const child = await h.client.workflow.getHandle(`${id}/step/a`).describe();
+    expect(child.status.name).toBe('CANCELLED');
+    const { rows } = await h.pool.query('SELECT status FROM research_runs WHERE id = $1', [id]);
+    expect(rows[0].status).toBe('cancelled');
+    const sources = await h.pool.query('SELECT count(*)::int AS n FROM sources WHERE research_id = $1', [id]);
+    expect(sources.rows[0].n).toBeGreaterThan(0);
+    const v = await request(h.app).get(`/v1/research/${id}`).expect(200);
+    expect(v.body.status).toBe('cancelled');
+    await request(h.app).get(`/v1/research/${id}/report`).expect(404);
+  });
+
+  it('stops researching when the token budget is spent and reports from what exists', async () => {
+    const plan = planJson([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }]);
+    const big = (req: ChatRequest): Reply => ({ json: { text: `r ${stepTitleOf(req)}`, summary: 's' }, usage: { prompt: 5_000, completion: 100 } });
+    const id = await start({ autoAcceptPlan: true, maxTokens: 4_000 }, { researcher: big }, plan);
+    const r = await result(id);
+    expect(r.outcome).toBe('report');
+    expect(r.steps).toEqual([
+      { id: 'a', status: 'completed', attempts: 1 },
+      { id: 'b', status: 'skipped', attempts: 0 },
+    ]);
+    expect(r.notes.join('\n')).toMatch(/Research stopped early: the token budget \(4000\) was spent/);
+    const reporter = requestsFor('reporter')[0]!;
+    expect(reporter.body.messages[0]!.content).toMatch(/Research stopped early: the token budget/);
+    const report = await request(h.app).get(`/v1/research/${id}/report`).expect(200);
+    expect(report.text).toMatch(/> Research stopped early/);
+  });
+
+  it('asks a clarifying question and continues with the answer', async () => {
+    const coordinator = (req: ChatRequest, n: number): Reply => ({
+      json: { action: 'research', locale: 'en-US', directAnswer: null, researchTopic: 'solar', clarificationQuestion: n === 0 ? 'Which country?' : null },
+    });
+    const id = await start({ autoAcceptPlan: true, maxClarifications: 1 }, { coordinator }, planJson([{ id: 'a' }]));
+    const v = await waitFor(id, (s) => s.clarificationQuestion === 'Which country?');
+    expect(v.status).toBe('awaiting_review');
+    await h.client.workflow.getHandle(id).signal('answerClarification', { answer: 'Germany' });
+    expect((await result(id)).outcome).toBe('report');
+    const second = requestsFor('coordinator')[1]!;
+    expect(userText(second.body)).toMatch(/<clarifications>\nQ: Which country\?\nA: Germany\n<\/clarifications>/);
+  });
+});
