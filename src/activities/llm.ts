@@ -44,6 +44,8 @@ export interface LlmDeps {
   client?: OpenAI;
 }
 
+const HEARTBEAT_EVERY_MS = 3_000;
+
 export function estimateCostUsd(prices: Config['llm']['prices'], model: string, promptTokens: number, completionTokens: number): number {
   const p = prices[model];
   if (!p) return 0;
@@ -152,6 +154,10 @@ export function createLlmCaller(deps: LlmDeps): CallStructured {
     // One answer plus at most one repair request that quotes what was wrong with the first.
     for (let round = 0; round < 2; round++) {
       let completion: OpenAI.Chat.ChatCompletion;
+      // Heartbeats while the model thinks: a worker that dies mid-call is noticed within the
+      // heartbeat timeout, not the activity's full start-to-close timeout.
+      ctx.heartbeat({ round });
+      const beat = setInterval(() => ctx.heartbeat({ round }), HEARTBEAT_EVERY_MS);
       try {
         completion = await client.chat.completions.create(
           { model, messages, response_format: responseFormat },
@@ -159,6 +165,8 @@ export function createLlmCaller(deps: LlmDeps): CallStructured {
         );
       } catch (err) {
         throw mapLlmError(err, model);
+      } finally {
+        clearInterval(beat);
       }
       usage.promptTokens += completion.usage?.prompt_tokens ?? 0;
       usage.completionTokens += completion.usage?.completion_tokens ?? 0;

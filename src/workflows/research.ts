@@ -32,6 +32,8 @@ import { coderWorkflow, failureMessage, researcherWorkflow, type StepInput } fro
 // Retry-After via nextRetryDelay, other transient errors back off up to a minute.
 const llm = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
+  // LLM activities heartbeat every few seconds: a dead worker's call is retried after this.
+  heartbeatTimeout: '15 seconds',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
 });
 const io = proxyActivities<Activities>({

@@ -11,6 +11,8 @@ const { webSearch } = proxyActivities<Activities>({
 });
 const { summarizeStep, analyzeStep } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
+  // LLM activities heartbeat every few seconds: a dead worker's call is retried after this.
+  heartbeatTimeout: '15 seconds',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
 });
 

@@ -1,0 +1,103 @@
+// Durability: SIGKILL the worker process while a step's LLM call is in flight, start a new one,
+// and the run completes without repeating any LLM call that had completed before the kill.
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ResearchOptions, type ResearchResult } from '../../src/shared/schemas';
+import { ScriptedLlmServer, type LoggedRequest } from '../support/llm-server';
+import { planJson, researchRules, searchResults, stepTitleOf } from '../support/research-script';
+import { FakeSearxng } from '../support/search-server';
+import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { spawnCli, type Spawned } from '../support/spawn';
+
+const ready = Boolean(temporalAddress() && databaseUrl());
+const signature = (r: LoggedRequest) => JSON.stringify([r.rule, r.body.messages]);
+
+describe.skipIf(!ready)(`durability (${ready ? 'live' : missingReason()})`, () => {
+  const llm = new ScriptedLlmServer();
+  const search = new FakeSearxng({}, searchResults('http://fixture.test'));
+  let client: Client;
+  let connection: Connection;
+  const workers: Spawned[] = [];
+  const taskQueue = `durability-${randomUUID()}`;
+
+  const startWorker = () => {
+    const w = spawnCli(['worker'], {
+      TEMPORAL_ADDRESS: temporalAddress()!,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      DATABASE_URL: databaseUrl()!,
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: 'sk-durability',
+      SEARXNG_URL: search.url,
+      LLM_TIMEOUT_MS: '20000',
+      LOG_LEVEL: 'warn',
+    });
+    workers.push(w);
+    return w;
+  };
+
+  beforeAll(async () => {
+    await llm.start();
+    await search.start();
+    connection = await Connection.connect({ address: temporalAddress()! });
+    client = new Client({ connection });
+  });
+  afterAll(async () => {
+    for (const w of workers) w.child.kill('SIGKILL');
+    await connection?.close();
+    await llm.close();
+    await search.close();
+  });
+
+  it('finishes a run whose worker was SIGKILLed mid-call, paying for no finished call twice', async () => {
+    // Step b's first researcher call is slow: the worker dies while it is in flight.
+    let slowCalls = 0;
+    llm.script(
+      researchRules(
+        {
+          researcher: (req) => {
+            const slow = stepTitleOf(req) === 'Step b' && slowCalls++ === 0;
+            return { json: { text: `Findings for ${stepTitleOf(req)}.`, summary: 'ok' }, ...(slow ? { delayMs: 8_000 } : {}) };
+          },
+        },
+        planJson([{ id: 'a' }, { id: 'b' }, { id: 'c', type: 'processing', dependsOn: ['a', 'b'] }]),
+      ),
+    );
+    const first = startWorker();
+    await first.waitFor(/worker ready/, 60_000);
+    const id = `research-durability-${randomUUID()}`;
+    const handle = await client.workflow.start('researchWorkflow', {
+      taskQueue,
+      workflowId: id,
+      args: [{ question: 'Does a run survive a killed worker?', tenant: 'default', options: ResearchOptions.parse({ autoAcceptPlan: true }) }],
+    });
+
+    const deadline = Date.now() + 30_000;
+    while (!llm.requests.some((r) => r.rule === 'researcher' && stepTitleOf(r.body) === 'Step b')) {
+      if (Date.now() > deadline) throw new Error(`step b never called the LLM:\n${first.output()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    first.child.kill('SIGKILL');
+    await first.exited(10_000);
+    const killedAt = Date.now();
+    const completedBeforeKill = llm.completed().filter((r) => (r.endedAt ?? Infinity) < killedAt);
+    expect(completedBeforeKill.map((r) => r.rule)).toEqual(expect.arrayContaining(['coordinator', 'rewrite', 'background', 'planner', 'researcher']));
+    const inFlight = llm.requests.find((r) => r.rule === 'researcher' && stepTitleOf(r.body) === 'Step b')!;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(inFlight.aborted).toBe(true);
+
+    const second = startWorker();
+    await second.waitFor(/worker ready/, 60_000);
+    const result = (await handle.result()) as ResearchResult;
+    expect(result).toMatchObject({ status: 'completed', outcome: 'report' });
+    expect(result.steps?.map((s) => s.status)).toEqual(['completed', 'completed', 'completed']);
+
+    // Each call that had completed before the kill was made exactly once in the whole run.
+    const counts = new Map<string, number>();
+    for (const r of llm.requests) counts.set(signature(r), (counts.get(signature(r)) ?? 0) + 1);
+    for (const r of completedBeforeKill) expect({ rule: r.rule, times: counts.get(signature(r)) }).toEqual({ rule: r.rule, times: 1 });
+    // The call that was cut off was made again, once, by the new worker.
+    expect(counts.get(signature(inFlight))).toBe(2);
+  }, 120_000);
+});
