@@ -1,7 +1,12 @@
 // Every branch of the research workflow on the real dev server with the scripted LLM.
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
+import { execFileSync } from 'node:child_process';
+import { inject } from 'vitest';
+import { ROOT } from '../support/spawn';
 import { approvePlanSignal, getStatusQuery, type ResearchStatusView } from '../../src/workflows/messages';
 import type { ResearchResult } from '../../src/shared/schemas';
 import { planJson, researchRules, stepTitleOf, userText, type RoleOverrides } from '../support/research-script';
@@ -69,6 +74,18 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(202);
     expect((await result(id)).outcome).toBe('report');
     expect(requestsFor('researcher')).toHaveLength(2);
+    // RECORD_HISTORIES=1 refreshes the histories the replay test checks the workflow code against.
+    if (process.env.RECORD_HISTORIES === '1') {
+      const index: Record<string, string> = {};
+      for (const [wid, file] of [[id, 'research-reviewed.json'], [`${id}/step/a`, 'researcher-step.json']] as const) {
+        // The CLI's JSON export is the format historyFromJSON reads (as from the Web UI).
+        const json = execFileSync(inject('temporalCliPath')!, ['workflow', 'show', '--workflow-id', wid, '--output', 'json', '--address', temporalAddress()!]);
+        writeFileSync(path.join(ROOT, 'test', 'histories', file), json);
+        index[file] = wid;
+      }
+      // Child ids derive from the parent's id, so replay needs the original workflow ids.
+      writeFileSync(path.join(ROOT, 'test', 'histories', 'workflow-ids.json'), `${JSON.stringify(index, null, 2)}\n`);
+    }
   });
 
   it('revises the plan with the feedback, ignores a stale approval, then runs version 2', async () => {

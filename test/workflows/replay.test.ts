@@ -1,0 +1,25 @@
+// Replays recorded histories against the current workflow code: a change that would break
+// running executions (without patched()) fails here. Refresh with RECORD_HISTORIES=1 on purpose.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Worker } from '@temporalio/worker';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../support/spawn';
+import { workflowBundle } from '../support/services';
+
+const dir = path.join(ROOT, 'test', 'histories');
+const ids = JSON.parse(readFileSync(path.join(dir, 'workflow-ids.json'), 'utf8')) as Record<string, string>;
+const files = readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'workflow-ids.json');
+
+describe('replay of recorded histories', () => {
+  it('has recorded histories to replay', () => {
+    expect(files).toEqual(expect.arrayContaining(['research-reviewed.json', 'researcher-step.json']));
+  });
+
+  it.each(files)('%s replays without nondeterminism', async (file) => {
+    const history = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as { events: unknown[] };
+    expect(history.events.length).toBeGreaterThan(10);
+    expect(ids[file]).toBeTypeOf('string');
+    await Worker.runReplayHistory({ workflowBundle: workflowBundle() }, history, ids[file]);
+  });
+});
