@@ -181,6 +181,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     let feedback = '';
     let revisions = 0;
     let plan: Plan;
+    const pendingWrites: Promise<void>[] = [];
     for (;;) {
       plan = await makePlan(researchQuestion, feedback);
       const version = (view.plan?.version ?? 0) + 1;
@@ -193,7 +194,8 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
         steps: plan.steps.map((s) => ({ id: s.id, title: summarize(s.title, 160), type: s.type, dependsOn: s.dependsOn, status: 'pending', attempts: 0, notes: [] })),
       };
       upsertSearchAttributes([{ key: ResearchStepCountKey, value: plan.steps.length }]);
-      await record('running');
+      // Stored in the background: the research need not wait for this write.
+      pendingWrites.push(record('running'));
       if (plan.hasEnoughContext || opts.autoAcceptPlan) break;
       review = undefined;
       moveTo('reviewing', 'awaiting_review');
@@ -232,6 +234,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     if (report.removedCitations.length) view.notes.push(`Removed ${report.removedCitations.length} citation(s) that pointed at no retrieved source: [${report.removedCitations.join('], [')}].`);
 
     // 11. Persist.
+    await Promise.all(pendingWrites);
     moveTo('done', 'completed');
     await record('completed', { outcome: 'report', answer: report.title });
     return finish('report', report.summary);

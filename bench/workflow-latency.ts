@@ -1,0 +1,112 @@
+// Orchestration overhead of a research run: with a fixed LLM latency and 4 independent steps,
+// wall time ÷ the sum of LLM latencies on the critical path (coordinator, rewrite, background,
+// planner, researcher, judge, reporter = 7 calls). Also the run's history size and its largest
+// payload. Runs on a real Temporal dev server and an embedded PGlite database.
+//   node bin/run-ts.mjs bench/workflow-latency.ts [--latency 500] [--runs 3]
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { randomUUID } from 'node:crypto';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Runtime, DefaultLogger } from '@temporalio/worker';
+import { loadConfig } from '../src/config';
+import { createLogger } from '../src/infra/logger';
+import { migrate } from '../src/infra/migrate';
+import { createPool, startEmbeddedPostgres } from '../src/infra/postgres';
+import { findTemporalCli } from '../src/infra/temporal-cli';
+import { ResearchOptions, type ResearchResult } from '../src/shared/schemas';
+import { bundleWorkflows, createWorker } from '../src/worker';
+import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from '../src/workflows/search-attributes';
+import { ScriptedLlmServer } from '../test/support/llm-server';
+import { planJson, researchRules, searchResults } from '../test/support/research-script';
+import { FakeSearxng } from '../test/support/search-server';
+import { freePort } from '../test/support/spawn';
+
+const { values } = parseArgs({ options: { latency: { type: 'string', default: '500' }, runs: { type: 'string', default: '3' } } });
+const latency = Number(values.latency);
+const runs = Number(values.runs);
+const CRITICAL_PATH_CALLS = 7;
+
+Runtime.install({ logger: new DefaultLogger('ERROR') });
+const cli = findTemporalCli({ envPath: process.env.PATH, explicitPath: process.env.TEMPORAL_CLI_PATH, install: true });
+if (!cli) throw new Error('no Temporal CLI');
+const env = await TestWorkflowEnvironment.createLocal({
+  server: { executable: { type: 'existing-path', path: cli.path }, searchAttributes: [ResearchStatusKey, ResearchPhaseKey, ResearchTenantKey, ResearchStepCountKey] },
+});
+const pg = await startEmbeddedPostgres({ dataDir: mkdtempSync(path.join(os.tmpdir(), 'bench-pg-')), port: await freePort(), log: createLogger('warn') });
+const pool = createPool(pg.url, 8);
+await migrate(pool);
+const llm = await new ScriptedLlmServer().start();
+llm.latencyMs = latency;
+const search = await new FakeSearxng({}, searchResults('http://fixture.test')).start();
+const config = loadConfig({ OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'sk-bench', SEARXNG_URL: search.url, LOG_LEVEL: 'warn' });
+const taskQueue = `bench-${randomUUID()}`;
+const worker = await createWorker({ config, connection: env.nativeConnection, pool, taskQueue, workflowBundle: await bundleWorkflows() });
+
+interface Sample {
+  wallMs: number;
+  historyBytes: number;
+  childHistoryBytes: number;
+  maxPayloadBytes: number;
+  events: number;
+}
+
+function payloadSizes(node: unknown, out: number[]): void {
+  if (node === null || typeof node !== 'object') return;
+  const o = node as Record<string, unknown>;
+  if (o.data instanceof Uint8Array && 'metadata' in o) out.push(o.data.byteLength);
+  for (const v of Object.values(o)) payloadSizes(v, out);
+}
+
+async function sizeOf(workflowId: string): Promise<{ bytes: number; maxPayload: number; events: number }> {
+  const handle = env.client.workflow.getHandle(workflowId);
+  const desc = await handle.describe();
+  const history = await handle.fetchHistory();
+  const sizes: number[] = [];
+  payloadSizes(history, sizes);
+  return { bytes: Number(desc.raw.workflowExecutionInfo?.historySizeBytes ?? 0), maxPayload: Math.max(0, ...sizes), events: history.events?.length ?? 0 };
+}
+
+async function oneRun(): Promise<Sample> {
+  llm.script(researchRules({}, planJson([{ id: 's1' }, { id: 's2' }, { id: 's3' }, { id: 's4' }])));
+  const id = `research-bench-${randomUUID()}`;
+  const t0 = performance.now();
+  const result = (await env.client.workflow.execute('researchWorkflow', {
+    taskQueue,
+    workflowId: id,
+    args: [{ question: 'How much cheaper has solar power become since 2010?', tenant: 'bench', options: ResearchOptions.parse({ autoAcceptPlan: true, maxSteps: 4, maxConcurrentSteps: 4 }) }],
+  })) as ResearchResult;
+  const wallMs = performance.now() - t0;
+  if (result.steps?.some((s) => s.status !== 'completed' || s.attempts !== 1)) throw new Error(`unexpected steps ${JSON.stringify(result.steps)}`);
+  const parent = await sizeOf(id);
+  const children = await Promise.all(['s1', 's2', 's3', 's4'].map((s) => sizeOf(`${id}/step/${s}`)));
+  return {
+    wallMs,
+    historyBytes: parent.bytes,
+    childHistoryBytes: children.reduce((a, c) => a + c.bytes, 0),
+    maxPayloadBytes: Math.max(parent.maxPayload, ...children.map((c) => c.maxPayload)),
+    events: parent.events,
+  };
+}
+
+const samples: Sample[] = [];
+await worker.runUntil(async () => {
+  await oneRun(); // warm-up: workflow bundle load, connections, JIT
+  for (let i = 0; i < runs; i++) samples.push(await oneRun());
+});
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const critical = CRITICAL_PATH_CALLS * latency;
+const wall = median(samples.map((s) => s.wallMs));
+console.log(`LLM latency ${latency} ms per call, 4 independent steps, ${runs} runs after a warm-up (medians)`);
+console.log(`critical path: ${CRITICAL_PATH_CALLS} sequential LLM calls = ${critical} ms`);
+console.log(`wall time:     ${wall.toFixed(0)} ms`);
+console.log(`ratio:         ${(wall / critical).toFixed(3)} (goal <= 1.15)`);
+console.log(`history:       parent ${(median(samples.map((s) => s.historyBytes)) / 1024).toFixed(1)} KB in ${median(samples.map((s) => s.events))} events; 4 children ${(median(samples.map((s) => s.childHistoryBytes)) / 1024).toFixed(1)} KB together (goal <= 300 KB)`);
+console.log(`largest payload: ${Math.max(...samples.map((s) => s.maxPayloadBytes))} bytes (goal <= 65536)`);
+
+await pool.end();
+await pg.stop();
+await llm.close();
+await search.close();
+await env.teardown();
