@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { checkCitations, citedSourceIds, keepKnownSourceIds, sourceIdsToNumbers } from '../../src/shared/citations';
+import { planProblems, type Plan } from '../../src/shared/schemas';
+
+describe('checkCitations', () => {
+  it('keeps resolvable citations, removes the rest, leaves code alone', () => {
+    const r = checkCitations('A [1]. B [3]. C [1, 4]. D [2-3]. E `x[9]` and\n```\n[8]\n```\nF [link](http://x) [0]', 2);
+    expect(r.markdown).toBe('A [1]. B . C [1]. D [2]. E `x[9]` and\n```\n[8]\n```\nF [link](http://x) ');
+    expect(r.removed).toEqual([0, 3, 4]);
+    expect(r.used).toEqual([1, 2]);
+  });
+});
+
+describe('source ids', () => {
+  it('finds cited ids, drops unknown ones and maps the rest to numbers', () => {
+    const text = 'X [Saaaaaaaa]. Y [Sbbbbbbbb, Scccccccc]. Z [not-an-id].';
+    expect(citedSourceIds(text)).toEqual(['Saaaaaaaa', 'Sbbbbbbbb', 'Scccccccc']);
+    const kept = keepKnownSourceIds(text, new Set(['Saaaaaaaa', 'Scccccccc']));
+    expect(kept).toEqual({ text: 'X [Saaaaaaaa]. Y [Scccccccc]. Z [not-an-id].', dropped: ['Sbbbbbbbb'] });
+    expect(sourceIdsToNumbers(kept.text, new Map([['Saaaaaaaa', 1], ['Scccccccc', 2]]))).toBe('X [1]. Y [2]. Z [not-an-id].');
+  });
+});
+
+describe('planProblems', () => {
+  const step = (id: string, dependsOn: string[] = []) => ({ id, title: id, description: id, type: 'research' as const, needSearch: true, dependsOn });
+  const plan = (steps: ReturnType<typeof step>[], hasEnoughContext = false): Plan => ({ title: 't', thought: '', locale: 'en', hasEnoughContext, steps });
+
+  it('accepts a valid plan', () => {
+    expect(planProblems(plan([step('a'), step('b', ['a'])]), 4)).toEqual([]);
+    expect(planProblems(plan([], true), 4)).toEqual([]);
+  });
+
+  it.each([
+    [plan([step('a'), step('b'), step('c')]), 2, 'steps: at most 2 steps are allowed, got 3'],
+    [plan([step('a'), step('a')]), 4, 'steps: duplicate step id "a"'],
+    [plan([step('a', ['x'])]), 4, 'steps.a.dependsOn: unknown step id "x"'],
+    [plan([step('a', ['a'])]), 4, 'steps.a.dependsOn: a step cannot depend on itself'],
+    [plan([step('a', ['b']), step('b', ['a'])]), 4, 'steps: dependsOn forms a cycle'],
+    [plan([]), 4, 'steps: a plan without enough context needs at least one step'],
+  ])('names the problem (%#)', (p, max, problem) => {
+    expect(planProblems(p, max)).toContain(problem);
+  });
+});
