@@ -41,6 +41,7 @@ export interface ResearchView {
     version: number;
     title: string;
     thought: string;
+    revisionsLeft: number;
     steps: { id: string; title: string; type: string; status: string; attempts: number; dependsOn: string[]; summary?: string; notes: string[] }[];
   };
   usage?: Usage;
@@ -64,6 +65,7 @@ function fromStatus(id: string, s: ResearchStatusView): ResearchView {
             version: s.plan.version,
             title: s.plan.title,
             thought: s.plan.thought,
+            revisionsLeft: s.plan.revisionsLeft,
             steps: s.plan.steps.map((x) => ({ id: x.id, title: x.title, type: x.type, status: x.status, attempts: x.attempts, dependsOn: x.dependsOn, notes: x.notes, ...(x.summary ? { summary: x.summary } : {}) })),
           },
         }
@@ -185,6 +187,10 @@ export function createResearchService(deps: ResearchServiceDeps) {
 
   async function revise(id: string, planVersion: number, feedback: string): Promise<void> {
     const handle = await reviewable(id, planVersion);
+    const s = await handle.query(getStatusQuery);
+    if ((s.plan?.revisionsLeft ?? 0) <= 0) {
+      throw new ApiError(409, 'revision_limit', `the plan was already revised ${s.plan?.revisions ?? 0} times (maxPlanRevisions); approve it or cancel the run`);
+    }
     await handle.signal(revisePlanSignal, { planVersion, feedback });
   }
 

@@ -51,7 +51,7 @@ export interface ResearchStatusView {
   question: string;
   locale?: string;
   clarificationQuestion?: string;
-  plan?: { version: number; title: string; thought: string; hasEnoughContext: boolean; revisions: number; steps: StepView[] };
+  plan?: { version: number; title: string; thought: string; hasEnoughContext: boolean; revisions: number; revisionsLeft: number; steps: StepView[] };
   usage: Usage;
   /** Things a reader of the report should know: budget stops, review timeouts, judge errors. */
   notes: string[];

@@ -191,6 +191,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
         thought: summarize(plan.thought, 400),
         hasEnoughContext: plan.hasEnoughContext,
         revisions,
+        revisionsLeft: opts.maxPlanRevisions - revisions,
         steps: plan.steps.map((s) => ({ id: s.id, title: summarize(s.title, 160), type: s.type, dependsOn: s.dependsOn, status: 'pending', attempts: 0, notes: [] })),
       };
       upsertSearchAttributes([{ key: ResearchStepCountKey, value: plan.steps.length }]);
@@ -317,7 +318,14 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
         break;
       }
       const seen = changes;
-      await condition(() => changes !== seen);
+      try {
+        await condition(() => changes !== seen);
+      } catch (err) {
+        // Cancelled: the running children are being cancelled with this scope; wait until they
+        // have stopped, so that the run never closes while a step still works.
+        await Promise.allSettled(tasks);
+        throw err;
+      }
     }
     await Promise.all(tasks);
   }

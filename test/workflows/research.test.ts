@@ -115,6 +115,21 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(r.steps).toEqual([{ id: 'c', status: 'completed', attempts: 1 }]);
   });
 
+  it('refuses a revision beyond maxPlanRevisions', async () => {
+    const id = await start({ maxPlanRevisions: 1 });
+    await waitFor(id, (s) => s.phase === 'reviewing');
+    await request(h.app).post(`/v1/research/${id}/plan/revise`).send({ planVersion: 1, feedback: 'shorter' }).expect(202);
+    const v2 = await waitFor(id, (s) => s.phase === 'reviewing' && s.plan?.version === 2);
+    expect(v2.plan?.revisionsLeft).toBe(0);
+    const res = await request(h.app).post(`/v1/research/${id}/plan/revise`).send({ planVersion: 2, feedback: 'again' }).expect(409);
+    expect(res.body.error.code).toBe('revision_limit');
+    // Sent past the API, the workflow ignores it and records why.
+    await h.client.workflow.getHandle(id).signal('revisePlan', { planVersion: 2, feedback: 'again' });
+    const after = await waitFor(id, (s) => s.ignoredSignals.length > 0);
+    expect(after.ignoredSignals[0]!.reason).toBe('the plan was already revised 1 times (maxPlanRevisions)');
+    await request(h.app).post(`/v1/research/${id}/cancel`).expect(202);
+  });
+
   it('validates review bodies', async () => {
     const id = await start({});
     await waitFor(id, (s) => s.phase === 'reviewing');
