@@ -45,6 +45,18 @@ function sourcesBlock(sources: StoredSource[]): string {
     .join('\n');
 }
 
+/** Template variables every step prompt shares. */
+function stepVars(input: { question: string; locale: string; step: PlanStep; feedback: string }, dependencies: string) {
+  return {
+    question: input.question,
+    locale: input.locale,
+    stepTitle: input.step.title,
+    stepDescription: input.step.description,
+    dependencies,
+    feedback: input.feedback || '(none)',
+  };
+}
+
 export function createResearchActivities(deps: ResearchActivityDeps) {
   const { call, store } = deps;
 
@@ -188,16 +200,7 @@ export function createResearchActivities(deps: ResearchActivityDeps) {
       kind: 'step',
       role: 'researcher',
       prompt: 'researcher',
-      vars: {
-        question: input.question,
-        locale: input.locale,
-        stepTitle: input.step.title,
-        stepDescription: input.step.description,
-        sources: sourcesBlock(own),
-        dependencies: deps_.text,
-        feedback: input.feedback || '(none)',
-        searchErrors: input.searchErrors.join('\n') || '(none)',
-      },
+      vars: { ...stepVars(input, deps_.text), sources: sourcesBlock(own), searchErrors: input.searchErrors.join('\n') || '(none)' },
       untrustedVars: ['question', 'sources', 'dependencies'],
       sources: [...own, ...deps_.sources],
       meta: { stepId: input.step.id },
@@ -212,14 +215,7 @@ export function createResearchActivities(deps: ResearchActivityDeps) {
       kind: 'step',
       role: 'coder',
       prompt: 'analyst',
-      vars: {
-        question: input.question,
-        locale: input.locale,
-        stepTitle: input.step.title,
-        stepDescription: input.step.description,
-        dependencies: deps_.text,
-        feedback: input.feedback || '(none)',
-      },
+      vars: stepVars(input, deps_.text),
       untrustedVars: ['question', 'dependencies'],
       sources: deps_.sources,
       meta: { stepId: input.step.id },

@@ -113,7 +113,7 @@ export interface ReportRecord {
 /** Reads and writes of a run's sources, documents and report. All writes are idempotent. */
 export function createResearchStore(pool: pg.Pool) {
   return {
-    async saveSources(researchId: string, sources: Omit<StoredSource, never>[]): Promise<void> {
+    async saveSources(researchId: string, sources: StoredSource[]): Promise<void> {
       for (const s of sources) {
         await pool.query(
           `INSERT INTO sources (research_id, source_id, url, title, content, provider) VALUES ($1, $2, $3, $4, $5, $6)

@@ -2,7 +2,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { RESEARCH_ID_PREFIX } from '../shared/constants';
-import { ApiError } from '../shared/errors';
+import { ApiError, failureMessage } from '../shared/errors';
 import {
   ResearchOptions,
   summarize,
@@ -157,7 +157,7 @@ export function createResearchService(deps: ResearchServiceDeps) {
     if (closed === 'failed') {
       error = await handle.result().then(
         () => undefined,
-        (e: unknown) => summarize(rootMessage(e)),
+        (e: unknown) => summarize(failureMessage(e)),
       );
     }
     return { id, status: closed, phase: 'done', question, ...(error ? { error } : {}) };
@@ -207,12 +207,6 @@ export function createResearchService(deps: ResearchServiceDeps) {
   }
 
   return { start, get, approve, revise, cancel, report };
-}
-
-function rootMessage(e: unknown): string {
-  let cur = e as { message?: string; cause?: unknown } | undefined;
-  while (cur && cur.cause) cur = cur.cause as typeof cur;
-  return cur?.message ?? String(e);
 }
 
 export type ResearchService = ReturnType<typeof createResearchService>;

@@ -50,3 +50,10 @@ export const LLM_NOT_CONFIGURED_MESSAGE =
   'No LLM is configured. Set OPENAI_API_KEY to use api.openai.com, or OPENAI_BASE_URL ' +
   '(plus OPENAI_API_KEY if the server needs one) to use an OpenAI-compatible server such as ' +
   'vLLM, Ollama or DeepSeek; choose models with LLM_MODEL or LLM_MODEL_<ROLE>.';
+
+/** The innermost message of a failure chain (ActivityFailure → ApplicationFailure → …). */
+export function failureMessage(err: unknown): string {
+  let cur = err as { message?: string; cause?: unknown } | undefined;
+  while (cur && cur.cause) cur = cur.cause as typeof cur;
+  return cur?.message ?? String(err);
+}

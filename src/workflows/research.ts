@@ -26,7 +26,8 @@ import {
   type StepView,
 } from './messages';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from './search-attributes';
-import { coderWorkflow, failureMessage, researcherWorkflow, type StepInput } from './steps';
+import { failureMessage } from '../shared/errors';
+import { coderWorkflow, researcherWorkflow, type StepInput } from './steps';
 
 // LLM-backed activities: each attempt is one HTTP call (the client does not retry); 429 waits for
 // Retry-After via nextRetryDelay, other transient errors back off up to a minute.

@@ -3,6 +3,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { StepOutput } from '../activities/research';
+import { failureMessage } from '../shared/errors';
 import type { PlanStep } from '../shared/schemas';
 
 const { webSearch } = proxyActivities<Activities>({
@@ -26,13 +27,6 @@ export interface StepInput {
   feedback: string;
   /** Document keys of the accepted results of the steps this one depends on. */
   dependencyKeys: string[];
-}
-
-/** The innermost message of a failure chain (ActivityFailure → ApplicationFailure → …). */
-export function failureMessage(err: unknown): string {
-  let cur = err as { message?: string; cause?: unknown } | undefined;
-  while (cur && cur.cause) cur = cur.cause as typeof cur;
-  return cur?.message ?? String(err);
 }
 
 export function stepKey(stepId: string, attempt: number): string {

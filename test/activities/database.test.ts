@@ -9,15 +9,7 @@ import { createLogger } from '../../src/infra/logger';
 import { migrate } from '../../src/infra/migrate';
 import { createPool, startEmbeddedPostgres } from '../../src/infra/postgres';
 import { databaseUrl, missingReason } from '../support/services';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
+import { freePort } from '../support/spawn';
 
 describe('embedded PostgreSQL (PGlite over pglite-socket)', () => {
   it('serves pg clients, runs migrations once and keeps data across restarts', async () => {
