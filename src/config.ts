@@ -63,6 +63,15 @@ const EnvSchema = z.object({
   LLM_PRICES: priceTable,
 
   SEARXNG_URL: optionalUrl,
+  CRAWL_ALLOW_HOSTS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean)),
+  CRAWL_MAX_BYTES: z.coerce.number().int().min(10_000).max(100_000_000).default(5_000_000),
+  CRAWL_TIMEOUT_MS: z.coerce.number().int().min(500).max(300_000).default(20_000),
+  CRAWL_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  CRAWL_RESPECT_ROBOTS: z.enum(['true', 'false'], { message: 'expected true or false' }).default('true').transform((v) => v === 'true'),
+  CRAWL_USER_AGENT: z.string().min(1).default('deep-research-bot/0.1 (+https://github.com/deep-research)'),
   SEARCH_MAX_RESULTS: z.coerce.number().int().min(1).max(20).default(5),
 
 });
@@ -92,6 +101,7 @@ export interface Config {
     prices: Record<string, { input: number; output: number }>;
   };
   search: { searxngUrl: string | undefined; maxResults: number };
+  crawl: { allowHosts: string[]; maxBytes: number; timeoutMs: number; connectTimeoutMs: number; respectRobots: boolean; userAgent: string };
 }
 
 /** True when some OpenAI-compatible endpoint is configured. */
@@ -133,5 +143,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       prices: e.LLM_PRICES,
     },
     search: { searxngUrl: e.SEARXNG_URL, maxResults: e.SEARCH_MAX_RESULTS },
+    crawl: {
+      allowHosts: e.CRAWL_ALLOW_HOSTS,
+      maxBytes: e.CRAWL_MAX_BYTES,
+      timeoutMs: e.CRAWL_TIMEOUT_MS,
+      connectTimeoutMs: e.CRAWL_CONNECT_TIMEOUT_MS,
+      respectRobots: e.CRAWL_RESPECT_ROBOTS,
+      userAgent: e.CRAWL_USER_AGENT,
+    },
   };
 }

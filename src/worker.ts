@@ -7,7 +7,7 @@ import type { Config } from './config';
 import { WORKFLOWS_ENTRY } from './infra/paths';
 
 export interface WorkerDeps {
-  config: Pick<Config, 'llm' | 'temporal' | 'search'>;
+  config: Pick<Config, 'llm' | 'temporal' | 'search' | 'crawl'>;
   connection: NativeConnection;
   pool: pg.Pool;
   taskQueue?: string;

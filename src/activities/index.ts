@@ -1,13 +1,14 @@
 import type pg from 'pg';
 import type OpenAI from 'openai';
 import type { Config } from '../config';
+import { createCrawlActivities } from './crawl';
 import { createLlmCaller } from './llm';
 import { createResearchActivities } from './research';
 import { searxngProvider } from './search/searxng';
 import { createLlmCallStore, createResearchStore, createStoreActivities } from './store';
 
 export interface ActivityDeps {
-  config: Pick<Config, 'llm' | 'search'>;
+  config: Pick<Config, 'llm' | 'search' | 'crawl'>;
   pool: pg.Pool;
   llmClient?: OpenAI;
 }
@@ -19,10 +20,12 @@ export function createActivities(deps: ActivityDeps) {
     calls: createLlmCallStore(deps.pool),
     ...(deps.llmClient ? { client: deps.llmClient } : {}),
   });
+  const store = createResearchStore(deps.pool);
   return {
+    ...createCrawlActivities({ config: deps.config, store, call }),
     ...createResearchActivities({
       call,
-      store: createResearchStore(deps.pool),
+      store,
       search: deps.config.search.searxngUrl ? searxngProvider(deps.config.search.searxngUrl) : undefined,
       searchMaxResults: deps.config.search.maxResults,
     }),

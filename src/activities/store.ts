@@ -146,6 +146,18 @@ export function createResearchStore(pool: pg.Pool) {
       const byKey = new Map(rows.map((r) => [r.key, { key: r.key, kind: r.kind, content: r.content, summary: r.summary, sourceIds: r.source_ids, meta: r.meta }]));
       return keys.map((k) => byKey.get(k)).filter((d): d is StoredDocument => d !== undefined);
     },
+    async getPage(researchId: string, urlHash: string): Promise<{ finalUrl: string; title: string; markdown: string; contentType: string } | undefined> {
+      const { rows } = await pool.query('SELECT final_url, title, markdown, content_type FROM pages WHERE research_id = $1 AND url_hash = $2', [researchId, urlHash]);
+      const r = rows[0];
+      return r ? { finalUrl: r.final_url, title: r.title, markdown: r.markdown, contentType: r.content_type } : undefined;
+    },
+    async savePage(researchId: string, p: { urlHash: string; url: string; finalUrl: string; contentType: string; title: string; markdown: string }): Promise<void> {
+      await pool.query(
+        `INSERT INTO pages (research_id, url_hash, url, final_url, content_type, title, markdown) VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (research_id, url_hash) DO NOTHING`,
+        [researchId, p.urlHash, p.url, p.finalUrl, p.contentType, p.title, p.markdown],
+      );
+    },
     async saveReport(r: ReportRecord): Promise<void> {
       await pool.query(
         `INSERT INTO reports (research_id, title, locale, markdown, references_, removed_citations) VALUES ($1, $2, $3, $4, $5, $6)

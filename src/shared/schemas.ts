@@ -166,8 +166,17 @@ export const ReportDraft = z.object({
 });
 export type ReportDraft = z.infer<typeof ReportDraft>;
 
+/** What a page offers for a goal: the evidence quoted or closely paraphrased, and a summary. */
+export const PageExtract = z.object({
+  relevant: z.boolean().describe('Whether the page has anything that serves the goal'),
+  evidence: z.string().describe('The passages that serve the goal, quoted or closely paraphrased, with figures and dates'),
+  summary: z.string().describe('One or two sentences: what the page says about the goal'),
+});
+export type PageExtract = z.infer<typeof PageExtract>;
+
 /** Schemas an LLM activity may be asked to produce, by name: workflows pass names, not schemas. */
 export const StructuredSchemas = {
+  PageExtract,
   CoordinatorDecision,
   QueryExpansion,
   CitedText,

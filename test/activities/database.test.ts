@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities';
+import { loadConfig } from '../../src/config';
 import { createLlmCallStore } from '../../src/activities/store';
 import { createLogger } from '../../src/infra/logger';
 import { migrate } from '../../src/infra/migrate';
@@ -18,9 +19,9 @@ describe('embedded PostgreSQL (PGlite over pglite-socket)', () => {
     const port = await freePort();
     let embedded = await startEmbeddedPostgres({ dataDir, port, log });
     let pool = createPool(embedded.url, 4);
-    expect(await migrate(pool)).toEqual(['001_init.sql', '002_research.sql']);
+    expect(await migrate(pool)).toEqual(['001_init.sql', '002_research.sql', '003_pages.sql']);
     expect(await migrate(pool)).toEqual([]);
-    const { recordRun } = createActivities({ config: { llm: {} as never, search: { searxngUrl: undefined, maxResults: 5 } }, pool });
+    const { recordRun } = createActivities({ config: { llm: {} as never, search: { searxngUrl: undefined, maxResults: 5 }, crawl: loadConfig({}).crawl }, pool });
     await recordRun({ id: 'r1', tenant: 't', question: 'q', status: 'running', usage: { promptTokens: 1, completionTokens: 2, costUsd: 0.5 } });
     // Concurrent queries from several pooled connections are queued, not lost.
     const counts = await Promise.all(Array.from({ length: 8 }, () => pool.query('SELECT count(*)::int AS n FROM research_runs')));
@@ -47,7 +48,7 @@ describe('embedded PostgreSQL (PGlite over pglite-socket)', () => {
 describe.skipIf(!databaseUrl())(`store on PostgreSQL (${databaseUrl() ? 'live' : missingReason()})`, () => {
   it('records a run idempotently and keeps the first completion time', async () => {
     const pool = createPool(databaseUrl()!, 2);
-    const { recordRun } = createActivities({ config: { llm: {} as never, search: { searxngUrl: undefined, maxResults: 5 } }, pool });
+    const { recordRun } = createActivities({ config: { llm: {} as never, search: { searxngUrl: undefined, maxResults: 5 }, crawl: loadConfig({}).crawl }, pool });
     const id = `store-${Date.now()}`;
     const usage = { promptTokens: 10, completionTokens: 5, costUsd: 0.001 };
     await recordRun({ id, tenant: 'default', question: 'q', status: 'completed', outcome: 'answered_directly', usage });

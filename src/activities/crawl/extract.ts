@@ -1,0 +1,54 @@
+// Turns a fetched body into readable Markdown: Readability + Turndown for HTML (no scripts, no
+// subresources), pdf.js text for PDF, pretty JSON, and text types as they are.
+import { Readability } from '@mozilla/readability';
+import { JSDOM, VirtualConsole } from 'jsdom';
+import TurndownService from 'turndown';
+
+export interface Readable {
+  title: string;
+  markdown: string;
+}
+
+const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' });
+turndown.remove(['script', 'style', 'noscript', 'iframe', 'form']);
+
+export function htmlToMarkdown(html: string, url: string): Readable {
+  // A silent console: page scripts never run (jsdom's default), and page CSS errors are noise.
+  const dom = new JSDOM(html, { url, virtualConsole: new VirtualConsole() });
+  const doc = dom.window.document;
+  const article = new Readability(doc.cloneNode(true) as Document, { charThreshold: 100 }).parse();
+  const title = (article?.title || doc.title || '').trim();
+  const markdown = article?.content ? turndown.turndown(article.content) : turndown.turndown(doc.body?.innerHTML ?? '');
+  dom.window.close();
+  return { title, markdown: markdown.replace(/\n{3,}/g, '\n\n').trim() };
+}
+
+export async function pdfToText(data: Buffer, maxPages = 50): Promise<Readable> {
+  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
+  const doc = await pdfjs.getDocument({ data: new Uint8Array(data), isEvalSupported: false, disableFontFace: true, useSystemFonts: false, verbosity: 0 }).promise;
+  const pages: string[] = [];
+  for (let i = 1; i <= Math.min(doc.numPages, maxPages); i++) {
+    const page = await doc.getPage(i);
+    const content = await page.getTextContent();
+    pages.push(content.items.map((it) => ('str' in it ? it.str : '')).join(' ').replace(/\s+/g, ' ').trim());
+  }
+  const meta = await doc.getMetadata().catch(() => undefined);
+  const info = meta?.info as { Title?: string } | undefined;
+  await doc.destroy();
+  return { title: info?.Title ?? '', markdown: pages.filter(Boolean).join('\n\n') };
+}
+
+export async function toReadable(body: Buffer, contentType: string, url: string): Promise<Readable> {
+  if (contentType === 'text/html' || contentType === 'application/xhtml+xml') return htmlToMarkdown(body.toString('utf8'), url);
+  if (contentType === 'application/pdf') return pdfToText(body);
+  if (contentType === 'application/json') {
+    let text = body.toString('utf8');
+    try {
+      text = JSON.stringify(JSON.parse(text), null, 2);
+    } catch {
+      /* keep it as it came */
+    }
+    return { title: '', markdown: `\`\`\`json\n${text}\n\`\`\`` };
+  }
+  return { title: '', markdown: body.toString('utf8') };
+}

@@ -1,0 +1,118 @@
+// The crawl activity: read one URL for a goal. Blocked and skipped pages are results with a
+// reason (the step goes on); transient failures throw so Temporal retries them.
+import { createHash } from 'node:crypto';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Config } from '../../config';
+import { ErrorType } from '../../shared/errors';
+import { summarize } from '../../shared/schemas';
+import type { CallStructured } from '../llm';
+import { sourceIdFor } from '../research';
+import { normalizeUrl } from '../search/types';
+import type { ResearchStore } from '../store';
+import { toReadable } from './extract';
+import { createRobotsChecker } from './robots';
+import { createSafeFetcher, DEFAULT_ALLOWED_TYPES, SkippedError } from './safe-fetch';
+import { BlockedError } from './ssrf';
+
+export interface CrawlResult {
+  url: string;
+  status: 'ok' | 'blocked' | 'skipped' | 'failed';
+  reason?: string;
+  sourceId?: string;
+  title?: string;
+  /** Short summary of what the page says about the goal. */
+  summary?: string;
+  relevant?: boolean;
+  cached?: boolean;
+}
+
+/** Characters of page text given to the extractor; halved on each context-length error. */
+const PAGE_BUDGET_CHARS = 24_000;
+
+export function createCrawlActivities(deps: { config: Pick<Config, 'crawl'>; store: ResearchStore; call: CallStructured }) {
+  const fetcher = createSafeFetcher({
+    allowHosts: deps.config.crawl.allowHosts,
+    allowedPorts: [80, 443],
+    maxBytes: deps.config.crawl.maxBytes,
+    connectTimeoutMs: deps.config.crawl.connectTimeoutMs,
+    totalTimeoutMs: deps.config.crawl.timeoutMs,
+    maxRedirects: 5,
+    userAgent: deps.config.crawl.userAgent,
+    allowedTypes: DEFAULT_ALLOWED_TYPES,
+  });
+  const robotsAllowed = createRobotsChecker(fetcher, deps.config.crawl.userAgent);
+
+  async function crawlPage(input: { researchId: string; url: string; goal: string }): Promise<CrawlResult> {
+    const ctx = Context.current();
+    const base = { url: input.url };
+    let normalized: string;
+    try {
+      normalized = normalizeUrl(input.url);
+    } catch {
+      return { ...base, status: 'blocked', reason: 'not a valid URL' };
+    }
+    const urlHash = createHash('sha256').update(normalized).digest('hex');
+    let page = await deps.store.getPage(input.researchId, urlHash);
+    const cached = page !== undefined;
+    if (!page) {
+      try {
+        ctx.heartbeat({ stage: 'robots' });
+        if (deps.config.crawl.respectRobots && !(await robotsAllowed(input.url, ctx.cancellationSignal))) {
+          return { ...base, status: 'skipped', reason: 'robots.txt disallows this URL' };
+        }
+        ctx.heartbeat({ stage: 'fetch' });
+        const fetched = await fetcher.get(input.url, { signal: ctx.cancellationSignal });
+        ctx.heartbeat({ stage: 'extract', bytes: fetched.body.length });
+        const readable = await toReadable(fetched.body, fetched.contentType, fetched.finalUrl);
+        if (!readable.markdown.trim()) return { ...base, status: 'skipped', reason: 'no readable text on the page' };
+        page = { finalUrl: fetched.finalUrl, title: readable.title, markdown: readable.markdown, contentType: fetched.contentType };
+        await deps.store.savePage(input.researchId, { urlHash, url: input.url, ...page });
+      } catch (err) {
+        if (err instanceof BlockedError) return { ...base, status: 'blocked', reason: err.message };
+        if (err instanceof SkippedError) return { ...base, status: 'skipped', reason: err.message };
+        const status = (err as { status?: number }).status;
+        if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
+          return { ...base, status: 'failed', reason: (err as Error).message };
+        }
+        throw err; // 5xx, 429, timeouts, resets: retried by Temporal
+      }
+    }
+
+    // Goal-directed extraction; a page too long for the model is cut shorter and tried again.
+    let budget = PAGE_BUDGET_CHARS;
+    for (let attempt = 1; ; attempt++) {
+      ctx.heartbeat({ stage: 'llm', attempt });
+      const text = page.markdown.slice(0, budget);
+      try {
+        const r = await deps.call({
+          researchId: input.researchId,
+          role: 'researcher',
+          prompt: 'extractor',
+          schema: 'PageExtract',
+          key: `extract-${attempt}`,
+          vars: {
+            goal: input.goal,
+            url: page.finalUrl,
+            title: page.title || '(untitled)',
+            page: text,
+            truncation: text.length < page.markdown.length ? `Only the first ${text.length} of ${page.markdown.length} characters are shown.` : '',
+          },
+          untrustedVars: ['page', 'title'],
+        });
+        const sourceId = sourceIdFor(page.finalUrl);
+        await deps.store.saveSources(input.researchId, [
+          { sourceId, url: page.finalUrl, title: page.title || page.finalUrl, content: `${r.output.summary}\n\n${r.output.evidence}`.trim(), provider: 'crawl' },
+        ]);
+        return { ...base, status: 'ok', sourceId, title: summarize(page.title || page.finalUrl, 120), summary: summarize(r.output.summary, 300), relevant: r.output.relevant, cached };
+      } catch (err) {
+        if (err instanceof ApplicationFailure && err.type === ErrorType.LlmContextLength && attempt < 3 && budget > 2_000) {
+          budget = Math.floor(budget / 2);
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  return { crawlPage };
+}

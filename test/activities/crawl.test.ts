@@ -1,0 +1,90 @@
+// The crawl activity on the fixture site: readable text, goal-directed extraction into a stored
+// source, the page cache, robots.txt, and blocked or skipped URLs reported with their reason.
+import { randomUUID } from 'node:crypto';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCrawlActivities, type CrawlResult } from '../../src/activities/crawl';
+import { createLlmCaller } from '../../src/activities/llm';
+import { createLlmCallStore, createResearchStore } from '../../src/activities/store';
+import { createPool } from '../../src/infra/postgres';
+import { FixtureSite } from '../support/fixture-site';
+import { bySchema, ScriptedLlmServer } from '../support/llm-server';
+import { testConfig } from '../support/harness';
+import { userText } from '../support/research-script';
+import { databaseUrl, missingReason } from '../support/services';
+
+const ready = Boolean(databaseUrl());
+
+describe.skipIf(!ready)(`crawl activity (${ready ? 'live' : missingReason()})`, () => {
+  const site = new FixtureSite();
+  const llm = new ScriptedLlmServer();
+  let crawl: ReturnType<typeof createCrawlActivities>['crawlPage'];
+  let pool: ReturnType<typeof createPool>;
+  const researchId = `crawl-${randomUUID()}`;
+
+  const run = (url: string, goal = 'solar cost decline'): Promise<CrawlResult> =>
+    new MockActivityEnvironment({ activityId: randomUUID() }).run(crawl, { researchId, url, goal });
+
+  beforeAll(async () => {
+    await site.start();
+    await llm.start();
+    const host = new URL(site.url).host;
+    const config = testConfig(llm.url, { CRAWL_ALLOW_HOSTS: host, CRAWL_TIMEOUT_MS: '2000' });
+    pool = createPool(databaseUrl()!, 4);
+    const call = createLlmCaller({ config, calls: createLlmCallStore(pool) });
+    crawl = createCrawlActivities({ config, store: createResearchStore(pool), call }).crawlPage;
+    llm.script([
+      {
+        match: bySchema('PageExtract'),
+        reply: (req) => {
+          const text = userText(req);
+          const figure = /(\d[\d.,]* (?:US dollars per kilowatt-hour|GW))/.exec(text)?.[1] ?? 'nothing';
+          return { json: { relevant: figure !== 'nothing', evidence: `The page states ${figure}.`, summary: `Reports ${figure}.` } };
+        },
+      },
+    ]);
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await site.close();
+    await llm.close();
+  });
+
+  it('reads a page for a goal and stores the evidence as a source; a second read is free', async () => {
+    const url = `${site.url}/articles/solar-costs.html`;
+    const r = await run(url);
+    expect(r).toMatchObject({ status: 'ok', relevant: true, cached: false, title: 'Utility-scale solar costs fell sharply', summary: 'Reports 0.049 US dollars per kilowatt-hour.' });
+    expect(r.sourceId).toMatch(/^S[0-9a-f]{8}$/);
+    const { rows } = await pool.query('SELECT url, content, provider FROM sources WHERE research_id = $1 AND source_id = $2', [researchId, r.sourceId]);
+    expect(rows[0]).toMatchObject({ url, provider: 'crawl' });
+    expect(rows[0].content).toMatch(/The page states 0\.049 US dollars per kilowatt-hour\./);
+    // The extractor saw the readable article, inside a delimited block, with the goal.
+    const sent = llm.requests.at(-1)!.body;
+    expect(sent.messages[0]!.content).toMatch(/Goal: solar cost decline/);
+    expect(userText(sent)).toMatch(/<page>[\s\S]*fell by about 89%[\s\S]*<\/page>/);
+
+    const hitsBefore = site.hits.filter((h) => h === '/articles/solar-costs.html').length;
+    const again = await run(url);
+    expect(again).toMatchObject({ status: 'ok', cached: true, sourceId: r.sourceId });
+    expect(site.hits.filter((h) => h === '/articles/solar-costs.html').length).toBe(hitsBefore);
+  });
+
+  it('reads the text of a PDF', async () => {
+    const r = await run(`${site.url}/reports/wind.pdf`, 'wind capacity');
+    expect(r).toMatchObject({ status: 'ok', summary: 'Reports 1000 GW.' });
+  });
+
+  it.each([
+    ['robots.txt', () => `${site.url}/private/secret.html`, 'skipped', /robots\.txt disallows/],
+    ['a name that resolves to loopback', () => 'http://localhost/index.html', 'blocked', /localhost resolves to 127\.0\.0\.1/],
+    ['the fixture site on a port outside the allow list', () => `http://localhost:${new URL(site.url).port}/index.html`, 'blocked', /port \d+ is not allowed/],
+    ['the cloud metadata address', () => 'http://169.254.169.254/latest/meta-data/', 'blocked', /linkLocal/],
+    ['a 404', () => `${site.url}/missing.html`, 'failed', /HTTP 404/],
+    ['a non-http scheme', () => 'ftp://example.com/file', 'blocked', /scheme ftp:/],
+  ])('reports %s with the reason instead of failing', async (_name, url, status, reason) => {
+    const r = await run(url());
+    expect(r.status).toBe(status);
+    expect(r.reason).toMatch(reason);
+    expect(site.hits).not.toContain('/private/secret.html');
+  });
+});
