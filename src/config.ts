@@ -61,6 +61,7 @@ const EnvSchema = z.object({
   LLM_MODEL_REPORTER: optionalString,
   LLM_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
   LLM_PRICES: priceTable,
+  LLM_CONTEXT_CHARS: z.coerce.number().int().min(4_000).max(4_000_000).default(200_000),
 
   SEARXNG_URL: optionalUrl,
   CRAWL_ALLOW_HOSTS: z
@@ -99,6 +100,8 @@ export interface Config {
     models: Record<LlmRole, string>;
     timeoutMs: number;
     prices: Record<string, { input: number; output: number }>;
+    /** Characters of conversation a researcher may send (about 4 per token). */
+    contextChars: number;
   };
   search: { searxngUrl: string | undefined; maxResults: number };
   crawl: { allowHosts: string[]; maxBytes: number; timeoutMs: number; connectTimeoutMs: number; respectRobots: boolean; userAgent: string };
@@ -141,6 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       models,
       timeoutMs: e.LLM_TIMEOUT_MS,
       prices: e.LLM_PRICES,
+      contextChars: e.LLM_CONTEXT_CHARS,
     },
     search: { searxngUrl: e.SEARXNG_URL, maxResults: e.SEARCH_MAX_RESULTS },
     crawl: {

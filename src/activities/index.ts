@@ -2,7 +2,8 @@ import type pg from 'pg';
 import type OpenAI from 'openai';
 import type { Config } from '../config';
 import { createCrawlActivities } from './crawl';
-import { createLlmCaller } from './llm';
+import { createLlmCaller, createLlmClient } from './llm';
+import { createConversationStore, createResearcherActivities } from './researcher';
 import { createResearchActivities } from './research';
 import { searxngProvider } from './search/searxng';
 import { createLlmCallStore, createResearchStore, createStoreActivities } from './store';
@@ -15,13 +16,21 @@ export interface ActivityDeps {
 
 /** Every activity the worker registers; workflows import this type only. */
 export function createActivities(deps: ActivityDeps) {
-  const call = createLlmCaller({
-    config: deps.config,
-    calls: createLlmCallStore(deps.pool),
-    ...(deps.llmClient ? { client: deps.llmClient } : {}),
-  });
+  let client = deps.llmClient;
+  const getClient = () => (client ??= createLlmClient(deps.config));
+  const calls = createLlmCallStore(deps.pool);
+  const call = createLlmCaller({ config: deps.config, calls, client: getClient() });
   const store = createResearchStore(deps.pool);
   return {
+    ...createResearcherActivities({
+      config: deps.config,
+      client: getClient,
+      calls,
+      store,
+      conversations: createConversationStore(deps.pool),
+      call,
+      contextChars: deps.config.llm.contextChars,
+    }),
     ...createCrawlActivities({ config: deps.config, store, call }),
     ...createResearchActivities({
       call,

@@ -103,6 +103,27 @@ export function mapLlmError(err: unknown, model: string): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
 
+/**
+ * One chat completion from inside an activity: heartbeats while the model thinks (a worker that
+ * dies mid-call is noticed within the heartbeat timeout, not the activity's start-to-close
+ * timeout), passes cancellation through, and maps errors to retry semantics.
+ */
+export async function chatCompletion(
+  client: OpenAI,
+  params: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
+): Promise<OpenAI.Chat.ChatCompletion> {
+  const ctx = Context.current();
+  ctx.heartbeat();
+  const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  try {
+    return await client.chat.completions.create(params, { signal: ctx.cancellationSignal });
+  } catch (err) {
+    throw mapLlmError(err, params.model);
+  } finally {
+    clearInterval(beat);
+  }
+}
+
 export function createLlmClient(config: Pick<Config, 'llm'>): OpenAI {
   return new OpenAI({
     apiKey: config.llm.apiKey ?? 'not-needed',
@@ -153,21 +174,7 @@ export function createLlmCaller(deps: LlmDeps): CallStructured {
     let lastProblem = '';
     // One answer plus at most one repair request that quotes what was wrong with the first.
     for (let round = 0; round < 2; round++) {
-      let completion: OpenAI.Chat.ChatCompletion;
-      // Heartbeats while the model thinks: a worker that dies mid-call is noticed within the
-      // heartbeat timeout, not the activity's full start-to-close timeout.
-      ctx.heartbeat({ round });
-      const beat = setInterval(() => ctx.heartbeat({ round }), HEARTBEAT_EVERY_MS);
-      try {
-        completion = await client.chat.completions.create(
-          { model, messages, response_format: responseFormat },
-          { signal: ctx.cancellationSignal },
-        );
-      } catch (err) {
-        throw mapLlmError(err, model);
-      } finally {
-        clearInterval(beat);
-      }
+      const completion = await chatCompletion(client, { model, messages, response_format: responseFormat });
       usage.promptTokens += completion.usage?.prompt_tokens ?? 0;
       usage.completionTokens += completion.usage?.completion_tokens ?? 0;
       const choice = completion.choices?.[0];

@@ -118,7 +118,10 @@ export function createResearchStore(pool: pg.Pool) {
         await pool.query(
           `INSERT INTO sources (research_id, source_id, url, title, content, provider) VALUES ($1, $2, $3, $4, $5, $6)
            ON CONFLICT (research_id, source_id) DO UPDATE SET
-             content = CASE WHEN length(EXCLUDED.content) > length(sources.content) THEN EXCLUDED.content ELSE sources.content END`,
+             -- A page read for a goal says more than a search snippet: crawled evidence wins.
+             content = CASE WHEN EXCLUDED.provider = 'crawl' OR length(EXCLUDED.content) > length(sources.content) THEN EXCLUDED.content ELSE sources.content END,
+             provider = CASE WHEN EXCLUDED.provider = 'crawl' THEN 'crawl' ELSE sources.provider END,
+             title = CASE WHEN sources.title = '' THEN EXCLUDED.title ELSE sources.title END`,
           [researchId, s.sourceId, s.url, s.title, s.content, s.provider],
         );
       }

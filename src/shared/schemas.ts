@@ -174,6 +174,22 @@ export const PageExtract = z.object({
 });
 export type PageExtract = z.infer<typeof PageExtract>;
 
+/** Arguments of the researcher's tools, validated before any tool runs. */
+export const WebSearchArgs = z.object({ queries: z.array(z.string().trim().min(1)).min(1).max(5).describe('1-5 web search queries') }).strict();
+export const CrawlArgs = z
+  .object({
+    urls: z.array(z.string().url()).min(1).max(5).describe('1-5 URLs from search results to read'),
+    goal: z.string().min(1).describe('What to look for on these pages'),
+  })
+  .strict();
+export const KnowledgeSearchArgs = z.object({ query: z.string().trim().min(1) }).strict();
+
+export type ToolCall =
+  | { id: string; name: 'web_search'; args: z.infer<typeof WebSearchArgs> }
+  | { id: string; name: 'crawl'; args: z.infer<typeof CrawlArgs> }
+  | { id: string; name: 'knowledge_search'; args: z.infer<typeof KnowledgeSearchArgs> }
+  | { id: string; name: 'mcp'; server: string; tool: string; args: Record<string, unknown> };
+
 /** Schemas an LLM activity may be asked to produce, by name: workflows pass names, not schemas. */
 export const StructuredSchemas = {
   PageExtract,

@@ -352,6 +352,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
           attempt,
           feedback,
           dependencyKeys: step.dependsOn.map((d) => accepted.get(d)!.key),
+          maxToolRounds: opts.maxToolRounds,
         };
         last = await executeChild(step.type === 'research' ? researcherWorkflow : coderWorkflow, {
           workflowId: `${workflowId}/step/${step.id}`,

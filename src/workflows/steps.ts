@@ -1,16 +1,25 @@
 // Child workflows for plan steps. Until the ReAct researcher and the sandboxed coder land, a
 // researcher searches and summarises, and a coder analyses the results it depends on.
-import { proxyActivities } from '@temporalio/workflow';
+import { ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { StepOutput } from '../activities/research';
 import { failureMessage } from '../shared/errors';
-import type { PlanStep } from '../shared/schemas';
+import type { PlanStep, ToolCall } from '../shared/schemas';
 
 const { webSearch } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
-const { summarizeStep, analyzeStep } = proxyActivities<Activities>({
+const { crawlPage } = proxyActivities<Activities>({
+  startToCloseTimeout: '3 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 4 },
+});
+const store = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
+});
+const { summarizeStep, analyzeStep, researcherTurn, compressResearch } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   // LLM activities heartbeat every few seconds: a dead worker's call is retried after this.
   heartbeatTimeout: '15 seconds',
@@ -27,13 +36,87 @@ export interface StepInput {
   feedback: string;
   /** Document keys of the accepted results of the steps this one depends on. */
   dependencyKeys: string[];
+  /** Rounds of tool use before the researcher must answer. */
+  maxToolRounds?: number;
 }
+
+/** After a context-length error, tool results kept whole: first the last one, then none. */
+const TRIM_KEEP_LAST = [1, 0];
 
 export function stepKey(stepId: string, attempt: number): string {
   return `step/${stepId}/${attempt}`;
 }
 
 export async function researcherWorkflow(input: StepInput): Promise<StepOutput> {
+  if (!patched('react-researcher')) return legacyResearcher(input);
+  const convKey = `${input.step.id}/${input.attempt}`;
+  const maxRounds = input.maxToolRounds ?? 8;
+  let seq = 0;
+  let usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
+  const add = (u: typeof usage) => {
+    usage = { promptTokens: usage.promptTokens + u.promptTokens, completionTokens: usage.completionTokens + u.completionTokens, costUsd: Math.round((usage.costUsd + u.costUsd) * 1e6) / 1e6 };
+  };
+  for (let round = 0; round <= maxRounds; round++) {
+    const turnInput = { researchId: input.researchId, convKey, seq, question: input.question, locale: input.locale, step: input.step, feedback: input.feedback, dependencyKeys: input.dependencyKeys, mustAnswer: round === maxRounds };
+    let turn;
+    for (let trim = 0; ; trim++) {
+      try {
+        turn = await researcherTurn.executeWithOptions({ summary: `researcher ${input.step.id}: round ${round + 1}${turnInput.mustAnswer ? ' (must answer)' : ''}` }, [turnInput]);
+        break;
+      } catch (err) {
+        // A context-length error: shorten old tool results and ask again (twice at most).
+        const type = (err as { cause?: { type?: string } }).cause?.type;
+        if (type !== 'LlmContextLength' || trim >= TRIM_KEEP_LAST.length) throw err;
+        await store.trimConversation.executeWithOptions({ summary: `researcher ${input.step.id}: trim context` }, [{ researchId: input.researchId, convKey, keepLast: TRIM_KEEP_LAST[trim]! }]);
+      }
+    }
+    add(turn.usage);
+    seq = turn.nextSeq;
+    if (turn.calls.length === 0) break;
+    const base = seq;
+    seq += turn.calls.length;
+    await Promise.all(turn.calls.map((call, i) => runTool(input, convKey, base + i, call)));
+  }
+  const out = await compressResearch.executeWithOptions({ summary: `researcher ${input.step.id}: compress findings` }, [
+    { researchId: input.researchId, convKey, key: stepKey(input.step.id, input.attempt), question: input.question, locale: input.locale, step: input.step },
+  ]);
+  add(out.usage);
+  return { ...out, usage };
+}
+
+async function runTool(input: StepInput, convKey: string, seq: number, call: ToolCall): Promise<void> {
+  const common = { researchId: input.researchId, convKey, seq, toolCallId: call.id };
+  switch (call.name) {
+    case 'web_search': {
+      const results = await Promise.allSettled(
+        call.args.queries.map((query) => webSearch.executeWithOptions({ summary: `search: ${query.slice(0, 80)}` }, [{ researchId: input.researchId, query }])),
+      );
+      const search = results.map((r, i) =>
+        r.status === 'fulfilled' ? { query: call.args.queries[i]!, sourceIds: r.value.results.map((x) => x.sourceId) } : { query: call.args.queries[i]!, sourceIds: [], error: failureMessage(r.reason) },
+      );
+      await store.appendToolResult.executeWithOptions({ summary: `tool result: web_search (${search.length} queries)` }, [{ ...common, search }]);
+      return;
+    }
+    case 'crawl': {
+      const results = await Promise.allSettled(
+        call.args.urls.map((url) => crawlPage.executeWithOptions({ summary: `crawl: ${url.slice(0, 100)}` }, [{ researchId: input.researchId, url, goal: call.args.goal }])),
+      );
+      const crawl = results.map((r, i) => (r.status === 'fulfilled' ? r.value : { url: call.args.urls[i]!, status: 'failed' as const, reason: failureMessage(r.reason) }));
+      await store.appendToolResult.executeWithOptions({ summary: `tool result: crawl (${crawl.length} pages)` }, [{ ...common, crawl }]);
+      return;
+    }
+    case 'knowledge_search': {
+      const r = await store.knowledgeSearch.executeWithOptions({ summary: 'knowledge search' }, [{ researchId: input.researchId, query: call.args.query }]);
+      await store.appendToolResult.executeWithOptions({ summary: 'tool result: knowledge_search' }, [{ ...common, text: r.text }]);
+      return;
+    }
+    default:
+      throw ApplicationFailure.nonRetryable(`tool ${call.name} is not available to this researcher`, 'UnknownTool');
+  }
+}
+
+/** The search-and-summarise researcher that runs recorded before the ReAct loop still replay. */
+async function legacyResearcher(input: StepInput): Promise<StepOutput> {
   const queries = input.step.needSearch ? [input.step.title, input.step.description.slice(0, 120)] : [];
   const settled = await Promise.allSettled(
     queries.map((query) => webSearch.executeWithOptions({ summary: `search: ${query.slice(0, 80)}` }, [{ researchId: input.researchId, query }])),

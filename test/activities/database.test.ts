@@ -1,4 +1,5 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { MIGRATIONS_DIR } from '../../src/infra/paths';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,7 +20,9 @@ describe('embedded PostgreSQL (PGlite over pglite-socket)', () => {
     const port = await freePort();
     let embedded = await startEmbeddedPostgres({ dataDir, port, log });
     let pool = createPool(embedded.url, 4);
-    expect(await migrate(pool)).toEqual(['001_init.sql', '002_research.sql', '003_pages.sql']);
+    const all = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort();
+    expect(all[0]).toBe('001_init.sql');
+    expect(await migrate(pool)).toEqual(all);
     expect(await migrate(pool)).toEqual([]);
     const { recordRun } = createActivities({ config: { llm: {} as never, search: { searxngUrl: undefined, maxResults: 5 }, crawl: loadConfig({}).crawl }, pool });
     await recordRun({ id: 'r1', tenant: 't', question: 'q', status: 'running', usage: { promptTokens: 1, completionTokens: 2, costUsd: 0.5 } });

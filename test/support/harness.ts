@@ -15,6 +15,7 @@ import { LLM_NOT_CONFIGURED_MESSAGE } from '../../src/shared/errors';
 import { createWorker } from '../../src/worker';
 import { ScriptedLlmServer } from './llm-server';
 import { FakeSearxng } from './search-server';
+import { FixtureSite } from './fixture-site';
 import { searchResults } from './research-script';
 import { databaseUrl, temporalAddress, workflowBundle } from './services';
 
@@ -22,6 +23,7 @@ export interface Harness {
   config: Config;
   llm: ScriptedLlmServer;
   search: FakeSearxng;
+  site: FixtureSite;
   pool: pg.Pool;
   client: Client;
   taskQueue: string;
@@ -53,8 +55,9 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const dbUrl = databaseUrl();
   if (!address || !dbUrl) throw new Error('harness needs Temporal and PostgreSQL');
   const llm = await new ScriptedLlmServer().start();
-  const search = await new FakeSearxng({}, searchResults('http://fixture.test')).start();
-  const config = testConfig(llm.url, { SEARXNG_URL: search.url, ...opts.env });
+  const site = await new FixtureSite().start();
+  const search = await new FakeSearxng({}, searchResults(site.url)).start();
+  const config = testConfig(llm.url, { SEARXNG_URL: search.url, CRAWL_ALLOW_HOSTS: new URL(site.url).host, ...opts.env });
   const pool = createPool(dbUrl, 5);
   const connection = await Connection.connect({ address });
   const client = new Client({ connection });
@@ -80,6 +83,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     config,
     llm,
     search,
+    site,
     pool,
     client,
     taskQueue,
@@ -93,6 +97,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       await pool.end();
       await llm.close();
       await search.close();
+      await site.close();
     },
   };
 }

@@ -1,6 +1,6 @@
 // A scripted LLM that plays every role of a research run, answering from the request so that
 // citations point at the sources the run really retrieved. Tests override single roles.
-import { bySchema, systemIncludes, type ChatRequest, type Reply, type Rule } from './llm-server';
+import { bySchema, hasTools, systemIncludes, type ChatRequest, type Reply, type Rule } from './llm-server';
 import type { SearxResult } from './search-server';
 
 export const userText = (req: ChatRequest) => req.messages.filter((m) => m.role === 'user').map((m) => m.content ?? '').join('\n');
@@ -30,21 +30,35 @@ export function planJson(steps: PlanSpec[], extra: Partial<{ hasEnoughContext: b
   };
 }
 
-export type RoleOverrides = Partial<Record<'coordinator' | 'rewrite' | 'background' | 'planner' | 'researcher' | 'analyst' | 'judge' | 'reporter', Rule['reply']>>;
+/** `researcher` answers the step's final findings (the compressor); `react` the tool-using turns. */
+export type RoleOverrides = Partial<Record<'coordinator' | 'rewrite' | 'background' | 'planner' | 'react' | 'researcher' | 'analyst' | 'judge' | 'reporter', Rule['reply']>>;
+
+/** A ReAct researcher that searches for its step title once, reads the first result, then answers. */
+export const defaultReact = (req: ChatRequest): Reply => {
+  const toolResults = req.messages.filter((m) => m.role === 'tool').length;
+  if (toolResults === 0) return { toolCalls: [{ name: 'web_search', arguments: { queries: [stepTitleOf(req)] } }] };
+  if (toolResults === 1) {
+    const url = /— (http\S+)/.exec(String(req.messages.at(-1)?.content ?? ''))?.[1];
+    if (url) return { toolCalls: [{ name: 'crawl', arguments: { urls: [url], goal: stepTitleOf(req) } }] };
+  }
+  return { content: 'I have what I need.' };
+};
 
 export function researchRules(o: RoleOverrides = {}, plan = planJson([{ id: 'a' }, { id: 'b' }])): Rule[] {
   const cited = (req: ChatRequest): Reply => {
     const ids = sourceIdsIn(req);
     const deps = [...userText(req).matchAll(/\[(S[0-9a-f]{8})\]/g)].map((m) => m[1]!);
-    const cite = [...ids, ...deps].slice(0, 2);
+    const cite = [...new Set([...ids, ...deps])].slice(0, 2);
     return { json: { text: `Costs fell ${cite.map((id) => `[${id}]`).join('')}. ${stepTitleOf(req)}`, summary: `Findings for ${stepTitleOf(req) || 'background'}.` } };
   };
   return [
     { name: 'coordinator', match: bySchema('CoordinatorDecision'), reply: o.coordinator ?? { json: { action: 'research', locale: 'en-US', directAnswer: null, researchTopic: 'Solar cost decline', clarificationQuestion: null } } },
     { name: 'rewrite', match: bySchema('QueryExpansion'), reply: o.rewrite ?? { json: { researchQuestion: 'How far did solar costs fall 2010-2022?', queries: ['solar cost', 'solar lcoe', 'pv module price'] } } },
+    { name: 'extractor', match: bySchema('PageExtract'), reply: { json: { relevant: true, evidence: 'Solar LCOE fell 89% from 2010 to 2022.', summary: 'Solar got much cheaper.' } } },
     { name: 'background', match: (r) => bySchema('CitedText')(r) && systemIncludes('background brief')(r), reply: o.background ?? cited },
     { name: 'planner', match: bySchema('Plan'), reply: o.planner ?? { json: plan } },
-    { name: 'researcher', match: (r) => bySchema('CitedText')(r) && systemIncludes('You are a researcher')(r), reply: o.researcher ?? cited },
+    { name: 'react', match: (r) => hasTools(r) || systemIncludes('You are a researcher working on one step')(r), reply: o.react ?? defaultReact },
+    { name: 'researcher', match: (r) => bySchema('CitedText')(r) && systemIncludes("researcher's working notes")(r), reply: o.researcher ?? cited },
     { name: 'analyst', match: (r) => bySchema('CitedText')(r) && systemIncludes('data analyst')(r), reply: o.analyst ?? cited },
     { name: 'judge', match: bySchema('JudgeVerdict'), reply: o.judge ?? { json: { passed: true, feedback: '' } } },
     { name: 'reporter', match: bySchema('ReportDraft'), reply: o.reporter ?? { json: { title: 'Solar costs', markdown: '## Key points\n\n- Costs fell sharply [1].\n- Batteries too [2].' } } },

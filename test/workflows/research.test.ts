@@ -175,8 +175,9 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     const [a, b, c] = v.plan!.steps;
     expect(b!.startedAt!).toBeGreaterThanOrEqual(a!.endedAt!);
     expect(c!.startedAt!).toBeGreaterThanOrEqual(b!.endedAt!);
-    const researcherB = requestsFor('researcher').find((q) => stepTitleOf(q.body) === 'Step b')!;
+    const researcherB = requestsFor('react').find((q) => stepTitleOf(q.body) === 'Step b')!;
     expect(userText(researcherB.body)).toMatch(/<result key="step\/a\/1">[\s\S]*Result of Step a\./);
+    expect(requestsFor('react').find((q) => stepTitleOf(q.body) === 'Step a')!.startedAt).toBeLessThan(researcherB.startedAt);
     const analyst = requestsFor('analyst')[0]!;
     expect(userText(analyst.body)).toMatch(/Result of Step a\.[\s\S]*Result of Step b\./);
   });
@@ -207,9 +208,11 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     const id = await start({ autoAcceptPlan: true }, { judge }, planJson([{ id: 'a' }]));
     const r = await result(id);
     expect(r.steps).toEqual([{ id: 'a', status: 'completed', attempts: 2 }]);
-    const researcher = requestsFor('researcher');
-    expect(researcher).toHaveLength(2);
-    expect(researcher[1]!.body.messages[0]!.content).toMatch(/Reviewer feedback on an earlier attempt of this step \(address it\): Add the 2022 figure/);
+    expect(requestsFor('researcher')).toHaveLength(2);
+    const firstTurns = requestsFor('react').filter((q) => !q.body.messages.some((m) => m.role === 'tool'));
+    expect(firstTurns).toHaveLength(2);
+    expect(firstTurns[0]!.body.messages[0]!.content).toMatch(/\(address it\): \(none\)/);
+    expect(firstTurns[1]!.body.messages[0]!.content).toMatch(/Reviewer feedback on an earlier attempt of this step \(address it\): Add the 2022 figure/);
     const { rows } = await h.pool.query("SELECT key FROM documents WHERE research_id = $1 AND kind = 'step' ORDER BY key", [id]);
     expect(rows.map((x) => x.key)).toEqual(['step/a/1', 'step/a/2']);
   });

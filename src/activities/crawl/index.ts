@@ -74,6 +74,8 @@ export function createCrawlActivities(deps: { config: Pick<Config, 'crawl'>; sto
         if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
           return { ...base, status: 'failed', reason: (err as Error).message };
         }
+        const code = (err as { code?: string; cause?: { code?: string } }).cause?.code ?? (err as { code?: string }).code;
+        if (code === 'ENOTFOUND') return { ...base, status: 'failed', reason: `host not found: ${new URL(input.url).hostname}` };
         throw err; // 5xx, 429, timeouts, resets: retried by Temporal
       }
     }

@@ -1,0 +1,151 @@
+// The ReAct researcher child workflow on the dev server, and the LLM activity's failure semantics.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StepOutput } from '../../src/activities/research';
+import { ResearchOptions } from '../../src/shared/schemas';
+import type { StepInput } from '../../src/workflows/steps';
+import type { ChatRequest, Reply } from '../support/llm-server';
+import { defaultReact, researchRules, stepTitleOf, type RoleOverrides } from '../support/research-script';
+import { startHarness, type Harness } from '../support/harness';
+import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+
+const ready = Boolean(temporalAddress() && databaseUrl());
+
+const step = { id: 'costs', title: 'Solar cost decline', description: 'Find how far solar costs fell', type: 'research' as const, needSearch: true, dependsOn: [] };
+
+describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ env: { LLM_TIMEOUT_MS: '1500' } });
+  });
+  afterAll(async () => h?.close());
+
+  const requestsFor = (rule: string) => h.llm.requests.filter((r) => r.rule === rule);
+
+  async function research(overrides: RoleOverrides, extra: Partial<StepInput> = {}): Promise<{ id: string; out: StepOutput }> {
+    h.llm.script(researchRules(overrides));
+    const id = `researcher-${randomUUID()}`;
+    const input: StepInput = { researchId: id, question: 'How much cheaper has solar become?', locale: 'en-US', step, attempt: 1, feedback: '', dependencyKeys: [], maxToolRounds: 8, ...extra };
+    const out = (await h.client.workflow.execute('researcherWorkflow', { taskQueue: h.taskQueue, workflowId: id, args: [input] })) as StepOutput;
+    return { id, out };
+  }
+
+  it('searches, reads fixture pages and returns findings whose source ids all resolve to stored sources', async () => {
+    const { id, out } = await research({});
+    expect(out.key).toBe('step/costs/1');
+    expect(out.sourceIds.length).toBeGreaterThan(0);
+    const { rows } = await h.pool.query('SELECT source_id FROM sources WHERE research_id = $1 AND source_id = ANY($2)', [id, out.sourceIds]);
+    expect(rows.map((r) => r.source_id).sort()).toEqual([...out.sourceIds].sort());
+    // The crawled page's source now holds the extractor's evidence instead of the snippet.
+    const crawled = await h.pool.query("SELECT content FROM sources WHERE research_id = $1 AND provider = 'crawl' AND url LIKE '%/articles/solar-costs.html%'", [id]);
+    expect(crawled.rows[0].content).toMatch(/Solar LCOE fell 89% from 2010 to 2022\./);
+    expect(h.search.queries).toContain('Solar cost decline');
+    expect(h.site.hits).toContain('/articles/solar-costs.html');
+    const turns = requestsFor('react');
+    expect(turns).toHaveLength(3);
+    expect(turns[0]!.body.tools?.map((t) => t.function.name)).toEqual(['web_search', 'crawl', 'knowledge_search']);
+    // Tool results reach the model as tool messages that carry the source ids.
+    const toolMsg = turns[1]!.body.messages.find((m) => m.role === 'tool')!;
+    expect(toolMsg.content).toMatch(/\[S[0-9a-f]{8}\] Solar costs \(Solar cost decline\) — http/);
+    const doc = await h.pool.query('SELECT content, source_ids FROM documents WHERE research_id = $1 AND key = $2', [id, 'step/costs/1']);
+    expect(doc.rows[0].source_ids).toEqual(out.sourceIds);
+    // The conversation is in PostgreSQL, not in the workflow history.
+    const history = await h.client.workflow.getHandle(id).fetchHistory();
+    expect(JSON.stringify(history)).not.toMatch(/fell by about 89%/);
+  });
+
+  it('repairs malformed tool-call JSON with one more request', async () => {
+    const react = (req: ChatRequest, n: number): Reply => (n === 0 ? { toolCalls: [{ name: 'web_search', arguments: '{"queries": [' }] } : defaultReact(req));
+    const { out } = await research({ react });
+    expect(out.sourceIds.length).toBeGreaterThan(0);
+    const repair = requestsFor('react')[1]!.body.messages.at(-1)!;
+    expect(repair.content).toMatch(/the arguments of web_search are not valid JSON: \{"queries": \[/);
+  });
+
+  it('fails the step clearly when the tool JSON stays malformed', async () => {
+    const react: Reply = { toolCalls: [{ name: 'web_search', arguments: { query: 'wrong shape' } }] };
+    await expect(research({ react })).rejects.toThrow();
+    const turns = requestsFor('react');
+    expect(turns).toHaveLength(2);
+  });
+
+  it('asks again when a reply is cut off (finish_reason: length)', async () => {
+    const react = (req: ChatRequest, n: number): Reply => (n === 0 ? { content: '', finishReason: 'length' } : defaultReact(req));
+    const { out } = await research({ react });
+    expect(out.key).toBe('step/costs/1');
+    expect(requestsFor('react')[1]!.body.messages.at(-1)!.content).toMatch(/cut off \(finish_reason: length\)/);
+  });
+
+  it('makes the model answer when the tool rounds are spent', async () => {
+    const react: Reply = { toolCalls: [{ name: 'web_search', arguments: { queries: ['again'] } }] };
+    const answer = (req: ChatRequest): Reply => (req.tools ? react : { content: 'Final answer.' });
+    await research({ react: answer }, { maxToolRounds: 2 });
+    const turns = requestsFor('react');
+    expect(turns).toHaveLength(3);
+    expect(turns[2]!.body.tools).toBeUndefined();
+    expect(turns[2]!.body.messages.at(-1)!.content).toMatch(/Stop using tools: the tool rounds are spent/);
+  });
+
+  it('trims old tool results and asks again after a context-length error', async () => {
+    let errors = 0;
+    const react = (req: ChatRequest): Reply => {
+      const tools = req.messages.filter((m) => m.role === 'tool').length;
+      if (tools >= 2 && errors === 0) {
+        errors++;
+        return { status: 400, error: { message: "This model's maximum context length is 8192 tokens", code: 'context_length_exceeded' } };
+      }
+      if (tools < 3) return { toolCalls: [{ name: 'web_search', arguments: { queries: [`q${tools}`] } }] };
+      return { content: 'done' };
+    };
+    const { id } = await research({ react });
+    const after = requestsFor('react').filter((r) => r.body.messages.filter((m) => m.role === 'tool').length >= 2);
+    expect(after[0]!.status).toBe(400);
+    expect(after[1]!.status).toBe(200);
+    const trimmedMessages = after[1]!.body.messages.filter((m) => m.role === 'tool' && String(m.content).includes('[trimmed to save context]'));
+    expect(trimmedMessages.length).toBeGreaterThan(0);
+    const desc = await h.client.workflow.getHandle(id).fetchHistory();
+    expect(JSON.stringify(desc)).toMatch(/trimConversation/);
+  });
+
+  describe('LLM failure semantics', () => {
+    it('waits for Retry-After on 429: the next attempt comes at least 2 s later, one HTTP call per attempt', async () => {
+      const react = (req: ChatRequest, n: number): Reply => (n === 0 ? { status: 429, headers: { 'retry-after': '2' }, error: { message: 'rate limited' } } : defaultReact(req));
+      await research({ react });
+      const [first, second] = requestsFor('react');
+      expect(first!.status).toBe(429);
+      expect(second!.startedAt - first!.endedAt!).toBeGreaterThanOrEqual(2_000);
+      expect(requestsFor('react').filter((r) => r.status === 429)).toHaveLength(1);
+    });
+
+    it('retries a hung request after the client timeout', async () => {
+      const react = (req: ChatRequest, n: number): Reply => (n === 0 ? { hang: true } : defaultReact(req));
+      const { out } = await research({ react });
+      expect(out.key).toBe('step/costs/1');
+      const first = requestsFor('react')[0]!;
+      await new Promise((r) => setTimeout(r, 50));
+      expect(first.aborted).toBe(true);
+    });
+
+    it('fails at once on 401 with the reason', async () => {
+      const react: Reply = { status: 401, error: { message: 'Incorrect API key provided: sk-****' } };
+      const err = await research({ react }).catch((e: unknown) => e as Error);
+      expect(String((err as { cause?: { cause?: Error } }).cause?.cause?.message ?? err)).toMatch(/401 .*Check OPENAI_API_KEY/);
+      expect(requestsFor('react')).toHaveLength(1);
+    });
+  });
+
+  it('runs inside a research run with maxToolRounds from the options', async () => {
+    h.llm.script(researchRules({}));
+    const id = `research-${randomUUID()}`;
+    const r = await h.client.workflow.execute('researchWorkflow', {
+      taskQueue: h.taskQueue,
+      workflowId: id,
+      args: [{ question: 'q', tenant: 'default', options: ResearchOptions.parse({ autoAcceptPlan: true, maxToolRounds: 1 }) }],
+    });
+    expect(r).toMatchObject({ status: 'completed', outcome: 'report' });
+    // With one round, each step searches once and must then answer.
+    const turns = requestsFor('react');
+    expect(turns.filter((t) => !t.body.tools)).toHaveLength(2);
+    expect(stepTitleOf(turns[0]!.body)).toMatch(/^Step [ab]$/);
+  });
+});
