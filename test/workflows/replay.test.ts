@@ -13,7 +13,8 @@ const files = readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'workf
 
 describe('replay of recorded histories', () => {
   it('has recorded histories to replay', () => {
-    expect(files).toEqual(expect.arrayContaining(['research-reviewed.json', 'researcher-step.json']));
+    // v1: the search-and-summarise researcher (before patched('react-researcher')); current: ReAct.
+    expect(files).toEqual(expect.arrayContaining(['research-reviewed-v1.json', 'researcher-step-v1.json', 'research-reviewed.json', 'researcher-step.json']));
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

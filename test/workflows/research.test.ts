@@ -1,7 +1,7 @@
 // Every branch of the research workflow on the real dev server with the scripted LLM.
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { execFileSync } from 'node:child_process';
@@ -76,7 +76,8 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(requestsFor('researcher')).toHaveLength(2);
     // RECORD_HISTORIES=1 refreshes the histories the replay test checks the workflow code against.
     if (process.env.RECORD_HISTORIES === '1') {
-      const index: Record<string, string> = {};
+      const indexFile = path.join(ROOT, 'test', 'histories', 'workflow-ids.json');
+      const index = JSON.parse(readFileSync(indexFile, 'utf8')) as Record<string, string>;
       for (const [wid, file] of [[id, 'research-reviewed.json'], [`${id}/step/a`, 'researcher-step.json']] as const) {
         // The CLI's JSON export is the format historyFromJSON reads (as from the Web UI).
         const json = execFileSync(inject('temporalCliPath')!, ['workflow', 'show', '--workflow-id', wid, '--output', 'json', '--address', temporalAddress()!]);
@@ -84,7 +85,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
         index[file] = wid;
       }
       // Child ids derive from the parent's id, so replay needs the original workflow ids.
-      writeFileSync(path.join(ROOT, 'test', 'histories', 'workflow-ids.json'), `${JSON.stringify(index, null, 2)}\n`);
+      writeFileSync(indexFile, `${JSON.stringify(index, null, 2)}\n`);
     }
   });
 
