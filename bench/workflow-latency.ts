@@ -40,7 +40,7 @@ await migrate(pool);
 const llm = await new ScriptedLlmServer().start();
 llm.latencyMs = latency;
 const search = await new FakeSearxng({}, searchResults('http://fixture.test')).start();
-const config = loadConfig({ OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'sk-bench', SEARXNG_URL: search.url, LOG_LEVEL: 'warn' });
+const config = loadConfig({ OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'sk-bench', SEARXNG_URL: search.url, SEARCH_PROVIDERS: 'searxng', LOG_LEVEL: 'warn' });
 const taskQueue = `bench-${randomUUID()}`;
 const worker = await createWorker({ config, connection: env.nativeConnection, pool, taskQueue, workflowBundle: await bundleWorkflows() });
 

@@ -64,6 +64,16 @@ const EnvSchema = z.object({
   LLM_CONTEXT_CHARS: z.coerce.number().int().min(4_000).max(4_000_000).default(200_000),
 
   SEARXNG_URL: optionalUrl,
+  SEARCH_PROVIDERS: optionalString.transform((v) => (v === undefined ? undefined : v.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean))),
+  SEARCH_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(15_000),
+  TAVILY_API_KEY: optionalString,
+  TAVILY_BASE_URL: z.url().default('https://api.tavily.com'),
+  BRAVE_API_KEY: optionalString,
+  BRAVE_BASE_URL: z.url().default('https://api.search.brave.com'),
+  WIKIPEDIA_BASE_URL: z.url().default('https://en.wikipedia.org'),
+  OPENALEX_BASE_URL: z.url().default('https://api.openalex.org'),
+  OPENALEX_MAILTO: optionalString,
+  ARXIV_BASE_URL: z.url().default('https://export.arxiv.org'),
   CRAWL_ALLOW_HOSTS: z
     .string()
     .default('')
@@ -103,7 +113,19 @@ export interface Config {
     /** Characters of conversation a researcher may send (about 4 per token). */
     contextChars: number;
   };
-  search: { searxngUrl: string | undefined; maxResults: number };
+  search: {
+    /** Enabled providers; by default the keyless ones (plus SearXNG when SEARXNG_URL is set). */
+    providers: string[];
+    searxngUrl: string | undefined;
+    maxResults: number;
+    timeoutMs: number;
+    tavily: { apiKey: string | undefined; baseUrl: string };
+    brave: { apiKey: string | undefined; baseUrl: string };
+    wikipediaUrl: string;
+    openAlexUrl: string;
+    openAlexMailto: string | undefined;
+    arxivUrl: string;
+  };
   crawl: { allowHosts: string[]; maxBytes: number; timeoutMs: number; connectTimeoutMs: number; respectRobots: boolean; userAgent: string };
 }
 
@@ -120,6 +142,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`, issues);
   }
   const e = parsed.data;
+  const needs: Record<string, [keyof typeof e, string]> = { searxng: ['SEARXNG_URL', 'a SearXNG URL'], tavily: ['TAVILY_API_KEY', 'a Tavily key'], brave: ['BRAVE_API_KEY', 'a Brave key'] };
+  const known = ['searxng', 'tavily', 'brave', 'wikipedia', 'openalex', 'arxiv'];
+  const searchIssues: { variable: string; reason: string }[] = [];
+  for (const p of e.SEARCH_PROVIDERS ?? []) {
+    if (!known.includes(p)) searchIssues.push({ variable: 'SEARCH_PROVIDERS', reason: `unknown provider "${p}" (known: ${known.join(', ')})` });
+    const need = needs[p];
+    if (need && !e[need[0]]) searchIssues.push({ variable: need[0], reason: `SEARCH_PROVIDERS includes ${p}, which needs ${need[1]}` });
+  }
+  if (searchIssues.length) {
+    throw new ConfigError(`Invalid configuration:\n${searchIssues.map((i) => `  ${i.variable}: ${i.reason}`).join('\n')}`, searchIssues);
+  }
   const models = Object.fromEntries(
     LLM_ROLES.map((role) => [role, e[`LLM_MODEL_${role.toUpperCase()}` as keyof typeof e] ?? e.LLM_MODEL]),
   ) as Record<LlmRole, string>;
@@ -146,7 +179,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       prices: e.LLM_PRICES,
       contextChars: e.LLM_CONTEXT_CHARS,
     },
-    search: { searxngUrl: e.SEARXNG_URL, maxResults: e.SEARCH_MAX_RESULTS },
+    search: {
+      providers: e.SEARCH_PROVIDERS ?? [...(e.SEARXNG_URL ? ['searxng'] : []), 'wikipedia', 'openalex', 'arxiv'],
+      searxngUrl: e.SEARXNG_URL,
+      maxResults: e.SEARCH_MAX_RESULTS,
+      timeoutMs: e.SEARCH_TIMEOUT_MS,
+      tavily: { apiKey: e.TAVILY_API_KEY, baseUrl: e.TAVILY_BASE_URL },
+      brave: { apiKey: e.BRAVE_API_KEY, baseUrl: e.BRAVE_BASE_URL },
+      wikipediaUrl: e.WIKIPEDIA_BASE_URL,
+      openAlexUrl: e.OPENALEX_BASE_URL,
+      openAlexMailto: e.OPENALEX_MAILTO,
+      arxivUrl: e.ARXIV_BASE_URL,
+    },
     crawl: {
       allowHosts: e.CRAWL_ALLOW_HOSTS,
       maxBytes: e.CRAWL_MAX_BYTES,

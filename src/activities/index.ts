@@ -5,7 +5,7 @@ import { createCrawlActivities } from './crawl';
 import { createLlmCaller, createLlmClient } from './llm';
 import { createConversationStore, createResearcherActivities } from './researcher';
 import { createResearchActivities } from './research';
-import { searxngProvider } from './search/searxng';
+import { buildProviders } from './search/providers';
 import { createLlmCallStore, createResearchStore, createStoreActivities } from './store';
 
 export interface ActivityDeps {
@@ -35,7 +35,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createResearchActivities({
       call,
       store,
-      search: deps.config.search.searxngUrl ? searxngProvider(deps.config.search.searxngUrl) : undefined,
+      providers: buildProviders({ ...deps.config.search, userAgent: deps.config.crawl.userAgent }),
       searchMaxResults: deps.config.search.maxResults,
     }),
     ...createStoreActivities({ pool: deps.pool }),

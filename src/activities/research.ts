@@ -7,13 +7,15 @@ import { citedSourceIds, checkCitations, keepKnownSourceIds, sourceIdsToNumbers 
 import { ErrorType } from '../shared/errors';
 import { summarize, type CoordinatorDecision, type JudgeVerdict, type Plan, type PlanStep, type QueryExpansion, type Usage, planProblems } from '../shared/schemas';
 import type { CallStructured } from './llm';
-import { normalizeUrl, type SearchProvider } from './search/types';
+import { routeQuery } from './search/providers';
+import { normalizeUrl, type SearchHit, type SearchProvider } from './search/types';
 import type { ResearchStore, StoredSource } from './store';
 
 export interface ResearchActivityDeps {
   call: CallStructured;
   store: ResearchStore;
-  search: SearchProvider | undefined;
+  /** Enabled providers by name; routing picks among them per query. */
+  providers: Map<string, SearchProvider>;
   searchMaxResults: number;
 }
 
@@ -29,6 +31,32 @@ export interface StepOutput {
   summary: string;
   sourceIds: string[];
   usage: Usage;
+}
+
+function isPermanent(err: unknown): boolean {
+  const status = (err as { status?: number }).status;
+  return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
+}
+
+/** De-duplicates hits by normalised URL (keeping the best score and longest text), best first. */
+export function mergeHits(hits: SearchHit[], max: number): StoredSource[] {
+  const byId = new Map<string, StoredSource & { score: number }>();
+  for (const h of hits) {
+    let id: string;
+    try {
+      id = sourceIdFor(h.url);
+    } catch {
+      continue;
+    }
+    const prev = byId.get(id);
+    if (!prev) {
+      byId.set(id, { sourceId: id, url: h.url, title: h.title, content: h.content, provider: h.source, score: h.score });
+      continue;
+    }
+    prev.score = Math.max(prev.score, h.score);
+    if (h.content.length > prev.content.length) prev.content = h.content;
+  }
+  return [...byId.values()].sort((a, b) => b.score - a.score).slice(0, max).map(({ score: _score, ...s }) => s);
 }
 
 export function sourceIdFor(url: string): string {
@@ -91,35 +119,27 @@ export function createResearchActivities(deps: ResearchActivityDeps) {
     return { expansion: { ...r.output, queries: r.output.queries.slice(0, input.count) }, usage: r.usage };
   }
 
-  async function webSearch(input: { researchId: string; query: string }): Promise<{ query: string; results: SourceRef[] }> {
-    if (!deps.search) {
-      throw ApplicationFailure.nonRetryable('no search provider is configured: set SEARXNG_URL', 'SearchNotConfigured');
+  async function webSearch(input: { researchId: string; query: string }): Promise<{ query: string; results: SourceRef[]; providers: string[]; errors: string[] }> {
+    if (deps.providers.size === 0) {
+      throw ApplicationFailure.nonRetryable('no search provider is configured: set SEARCH_PROVIDERS (and SEARXNG_URL or the providers\' keys)', 'SearchNotConfigured');
     }
-    let hits;
-    try {
-      hits = await deps.search.search(input.query, { maxResults: deps.searchMaxResults, signal: Context.current().cancellationSignal });
-    } catch (err) {
-      const status = (err as { status?: number }).status;
-      if (status && status >= 400 && status < 500 && status !== 429) {
-        throw ApplicationFailure.nonRetryable((err as Error).message, 'SearchRejected');
-      }
-      throw err;
+    const names = routeQuery(input.query, [...deps.providers.keys()]);
+    const signal = Context.current().cancellationSignal;
+    const settled = await Promise.allSettled(names.map((n) => deps.providers.get(n)!.search(input.query, { maxResults: deps.searchMaxResults, signal })));
+    const errors: string[] = [];
+    const hits: SearchHit[] = [];
+    settled.forEach((r, i) => {
+      if (r.status === 'fulfilled') hits.push(...r.value);
+      else errors.push(`${names[i]}: ${(r.reason as Error).message}`);
+    });
+    if (hits.length === 0 && errors.length === names.length) {
+      const permanent = settled.every((r) => r.status === 'rejected' && isPermanent(r.reason));
+      if (permanent) throw ApplicationFailure.nonRetryable(`every search provider refused "${input.query}": ${errors.join('; ')}`, 'SearchRejected');
+      throw new Error(`every search provider failed for "${input.query}": ${errors.join('; ')}`);
     }
-    const seen = new Set<string>();
-    const sources: StoredSource[] = [];
-    for (const h of hits) {
-      let id: string;
-      try {
-        id = sourceIdFor(h.url);
-      } catch {
-        continue;
-      }
-      if (seen.has(id)) continue;
-      seen.add(id);
-      sources.push({ sourceId: id, url: h.url, title: h.title, content: h.content, provider: h.source });
-    }
+    const sources = mergeHits(hits, deps.searchMaxResults);
     await store.saveSources(input.researchId, sources);
-    return { query: input.query, results: sources.map((s) => ({ sourceId: s.sourceId, title: summarize(s.title, 120), url: s.url })) };
+    return { query: input.query, results: sources.map((s) => ({ sourceId: s.sourceId, title: summarize(s.title, 120), url: s.url })), providers: names, errors };
   }
 
   /** Writes a cited text from sources, keeping only citations of those sources. */

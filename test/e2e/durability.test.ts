@@ -29,6 +29,7 @@ describe.skipIf(!ready)(`durability (${ready ? 'live' : missingReason()})`, () =
       OPENAI_BASE_URL: llm.url,
       OPENAI_API_KEY: 'sk-durability',
       SEARXNG_URL: search.url,
+      SEARCH_PROVIDERS: 'searxng',
       LLM_TIMEOUT_MS: '20000',
       LOG_LEVEL: 'warn',
     });

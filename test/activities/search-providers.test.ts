@@ -1,0 +1,150 @@
+// Each provider parsed from its API's real response shape, served from recorded fixtures by a
+// local server that also checks the request each provider makes.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mergeHits } from '../../src/activities/research';
+import { arxivProvider, braveProvider, buildProviders, classifyQuery, invertedIndexToText, openAlexProvider, routeQuery, tavilyProvider, wikipediaProvider } from '../../src/activities/search/providers';
+import { searxngProvider } from '../../src/activities/search/searxng';
+import { loadConfig } from '../../src/config';
+import { ConfigError } from '../../src/shared/errors';
+import { listen, readBody, type RunningServer } from '../support/http';
+import { ROOT } from '../support/spawn';
+
+const fixture = (name: string) => readFileSync(path.join(ROOT, 'test', 'fixtures', 'search', name), 'utf8');
+const seen: { path: string; query: Record<string, string>; headers: Record<string, string | string[] | undefined>; body: string }[] = [];
+let server: RunningServer;
+
+beforeAll(async () => {
+  server = await listen(async (req, res) => {
+    const u = new URL(req.url ?? '/', 'http://x');
+    seen.push({ path: u.pathname, query: Object.fromEntries(u.searchParams), headers: req.headers, body: await readBody(req) });
+    const routes: Record<string, [string, string]> = {
+      '/search': req.method === 'POST' ? ['tavily.json', 'application/json'] : ['', ''],
+      '/res/v1/web/search': ['brave.json', 'application/json'],
+      '/w/api.php': ['wikipedia.json', 'application/json'],
+      '/works': ['openalex.json', 'application/json'],
+      '/api/query': ['arxiv.xml', 'application/atom+xml'],
+    };
+    const [file, type] = routes[u.pathname] ?? ['', ''];
+    if (!file) {
+      res.writeHead(u.pathname === '/search' ? 200 : 404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ results: [{ url: 'https://example.org/a', title: 'A', content: 'searx', score: 2 }, { url: 'ftp://bad', title: 'x' }] }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': type });
+    res.end(fixture(file));
+  });
+});
+afterAll(() => server.close());
+
+const opts = { maxResults: 5 };
+const last = () => seen.at(-1)!;
+
+describe('search providers', () => {
+  it('Tavily', async () => {
+    const hits = await tavilyProvider({ apiKey: 'tvly-secret', baseUrl: server.url, timeoutMs: 2_000 }).search('solar cost decline', opts);
+    expect(hits).toEqual([
+      { title: 'Solar PV costs fell 90% in a decade - IRENA', url: 'https://www.irena.org/news/solar-costs', content: 'The global weighted-average LCOE of utility-scale solar PV fell by 89% between 2010 and 2022.', score: 0.92, source: 'tavily' },
+      { title: 'Why did renewables become so cheap so fast? - Our World in Data', url: 'https://ourworldindata.org/cheap-renewables-growth#section', content: 'Electricity from solar became 89% cheaper in the 2010s.', score: 0.81, source: 'tavily' },
+    ]);
+    expect(last().headers.authorization).toBe('Bearer tvly-secret');
+    expect(JSON.parse(last().body)).toMatchObject({ query: 'solar cost decline', max_results: 5 });
+  });
+
+  it('Brave', async () => {
+    const hits = await braveProvider({ apiKey: 'brave-secret', baseUrl: server.url, timeoutMs: 2_000 }).search('solar cost decline', opts);
+    expect(hits[0]).toEqual({ title: 'Solar PV costs fell 90% in a decade', url: 'https://www.irena.org/news/solar-costs?utm_source=brave', content: 'The global weighted-average LCOE of utility-scale solar PV fell by 89%.', score: 1, source: 'brave' });
+    expect(hits).toHaveLength(2);
+    expect(last().headers['x-subscription-token']).toBe('brave-secret');
+    expect(last().query).toMatchObject({ q: 'solar cost decline', count: '5' });
+  });
+
+  it('Wikipedia', async () => {
+    const hits = await wikipediaProvider({ baseUrl: server.url, timeoutMs: 2_000, userAgent: 'ua' }).search('solar cost', opts);
+    expect(hits[0]).toEqual({ title: 'Cost of electricity by source', url: `${server.url}/wiki/Cost_of_electricity_by_source`, content: 'Levelized cost of electricity (LCOE) of solar fell & kept falling', score: 1, source: 'wikipedia' });
+    expect(last().query).toMatchObject({ action: 'query', list: 'search', srsearch: 'solar cost', format: 'json', srlimit: '5' });
+  });
+
+  it('OpenAlex, with the abstract rebuilt from its inverted index', async () => {
+    const hits = await openAlexProvider({ baseUrl: server.url, timeoutMs: 2_000, mailto: 'ops@example.org' }).search('solar learning rate', opts);
+    expect(hits[0]).toEqual({
+      title: 'Drivers of the decline in solar photovoltaic costs',
+      url: 'https://doi.org/10.1038/s41560-023-01234-5',
+      content: '(2023, Nature Energy) Module costs fell sharply; balance-of-system balance-of-system costs too.',
+      score: 1,
+      source: 'openalex',
+    });
+    expect(hits[1]).toMatchObject({ title: 'Learning curves for solar PV', url: 'https://openalex.org/W2000000001', content: '(2018)' });
+    expect(last().query).toMatchObject({ search: 'solar learning rate', 'per-page': '5', mailto: 'ops@example.org' });
+  });
+
+  it('arXiv (Atom XML)', async () => {
+    const hits = await arxivProvider({ baseUrl: server.url, timeoutMs: 2_000 }).search('solar cost', opts);
+    expect(hits).toEqual([
+      { title: 'Experience Curves of Photovoltaic Modules', url: 'http://arxiv.org/abs/2301.01234v2', content: 'We estimate learning rates for PV modules and find that costs fall by about 20% per doubling of cumulative capacity.', score: 1, source: 'arxiv' },
+      { title: 'Storage and Solar Costs', url: 'http://arxiv.org/abs/2205.05678v1', content: 'Battery storage costs fell alongside solar.', score: 0.5, source: 'arxiv' },
+    ]);
+    expect(last().query).toMatchObject({ search_query: 'all:solar cost', max_results: '5' });
+  });
+
+  it('SearXNG, dropping non-http results', async () => {
+    const hits = await searxngProvider(server.url).search('q', opts);
+    expect(hits).toEqual([{ title: 'A', url: 'https://example.org/a', content: 'searx', score: 2, source: 'searxng' }]);
+    expect(last().query).toMatchObject({ q: 'q', format: 'json' });
+  });
+
+  it('reports an HTTP error with its status', async () => {
+    const failing = await listen((_req, res) => void res.writeHead(503).end());
+    const err = await openAlexProvider({ baseUrl: failing.url, timeoutMs: 2_000 })
+      .search('x', opts)
+      .catch((e: unknown) => e);
+    await failing.close();
+    expect(err).toMatchObject({ message: 'OpenAlex answered 503', status: 503 });
+  });
+});
+
+describe('merging, routing and configuration', () => {
+  it('de-duplicates by normalised URL, keeping the best score and the longest text', () => {
+    const merged = mergeHits(
+      [
+        { title: 'IRENA', url: 'https://www.irena.org/news/solar-costs', content: 'short', score: 0.5, source: 'tavily' },
+        { title: 'IRENA', url: 'https://WWW.irena.org/news/solar-costs/?utm_source=brave#top', content: 'a longer snippet', score: 0.9, source: 'brave' },
+        { title: 'Other', url: 'https://example.org/', content: 'x', score: 0.7, source: 'brave' },
+        { title: 'Bad', url: 'not a url', content: '', score: 1, source: 'brave' },
+      ],
+      5,
+    );
+    expect(merged.map((m) => [m.url, m.content])).toEqual([
+      ['https://www.irena.org/news/solar-costs', 'a longer snippet'],
+      ['https://example.org/', 'x'],
+    ]);
+  });
+
+  it('routes academic queries to OpenAlex/arXiv and encyclopedic ones to Wikipedia', () => {
+    const all = ['searxng', 'wikipedia', 'openalex', 'arxiv'];
+    expect(classifyQuery('peer-reviewed study of PV learning rates')).toBe('academic');
+    expect(routeQuery('peer-reviewed study of PV learning rates', all)).toEqual(['openalex', 'arxiv']);
+    expect(routeQuery('what is a levelized cost of electricity', all)).toEqual(['wikipedia', 'searxng']);
+    expect(routeQuery('solar prices 2024', all)).toEqual(['searxng']);
+    expect(routeQuery('solar prices 2024', ['wikipedia', 'openalex', 'arxiv'])).toEqual(['wikipedia', 'openalex']);
+  });
+
+  it('uses the keyless providers by default and names what a chosen provider needs', () => {
+    expect(loadConfig({}).search.providers).toEqual(['wikipedia', 'openalex', 'arxiv']);
+    expect(loadConfig({ SEARXNG_URL: 'http://searx.local' }).search.providers).toEqual(['searxng', 'wikipedia', 'openalex', 'arxiv']);
+    let err: unknown;
+    try {
+      loadConfig({ SEARCH_PROVIDERS: 'tavily,bing' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).issues).toEqual([
+      { variable: 'TAVILY_API_KEY', reason: 'SEARCH_PROVIDERS includes tavily, which needs a Tavily key' },
+      { variable: 'SEARCH_PROVIDERS', reason: 'unknown provider "bing" (known: searxng, tavily, brave, wikipedia, openalex, arxiv)' },
+    ]);
+    expect([...buildProviders({ ...loadConfig({}).search, userAgent: 'ua' }).keys()]).toEqual(['wikipedia', 'openalex', 'arxiv']);
+    expect(invertedIndexToText(null)).toBe('');
+  });
+});
