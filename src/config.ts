@@ -66,6 +66,23 @@ const EnvSchema = z.object({
   SEARXNG_URL: optionalUrl,
   SEARCH_PROVIDERS: optionalString.transform((v) => (v === undefined ? undefined : v.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean))),
   SEARCH_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(15_000),
+  SEARCH_RATE_LIMITS: z
+    .string()
+    .default('')
+    .transform((raw, ctx) => {
+      const out: Record<string, number> = {};
+      for (const entry of raw.split(',').map((x) => x.trim()).filter(Boolean)) {
+        const m = /^([a-z]+)=(\d+(?:\.\d+)?)$/.exec(entry);
+        if (!m || Number(m[2]) <= 0) {
+          ctx.addIssue({ code: 'custom', message: `"${entry}" is not provider=requestsPerSecond` });
+          return z.NEVER;
+        }
+        out[m[1]!] = Number(m[2]);
+      }
+      return out;
+    }),
+  SEARCH_QUEUE_RATE: z.coerce.number().positive().max(1_000).default(20),
+  SEARCH_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8),
   TAVILY_API_KEY: optionalString,
   TAVILY_BASE_URL: z.url().default('https://api.tavily.com'),
   BRAVE_API_KEY: optionalString,
@@ -125,6 +142,12 @@ export interface Config {
     openAlexUrl: string;
     openAlexMailto: string | undefined;
     arxivUrl: string;
+    /** Requests per second per provider in one worker (arXiv asks for one every 3 s). */
+    rateLimits: Record<string, number>;
+    /** Search activities per second across all workers (the search task queue's limit). */
+    queueRate: number;
+    /** Search activities at once in one worker. */
+    concurrency: number;
   };
   crawl: { allowHosts: string[]; maxBytes: number; timeoutMs: number; connectTimeoutMs: number; respectRobots: boolean; userAgent: string };
 }
@@ -190,6 +213,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       openAlexUrl: e.OPENALEX_BASE_URL,
       openAlexMailto: e.OPENALEX_MAILTO,
       arxivUrl: e.ARXIV_BASE_URL,
+      rateLimits: { searxng: 5, tavily: 5, brave: 1, wikipedia: 10, openalex: 10, arxiv: 0.34, ...e.SEARCH_RATE_LIMITS },
+      queueRate: e.SEARCH_QUEUE_RATE,
+      concurrency: e.SEARCH_CONCURRENCY,
     },
     crawl: {
       allowHosts: e.CRAWL_ALLOW_HOSTS,

@@ -5,6 +5,7 @@ import type OpenAI from 'openai';
 import { createActivities } from './activities';
 import type { Config } from './config';
 import { WORKFLOWS_ENTRY } from './infra/paths';
+import { SEARCH_QUEUE_SUFFIX } from './shared/constants';
 
 export interface WorkerDeps {
   config: Pick<Config, 'llm' | 'temporal' | 'search' | 'crawl'>;
@@ -17,18 +18,63 @@ export interface WorkerDeps {
   identity?: string;
 }
 
-export async function createWorker(deps: WorkerDeps): Promise<Worker> {
-  return Worker.create({
+/** The workers of one process: workflows and most activities, and the rate-limited search queue. */
+export class WorkerGroup {
+  constructor(readonly workers: Worker[]) {}
+
+  async run(): Promise<void> {
+    const runs = this.workers.map((w) => w.run());
+    try {
+      await Promise.all(runs);
+    } catch (err) {
+      this.shutdown();
+      await Promise.allSettled(runs);
+      throw err;
+    }
+  }
+
+  shutdown(): void {
+    for (const w of this.workers) if (w.getState() === 'RUNNING') w.shutdown();
+  }
+
+  async runUntil<T>(fn: () => Promise<T>): Promise<T> {
+    const running = this.run();
+    try {
+      return await fn();
+    } finally {
+      this.shutdown();
+      await running;
+    }
+  }
+}
+
+export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
+  const taskQueue = deps.taskQueue ?? deps.config.temporal.taskQueue;
+  const activities = createActivities({ config: deps.config, pool: deps.pool, ...(deps.llmClient ? { llmClient: deps.llmClient } : {}) });
+  const main = await Worker.create({
     connection: deps.connection,
     namespace: deps.config.temporal.namespace,
-    taskQueue: deps.taskQueue ?? deps.config.temporal.taskQueue,
+    taskQueue,
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_ENTRY }),
-    activities: createActivities({ config: deps.config, pool: deps.pool, ...(deps.llmClient ? { llmClient: deps.llmClient } : {}) }),
+    activities,
     ...(deps.identity ? { identity: deps.identity } : {}),
     // Enough for many runs on one host; LLM calls are I/O bound.
     maxConcurrentActivityTaskExecutions: 64,
     shutdownGraceTime: '10s',
   });
+  // Searches have their own queue: the server enforces its rate across every worker, and each
+  // worker caps how many run at once (per-provider rates are applied inside the providers).
+  const search = await Worker.create({
+    connection: deps.connection,
+    namespace: deps.config.temporal.namespace,
+    taskQueue: `${taskQueue}${SEARCH_QUEUE_SUFFIX}`,
+    activities: { webSearch: activities.webSearch },
+    ...(deps.identity ? { identity: `${deps.identity}-search` } : {}),
+    maxConcurrentActivityTaskExecutions: deps.config.search.concurrency,
+    maxTaskQueueActivitiesPerSecond: deps.config.search.queueRate,
+    shutdownGraceTime: '10s',
+  });
+  return new WorkerGroup([main, search]);
 }
 
 export function bundleWorkflows(): Promise<WorkflowBundle> {

@@ -18,3 +18,6 @@ export const RESEARCH_ID_PREFIX = 'research-';
 
 /** Workflow results and history carry summaries of at most this many characters, never whole texts. */
 export const SUMMARY_MAX_CHARS = 500;
+
+/** Search activities run on `<task queue><SEARCH_QUEUE_SUFFIX>`, a queue with its own rate limit. */
+export const SEARCH_QUEUE_SUFFIX = '-search';

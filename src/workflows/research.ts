@@ -27,7 +27,7 @@ import {
 } from './messages';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from './search-attributes';
 import { failureMessage } from '../shared/errors';
-import { coderWorkflow, researcherWorkflow, type StepInput } from './steps';
+import { coderWorkflow, researcherWorkflow, searchQueue, type StepInput } from './steps';
 
 // LLM-backed activities: each attempt is one HTTP call (the client does not retry); 429 waits for
 // Retry-After via nextRetryDelay, other transient errors back off up to a minute.
@@ -160,7 +160,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     addCost(expUsage);
     const researchQuestion = expansion.researchQuestion;
     const searches = await Promise.allSettled(
-      expansion.queries.map((query) => io.webSearch.executeWithOptions({ summary: `search: ${summarize(query, 80)}` }, [{ researchId: workflowId, query }])),
+      expansion.queries.map((query) => io.webSearch.executeWithOptions({ summary: `search: ${summarize(query, 80)}`, taskQueue: searchQueue() }, [{ researchId: workflowId, query }])),
     );
     const backgroundSources: string[] = [];
     const searchErrors: string[] = [];

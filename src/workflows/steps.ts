@@ -1,8 +1,9 @@
 // Child workflows for plan steps. Until the ReAct researcher and the sandboxed coder land, a
 // researcher searches and summarises, and a coder analyses the results it depends on.
-import { ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
+import { ApplicationFailure, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { StepOutput } from '../activities/research';
+import { SEARCH_QUEUE_SUFFIX } from '../shared/constants';
 import { failureMessage } from '../shared/errors';
 import type { PlanStep, ToolCall } from '../shared/schemas';
 
@@ -42,6 +43,11 @@ export interface StepInput {
 
 /** After a context-length error, tool results kept whole: first the last one, then none. */
 const TRIM_KEEP_LAST = [1, 0];
+
+/** The rate-limited queue search activities run on, beside this workflow's own queue. */
+export function searchQueue(): string {
+  return `${workflowInfo().taskQueue}${SEARCH_QUEUE_SUFFIX}`;
+}
 
 export function stepKey(stepId: string, attempt: number): string {
   return `step/${stepId}/${attempt}`;
@@ -89,7 +95,7 @@ async function runTool(input: StepInput, convKey: string, seq: number, call: Too
   switch (call.name) {
     case 'web_search': {
       const results = await Promise.allSettled(
-        call.args.queries.map((query) => webSearch.executeWithOptions({ summary: `search: ${query.slice(0, 80)}` }, [{ researchId: input.researchId, query }])),
+        call.args.queries.map((query) => webSearch.executeWithOptions({ summary: `search: ${query.slice(0, 80)}`, taskQueue: searchQueue() }, [{ researchId: input.researchId, query }])),
       );
       const search = results.map((r, i) =>
         r.status === 'fulfilled' ? { query: call.args.queries[i]!, sourceIds: r.value.results.map((x) => x.sourceId) } : { query: call.args.queries[i]!, sourceIds: [], error: failureMessage(r.reason) },
@@ -119,7 +125,7 @@ async function runTool(input: StepInput, convKey: string, seq: number, call: Too
 async function legacyResearcher(input: StepInput): Promise<StepOutput> {
   const queries = input.step.needSearch ? [input.step.title, input.step.description.slice(0, 120)] : [];
   const settled = await Promise.allSettled(
-    queries.map((query) => webSearch.executeWithOptions({ summary: `search: ${query.slice(0, 80)}` }, [{ researchId: input.researchId, query }])),
+    queries.map((query) => webSearch.executeWithOptions({ summary: `search: ${query.slice(0, 80)}`, taskQueue: searchQueue() }, [{ researchId: input.researchId, query }])),
   );
   const sourceIds: string[] = [];
   const searchErrors: string[] = [];

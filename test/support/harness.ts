@@ -2,7 +2,7 @@
 // the pieces a workflow or API test needs, against the suite's real Temporal and PostgreSQL.
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import type express from 'express';
 import type pg from 'pg';
 import { createApp } from '../../src/api/app';
@@ -12,7 +12,7 @@ import { loadConfig, llmConfigured, type Config } from '../../src/config';
 import { createLogger } from '../../src/infra/logger';
 import { createPool } from '../../src/infra/postgres';
 import { LLM_NOT_CONFIGURED_MESSAGE } from '../../src/shared/errors';
-import { createWorker } from '../../src/worker';
+import { createWorker, type WorkerGroup } from '../../src/worker';
 import { ScriptedLlmServer } from './llm-server';
 import { FakeSearxng } from './search-server';
 import { FixtureSite } from './fixture-site';
@@ -27,7 +27,7 @@ export interface Harness {
   pool: pg.Pool;
   client: Client;
   taskQueue: string;
-  worker: Worker;
+  worker: WorkerGroup;
   app: express.Express;
   close(): Promise<void>;
 }

@@ -52,6 +52,10 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
     // The conversation is in PostgreSQL, not in the workflow history.
     const history = await h.client.workflow.getHandle(id).fetchHistory();
     expect(JSON.stringify(history)).not.toMatch(/fell by about 89%/);
+    // Searches ran on the rate-limited search queue.
+    const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'webSearch');
+    expect(scheduled.length).toBeGreaterThan(0);
+    for (const e of scheduled) expect(e.activityTaskScheduledEventAttributes!.taskQueue!.name).toBe(`${h.taskQueue}-search`);
   });
 
   it('repairs malformed tool-call JSON with one more request', async () => {

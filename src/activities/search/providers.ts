@@ -3,6 +3,7 @@
 // test server can stand in.
 import { JSDOM } from 'jsdom';
 import type { SearchHit, SearchProvider } from './types';
+import { rateLimited } from './rate-limit';
 import { searxngProvider } from './searxng';
 
 export class ProviderHttpError extends Error {
@@ -155,6 +156,7 @@ export function arxivProvider(opts: { baseUrl: string; timeoutMs: number }): Sea
 }
 
 export interface ProviderConfig {
+  rateLimits?: Record<string, number>;
   providers: string[];
   searxngUrl?: string | undefined;
   tavily?: { apiKey?: string | undefined; baseUrl: string };
@@ -196,6 +198,8 @@ export function buildProviders(c: ProviderConfig): Map<string, SearchProvider> {
       default:
         throw new Error(`unknown search provider "${name}" (known: searxng, tavily, brave, wikipedia, openalex, arxiv)`);
     }
+    const rate = c.rateLimits?.[name];
+    if (rate) out.set(name, rateLimited(out.get(name)!, rate));
   }
   return out;
 }
