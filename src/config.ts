@@ -82,6 +82,7 @@ const EnvSchema = z.object({
       return out;
     }),
   SEARCH_QUEUE_RATE: z.coerce.number().positive().max(1_000).default(20),
+  MCP_CONFIG: optionalString,
   SEARCH_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8),
   TAVILY_API_KEY: optionalString,
   TAVILY_BASE_URL: z.url().default('https://api.tavily.com'),
@@ -149,6 +150,8 @@ export interface Config {
     /** Search activities at once in one worker. */
     concurrency: number;
   };
+  /** JSON file listing MCP servers (stdio or streamable HTTP) and the roles that may use them. */
+  mcp: { configPath: string | undefined };
   crawl: { allowHosts: string[]; maxBytes: number; timeoutMs: number; connectTimeoutMs: number; respectRobots: boolean; userAgent: string };
 }
 
@@ -217,6 +220,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       queueRate: e.SEARCH_QUEUE_RATE,
       concurrency: e.SEARCH_CONCURRENCY,
     },
+    mcp: { configPath: e.MCP_CONFIG },
     crawl: {
       allowHosts: e.CRAWL_ALLOW_HOSTS,
       maxBytes: e.CRAWL_MAX_BYTES,

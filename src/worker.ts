@@ -8,7 +8,7 @@ import { WORKFLOWS_ENTRY } from './infra/paths';
 import { SEARCH_QUEUE_SUFFIX } from './shared/constants';
 
 export interface WorkerDeps {
-  config: Pick<Config, 'llm' | 'temporal' | 'search' | 'crawl'>;
+  config: Pick<Config, 'llm' | 'temporal' | 'search' | 'crawl' | 'mcp'>;
   connection: NativeConnection;
   pool: pg.Pool;
   taskQueue?: string;

@@ -10,6 +10,7 @@ import { citedSourceIds, keepKnownSourceIds } from '../shared/citations';
 import { ErrorType, LLM_NOT_CONFIGURED_MESSAGE } from '../shared/errors';
 import { CrawlArgs, KnowledgeSearchArgs, summarize, WebSearchArgs, type PlanStep, type ToolCall, type Usage } from '../shared/schemas';
 import type { CrawlResult } from './crawl';
+import { mcpFunctionName, type McpToolSpec } from './mcp';
 import { chatCompletion, estimateCostUsd } from './llm';
 import { renderPrompt, untrusted } from './prompts';
 import type { StepOutput } from './research';
@@ -50,20 +51,41 @@ const TOOL_DESCRIPTIONS: Record<keyof typeof TOOL_SCHEMAS, string> = {
   knowledge_search: "Search the local knowledge base of the user's own documents.",
 };
 
-export function toolDefinitions(): OpenAI.Chat.ChatCompletionTool[] {
-  return (Object.keys(TOOL_SCHEMAS) as (keyof typeof TOOL_SCHEMAS)[]).map((name) => {
+export function toolDefinitions(mcpTools: McpToolSpec[] = []): OpenAI.Chat.ChatCompletionTool[] {
+  const builtIn = (Object.keys(TOOL_SCHEMAS) as (keyof typeof TOOL_SCHEMAS)[]).map((name): OpenAI.Chat.ChatCompletionTool => {
     const { $schema: _drop, ...parameters } = z.toJSONSchema(TOOL_SCHEMAS[name]) as Record<string, unknown>;
     return { type: 'function', function: { name, description: TOOL_DESCRIPTIONS[name], parameters } };
   });
+  const mcp = mcpTools.map((t): OpenAI.Chat.ChatCompletionTool => ({
+    type: 'function',
+    function: { name: mcpFunctionName(t.server, t.tool), description: `[${t.server}] ${t.description}`, parameters: t.inputSchema },
+  }));
+  return [...builtIn, ...mcp];
 }
 
 /** Validates the model's tool calls; returns problems for a repair request instead of throwing. */
-export function parseToolCalls(raw: OpenAI.Chat.ChatCompletionMessageToolCall[]): { calls: ToolCall[]; problems: string[] } {
+export function parseToolCalls(raw: OpenAI.Chat.ChatCompletionMessageToolCall[], mcpTools: McpToolSpec[] = []): { calls: ToolCall[]; problems: string[] } {
   const calls: ToolCall[] = [];
   const problems: string[] = [];
   for (const tc of raw) {
     if (tc.type !== 'function') {
       problems.push(`tool call ${tc.id} is not a function call`);
+      continue;
+    }
+    const mcp = mcpTools.find((t) => mcpFunctionName(t.server, t.tool) === tc.function.name);
+    if (mcp) {
+      let args: unknown;
+      try {
+        args = JSON.parse(tc.function.arguments || '{}');
+      } catch {
+        problems.push(`the arguments of ${tc.function.name} are not valid JSON: ${tc.function.arguments.slice(0, 200)}`);
+        continue;
+      }
+      if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+        problems.push(`the arguments of ${tc.function.name} must be a JSON object`);
+        continue;
+      }
+      calls.push({ id: tc.id, name: 'mcp', server: mcp.server, tool: mcp.tool, args: args as Record<string, unknown> });
       continue;
     }
     const name = tc.function.name as keyof typeof TOOL_SCHEMAS;
@@ -135,6 +157,8 @@ export interface TurnInput {
   dependencyKeys: string[];
   /** No tools: the model must answer with what it has (rounds or context budget spent). */
   mustAnswer: boolean;
+  /** MCP tools discovered for this step. */
+  mcpTools?: McpToolSpec[];
 }
 
 export interface TurnResult {
@@ -170,7 +194,7 @@ export function createResearcherActivities(deps: ResearcherDeps) {
     // A retried turn whose answer was already stored returns it: the model is not asked twice.
     const done = rows.find((r) => r.seq === seq && r.message.role === 'assistant');
     if (done) {
-      const parsed = parseToolCalls((done.message as OpenAI.Chat.ChatCompletionAssistantMessageParam).tool_calls ?? []);
+      const parsed = parseToolCalls((done.message as OpenAI.Chat.ChatCompletionAssistantMessageParam).tool_calls ?? [], input.mcpTools);
       return { nextSeq: seq + 1, calls: parsed.calls, usage: { promptTokens: 0, completionTokens: 0, costUsd: 0 } };
     }
     const history = rows.filter((r) => r.seq < seq).map((r) => r.message);
@@ -186,13 +210,13 @@ export function createResearcherActivities(deps: ResearcherDeps) {
     let problems: string[] = [];
     for (let attempt = 0; attempt < 2; attempt++) {
       const request: Message[] = attempt === 0 ? messages : [...messages, { role: 'user', content: `Your previous reply could not be used: ${problems.join('; ')}. Reply again${forcedAnswer ? '' : ', calling the tools with valid JSON arguments'}.` }];
-      const completion = await chatCompletion(client, { model, messages: request, ...(forcedAnswer ? {} : { tools: toolDefinitions(), tool_choice: 'auto' as const }) });
+      const completion = await chatCompletion(client, { model, messages: request, ...(forcedAnswer ? {} : { tools: toolDefinitions(input.mcpTools), tool_choice: 'auto' as const }) });
       usage.promptTokens += completion.usage?.prompt_tokens ?? 0;
       usage.completionTokens += completion.usage?.completion_tokens ?? 0;
       const choice = completion.choices?.[0];
       const msg = choice?.message;
       if (choice?.finish_reason === 'content_filter') throw ApplicationFailure.nonRetryable(`model ${model} refused: content filter`, ErrorType.LlmContentFilter);
-      const parsed = parseToolCalls(msg?.tool_calls ?? []);
+      const parsed = parseToolCalls(msg?.tool_calls ?? [], input.mcpTools);
       problems = parsed.problems;
       if (choice?.finish_reason === 'length' && parsed.calls.length === 0) problems.push('the reply was cut off (finish_reason: length); be briefer');
       if (!msg || (parsed.calls.length === 0 && !msg.content && problems.length === 0)) problems.push('the reply was empty');

@@ -1,6 +1,6 @@
 // Child workflows for plan steps. Until the ReAct researcher and the sandboxed coder land, a
 // researcher searches and summarises, and a coder analyses the results it depends on.
-import { ApplicationFailure, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, isCancellation, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { StepOutput } from '../activities/research';
 import { SEARCH_QUEUE_SUFFIX } from '../shared/constants';
@@ -19,6 +19,11 @@ const { crawlPage } = proxyActivities<Activities>({
 const store = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
+});
+// MCP servers are other people's code: a bounded number of tries, then the step goes on without.
+const mcp = proxyActivities<Activities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
 });
 const { summarizeStep, analyzeStep, researcherTurn, compressResearch } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
@@ -57,13 +62,17 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   if (!patched('react-researcher')) return legacyResearcher(input);
   const convKey = `${input.step.id}/${input.attempt}`;
   const maxRounds = input.maxToolRounds ?? 8;
+  // MCP tools are discovered when the step starts, so a server added later serves later steps.
+  const mcpTools = patched('mcp-tools')
+    ? (await mcp.discoverMcpTools.executeWithOptions({ summary: `researcher ${input.step.id}: discover MCP tools` }, [{ role: 'researcher' }])).tools
+    : [];
   let seq = 0;
   let usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
   const add = (u: typeof usage) => {
     usage = { promptTokens: usage.promptTokens + u.promptTokens, completionTokens: usage.completionTokens + u.completionTokens, costUsd: Math.round((usage.costUsd + u.costUsd) * 1e6) / 1e6 };
   };
   for (let round = 0; round <= maxRounds; round++) {
-    const turnInput = { researchId: input.researchId, convKey, seq, question: input.question, locale: input.locale, step: input.step, feedback: input.feedback, dependencyKeys: input.dependencyKeys, mustAnswer: round === maxRounds };
+    const turnInput = { researchId: input.researchId, convKey, seq, question: input.question, locale: input.locale, step: input.step, feedback: input.feedback, dependencyKeys: input.dependencyKeys, mustAnswer: round === maxRounds, mcpTools };
     let turn;
     for (let trim = 0; ; trim++) {
       try {
@@ -116,8 +125,18 @@ async function runTool(input: StepInput, convKey: string, seq: number, call: Too
       await store.appendToolResult.executeWithOptions({ summary: 'tool result: knowledge_search' }, [{ ...common, text: r.text }]);
       return;
     }
+    case 'mcp': {
+      try {
+        await mcp.callMcpTool.executeWithOptions({ summary: `mcp: ${call.server}.${call.tool}` }, [{ ...common, server: call.server, tool: call.tool, args: call.args }]);
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        // The model must hear that the tool failed, or the conversation has a call with no answer.
+        await store.appendToolResult.executeWithOptions({ summary: `tool result: ${call.server}.${call.tool} failed` }, [{ ...common, text: `Tool ${call.server}.${call.tool} failed: ${failureMessage(err)}` }]);
+      }
+      return;
+    }
     default:
-      throw ApplicationFailure.nonRetryable(`tool ${call.name} is not available to this researcher`, 'UnknownTool');
+      throw ApplicationFailure.nonRetryable(`tool ${(call as { name: string }).name} is not available to this researcher`, 'UnknownTool');
   }
 }
 

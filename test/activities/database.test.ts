@@ -24,7 +24,7 @@ describe('embedded PostgreSQL (PGlite over pglite-socket)', () => {
     expect(all[0]).toBe('001_init.sql');
     expect(await migrate(pool)).toEqual(all);
     expect(await migrate(pool)).toEqual([]);
-    const { recordRun } = createActivities({ config: { llm: {} as never, search: loadConfig({}).search, crawl: loadConfig({}).crawl }, pool });
+    const { recordRun } = createActivities({ config: { ...loadConfig({}), llm: {} as never }, pool });
     await recordRun({ id: 'r1', tenant: 't', question: 'q', status: 'running', usage: { promptTokens: 1, completionTokens: 2, costUsd: 0.5 } });
     // Concurrent queries from several pooled connections are queued, not lost.
     const counts = await Promise.all(Array.from({ length: 8 }, () => pool.query('SELECT count(*)::int AS n FROM research_runs')));
@@ -51,7 +51,7 @@ describe('embedded PostgreSQL (PGlite over pglite-socket)', () => {
 describe.skipIf(!databaseUrl())(`store on PostgreSQL (${databaseUrl() ? 'live' : missingReason()})`, () => {
   it('records a run idempotently and keeps the first completion time', async () => {
     const pool = createPool(databaseUrl()!, 2);
-    const { recordRun } = createActivities({ config: { llm: {} as never, search: loadConfig({}).search, crawl: loadConfig({}).crawl }, pool });
+    const { recordRun } = createActivities({ config: { ...loadConfig({}), llm: {} as never }, pool });
     const id = `store-${Date.now()}`;
     const usage = { promptTokens: 10, completionTokens: 5, costUsd: 0.001 };
     await recordRun({ id, tenant: 'default', question: 'q', status: 'completed', outcome: 'answered_directly', usage });

@@ -1,0 +1,77 @@
+// MCP: a tool from a tiny stdio MCP server, discovered when a step starts and called by the
+// researcher as an activity.
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StepOutput } from '../../src/activities/research';
+import { loadMcpConfig } from '../../src/activities/mcp';
+import type { StepInput } from '../../src/workflows/steps';
+import type { ChatRequest, Reply } from '../support/llm-server';
+import { researchRules } from '../support/research-script';
+import { startHarness, type Harness } from '../support/harness';
+import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { ROOT } from '../support/spawn';
+
+const ready = Boolean(temporalAddress() && databaseUrl());
+
+function writeConfig(servers: Record<string, unknown>): string {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'mcp-')), 'mcp.json');
+  writeFileSync(file, JSON.stringify({ servers }));
+  return file;
+}
+
+const energy = { command: process.execPath, args: [path.join(ROOT, 'bin', 'run-ts.mjs'), path.join(ROOT, 'test', 'support', 'mcp-server.ts')], cwd: ROOT, roles: ['researcher'] };
+
+describe('MCP configuration', () => {
+  it('names what is wrong with a config file', () => {
+    expect(() => loadMcpConfig('/nonexistent/mcp.json')).toThrow(/MCP_CONFIG=\/nonexistent\/mcp.json cannot be read as JSON/);
+    expect(() => loadMcpConfig(writeConfig({ 'bad name!': { command: 'x' } }))).toThrow(/servers\.bad name!: Invalid key/);
+    expect(loadMcpConfig(undefined)).toEqual({ servers: {} });
+  });
+});
+
+describe.skipIf(!ready)(`MCP tools in the researcher (${ready ? 'live' : missingReason()})`, () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ env: { MCP_CONFIG: writeConfig({ energy, broken: { command: '/nonexistent/mcp-server', roles: ['researcher'] }, coderonly: { ...energy, roles: ['coder'] } }) } });
+  });
+  afterAll(async () => h?.close());
+
+  it('discovers the server tools at step start and calls one as an activity', async () => {
+    const react = (req: ChatRequest): Reply => {
+      const tools = req.messages.filter((m) => m.role === 'tool');
+      if (tools.length === 0) return { toolCalls: [{ name: 'mcp__energy__lookup_capacity', arguments: { country: 'Germany' } }] };
+      return { content: 'done' };
+    };
+    h.llm.script(researchRules({ react }));
+    const id = `mcp-${randomUUID()}`;
+    const input: StepInput = {
+      researchId: id,
+      question: 'How much solar does Germany have?',
+      locale: 'en-US',
+      step: { id: 'cap', title: 'Installed capacity', description: 'Find installed solar capacity', type: 'research', needSearch: true, dependsOn: [] },
+      attempt: 1,
+      feedback: '',
+      dependencyKeys: [],
+    };
+    await h.client.workflow.execute('researcherWorkflow', { taskQueue: h.taskQueue, workflowId: id, args: [input] }) as StepOutput;
+    const turns = h.llm.requests.filter((r) => r.rule === 'react');
+    const offered = turns[0]!.body.tools!.map((t) => t.function.name);
+    expect(offered).toEqual(['web_search', 'crawl', 'knowledge_search', 'mcp__energy__lookup_capacity']);
+    expect(turns[0]!.body.tools![3]!.function.description).toBe('[energy] Installed solar capacity of a country, in GW');
+    const toolMsg = turns[1]!.body.messages.find((m) => m.role === 'tool')!;
+    expect(toolMsg.content).toBe('Germany: 82 GW of solar installed (fixture data, 2023).');
+    const history = await h.client.workflow.getHandle(id).fetchHistory();
+    const names = history.events!.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    expect(names.slice(0, 2)).toEqual(['discoverMcpTools', 'researcherTurn']);
+    expect(names).toContain('callMcpTool');
+    // The broken server was reported, not fatal; the coder-only server was not offered.
+    const completed = history.events!.find((e) => e.activityTaskCompletedEventAttributes)!;
+    const discovered = JSON.parse(Buffer.from(completed.activityTaskCompletedEventAttributes!.result!.payloads![0]!.data!).toString()) as { tools: { server: string }[]; errors: string[] };
+    expect(discovered.tools.map((t) => t.server)).toEqual(['energy']);
+    expect(discovered.errors).toHaveLength(1);
+    expect(discovered.errors[0]).toMatch(/^broken: MCP server broken did not start or answer/);
+  });
+});
