@@ -58,6 +58,22 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
     for (const e of scheduled) expect(e.activityTaskScheduledEventAttributes!.taskQueue!.name).toBe(`${h.taskQueue}-search`);
   });
 
+  it('records blocked and skipped pages in the tool result and goes on', async () => {
+    const react = (req: ChatRequest): Reply => {
+      const tools = req.messages.filter((m) => m.role === 'tool').length;
+      if (tools === 0) return { toolCalls: [{ name: 'crawl', arguments: { urls: ['http://169.254.169.254/latest/meta-data/', 'http://localhost/admin', `${h.site.url}/private/secret.html`, `${h.site.url}/articles/battery-storage.html`], goal: 'battery prices' } }] };
+      return { content: 'done' };
+    };
+    const { out } = await research({ react });
+    const toolMsg = String(requestsFor('react')[1]!.body.messages.find((m) => m.role === 'tool')!.content);
+    expect(toolMsg).toMatch(/http:\/\/169\.254\.169\.254\/latest\/meta-data\/: blocked \(blocked address: 169\.254\.169\.254 is a linkLocal address\)/);
+    expect(toolMsg).toMatch(/http:\/\/localhost\/admin: blocked \(blocked address: localhost resolves to 127\.0\.0\.1 is a loopback address\)/);
+    expect(toolMsg).toMatch(/\/private\/secret\.html: skipped \(robots\.txt disallows this URL\)/);
+    expect(toolMsg).toMatch(/\[S[0-9a-f]{8}\] Battery pack prices — http/);
+    expect(out.key).toBe('step/costs/1');
+    expect(h.site.hits).not.toContain('/private/secret.html');
+  });
+
   it('repairs malformed tool-call JSON with one more request', async () => {
     const react = (req: ChatRequest, n: number): Reply => (n === 0 ? { toolCalls: [{ name: 'web_search', arguments: '{"queries": [' }] } : defaultReact(req));
     const { out } = await research({ react });
