@@ -83,6 +83,13 @@ const EnvSchema = z.object({
     }),
   SEARCH_QUEUE_RATE: z.coerce.number().positive().max(1_000).default(20),
   MCP_CONFIG: optionalString,
+  SANDBOX_IMAGE: z.string().min(1).default('deep-research-sandbox:latest'),
+  SANDBOX_MEMORY_MB: z.coerce.number().int().min(64).max(16_384).default(512),
+  SANDBOX_CPUS: z.coerce.number().positive().max(16).default(1),
+  SANDBOX_PIDS: z.coerce.number().int().min(16).max(4_096).default(128),
+  SANDBOX_TIMEOUT_S: z.coerce.number().int().min(1).max(3_600).default(60),
+  SANDBOX_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  DOCKER_SOCKET: z.string().min(1).default('/var/run/docker.sock'),
   SEARCH_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8),
   TAVILY_API_KEY: optionalString,
   TAVILY_BASE_URL: z.url().default('https://api.tavily.com'),
@@ -150,6 +157,7 @@ export interface Config {
     /** Search activities at once in one worker. */
     concurrency: number;
   };
+  sandbox: { image: string; memoryMb: number; cpus: number; pids: number; timeoutSeconds: number; concurrency: number; dockerSocket: string };
   /** JSON file listing MCP servers (stdio or streamable HTTP) and the roles that may use them. */
   mcp: { configPath: string | undefined };
   crawl: { allowHosts: string[]; maxBytes: number; timeoutMs: number; connectTimeoutMs: number; respectRobots: boolean; userAgent: string };
@@ -221,6 +229,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: e.SEARCH_CONCURRENCY,
     },
     mcp: { configPath: e.MCP_CONFIG },
+    sandbox: {
+      image: e.SANDBOX_IMAGE,
+      memoryMb: e.SANDBOX_MEMORY_MB,
+      cpus: e.SANDBOX_CPUS,
+      pids: e.SANDBOX_PIDS,
+      timeoutSeconds: e.SANDBOX_TIMEOUT_S,
+      concurrency: e.SANDBOX_CONCURRENCY,
+      dockerSocket: e.DOCKER_SOCKET,
+    },
     crawl: {
       allowHosts: e.CRAWL_ALLOW_HOSTS,
       maxBytes: e.CRAWL_MAX_BYTES,

@@ -5,10 +5,10 @@ import type OpenAI from 'openai';
 import { createActivities } from './activities';
 import type { Config } from './config';
 import { WORKFLOWS_ENTRY } from './infra/paths';
-import { SEARCH_QUEUE_SUFFIX } from './shared/constants';
+import { SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from './shared/constants';
 
 export interface WorkerDeps {
-  config: Pick<Config, 'llm' | 'temporal' | 'search' | 'crawl' | 'mcp'>;
+  config: Pick<Config, 'llm' | 'temporal' | 'search' | 'crawl' | 'mcp' | 'sandbox'>;
   connection: NativeConnection;
   pool: pg.Pool;
   taskQueue?: string;
@@ -20,9 +20,21 @@ export interface WorkerDeps {
 
 /** The workers of one process: workflows and most activities, and the rate-limited search queue. */
 export class WorkerGroup {
-  constructor(readonly workers: Worker[]) {}
+  private sweeper: NodeJS.Timeout | undefined;
+
+  /** `sweep` removes sandbox containers a crashed worker left: at start, then every minute. */
+  constructor(
+    readonly workers: Worker[],
+    private readonly sweep?: () => Promise<number>,
+  ) {}
 
   async run(): Promise<void> {
+    if (this.sweep) {
+      const sweep = this.sweep;
+      const once = () => void sweep().catch(() => undefined);
+      once();
+      this.sweeper = setInterval(once, 60_000);
+    }
     const runs = this.workers.map((w) => w.run());
     try {
       await Promise.all(runs);
@@ -30,10 +42,13 @@ export class WorkerGroup {
       this.shutdown();
       await Promise.allSettled(runs);
       throw err;
+    } finally {
+      clearInterval(this.sweeper);
     }
   }
 
   shutdown(): void {
+    clearInterval(this.sweeper);
     for (const w of this.workers) if (w.getState() === 'RUNNING') w.shutdown();
   }
 
@@ -74,7 +89,17 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     maxTaskQueueActivitiesPerSecond: deps.config.search.queueRate,
     shutdownGraceTime: '10s',
   });
-  return new WorkerGroup([main, search]);
+  // Sandboxes are heavy: their own queue, and a small number at once per worker.
+  const sandbox = await Worker.create({
+    connection: deps.connection,
+    namespace: deps.config.temporal.namespace,
+    taskQueue: `${taskQueue}${SANDBOX_QUEUE_SUFFIX}`,
+    activities: { runCode: activities.runCode },
+    ...(deps.identity ? { identity: `${deps.identity}-sandbox` } : {}),
+    maxConcurrentActivityTaskExecutions: deps.config.sandbox.concurrency,
+    shutdownGraceTime: '10s',
+  });
+  return new WorkerGroup([main, search, sandbox], activities.sweepSandboxes);
 }
 
 export function bundleWorkflows(): Promise<WorkflowBundle> {

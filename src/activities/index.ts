@@ -1,7 +1,10 @@
 import type pg from 'pg';
 import type OpenAI from 'openai';
 import type { Config } from '../config';
+import Docker from 'dockerode';
+import { createCoderActivities } from './coder';
 import { createCrawlActivities } from './crawl';
+import { createSandboxActivities } from './sandbox';
 import { createMcpActivities, loadMcpConfig } from './mcp';
 import { createLlmCaller, createLlmClient } from './llm';
 import { createConversationStore, createResearcherActivities } from './researcher';
@@ -10,7 +13,7 @@ import { buildProviders } from './search/providers';
 import { createLlmCallStore, createResearchStore, createStoreActivities } from './store';
 
 export interface ActivityDeps {
-  config: Pick<Config, 'llm' | 'search' | 'crawl' | 'mcp' | 'temporal'>;
+  config: Pick<Config, 'llm' | 'search' | 'crawl' | 'mcp' | 'temporal' | 'sandbox'>;
   pool: pg.Pool;
   llmClient?: OpenAI;
 }
@@ -31,8 +34,15 @@ export function createActivities(deps: ActivityDeps) {
     call,
     contextChars: deps.config.llm.contextChars,
   });
+  const sb = deps.config.sandbox;
   return {
     ...researcher,
+    ...createCoderActivities({ call, store, limits: sb }),
+    ...createSandboxActivities({
+      docker: new Docker({ socketPath: sb.dockerSocket }),
+      pool: deps.pool,
+      limits: { image: sb.image, memoryMb: sb.memoryMb, cpus: sb.cpus, pids: sb.pids, timeoutSeconds: sb.timeoutSeconds, outputBytes: 65_536, artifactFiles: 20, artifactFileBytes: 5_000_000, artifactTotalBytes: 20_000_000 },
+    }),
     ...createMcpActivities({
       config: loadMcpConfig(deps.config.mcp.configPath),
       envPath: deps.config.temporal.searchPath,

@@ -276,9 +276,15 @@ export function createResearchActivities(deps: ResearchActivityDeps) {
       untrustedVars: ['question', 'findings', 'references'],
     });
     const checked = checkCitations(r.output.markdown, refs.length);
+    // Charts from coder steps: links the model kept point at the API; every PNG is linked once.
+    const artifactIds = new Set(docs.flatMap((d) => [...d.content.matchAll(/\(artifact:([A-Za-z0-9._-]+)\)/g)].map((m) => m[1]!)));
+    const artifactUrl = (id: string) => `/v1/research/${encodeURIComponent(input.researchId)}/artifacts/${encodeURIComponent(id)}`;
+    const body = checked.markdown.replace(/\(artifact:([A-Za-z0-9._-]+)\)/g, (_m, id: string) => (artifactIds.has(id) ? `(${artifactUrl(id)})` : '(#)'));
+    const charts = [...artifactIds].filter((id) => id.toLowerCase().endsWith('.png') && !body.includes(artifactUrl(id)));
+    const chartMd = charts.length ? `\n\n## Charts\n\n${charts.map((id) => `![${id}](${artifactUrl(id)})`).join('\n\n')}` : '';
     const noteBlock = input.notes.length ? `\n\n> ${input.notes.join('\n> ')}\n` : '';
     const refMd = refs.length ? `\n\n## References\n\n${refs.map((x) => `${x.n}. [${x.title.replace(/[[\]]/g, '')}](${x.url})`).join('\n')}\n` : '';
-    const markdown = `# ${r.output.title}${noteBlock}\n\n${checked.markdown.trim()}${refMd}`;
+    const markdown = `# ${r.output.title}${noteBlock}\n\n${body.trim()}${chartMd}${refMd}`;
     await store.saveReport({ researchId: input.researchId, title: r.output.title, locale: input.locale, markdown, references: refs, removedCitations: checked.removed });
     return { title: summarize(r.output.title, 200), summary: summarize(checked.markdown, 300), references: refs.length, removedCitations: checked.removed.slice(0, 50), usage: r.usage };
   }

@@ -161,6 +161,18 @@ export function createResearchStore(pool: pg.Pool) {
         [researchId, p.urlHash, p.url, p.finalUrl, p.contentType, p.title, p.markdown],
       );
     },
+    async listArtifacts(researchId: string): Promise<{ artifactId: string; stepId: string; name: string; contentType: string; size: number }[]> {
+      const { rows } = await pool.query(
+        'SELECT artifact_id, step_id, name, content_type, size FROM artifacts WHERE research_id = $1 ORDER BY created_at, artifact_id',
+        [researchId],
+      );
+      return rows.map((r) => ({ artifactId: r.artifact_id, stepId: r.step_id, name: r.name, contentType: r.content_type, size: r.size }));
+    },
+    async getArtifact(researchId: string, artifactId: string): Promise<{ name: string; contentType: string; bytes: Buffer } | undefined> {
+      const { rows } = await pool.query('SELECT name, content_type, bytes FROM artifacts WHERE research_id = $1 AND artifact_id = $2', [researchId, artifactId]);
+      const r = rows[0];
+      return r ? { name: r.name, contentType: r.content_type, bytes: r.bytes } : undefined;
+    },
     async saveReport(r: ReportRecord): Promise<void> {
       await pool.query(
         `INSERT INTO reports (research_id, title, locale, markdown, references_, removed_citations) VALUES ($1, $2, $3, $4, $5, $6)

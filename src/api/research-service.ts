@@ -20,7 +20,7 @@ import type { researchWorkflow } from '../workflows/research';
 export interface ResearchServiceDeps {
   client: Client;
   taskQueue: string;
-  reports: Pick<ResearchStore, 'getReport'>;
+  reports: Pick<ResearchStore, 'getReport' | 'listArtifacts' | 'getArtifact'>;
 }
 
 export interface StartResult {
@@ -206,7 +206,19 @@ export function createResearchService(deps: ResearchServiceDeps) {
     return r;
   }
 
-  return { start, get, approve, revise, cancel, report };
+  async function artifacts(id: string) {
+    await describe(id);
+    return deps.reports.listArtifacts(id);
+  }
+
+  async function artifact(id: string, artifactId: string) {
+    await describe(id);
+    const a = await deps.reports.getArtifact(id, artifactId);
+    if (!a) throw new ApiError(404, 'not_found', `research run ${id} has no artifact ${artifactId}`);
+    return a;
+  }
+
+  return { start, get, approve, revise, cancel, report, artifacts, artifact };
 }
 
 export type ResearchService = ReturnType<typeof createResearchService>;

@@ -21,3 +21,6 @@ export const SUMMARY_MAX_CHARS = 500;
 
 /** Search activities run on `<task queue><SEARCH_QUEUE_SUFFIX>`, a queue with its own rate limit. */
 export const SEARCH_QUEUE_SUFFIX = '-search';
+
+/** Sandbox activities run on `<task queue><SANDBOX_QUEUE_SUFFIX>`, with their own concurrency limit. */
+export const SANDBOX_QUEUE_SUFFIX = '-sandbox';

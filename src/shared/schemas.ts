@@ -190,8 +190,16 @@ export type ToolCall =
   | { id: string; name: 'knowledge_search'; args: z.infer<typeof KnowledgeSearchArgs> }
   | { id: string; name: 'mcp'; server: string; tool: string; args: Record<string, unknown> };
 
+/** The coder's program for a processing step. */
+export const CodeDraft = z.object({
+  code: z.string().min(1).describe('A complete Python 3 program; reads its data from /work, writes charts and tables to /output'),
+  explanation: z.string().describe('Two sentences: what the program computes and how'),
+});
+export type CodeDraft = z.infer<typeof CodeDraft>;
+
 /** Schemas an LLM activity may be asked to produce, by name: workflows pass names, not schemas. */
 export const StructuredSchemas = {
+  CodeDraft,
   PageExtract,
   CoordinatorDecision,
   QueryExpansion,

@@ -353,6 +353,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
           feedback,
           dependencyKeys: step.dependsOn.map((d) => accepted.get(d)!.key),
           maxToolRounds: opts.maxToolRounds,
+          maxCodeAttempts: opts.maxCodeAttempts,
         };
         last = await executeChild(step.type === 'research' ? researcherWorkflow : coderWorkflow, {
           workflowId: `${workflowId}/step/${step.id}`,

@@ -3,7 +3,8 @@
 import { ApplicationFailure, isCancellation, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { StepOutput } from '../activities/research';
-import { SEARCH_QUEUE_SUFFIX } from '../shared/constants';
+import type { SandboxResult } from '../activities/sandbox';
+import { SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from '../shared/constants';
 import { failureMessage } from '../shared/errors';
 import type { PlanStep, ToolCall } from '../shared/schemas';
 
@@ -25,7 +26,13 @@ const mcp = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
 });
-const { summarizeStep, analyzeStep, researcherTurn, compressResearch } = proxyActivities<Activities>({
+// Sandbox runs: their own queue and concurrency limit; heartbeats while the container runs.
+const { runCode } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '15 seconds',
+  retry: { initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 3 },
+});
+const { summarizeStep, analyzeStep, researcherTurn, compressResearch, writeCode, finishCoderStep } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   // LLM activities heartbeat every few seconds: a dead worker's call is retried after this.
   heartbeatTimeout: '15 seconds',
@@ -44,6 +51,8 @@ export interface StepInput {
   dependencyKeys: string[];
   /** Rounds of tool use before the researcher must answer. */
   maxToolRounds?: number;
+  /** Programs the coder may write for one attempt of the step (each fix sees the last error). */
+  maxCodeAttempts?: number;
 }
 
 /** After a context-length error, tool results kept whole: first the last one, then none. */
@@ -171,6 +180,48 @@ async function legacyResearcher(input: StepInput): Promise<StepOutput> {
 }
 
 export async function coderWorkflow(input: StepInput): Promise<StepOutput> {
+  if (!patched('sandbox-coder')) return legacyAnalyst(input);
+  const maxAttempts = input.maxCodeAttempts ?? 3;
+  let usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
+  const add = (u: typeof usage) => {
+    usage = { promptTokens: usage.promptTokens + u.promptTokens, completionTokens: usage.completionTokens + u.completionTokens, costUsd: Math.round((usage.costUsd + u.costUsd) * 1e6) / 1e6 };
+  };
+  let previous: { code: string; status: SandboxResult['status']; message: string; stderr: string } | undefined;
+  let draft!: { code: string; explanation: string; files: { name: string; content: string }[] };
+  let run!: SandboxResult;
+  let attempt = 1;
+  for (; attempt <= maxAttempts; attempt++) {
+    const written = await writeCode.executeWithOptions({ summary: `coder ${input.step.id}: program ${attempt}${previous ? ' (fix)' : ''}` }, [
+      { researchId: input.researchId, question: input.question, locale: input.locale, step: input.step, dependencyKeys: input.dependencyKeys, feedback: input.feedback, ...(previous ? { previous } : {}) },
+    ]);
+    add(written.usage);
+    draft = written;
+    run = await runCode.executeWithOptions({ summary: `sandbox ${input.step.id}: program ${attempt}`, taskQueue: `${workflowInfo().taskQueue}${SANDBOX_QUEUE_SUFFIX}` }, [
+      { researchId: input.researchId, stepId: input.step.id, attempt: input.attempt * 100 + attempt, code: written.code, files: written.files },
+    ]);
+    if (run.status === 'ok') break;
+    previous = { code: written.code, status: run.status, message: run.message, stderr: run.stderr };
+  }
+  const out = await finishCoderStep.executeWithOptions({ summary: `coder ${input.step.id}: findings (${run.status})` }, [
+    {
+      researchId: input.researchId,
+      key: stepKey(input.step.id, input.attempt),
+      question: input.question,
+      locale: input.locale,
+      step: input.step,
+      dependencyKeys: input.dependencyKeys,
+      code: draft.code,
+      explanation: draft.explanation,
+      run,
+      attempts: Math.min(attempt, maxAttempts),
+    },
+  ]);
+  add(out.usage);
+  return { ...out, usage };
+}
+
+/** The LLM-only analyst that ran before the sandbox; kept so recorded histories still replay. */
+async function legacyAnalyst(input: StepInput): Promise<StepOutput> {
   return analyzeStep.executeWithOptions({ summary: `coder: analysis for ${input.step.id} (attempt ${input.attempt})` }, [
     {
       researchId: input.researchId,

@@ -31,7 +31,19 @@ export function planJson(steps: PlanSpec[], extra: Partial<{ hasEnoughContext: b
 }
 
 /** `researcher` answers the step's final findings (the compressor); `react` the tool-using turns. */
-export type RoleOverrides = Partial<Record<'coordinator' | 'rewrite' | 'background' | 'planner' | 'react' | 'researcher' | 'analyst' | 'judge' | 'reporter', Rule['reply']>>;
+export type RoleOverrides = Partial<Record<'coordinator' | 'rewrite' | 'background' | 'planner' | 'react' | 'researcher' | 'coder' | 'analyst' | 'judge' | 'reporter', Rule['reply']>>;
+
+/** A program that reads the step's input files, prints a table and saves a chart. */
+export const DEFAULT_PROGRAM = [
+  'import glob',
+  'import matplotlib.pyplot as plt',
+  "files = sorted(glob.glob('/work/*.md'))",
+  "print('input files:', len(files))",
+  "years, usd = [2010, 2016, 2022], [0.445, 0.129, 0.049]",
+  "print('| year | usd/kWh |')",
+  "for y, u in zip(years, usd): print(f'| {y} | {u} |')",
+  "plt.plot(years, usd, marker='o'); plt.title('Solar LCOE'); plt.savefig('/output/lcoe.png', dpi=80)",
+].join('\n');
 
 /** A ReAct researcher that searches for its step title once, reads the first result, then answers. */
 export const defaultReact = (req: ChatRequest): Reply => {
@@ -59,7 +71,8 @@ export function researchRules(o: RoleOverrides = {}, plan = planJson([{ id: 'a' 
     { name: 'planner', match: bySchema('Plan'), reply: o.planner ?? { json: plan } },
     { name: 'react', match: (r) => hasTools(r) || systemIncludes('You are a researcher working on one step')(r), reply: o.react ?? defaultReact },
     { name: 'researcher', match: (r) => bySchema('CitedText')(r) && systemIncludes("researcher's working notes")(r), reply: o.researcher ?? cited },
-    { name: 'analyst', match: (r) => bySchema('CitedText')(r) && systemIncludes('data analyst')(r), reply: o.analyst ?? cited },
+    { name: 'coder', match: bySchema('CodeDraft'), reply: o.coder ?? { json: { code: DEFAULT_PROGRAM, explanation: 'Tabulates the cost figures and plots them.' } } },
+    { name: 'analyst', match: (r) => bySchema('CitedText')(r) && systemIncludes('findings of a processing step')(r), reply: o.analyst ?? cited },
     { name: 'judge', match: bySchema('JudgeVerdict'), reply: o.judge ?? { json: { passed: true, feedback: '' } } },
     { name: 'reporter', match: bySchema('ReportDraft'), reply: o.reporter ?? { json: { title: 'Solar costs', markdown: '## Key points\n\n- Costs fell sharply [1].\n- Batteries too [2].' } } },
   ];

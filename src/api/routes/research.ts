@@ -11,6 +11,7 @@ const ReviseBody = z
   .object({ planVersion: z.number().int().positive(), feedback: z.string().trim().min(1, 'feedback must not be empty').max(4_000) })
   .strict();
 const ReportFormat = z.enum(['markdown', 'json'], { message: 'format must be markdown or json' });
+const ArtifactId = z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'not a valid artifact id');
 const RunId = z.string().regex(/^[A-Za-z0-9._:/-]{1,200}$/, 'not a valid research id');
 
 export interface ResearchRouteDeps {
@@ -67,6 +68,23 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
       return;
     }
     res.type('text/markdown; charset=utf-8').send(report.markdown);
+  });
+
+  r.get('/research/:id/artifacts', async (req, res) => {
+    const id = RunId.parse(req.params.id);
+    const list = await deps.research.artifacts(id);
+    res.json({ id, artifacts: list.map((a) => ({ ...a, url: `/v1/research/${encodeURIComponent(id)}/artifacts/${encodeURIComponent(a.artifactId)}` })) });
+  });
+
+  r.get('/research/:id/artifacts/:artifactId', async (req, res) => {
+    const id = RunId.parse(req.params.id);
+    const artifactId = ArtifactId.parse(req.params.artifactId);
+    const a = await deps.research.artifact(id, artifactId);
+    // Files written by untrusted code: never sniffed, never scripted, SVG only as a download.
+    res.set('X-Content-Type-Options', 'nosniff');
+    res.set('Content-Security-Policy', "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'");
+    res.set('Content-Disposition', `${a.contentType === 'image/svg+xml' ? 'attachment' : 'inline'}; filename="${a.name}"`);
+    res.type(a.contentType).send(a.bytes);
   });
 
   return r;

@@ -1,0 +1,82 @@
+// Coder steps: the model writes Python, the sandbox runs it, errors go back for a fix, charts
+// become artifacts that the report links.
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResearchResult } from '../../src/shared/schemas';
+import type { ChatRequest, Reply } from '../support/llm-server';
+import { DEFAULT_PROGRAM, planJson, researchRules, userText, type RoleOverrides } from '../support/research-script';
+import { startHarness, type Harness } from '../support/harness';
+import { databaseUrl, dockerAvailable, missingReason, temporalAddress } from '../support/services';
+
+const ready = Boolean(temporalAddress() && databaseUrl() && dockerAvailable());
+const plan = planJson([{ id: 'a' }, { id: 'calc', type: 'processing', dependsOn: ['a'] }]);
+
+describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ env: { SANDBOX_TIMEOUT_S: '10' } });
+  });
+  afterAll(async () => h?.close());
+
+  const requestsFor = (rule: string) => h.llm.requests.filter((r) => r.rule === rule);
+  async function run(overrides: RoleOverrides, options: Record<string, unknown> = {}): Promise<{ id: string; result: ResearchResult }> {
+    h.llm.script(researchRules(overrides, plan));
+    const res = await request(h.app).post('/v1/research').send({ question: 'How fast did solar costs fall?', options: { autoAcceptPlan: true, ...options } }).expect(202);
+    const result = (await h.client.workflow.getHandle(res.body.id).result()) as ResearchResult;
+    return { id: res.body.id, result };
+  }
+
+  it('computes a table from the research results and produces a PNG chart that the report links', async () => {
+    const { id, result } = await run({});
+    expect(result.steps).toEqual([
+      { id: 'a', status: 'completed', attempts: 1 },
+      { id: 'calc', status: 'completed', attempts: 1 },
+    ]);
+    // The program saw the research step's findings as a file, and the package list.
+    const coder = requestsFor('coder')[0]!;
+    expect(coder.body.messages[0]!.content).toMatch(/Input files in the working directory \/work: step_a_1\.md/);
+    expect(coder.body.messages[0]!.content).toMatch(/Available packages .*numpy, pandas, matplotlib, scipy, scikit-learn/);
+    // Its output reached the results writer.
+    expect(userText(requestsFor('analyst')[0]!.body)).toMatch(/input files: 1\n\| year \| usd\/kWh \|\n\| 2010 \| 0\.445 \|/);
+    const list = await request(h.app).get(`/v1/research/${id}/artifacts`).expect(200);
+    expect(list.body.artifacts).toEqual([expect.objectContaining({ artifactId: 'calc-101-lcoe.png', name: 'lcoe.png', contentType: 'image/png', url: `/v1/research/${id}/artifacts/calc-101-lcoe.png` })]);
+    const png = await request(h.app).get(`/v1/research/${id}/artifacts/calc-101-lcoe.png`).buffer(true).parse((res, cb) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => cb(null, Buffer.concat(chunks)));
+    }).expect(200);
+    expect(png.headers['content-type']).toBe('image/png');
+    expect(png.headers['x-content-type-options']).toBe('nosniff');
+    expect((png.body as Buffer).subarray(0, 4)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+    const report = await request(h.app).get(`/v1/research/${id}/report`).expect(200);
+    expect(report.text).toContain(`![calc-101-lcoe.png](/v1/research/${id}/artifacts/calc-101-lcoe.png)`);
+    await request(h.app).get(`/v1/research/${id}/artifacts/nope.png`).expect(404);
+  });
+
+  it('sends a failing program back to the model with the error, and runs the fix', async () => {
+    const coder = (_req: ChatRequest, n: number): Reply => ({ json: { code: n === 0 ? 'print(1/0)' : DEFAULT_PROGRAM, explanation: 'x' } });
+    const { result } = await run({ coder });
+    expect(result.steps?.[1]).toEqual({ id: 'calc', status: 'completed', attempts: 1 });
+    const calls = requestsFor('coder');
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.body.messages[0]!.content).toMatch(/Your previous program failed \(error: exit code 1: ZeroDivisionError: division by zero\)\. Fix it\./);
+    expect(calls[1]!.body.messages[0]!.content).toMatch(/print\(1\/0\)/);
+  });
+
+  it('gives up after maxCodeAttempts and reports the failure to reflection and the report', async () => {
+    const { id, result } = await run({ coder: { json: { code: 'import nonexistent_package', explanation: 'x' } } }, { maxCodeAttempts: 2, maxReflectionAttempts: 0 });
+    expect(result.steps?.[1]).toEqual({ id: 'calc', status: 'completed', attempts: 1 });
+    expect(requestsFor('coder')).toHaveLength(2);
+    expect(requestsFor('analyst')[0]!.body.messages[0]!.content).toMatch(/the program failed after 2 attempt\(s\): exit code 1: ModuleNotFoundError: No module named 'nonexistent_package'/);
+    const { rows } = await h.pool.query("SELECT count(*)::int AS n, bool_and(status = 'error') AS all_failed FROM sandbox_runs WHERE research_id = $1", [id]);
+    expect(rows[0]).toEqual({ n: 2, all_failed: true });
+  });
+
+  it('runs the sandbox on its own task queue', async () => {
+    const { id } = await run({});
+    const history = await h.client.workflow.getHandle(`${id}/step/calc`).fetchHistory();
+    const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runCode');
+    expect(scheduled).toHaveLength(1);
+    expect(scheduled[0]!.activityTaskScheduledEventAttributes!.taskQueue!.name).toBe(`${h.taskQueue}-sandbox`);
+  });
+});
