@@ -1,5 +1,6 @@
 // Coder steps: the model writes Python, the sandbox runs it, errors go back for a fix, charts
 // become artifacts that the report links.
+import Docker from 'dockerode';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResearchResult } from '../../src/shared/schemas';
@@ -70,6 +71,26 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
     expect(requestsFor('analyst')[0]!.body.messages[0]!.content).toMatch(/the program failed after 2 attempt\(s\): exit code 1: ModuleNotFoundError: No module named 'nonexistent_package'/);
     const { rows } = await h.pool.query("SELECT count(*)::int AS n, bool_and(status = 'error') AS all_failed FROM sandbox_runs WHERE research_id = $1", [id]);
     expect(rows[0]).toEqual({ n: 2, all_failed: true });
+  });
+
+  it('kills the container when the run is cancelled', async () => {
+    h.llm.script(researchRules({ coder: { json: { code: 'import time\ntime.sleep(60)', explanation: 'waits' } } }, planJson([{ id: 'calc', type: 'processing' }])));
+    const res = await request(h.app).post('/v1/research').send({ question: 'cancel me', options: { autoAcceptPlan: true } }).expect(202);
+    const id = res.body.id as string;
+    const filters = JSON.stringify({ label: [`org.deep-research.sandbox.run=${id}`] });
+    const docker = new Docker();
+    let deadline = Date.now() + 30_000;
+    while ((await docker.listContainers({ filters })).length === 0) {
+      if (Date.now() > deadline) throw new Error('no sandbox container appeared');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await request(h.app).post(`/v1/research/${id}/cancel`).expect(202);
+    await expect(h.client.workflow.getHandle(id).result()).rejects.toThrow(/cancel/i);
+    deadline = Date.now() + 20_000;
+    while ((await docker.listContainers({ all: true, filters })).length > 0) {
+      if (Date.now() > deadline) throw new Error('the sandbox container outlived the cancelled run');
+      await new Promise((r) => setTimeout(r, 200));
+    }
   });
 
   it('runs the sandbox on its own task queue', async () => {
