@@ -27,20 +27,12 @@ import {
 } from './messages';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from './search-attributes';
 import { failureMessage } from '../shared/errors';
+import { LLM_OPTIONS, SEARCH_OPTIONS, STORE_OPTIONS } from './activity-options';
 import { coderWorkflow, researcherWorkflow, searchQueue, type StepInput } from './steps';
 
-// LLM-backed activities: each attempt is one HTTP call (the client does not retry); 429 waits for
-// Retry-After via nextRetryDelay, other transient errors back off up to a minute.
-const llm = proxyActivities<Activities>({
-  startToCloseTimeout: '5 minutes',
-  // LLM activities heartbeat every few seconds: a dead worker's call is retried after this.
-  heartbeatTimeout: '15 seconds',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
-});
-const io = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
-});
+const llm = proxyActivities<Activities>(LLM_OPTIONS);
+const io = proxyActivities<Activities>(STORE_OPTIONS);
+const search = proxyActivities<Activities>(SEARCH_OPTIONS);
 
 const MAX_PLAN_ATTEMPTS = 3;
 const MAX_IGNORED_SIGNALS = 20;
@@ -160,7 +152,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     addCost(expUsage);
     const researchQuestion = expansion.researchQuestion;
     const searches = await Promise.allSettled(
-      expansion.queries.map((query) => io.webSearch.executeWithOptions({ summary: `search: ${summarize(query, 80)}`, taskQueue: searchQueue() }, [{ researchId: workflowId, query }])),
+      expansion.queries.map((query) => search.webSearch.executeWithOptions({ summary: `search: ${summarize(query, 80)}`, taskQueue: searchQueue() }, [{ researchId: workflowId, query }])),
     );
     const backgroundSources: string[] = [];
     const searchErrors: string[] = [];

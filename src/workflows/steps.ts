@@ -1,43 +1,20 @@
-// Child workflows for plan steps. Until the ReAct researcher and the sandboxed coder land, a
-// researcher searches and summarises, and a coder analyses the results it depends on.
+// Child workflows for plan steps: the ReAct researcher and the sandboxed coder. Their earlier
+// forms (search-and-summarise, LLM-only analysis) stay behind patched() for recorded histories.
 import { ApplicationFailure, isCancellation, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { StepOutput } from '../activities/research';
 import type { SandboxResult } from '../activities/sandbox';
 import { SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from '../shared/constants';
 import { failureMessage } from '../shared/errors';
-import type { PlanStep, ToolCall } from '../shared/schemas';
+import { addUsage, ZERO_USAGE, type PlanStep, type ToolCall } from '../shared/schemas';
+import { CRAWL_OPTIONS, LLM_OPTIONS, MCP_OPTIONS, SANDBOX_OPTIONS, SEARCH_OPTIONS, STORE_OPTIONS } from './activity-options';
 
-const { webSearch } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
-});
-const { crawlPage } = proxyActivities<Activities>({
-  startToCloseTimeout: '3 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 4 },
-});
-const store = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
-});
-// MCP servers are other people's code: a bounded number of tries, then the step goes on without.
-const mcp = proxyActivities<Activities>({
-  startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
-});
-// Sandbox runs: their own queue and concurrency limit; heartbeats while the container runs.
-const { runCode } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '15 seconds',
-  retry: { initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 3 },
-});
-const { summarizeStep, analyzeStep, researcherTurn, compressResearch, writeCode, finishCoderStep } = proxyActivities<Activities>({
-  startToCloseTimeout: '5 minutes',
-  // LLM activities heartbeat every few seconds: a dead worker's call is retried after this.
-  heartbeatTimeout: '15 seconds',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
-});
+const { webSearch } = proxyActivities<Activities>(SEARCH_OPTIONS);
+const { crawlPage } = proxyActivities<Activities>(CRAWL_OPTIONS);
+const store = proxyActivities<Activities>(STORE_OPTIONS);
+const mcp = proxyActivities<Activities>(MCP_OPTIONS);
+const { runCode } = proxyActivities<Activities>(SANDBOX_OPTIONS);
+const { summarizeStep, analyzeStep, researcherTurn, compressResearch, writeCode, finishCoderStep } = proxyActivities<Activities>(LLM_OPTIONS);
 
 export interface StepInput {
   researchId: string;
@@ -76,9 +53,9 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
     ? (await mcp.discoverMcpTools.executeWithOptions({ summary: `researcher ${input.step.id}: discover MCP tools` }, [{ role: 'researcher' }])).tools
     : [];
   let seq = 0;
-  let usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
+  let usage = ZERO_USAGE;
   const add = (u: typeof usage) => {
-    usage = { promptTokens: usage.promptTokens + u.promptTokens, completionTokens: usage.completionTokens + u.completionTokens, costUsd: Math.round((usage.costUsd + u.costUsd) * 1e6) / 1e6 };
+    usage = addUsage(usage, u);
   };
   for (let round = 0; round <= maxRounds; round++) {
     const turnInput = { researchId: input.researchId, convKey, seq, question: input.question, locale: input.locale, step: input.step, feedback: input.feedback, dependencyKeys: input.dependencyKeys, mustAnswer: round === maxRounds, mcpTools };
@@ -182,9 +159,9 @@ async function legacyResearcher(input: StepInput): Promise<StepOutput> {
 export async function coderWorkflow(input: StepInput): Promise<StepOutput> {
   if (!patched('sandbox-coder')) return legacyAnalyst(input);
   const maxAttempts = input.maxCodeAttempts ?? 3;
-  let usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
+  let usage = ZERO_USAGE;
   const add = (u: typeof usage) => {
-    usage = { promptTokens: usage.promptTokens + u.promptTokens, completionTokens: usage.completionTokens + u.completionTokens, costUsd: Math.round((usage.costUsd + u.costUsd) * 1e6) / 1e6 };
+    usage = addUsage(usage, u);
   };
   let previous: { code: string; status: SandboxResult['status']; message: string; stderr: string } | undefined;
   let draft!: { code: string; explanation: string; files: { name: string; content: string }[] };

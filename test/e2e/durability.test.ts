@@ -8,7 +8,8 @@ import { ScriptedLlmServer, type LoggedRequest } from '../support/llm-server';
 import { planJson, researchRules, searchResults, stepTitleOf } from '../support/research-script';
 import { FakeSearxng } from '../support/search-server';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
-import { spawnCli, type Spawned } from '../support/spawn';
+import type { Spawned } from '../support/spawn';
+import { spawnWorker } from '../support/worker-process';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 const signature = (r: LoggedRequest) => JSON.stringify([r.rule, r.body.messages]);
@@ -22,17 +23,7 @@ describe.skipIf(!ready)(`durability (${ready ? 'live' : missingReason()})`, () =
   const taskQueue = `durability-${randomUUID()}`;
 
   const startWorker = () => {
-    const w = spawnCli(['worker'], {
-      TEMPORAL_ADDRESS: temporalAddress()!,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      DATABASE_URL: databaseUrl()!,
-      OPENAI_BASE_URL: llm.url,
-      OPENAI_API_KEY: 'sk-durability',
-      SEARXNG_URL: search.url,
-      SEARCH_PROVIDERS: 'searxng',
-      LLM_TIMEOUT_MS: '20000',
-      LOG_LEVEL: 'warn',
-    });
+    const w = spawnWorker({ taskQueue, llmUrl: llm.url, searxngUrl: search.url, env: { LLM_TIMEOUT_MS: '20000' } });
     workers.push(w);
     return w;
   };

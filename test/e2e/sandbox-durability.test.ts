@@ -11,7 +11,8 @@ import { ScriptedLlmServer } from '../support/llm-server';
 import { planJson, researchRules, searchResults } from '../support/research-script';
 import { FakeSearxng } from '../support/search-server';
 import { databaseUrl, dockerAvailable, missingReason, temporalAddress } from '../support/services';
-import { spawnCli, type Spawned } from '../support/spawn';
+import type { Spawned } from '../support/spawn';
+import { spawnWorker } from '../support/worker-process';
 
 const ready = Boolean(temporalAddress() && databaseUrl() && dockerAvailable());
 const docker = new Docker();
@@ -25,17 +26,7 @@ describe.skipIf(!ready)(`sandbox durability (${ready ? 'live' : missingReason()}
   const taskQueue = `sandbox-durability-${randomUUID()}`;
 
   const startWorker = () => {
-    const w = spawnCli(['worker'], {
-      TEMPORAL_ADDRESS: temporalAddress()!,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      DATABASE_URL: databaseUrl()!,
-      OPENAI_BASE_URL: llm.url,
-      OPENAI_API_KEY: 'sk-sandbox',
-      SEARCH_PROVIDERS: 'searxng',
-      SEARXNG_URL: search.url,
-      SANDBOX_TIMEOUT_S: '30',
-      LOG_LEVEL: 'warn',
-    });
+    const w = spawnWorker({ taskQueue, llmUrl: llm.url, searxngUrl: search.url, env: { SANDBOX_TIMEOUT_S: '30' } });
     workers.push(w);
     return w;
   };
