@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import Docker from 'dockerode';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createSandboxActivities, type SandboxResult } from '../src/activities/sandbox';
+import { createStore } from '../src/activities/store';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/infra/logger';
 import { migrate } from '../src/infra/migrate';
@@ -26,7 +27,7 @@ await migrate(pool);
 const sb = loadConfig({}).sandbox;
 const sandbox = createSandboxActivities({
   docker: new Docker({ socketPath: sb.dockerSocket }),
-  pool,
+  store: createStore(pool),
   limits: { image: sb.image, memoryMb: sb.memoryMb, cpus: sb.cpus, pids: sb.pids, timeoutSeconds: sb.timeoutSeconds, outputBytes: 65_536, artifactFiles: 20, artifactFileBytes: 5_000_000, artifactTotalBytes: 20_000_000 },
 });
 

@@ -5,7 +5,7 @@ import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { createApp } from './api/app';
 import { createResearchService } from './api/research-service';
-import { createResearchStore } from './activities/store';
+import { createStore } from './activities/store';
 import type { Logger } from './infra/logger';
 
 export interface ApiServerDeps {
@@ -26,15 +26,14 @@ export interface ApiServer {
 }
 
 export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
+  const store = createStore(deps.pool);
   const app = createApp({
-    research: createResearchService({ client: deps.client, taskQueue: deps.taskQueue, reports: createResearchStore(deps.pool) }),
+    research: createResearchService({ client: deps.client, taskQueue: deps.taskQueue, reports: store }),
     readiness: {
       temporal: async () => {
         await deps.client.workflowService.describeNamespace({ namespace: deps.namespace });
       },
-      postgres: async () => {
-        await deps.pool.query('SELECT 1');
-      },
+      postgres: () => store.ping(),
     },
     log: deps.log,
     ...(deps.preflight ? { preflight: deps.preflight } : {}),

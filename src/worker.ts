@@ -2,7 +2,7 @@
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import type pg from 'pg';
 import type OpenAI from 'openai';
-import { createActivities } from './activities';
+import { activityMap, createActivities } from './activities';
 import type { Config } from './config';
 import { WORKFLOWS_ENTRY } from './infra/paths';
 import { SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from './shared/constants';
@@ -65,7 +65,8 @@ export class WorkerGroup {
 
 export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
   const taskQueue = deps.taskQueue ?? deps.config.temporal.taskQueue;
-  const activities = createActivities({ config: deps.config, pool: deps.pool, ...(deps.llmClient ? { llmClient: deps.llmClient } : {}) });
+  const groups = createActivities({ config: deps.config, pool: deps.pool, ...(deps.llmClient ? { llmClient: deps.llmClient } : {}) });
+  const activities = activityMap(groups);
   const main = await Worker.create({
     connection: deps.connection,
     namespace: deps.config.temporal.namespace,
@@ -83,7 +84,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     connection: deps.connection,
     namespace: deps.config.temporal.namespace,
     taskQueue: `${taskQueue}${SEARCH_QUEUE_SUFFIX}`,
-    activities: { webSearch: activities.webSearch },
+    activities: groups.search,
     ...(deps.identity ? { identity: `${deps.identity}-search` } : {}),
     maxConcurrentActivityTaskExecutions: deps.config.search.concurrency,
     maxTaskQueueActivitiesPerSecond: deps.config.search.queueRate,
@@ -94,12 +95,12 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     connection: deps.connection,
     namespace: deps.config.temporal.namespace,
     taskQueue: `${taskQueue}${SANDBOX_QUEUE_SUFFIX}`,
-    activities: { runCode: activities.runCode },
+    activities: groups.sandbox,
     ...(deps.identity ? { identity: `${deps.identity}-sandbox` } : {}),
     maxConcurrentActivityTaskExecutions: deps.config.sandbox.concurrency,
     shutdownGraceTime: '10s',
   });
-  return new WorkerGroup([main, search, sandbox], activities.sweepSandboxes);
+  return new WorkerGroup([main, search, sandbox], groups.sweepSandboxes);
 }
 
 export function bundleWorkflows(): Promise<WorkflowBundle> {

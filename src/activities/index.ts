@@ -1,16 +1,27 @@
-import type pg from 'pg';
-import type OpenAI from 'openai';
-import type { Config } from '../config';
+// Every activity the worker registers, in groups by the options they run with: the workflows
+// proxy each group with its own timeouts and retry policy (src/workflows/proxies.ts), so calling
+// an activity through the wrong proxy is a type error. Workflows import these types only.
 import Docker from 'dockerode';
-import { createCoderActivities } from './coder';
+import type OpenAI from 'openai';
+import type pg from 'pg';
+import type { Config } from '../config';
 import { createCrawlActivities } from './crawl';
-import { createSandboxActivities } from './sandbox';
+import { createLlm } from './llm/call';
+import { createLlmClient } from './llm/client';
 import { createMcpActivities, loadMcpConfig } from './mcp';
-import { createLlmCaller, createLlmClient } from './llm';
-import { createConversationStore, createResearcherActivities } from './researcher';
-import { createResearchActivities } from './research';
+import { createPersistActivities } from './persist';
+import { createCoderActivities } from './roles/coder';
+import { createConversationActivities } from './roles/conversation';
+import { createCoordinatorActivities } from './roles/coordinator';
+import { createJudgeActivities } from './roles/judge';
+import { createLegacyStepActivities } from './roles/legacy';
+import { createPlannerActivities } from './roles/planner';
+import { createReporterActivities } from './roles/reporter';
+import { createResearcherActivities } from './roles/researcher';
+import { createSandboxActivities } from './sandbox';
+import { createSearchActivities } from './search';
 import { buildProviders } from './search/providers';
-import { createLlmCallStore, createResearchStore, createStoreActivities } from './store';
+import { createStore } from './store';
 
 export interface ActivityDeps {
   config: Pick<Config, 'llm' | 'search' | 'crawl' | 'mcp' | 'temporal' | 'sandbox'>;
@@ -18,45 +29,64 @@ export interface ActivityDeps {
   llmClient?: OpenAI;
 }
 
-/** Every activity the worker registers; workflows import this type only. */
+/** Sandbox limits beyond the configurable ones: output and artifact caps. */
+const SANDBOX_CAPS = { outputBytes: 65_536, artifactFiles: 20, artifactFileBytes: 5_000_000, artifactTotalBytes: 20_000_000 };
+
 export function createActivities(deps: ActivityDeps) {
+  const store = createStore(deps.pool);
   let client = deps.llmClient;
-  const getClient = () => (client ??= createLlmClient(deps.config));
-  const calls = createLlmCallStore(deps.pool);
-  const call = createLlmCaller({ config: deps.config, calls, client: getClient() });
-  const store = createResearchStore(deps.pool);
-  const researcher = createResearcherActivities({
-    config: deps.config,
-    client: getClient,
-    calls,
-    store,
-    conversations: createConversationStore(deps.pool),
-    call,
-    contextChars: deps.config.llm.contextChars,
-  });
+  const llm = createLlm({ config: deps.config, calls: store.llmCalls, client: () => (client ??= createLlmClient(deps.config)) });
   const sb = deps.config.sandbox;
+  const sandbox = createSandboxActivities({
+    docker: new Docker({ socketPath: sb.dockerSocket }),
+    store,
+    limits: { image: sb.image, memoryMb: sb.memoryMb, cpus: sb.cpus, pids: sb.pids, timeoutSeconds: sb.timeoutSeconds, ...SANDBOX_CAPS },
+  });
+  const conversation = createConversationActivities({ store });
   return {
-    ...researcher,
-    ...createCoderActivities({ call, store, limits: sb }),
-    ...createSandboxActivities({
-      docker: new Docker({ socketPath: sb.dockerSocket }),
-      pool: deps.pool,
-      limits: { image: sb.image, memoryMb: sb.memoryMb, cpus: sb.cpus, pids: sb.pids, timeoutSeconds: sb.timeoutSeconds, outputBytes: 65_536, artifactFiles: 20, artifactFileBytes: 5_000_000, artifactTotalBytes: 20_000_000 },
-    }),
-    ...createMcpActivities({
-      config: loadMcpConfig(deps.config.mcp.configPath),
-      envPath: deps.config.temporal.searchPath,
-      writeToolResult: (i) => researcher.appendToolResult(i),
-    }),
-    ...createCrawlActivities({ config: deps.config, store, call }),
-    ...createResearchActivities({
-      call,
+    /** Model calls (LLM_OPTIONS). */
+    llm: {
+      ...createCoordinatorActivities({ llm }),
+      ...createPlannerActivities({ llm, store }),
+      ...createResearcherActivities({ llm, store, contextChars: deps.config.llm.contextChars }),
+      ...createCoderActivities({ llm, store, limits: sb }),
+      ...createJudgeActivities({ llm, store }),
+      ...createReporterActivities({ llm, store }),
+      ...createLegacyStepActivities({ llm, store }),
+    },
+    /** PostgreSQL only (STORE_OPTIONS). */
+    store: { ...createPersistActivities({ store }), ...conversation },
+    /** One query across the search providers, on the rate-limited search queue (SEARCH_OPTIONS). */
+    search: createSearchActivities({
       store,
       providers: buildProviders({ ...deps.config.search, userAgent: deps.config.crawl.userAgent }),
-      searchMaxResults: deps.config.search.maxResults,
+      maxResults: deps.config.search.maxResults,
     }),
-    ...createStoreActivities({ pool: deps.pool }),
+    /** One page read for a goal: fetch, extract, one model call (CRAWL_OPTIONS). */
+    crawl: createCrawlActivities({ config: deps.config, store, llm }),
+    /** Docker, on the sandbox queue (SANDBOX_OPTIONS). */
+    sandbox: { runCode: sandbox.runCode },
+    /** Other people's servers (MCP_OPTIONS). */
+    mcp: createMcpActivities({
+      config: loadMcpConfig(deps.config.mcp.configPath),
+      envPath: deps.config.temporal.searchPath,
+      writeToolResult: (i) => conversation.appendToolResult(i),
+    }),
+    /** Not an activity: the worker's sweep of containers a crashed worker left behind. */
+    sweepSandboxes: sandbox.sweepSandboxes,
   };
 }
 
-export type Activities = ReturnType<typeof createActivities>;
+export type ActivityGroups = ReturnType<typeof createActivities>;
+export type LlmActivities = ActivityGroups['llm'];
+export type StoreActivities = ActivityGroups['store'];
+export type SearchActivities = ActivityGroups['search'];
+export type CrawlActivities = ActivityGroups['crawl'];
+export type SandboxActivities = ActivityGroups['sandbox'];
+export type McpActivities = ActivityGroups['mcp'];
+
+/** The flat map the worker registers: every activity of every group, by name. */
+export function activityMap(groups: ActivityGroups) {
+  return { ...groups.llm, ...groups.store, ...groups.search, ...groups.crawl, ...groups.sandbox, ...groups.mcp };
+}
+export type Activities = ReturnType<typeof activityMap>;

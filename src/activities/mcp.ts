@@ -8,6 +8,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { z } from 'zod';
 import { LLM_ROLES } from '../shared/constants';
+import { ErrorType } from '../shared/errors';
 import { summarize } from '../shared/schemas';
 
 const ServerBase = z.object({ roles: z.array(z.enum(LLM_ROLES)).default(['researcher']), timeoutMs: z.number().int().positive().default(30_000) });
@@ -82,7 +83,7 @@ export function createMcpActivities(deps: { config: McpConfig; envPath: string; 
 
   async function callMcpTool(input: { researchId: string; convKey: string; seq: number; toolCallId: string; server: string; tool: string; args: Record<string, unknown> }): Promise<{ isError: boolean; chars: number }> {
     const server = deps.config.servers[input.server];
-    if (!server) throw ApplicationFailure.nonRetryable(`no MCP server named ${input.server} is configured`, 'McpNotConfigured');
+    if (!server) throw ApplicationFailure.nonRetryable(`no MCP server named ${input.server} is configured`, ErrorType.McpNotConfigured);
     const result = await withClient(input.server, server, deps.envPath, (c) => c.callTool({ name: input.tool, arguments: input.args }, undefined, { timeout: server.timeoutMs, signal: Context.current().cancellationSignal }));
     const parts = (result.content as { type: string; text?: string }[] | undefined) ?? [];
     const text = parts.map((p) => (p.type === 'text' ? (p.text ?? '') : `[${p.type} content]`)).join('\n') || '(no output)';

@@ -3,24 +3,17 @@ import { createHash, randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { RESEARCH_ID_PREFIX } from '../shared/constants';
 import { ApiError, failureMessage } from '../shared/errors';
-import {
-  ResearchOptions,
-  summarize,
-  type Phase,
-  type ResearchRequest,
-  type ResearchResult,
-  type RunStatus,
-  type Usage,
-} from '../shared/schemas';
-import type { ResearchStore } from '../activities/store';
-import { approvePlanSignal, getStatusQuery, revisePlanSignal, type ResearchStatusView } from '../workflows/messages';
+import type { ResearchStatusView, ResearchView } from '../shared/messages';
+import { ResearchOptions, summarize, type ResearchRequest, type ResearchResult, type RunStatus } from '../shared/schemas';
+import type { Store } from '../activities/store';
+import { approvePlanSignal, getStatusQuery, revisePlanSignal } from '../workflows/messages';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchTenantKey } from '../workflows/search-attributes';
 import type { researchWorkflow } from '../workflows/research';
 
 export interface ResearchServiceDeps {
   client: Client;
   taskQueue: string;
-  reports: Pick<ResearchStore, 'getReport' | 'listArtifacts' | 'getArtifact'>;
+  reports: Pick<Store, 'getReport' | 'listArtifacts' | 'getArtifact'>;
 }
 
 export interface StartResult {
@@ -30,52 +23,9 @@ export interface StartResult {
   created: boolean;
 }
 
-export interface ResearchView {
-  id: string;
-  status: RunStatus;
-  phase: Phase;
-  question: string;
-  locale?: string;
-  clarificationQuestion?: string;
-  plan?: {
-    version: number;
-    title: string;
-    thought: string;
-    revisionsLeft: number;
-    steps: { id: string; title: string; type: string; status: string; attempts: number; dependsOn: string[]; summary?: string; notes: string[] }[];
-  };
-  usage?: Usage;
-  notes?: string[];
-  ignoredSignals?: ResearchStatusView['ignoredSignals'];
-  report?: ResearchStatusView['report'];
-  error?: string;
-}
-
+/** The status view as the API answers it: the workflow's own view plus the run's id. */
 function fromStatus(id: string, s: ResearchStatusView): ResearchView {
-  return {
-    id,
-    status: s.status,
-    phase: s.phase,
-    question: s.question,
-    ...(s.locale ? { locale: s.locale } : {}),
-    ...(s.clarificationQuestion ? { clarificationQuestion: s.clarificationQuestion } : {}),
-    ...(s.plan
-      ? {
-          plan: {
-            version: s.plan.version,
-            title: s.plan.title,
-            thought: s.plan.thought,
-            revisionsLeft: s.plan.revisionsLeft,
-            steps: s.plan.steps.map((x) => ({ id: x.id, title: x.title, type: x.type, status: x.status, attempts: x.attempts, dependsOn: x.dependsOn, notes: x.notes, ...(x.summary ? { summary: x.summary } : {}) })),
-          },
-        }
-      : {}),
-    usage: s.usage,
-    notes: s.notes,
-    ignoredSignals: s.ignoredSignals,
-    ...(s.report ? { report: s.report } : {}),
-    ...(s.error ? { error: s.error } : {}),
-  };
+  return { id, ...s };
 }
 
 const TERMINAL_STATUS: Record<string, RunStatus | undefined> = {

@@ -19,6 +19,24 @@ export const ErrorType = {
   InvalidInput: 'InvalidInput',
   /** A run or row that should exist does not. */
   NotFound: 'NotFound',
+  /** The provider answered 429: transient, retried after its Retry-After (nextRetryDelay). */
+  LlmRateLimited: 'LlmRateLimited',
+  /** No search provider is enabled. */
+  SearchNotConfigured: 'SearchNotConfigured',
+  /** Every provider refused the query with a 4xx (other than 408/429): retrying cannot help. */
+  SearchRejected: 'SearchRejected',
+  /** A tool call names an MCP server that MCP_CONFIG does not list. */
+  McpNotConfigured: 'McpNotConfigured',
+  /** The researcher's model called a tool this researcher does not offer. */
+  UnknownTool: 'UnknownTool',
+  /** The planner gave no valid plan within its attempts. */
+  InvalidPlan: 'InvalidPlan',
+  /** The research workflow failed; the message says why. */
+  ResearchFailed: 'ResearchFailed',
+  /** The sandbox image is not on the Docker host. */
+  SandboxImageMissing: 'SandboxImageMissing',
+  /** A sandbox run stopped because its activity was cancelled (the type name predates this list). */
+  SandboxCancelled: 'CancelledFailure',
 } as const;
 export type ErrorType = (typeof ErrorType)[keyof typeof ErrorType];
 

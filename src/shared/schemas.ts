@@ -66,39 +66,6 @@ export type RunStatus = z.infer<typeof RunStatus>;
 export const Phase = z.enum(['coordinating', 'planning', 'reviewing', 'researching', 'reporting', 'done']);
 export type Phase = z.infer<typeof Phase>;
 
-/** Coordinator's answer: small talk is answered directly, research goes on. */
-export const CoordinatorDecision = z.object({
-  action: z.enum(['answer_directly', 'research']),
-  locale: Locale.describe('BCP 47 tag of the language the user wrote in, e.g. en-US'),
-  directAnswer: z
-    .string()
-    .nullable()
-    .describe('The short reply when action is answer_directly; null otherwise'),
-  researchTopic: z
-    .string()
-    .nullable()
-    .describe('The research task restated in one sentence when action is research; null otherwise'),
-  clarificationQuestion: z
-    .string()
-    .nullable()
-    .describe('One question to the user when the request is too ambiguous to research and clarification is allowed; null otherwise'),
-});
-export type CoordinatorDecision = z.infer<typeof CoordinatorDecision>;
-
-/** Rewrite and expansion: a precise research question and diverse search queries. */
-export const QueryExpansion = z.object({
-  researchQuestion: z.string().min(1).describe('The user question rewritten as one precise research question'),
-  queries: z.array(z.string().min(1)).min(1).describe('Diverse web search queries, each a few words'),
-});
-export type QueryExpansion = z.infer<typeof QueryExpansion>;
-
-/** A short text that cites sources by their ids, e.g. "[S3f9a01c2]". */
-export const CitedText = z.object({
-  text: z.string().min(1).describe('Markdown; cite sources by their ids in square brackets, e.g. [S3f9a01c2]'),
-  summary: z.string().min(1).describe('Two or three plain sentences summarising the text'),
-});
-export type CitedText = z.infer<typeof CitedText>;
-
 export const StepType = z.enum(['research', 'processing']);
 export const PlanStep = z.object({
   id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'step id must be 1-32 lowercase letters, digits or "-"'),
@@ -154,63 +121,6 @@ export function planProblems(plan: Plan, maxSteps: number): string[] {
   return problems;
 }
 
-export const JudgeVerdict = z.object({
-  passed: z.boolean(),
-  feedback: z.string().describe('What is missing or wrong; empty when passed'),
-});
-export type JudgeVerdict = z.infer<typeof JudgeVerdict>;
-
-export const ReportDraft = z.object({
-  title: z.string().min(1),
-  markdown: z.string().min(1).describe('The report body in Markdown, citing sources as [n] with the numbers given'),
-});
-export type ReportDraft = z.infer<typeof ReportDraft>;
-
-/** What a page offers for a goal: the evidence quoted or closely paraphrased, and a summary. */
-export const PageExtract = z.object({
-  relevant: z.boolean().describe('Whether the page has anything that serves the goal'),
-  evidence: z.string().describe('The passages that serve the goal, quoted or closely paraphrased, with figures and dates'),
-  summary: z.string().describe('One or two sentences: what the page says about the goal'),
-});
-export type PageExtract = z.infer<typeof PageExtract>;
-
-/** Arguments of the researcher's tools, validated before any tool runs. */
-export const WebSearchArgs = z.object({ queries: z.array(z.string().trim().min(1)).min(1).max(5).describe('1-5 web search queries') }).strict();
-export const CrawlArgs = z
-  .object({
-    urls: z.array(z.string().url()).min(1).max(5).describe('1-5 URLs from search results to read'),
-    goal: z.string().min(1).describe('What to look for on these pages'),
-  })
-  .strict();
-export const KnowledgeSearchArgs = z.object({ query: z.string().trim().min(1) }).strict();
-
-export type ToolCall =
-  | { id: string; name: 'web_search'; args: z.infer<typeof WebSearchArgs> }
-  | { id: string; name: 'crawl'; args: z.infer<typeof CrawlArgs> }
-  | { id: string; name: 'knowledge_search'; args: z.infer<typeof KnowledgeSearchArgs> }
-  | { id: string; name: 'mcp'; server: string; tool: string; args: Record<string, unknown> };
-
-/** The coder's program for a processing step. */
-export const CodeDraft = z.object({
-  code: z.string().min(1).describe('A complete Python 3 program; reads its data from /work, writes charts and tables to /output'),
-  explanation: z.string().describe('Two sentences: what the program computes and how'),
-});
-export type CodeDraft = z.infer<typeof CodeDraft>;
-
-/** Schemas an LLM activity may be asked to produce, by name: workflows pass names, not schemas. */
-export const StructuredSchemas = {
-  CodeDraft,
-  PageExtract,
-  CoordinatorDecision,
-  QueryExpansion,
-  CitedText,
-  Plan,
-  JudgeVerdict,
-  ReportDraft,
-} as const;
-export type StructuredSchemaName = keyof typeof StructuredSchemas;
-export type StructuredOutput<N extends StructuredSchemaName> = z.infer<(typeof StructuredSchemas)[N]>;
-
 export const Usage = z.object({
   promptTokens: z.number().int().nonnegative(),
   completionTokens: z.number().int().nonnegative(),
@@ -224,6 +134,45 @@ export function addUsage(a: Usage, b: Usage): Usage {
     completionTokens: a.completionTokens + b.completionTokens,
     costUsd: Math.round((a.costUsd + b.costUsd) * 1e6) / 1e6,
   };
+}
+
+/** A search hit as the workflow sees it: the text stays in the store. */
+export const SourceRef = z.object({ sourceId: z.string(), title: z.string(), url: z.string() });
+export type SourceRef = z.infer<typeof SourceRef>;
+
+/** Input of a step's child workflow (researcher or coder). */
+export const StepInput = z.object({
+  researchId: z.string(),
+  question: z.string(),
+  locale: z.string(),
+  step: PlanStep,
+  attempt: z.number().int().positive(),
+  /** Reflection feedback on the previous attempt; empty on the first. */
+  feedback: z.string(),
+  /** Document keys of the accepted results of the steps this one depends on. */
+  dependencyKeys: z.array(z.string()),
+  /** Rounds of tool use before the researcher must answer. */
+  maxToolRounds: z.number().int().positive().optional(),
+  /** Programs the coder may write for one attempt of the step (each fix sees the last error). */
+  maxCodeAttempts: z.number().int().positive().optional(),
+});
+export type StepInput = z.infer<typeof StepInput>;
+
+/** What a step attempt returns: the stored document's key and a short summary, never the text. */
+export const StepOutput = z.object({
+  /** Documents table key of the result: `step/<stepId>/<attempt>`. */
+  key: z.string(),
+  summary: z.string(),
+  sourceIds: z.array(z.string()),
+  usage: Usage,
+  /** Failures the step worked around (a search provider or an MCP server that failed). */
+  notes: z.array(z.string()).optional(),
+});
+export type StepOutput = z.infer<typeof StepOutput>;
+
+/** Documents table key of one attempt of a step's result. */
+export function stepKey(stepId: string, attempt: number): string {
+  return `step/${stepId}/${attempt}`;
 }
 
 export const ResearchResult = z.object({

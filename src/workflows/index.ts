@@ -1,3 +1,4 @@
 // The worker's workflow bundle entry: workflows only.
 export { researchWorkflow } from './research';
-export { researcherWorkflow, coderWorkflow } from './steps';
+export { researcherWorkflow } from './researcher';
+export { coderWorkflow } from './coder';

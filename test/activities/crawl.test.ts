@@ -4,8 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCrawlActivities, type CrawlResult } from '../../src/activities/crawl';
-import { createLlmCaller } from '../../src/activities/llm';
-import { createLlmCallStore, createResearchStore } from '../../src/activities/store';
+import { createLlm } from '../../src/activities/llm/call';
+import { createLlmClient } from '../../src/activities/llm/client';
+import { createStore } from '../../src/activities/store';
 import { createPool } from '../../src/infra/postgres';
 import { FixtureSite } from '../support/fixture-site';
 import { bySchema, ScriptedLlmServer } from '../support/llm-server';
@@ -31,8 +32,9 @@ describe.skipIf(!ready)(`crawl activity (${ready ? 'live' : missingReason()})`, 
     const host = new URL(site.url).host;
     const config = testConfig(llm.url, { CRAWL_ALLOW_HOSTS: host, CRAWL_TIMEOUT_MS: '2000' });
     pool = createPool(databaseUrl()!, 4);
-    const call = createLlmCaller({ config, calls: createLlmCallStore(pool) });
-    crawl = createCrawlActivities({ config, store: createResearchStore(pool), call }).crawlPage;
+    const store = createStore(pool);
+    const client = createLlmClient(config);
+    crawl = createCrawlActivities({ config, store, llm: createLlm({ config, calls: store.llmCalls, client: () => client }) }).crawlPage;
     llm.script([
       {
         match: bySchema('PageExtract'),

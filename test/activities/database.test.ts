@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities';
 import { loadConfig } from '../../src/config';
-import { createLlmCallStore } from '../../src/activities/store';
+import { createStore } from '../../src/activities/store';
 import { createLogger } from '../../src/infra/logger';
 import { migrate } from '../../src/infra/migrate';
 import { createPool, startEmbeddedPostgres } from '../../src/infra/postgres';
@@ -24,7 +24,7 @@ describe('embedded PostgreSQL (PGlite over pglite-socket)', () => {
     expect(all[0]).toBe('001_init.sql');
     expect(await migrate(pool)).toEqual(all);
     expect(await migrate(pool)).toEqual([]);
-    const { recordRun } = createActivities({ config: { ...loadConfig({}), llm: {} as never }, pool });
+    const { recordRun } = createActivities({ config: { ...loadConfig({}), llm: {} as never }, pool }).store;
     await recordRun({ id: 'r1', tenant: 't', question: 'q', status: 'running', usage: { promptTokens: 1, completionTokens: 2, costUsd: 0.5 } });
     // Concurrent queries from several pooled connections are queued, not lost.
     const counts = await Promise.all(Array.from({ length: 8 }, () => pool.query('SELECT count(*)::int AS n FROM research_runs')));
@@ -51,7 +51,7 @@ describe('embedded PostgreSQL (PGlite over pglite-socket)', () => {
 describe.skipIf(!databaseUrl())(`store on PostgreSQL (${databaseUrl() ? 'live' : missingReason()})`, () => {
   it('records a run idempotently and keeps the first completion time', async () => {
     const pool = createPool(databaseUrl()!, 2);
-    const { recordRun } = createActivities({ config: { ...loadConfig({}), llm: {} as never }, pool });
+    const { recordRun } = createActivities({ config: { ...loadConfig({}), llm: {} as never }, pool }).store;
     const id = `store-${Date.now()}`;
     const usage = { promptTokens: 10, completionTokens: 5, costUsd: 0.001 };
     await recordRun({ id, tenant: 'default', question: 'q', status: 'completed', outcome: 'answered_directly', usage });
@@ -65,13 +65,13 @@ describe.skipIf(!databaseUrl())(`store on PostgreSQL (${databaseUrl() ? 'live' :
 
   it('keeps one LLM call per call key', async () => {
     const pool = createPool(databaseUrl()!, 2);
-    const calls = createLlmCallStore(pool);
+    const calls = createStore(pool).llmCalls;
     const key = `run/${Date.now()}`;
     const call = { callKey: key, researchId: 'r', role: 'coordinator', model: 'm', promptName: 'coordinator', response: { a: 1 }, usage: { promptTokens: 3, completionTokens: 4, costUsd: 0 }, durationMs: 5 };
-    await calls.recordCall(call);
-    await calls.recordCall({ ...call, response: { a: 2 } });
-    expect(await calls.findCall(key)).toEqual({ model: 'm', response: { a: 1 }, usage: { promptTokens: 3, completionTokens: 4, costUsd: 0 } });
-    expect(await calls.findCall('nope')).toBeUndefined();
+    await calls.record(call);
+    await calls.record({ ...call, response: { a: 2 } });
+    expect(await calls.find(key)).toEqual({ model: 'm', response: { a: 1 }, usage: { promptTokens: 3, completionTokens: 4, costUsd: 0 } });
+    expect(await calls.find('nope')).toBeUndefined();
     await pool.end();
   });
 });

@@ -4,6 +4,7 @@ import Docker from 'dockerode';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandboxActivities, SANDBOX_LABEL, type SandboxInput, type SandboxResult } from '../../src/activities/sandbox';
+import { createStore } from '../../src/activities/store';
 import { createPool } from '../../src/infra/postgres';
 import { databaseUrl, dockerAvailable, missingReason } from '../support/services';
 
@@ -19,7 +20,7 @@ describe.skipIf(!ready)(`sandbox attack suite (${ready ? 'live' : missingReason(
     pool = createPool(databaseUrl()!, 4);
     sandbox = createSandboxActivities({
       docker,
-      pool,
+      store: createStore(pool),
       limits: { image: process.env.SANDBOX_IMAGE ?? 'deep-research-sandbox:latest', memoryMb: 256, cpus: 1, pids: 64, timeoutSeconds: 4, outputBytes: 65_536, artifactFiles: 20, artifactFileBytes: 2_000_000, artifactTotalBytes: 8_000_000 },
     });
   });

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mergeHits } from '../../src/activities/research';
+import { mergeHits } from '../../src/activities/search/sources';
 import { arxivProvider, braveProvider, buildProviders, classifyQuery, invertedIndexToText, openAlexProvider, routeQuery, tavilyProvider, wikipediaProvider } from '../../src/activities/search/providers';
 import { searxngProvider } from '../../src/activities/search/searxng';
 import { loadConfig } from '../../src/config';

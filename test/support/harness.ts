@@ -7,7 +7,7 @@ import type express from 'express';
 import type pg from 'pg';
 import { createApp } from '../../src/api/app';
 import { createResearchService } from '../../src/api/research-service';
-import { createResearchStore } from '../../src/activities/store';
+import { createStore } from '../../src/activities/store';
 import { loadConfig, llmConfigured, type Config } from '../../src/config';
 import { createLogger } from '../../src/infra/logger';
 import { createPool } from '../../src/infra/postgres';
@@ -67,7 +67,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const running = worker.run();
   const log = createLogger('warn');
   const app = createApp({
-    research: createResearchService({ client, taskQueue, reports: createResearchStore(pool) }),
+    research: createResearchService({ client, taskQueue, reports: createStore(pool) }),
     readiness: {
       temporal: async () => {
         await client.workflowService.describeNamespace({ namespace: 'default' });

@@ -1,6 +1,6 @@
 // A scripted LLM that plays every role of a research run, answering from the request so that
 // citations point at the sources the run really retrieved. Tests override single roles.
-import { bySchema, hasTools, systemIncludes, type ChatRequest, type Reply, type Rule } from './llm-server';
+import { bySchema, type ChatRequest, type Reply, type Rule } from './llm-server';
 import type { SearxResult } from './search-server';
 
 export const userText = (req: ChatRequest) => req.messages.filter((m) => m.role === 'user').map((m) => m.content ?? '').join('\n');
@@ -67,12 +67,12 @@ export function researchRules(o: RoleOverrides = {}, plan = planJson([{ id: 'a' 
     { name: 'coordinator', match: bySchema('CoordinatorDecision'), reply: o.coordinator ?? { json: { action: 'research', locale: 'en-US', directAnswer: null, researchTopic: 'Solar cost decline', clarificationQuestion: null } } },
     { name: 'rewrite', match: bySchema('QueryExpansion'), reply: o.rewrite ?? { json: { researchQuestion: 'How far did solar costs fall 2010-2022?', queries: ['solar cost', 'solar lcoe', 'pv module price'] } } },
     { name: 'extractor', match: bySchema('PageExtract'), reply: { json: { relevant: true, evidence: 'Solar LCOE fell 89% from 2010 to 2022.', summary: 'Solar got much cheaper.' } } },
-    { name: 'background', match: (r) => bySchema('CitedText')(r) && systemIncludes('background brief')(r), reply: o.background ?? cited },
+    { name: 'background', match: bySchema('BackgroundBrief'), reply: o.background ?? cited },
     { name: 'planner', match: bySchema('Plan'), reply: o.planner ?? { json: plan } },
-    { name: 'react', match: (r) => hasTools(r) || systemIncludes('You are a researcher working on one step')(r), reply: o.react ?? defaultReact },
-    { name: 'researcher', match: (r) => bySchema('CitedText')(r) && systemIncludes("researcher's working notes")(r), reply: o.researcher ?? cited },
+    { name: 'react', match: (r) => r.response_format === undefined, reply: o.react ?? defaultReact },
+    { name: 'researcher', match: bySchema('ResearchFindings'), reply: o.researcher ?? cited },
     { name: 'coder', match: bySchema('CodeDraft'), reply: o.coder ?? { json: { code: DEFAULT_PROGRAM, explanation: 'Tabulates the cost figures and plots them.' } } },
-    { name: 'analyst', match: (r) => bySchema('CitedText')(r) && systemIncludes('findings of a processing step')(r), reply: o.analyst ?? cited },
+    { name: 'analyst', match: bySchema('CodeFindings'), reply: o.analyst ?? cited },
     { name: 'judge', match: bySchema('JudgeVerdict'), reply: o.judge ?? { json: { passed: true, feedback: '' } } },
     { name: 'reporter', match: bySchema('ReportDraft'), reply: o.reporter ?? { json: { title: 'Solar costs', markdown: '## Key points\n\n- Costs fell sharply [1].\n- Batteries too [2].' } } },
   ];

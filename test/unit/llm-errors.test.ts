@@ -1,7 +1,7 @@
 import { APIConnectionTimeoutError, APIError } from 'openai';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { estimateCostUsd, mapLlmError } from '../../src/activities/llm';
+import { estimateCostUsd, mapLlmError } from '../../src/activities/llm/client';
 
 function apiError(status: number, message: string, headers: Record<string, string> = {}, code?: string) {
   return APIError.generate(status, { error: { message, ...(code ? { code } : {}) } }, message, new Headers(headers));

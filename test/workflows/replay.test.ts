@@ -13,8 +13,23 @@ const files = readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'workf
 
 describe('replay of recorded histories', () => {
   it('has recorded histories to replay', () => {
-    // v1: the search-and-summarise researcher (before patched('react-researcher')); current: ReAct.
-    expect(files).toEqual(expect.arrayContaining(['research-reviewed-v1.json', 'researcher-step-v1.json', 'research-reviewed.json', 'researcher-step.json']));
+    // v1: the search-and-summarise researcher (before patched('react-researcher')); unversioned:
+    // ReAct; v3: recorded before the workflow was split into phase modules (clarification,
+    // revision, reflection retry, MCP, coder and sandbox, budget stop, direct answer, cancel).
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'research-reviewed-v1.json',
+        'researcher-step-v1.json',
+        'research-reviewed.json',
+        'researcher-step.json',
+        'research-full-v3.json',
+        'researcher-step-v3.json',
+        'coder-step-v3.json',
+        'research-budget-v3.json',
+        'research-direct-v3.json',
+        'research-cancelled-v3.json',
+      ]),
+    );
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

@@ -1,9 +1,8 @@
 // The ReAct researcher child workflow on the dev server, and the LLM activity's failure semantics.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StepOutput } from '../../src/activities/research';
 import { ResearchOptions } from '../../src/shared/schemas';
-import type { StepInput } from '../../src/workflows/steps';
+import type { StepInput, StepOutput } from '../../src/shared/schemas';
 import type { ChatRequest, Reply } from '../support/llm-server';
 import { defaultReact, researchRules, stepTitleOf, type RoleOverrides } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';

@@ -5,10 +5,11 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Config } from '../../config';
 import { ErrorType } from '../../shared/errors';
 import { summarize } from '../../shared/schemas';
-import type { CallStructured } from '../llm';
-import { sourceIdFor } from '../research';
+import type { Llm } from '../llm/call';
+import { PROMPTS } from '../llm/prompts';
+import { sourceIdFor } from '../search/sources';
 import { normalizeUrl } from '../search/types';
-import type { ResearchStore } from '../store';
+import type { Store } from '../store';
 import { toReadable } from './extract';
 import { createRobotsChecker } from './robots';
 import { createSafeFetcher, DEFAULT_ALLOWED_TYPES, SkippedError } from './safe-fetch';
@@ -29,7 +30,7 @@ export interface CrawlResult {
 /** Characters of page text given to the extractor; halved on each context-length error. */
 const PAGE_BUDGET_CHARS = 24_000;
 
-export function createCrawlActivities(deps: { config: Pick<Config, 'crawl'>; store: ResearchStore; call: CallStructured }) {
+export function createCrawlActivities(deps: { config: Pick<Config, 'crawl'>; store: Store; llm: Llm }) {
   const fetcher = createSafeFetcher({
     allowHosts: deps.config.crawl.allowHosts,
     allowedPorts: [80, 443],
@@ -86,21 +87,17 @@ export function createCrawlActivities(deps: { config: Pick<Config, 'crawl'>; sto
       ctx.heartbeat({ stage: 'llm', attempt });
       const text = page.markdown.slice(0, budget);
       try {
-        const r = await deps.call({
-          researchId: input.researchId,
-          role: 'researcher',
-          prompt: 'extractor',
-          schema: 'PageExtract',
-          key: `extract-${attempt}`,
-          vars: {
+        const r = await deps.llm.structured(
+          PROMPTS.extractor,
+          {
             goal: input.goal,
             url: page.finalUrl,
             title: page.title || '(untitled)',
             page: text,
             truncation: text.length < page.markdown.length ? `Only the first ${text.length} of ${page.markdown.length} characters are shown.` : '',
           },
-          untrustedVars: ['page', 'title'],
-        });
+          { researchId: input.researchId, key: `extract-${attempt}` },
+        );
         const sourceId = sourceIdFor(page.finalUrl);
         await deps.store.saveSources(input.researchId, [
           { sourceId, url: page.finalUrl, title: page.title || page.finalUrl, content: `${r.output.summary}\n\n${r.output.evidence}`.trim(), provider: 'crawl' },

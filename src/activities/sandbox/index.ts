@@ -9,9 +9,11 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type Docker from 'dockerode';
-import type pg from 'pg';
 import { z } from 'zod';
+import { ErrorType } from '../../shared/errors';
 import { summarize } from '../../shared/schemas';
+import { activityCallKey } from '../call-key';
+import type { Store } from '../store';
 
 const BOOTSTRAP = readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'bootstrap.py'), 'utf8');
 export const SANDBOX_LABEL = 'org.deep-research.sandbox';
@@ -86,8 +88,8 @@ function artifactType(name: string, data: Buffer): string | undefined {
   return type;
 }
 
-export function createSandboxActivities(deps: { docker: Docker; pool: pg.Pool; limits: SandboxLimits }) {
-  const { docker, pool, limits } = deps;
+export function createSandboxActivities(deps: { docker: Docker; store: Store; limits: SandboxLimits }) {
+  const { docker, store, limits } = deps;
 
   async function removeContainers(filters: Record<string, string[]>): Promise<number> {
     const list = await docker.listContainers({ all: true, filters: JSON.stringify(filters) });
@@ -105,12 +107,7 @@ export function createSandboxActivities(deps: { docker: Docker; pool: pg.Pool; l
         continue;
       }
       const artifactId = `${input.stepId}-${input.attempt}-${safeName}`;
-      await pool.query(
-        `INSERT INTO artifacts (research_id, artifact_id, step_id, name, content_type, bytes, size)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
-         ON CONFLICT (research_id, artifact_id) DO UPDATE SET bytes = EXCLUDED.bytes, size = EXCLUDED.size, content_type = EXCLUDED.content_type`,
-        [input.researchId, artifactId, input.stepId, safeName, type, it.data, it.data.length],
-      );
+      await store.saveArtifact(input.researchId, { artifactId, stepId: input.stepId, name: safeName, contentType: type, bytes: it.data });
       refs.push({ artifactId, name: safeName, contentType: type, bytes: it.data.length });
     }
     return refs;
@@ -118,11 +115,10 @@ export function createSandboxActivities(deps: { docker: Docker; pool: pg.Pool; l
 
   async function runCode(input: SandboxInput): Promise<SandboxResult> {
     const ctx = Context.current();
-    const info = ctx.info;
-    const callKey = `${info.workflowExecution?.runId ?? 'standalone'}/${info.activityId}`;
+    const callKey = activityCallKey();
     // Recorded once: a retry after the container finished returns what was stored.
-    const stored = await pool.query<{ result: SandboxResult }>('SELECT result FROM sandbox_runs WHERE call_key = $1', [callKey]);
-    if (stored.rows[0]) return stored.rows[0].result;
+    const stored = await store.sandboxRuns.find<SandboxResult>(callKey);
+    if (stored) return stored;
     // An earlier attempt of this activity (on a worker that died) may have left its container.
     await removeContainers({ label: [`${SANDBOX_LABEL}.activity=${callKey}`] });
 
@@ -179,7 +175,7 @@ export function createSandboxActivities(deps: { docker: Docker; pool: pg.Pool; l
       });
     } catch (err) {
       const status = (err as { statusCode?: number }).statusCode;
-      if (status === 404) throw ApplicationFailure.nonRetryable(`sandbox image ${limits.image} is missing: build it with sandbox/build-offline.sh`, 'SandboxImageMissing');
+      if (status === 404) throw ApplicationFailure.nonRetryable(`sandbox image ${limits.image} is missing: build it with sandbox/build-offline.sh`, ErrorType.SandboxImageMissing);
       throw err;
     }
 
@@ -225,7 +221,7 @@ export function createSandboxActivities(deps: { docker: Docker; pool: pg.Pool; l
       const raw = Buffer.concat(out).toString('utf8');
       const parsed = BootstrapResult.safeParse(safeJson(raw));
       let result: SandboxResult;
-      if (ctx.cancellationSignal.aborted) throw ApplicationFailure.create({ message: 'sandbox run cancelled', type: 'CancelledFailure', nonRetryable: true });
+      if (ctx.cancellationSignal.aborted) throw ApplicationFailure.create({ message: 'sandbox run cancelled', type: ErrorType.SandboxCancelled, nonRetryable: true });
       if (!parsed.success) {
         const oom = state.OOMKilled;
         result = {
@@ -271,10 +267,7 @@ export function createSandboxActivities(deps: { docker: Docker; pool: pg.Pool; l
                   : `exit code ${r.exitCode}: ${summarize(lastLine || 'no error output', 300)}`,
         };
       }
-      await pool.query(
-        'INSERT INTO sandbox_runs (call_key, research_id, step_id, attempt, status, result) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (call_key) DO NOTHING',
-        [callKey, input.researchId, input.stepId, input.attempt, result.status, JSON.stringify(result)],
-      );
+      await store.sandboxRuns.record({ callKey, researchId: input.researchId, stepId: input.stepId, attempt: input.attempt, status: result.status, result });
       return result;
     } finally {
       clearInterval(beat);

@@ -1,15 +1,15 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../shared/errors';
+import { ApprovePlan, RevisePlan } from '../../shared/messages';
+import { artifactPath } from '../../shared/report';
 import { ResearchRequest } from '../../shared/schemas';
 import type { ResearchService } from '../research-service';
 
 const Tenant = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'X-Tenant-Id must be 1-64 letters, digits, ".", "_" or "-"');
 const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'Idempotency-Key must be 1-200 visible ASCII characters');
-const ApproveBody = z.object({ planVersion: z.number().int().positive() }).strict();
-const ReviseBody = z
-  .object({ planVersion: z.number().int().positive(), feedback: z.string().trim().min(1, 'feedback must not be empty').max(4_000) })
-  .strict();
+const ApproveBody = ApprovePlan.strict();
+const ReviseBody = RevisePlan.strict();
 const ReportFormat = z.enum(['markdown', 'json'], { message: 'format must be markdown or json' });
 const ArtifactId = z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'not a valid artifact id');
 const RunId = z.string().regex(/^[A-Za-z0-9._:/-]{1,200}$/, 'not a valid research id');
@@ -73,7 +73,7 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
   r.get('/research/:id/artifacts', async (req, res) => {
     const id = RunId.parse(req.params.id);
     const list = await deps.research.artifacts(id);
-    res.json({ id, artifacts: list.map((a) => ({ ...a, url: `/v1/research/${encodeURIComponent(id)}/artifacts/${encodeURIComponent(a.artifactId)}` })) });
+    res.json({ id, artifacts: list.map((a) => ({ ...a, url: artifactPath(id, a.artifactId) })) });
   });
 
   r.get('/research/:id/artifacts/:artifactId', async (req, res) => {

@@ -1,11 +1,13 @@
 // Prompt templates live in prompts/<name>.md and are rendered only here, inside activities.
 // A template is a system part and, after a line `<!-- user -->`, a user part; `{{name}}` is a
-// variable and a missing one is an error, never an empty string.
+// variable. Variables are checked against the prompt's zod schema, a missing one is an error
+// (never an empty string), and untrusted ones are wrapped in delimited blocks here and only here.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
-import { ErrorType } from '../shared/errors';
-import { PROMPTS_DIR } from '../infra/paths';
+import { ErrorType } from '../../shared/errors';
+import { PROMPTS_DIR } from '../../infra/paths';
+import type { AnyPrompt, PromptVars } from './prompts';
 
 export interface RenderedPrompt {
   system: string;
@@ -14,7 +16,7 @@ export interface RenderedPrompt {
 
 const cache = new Map<string, string>();
 
-function load(name: string, dir: string): string {
+export function loadTemplate(name: string, dir = PROMPTS_DIR): string {
   if (!/^[a-z][a-z0-9-]*$/.test(name)) {
     throw ApplicationFailure.nonRetryable(`invalid prompt name "${name}"`, ErrorType.PromptError);
   }
@@ -31,6 +33,11 @@ function load(name: string, dir: string): string {
   return text;
 }
 
+/** The `{{name}}` placeholders of a template, each once. */
+export function templateVariables(template: string): string[] {
+  return [...new Set([...template.matchAll(/\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}/g)].map((m) => m[1]!))];
+}
+
 export function renderTemplate(template: string, vars: Record<string, string | number>, name = 'template'): string {
   const missing = new Set<string>();
   const out = template.replace(/\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}/g, (_, key: string) => {
@@ -42,16 +49,14 @@ export function renderTemplate(template: string, vars: Record<string, string | n
     return String(v);
   });
   if (missing.size > 0) {
-    throw ApplicationFailure.nonRetryable(
-      `prompt "${name}" needs variable(s) ${[...missing].join(', ')} that were not given`,
-      ErrorType.PromptError,
-    );
+    throw ApplicationFailure.nonRetryable(`prompt "${name}" needs variable(s) ${[...missing].join(', ')} that were not given`, ErrorType.PromptError);
   }
   return out;
 }
 
-export function renderPrompt(name: string, vars: Record<string, string | number>, dir = PROMPTS_DIR): RenderedPrompt {
-  const text = load(name, dir);
+/** Splits a template file into its system and user parts and fills both. */
+export function renderTemplateFile(name: string, vars: Record<string, string | number>, dir = PROMPTS_DIR): RenderedPrompt {
+  const text = loadTemplate(name, dir);
   const [systemPart, userPart] = text.split(/^<!--\s*user\s*-->\s*$/m);
   if (userPart === undefined) {
     throw ApplicationFailure.nonRetryable(`prompt "${name}" has no "<!-- user -->" section`, ErrorType.PromptError);
@@ -66,4 +71,18 @@ export function renderPrompt(name: string, vars: Record<string, string | number>
 export function untrusted(label: string, text: string): string {
   const safe = text.replaceAll(`</${label}>`, `<\\/${label}>`);
   return `<${label}>\n${safe}\n</${label}>`;
+}
+
+/** Renders a registered prompt: variables checked by its schema, untrusted ones wrapped. */
+export function renderPrompt<P extends AnyPrompt>(def: P, vars: PromptVars<P>, dir = PROMPTS_DIR): RenderedPrompt {
+  const parsed = def.vars.safeParse(vars);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(variables)'}: ${i.message}`).join('; ');
+    throw ApplicationFailure.nonRetryable(`prompt "${def.file}" got invalid variables: ${problems}`, ErrorType.PromptError);
+  }
+  const values = { ...(parsed.data as Record<string, string | number>) };
+  for (const [name, label] of Object.entries(def.untrusted as Record<string, string>)) {
+    values[name] = untrusted(label, String(values[name]));
+  }
+  return renderTemplateFile(def.file, values, dir);
 }

@@ -2,13 +2,13 @@
 // the run become the step's findings (keeping the source ids of the data it used).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { citedSourceIds, keepKnownSourceIds } from '../shared/citations';
-import { summarize, type PlanStep, type Usage } from '../shared/schemas';
-import { PROJECT_ROOT } from '../infra/paths';
-import type { CallStructured } from './llm';
-import type { StepOutput } from './research';
-import type { SandboxResult } from './sandbox';
-import type { ResearchStore } from './store';
+import { citedSourceIds, keepKnownSourceIds } from '../../shared/citations';
+import { summarize, type PlanStep, type StepOutput, type Usage } from '../../shared/schemas';
+import { PROJECT_ROOT } from '../../infra/paths';
+import type { Llm } from '../llm/call';
+import { PROMPTS } from '../llm/prompts';
+import type { SandboxResult } from '../sandbox';
+import type { Store } from '../store';
 
 /** Python packages the sandbox image provides, from the list its build installs. */
 export function sandboxPackages(file = path.join(PROJECT_ROOT, 'sandbox', 'packages.txt')): string[] {
@@ -28,7 +28,11 @@ export interface CodeAttempt {
   stderr: string;
 }
 
-export function createCoderActivities(deps: { call: CallStructured; store: ResearchStore; limits: { timeoutSeconds: number; memoryMb: number } }) {
+function filesBlock(files: { name: string; content: string }[]): string {
+  return files.map((f) => `<file name="${f.name}">\n${f.content.slice(0, 6_000)}\n</file>`).join('\n') || '(none)';
+}
+
+export function createCoderActivities(deps: { llm: Llm; store: Store; limits: { timeoutSeconds: number; memoryMb: number } }) {
   const packages = sandboxPackages();
 
   async function dependencyFiles(researchId: string, keys: string[]) {
@@ -43,12 +47,9 @@ export function createCoderActivities(deps: { call: CallStructured; store: Resea
       : input.feedback
         ? `A reviewer rejected an earlier attempt of this step: ${input.feedback}`
         : '';
-    const r = await deps.call({
-      researchId: input.researchId,
-      role: 'coder',
-      prompt: 'coder',
-      schema: 'CodeDraft',
-      vars: {
+    const r = await deps.llm.structured(
+      PROMPTS.coder,
+      {
         question: input.question,
         stepTitle: input.step.title,
         stepDescription: input.step.description,
@@ -57,10 +58,10 @@ export function createCoderActivities(deps: { call: CallStructured; store: Resea
         timeoutSeconds: deps.limits.timeoutSeconds,
         memoryMb: deps.limits.memoryMb,
         previousAttempt: previous,
-        dependencies: files.map((f) => `<file name="${f.name}">\n${f.content.slice(0, 6_000)}\n</file>`).join('\n') || '(none)',
+        dependencies: filesBlock(files),
       },
-      untrustedVars: ['question', 'dependencies'],
-    });
+      { researchId: input.researchId },
+    );
     return { code: r.output.code, explanation: summarize(r.output.explanation, 400), files: files.map(({ name, content }) => ({ name, content })), usage: r.usage };
   }
 
@@ -69,12 +70,9 @@ export function createCoderActivities(deps: { call: CallStructured; store: Resea
     const known = new Set(files.flatMap((f) => f.sourceIds));
     const run = input.run;
     const outcome = run.status === 'ok' ? `the program ran (${run.message})` : `the program failed after ${input.attempts} attempt(s): ${run.message}`;
-    const r = await deps.call({
-      researchId: input.researchId,
-      role: 'coder',
-      prompt: 'coder-results',
-      schema: 'CitedText',
-      vars: {
+    const r = await deps.llm.structured(
+      PROMPTS.coderResults,
+      {
         question: input.question,
         locale: input.locale,
         stepTitle: input.step.title,
@@ -82,10 +80,10 @@ export function createCoderActivities(deps: { call: CallStructured; store: Resea
         explanation: input.explanation,
         outcome,
         output: `${run.stdout}${run.stdoutTruncated ? '\n[output truncated]' : ''}${run.status !== 'ok' ? `\n--- error output ---\n${run.stderr}` : ''}`,
-        dependencies: files.map((f) => `<file name="${f.name}">\n${f.content.slice(0, 6_000)}\n</file>`).join('\n') || '(none)',
+        dependencies: filesBlock(files),
       },
-      untrustedVars: ['question', 'output', 'dependencies'],
-    });
+      { researchId: input.researchId },
+    );
     const { text } = keepKnownSourceIds(r.output.text, known);
     const charts = run.artifacts.filter((a) => a.contentType === 'image/png');
     const others = run.artifacts.filter((a) => a.contentType !== 'image/png');

@@ -1,0 +1,159 @@
+// The one path every model call takes, structured answer or tool calls alike: reuse what an
+// earlier attempt of the same activity already paid for, one HTTP call per round, usage summed,
+// content filter and refusal checked, at most one repair request, then one row in the call log.
+import type OpenAI from 'openai';
+import { zodResponseFormat } from 'openai/helpers/zod';
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Config } from '../../config';
+import { llmConfigured } from '../../config';
+import type { LlmRole } from '../../shared/constants';
+import { ErrorType, LLM_NOT_CONFIGURED_MESSAGE } from '../../shared/errors';
+import type { Usage } from '../../shared/schemas';
+import { activityCallKey } from '../call-key';
+import type { Message } from '../store';
+import type { LlmCallsTable } from '../store/runs';
+import { chatCompletion, estimateCostUsd } from './client';
+import type { PromptOutput, PromptVars, StructuredPrompt } from './prompts';
+import { renderPrompt } from './render';
+
+type Choice = OpenAI.Chat.ChatCompletion.Choice;
+
+/** What a caller makes of a reply: the value (and what to log), or a problem to send back once. */
+export type ReplyReading<T> = { value: T; logged: unknown } | { problem: string; repair: Message[] };
+
+export interface ModelRequest<T> {
+  researchId: string;
+  role: LlmRole;
+  /** The prompt's file name, for the call log. */
+  promptName: string;
+  /** Tells apart several calls made by one activity (e.g. extraction retries with a shorter page). */
+  key?: string | undefined;
+  messages: Message[];
+  tools?: OpenAI.Chat.ChatCompletionTool[];
+  responseFormat?: OpenAI.ResponseFormatJSONSchema;
+  /** What the caller expected, for the error after a failed repair. */
+  expected: string;
+  read: (choice: Choice | undefined) => ReplyReading<T>;
+  /** The value from a logged response of an attempt that finished the call but not the activity. */
+  reuse: (logged: unknown) => T | undefined;
+}
+
+export interface ModelResult<T> {
+  output: T;
+  model: string;
+  usage: Usage;
+  /** True when the answer came from the call log (an earlier attempt finished but did not report). */
+  reused: boolean;
+}
+
+export interface LlmDeps {
+  config: Pick<Config, 'llm'>;
+  calls: LlmCallsTable;
+  client: () => OpenAI;
+}
+
+export function createLlm(deps: LlmDeps) {
+  async function complete<T>(req: ModelRequest<T>): Promise<ModelResult<T>> {
+    if (!llmConfigured(deps.config)) throw ApplicationFailure.nonRetryable(LLM_NOT_CONFIGURED_MESSAGE, ErrorType.LlmNotConfigured);
+    const callKey = activityCallKey(req.key);
+    const model = deps.config.llm.models[req.role];
+    const earlier = await deps.calls.find(callKey);
+    if (earlier) {
+      const value = req.reuse(earlier.response);
+      if (value !== undefined) return { output: value, model: earlier.model, usage: earlier.usage, reused: true };
+    }
+    const client = deps.client();
+    const messages = [...req.messages];
+    const tokens = { promptTokens: 0, completionTokens: 0 };
+    const started = Date.now();
+    let problem = '';
+    for (let round = 0; round < 2; round++) {
+      const completion = await chatCompletion(client, {
+        model,
+        messages,
+        ...(req.tools ? { tools: req.tools, tool_choice: 'auto' as const } : {}),
+        ...(req.responseFormat ? { response_format: req.responseFormat } : {}),
+      });
+      tokens.promptTokens += completion.usage?.prompt_tokens ?? 0;
+      tokens.completionTokens += completion.usage?.completion_tokens ?? 0;
+      const choice = completion.choices?.[0];
+      if (choice?.finish_reason === 'content_filter') throw ApplicationFailure.nonRetryable(`model ${model} refused: content filter`, ErrorType.LlmContentFilter);
+      if (choice?.message?.refusal) throw ApplicationFailure.nonRetryable(`model ${model} refused: ${choice.message.refusal}`, ErrorType.LlmContentFilter);
+      const reading = req.read(choice);
+      if ('problem' in reading) {
+        problem = reading.problem;
+        messages.push(...reading.repair);
+        continue;
+      }
+      const usage = { ...tokens, costUsd: estimateCostUsd(deps.config.llm.prices, model, tokens.promptTokens, tokens.completionTokens) };
+      const used = completion.model || model;
+      await deps.calls.record({
+        callKey,
+        researchId: req.researchId,
+        role: req.role,
+        model: used,
+        promptName: req.promptName,
+        response: reading.logged,
+        usage,
+        durationMs: Date.now() - started,
+      });
+      return { output: reading.value, model: used, usage, reused: false };
+    }
+    throw ApplicationFailure.nonRetryable(`model ${model} gave no usable ${req.expected} after a repair request: ${problem}`, ErrorType.LlmInvalidOutput);
+  }
+
+  /** A registered prompt answered as JSON that its schema accepts. */
+  function structured<P extends StructuredPrompt>(
+    def: P,
+    vars: PromptVars<P>,
+    ctx: { researchId: string; key?: string },
+  ): Promise<ModelResult<PromptOutput<P>>> {
+    const prompt = renderPrompt(def, vars);
+    const schema = def.output.schema;
+    const parse = (json: unknown) => schema.safeParse(json);
+    return complete<PromptOutput<P>>({
+      researchId: ctx.researchId,
+      role: def.role,
+      promptName: def.file,
+      key: ctx.key,
+      messages: [
+        { role: 'system', content: prompt.system },
+        { role: 'user', content: prompt.user },
+      ],
+      responseFormat: zodResponseFormat(schema, def.output.name),
+      expected: def.output.name,
+      reuse: (logged) => {
+        const parsed = parse(logged);
+        return parsed.success ? (parsed.data as PromptOutput<P>) : undefined;
+      },
+      read: (choice) => {
+        const content = choice?.message?.content ?? '';
+        const retry = (problem: string): ReplyReading<never> => ({
+          problem,
+          repair: [
+            { role: 'assistant', content },
+            { role: 'user', content: `Your previous answer could not be used: ${problem}. Reply with JSON that matches the schema, and nothing else.` },
+          ],
+        });
+        let json: unknown;
+        try {
+          json = JSON.parse(content);
+        } catch {
+          return retry(
+            choice?.finish_reason === 'length'
+              ? 'the answer was cut off (finish_reason: length); answer again, more briefly'
+              : `the answer was not valid JSON: ${content.slice(0, 200)}`,
+          );
+        }
+        const parsed = parse(json);
+        if (!parsed.success) {
+          return retry(`the JSON did not match the schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+        }
+        return { value: parsed.data as PromptOutput<P>, logged: parsed.data };
+      },
+    });
+  }
+
+  return { complete, structured };
+}
+export type Llm = ReturnType<typeof createLlm>;

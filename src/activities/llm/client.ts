@@ -1,0 +1,96 @@
+// The LLM client: one chat completion against any OpenAI-compatible endpoint. The client never
+// retries by itself (maxRetries: 0): Temporal owns retries, so each attempt is one HTTP call and
+// the retry schedule is visible in the workflow history.
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Config } from '../../config';
+import { ErrorType } from '../../shared/errors';
+
+const HEARTBEAT_EVERY_MS = 3_000;
+
+export function estimateCostUsd(prices: Config['llm']['prices'], model: string, promptTokens: number, completionTokens: number): number {
+  const p = prices[model];
+  if (!p) return 0;
+  return Math.round(((promptTokens * p.input + completionTokens * p.output) / 1e6) * 1e6) / 1e6;
+}
+
+function retryAfterMs(headers: Headers | undefined): number | undefined {
+  const ms = headers?.get('retry-after-ms');
+  if (ms && Number.isFinite(Number(ms))) return Number(ms);
+  const raw = headers?.get('retry-after');
+  if (!raw) return undefined;
+  const secs = Number(raw);
+  if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
+  const date = Date.parse(raw);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/** Maps an OpenAI SDK error to a Temporal failure with the retry semantics in SPEC.md. */
+export function mapLlmError(err: unknown, model: string): Error {
+  if (err instanceof ApplicationFailure) return err;
+  if (err instanceof APIUserAbortError) return err; // cancellation: let Temporal see it as such
+  if (err instanceof APIConnectionTimeoutError || err instanceof APIConnectionError) {
+    return new Error(`LLM request to model ${model} failed to connect or timed out: ${err.message}`);
+  }
+  if (err instanceof APIError) {
+    const status = err.status ?? 0;
+    const code = typeof err.code === 'string' ? err.code : '';
+    const detail = `LLM ${status} from model ${model}: ${err.message}`;
+    if (status === 429) {
+      const delay = retryAfterMs(err.headers);
+      return ApplicationFailure.create({
+        message: detail,
+        type: ErrorType.LlmRateLimited,
+        nonRetryable: false,
+        ...(delay !== undefined ? { nextRetryDelay: Math.max(delay, 100) } : {}),
+      });
+    }
+    if (status === 401 || status === 403) {
+      return ApplicationFailure.nonRetryable(
+        `${detail}. Check OPENAI_API_KEY (and OPENAI_BASE_URL) for this endpoint.`,
+        ErrorType.LlmAuth,
+      );
+    }
+    if (code === 'context_length_exceeded' || /context length|maximum context|too many tokens/i.test(err.message)) {
+      return ApplicationFailure.nonRetryable(detail, ErrorType.LlmContextLength);
+    }
+    if (code === 'content_filter' || /content (management )?policy|content filter/i.test(err.message)) {
+      return ApplicationFailure.nonRetryable(detail, ErrorType.LlmContentFilter);
+    }
+    if (status === 400 || status === 404 || status === 422) {
+      return ApplicationFailure.nonRetryable(detail, ErrorType.LlmBadRequest);
+    }
+    return new Error(detail); // 408, 409, 5xx: transient, Temporal backs off
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/**
+ * One chat completion from inside an activity: heartbeats while the model thinks (a worker that
+ * dies mid-call is noticed within the heartbeat timeout, not the activity's start-to-close
+ * timeout), passes cancellation through, and maps errors to retry semantics.
+ */
+export async function chatCompletion(
+  client: OpenAI,
+  params: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
+): Promise<OpenAI.Chat.ChatCompletion> {
+  const ctx = Context.current();
+  ctx.heartbeat();
+  const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  try {
+    return await client.chat.completions.create(params, { signal: ctx.cancellationSignal });
+  } catch (err) {
+    throw mapLlmError(err, params.model);
+  } finally {
+    clearInterval(beat);
+  }
+}
+
+export function createLlmClient(config: Pick<Config, 'llm'>): OpenAI {
+  return new OpenAI({
+    apiKey: config.llm.apiKey ?? 'not-needed',
+    ...(config.llm.baseUrl ? { baseURL: config.llm.baseUrl } : {}),
+    maxRetries: 0,
+    timeout: config.llm.timeoutMs,
+  });
+}

@@ -1,0 +1,197 @@
+// The prompt registry: every prompt in prompts/ with the role whose model answers it, its variables
+// (a zod schema: a missing or misspelt variable is an error), which variables hold untrusted text
+// and the label of the block that wraps them, and the schema of the answer with a name of its own
+// (the `response_format` name, so logs and test doubles can tell the prompts apart).
+import { z } from 'zod';
+import type { LlmRole } from '../../shared/constants';
+import { CitedText, CodeDraft, CoordinatorDecision, JudgeVerdict, PageExtract, QueryExpansion, ReportDraft } from '../../shared/llm-outputs';
+import { Plan } from '../../shared/schemas';
+
+type VarShape = Record<string, z.ZodString | z.ZodNumber>;
+
+export interface PromptDef<S extends VarShape = VarShape, O extends z.ZodType = z.ZodType> {
+  /** prompts/<file>.md */
+  file: string;
+  role: LlmRole;
+  vars: z.ZodObject<S>;
+  /** Variables holding outside text (user, web, model output), by the label of their block. */
+  untrusted: { [K in keyof S]?: string };
+  /** The answer's schema and its name; absent for the tool-calling researcher turn. */
+  output?: { name: string; schema: O };
+}
+
+/** Any registered prompt, whatever its variables and answer. */
+export interface AnyPrompt {
+  file: string;
+  role: LlmRole;
+  vars: z.ZodType<Record<string, string | number>>;
+  untrusted: Partial<Record<string, string>>;
+  output?: { name: string; schema: z.ZodType };
+}
+export type StructuredPrompt = AnyPrompt & { output: { name: string; schema: z.ZodType } };
+export type PromptVars<P extends AnyPrompt> = z.input<P['vars']>;
+export type PromptOutput<P extends AnyPrompt> = P extends { output: { schema: infer O extends z.ZodType } } ? z.output<O> : never;
+
+interface PromptSpec<S extends VarShape> {
+  file: string;
+  role: LlmRole;
+  vars: S;
+  untrusted: { [K in keyof S]?: string };
+}
+
+/** A prompt answered with tool calls or free text. */
+function toolPrompt<S extends VarShape>(spec: PromptSpec<S>): PromptDef<S> {
+  return { ...spec, vars: z.strictObject(spec.vars) as unknown as z.ZodObject<S> };
+}
+
+/** A prompt answered with JSON that `schema` accepts, requested under `name`. */
+function jsonPrompt<S extends VarShape, O extends z.ZodType>(spec: PromptSpec<S>, name: string, schema: O): PromptDef<S, O> & { output: { name: string; schema: O } } {
+  return { ...toolPrompt(spec), output: { name, schema } };
+}
+
+const text = z.string();
+const count = z.number().int();
+/** Variables every step prompt shares. */
+const step = { question: text, locale: text, stepTitle: text, stepDescription: text };
+
+export const PROMPTS = {
+  coordinator: jsonPrompt(
+    {
+      file: 'coordinator',
+      role: 'coordinator',
+      vars: { question: text, localeHint: text, clarificationRule: text, clarifications: text },
+      untrusted: { question: 'user_message', clarifications: 'clarifications' },
+    },
+    'CoordinatorDecision',
+    CoordinatorDecision,
+  ),
+  rewrite: jsonPrompt(
+    {
+      file: 'rewrite',
+      role: 'planner',
+      vars: { question: text, locale: text, count },
+      untrusted: { question: 'user_message' },
+    },
+    'QueryExpansion',
+    QueryExpansion,
+  ),
+  background: jsonPrompt(
+    {
+      file: 'background',
+      role: 'planner',
+      vars: { question: text, locale: text, sources: text, searchErrors: text },
+      untrusted: { question: 'user_message', sources: 'sources' },
+    },
+    'BackgroundBrief',
+    CitedText,
+  ),
+  planner: jsonPrompt(
+    {
+      file: 'planner',
+      role: 'planner',
+      vars: { question: text, locale: text, maxSteps: count, background: text, feedback: text, problems: text },
+      untrusted: { question: 'user_message', background: 'background', feedback: 'feedback' },
+    },
+    'Plan',
+    Plan,
+  ),
+  researcherTurn: toolPrompt({
+    file: 'researcher-react',
+    role: 'researcher',
+    vars: { ...step, feedback: text, dependencies: text },
+    untrusted: { question: 'user_message', dependencies: 'dependencies' },
+  }),
+  extractor: jsonPrompt(
+    {
+      file: 'extractor',
+      role: 'researcher',
+      vars: { goal: text, url: text, title: text, page: text, truncation: text },
+      untrusted: { page: 'page', title: 'title' },
+    },
+    'PageExtract',
+    PageExtract,
+  ),
+  compressor: jsonPrompt(
+    {
+      file: 'compressor',
+      role: 'researcher',
+      vars: { ...step, transcript: text },
+      untrusted: { question: 'user_message', transcript: 'transcript' },
+    },
+    'ResearchFindings',
+    CitedText,
+  ),
+  coder: jsonPrompt(
+    {
+      file: 'coder',
+      role: 'coder',
+      vars: {
+        question: text,
+        stepTitle: text,
+        stepDescription: text,
+        packages: text,
+        files: text,
+        timeoutSeconds: count,
+        memoryMb: count,
+        previousAttempt: text,
+        dependencies: text,
+      },
+      untrusted: { question: 'user_message', dependencies: 'dependencies' },
+    },
+    'CodeDraft',
+    CodeDraft,
+  ),
+  coderResults: jsonPrompt(
+    {
+      file: 'coder-results',
+      role: 'coder',
+      vars: { ...step, explanation: text, outcome: text, output: text, dependencies: text },
+      untrusted: { question: 'user_message', output: 'output', dependencies: 'dependencies' },
+    },
+    'CodeFindings',
+    CitedText,
+  ),
+  judge: jsonPrompt(
+    {
+      file: 'judge',
+      role: 'judge',
+      vars: { question: text, stepTitle: text, stepDescription: text, result: text, citedSources: count },
+      untrusted: { question: 'user_message', result: 'result' },
+    },
+    'JudgeVerdict',
+    JudgeVerdict,
+  ),
+  reporter: jsonPrompt(
+    {
+      file: 'reporter',
+      role: 'reporter',
+      vars: { question: text, locale: text, findings: text, references: text, notes: text },
+      untrusted: { question: 'user_message', findings: 'findings', references: 'references' },
+    },
+    'ReportDraft',
+    ReportDraft,
+  ),
+  /** Legacy (search-and-summarise researcher): only runs recorded before the ReAct loop use it. */
+  legacyResearcher: jsonPrompt(
+    {
+      file: 'researcher',
+      role: 'researcher',
+      vars: { ...step, dependencies: text, feedback: text, sources: text, searchErrors: text },
+      untrusted: { question: 'user_message', sources: 'sources', dependencies: 'dependencies' },
+    },
+    'SearchFindings',
+    CitedText,
+  ),
+  /** Legacy (LLM-only analyst): only runs recorded before the sandbox coder use it. */
+  legacyAnalyst: jsonPrompt(
+    {
+      file: 'analyst',
+      role: 'coder',
+      vars: { ...step, dependencies: text, feedback: text },
+      untrusted: { question: 'user_message', dependencies: 'dependencies' },
+    },
+    'AnalysisFindings',
+    CitedText,
+  ),
+};
+export type PromptName = keyof typeof PROMPTS;

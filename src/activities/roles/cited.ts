@@ -1,0 +1,53 @@
+// What the writing roles share: source and dependency blocks for prompts, and a cited document
+// written by a model, with every citation checked against the sources it was shown.
+import { citedSourceIds, keepKnownSourceIds } from '../../shared/citations';
+import { summarize, type PlanStep, type StepOutput } from '../../shared/schemas';
+import type { Llm } from '../llm/call';
+import type { PromptVars, StructuredPrompt } from '../llm/prompts';
+import type { Store, StoredSource } from '../store';
+
+/** Characters of one source's text shown to a writer. */
+const SOURCE_CHARS = 2_000;
+/** Characters of one earlier result shown to a step. */
+export const DOC_CHARS = 12_000;
+
+export function sourcesBlock(sources: StoredSource[]): string {
+  if (sources.length === 0) return '(no sources were retrieved)';
+  return sources.map((s) => `<source id="${s.sourceId}" url="${s.url}">\nTitle: ${s.title}\n${s.content.slice(0, SOURCE_CHARS)}\n</source>`).join('\n');
+}
+
+/** Template variables every step prompt shares. */
+export function stepVars(input: { question: string; locale: string; step: PlanStep }) {
+  return { question: input.question, locale: input.locale, stepTitle: input.step.title, stepDescription: input.step.description };
+}
+
+/** The results of the steps a step depends on, as a prompt block, with the sources they cite. */
+export async function dependencyBlock(store: Store, researchId: string, keys: string[]): Promise<{ text: string; sources: StoredSource[] }> {
+  const docs = await store.getDocuments(researchId, keys);
+  const ids = [...new Set(docs.flatMap((d) => d.sourceIds))];
+  const sources = ids.length ? await store.getSources(researchId, ids) : [];
+  const text = docs.length ? docs.map((d) => `<result key="${d.key}">\n${d.content.slice(0, DOC_CHARS)}\n</result>`).join('\n') : '(none)';
+  return { text, sources };
+}
+
+/** Writes a cited text from sources and stores it, keeping only citations of those sources. The
+ *  prompt's answer is a CitedText. */
+export async function writeCitedDocument<P extends StructuredPrompt>(
+  deps: { llm: Llm; store: Store },
+  args: { researchId: string; key: string; kind: string; prompt: P; vars: PromptVars<P>; sources: StoredSource[]; meta?: Record<string, unknown> },
+): Promise<StepOutput> {
+  const r = await deps.llm.structured(args.prompt, args.vars, { researchId: args.researchId });
+  const output = r.output as { text: string; summary: string };
+  const known = new Set(args.sources.map((s) => s.sourceId));
+  const { text, dropped } = keepKnownSourceIds(output.text, known);
+  const sourceIds = citedSourceIds(text);
+  await deps.store.saveDocument(args.researchId, {
+    key: args.key,
+    kind: args.kind,
+    content: text,
+    summary: summarize(output.summary),
+    sourceIds,
+    meta: { ...(args.meta ?? {}), droppedSourceIds: dropped },
+  });
+  return { key: args.key, summary: summarize(output.summary, 300), sourceIds, usage: r.usage };
+}

@@ -1,0 +1,72 @@
+// The researcher's conversation outside the model calls: tool results written at the positions
+// the workflow chose, trimming after a context-length error, and the knowledge-base tool.
+import type { CrawlResult } from '../crawl';
+import { summarize } from '../../shared/schemas';
+import type { Store } from '../store';
+import { MAX_TOOL_CHARS, trimToBudget } from './researcher-tools';
+
+export interface ToolResultInput {
+  researchId: string;
+  convKey: string;
+  seq: number;
+  toolCallId: string;
+  search?: { query: string; sourceIds: string[]; error?: string }[];
+  crawl?: CrawlResult[];
+  text?: string;
+}
+
+export function createConversationActivities(deps: { store: Store }) {
+  const { store } = deps;
+
+  /** Writes the result of one tool call into the conversation, built from what the store holds. */
+  async function appendToolResult(input: ToolResultInput): Promise<{ chars: number; sourceIds: string[] }> {
+    const parts: string[] = [];
+    const ids = new Set<string>();
+    for (const s of input.search ?? []) {
+      if (s.error) {
+        parts.push(`Search "${s.query}" failed: ${s.error}`);
+        continue;
+      }
+      const sources = await store.getSources(input.researchId, s.sourceIds);
+      parts.push(`Search "${s.query}":\n${sources.length ? sources.map((x) => `[${x.sourceId}] ${x.title} — ${x.url}\n${x.content.slice(0, 400)}`).join('\n') : '(no results)'}`);
+      sources.forEach((x) => ids.add(x.sourceId));
+    }
+    for (const c of input.crawl ?? []) {
+      if (c.status !== 'ok' || !c.sourceId) {
+        parts.push(`${c.url}: ${c.status}${c.reason ? ` (${c.reason})` : ''}`);
+        continue;
+      }
+      const [source] = await store.getSources(input.researchId, [c.sourceId]);
+      parts.push(`[${c.sourceId}] ${c.title ?? ''} — ${c.url}\n${source?.content.slice(0, 2_500) ?? c.summary ?? ''}`);
+      ids.add(c.sourceId);
+    }
+    if (input.text) parts.push(input.text);
+    let content = parts.join('\n\n') || '(no output)';
+    if (content.length > MAX_TOOL_CHARS) content = `${content.slice(0, MAX_TOOL_CHARS)}\n[output trimmed]`;
+    await store.conversations.put(input.researchId, input.convKey, input.seq, { role: 'tool', tool_call_id: input.toolCallId, content });
+    return { chars: content.length, sourceIds: [...ids] };
+  }
+
+  /** After a context-length error: shortens every tool result but the last `keepLast`. */
+  async function trimConversation(input: { researchId: string; convKey: string; keepLast: number }): Promise<{ trimmed: number }> {
+    const rows = await store.conversations.load(input.researchId, input.convKey);
+    const fitted = trimToBudget(
+      rows.map((r) => r.message),
+      0,
+      input.keepLast,
+    );
+    for (let i = 0; i < rows.length; i++) {
+      if (fitted.messages[i] !== rows[i]!.message && JSON.stringify(fitted.messages[i]) !== JSON.stringify(rows[i]!.message)) {
+        await store.conversations.put(input.researchId, input.convKey, rows[i]!.seq, fitted.messages[i]!);
+      }
+    }
+    return { trimmed: fitted.trimmed };
+  }
+
+  /** The knowledge base has no documents yet (its ingestion is a later issue); the tool says so. */
+  async function knowledgeSearch(input: { researchId: string; query: string }): Promise<{ text: string }> {
+    return { text: `The knowledge base has no documents yet, so "${summarize(input.query, 100)}" found nothing. Use web_search.` };
+  }
+
+  return { appendToolResult, trimConversation, knowledgeSearch };
+}

@@ -1,0 +1,103 @@
+// The researcher's tools as the model sees them (OpenAI function definitions from the zod argument
+// schemas, MCP tools beside them), validation of the calls it makes, and trimming of old tool
+// results when the conversation outgrows its budget.
+import type OpenAI from 'openai';
+import { z } from 'zod';
+import { CrawlArgs, KnowledgeSearchArgs, WebSearchArgs, type ToolCall } from '../../shared/llm-outputs';
+import { mcpFunctionName, type McpToolSpec } from '../mcp';
+import type { Message } from '../store';
+
+/** Characters of one tool result kept in the conversation. */
+export const MAX_TOOL_CHARS = 6_000;
+/** Characters a trimmed tool result keeps. */
+const TRIMMED_CHARS = 200;
+
+const TOOL_SCHEMAS = { web_search: WebSearchArgs, crawl: CrawlArgs, knowledge_search: KnowledgeSearchArgs } as const;
+const TOOL_DESCRIPTIONS: Record<keyof typeof TOOL_SCHEMAS, string> = {
+  web_search: 'Search the web. Returns results with source ids, titles, URLs and snippets.',
+  crawl: 'Read web pages (URLs from search results) and extract what serves the goal. Returns evidence with source ids.',
+  knowledge_search: "Search the local knowledge base of the user's own documents.",
+};
+
+export function toolDefinitions(mcpTools: McpToolSpec[] = []): OpenAI.Chat.ChatCompletionTool[] {
+  const builtIn = (Object.keys(TOOL_SCHEMAS) as (keyof typeof TOOL_SCHEMAS)[]).map((name): OpenAI.Chat.ChatCompletionTool => {
+    const { $schema: _drop, ...parameters } = z.toJSONSchema(TOOL_SCHEMAS[name]) as Record<string, unknown>;
+    return { type: 'function', function: { name, description: TOOL_DESCRIPTIONS[name], parameters } };
+  });
+  const mcp = mcpTools.map((t): OpenAI.Chat.ChatCompletionTool => ({
+    type: 'function',
+    function: { name: mcpFunctionName(t.server, t.tool), description: `[${t.server}] ${t.description}`, parameters: t.inputSchema },
+  }));
+  return [...builtIn, ...mcp];
+}
+
+/** Validates the model's tool calls; returns problems for a repair request instead of throwing. */
+export function parseToolCalls(raw: OpenAI.Chat.ChatCompletionMessageToolCall[], mcpTools: McpToolSpec[] = []): { calls: ToolCall[]; problems: string[] } {
+  const calls: ToolCall[] = [];
+  const problems: string[] = [];
+  for (const tc of raw) {
+    if (tc.type !== 'function') {
+      problems.push(`tool call ${tc.id} is not a function call`);
+      continue;
+    }
+    const mcp = mcpTools.find((t) => mcpFunctionName(t.server, t.tool) === tc.function.name);
+    if (mcp) {
+      let args: unknown;
+      try {
+        args = JSON.parse(tc.function.arguments || '{}');
+      } catch {
+        problems.push(`the arguments of ${tc.function.name} are not valid JSON: ${tc.function.arguments.slice(0, 200)}`);
+        continue;
+      }
+      if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+        problems.push(`the arguments of ${tc.function.name} must be a JSON object`);
+        continue;
+      }
+      calls.push({ id: tc.id, name: 'mcp', server: mcp.server, tool: mcp.tool, args: args as Record<string, unknown> });
+      continue;
+    }
+    const name = tc.function.name as keyof typeof TOOL_SCHEMAS;
+    const schema = TOOL_SCHEMAS[name];
+    if (!schema) {
+      problems.push(`there is no tool named "${tc.function.name}"`);
+      continue;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(tc.function.arguments || '{}');
+    } catch {
+      problems.push(`the arguments of ${name} are not valid JSON: ${tc.function.arguments.slice(0, 200)}`);
+      continue;
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      problems.push(`the arguments of ${name} are invalid: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+      continue;
+    }
+    calls.push({ id: tc.id, name, args: parsed.data } as ToolCall);
+  }
+  return { calls, problems };
+}
+
+function messageChars(m: Message): number {
+  return JSON.stringify(m).length;
+}
+
+/** Cuts the oldest tool results first until the conversation fits `budget` characters. */
+export function trimToBudget(messages: Message[], budget: number, keepLast = 2): { messages: Message[]; trimmed: number; fits: boolean } {
+  const out = messages.map((m) => ({ ...m })) as Message[];
+  let total = out.reduce((a, m) => a + messageChars(m), 0);
+  let trimmed = 0;
+  const toolIdx = out.map((m, i) => (m.role === 'tool' ? i : -1)).filter((i) => i >= 0);
+  for (const i of toolIdx.slice(0, Math.max(0, toolIdx.length - keepLast))) {
+    if (total <= budget) break;
+    const m = out[i] as OpenAI.Chat.ChatCompletionToolMessageParam;
+    const content = typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
+    if (content.length <= TRIMMED_CHARS) continue;
+    const cut = `${content.slice(0, TRIMMED_CHARS)}\n[trimmed to save context]`;
+    total -= content.length - cut.length;
+    out[i] = { ...m, content: cut };
+    trimmed++;
+  }
+  return { messages: out, trimmed, fits: total <= budget };
+}

@@ -1,0 +1,162 @@
+// The ReAct researcher's model calls. The conversation lives in PostgreSQL at positions the
+// workflow chooses; the workflow carries only positions, tool names, arguments and ids.
+import type OpenAI from 'openai';
+import { citedSourceIds, keepKnownSourceIds } from '../../shared/citations';
+import type { ToolCall } from '../../shared/llm-outputs';
+import { summarize, ZERO_USAGE, type PlanStep, type StepOutput, type Usage } from '../../shared/schemas';
+import type { Llm, ReplyReading } from '../llm/call';
+import { PROMPTS } from '../llm/prompts';
+import { renderPrompt } from '../llm/render';
+import type { McpToolSpec } from '../mcp';
+import type { Message, Store } from '../store';
+import { parseToolCalls, toolDefinitions, trimToBudget } from './researcher-tools';
+
+/** Characters of one earlier step's result in the researcher's first message. */
+const DEPENDENCY_CHARS = 6_000;
+/** Characters of transcript the compressor reads (the most recent). */
+const TRANSCRIPT_CHARS = 60_000;
+
+export interface TurnInput {
+  researchId: string;
+  convKey: string;
+  /** Position of the message this turn writes (0 on the first turn: it also writes the task). */
+  seq: number;
+  question: string;
+  locale: string;
+  step: PlanStep;
+  feedback: string;
+  dependencyKeys: string[];
+  /** No tools: the model must answer with what it has (rounds or context budget spent). */
+  mustAnswer: boolean;
+  /** MCP tools discovered for this step. */
+  mcpTools?: McpToolSpec[];
+}
+
+export interface TurnResult {
+  /** Position after the messages this turn wrote. */
+  nextSeq: number;
+  calls: ToolCall[];
+  usage: Usage;
+  /** Why the model had to answer without tools, if it did. */
+  forcedAnswer?: string;
+}
+
+type AssistantMessage = OpenAI.Chat.ChatCompletionAssistantMessageParam;
+
+export function createResearcherActivities(deps: { llm: Llm; store: Store; contextChars: number }) {
+  const { conversations } = deps.store;
+
+  /** Writes the system prompt and the task at positions 0 and 1. */
+  async function writeTask(input: TurnInput): Promise<void> {
+    const docs = await deps.store.getDocuments(input.researchId, input.dependencyKeys);
+    const prompt = renderPrompt(PROMPTS.researcherTurn, {
+      question: input.question,
+      locale: input.locale,
+      stepTitle: input.step.title,
+      stepDescription: input.step.description,
+      feedback: input.feedback || '(none)',
+      dependencies: docs.map((d) => `<result key="${d.key}">\n${d.content.slice(0, DEPENDENCY_CHARS)}\n</result>`).join('\n') || '(none)',
+    });
+    await conversations.put(input.researchId, input.convKey, 0, { role: 'system', content: prompt.system });
+    await conversations.put(input.researchId, input.convKey, 1, { role: 'user', content: prompt.user });
+  }
+
+  async function researcherTurn(input: TurnInput): Promise<TurnResult> {
+    let seq = input.seq;
+    if (seq === 0) {
+      await writeTask(input);
+      seq = 2;
+    }
+    const rows = await conversations.load(input.researchId, input.convKey);
+    // A retried turn whose answer was already stored returns it: the model is not asked twice.
+    const done = rows.find((r) => r.seq === seq && r.message.role === 'assistant');
+    if (done) {
+      const parsed = parseToolCalls((done.message as AssistantMessage).tool_calls ?? [], input.mcpTools);
+      return { nextSeq: seq + 1, calls: parsed.calls, usage: ZERO_USAGE };
+    }
+    const fitted = trimToBudget(
+      rows.filter((r) => r.seq < seq).map((r) => r.message),
+      deps.contextChars,
+    );
+    const forcedAnswer = input.mustAnswer ? 'the tool rounds are spent' : fitted.fits ? undefined : 'the context budget is reached';
+    const messages: Message[] = [...fitted.messages];
+    if (forcedAnswer) messages.push({ role: 'user', content: `Stop using tools: ${forcedAnswer}. Write your findings now from what you have, citing source ids.` });
+
+    const turn = await deps.llm.complete<{ message: AssistantMessage; calls: ToolCall[] }>({
+      researchId: input.researchId,
+      role: PROMPTS.researcherTurn.role,
+      promptName: PROMPTS.researcherTurn.file,
+      messages,
+      ...(forcedAnswer ? {} : { tools: toolDefinitions(input.mcpTools) }),
+      expected: 'researcher turn',
+      reuse: (logged) => {
+        const message = logged as AssistantMessage;
+        return message?.role === 'assistant' ? { message, calls: parseToolCalls(message.tool_calls ?? [], input.mcpTools).calls } : undefined;
+      },
+      read: (choice) => readTurn(choice, input.mcpTools, forcedAnswer),
+    });
+    await conversations.put(input.researchId, input.convKey, seq, turn.output.message);
+    return { nextSeq: seq + 1, calls: turn.output.calls, usage: turn.usage, ...(forcedAnswer ? { forcedAnswer } : {}) };
+  }
+
+  /** Compresses the conversation into the step's findings, citing only sources it retrieved. */
+  async function compressResearch(input: { researchId: string; convKey: string; key: string; question: string; locale: string; step: PlanStep }): Promise<StepOutput> {
+    const rows = await conversations.load(input.researchId, input.convKey);
+    const ids = [...new Set(rows.filter((r) => r.message.role === 'tool').flatMap((r) => citedSourceIds(String(r.message.content ?? ''))))];
+    const known = new Set((await deps.store.getSources(input.researchId, ids)).map((s) => s.sourceId));
+    const r = await deps.llm.structured(
+      PROMPTS.compressor,
+      {
+        question: input.question,
+        locale: input.locale,
+        stepTitle: input.step.title,
+        stepDescription: input.step.description,
+        transcript: transcriptOf(rows.map((row) => row.message)).slice(-TRANSCRIPT_CHARS),
+      },
+      { researchId: input.researchId },
+    );
+    const { text, dropped } = keepKnownSourceIds(r.output.text, known);
+    const sourceIds = citedSourceIds(text);
+    await deps.store.saveDocument(input.researchId, {
+      key: input.key,
+      kind: 'step',
+      content: text,
+      summary: summarize(r.output.summary),
+      sourceIds,
+      meta: { stepId: input.step.id, droppedSourceIds: dropped, retrievedSourceIds: [...known] },
+    });
+    return { key: input.key, summary: summarize(r.output.summary, 300), sourceIds, usage: r.usage };
+  }
+
+  return { researcherTurn, compressResearch };
+}
+
+/** A usable turn: valid tool calls, or an answer in words; anything else gets one repair request. */
+function readTurn(choice: OpenAI.Chat.ChatCompletion.Choice | undefined, mcpTools: McpToolSpec[] | undefined, forcedAnswer: string | undefined): ReplyReading<{ message: AssistantMessage; calls: ToolCall[] }> {
+  const msg = choice?.message;
+  const parsed = parseToolCalls(msg?.tool_calls ?? [], mcpTools);
+  const problems = parsed.problems;
+  if (choice?.finish_reason === 'length' && parsed.calls.length === 0) problems.push('the reply was cut off (finish_reason: length); be briefer');
+  if (!msg || (parsed.calls.length === 0 && !msg.content && problems.length === 0)) problems.push('the reply was empty');
+  if (problems.length) {
+    const hint = forcedAnswer ? '' : ', calling the tools with valid JSON arguments';
+    return { problem: problems.join('; '), repair: [{ role: 'user', content: `Your previous reply could not be used: ${problems.join('; ')}. Reply again${hint}.` }] };
+  }
+  const message: AssistantMessage = {
+    role: 'assistant',
+    content: msg!.content ?? null,
+    ...(parsed.calls.length ? { tool_calls: (msg!.tool_calls ?? []).filter((t) => parsed.calls.some((c) => c.id === t.id)) } : {}),
+  };
+  return { value: { message, calls: parsed.calls }, logged: message };
+}
+
+function transcriptOf(messages: Message[]): string {
+  return messages
+    .filter((m) => m.role === 'assistant' || m.role === 'tool')
+    .map((raw) => {
+      const m = raw as { role: string; content?: unknown; tool_calls?: { function: { name: string; arguments: string } }[] };
+      const calls = m.tool_calls?.map((t) => `→ ${t.function.name}(${t.function.arguments})`).join('\n') ?? '';
+      return `${m.role === 'tool' ? 'TOOL RESULT' : 'RESEARCHER'}:\n${typeof m.content === 'string' ? m.content : ''}${calls ? `\n${calls}` : ''}`;
+    })
+    .join('\n\n');
+}

@@ -1,0 +1,26 @@
+// The PostgreSQL store: the one home of the service's SQL (migrations aside), used by activities
+// and by the API. Every write is an upsert keyed by a stable id, so an activity that runs twice
+// (a retry after a lost completion) leaves one row, not two.
+import type pg from 'pg';
+import { conversationsTable } from './conversations';
+import { documentTables } from './documents';
+import { llmCallsTable, runsTable, sandboxRunsTable } from './runs';
+
+export type { Message } from './conversations';
+export type { ArtifactRecord, ReportRecord, StoredDocument, StoredPage, StoredSource } from './documents';
+export type { LlmCallRecord, RunRecord } from './runs';
+
+export function createStore(pool: pg.Pool) {
+  return {
+    runs: runsTable(pool),
+    llmCalls: llmCallsTable(pool),
+    sandboxRuns: sandboxRunsTable(pool),
+    conversations: conversationsTable(pool),
+    ...documentTables(pool),
+    /** Readiness: the database answers. */
+    async ping(): Promise<void> {
+      await pool.query('SELECT 1');
+    },
+  };
+}
+export type Store = ReturnType<typeof createStore>;

@@ -1,0 +1,112 @@
+// Rows that record what happened once, keyed by a stable id: the run itself, every finished LLM
+// call (keyed by the activity that made it) and every finished sandbox run.
+import type pg from 'pg';
+import type { RunStatus, Usage } from '../../shared/schemas';
+
+export interface RunRecord {
+  id: string;
+  tenant: string;
+  question: string;
+  status: RunStatus;
+  phase?: string | undefined;
+  plan?: unknown;
+  planVersion?: number | undefined;
+  outcome?: string | undefined;
+  locale?: string | undefined;
+  answer?: string | undefined;
+  error?: string | undefined;
+  usage: Usage;
+}
+
+export interface LlmCallRecord {
+  callKey: string;
+  researchId: string;
+  role: string;
+  model: string;
+  promptName: string;
+  response: unknown;
+  usage: Usage;
+  durationMs: number;
+}
+
+export function runsTable(pool: pg.Pool) {
+  return {
+    /** Upserts the run; the first completion time is kept, later fields win when given. */
+    async record(run: RunRecord): Promise<void> {
+      const terminal = run.status === 'completed' || run.status === 'failed' || run.status === 'cancelled';
+      await pool.query(
+        `INSERT INTO research_runs (id, tenant, question, status, outcome, locale, answer, error, prompt_tokens, completion_tokens, cost_usd,
+                                    completed_at, phase, plan, plan_version)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 THEN now() END, $13, $14, $15)
+         ON CONFLICT (id) DO UPDATE SET
+           status = EXCLUDED.status, outcome = COALESCE(EXCLUDED.outcome, research_runs.outcome),
+           locale = COALESCE(EXCLUDED.locale, research_runs.locale), answer = COALESCE(EXCLUDED.answer, research_runs.answer),
+           phase = COALESCE(EXCLUDED.phase, research_runs.phase), plan = COALESCE(EXCLUDED.plan, research_runs.plan),
+           plan_version = COALESCE(EXCLUDED.plan_version, research_runs.plan_version),
+           error = EXCLUDED.error, prompt_tokens = EXCLUDED.prompt_tokens, completion_tokens = EXCLUDED.completion_tokens,
+           cost_usd = EXCLUDED.cost_usd, updated_at = now(),
+           completed_at = COALESCE(research_runs.completed_at, EXCLUDED.completed_at)`,
+        [
+          run.id,
+          run.tenant,
+          run.question,
+          run.status,
+          run.outcome ?? null,
+          run.locale ?? null,
+          run.answer ?? null,
+          run.error ?? null,
+          run.usage.promptTokens,
+          run.usage.completionTokens,
+          run.usage.costUsd,
+          terminal,
+          run.phase ?? null,
+          run.plan === undefined ? null : JSON.stringify(run.plan),
+          run.planVersion ?? null,
+        ],
+      );
+    },
+  };
+}
+
+export function llmCallsTable(pool: pg.Pool) {
+  return {
+    async find(callKey: string): Promise<{ model: string; response: unknown; usage: Usage } | undefined> {
+      const { rows } = await pool.query<{ model: string; response: unknown; prompt_tokens: number; completion_tokens: number; cost_usd: string }>(
+        'SELECT model, response, prompt_tokens, completion_tokens, cost_usd FROM llm_calls WHERE call_key = $1',
+        [callKey],
+      );
+      const r = rows[0];
+      if (!r) return undefined;
+      return {
+        model: r.model,
+        response: r.response,
+        usage: { promptTokens: r.prompt_tokens, completionTokens: r.completion_tokens, costUsd: Number(r.cost_usd) },
+      };
+    },
+    /** The first record of a call key wins: a late duplicate never replaces what was used. */
+    async record(c: LlmCallRecord): Promise<void> {
+      await pool.query(
+        `INSERT INTO llm_calls (call_key, research_id, role, model, prompt_name, response, prompt_tokens, completion_tokens, cost_usd, duration_ms)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+         ON CONFLICT (call_key) DO NOTHING`,
+        [c.callKey, c.researchId, c.role, c.model, c.promptName, JSON.stringify(c.response), c.usage.promptTokens, c.usage.completionTokens, c.usage.costUsd, c.durationMs],
+      );
+    },
+  };
+}
+export type LlmCallsTable = ReturnType<typeof llmCallsTable>;
+
+export function sandboxRunsTable(pool: pg.Pool) {
+  return {
+    async find<T>(callKey: string): Promise<T | undefined> {
+      const { rows } = await pool.query<{ result: T }>('SELECT result FROM sandbox_runs WHERE call_key = $1', [callKey]);
+      return rows[0]?.result;
+    },
+    async record(r: { callKey: string; researchId: string; stepId: string; attempt: number; status: string; result: unknown }): Promise<void> {
+      await pool.query(
+        'INSERT INTO sandbox_runs (call_key, research_id, step_id, attempt, status, result) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (call_key) DO NOTHING',
+        [r.callKey, r.researchId, r.stepId, r.attempt, r.status, JSON.stringify(r.result)],
+      );
+    },
+  };
+}

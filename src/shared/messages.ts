@@ -1,0 +1,92 @@
+// Payloads of the research workflow's signals and the status view its query returns. The workflow,
+// the HTTP routes, the CLI and the tests all use these schemas: there is no second copy of a view.
+import { z } from 'zod';
+import { Phase, RunStatus, StepType, Usage } from './schemas';
+
+/** Longest reviewer feedback or clarification answer the workflow keeps. */
+export const MESSAGE_TEXT_MAX = 4_000;
+
+export const ApprovePlan = z.object({ planVersion: z.number().int().positive() });
+export type ApprovePlan = z.infer<typeof ApprovePlan>;
+
+export const RevisePlan = z.object({
+  planVersion: z.number().int().positive(),
+  feedback: z.string().trim().min(1, 'feedback must not be empty').max(MESSAGE_TEXT_MAX),
+});
+export type RevisePlan = z.infer<typeof RevisePlan>;
+
+export const AnswerClarification = z.object({
+  answer: z.string().trim().min(1, 'answer must not be empty').max(MESSAGE_TEXT_MAX),
+});
+export type AnswerClarification = z.infer<typeof AnswerClarification>;
+
+export const StepStatus = z.enum(['pending', 'running', 'completed', 'failed', 'skipped']);
+export type StepStatus = z.infer<typeof StepStatus>;
+
+/** One step of the plan as the status view shows it. */
+export const StepView = z.object({
+  id: z.string(),
+  title: z.string(),
+  type: StepType,
+  dependsOn: z.array(z.string()),
+  status: StepStatus,
+  attempts: z.number().int(),
+  /** Short summary of the accepted result, or why the step failed or was skipped. */
+  summary: z.string().optional(),
+  /** Reflection notes (forced pass, judge errors) and failures the step worked around. */
+  notes: z.array(z.string()),
+  startedAt: z.number().optional(),
+  endedAt: z.number().optional(),
+});
+export type StepView = z.infer<typeof StepView>;
+
+/** A signal the workflow did not act on, and why (stale version, no review pending, ...). */
+export const IgnoredSignal = z.object({
+  signal: z.enum(['approvePlan', 'revisePlan', 'answerClarification']),
+  planVersion: z.number().optional(),
+  reason: z.string(),
+  at: z.number(),
+});
+export type IgnoredSignal = z.infer<typeof IgnoredSignal>;
+
+export const PlanView = z.object({
+  version: z.number().int(),
+  title: z.string(),
+  thought: z.string(),
+  hasEnoughContext: z.boolean(),
+  revisions: z.number().int(),
+  revisionsLeft: z.number().int(),
+  steps: z.array(StepView),
+});
+export type PlanView = z.infer<typeof PlanView>;
+
+export const ReportView = z.object({
+  title: z.string(),
+  references: z.number().int(),
+  removedCitations: z.array(z.number().int()),
+});
+export type ReportView = z.infer<typeof ReportView>;
+
+/** What the `getStatus` query returns. */
+export const ResearchStatusView = z.object({
+  status: RunStatus,
+  phase: Phase,
+  question: z.string(),
+  locale: z.string().optional(),
+  clarificationQuestion: z.string().optional(),
+  plan: PlanView.optional(),
+  usage: Usage,
+  /** Things a reader of the report should know: budget stops, review timeouts, failed searches. */
+  notes: z.array(z.string()),
+  ignoredSignals: z.array(IgnoredSignal),
+  report: ReportView.optional(),
+  error: z.string().optional(),
+});
+export type ResearchStatusView = z.infer<typeof ResearchStatusView>;
+
+/**
+ * `GET /v1/research/:id`: the status view with the run's id. A closed run whose history no worker
+ * can replay any more answers from its result or failure, without usage, notes or signals.
+ */
+export const ResearchView = ResearchStatusView.partial({ usage: true, notes: true, ignoredSignals: true }).extend({ id: z.string() });
+export type ResearchView = z.infer<typeof ResearchView>;

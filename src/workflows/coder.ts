@@ -1,0 +1,58 @@
+// The coder child workflow: the model writes a Python program for the step, the sandbox runs it
+// (on its own queue), and a failed run goes back to the model with its error, at most
+// maxCodeAttempts programs; then the output becomes the step's cited findings.
+import { patched } from '@temporalio/workflow';
+import type { SandboxResult } from '../activities/sandbox';
+import { addUsage, stepKey, ZERO_USAGE, type StepInput, type StepOutput } from '../shared/schemas';
+import { legacyAnalyst } from './legacy';
+import { llm, runCode } from './proxies';
+
+export async function coderWorkflow(input: StepInput): Promise<StepOutput> {
+  if (!patched('sandbox-coder')) return legacyAnalyst(input);
+  const maxAttempts = input.maxCodeAttempts ?? 3;
+  let usage = ZERO_USAGE;
+  let previous: { code: string; status: SandboxResult['status']; message: string; stderr: string } | undefined;
+  let draft!: { code: string; explanation: string };
+  let run!: SandboxResult;
+  let attempt = 1;
+  for (; attempt <= maxAttempts; attempt++) {
+    const written = await llm.writeCode.executeWithOptions({ summary: `coder ${input.step.id}: program ${attempt}${previous ? ' (fix)' : ''}` }, [
+      {
+        researchId: input.researchId,
+        question: input.question,
+        locale: input.locale,
+        step: input.step,
+        dependencyKeys: input.dependencyKeys,
+        feedback: input.feedback,
+        ...(previous ? { previous } : {}),
+      },
+    ]);
+    usage = addUsage(usage, written.usage);
+    draft = written;
+    // Sandbox run ids stay unique across reflection attempts of the step: attempt * 100 + program.
+    run = await runCode(`sandbox ${input.step.id}: program ${attempt}`, {
+      researchId: input.researchId,
+      stepId: input.step.id,
+      attempt: input.attempt * 100 + attempt,
+      code: written.code,
+      files: written.files,
+    });
+    if (run.status === 'ok') break;
+    previous = { code: written.code, status: run.status, message: run.message, stderr: run.stderr };
+  }
+  const out = await llm.finishCoderStep.executeWithOptions({ summary: `coder ${input.step.id}: findings (${run.status})` }, [
+    {
+      researchId: input.researchId,
+      key: stepKey(input.step.id, input.attempt),
+      question: input.question,
+      locale: input.locale,
+      step: input.step,
+      dependencyKeys: input.dependencyKeys,
+      code: draft.code,
+      explanation: draft.explanation,
+      run,
+      attempts: Math.min(attempt, maxAttempts),
+    },
+  ]);
+  return { ...out, usage: addUsage(usage, out.usage) };
+}

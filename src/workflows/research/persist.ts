@@ -1,0 +1,71 @@
+// Writes of the run's row in PostgreSQL (status, phase, plan, usage) and how a run ends: with a
+// result, cancelled (its row still says so), or failed with the reason.
+import { ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
+import { ErrorType, failureMessage } from '../../shared/errors';
+import { summarize, type ResearchResult, type RunStatus } from '../../shared/schemas';
+import { store } from '../proxies';
+import type { RunState } from './run-state';
+
+type RunExtra = { outcome?: string; answer?: string; error?: string };
+
+export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}): Promise<void> {
+  const plan = run.view().plan;
+  return store.recordRun.executeWithOptions({ summary: `store: run ${status}, phase ${run.phase}` }, [
+    {
+      id: run.id,
+      tenant: run.tenant,
+      question: run.question,
+      status,
+      phase: run.phase,
+      locale: run.locale,
+      usage: run.usage,
+      plan,
+      planVersion: plan?.version,
+      ...extra,
+    },
+  ]);
+}
+
+/** Writes the research need not wait for (a new plan version); awaited before the run ends. */
+export class BackgroundWrites {
+  private readonly pending: Promise<void>[] = [];
+  add(write: Promise<void>): void {
+    this.pending.push(write);
+  }
+  async flush(): Promise<void> {
+    await Promise.all(this.pending);
+  }
+}
+
+/** Ends the run with a result: phase done, the row written, the result returned. */
+export async function finish(
+  run: RunState,
+  outcome: ResearchResult['outcome'],
+  summary: string,
+  row: RunExtra,
+  status: 'completed' | 'cancelled' = 'completed',
+): Promise<ResearchResult> {
+  run.moveTo('done', status);
+  await recordRun(run, status, row);
+  return run.result(outcome, summary, status);
+}
+
+/**
+ * Ends the run on an error. A cancellation is recorded (even though this scope is being cancelled)
+ * and rethrown; any other error is recorded and thrown as a non-retryable failure saying why.
+ */
+export async function endOnError(run: RunState, err: unknown): Promise<never> {
+  if (isCancellation(err)) {
+    await CancellationScope.nonCancellable(async () => {
+      run.error = 'cancelled';
+      run.moveTo('done', 'cancelled');
+      await recordRun(run, 'cancelled', { error: 'cancelled by request' });
+    });
+    throw err;
+  }
+  run.error = summarize(failureMessage(err));
+  run.moveTo('done', 'failed');
+  await recordRun(run, 'failed', { error: run.error });
+  if (err instanceof ApplicationFailure) throw err;
+  throw ApplicationFailure.nonRetryable(run.error, ErrorType.ResearchFailed);
+}

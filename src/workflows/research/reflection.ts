@@ -1,0 +1,83 @@
+// The reflection loop of one step: run the step's child workflow, let the judge check the
+// result, and run it again with the judge's feedback, at most maxReflectionAttempts more times.
+// A judge that errors counts as a pass; a step that fails is recorded and the team goes on.
+import { executeChild, isCancellation } from '@temporalio/workflow';
+import { failureMessage } from '../../shared/errors';
+import { summarize, type PlanStep, type StepInput, type StepOutput } from '../../shared/schemas';
+import { coderWorkflow } from '../coder';
+import { llm } from '../proxies';
+import { researcherWorkflow } from '../researcher';
+import type { RunState } from './run-state';
+
+export async function runStepWithReflection(run: RunState, step: PlanStep, question: string, accepted: Map<string, StepOutput>): Promise<void> {
+  const board = run.step(step.id);
+  let feedback = '';
+  let last: StepOutput | undefined;
+  try {
+    for (let attempt = 1; ; attempt++) {
+      if (attempt > 1) {
+        const spent = run.budgetSpent();
+        if (spent) {
+          board.notes.push(`not retried: ${spent}`);
+          break;
+        }
+      }
+      board.attempts = attempt;
+      last = await runAttempt(run, step, question, attempt, feedback, accepted);
+      run.addUsage(last.usage);
+      for (const n of last.notes ?? []) {
+        board.notes.push(n);
+        run.note(`Step ${step.id}: ${n}`);
+      }
+      const verdict = await judge(run, step, question, attempt, last);
+      feedback = verdict.feedback;
+      if (verdict.passed) break;
+      if (attempt > run.options.maxReflectionAttempts) {
+        board.notes.push(`passed after ${attempt} attempts without the judge's approval: ${summarize(feedback, 200)}`);
+        break;
+      }
+    }
+    accepted.set(step.id, last!);
+    board.status = 'completed';
+    board.summary = last!.summary;
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    board.status = 'failed';
+    board.summary = `failed: ${summarize(failureMessage(err), 200)}`;
+    run.note(`Step ${step.id} failed: ${summarize(failureMessage(err), 160)}`);
+  }
+}
+
+/** One attempt of a step as a child workflow `<run id>/step/<step id>`. */
+function runAttempt(run: RunState, step: PlanStep, question: string, attempt: number, feedback: string, accepted: Map<string, StepOutput>): Promise<StepOutput> {
+  const input: StepInput = {
+    researchId: run.id,
+    question,
+    locale: run.locale,
+    step,
+    attempt,
+    feedback,
+    dependencyKeys: step.dependsOn.map((d) => accepted.get(d)!.key),
+    maxToolRounds: run.options.maxToolRounds,
+    maxCodeAttempts: run.options.maxCodeAttempts,
+  };
+  const role = step.type === 'research' ? 'researcher' : 'coder';
+  return executeChild(step.type === 'research' ? researcherWorkflow : coderWorkflow, {
+    workflowId: `${run.id}/step/${step.id}`,
+    args: [input],
+    staticSummary: `${role} · step ${step.id} · attempt ${attempt}: ${summarize(step.title, 80)}`,
+  });
+}
+
+/** The judge's verdict; a judge that errors is a pass, noted on the step. */
+async function judge(run: RunState, step: PlanStep, question: string, attempt: number, result: StepOutput): Promise<{ passed: boolean; feedback: string }> {
+  try {
+    const judged = await llm.judgeStep.executeWithOptions({ summary: `judge: step ${step.id} attempt ${attempt}` }, [{ researchId: run.id, key: result.key, step, question }]);
+    run.addUsage(judged.usage);
+    return judged.verdict;
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    run.step(step.id).notes.push(`judge error on attempt ${attempt}, counted as a pass: ${summarize(failureMessage(err), 160)}`);
+    return { passed: true, feedback: '' };
+  }
+}

@@ -1,0 +1,41 @@
+// Phase 5, the review loop: each plan version goes to review (unless autoAcceptPlan or the plan
+// needs no research) and waits for approvePlan or revisePlan; a revision re-plans with the
+// feedback. reviewTimeout ends the wait with onReviewTimeout. Waiting holds no worker.
+import { condition } from '@temporalio/workflow';
+import { durationToMs, type Plan } from '../../shared/schemas';
+import { recordRun, type BackgroundWrites } from './persist';
+import { makePlan } from './plan';
+import type { ReviewDecision, RunState } from './run-state';
+
+export type Reviewed = { kind: 'approved'; plan: Plan } | { kind: 'cancelled'; reason: string };
+
+export async function planAndReview(run: RunState, question: string, writes: BackgroundWrites): Promise<Reviewed> {
+  const opts = run.options;
+  let feedback = '';
+  let revisions = 0;
+  for (;;) {
+    const plan = await makePlan(run, question, feedback);
+    run.showPlan(plan, revisions);
+    // Stored in the background: the research need not wait for this write.
+    writes.add(recordRun(run, 'running'));
+    if (plan.hasEnoughContext || opts.autoAcceptPlan) return { kind: 'approved', plan };
+    const decision = await awaitReview(run);
+    if (!decision) {
+      run.note(`No review within ${opts.reviewTimeout}: the plan was ${opts.onReviewTimeout === 'approve' ? 'approved' : 'cancelled'} automatically.`);
+      if (opts.onReviewTimeout === 'cancel') return { kind: 'cancelled', reason: `Cancelled: the plan was not reviewed within ${opts.reviewTimeout}.` };
+      return { kind: 'approved', plan };
+    }
+    if (decision.kind === 'approve') return { kind: 'approved', plan };
+    feedback = decision.feedback;
+    revisions++;
+    run.moveTo('planning');
+  }
+}
+
+/** The reviewer's decision on the plan on the board, or undefined when reviewTimeout passed. */
+async function awaitReview(run: RunState): Promise<ReviewDecision | undefined> {
+  run.review = undefined;
+  run.moveTo('reviewing', 'awaiting_review');
+  const decided = await condition(() => run.review !== undefined, durationToMs(run.options.reviewTimeout));
+  return decided ? run.review : undefined;
+}

@@ -1,0 +1,203 @@
+// The research run's state: the plan and its step board, usage, notes, the review and the
+// clarification being waited for. The status view the query returns is derived from it, and the
+// message handlers are its methods.
+import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { AnswerClarification, ApprovePlan, IgnoredSignal, PlanView, ReportView, ResearchStatusView, RevisePlan, StepView } from '../../shared/messages';
+import { MESSAGE_TEXT_MAX } from '../../shared/messages';
+import {
+  addUsage,
+  durationToMs,
+  summarize,
+  ZERO_USAGE,
+  type Phase,
+  type Plan,
+  type ResearchInput,
+  type ResearchOptions,
+  type ResearchResult,
+  type RunStatus,
+  type Usage,
+} from '../../shared/schemas';
+import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey } from '../search-attributes';
+import { budgetSpent } from './budget';
+
+const MAX_IGNORED_SIGNALS = 20;
+
+export type ReviewDecision = { kind: 'approve' } | { kind: 'revise'; feedback: string };
+
+export class RunState {
+  readonly id = workflowInfo().workflowId;
+  readonly question: string;
+  readonly options: ResearchOptions;
+  status: RunStatus = 'running';
+  phase: Phase = 'coordinating';
+  usage: Usage = ZERO_USAGE;
+  readonly notes: string[] = [];
+  plan?: PlanView;
+  report?: ReportView;
+  error?: string;
+  /** The reviewer's decision on the plan under review; cleared when a version goes to review. */
+  review?: ReviewDecision;
+  clarificationQuestion?: string;
+  clarificationAnswer?: string;
+  /** The locale the coordinator settled on; until then the option's, or en-US. */
+  private detectedLocale?: string;
+  private readonly ignoredSignals: IgnoredSignal[] = [];
+  private readonly deadlineAt: number | undefined;
+
+  constructor(private readonly input: ResearchInput) {
+    this.question = input.question;
+    this.options = input.options;
+    const { deadline } = input.options;
+    this.deadlineAt = deadline ? workflowInfo().startTime.getTime() + durationToMs(deadline) : undefined;
+  }
+
+  get locale(): string {
+    return this.detectedLocale ?? this.options.locale ?? 'en-US';
+  }
+
+  get tenant(): string {
+    return this.input.tenant;
+  }
+
+  // ---- messages ----------------------------------------------------------------------------
+
+  approvePlan({ planVersion }: ApprovePlan): void {
+    const refused = this.reviewRefusal(planVersion);
+    if (refused) return this.ignore({ signal: 'approvePlan', planVersion, reason: refused });
+    this.review = { kind: 'approve' };
+  }
+
+  revisePlan({ planVersion, feedback }: RevisePlan): void {
+    const limit = this.options.maxPlanRevisions;
+    const refused =
+      this.reviewRefusal(planVersion) ??
+      ((this.plan?.revisions ?? 0) >= limit ? `the plan was already revised ${limit} times (maxPlanRevisions)` : undefined);
+    if (refused) return this.ignore({ signal: 'revisePlan', planVersion, reason: refused });
+    this.review = { kind: 'revise', feedback: String(feedback ?? '').slice(0, MESSAGE_TEXT_MAX) };
+  }
+
+  answerClarification({ answer }: AnswerClarification): void {
+    if (this.clarificationQuestion === undefined || this.clarificationAnswer !== undefined) {
+      return this.ignore({ signal: 'answerClarification', reason: 'no question is waiting for an answer' });
+    }
+    this.clarificationAnswer = String(answer ?? '').slice(0, MESSAGE_TEXT_MAX);
+  }
+
+  private reviewRefusal(planVersion: number): string | undefined {
+    if (this.phase !== 'reviewing' || this.review) return 'no plan is waiting for review';
+    if (planVersion !== this.plan?.version) return `stale: the plan under review is version ${this.plan?.version}`;
+    return undefined;
+  }
+
+  private ignore(entry: Omit<IgnoredSignal, 'at'>): void {
+    this.ignoredSignals.push({ ...entry, at: Date.now() });
+    if (this.ignoredSignals.length > MAX_IGNORED_SIGNALS) this.ignoredSignals.shift();
+  }
+
+  /** What the `getStatus` query returns: a copy, so no caller can change the run through it. */
+  view(): ResearchStatusView {
+    return {
+      status: this.status,
+      phase: this.phase,
+      question: this.question,
+      ...(this.detectedLocale ? { locale: this.detectedLocale } : {}),
+      ...(this.clarificationQuestion !== undefined ? { clarificationQuestion: this.clarificationQuestion } : {}),
+      ...(this.plan ? { plan: { ...this.plan, steps: this.plan.steps.map((s) => ({ ...s, dependsOn: [...s.dependsOn], notes: [...s.notes] })) } } : {}),
+      usage: this.usage,
+      notes: [...this.notes],
+      ignoredSignals: [...this.ignoredSignals],
+      ...(this.report ? { report: this.report } : {}),
+      ...(this.error ? { error: this.error } : {}),
+    };
+  }
+
+  // ---- progress ----------------------------------------------------------------------------
+
+  /** Enters a phase: search attributes for the Temporal UI's filters, details for its run page. */
+  moveTo(phase: Phase, status: RunStatus = 'running'): void {
+    this.phase = phase;
+    this.status = status;
+    upsertSearchAttributes([
+      { key: ResearchPhaseKey, value: phase },
+      { key: ResearchStatusKey, value: status },
+    ]);
+    this.publish();
+  }
+
+  /** The run page's "current details" in the Temporal UI. */
+  publish(): void {
+    const u = this.usage;
+    const lines = [
+      `**${this.status}** · phase **${this.phase}** · tokens ${u.promptTokens + u.completionTokens} · $${u.costUsd.toFixed(4)}`,
+      '',
+      `Question: ${summarize(this.question, 200)}`,
+    ];
+    if (this.plan) {
+      lines.push('', `Plan v${this.plan.version}: ${this.plan.title}`);
+      for (const s of this.plan.steps) lines.push(`- [${s.status}] ${s.id} (${s.type}, attempts ${s.attempts}): ${s.title}`);
+    }
+    if (this.notes.length) lines.push('', ...this.notes.map((n) => `> ${n}`));
+    setCurrentDetails(lines.join('\n'));
+  }
+
+  addUsage(u: Usage): void {
+    this.usage = addUsage(this.usage, u);
+  }
+
+  note(text: string): void {
+    this.notes.push(text);
+  }
+
+  setLocale(locale: string): void {
+    this.detectedLocale = locale;
+  }
+
+  /** Why the research must stop (tokens, cost or time spent), or undefined. */
+  budgetSpent(): string | undefined {
+    return budgetSpent(this.options, this.usage, this.deadlineAt, Date.now());
+  }
+
+  /** Puts a new version of the plan on the board, every step pending. */
+  showPlan(plan: Plan, revisions: number): void {
+    this.plan = {
+      version: (this.plan?.version ?? 0) + 1,
+      title: plan.title,
+      thought: summarize(plan.thought, 400),
+      hasEnoughContext: plan.hasEnoughContext,
+      revisions,
+      revisionsLeft: this.options.maxPlanRevisions - revisions,
+      steps: plan.steps.map((s) => ({ id: s.id, title: summarize(s.title, 160), type: s.type, dependsOn: s.dependsOn, status: 'pending', attempts: 0, notes: [] })),
+    };
+    upsertSearchAttributes([{ key: ResearchStepCountKey, value: plan.steps.length }]);
+  }
+
+  setReport(report: ReportView): void {
+    this.report = report;
+  }
+
+  /** The step board of the plan being worked on. */
+  get steps(): StepView[] {
+    return this.plan?.steps ?? [];
+  }
+
+  step(id: string): StepView {
+    const s = this.steps.find((x) => x.id === id);
+    if (!s) throw new Error(`no step ${id} on the board`);
+    return s;
+  }
+
+  /** The workflow's result: ids, counts and short summaries only. */
+  result(outcome: ResearchResult['outcome'], summary: string, status: ResearchResult['status'] = 'completed'): ResearchResult {
+    return {
+      id: this.id,
+      status,
+      outcome,
+      locale: this.locale,
+      summary: summarize(summary),
+      usage: this.usage,
+      ...(this.plan ? { planVersion: this.plan.version, steps: this.plan.steps.map((s) => ({ id: s.id, status: s.status, attempts: s.attempts })) } : {}),
+      ...(this.report ? { references: this.report.references, removedCitations: this.report.removedCitations } : {}),
+      notes: this.notes.slice(0, 10),
+    };
+  }
+}

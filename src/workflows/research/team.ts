@@ -1,0 +1,80 @@
+// Phase 6, the research team's scheduler: every step a child workflow, started when the steps it
+// depends on were accepted, at most maxConcurrentSteps at once. A step whose dependency failed or
+// was skipped is skipped; when the budget is spent, no further step starts.
+import { condition } from '@temporalio/workflow';
+import type { Plan, StepOutput } from '../../shared/schemas';
+import { runStepWithReflection } from './reflection';
+import type { RunState } from './run-state';
+
+/** Runs the plan's steps; returns the accepted result of each step that completed. */
+export async function runTeam(run: RunState, plan: Plan, question: string): Promise<Map<string, StepOutput>> {
+  const accepted = new Map<string, StepOutput>();
+  const byId = new Map(plan.steps.map((s) => [s.id, s]));
+  let running = 0;
+  let changes = 0;
+  const tasks: Promise<void>[] = [];
+  for (;;) {
+    skipBlocked(run);
+    stopIfBudgetSpent(run);
+    for (const s of run.steps) {
+      if (running >= run.options.maxConcurrentSteps) break;
+      if (s.status !== 'pending' || !s.dependsOn.every((d) => accepted.has(d))) continue;
+      s.status = 'running';
+      s.startedAt = Date.now();
+      running++;
+      tasks.push(
+        runStepWithReflection(run, byId.get(s.id)!, question, accepted).finally(() => {
+          s.endedAt = Date.now();
+          running--;
+          changes++;
+          run.publish();
+        }),
+      );
+    }
+    run.publish();
+    if (running === 0) {
+      // Nothing runs and nothing can start: every step is settled (validation rules out cycles).
+      skipPending(run, 'skipped: its dependencies never completed');
+      break;
+    }
+    const seen = changes;
+    try {
+      await condition(() => changes !== seen);
+    } catch (err) {
+      // Cancelled: the running children are being cancelled with this scope; wait until they
+      // have stopped, so that the run never closes while a step still works.
+      await Promise.allSettled(tasks);
+      throw err;
+    }
+  }
+  await Promise.all(tasks);
+  return accepted;
+}
+
+/** A pending step whose dependency failed or was skipped cannot run. */
+function skipBlocked(run: RunState): void {
+  const settledBadly = (id: string) => ['failed', 'skipped'].includes(run.steps.find((x) => x.id === id)?.status ?? '');
+  for (const s of run.steps) {
+    if (s.status !== 'pending') continue;
+    const blocked = s.dependsOn.find(settledBadly);
+    if (blocked) {
+      s.status = 'skipped';
+      s.summary = `skipped: step ${blocked} it depends on did not complete`;
+    }
+  }
+}
+
+function stopIfBudgetSpent(run: RunState): void {
+  const spent = run.budgetSpent();
+  if (!spent) return;
+  skipPending(run, `skipped: ${spent}`);
+  if (!run.notes.some((n) => n.startsWith('Research stopped early'))) run.note(`Research stopped early: ${spent}. The report is written from what was found.`);
+}
+
+function skipPending(run: RunState, summary: string): void {
+  for (const s of run.steps) {
+    if (s.status !== 'pending') continue;
+    s.status = 'skipped';
+    s.summary = summary;
+  }
+}

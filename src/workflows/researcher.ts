@@ -1,0 +1,75 @@
+// The researcher child workflow: a ReAct loop written as workflow code. Each round is one LLM
+// activity that may return tool calls; the workflow runs the tools as activities (tools.ts) and
+// feeds their results back through the stored conversation, at most maxToolRounds rounds, then
+// compresses the findings into a step result citing stable source ids.
+import { patched } from '@temporalio/workflow';
+import { ErrorType } from '../shared/errors';
+import { addUsage, stepKey, ZERO_USAGE, type StepInput, type StepOutput } from '../shared/schemas';
+import type { McpToolSpec } from '../activities/mcp';
+import { legacyResearcher } from './legacy';
+import { llm, mcp, store } from './proxies';
+import { StepNotes } from './step-notes';
+import { runTool } from './tools';
+
+/** After a context-length error, tool results kept whole: first the last one, then none. */
+const TRIM_KEEP_LAST = [1, 0];
+
+export async function researcherWorkflow(input: StepInput): Promise<StepOutput> {
+  if (!patched('react-researcher')) return legacyResearcher(input);
+  const convKey = `${input.step.id}/${input.attempt}`;
+  const maxRounds = input.maxToolRounds ?? 8;
+  const notes = new StepNotes();
+  // MCP tools are discovered when the step starts, so a server added later serves later steps.
+  const mcpTools = patched('mcp-tools') ? await discoverMcpTools(input, notes) : [];
+  let seq = 0;
+  let usage = ZERO_USAGE;
+  for (let round = 0; round <= maxRounds; round++) {
+    const mustAnswer = round === maxRounds;
+    const turn = await turnWithTrim(input, convKey, { seq, round, mustAnswer, mcpTools });
+    usage = addUsage(usage, turn.usage);
+    seq = turn.nextSeq;
+    if (turn.calls.length === 0) break;
+    const base = seq;
+    seq += turn.calls.length;
+    await Promise.all(turn.calls.map((call, i) => runTool(input, convKey, base + i, call, notes)));
+  }
+  const out = await llm.compressResearch.executeWithOptions({ summary: `researcher ${input.step.id}: compress findings` }, [
+    { researchId: input.researchId, convKey, key: stepKey(input.step.id, input.attempt), question: input.question, locale: input.locale, step: input.step },
+  ]);
+  const failures = notes.list();
+  return { ...out, usage: addUsage(usage, out.usage), ...(failures.length ? { notes: failures } : {}) };
+}
+
+async function discoverMcpTools(input: StepInput, notes: StepNotes): Promise<McpToolSpec[]> {
+  const found = await mcp.discoverMcpTools.executeWithOptions({ summary: `researcher ${input.step.id}: discover MCP tools` }, [{ role: 'researcher' }]);
+  for (const e of found.errors) notes.add('MCP discovery', e);
+  return found.tools;
+}
+
+/** One model turn; a context-length error shortens old tool results and asks again (twice at most). */
+async function turnWithTrim(input: StepInput, convKey: string, turn: { seq: number; round: number; mustAnswer: boolean; mcpTools: McpToolSpec[] }) {
+  const turnInput = {
+    researchId: input.researchId,
+    convKey,
+    seq: turn.seq,
+    question: input.question,
+    locale: input.locale,
+    step: input.step,
+    feedback: input.feedback,
+    dependencyKeys: input.dependencyKeys,
+    mustAnswer: turn.mustAnswer,
+    mcpTools: turn.mcpTools,
+  };
+  const summary = `researcher ${input.step.id}: round ${turn.round + 1}${turn.mustAnswer ? ' (must answer)' : ''}`;
+  for (let trim = 0; ; trim++) {
+    try {
+      return await llm.researcherTurn.executeWithOptions({ summary }, [turnInput]);
+    } catch (err) {
+      const type = (err as { cause?: { type?: string } }).cause?.type;
+      if (type !== ErrorType.LlmContextLength || trim >= TRIM_KEEP_LAST.length) throw err;
+      await store.trimConversation.executeWithOptions({ summary: `researcher ${input.step.id}: trim context` }, [
+        { researchId: input.researchId, convKey, keepLast: TRIM_KEEP_LAST[trim]! },
+      ]);
+    }
+  }
+}

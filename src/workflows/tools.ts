@@ -1,0 +1,57 @@
+// The researcher's tools, run by the workflow as activities: web_search (on the search queue),
+// crawl, knowledge_search and MCP tools. Each result is written into the conversation at the
+// position the workflow chose, so a retried round finds it there.
+import { ApplicationFailure, isCancellation } from '@temporalio/workflow';
+import { ErrorType, failureMessage } from '../shared/errors';
+import type { ToolCall } from '../shared/llm-outputs';
+import type { StepInput } from '../shared/schemas';
+import { crawl, mcp, store, webSearch } from './proxies';
+import type { StepNotes } from './step-notes';
+
+export async function runTool(input: StepInput, convKey: string, seq: number, call: ToolCall, notes: StepNotes): Promise<void> {
+  const common = { researchId: input.researchId, convKey, seq, toolCallId: call.id };
+  switch (call.name) {
+    case 'web_search': {
+      const results = await Promise.allSettled(call.args.queries.map((query) => webSearch(`search: ${query.slice(0, 80)}`, { researchId: input.researchId, query })));
+      const search = results.map((r, i) => {
+        const query = call.args.queries[i]!;
+        if (r.status === 'fulfilled') {
+          notes.addProviderErrors(r.value.errors ?? []);
+          return { query, sourceIds: r.value.results.map((x) => x.sourceId) };
+        }
+        notes.add('web search', failureMessage(r.reason));
+        return { query, sourceIds: [], error: failureMessage(r.reason) };
+      });
+      await store.appendToolResult.executeWithOptions({ summary: `tool result: web_search (${search.length} queries)` }, [{ ...common, search }]);
+      return;
+    }
+    case 'crawl': {
+      const results = await Promise.allSettled(
+        call.args.urls.map((url) => crawl.crawlPage.executeWithOptions({ summary: `crawl: ${url.slice(0, 100)}` }, [{ researchId: input.researchId, url, goal: call.args.goal }])),
+      );
+      const pages = results.map((r, i) => (r.status === 'fulfilled' ? r.value : { url: call.args.urls[i]!, status: 'failed' as const, reason: failureMessage(r.reason) }));
+      await store.appendToolResult.executeWithOptions({ summary: `tool result: crawl (${pages.length} pages)` }, [{ ...common, crawl: pages }]);
+      return;
+    }
+    case 'knowledge_search': {
+      const r = await store.knowledgeSearch.executeWithOptions({ summary: 'knowledge search' }, [{ researchId: input.researchId, query: call.args.query }]);
+      await store.appendToolResult.executeWithOptions({ summary: 'tool result: knowledge_search' }, [{ ...common, text: r.text }]);
+      return;
+    }
+    case 'mcp': {
+      try {
+        await mcp.callMcpTool.executeWithOptions({ summary: `mcp: ${call.server}.${call.tool}` }, [{ ...common, server: call.server, tool: call.tool, args: call.args }]);
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        notes.add(`MCP tool ${call.server}.${call.tool}`, failureMessage(err));
+        // The model must hear that the tool failed, or the conversation has a call with no answer.
+        await store.appendToolResult.executeWithOptions({ summary: `tool result: ${call.server}.${call.tool} failed` }, [
+          { ...common, text: `Tool ${call.server}.${call.tool} failed: ${failureMessage(err)}` },
+        ]);
+      }
+      return;
+    }
+    default:
+      throw ApplicationFailure.nonRetryable(`tool ${(call as { name: string }).name} is not available to this researcher`, ErrorType.UnknownTool);
+  }
+}
