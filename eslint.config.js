@@ -9,14 +9,86 @@ const workflowBans = {
   patterns: [
     { group: ['node:*'], message: 'Workflows must not use Node built-ins: do I/O in an activity.' },
     {
-      group: ['fs', 'fs/*', 'path', 'os', 'http', 'https', 'net', 'dns', 'tls', 'child_process', 'crypto', 'stream', 'zlib', 'worker_threads', 'cluster', 'url', 'util', 'events', 'timers', 'process', 'buffer', 'readline', 'vm'],
+      group: [
+        'fs',
+        'fs/*',
+        'path',
+        'os',
+        'http',
+        'https',
+        'net',
+        'dns',
+        'tls',
+        'child_process',
+        'crypto',
+        'stream',
+        'zlib',
+        'worker_threads',
+        'cluster',
+        'url',
+        'util',
+        'events',
+        'timers',
+        'process',
+        'buffer',
+        'readline',
+        'vm',
+      ],
       message: 'Workflows must not use Node built-ins: do I/O in an activity.',
     },
     {
-      group: ['pg', 'openai', 'express', 'dockerode', 'undici', 'axios', 'node-fetch', '@electric-sql/*', '@temporalio/client', '@temporalio/worker', '@temporalio/activity', '@temporalio/testing'],
+      group: [
+        'pg',
+        'openai',
+        'express',
+        'dockerode',
+        'undici',
+        'axios',
+        'node-fetch',
+        '@electric-sql/*',
+        '@temporalio/client',
+        '@temporalio/worker',
+        '@temporalio/activity',
+        '@temporalio/testing',
+      ],
       message: 'I/O packages belong in activities or entry points, never in workflow code.',
     },
-    { group: ['**/activities', '**/activities/*', '**/api/*', '**/infra/*', '**/config'], message: 'Workflows may import activities as types only (import type).', allowTypeImports: true },
+    {
+      group: ['**/activities', '**/activities/*', '**/api/*', '**/infra/*', '**/config'],
+      message: 'Workflows may import activities as types only (import type).',
+      allowTypeImports: true,
+    },
+  ],
+};
+
+// src/shared is imported by workflows as well as by everything else: zod and itself only.
+const sharedBans = {
+  patterns: [
+    ...workflowBans.patterns.slice(0, 3),
+    {
+      group: ['**/activities', '**/activities/*', '**/workflows', '**/workflows/*', '**/api/*', '**/infra/*', '**/config', '@temporalio/*'],
+      message: 'src/shared sits below every layer: zod and other shared modules only.',
+    },
+  ],
+};
+
+// Layers: shared → infra/config → activities → workflows → api/cli; nothing imports upwards.
+const activityBans = {
+  patterns: [
+    {
+      group: [
+        '**/workflows',
+        '**/workflows/*',
+        '**/api/*',
+        '../cli',
+        '../server',
+        '../worker',
+        '../../cli',
+        '../../server',
+        '../../worker',
+      ],
+      message: 'Activities and infra sit below workflows, the API and the entry points.',
+    },
   ],
 };
 
@@ -25,7 +97,18 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', fetch: 'readonly', Headers: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        Buffer: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        fetch: 'readonly',
+        Headers: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
       '@typescript-eslint/no-explicit-any': 'error',
@@ -43,6 +126,8 @@ export default tseslint.config(
       ],
     },
   },
+  { files: ['src/shared/**/*.ts'], rules: { 'no-restricted-imports': ['error', sharedBans] } },
+  { files: ['src/activities/**/*.ts', 'src/infra/**/*.ts'], rules: { 'no-restricted-imports': ['error', activityBans] } },
   {
     files: ['src/**/*.ts'],
     ignores: ['src/config.ts'],

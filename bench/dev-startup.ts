@@ -37,7 +37,25 @@ async function baseline(cli: string): Promise<number> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-base-'));
   const [port, ui] = [await freePort(), await freePort()];
   const t0 = performance.now();
-  const child = spawn(cli, ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--ui-port', String(ui), '--db-filename', path.join(dir, 't.db'), '--log-level', 'error', ...searchAttributeArgs()], { stdio: 'ignore' });
+  const child = spawn(
+    cli,
+    [
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--ui-port',
+      String(ui),
+      '--db-filename',
+      path.join(dir, 't.db'),
+      '--log-level',
+      'error',
+      ...searchAttributeArgs(),
+    ],
+    { stdio: 'ignore' },
+  );
   // Ready means what dev waits for too: the UI answers and the frontend serves the namespace.
   await until(`http://127.0.0.1:${ui}/`, 60_000);
   for (;;) {
@@ -57,12 +75,26 @@ async function baseline(cli: string): Promise<number> {
   return ms;
 }
 
-async function devRun(cli: string, llm: ScriptedLlmServer, withSlice: boolean, dir: string): Promise<{ apiMs: number; uiMs: number; sliceMs?: number }> {
+async function devRun(
+  cli: string,
+  llm: ScriptedLlmServer,
+  withSlice: boolean,
+  dir: string,
+): Promise<{ apiMs: number; uiMs: number; sliceMs?: number }> {
   const [tp, up, ap, pp] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const t0 = performance.now();
   const dev = spawnCli(['dev'], {
-    DATA_DIR: dir, TEMPORAL_CLI_PATH: cli, TEMPORAL_PORT: String(tp), TEMPORAL_UI_PORT: String(up), API_PORT: String(ap), PGLITE_PORT: String(pp),
-    OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'sk-bench', LOG_LEVEL: 'warn', SEARCH_PROVIDERS: 'searxng', SEARXNG_URL: search.url,
+    DATA_DIR: dir,
+    TEMPORAL_CLI_PATH: cli,
+    TEMPORAL_PORT: String(tp),
+    TEMPORAL_UI_PORT: String(up),
+    API_PORT: String(ap),
+    PGLITE_PORT: String(pp),
+    OPENAI_BASE_URL: llm.url,
+    OPENAI_API_KEY: 'sk-bench',
+    LOG_LEVEL: 'warn',
+    SEARCH_PROVIDERS: 'searxng',
+    SEARXNG_URL: search.url,
   });
   const api = `http://127.0.0.1:${ap}`;
   let apiMs = 0;
@@ -74,7 +106,11 @@ async function devRun(cli: string, llm: ScriptedLlmServer, withSlice: boolean, d
   let sliceMs: number | undefined;
   if (withSlice) {
     const s0 = performance.now();
-    const res = await fetch(`${api}/v1/research`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ question: 'How cheap is solar power now?', options: { autoAcceptPlan: true } }) });
+    const res = await fetch(`${api}/v1/research`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ question: 'How cheap is solar power now?', options: { autoAcceptPlan: true } }),
+    });
     const { id } = (await res.json()) as { id: string };
     for (;;) {
       const v = (await (await fetch(`${api}/v1/research/${id}`)).json()) as { status: string };
@@ -116,4 +152,6 @@ console.log(`dev       Temporal UI answers:                           ${fmt(medi
 console.log(`dev       both answer:                                   ${fmt(median(ready))}`);
 console.log(`ratio     dev ready / bare dev server:                   ${(median(ready) / median(base)).toFixed(2)}x`);
 console.log(`restart   both answer (existing data directory):     ${fmt(median(again.map((d) => Math.max(d.apiMs, d.uiMs))))}`);
-console.log(`run       POST /v1/research until completed (full run, 2 steps, no LLM latency):             ${fmt(median(dev.map((d) => d.sliceMs!)))}`);
+console.log(
+  `run       POST /v1/research until completed (full run, 2 steps, no LLM latency):             ${fmt(median(dev.map((d) => d.sliceMs!)))}`,
+);

@@ -21,14 +21,28 @@ const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' 
 const runs = Number(values.runs);
 const SCRIPT = "print('hello from the sandbox')";
 
-const pg = await startEmbeddedPostgres({ dataDir: mkdtempSync(path.join(os.tmpdir(), 'bench-sb-')), port: await freePort(), log: createLogger('warn') });
+const pg = await startEmbeddedPostgres({
+  dataDir: mkdtempSync(path.join(os.tmpdir(), 'bench-sb-')),
+  port: await freePort(),
+  log: createLogger('warn'),
+});
 const pool = createPool(pg.url, 2);
 await migrate(pool);
 const sb = loadConfig({}).sandbox;
 const sandbox = createSandboxActivities({
   docker: new Docker({ socketPath: sb.dockerSocket }),
   store: createStore(pool),
-  limits: { image: sb.image, memoryMb: sb.memoryMb, cpus: sb.cpus, pids: sb.pids, timeoutSeconds: sb.timeoutSeconds, outputBytes: 65_536, artifactFiles: 20, artifactFileBytes: 5_000_000, artifactTotalBytes: 20_000_000 },
+  limits: {
+    image: sb.image,
+    memoryMb: sb.memoryMb,
+    cpus: sb.cpus,
+    pids: sb.pids,
+    timeoutSeconds: sb.timeoutSeconds,
+    outputBytes: 65_536,
+    artifactFiles: 20,
+    artifactFileBytes: 5_000_000,
+    artifactTotalBytes: 20_000_000,
+  },
 });
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -40,7 +54,12 @@ for (let i = 0; i <= runs; i++) {
   if (r.status !== 0) throw new Error(`host python failed: ${r.stderr}`);
   const hostMs = performance.now() - t0;
   t0 = performance.now();
-  const res = (await new MockActivityEnvironment({ activityId: randomUUID() }).run(sandbox.runCode, { researchId: 'bench', stepId: 's', attempt: i, code: SCRIPT })) as SandboxResult;
+  const res = (await new MockActivityEnvironment({ activityId: randomUUID() }).run(sandbox.runCode, {
+    researchId: 'bench',
+    stepId: 's',
+    attempt: i,
+    code: SCRIPT,
+  })) as SandboxResult;
   const boxMs = performance.now() - t0;
   if (res.status !== 'ok' || !res.stdout.includes('hello')) throw new Error(`sandbox run failed: ${JSON.stringify(res)}`);
   if (i === 0) continue; // warm-up
@@ -49,7 +68,10 @@ for (let i = 0; i <= runs; i++) {
 }
 console.log(`trivial script, ${runs} runs after a warm-up (medians)`);
 console.log(`host python3 process:            ${median(host).toFixed(0)} ms`);
-console.log(`sandbox (create → result → rm):  ${median(boxed).toFixed(0)} ms (p90 ${[...boxed].sort((a, b) => a - b)[Math.floor(boxed.length * 0.9)]!.toFixed(0)} ms)`);
-console.log(`overhead:                        ${(median(boxed) - median(host)).toFixed(0)} ms, ratio ${(median(boxed) / median(host)).toFixed(1)}x`);
+const p90 = [...boxed].sort((a, b) => a - b)[Math.floor(boxed.length * 0.9)]!;
+console.log(`sandbox (create → result → rm):  ${median(boxed).toFixed(0)} ms (p90 ${p90.toFixed(0)} ms)`);
+console.log(
+  `overhead:                        ${(median(boxed) - median(host)).toFixed(0)} ms, ratio ${(median(boxed) / median(host)).toFixed(1)}x`,
+);
 await pool.end();
 await pg.stop();

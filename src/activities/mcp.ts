@@ -11,11 +11,22 @@ import { LLM_ROLES } from '../shared/constants';
 import { ErrorType } from '../shared/errors';
 import { summarize } from '../shared/schemas';
 
-const ServerBase = z.object({ roles: z.array(z.enum(LLM_ROLES)).default(['researcher']), timeoutMs: z.number().int().positive().default(30_000) });
-const StdioServer = ServerBase.extend({ command: z.string().min(1), args: z.array(z.string()).default([]), env: z.record(z.string(), z.string()).default({}), cwd: z.string().optional() }).strict();
+const ServerBase = z.object({
+  roles: z.array(z.enum(LLM_ROLES)).default(['researcher']),
+  timeoutMs: z.number().int().positive().default(30_000),
+});
+const StdioServer = ServerBase.extend({
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+  cwd: z.string().optional(),
+}).strict();
 const HttpServer = ServerBase.extend({ url: z.url(), headers: z.record(z.string(), z.string()).default({}) }).strict();
 export const McpConfig = z.object({
-  servers: z.record(z.string().regex(/^[a-zA-Z0-9_-]{1,24}$/, 'server names are 1-24 letters, digits, "_" or "-"'), z.union([StdioServer, HttpServer])),
+  servers: z.record(
+    z.string().regex(/^[a-zA-Z0-9_-]{1,24}$/, 'server names are 1-24 letters, digits, "_" or "-"'),
+    z.union([StdioServer, HttpServer]),
+  ),
 });
 export type McpConfig = z.infer<typeof McpConfig>;
 
@@ -35,7 +46,8 @@ export function loadMcpConfig(path: string | undefined): McpConfig {
     throw new Error(`MCP_CONFIG=${path} cannot be read as JSON: ${(err as Error).message}`);
   }
   const parsed = McpConfig.safeParse(raw);
-  if (!parsed.success) throw new Error(`MCP_CONFIG=${path} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new Error(`MCP_CONFIG=${path} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   return parsed.data;
 }
 
@@ -44,11 +56,22 @@ export function mcpFunctionName(server: string, tool: string): string {
   return `mcp__${server}__${tool.replace(/[^a-zA-Z0-9_-]/g, '_')}`.slice(0, 64);
 }
 
-async function withClient<T>(name: string, server: McpConfig['servers'][string], envPath: string, fn: (c: Client) => Promise<T>): Promise<T> {
+async function withClient<T>(
+  name: string,
+  server: McpConfig['servers'][string],
+  envPath: string,
+  fn: (c: Client) => Promise<T>,
+): Promise<T> {
   const client = new Client({ name: 'deep-research', version: '0.1.0' });
   const transport =
     'command' in server
-      ? new StdioClientTransport({ command: server.command, args: server.args, env: { PATH: envPath, ...server.env }, stderr: 'ignore', ...(server.cwd ? { cwd: server.cwd } : {}) })
+      ? new StdioClientTransport({
+          command: server.command,
+          args: server.args,
+          env: { PATH: envPath, ...server.env },
+          stderr: 'ignore',
+          ...(server.cwd ? { cwd: server.cwd } : {}),
+        })
       : new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } });
   try {
     await client.connect(transport);
@@ -62,7 +85,17 @@ async function withClient<T>(name: string, server: McpConfig['servers'][string],
   }
 }
 
-export function createMcpActivities(deps: { config: McpConfig; envPath: string; writeToolResult: (input: { researchId: string; convKey: string; seq: number; toolCallId: string; text: string }) => Promise<{ chars: number }> }) {
+export function createMcpActivities(deps: {
+  config: McpConfig;
+  envPath: string;
+  writeToolResult: (input: {
+    researchId: string;
+    convKey: string;
+    seq: number;
+    toolCallId: string;
+    text: string;
+  }) => Promise<{ chars: number }>;
+}) {
   async function discoverMcpTools(input: { role: string }): Promise<{ tools: McpToolSpec[]; errors: string[] }> {
     const tools: McpToolSpec[] = [];
     const errors: string[] = [];
@@ -72,7 +105,12 @@ export function createMcpActivities(deps: { config: McpConfig; envPath: string; 
       try {
         const listed = await withClient(name, server, deps.envPath, (c) => c.listTools(undefined, { timeout: server.timeoutMs }));
         for (const t of listed.tools) {
-          tools.push({ server: name, tool: t.name, description: summarize(t.description ?? t.name, 300), inputSchema: t.inputSchema as Record<string, unknown> });
+          tools.push({
+            server: name,
+            tool: t.name,
+            description: summarize(t.description ?? t.name, 300),
+            inputSchema: t.inputSchema as Record<string, unknown>,
+          });
         }
       } catch (err) {
         errors.push(`${name}: ${(err as Error).message}`);
@@ -81,14 +119,33 @@ export function createMcpActivities(deps: { config: McpConfig; envPath: string; 
     return { tools, errors };
   }
 
-  async function callMcpTool(input: { researchId: string; convKey: string; seq: number; toolCallId: string; server: string; tool: string; args: Record<string, unknown> }): Promise<{ isError: boolean; chars: number }> {
+  async function callMcpTool(input: {
+    researchId: string;
+    convKey: string;
+    seq: number;
+    toolCallId: string;
+    server: string;
+    tool: string;
+    args: Record<string, unknown>;
+  }): Promise<{ isError: boolean; chars: number }> {
     const server = deps.config.servers[input.server];
     if (!server) throw ApplicationFailure.nonRetryable(`no MCP server named ${input.server} is configured`, ErrorType.McpNotConfigured);
-    const result = await withClient(input.server, server, deps.envPath, (c) => c.callTool({ name: input.tool, arguments: input.args }, undefined, { timeout: server.timeoutMs, signal: Context.current().cancellationSignal }));
+    const result = await withClient(input.server, server, deps.envPath, (c) =>
+      c.callTool({ name: input.tool, arguments: input.args }, undefined, {
+        timeout: server.timeoutMs,
+        signal: Context.current().cancellationSignal,
+      }),
+    );
     const parts = (result.content as { type: string; text?: string }[] | undefined) ?? [];
     const text = parts.map((p) => (p.type === 'text' ? (p.text ?? '') : `[${p.type} content]`)).join('\n') || '(no output)';
     const isError = result.isError === true;
-    const written = await deps.writeToolResult({ researchId: input.researchId, convKey: input.convKey, seq: input.seq, toolCallId: input.toolCallId, text: isError ? `Tool error: ${text}` : text });
+    const written = await deps.writeToolResult({
+      researchId: input.researchId,
+      convKey: input.convKey,
+      seq: input.seq,
+      toolCallId: input.toolCallId,
+      text: isError ? `Tool error: ${text}` : text,
+    });
     return { isError, chars: written.chars };
   }
 

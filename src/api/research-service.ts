@@ -37,7 +37,9 @@ const TERMINAL_STATUS: Record<string, RunStatus | undefined> = {
 };
 
 function requestHash(tenant: string, req: ResearchRequest): string {
-  return createHash('sha256').update(JSON.stringify([tenant, req.question, req.options ?? {}])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([tenant, req.question, req.options ?? {}]))
+    .digest('hex');
 }
 
 export function idForIdempotencyKey(tenant: string, key: string): string {
@@ -115,16 +117,20 @@ export function createResearchService(deps: ResearchServiceDeps) {
 
   async function running(id: string) {
     const { handle, desc } = await describe(id);
-    if (desc.status.name !== 'RUNNING') throw new ApiError(409, 'not_running', `research run ${id} has ended (${desc.status.name.toLowerCase()})`);
+    if (desc.status.name !== 'RUNNING')
+      throw new ApiError(409, 'not_running', `research run ${id} has ended (${desc.status.name.toLowerCase()})`);
     return handle;
   }
 
   async function reviewable(id: string, planVersion: number) {
     const handle = await running(id);
     const s = await handle.query(getStatusQuery);
-    if (s.phase !== 'reviewing' || !s.plan) throw new ApiError(409, 'not_reviewing', `research run ${id} has no plan waiting for review (phase ${s.phase})`);
+    if (s.phase !== 'reviewing' || !s.plan)
+      throw new ApiError(409, 'not_reviewing', `research run ${id} has no plan waiting for review (phase ${s.phase})`);
     if (s.plan.version !== planVersion) {
-      throw new ApiError(409, 'stale_plan_version', `plan version ${planVersion} is not the one under review (version ${s.plan.version})`, { currentVersion: s.plan.version });
+      throw new ApiError(409, 'stale_plan_version', `plan version ${planVersion} is not the one under review (version ${s.plan.version})`, {
+        currentVersion: s.plan.version,
+      });
     }
     return handle;
   }
@@ -139,7 +145,11 @@ export function createResearchService(deps: ResearchServiceDeps) {
     const handle = await reviewable(id, planVersion);
     const s = await handle.query(getStatusQuery);
     if ((s.plan?.revisionsLeft ?? 0) <= 0) {
-      throw new ApiError(409, 'revision_limit', `the plan was already revised ${s.plan?.revisions ?? 0} times (maxPlanRevisions); approve it or cancel the run`);
+      throw new ApiError(
+        409,
+        'revision_limit',
+        `the plan was already revised ${s.plan?.revisions ?? 0} times (maxPlanRevisions); approve it or cancel the run`,
+      );
     }
     await handle.signal(revisePlanSignal, { planVersion, feedback });
   }

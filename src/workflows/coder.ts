@@ -16,17 +16,20 @@ export async function coderWorkflow(input: StepInput): Promise<StepOutput> {
   let run!: SandboxResult;
   let attempt = 1;
   for (; attempt <= maxAttempts; attempt++) {
-    const written = await llm.writeCode.executeWithOptions({ summary: `coder ${input.step.id}: program ${attempt}${previous ? ' (fix)' : ''}` }, [
-      {
-        researchId: input.researchId,
-        question: input.question,
-        locale: input.locale,
-        step: input.step,
-        dependencyKeys: input.dependencyKeys,
-        feedback: input.feedback,
-        ...(previous ? { previous } : {}),
-      },
-    ]);
+    const written = await llm.writeCode.executeWithOptions(
+      { summary: `coder ${input.step.id}: program ${attempt}${previous ? ' (fix)' : ''}` },
+      [
+        {
+          researchId: input.researchId,
+          question: input.question,
+          locale: input.locale,
+          step: input.step,
+          dependencyKeys: input.dependencyKeys,
+          feedback: input.feedback,
+          ...(previous ? { previous } : {}),
+        },
+      ],
+    );
     usage = addUsage(usage, written.usage);
     draft = written;
     // Sandbox run ids stay unique across reflection attempts of the step: attempt * 100 + program.

@@ -17,7 +17,9 @@ import { llm, webSearch } from './proxies';
 /** The search-and-summarise researcher. */
 export async function legacyResearcher(input: StepInput): Promise<StepOutput> {
   const queries = input.step.needSearch ? [input.step.title, input.step.description.slice(0, 120)] : [];
-  const settled = await Promise.allSettled(queries.map((query) => webSearch(`search: ${query.slice(0, 80)}`, { researchId: input.researchId, query })));
+  const settled = await Promise.allSettled(
+    queries.map((query) => webSearch(`search: ${query.slice(0, 80)}`, { researchId: input.researchId, query })),
+  );
   const sourceIds: string[] = [];
   const searchErrors: string[] = [];
   for (const r of settled) {
@@ -34,7 +36,9 @@ export async function legacyResearcher(input: StepInput): Promise<StepOutput> {
 
 /** The LLM-only analyst. */
 export async function legacyAnalyst(input: StepInput): Promise<StepOutput> {
-  return llm.analyzeStep.executeWithOptions({ summary: `coder: analysis for ${input.step.id} (attempt ${input.attempt})` }, [legacyStepInput(input)]);
+  return llm.analyzeStep.executeWithOptions({ summary: `coder: analysis for ${input.step.id} (attempt ${input.attempt})` }, [
+    legacyStepInput(input),
+  ]);
 }
 
 function legacyStepInput(input: StepInput) {

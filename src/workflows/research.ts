@@ -30,7 +30,8 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     }
     const question = await investigate(run, coordination.topic);
     const reviewed = await planAndReview(run, question, writes);
-    if (reviewed.kind === 'cancelled') return await finish(run, 'cancelled_at_review', reviewed.reason, { outcome: 'review_timeout' }, 'cancelled');
+    if (reviewed.kind === 'cancelled')
+      return await finish(run, 'cancelled_at_review', reviewed.reason, { outcome: 'review_timeout' }, 'cancelled');
     const { plan } = reviewed;
     let accepted = new Map<string, StepOutput>();
     if (!plan.hasEnoughContext) {

@@ -34,20 +34,33 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
     await Promise.all(turn.calls.map((call, i) => runTool(input, convKey, base + i, call, notes)));
   }
   const out = await llm.compressResearch.executeWithOptions({ summary: `researcher ${input.step.id}: compress findings` }, [
-    { researchId: input.researchId, convKey, key: stepKey(input.step.id, input.attempt), question: input.question, locale: input.locale, step: input.step },
+    {
+      researchId: input.researchId,
+      convKey,
+      key: stepKey(input.step.id, input.attempt),
+      question: input.question,
+      locale: input.locale,
+      step: input.step,
+    },
   ]);
   const failures = notes.list();
   return { ...out, usage: addUsage(usage, out.usage), ...(failures.length ? { notes: failures } : {}) };
 }
 
 async function discoverMcpTools(input: StepInput, notes: StepNotes): Promise<McpToolSpec[]> {
-  const found = await mcp.discoverMcpTools.executeWithOptions({ summary: `researcher ${input.step.id}: discover MCP tools` }, [{ role: 'researcher' }]);
+  const found = await mcp.discoverMcpTools.executeWithOptions({ summary: `researcher ${input.step.id}: discover MCP tools` }, [
+    { role: 'researcher' },
+  ]);
   for (const e of found.errors) notes.add('MCP discovery', e);
   return found.tools;
 }
 
 /** One model turn; a context-length error shortens old tool results and asks again (twice at most). */
-async function turnWithTrim(input: StepInput, convKey: string, turn: { seq: number; round: number; mustAnswer: boolean; mcpTools: McpToolSpec[] }) {
+async function turnWithTrim(
+  input: StepInput,
+  convKey: string,
+  turn: { seq: number; round: number; mustAnswer: boolean; mcpTools: McpToolSpec[] },
+) {
   const turnInput = {
     researchId: input.researchId,
     convKey,

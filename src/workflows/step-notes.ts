@@ -21,6 +21,8 @@ export class StepNotes {
   }
 
   list(): string[] {
-    return [...this.bySource].map(([source, { count, first }]) => `${source} failed${count > 1 ? ` ${count} times` : ''}: ${summarize(first, 160)}`);
+    return [...this.bySource].map(
+      ([source, { count, first }]) => `${source} failed${count > 1 ? ` ${count} times` : ''}: ${summarize(first, 160)}`,
+    );
   }
 }

@@ -12,7 +12,9 @@ export async function runTool(input: StepInput, convKey: string, seq: number, ca
   const common = { researchId: input.researchId, convKey, seq, toolCallId: call.id };
   switch (call.name) {
     case 'web_search': {
-      const results = await Promise.allSettled(call.args.queries.map((query) => webSearch(`search: ${query.slice(0, 80)}`, { researchId: input.researchId, query })));
+      const results = await Promise.allSettled(
+        call.args.queries.map((query) => webSearch(`search: ${query.slice(0, 80)}`, { researchId: input.researchId, query })),
+      );
       const search = results.map((r, i) => {
         const query = call.args.queries[i]!;
         if (r.status === 'fulfilled') {
@@ -22,25 +24,39 @@ export async function runTool(input: StepInput, convKey: string, seq: number, ca
         notes.add('web search', failureMessage(r.reason));
         return { query, sourceIds: [], error: failureMessage(r.reason) };
       });
-      await store.appendToolResult.executeWithOptions({ summary: `tool result: web_search (${search.length} queries)` }, [{ ...common, search }]);
+      await store.appendToolResult.executeWithOptions({ summary: `tool result: web_search (${search.length} queries)` }, [
+        { ...common, search },
+      ]);
       return;
     }
     case 'crawl': {
       const results = await Promise.allSettled(
-        call.args.urls.map((url) => crawl.crawlPage.executeWithOptions({ summary: `crawl: ${url.slice(0, 100)}` }, [{ researchId: input.researchId, url, goal: call.args.goal }])),
+        call.args.urls.map((url) =>
+          crawl.crawlPage.executeWithOptions({ summary: `crawl: ${url.slice(0, 100)}` }, [
+            { researchId: input.researchId, url, goal: call.args.goal },
+          ]),
+        ),
       );
-      const pages = results.map((r, i) => (r.status === 'fulfilled' ? r.value : { url: call.args.urls[i]!, status: 'failed' as const, reason: failureMessage(r.reason) }));
-      await store.appendToolResult.executeWithOptions({ summary: `tool result: crawl (${pages.length} pages)` }, [{ ...common, crawl: pages }]);
+      const pages = results.map((r, i) =>
+        r.status === 'fulfilled' ? r.value : { url: call.args.urls[i]!, status: 'failed' as const, reason: failureMessage(r.reason) },
+      );
+      await store.appendToolResult.executeWithOptions({ summary: `tool result: crawl (${pages.length} pages)` }, [
+        { ...common, crawl: pages },
+      ]);
       return;
     }
     case 'knowledge_search': {
-      const r = await store.knowledgeSearch.executeWithOptions({ summary: 'knowledge search' }, [{ researchId: input.researchId, query: call.args.query }]);
+      const r = await store.knowledgeSearch.executeWithOptions({ summary: 'knowledge search' }, [
+        { researchId: input.researchId, query: call.args.query },
+      ]);
       await store.appendToolResult.executeWithOptions({ summary: 'tool result: knowledge_search' }, [{ ...common, text: r.text }]);
       return;
     }
     case 'mcp': {
       try {
-        await mcp.callMcpTool.executeWithOptions({ summary: `mcp: ${call.server}.${call.tool}` }, [{ ...common, server: call.server, tool: call.tool, args: call.args }]);
+        await mcp.callMcpTool.executeWithOptions({ summary: `mcp: ${call.server}.${call.tool}` }, [
+          { ...common, server: call.server, tool: call.tool, args: call.args },
+        ]);
       } catch (err) {
         if (isCancellation(err)) throw err;
         notes.add(`MCP tool ${call.server}.${call.tool}`, failureMessage(err));
@@ -52,6 +68,9 @@ export async function runTool(input: StepInput, convKey: string, seq: number, ca
       return;
     }
     default:
-      throw ApplicationFailure.nonRetryable(`tool ${(call as { name: string }).name} is not available to this researcher`, ErrorType.UnknownTool);
+      throw ApplicationFailure.nonRetryable(
+        `tool ${(call as { name: string }).name} is not available to this researcher`,
+        ErrorType.UnknownTool,
+      );
   }
 }

@@ -55,9 +55,18 @@ describe.skipIf(!ready)(`crawl activity (${ready ? 'live' : missingReason()})`, 
   it('reads a page for a goal and stores the evidence as a source; a second read is free', async () => {
     const url = `${site.url}/articles/solar-costs.html`;
     const r = await run(url);
-    expect(r).toMatchObject({ status: 'ok', relevant: true, cached: false, title: 'Utility-scale solar costs fell sharply', summary: 'Reports 0.049 US dollars per kilowatt-hour.' });
+    expect(r).toMatchObject({
+      status: 'ok',
+      relevant: true,
+      cached: false,
+      title: 'Utility-scale solar costs fell sharply',
+      summary: 'Reports 0.049 US dollars per kilowatt-hour.',
+    });
     expect(r.sourceId).toMatch(/^S[0-9a-f]{8}$/);
-    const { rows } = await pool.query('SELECT url, content, provider FROM sources WHERE research_id = $1 AND source_id = $2', [researchId, r.sourceId]);
+    const { rows } = await pool.query('SELECT url, content, provider FROM sources WHERE research_id = $1 AND source_id = $2', [
+      researchId,
+      r.sourceId,
+    ]);
     expect(rows[0]).toMatchObject({ url, provider: 'crawl' });
     expect(rows[0].content).toMatch(/The page states 0\.049 US dollars per kilowatt-hour\./);
     // The extractor saw the readable article, inside a delimited block, with the goal.
@@ -79,7 +88,12 @@ describe.skipIf(!ready)(`crawl activity (${ready ? 'live' : missingReason()})`, 
   it.each([
     ['robots.txt', () => `${site.url}/private/secret.html`, 'skipped', /robots\.txt disallows/],
     ['a name that resolves to loopback', () => 'http://localhost/index.html', 'blocked', /localhost resolves to 127\.0\.0\.1/],
-    ['the fixture site on a port outside the allow list', () => `http://localhost:${new URL(site.url).port}/index.html`, 'blocked', /port \d+ is not allowed/],
+    [
+      'the fixture site on a port outside the allow list',
+      () => `http://localhost:${new URL(site.url).port}/index.html`,
+      'blocked',
+      /port \d+ is not allowed/,
+    ],
     ['the cloud metadata address', () => 'http://169.254.169.254/latest/meta-data/', 'blocked', /linkLocal/],
     ['a 404', () => `${site.url}/missing.html`, 'failed', /HTTP 404/],
     ['a non-http scheme', () => 'ftp://example.com/file', 'blocked', /scheme ftp:/],

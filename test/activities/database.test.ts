@@ -20,12 +20,20 @@ describe('embedded PostgreSQL (PGlite over pglite-socket)', () => {
     const port = await freePort();
     let embedded = await startEmbeddedPostgres({ dataDir, port, log });
     let pool = createPool(embedded.url, 4);
-    const all = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort();
+    const all = readdirSync(MIGRATIONS_DIR)
+      .filter((f) => f.endsWith('.sql'))
+      .sort();
     expect(all[0]).toBe('001_init.sql');
     expect(await migrate(pool)).toEqual(all);
     expect(await migrate(pool)).toEqual([]);
     const { recordRun } = createActivities({ config: { ...loadConfig({}), llm: {} as never }, pool }).store;
-    await recordRun({ id: 'r1', tenant: 't', question: 'q', status: 'running', usage: { promptTokens: 1, completionTokens: 2, costUsd: 0.5 } });
+    await recordRun({
+      id: 'r1',
+      tenant: 't',
+      question: 'q',
+      status: 'running',
+      usage: { promptTokens: 1, completionTokens: 2, costUsd: 0.5 },
+    });
     // Concurrent queries from several pooled connections are queued, not lost.
     const counts = await Promise.all(Array.from({ length: 8 }, () => pool.query('SELECT count(*)::int AS n FROM research_runs')));
     expect(counts.map((r) => r.rows[0].n)).toEqual(Array(8).fill(1));
@@ -42,8 +50,12 @@ describe('embedded PostgreSQL (PGlite over pglite-socket)', () => {
 
   it('refuses a port that is taken, naming the variable to change', async () => {
     const blocker = net.createServer();
-    const port = await new Promise<number>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as net.AddressInfo).port)));
-    await expect(startEmbeddedPostgres({ dataDir: mkdtempSync(path.join(os.tmpdir(), 'pglite-')), port, log: createLogger('warn') })).rejects.toThrow(/already in use.*PGLITE_PORT/);
+    const port = await new Promise<number>((resolve) =>
+      blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as net.AddressInfo).port)),
+    );
+    await expect(
+      startEmbeddedPostgres({ dataDir: mkdtempSync(path.join(os.tmpdir(), 'pglite-')), port, log: createLogger('warn') }),
+    ).rejects.toThrow(/already in use.*PGLITE_PORT/);
     blocker.close();
   });
 });
@@ -67,7 +79,16 @@ describe.skipIf(!databaseUrl())(`store on PostgreSQL (${databaseUrl() ? 'live' :
     const pool = createPool(databaseUrl()!, 2);
     const calls = createStore(pool).llmCalls;
     const key = `run/${Date.now()}`;
-    const call = { callKey: key, researchId: 'r', role: 'coordinator', model: 'm', promptName: 'coordinator', response: { a: 1 }, usage: { promptTokens: 3, completionTokens: 4, costUsd: 0 }, durationMs: 5 };
+    const call = {
+      callKey: key,
+      researchId: 'r',
+      role: 'coordinator',
+      model: 'm',
+      promptName: 'coordinator',
+      response: { a: 1 },
+      usage: { promptTokens: 3, completionTokens: 4, costUsd: 0 },
+      durationMs: 5,
+    };
     await calls.record(call);
     await calls.record({ ...call, response: { a: 2 } });
     expect(await calls.find(key)).toEqual({ model: 'm', response: { a: 1 }, usage: { promptTokens: 3, completionTokens: 4, costUsd: 0 } });

@@ -21,20 +21,31 @@ describe.skipIf(!ready)(`sandbox attack suite (${ready ? 'live' : missingReason(
     sandbox = createSandboxActivities({
       docker,
       store: createStore(pool),
-      limits: { image: process.env.SANDBOX_IMAGE ?? 'deep-research-sandbox:latest', memoryMb: 256, cpus: 1, pids: 64, timeoutSeconds: 4, outputBytes: 65_536, artifactFiles: 20, artifactFileBytes: 2_000_000, artifactTotalBytes: 8_000_000 },
+      limits: {
+        image: process.env.SANDBOX_IMAGE ?? 'deep-research-sandbox:latest',
+        memoryMb: 256,
+        cpus: 1,
+        pids: 64,
+        timeoutSeconds: 4,
+        outputBytes: 65_536,
+        artifactFiles: 20,
+        artifactFileBytes: 2_000_000,
+        artifactTotalBytes: 8_000_000,
+      },
     });
   });
   afterAll(async () => pool?.end());
 
   const run = (code: string, extra: Partial<SandboxInput> = {}, activityId = randomUUID()): Promise<SandboxResult> =>
     new MockActivityEnvironment({ activityId }).run(sandbox.runCode, { researchId, stepId: 'calc', attempt: 1, code, ...extra });
-  const leftovers = async () => (await docker.listContainers({ all: true, filters: JSON.stringify({ label: [`${SANDBOX_LABEL}.run=${researchId}`] }) })).length;
+  const leftovers = async () =>
+    (await docker.listContainers({ all: true, filters: JSON.stringify({ label: [`${SANDBOX_LABEL}.run=${researchId}`] }) })).length;
 
   it('runs code with the data it is given and keeps its chart and CSV as artifacts', async () => {
     const code = [
       'import pandas as pd, matplotlib.pyplot as plt',
       "df = pd.read_csv('prices.csv')",
-      "print(df.assign(drop=df.usd.pct_change().round(2)).to_string(index=False))",
+      'print(df.assign(drop=df.usd.pct_change().round(2)).to_string(index=False))',
       "df.plot(x='year', y='usd'); plt.savefig('/output/chart.png')",
       "df.to_csv('/output/table.csv', index=False)",
     ].join('\n');
@@ -45,7 +56,10 @@ describe.skipIf(!ready)(`sandbox attack suite (${ready ? 'live' : missingReason(
       ['chart.png', 'image/png'],
       ['table.csv', 'text/csv'],
     ]);
-    const { rows } = await pool.query('SELECT size, substring(bytes from 1 for 4) AS head FROM artifacts WHERE research_id = $1 AND artifact_id = $2', [researchId, 'calc-1-chart.png']);
+    const { rows } = await pool.query(
+      'SELECT size, substring(bytes from 1 for 4) AS head FROM artifacts WHERE research_id = $1 AND artifact_id = $2',
+      [researchId, 'calc-1-chart.png'],
+    );
     expect(rows[0].size).toBeGreaterThan(1000);
     expect(rows[0].head).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
     expect(await leftovers()).toBe(0);
@@ -139,8 +153,15 @@ describe.skipIf(!ready)(`sandbox attack suite (${ready ? 'live' : missingReason(
     expect(r.status).toBe('ok');
     expect(r.artifacts.length).toBeLessThanOrEqual(20);
     expect(r.artifacts.map((a) => a.name)).not.toContain('aaa-passwd.txt');
-    expect(r.rejected).toEqual(expect.arrayContaining([{ name: 'aaa-passwd.txt', reason: 'symlink' }, expect.objectContaining({ reason: 'too many files (at most 20)' })]));
-    const { rows } = await pool.query("SELECT count(*)::int AS n FROM artifacts WHERE research_id = $1 AND name LIKE '%passwd%'", [researchId]);
+    expect(r.rejected).toEqual(
+      expect.arrayContaining([
+        { name: 'aaa-passwd.txt', reason: 'symlink' },
+        expect.objectContaining({ reason: 'too many files (at most 20)' }),
+      ]),
+    );
+    const { rows } = await pool.query("SELECT count(*)::int AS n FROM artifacts WHERE research_id = $1 AND name LIKE '%passwd%'", [
+      researchId,
+    ]);
     expect(rows[0].n).toBe(0);
   });
 
@@ -156,9 +177,24 @@ describe.skipIf(!ready)(`sandbox attack suite (${ready ? 'live' : missingReason(
   it('removes the container an earlier attempt left, and sweeps expired orphans', async () => {
     const activityId = randomUUID();
     const image = process.env.SANDBOX_IMAGE ?? 'deep-research-sandbox:latest';
-    const orphan = await docker.createContainer({ Image: image, Cmd: ['sleep', '300'], Labels: { [SANDBOX_LABEL]: '1', [`${SANDBOX_LABEL}.run`]: researchId, [`${SANDBOX_LABEL}.activity`]: `default-test-run-id/${activityId}`, [`${SANDBOX_LABEL}.expires`]: String(Date.now() + 600_000) }, HostConfig: { NetworkMode: 'none' } });
+    const orphan = await docker.createContainer({
+      Image: image,
+      Cmd: ['sleep', '300'],
+      Labels: {
+        [SANDBOX_LABEL]: '1',
+        [`${SANDBOX_LABEL}.run`]: researchId,
+        [`${SANDBOX_LABEL}.activity`]: `default-test-run-id/${activityId}`,
+        [`${SANDBOX_LABEL}.expires`]: String(Date.now() + 600_000),
+      },
+      HostConfig: { NetworkMode: 'none' },
+    });
     await orphan.start();
-    const expired = await docker.createContainer({ Image: image, Cmd: ['sleep', '300'], Labels: { [SANDBOX_LABEL]: '1', [`${SANDBOX_LABEL}.run`]: researchId, [`${SANDBOX_LABEL}.expires`]: String(Date.now() - 1) }, HostConfig: { NetworkMode: 'none' } });
+    const expired = await docker.createContainer({
+      Image: image,
+      Cmd: ['sleep', '300'],
+      Labels: { [SANDBOX_LABEL]: '1', [`${SANDBOX_LABEL}.run`]: researchId, [`${SANDBOX_LABEL}.expires`]: String(Date.now() - 1) },
+      HostConfig: { NetworkMode: 'none' },
+    });
     await expired.start();
     const env = new MockActivityEnvironment({ activityId, workflowExecution: { workflowId: 'w', runId: 'default-test-run-id' } });
     const r = (await env.run(sandbox.runCode, { researchId, stepId: 'calc', attempt: 1, code: 'print(1)' })) as SandboxResult;

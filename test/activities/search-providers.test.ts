@@ -4,7 +4,17 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergeHits } from '../../src/activities/search/sources';
-import { arxivProvider, braveProvider, buildProviders, classifyQuery, invertedIndexToText, openAlexProvider, routeQuery, tavilyProvider, wikipediaProvider } from '../../src/activities/search/providers';
+import {
+  arxivProvider,
+  braveProvider,
+  buildProviders,
+  classifyQuery,
+  invertedIndexToText,
+  openAlexProvider,
+  routeQuery,
+  tavilyProvider,
+  wikipediaProvider,
+} from '../../src/activities/search/providers';
 import { searxngProvider } from '../../src/activities/search/searxng';
 import { loadConfig } from '../../src/config';
 import { ConfigError } from '../../src/shared/errors';
@@ -29,7 +39,14 @@ beforeAll(async () => {
     const [file, type] = routes[u.pathname] ?? ['', ''];
     if (!file) {
       res.writeHead(u.pathname === '/search' ? 200 : 404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ results: [{ url: 'https://example.org/a', title: 'A', content: 'searx', score: 2 }, { url: 'ftp://bad', title: 'x' }] }));
+      res.end(
+        JSON.stringify({
+          results: [
+            { url: 'https://example.org/a', title: 'A', content: 'searx', score: 2 },
+            { url: 'ftp://bad', title: 'x' },
+          ],
+        }),
+      );
       return;
     }
     res.writeHead(200, { 'content-type': type });
@@ -45,8 +62,20 @@ describe('search providers', () => {
   it('Tavily', async () => {
     const hits = await tavilyProvider({ apiKey: 'tvly-secret', baseUrl: server.url, timeoutMs: 2_000 }).search('solar cost decline', opts);
     expect(hits).toEqual([
-      { title: 'Solar PV costs fell 90% in a decade - IRENA', url: 'https://www.irena.org/news/solar-costs', content: 'The global weighted-average LCOE of utility-scale solar PV fell by 89% between 2010 and 2022.', score: 0.92, source: 'tavily' },
-      { title: 'Why did renewables become so cheap so fast? - Our World in Data', url: 'https://ourworldindata.org/cheap-renewables-growth#section', content: 'Electricity from solar became 89% cheaper in the 2010s.', score: 0.81, source: 'tavily' },
+      {
+        title: 'Solar PV costs fell 90% in a decade - IRENA',
+        url: 'https://www.irena.org/news/solar-costs',
+        content: 'The global weighted-average LCOE of utility-scale solar PV fell by 89% between 2010 and 2022.',
+        score: 0.92,
+        source: 'tavily',
+      },
+      {
+        title: 'Why did renewables become so cheap so fast? - Our World in Data',
+        url: 'https://ourworldindata.org/cheap-renewables-growth#section',
+        content: 'Electricity from solar became 89% cheaper in the 2010s.',
+        score: 0.81,
+        source: 'tavily',
+      },
     ]);
     expect(last().headers.authorization).toBe('Bearer tvly-secret');
     expect(JSON.parse(last().body)).toMatchObject({ query: 'solar cost decline', max_results: 5 });
@@ -54,7 +83,13 @@ describe('search providers', () => {
 
   it('Brave', async () => {
     const hits = await braveProvider({ apiKey: 'brave-secret', baseUrl: server.url, timeoutMs: 2_000 }).search('solar cost decline', opts);
-    expect(hits[0]).toEqual({ title: 'Solar PV costs fell 90% in a decade', url: 'https://www.irena.org/news/solar-costs?utm_source=brave', content: 'The global weighted-average LCOE of utility-scale solar PV fell by 89%.', score: 1, source: 'brave' });
+    expect(hits[0]).toEqual({
+      title: 'Solar PV costs fell 90% in a decade',
+      url: 'https://www.irena.org/news/solar-costs?utm_source=brave',
+      content: 'The global weighted-average LCOE of utility-scale solar PV fell by 89%.',
+      score: 1,
+      source: 'brave',
+    });
     expect(hits).toHaveLength(2);
     expect(last().headers['x-subscription-token']).toBe('brave-secret');
     expect(last().query).toMatchObject({ q: 'solar cost decline', count: '5' });
@@ -62,12 +97,21 @@ describe('search providers', () => {
 
   it('Wikipedia', async () => {
     const hits = await wikipediaProvider({ baseUrl: server.url, timeoutMs: 2_000, userAgent: 'ua' }).search('solar cost', opts);
-    expect(hits[0]).toEqual({ title: 'Cost of electricity by source', url: `${server.url}/wiki/Cost_of_electricity_by_source`, content: 'Levelized cost of electricity (LCOE) of solar fell & kept falling', score: 1, source: 'wikipedia' });
+    expect(hits[0]).toEqual({
+      title: 'Cost of electricity by source',
+      url: `${server.url}/wiki/Cost_of_electricity_by_source`,
+      content: 'Levelized cost of electricity (LCOE) of solar fell & kept falling',
+      score: 1,
+      source: 'wikipedia',
+    });
     expect(last().query).toMatchObject({ action: 'query', list: 'search', srsearch: 'solar cost', format: 'json', srlimit: '5' });
   });
 
   it('OpenAlex, with the abstract rebuilt from its inverted index', async () => {
-    const hits = await openAlexProvider({ baseUrl: server.url, timeoutMs: 2_000, mailto: 'ops@example.org' }).search('solar learning rate', opts);
+    const hits = await openAlexProvider({ baseUrl: server.url, timeoutMs: 2_000, mailto: 'ops@example.org' }).search(
+      'solar learning rate',
+      opts,
+    );
     expect(hits[0]).toEqual({
       title: 'Drivers of the decline in solar photovoltaic costs',
       url: 'https://doi.org/10.1038/s41560-023-01234-5',
@@ -82,8 +126,20 @@ describe('search providers', () => {
   it('arXiv (Atom XML)', async () => {
     const hits = await arxivProvider({ baseUrl: server.url, timeoutMs: 2_000 }).search('solar cost', opts);
     expect(hits).toEqual([
-      { title: 'Experience Curves of Photovoltaic Modules', url: 'http://arxiv.org/abs/2301.01234v2', content: 'We estimate learning rates for PV modules and find that costs fall by about 20% per doubling of cumulative capacity.', score: 1, source: 'arxiv' },
-      { title: 'Storage and Solar Costs', url: 'http://arxiv.org/abs/2205.05678v1', content: 'Battery storage costs fell alongside solar.', score: 0.5, source: 'arxiv' },
+      {
+        title: 'Experience Curves of Photovoltaic Modules',
+        url: 'http://arxiv.org/abs/2301.01234v2',
+        content: 'We estimate learning rates for PV modules and find that costs fall by about 20% per doubling of cumulative capacity.',
+        score: 1,
+        source: 'arxiv',
+      },
+      {
+        title: 'Storage and Solar Costs',
+        url: 'http://arxiv.org/abs/2205.05678v1',
+        content: 'Battery storage costs fell alongside solar.',
+        score: 0.5,
+        source: 'arxiv',
+      },
     ]);
     expect(last().query).toMatchObject({ search_query: 'all:solar cost', max_results: '5' });
   });
@@ -109,7 +165,13 @@ describe('merging, routing and configuration', () => {
     const merged = mergeHits(
       [
         { title: 'IRENA', url: 'https://www.irena.org/news/solar-costs', content: 'short', score: 0.5, source: 'tavily' },
-        { title: 'IRENA', url: 'https://WWW.irena.org/news/solar-costs/?utm_source=brave#top', content: 'a longer snippet', score: 0.9, source: 'brave' },
+        {
+          title: 'IRENA',
+          url: 'https://WWW.irena.org/news/solar-costs/?utm_source=brave#top',
+          content: 'a longer snippet',
+          score: 0.9,
+          source: 'brave',
+        },
         { title: 'Other', url: 'https://example.org/', content: 'x', score: 0.7, source: 'brave' },
         { title: 'Bad', url: 'not a url', content: '', score: 1, source: 'brave' },
       ],

@@ -52,16 +52,37 @@ describe.skipIf(!ready)(`research API (${ready ? 'live' : missingReason()})`, ()
 
   it('returns the same run for a repeated Idempotency-Key and 409 for a different body', async () => {
     const key = `key-${Date.now()}`;
-    const first = await request(h.app).post('/v1/research').set('idempotency-key', key).send({ question: 'same question', options: auto }).expect(202);
-    const again = await request(h.app).post('/v1/research').set('idempotency-key', key).send({ question: 'same question', options: auto }).expect(200);
+    const first = await request(h.app)
+      .post('/v1/research')
+      .set('idempotency-key', key)
+      .send({ question: 'same question', options: auto })
+      .expect(202);
+    const again = await request(h.app)
+      .post('/v1/research')
+      .set('idempotency-key', key)
+      .send({ question: 'same question', options: auto })
+      .expect(200);
     expect(again.body.id).toBe(first.body.id);
     await h.client.workflow.getHandle(first.body.id).result();
-    const afterDone = await request(h.app).post('/v1/research').set('idempotency-key', key).send({ question: 'same question', options: auto }).expect(200);
+    const afterDone = await request(h.app)
+      .post('/v1/research')
+      .set('idempotency-key', key)
+      .send({ question: 'same question', options: auto })
+      .expect(200);
     expect(afterDone.body).toEqual({ id: first.body.id, status: 'completed' });
-    const conflict = await request(h.app).post('/v1/research').set('idempotency-key', key).send({ question: 'another question', options: auto }).expect(409);
+    const conflict = await request(h.app)
+      .post('/v1/research')
+      .set('idempotency-key', key)
+      .send({ question: 'another question', options: auto })
+      .expect(409);
     expect(conflict.body.error.code).toBe('idempotency_key_reused');
     // The same key from another tenant is another run.
-    const other = await request(h.app).post('/v1/research').set('idempotency-key', key).set('x-tenant-id', 'acme').send({ question: 'same question', options: auto }).expect(202);
+    const other = await request(h.app)
+      .post('/v1/research')
+      .set('idempotency-key', key)
+      .set('x-tenant-id', 'acme')
+      .send({ question: 'same question', options: auto })
+      .expect(202);
     expect(other.body.id).not.toBe(first.body.id);
     await h.client.workflow.getHandle(other.body.id).result();
   });
@@ -94,11 +115,20 @@ describe.skipIf(!ready)(`research API (${ready ? 'live' : missingReason()})`, ()
   });
 
   it('puts the search attributes on the run for the Temporal UI', async () => {
-    const res = await request(h.app).post('/v1/research').set('x-tenant-id', 'tenant-sa').send({ question: 'attributes', options: auto }).expect(202);
+    const res = await request(h.app)
+      .post('/v1/research')
+      .set('x-tenant-id', 'tenant-sa')
+      .send({ question: 'attributes', options: auto })
+      .expect(202);
     const handle = h.client.workflow.getHandle(res.body.id);
     await handle.result();
     const desc = await handle.describe();
-    expect(desc.searchAttributes).toMatchObject({ ResearchTenant: ['tenant-sa'], ResearchStatus: ['completed'], ResearchPhase: ['done'], ResearchStepCount: [2] });
+    expect(desc.searchAttributes).toMatchObject({
+      ResearchTenant: ['tenant-sa'],
+      ResearchStatus: ['completed'],
+      ResearchPhase: ['done'],
+      ResearchStepCount: [2],
+    });
     expect(await runsOnQueue(h)).toBeGreaterThan(0);
   });
 });
@@ -122,7 +152,25 @@ describe.skipIf(!ready)(`without an LLM configured (${ready ? 'live' : missingRe
     const handle = await h.client.workflow.start('researchWorkflow', {
       taskQueue: h.taskQueue,
       workflowId: `research-direct-${Date.now()}`,
-      args: [{ question: 'q', tenant: 'default', options: { autoAcceptPlan: false, maxSteps: 4, maxConcurrentSteps: 4, maxReflectionAttempts: 2, maxPlanRevisions: 3, maxClarifications: 0, queryCount: 3, maxToolRounds: 8, maxCodeAttempts: 3, reviewTimeout: '24h', onReviewTimeout: 'approve' } }],
+      args: [
+        {
+          question: 'q',
+          tenant: 'default',
+          options: {
+            autoAcceptPlan: false,
+            maxSteps: 4,
+            maxConcurrentSteps: 4,
+            maxReflectionAttempts: 2,
+            maxPlanRevisions: 3,
+            maxClarifications: 0,
+            queryCount: 3,
+            maxToolRounds: 8,
+            maxCodeAttempts: 3,
+            reviewTimeout: '24h',
+            onReviewTimeout: 'approve',
+          },
+        },
+      ],
     });
     const started = Date.now();
     await expect(handle.result()).rejects.toThrow();

@@ -56,13 +56,19 @@ describe.skipIf(!cli)(`deep-research dev (${cli ? 'live' : missingReason()})`, (
     const ui = (await dev.waitFor(/Temporal UI\s+(http:\/\/\S+)/, 1_000))[1]!;
     expect(ui).toBe(`http://127.0.0.1:${env.TEMPORAL_UI_PORT}`);
     expect((await getJson(`${api}/healthz`)).status).toBe(200);
-    expect(await getJson(`${api}/readyz`)).toEqual({ status: 200, body: { status: 'ready', checks: { temporal: { ok: true }, postgres: { ok: true } } } });
+    expect(await getJson(`${api}/readyz`)).toEqual({
+      status: 200,
+      body: { status: 'ready', checks: { temporal: { ok: true }, postgres: { ok: true } } },
+    });
     expect((await fetch(ui)).status).toBe(200);
 
     // The coordinator answers slowly, so the run is in flight when we press Ctrl-C.
     llm.script(
       researchRules({
-        coordinator: { json: { action: 'research', locale: 'en-US', directAnswer: null, researchTopic: 'Resumed topic', clarificationQuestion: null }, delayMs: 1_500 },
+        coordinator: {
+          json: { action: 'research', locale: 'en-US', directAnswer: null, researchTopic: 'Resumed topic', clarificationQuestion: null },
+          delayMs: 1_500,
+        },
       }),
     );
     const started = await fetch(`${api}/v1/research`, {

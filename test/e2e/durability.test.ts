@@ -61,7 +61,9 @@ describe.skipIf(!ready)(`durability (${ready ? 'live' : missingReason()})`, () =
     const handle = await client.workflow.start('researchWorkflow', {
       taskQueue,
       workflowId: id,
-      args: [{ question: 'Does a run survive a killed worker?', tenant: 'default', options: ResearchOptions.parse({ autoAcceptPlan: true }) }],
+      args: [
+        { question: 'Does a run survive a killed worker?', tenant: 'default', options: ResearchOptions.parse({ autoAcceptPlan: true }) },
+      ],
     });
 
     const deadline = Date.now() + 30_000;
@@ -74,7 +76,9 @@ describe.skipIf(!ready)(`durability (${ready ? 'live' : missingReason()})`, () =
     await first.exited(10_000);
     const killedAt = Date.now();
     const completedBeforeKill = llm.completed().filter((r) => (r.endedAt ?? Infinity) < killedAt);
-    expect(completedBeforeKill.map((r) => r.rule)).toEqual(expect.arrayContaining(['coordinator', 'rewrite', 'background', 'planner', 'researcher']));
+    expect(completedBeforeKill.map((r) => r.rule)).toEqual(
+      expect.arrayContaining(['coordinator', 'rewrite', 'background', 'planner', 'researcher']),
+    );
     const inFlight = llm.requests.find((r) => r.rule === 'researcher' && stepTitleOf(r.body) === 'Step b')!;
     await new Promise((r) => setTimeout(r, 200));
     expect(inFlight.aborted).toBe(true);

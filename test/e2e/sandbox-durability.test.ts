@@ -45,7 +45,12 @@ describe.skipIf(!ready)(`sandbox durability (${ready ? 'live' : missingReason()}
   });
 
   it('removes the orphan, retries the run and stores its result once', async () => {
-    llm.script(researchRules({ coder: { json: { code: "import time\ntime.sleep(4)\nprint('slept')", explanation: 'sleeps' } } }, planJson([{ id: 'calc', type: 'processing' }])));
+    llm.script(
+      researchRules(
+        { coder: { json: { code: "import time\ntime.sleep(4)\nprint('slept')", explanation: 'sleeps' } } },
+        planJson([{ id: 'calc', type: 'processing' }]),
+      ),
+    );
     const first = startWorker();
     await first.waitFor(/worker ready/, 60_000);
     const id = `research-sandbox-${randomUUID()}`;

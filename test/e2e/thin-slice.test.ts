@@ -20,18 +20,35 @@ describe.skipIf(!ready)(`thin slice through the API (${ready ? 'live' : missingR
     h.llm.script(
       researchRules({
         coordinator: {
-          json: { action: 'research', locale: 'en-US', directAnswer: null, researchTopic: 'How fast did solar electricity costs fall from 2010 to 2022?', clarificationQuestion: null },
+          json: {
+            action: 'research',
+            locale: 'en-US',
+            directAnswer: null,
+            researchTopic: 'How fast did solar electricity costs fall from 2010 to 2022?',
+            clarificationQuestion: null,
+          },
           usage: { prompt: 120, completion: 30 },
         },
       }),
     );
     const question = 'How much cheaper has solar power become since 2010?';
-    const res = await request(h.app).post('/v1/research').send({ question, options: { maxSteps: 3, autoAcceptPlan: true } }).expect(202);
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({ question, options: { maxSteps: 3, autoAcceptPlan: true } })
+      .expect(202);
     expect(res.body.status).toBe('running');
     expect(res.body.id).toMatch(/^research-[0-9a-f-]{36}$/);
 
     const result = await h.client.workflow.getHandle(res.body.id).result();
-    expect(result).toMatchObject({ id: res.body.id, status: 'completed', outcome: 'report', locale: 'en-US', planVersion: 1, references: 6, removedCitations: [] });
+    expect(result).toMatchObject({
+      id: res.body.id,
+      status: 'completed',
+      outcome: 'report',
+      locale: 'en-US',
+      planVersion: 1,
+      references: 6,
+      removedCitations: [],
+    });
     expect(result.steps).toEqual([
       { id: 'a', status: 'completed', attempts: 1 },
       { id: 'b', status: 'completed', attempts: 1 },
@@ -40,14 +57,37 @@ describe.skipIf(!ready)(`thin slice through the API (${ready ? 'live' : missingR
 
     const { rows } = await h.pool.query('SELECT * FROM research_runs WHERE id = $1', [res.body.id]);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ question, status: 'completed', outcome: 'report', locale: 'en-US', tenant: 'default', phase: 'done', plan_version: 1 });
+    expect(rows[0]).toMatchObject({
+      question,
+      status: 'completed',
+      outcome: 'report',
+      locale: 'en-US',
+      tenant: 'default',
+      phase: 'done',
+      plan_version: 1,
+    });
     expect(rows[0].completed_at).toBeInstanceOf(Date);
     expect(rows[0].prompt_tokens).toBe(result.usage.promptTokens);
     const calls = await h.pool.query('SELECT role, prompt_name FROM llm_calls WHERE research_id = $1 ORDER BY created_at', [res.body.id]);
     // Per step: search, crawl, answer (3 ReAct turns), one page extraction, the compression, the judge.
     expect(calls.rows.map((r) => r.prompt_name).sort()).toEqual([
-      'background', 'compressor', 'compressor', 'coordinator', 'extractor', 'extractor', 'judge', 'judge', 'planner', 'reporter',
-      'researcher-react', 'researcher-react', 'researcher-react', 'researcher-react', 'researcher-react', 'researcher-react', 'rewrite',
+      'background',
+      'compressor',
+      'compressor',
+      'coordinator',
+      'extractor',
+      'extractor',
+      'judge',
+      'judge',
+      'planner',
+      'reporter',
+      'researcher-react',
+      'researcher-react',
+      'researcher-react',
+      'researcher-react',
+      'researcher-react',
+      'researcher-react',
+      'rewrite',
     ]);
     const sources = await h.pool.query('SELECT count(*)::int AS n FROM sources WHERE research_id = $1', [res.body.id]);
     expect(sources.rows[0].n).toBeGreaterThanOrEqual(2);
@@ -69,14 +109,28 @@ describe.skipIf(!ready)(`thin slice through the API (${ready ? 'live' : missingR
     expect(json.body.references).toHaveLength(6);
 
     const status = await request(h.app).get(`/v1/research/${res.body.id}`).expect(200);
-    expect(status.body).toMatchObject({ id: res.body.id, status: 'completed', phase: 'done', question, plan: { version: 1, steps: [{ id: 'a', status: 'completed', attempts: 1, type: 'research' }, { id: 'b' }] } });
+    expect(status.body).toMatchObject({
+      id: res.body.id,
+      status: 'completed',
+      phase: 'done',
+      question,
+      plan: { version: 1, steps: [{ id: 'a', status: 'completed', attempts: 1, type: 'research' }, { id: 'b' }] },
+    });
   });
 
   it('answers small talk directly and records that', async () => {
     h.llm.script([
       {
         match: bySchema('CoordinatorDecision'),
-        reply: { json: { action: 'answer_directly', locale: 'de-DE', directAnswer: 'Hallo! Worüber soll ich recherchieren?', researchTopic: null, clarificationQuestion: null } },
+        reply: {
+          json: {
+            action: 'answer_directly',
+            locale: 'de-DE',
+            directAnswer: 'Hallo! Worüber soll ich recherchieren?',
+            researchTopic: null,
+            clarificationQuestion: null,
+          },
+        },
       },
     ]);
     const res = await request(h.app).post('/v1/research').send({ question: 'Hallo!' }).expect(202);
@@ -91,7 +145,10 @@ describe.skipIf(!ready)(`thin slice through the API (${ready ? 'live' : missingR
       { match: bySchema('CoordinatorDecision'), times: 1, reply: { json: { action: 'maybe', locale: 'en' } } },
       ...researchRules(),
     ]);
-    const res = await request(h.app).post('/v1/research').send({ question: 'battery prices?', options: { autoAcceptPlan: true } }).expect(202);
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'battery prices?', options: { autoAcceptPlan: true } })
+      .expect(202);
     const result = await h.client.workflow.getHandle(res.body.id).result();
     expect(result.outcome).toBe('report');
     const coordinatorCalls = h.llm.requests.filter((r) => r.body.response_format?.json_schema?.name === 'CoordinatorDecision');
@@ -103,7 +160,10 @@ describe.skipIf(!ready)(`thin slice through the API (${ready ? 'live' : missingR
 
   it('retries a 500 from the LLM and completes, one HTTP call per attempt', async () => {
     h.llm.script([{ match: bySchema('CoordinatorDecision'), times: 1, reply: { status: 500 } }, ...researchRules()]);
-    const res = await request(h.app).post('/v1/research').send({ question: 'retry me', options: { autoAcceptPlan: true } }).expect(202);
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'retry me', options: { autoAcceptPlan: true } })
+      .expect(202);
     const result = await h.client.workflow.getHandle(res.body.id).result();
     expect(result.status).toBe('completed');
     expect(h.llm.requests.slice(0, 2).map((r) => r.status)).toEqual([500, 200]);

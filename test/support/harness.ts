@@ -57,7 +57,12 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const llm = await new ScriptedLlmServer().start();
   const site = await new FixtureSite().start();
   const search = await new FakeSearxng({}, searchResults(site.url)).start();
-  const config = testConfig(llm.url, { SEARXNG_URL: search.url, SEARCH_PROVIDERS: 'searxng', CRAWL_ALLOW_HOSTS: new URL(site.url).host, ...opts.env });
+  const config = testConfig(llm.url, {
+    SEARXNG_URL: search.url,
+    SEARCH_PROVIDERS: 'searxng',
+    CRAWL_ALLOW_HOSTS: new URL(site.url).host,
+    ...opts.env,
+  });
   const pool = createPool(dbUrl, 5);
   const connection = await Connection.connect({ address });
   const client = new Client({ connection });

@@ -134,7 +134,12 @@ export class ScriptedLlmServer {
     const rule = this.rules.find((r) => (r.times === undefined || r.used < r.times) && (r.match?.(body) ?? true));
     if (!rule) {
       entry.status = 500;
-      sendJson(res, 500, { error: { message: `scripted LLM has no rule for this request (schema ${body.response_format?.json_schema?.name ?? 'none'})`, type: 'server_error' } });
+      sendJson(res, 500, {
+        error: {
+          message: `scripted LLM has no rule for this request (schema ${body.response_format?.json_schema?.name ?? 'none'})`,
+          type: 'server_error',
+        },
+      });
       return;
     }
     entry.rule = rule.name;
@@ -147,7 +152,12 @@ export class ScriptedLlmServer {
     entry.endedAt = Date.now();
     if ('status' in reply) {
       entry.status = reply.status;
-      sendJson(res, reply.status, { error: { type: 'scripted_error', ...(reply.error ?? { message: `scripted ${reply.status}` }) } }, reply.headers);
+      sendJson(
+        res,
+        reply.status,
+        { error: { type: 'scripted_error', ...(reply.error ?? { message: `scripted ${reply.status}` }) } },
+        reply.headers,
+      );
       return;
     }
     if ('malformedBody' in reply) {

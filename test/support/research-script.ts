@@ -3,7 +3,11 @@
 import { bySchema, type ChatRequest, type Reply, type Rule } from './llm-server';
 import type { SearxResult } from './search-server';
 
-export const userText = (req: ChatRequest) => req.messages.filter((m) => m.role === 'user').map((m) => m.content ?? '').join('\n');
+export const userText = (req: ChatRequest) =>
+  req.messages
+    .filter((m) => m.role === 'user')
+    .map((m) => m.content ?? '')
+    .join('\n');
 export const sourceIdsIn = (req: ChatRequest) => [...userText(req).matchAll(/<source id="(S[0-9a-f]{8})"/g)].map((m) => m[1]!);
 export const stepTitleOf = (req: ChatRequest) => /Step: (.*)/.exec(req.messages[0]?.content ?? '')?.[1] ?? '';
 
@@ -31,7 +35,12 @@ export function planJson(steps: PlanSpec[], extra: Partial<{ hasEnoughContext: b
 }
 
 /** `researcher` answers the step's final findings (the compressor); `react` the tool-using turns. */
-export type RoleOverrides = Partial<Record<'coordinator' | 'rewrite' | 'background' | 'planner' | 'react' | 'researcher' | 'coder' | 'analyst' | 'judge' | 'reporter', Rule['reply']>>;
+export type RoleOverrides = Partial<
+  Record<
+    'coordinator' | 'rewrite' | 'background' | 'planner' | 'react' | 'researcher' | 'coder' | 'analyst' | 'judge' | 'reporter',
+    Rule['reply']
+  >
+>;
 
 /** A program that reads the step's input files, prints a table and saves a chart. */
 export const DEFAULT_PROGRAM = [
@@ -39,7 +48,7 @@ export const DEFAULT_PROGRAM = [
   'import matplotlib.pyplot as plt',
   "files = sorted(glob.glob('/work/*.md'))",
   "print('input files:', len(files))",
-  "years, usd = [2010, 2016, 2022], [0.445, 0.129, 0.049]",
+  'years, usd = [2010, 2016, 2022], [0.445, 0.129, 0.049]',
   "print('| year | usd/kWh |')",
   "for y, u in zip(years, usd): print(f'| {y} | {u} |')",
   "plt.plot(years, usd, marker='o'); plt.title('Solar LCOE'); plt.savefig('/output/lcoe.png', dpi=80)",
@@ -61,20 +70,49 @@ export function researchRules(o: RoleOverrides = {}, plan = planJson([{ id: 'a' 
     const ids = sourceIdsIn(req);
     const deps = [...userText(req).matchAll(/\[(S[0-9a-f]{8})\]/g)].map((m) => m[1]!);
     const cite = [...new Set([...ids, ...deps])].slice(0, 2);
-    return { json: { text: `Costs fell ${cite.map((id) => `[${id}]`).join('')}. ${stepTitleOf(req)}`, summary: `Findings for ${stepTitleOf(req) || 'background'}.` } };
+    return {
+      json: {
+        text: `Costs fell ${cite.map((id) => `[${id}]`).join('')}. ${stepTitleOf(req)}`,
+        summary: `Findings for ${stepTitleOf(req) || 'background'}.`,
+      },
+    };
   };
   return [
-    { name: 'coordinator', match: bySchema('CoordinatorDecision'), reply: o.coordinator ?? { json: { action: 'research', locale: 'en-US', directAnswer: null, researchTopic: 'Solar cost decline', clarificationQuestion: null } } },
-    { name: 'rewrite', match: bySchema('QueryExpansion'), reply: o.rewrite ?? { json: { researchQuestion: 'How far did solar costs fall 2010-2022?', queries: ['solar cost', 'solar lcoe', 'pv module price'] } } },
-    { name: 'extractor', match: bySchema('PageExtract'), reply: { json: { relevant: true, evidence: 'Solar LCOE fell 89% from 2010 to 2022.', summary: 'Solar got much cheaper.' } } },
+    {
+      name: 'coordinator',
+      match: bySchema('CoordinatorDecision'),
+      reply: o.coordinator ?? {
+        json: { action: 'research', locale: 'en-US', directAnswer: null, researchTopic: 'Solar cost decline', clarificationQuestion: null },
+      },
+    },
+    {
+      name: 'rewrite',
+      match: bySchema('QueryExpansion'),
+      reply: o.rewrite ?? {
+        json: { researchQuestion: 'How far did solar costs fall 2010-2022?', queries: ['solar cost', 'solar lcoe', 'pv module price'] },
+      },
+    },
+    {
+      name: 'extractor',
+      match: bySchema('PageExtract'),
+      reply: { json: { relevant: true, evidence: 'Solar LCOE fell 89% from 2010 to 2022.', summary: 'Solar got much cheaper.' } },
+    },
     { name: 'background', match: bySchema('BackgroundBrief'), reply: o.background ?? cited },
     { name: 'planner', match: bySchema('Plan'), reply: o.planner ?? { json: plan } },
     { name: 'react', match: (r) => r.response_format === undefined, reply: o.react ?? defaultReact },
     { name: 'researcher', match: bySchema('ResearchFindings'), reply: o.researcher ?? cited },
-    { name: 'coder', match: bySchema('CodeDraft'), reply: o.coder ?? { json: { code: DEFAULT_PROGRAM, explanation: 'Tabulates the cost figures and plots them.' } } },
+    {
+      name: 'coder',
+      match: bySchema('CodeDraft'),
+      reply: o.coder ?? { json: { code: DEFAULT_PROGRAM, explanation: 'Tabulates the cost figures and plots them.' } },
+    },
     { name: 'analyst', match: bySchema('CodeFindings'), reply: o.analyst ?? cited },
     { name: 'judge', match: bySchema('JudgeVerdict'), reply: o.judge ?? { json: { passed: true, feedback: '' } } },
-    { name: 'reporter', match: bySchema('ReportDraft'), reply: o.reporter ?? { json: { title: 'Solar costs', markdown: '## Key points\n\n- Costs fell sharply [1].\n- Batteries too [2].' } } },
+    {
+      name: 'reporter',
+      match: bySchema('ReportDraft'),
+      reply: o.reporter ?? { json: { title: 'Solar costs', markdown: '## Key points\n\n- Costs fell sharply [1].\n- Batteries too [2].' } },
+    },
   ];
 }
 
@@ -83,8 +121,16 @@ export function searchResults(siteUrl: string) {
   return (q: string): SearxResult[] => {
     const slug = encodeURIComponent(q.toLowerCase().replace(/\s+/g, '-'));
     return [
-      { url: `${siteUrl}/articles/solar-costs.html?q=${slug}`, title: `Solar costs (${q})`, content: `Solar LCOE fell 89% from 2010 to 2022 (${q}).` },
-      { url: `${siteUrl}/articles/battery-storage.html?q=${slug}`, title: `Battery prices (${q})`, content: `Battery packs cost 139 USD/kWh in 2023 (${q}).` },
+      {
+        url: `${siteUrl}/articles/solar-costs.html?q=${slug}`,
+        title: `Solar costs (${q})`,
+        content: `Solar LCOE fell 89% from 2010 to 2022 (${q}).`,
+      },
+      {
+        url: `${siteUrl}/articles/battery-storage.html?q=${slug}`,
+        title: `Battery prices (${q})`,
+        content: `Battery packs cost 139 USD/kWh in 2023 (${q}).`,
+      },
     ];
   };
 }

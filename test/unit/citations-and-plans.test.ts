@@ -17,13 +17,34 @@ describe('source ids', () => {
     expect(citedSourceIds(text)).toEqual(['Saaaaaaaa', 'Sbbbbbbbb', 'Scccccccc']);
     const kept = keepKnownSourceIds(text, new Set(['Saaaaaaaa', 'Scccccccc']));
     expect(kept).toEqual({ text: 'X [Saaaaaaaa]. Y [Scccccccc]. Z [not-an-id].', dropped: ['Sbbbbbbbb'] });
-    expect(sourceIdsToNumbers(kept.text, new Map([['Saaaaaaaa', 1], ['Scccccccc', 2]]))).toBe('X [1]. Y [2]. Z [not-an-id].');
+    expect(
+      sourceIdsToNumbers(
+        kept.text,
+        new Map([
+          ['Saaaaaaaa', 1],
+          ['Scccccccc', 2],
+        ]),
+      ),
+    ).toBe('X [1]. Y [2]. Z [not-an-id].');
   });
 });
 
 describe('planProblems', () => {
-  const step = (id: string, dependsOn: string[] = []) => ({ id, title: id, description: id, type: 'research' as const, needSearch: true, dependsOn });
-  const plan = (steps: ReturnType<typeof step>[], hasEnoughContext = false): Plan => ({ title: 't', thought: '', locale: 'en', hasEnoughContext, steps });
+  const step = (id: string, dependsOn: string[] = []) => ({
+    id,
+    title: id,
+    description: id,
+    type: 'research' as const,
+    needSearch: true,
+    dependsOn,
+  });
+  const plan = (steps: ReturnType<typeof step>[], hasEnoughContext = false): Plan => ({
+    title: 't',
+    thought: '',
+    locale: 'en',
+    hasEnoughContext,
+    steps,
+  });
 
   it('accepts a valid plan', () => {
     expect(planProblems(plan([step('a'), step('b', ['a'])]), 4)).toEqual([]);

@@ -6,7 +6,10 @@ import { SITE_DIR } from '../support/fixture-site';
 
 describe('readable text', () => {
   it('extracts the article of an HTML page as Markdown, without navigation or scripts', () => {
-    const html = readFileSync(path.join(SITE_DIR, 'articles', 'solar-costs.html'), 'utf8').replace('</body>', '<script>document.body.innerHTML = "pwned"</script></body>');
+    const html = readFileSync(path.join(SITE_DIR, 'articles', 'solar-costs.html'), 'utf8').replace(
+      '</body>',
+      '<script>document.body.innerHTML = "pwned"</script></body>',
+    );
     const r = htmlToMarkdown(html, 'http://fixture.test/articles/solar-costs.html');
     expect(r.title).toBe('Utility-scale solar costs fell sharply');
     expect(r.markdown).toMatch(/fell by about 89% between\s+2010 and 2022/);
@@ -15,7 +18,11 @@ describe('readable text', () => {
   });
 
   it('extracts the text of a PDF', async () => {
-    const r = await toReadable(readFileSync(path.join(SITE_DIR, 'reports', 'wind.pdf')), 'application/pdf', 'http://fixture.test/reports/wind.pdf');
+    const r = await toReadable(
+      readFileSync(path.join(SITE_DIR, 'reports', 'wind.pdf')),
+      'application/pdf',
+      'http://fixture.test/reports/wind.pdf',
+    );
     expect(r.markdown).toBe('Wind power capacity reached 1000 GW in 2023.');
   });
 

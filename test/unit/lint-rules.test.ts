@@ -22,8 +22,20 @@ describe('workflow lint rules', () => {
   });
 
   it('allows type-only activity imports in workflows and the same imports elsewhere', async () => {
-    expect(await ruleIds("import type { Activities } from '../activities';\nexport type A = Activities;", `${ROOT}/src/workflows/ok.ts`)).toEqual([]);
+    expect(
+      await ruleIds("import type { Activities } from '../activities';\nexport type A = Activities;", `${ROOT}/src/workflows/ok.ts`),
+    ).toEqual([]);
     expect(await ruleIds("import fs from 'node:fs';\nexport const x = fs;", `${ROOT}/src/activities/ok.ts`)).toEqual([]);
+  });
+
+  it.each([
+    ["import { readFileSync } from 'node:fs';\nexport const x = readFileSync;", 'src/shared/bad.ts'],
+    ["import { ApplicationFailure } from '@temporalio/activity';\nexport const x = ApplicationFailure;", 'src/shared/bad.ts'],
+    ["import { createStore } from '../activities/store';\nexport const x = createStore;", 'src/shared/bad.ts'],
+    ["import { researchWorkflow } from '../workflows/research';\nexport const x = researchWorkflow;", 'src/activities/bad.ts'],
+    ["import { createApp } from '../api/app';\nexport const x = createApp;", 'src/infra/bad.ts'],
+  ])('keeps the layers: rejects %j in %s', async (code, file) => {
+    expect(await ruleIds(code, `${ROOT}/${file}`)).toContain('no-restricted-imports');
   });
 
   it('keeps process.env inside src/config.ts', async () => {

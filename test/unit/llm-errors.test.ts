@@ -28,8 +28,17 @@ describe('mapLlmError', () => {
   });
 
   it('context length and content filter get their own types', () => {
-    expect((mapLlmError(apiError(400, "This model's maximum context length is 8192 tokens", {}, 'context_length_exceeded'), 'm') as ApplicationFailure).type).toBe('LlmContextLength');
-    expect((mapLlmError(apiError(400, 'blocked by content filter', {}, 'content_filter'), 'm') as ApplicationFailure).type).toBe('LlmContentFilter');
+    expect(
+      (
+        mapLlmError(
+          apiError(400, "This model's maximum context length is 8192 tokens", {}, 'context_length_exceeded'),
+          'm',
+        ) as ApplicationFailure
+      ).type,
+    ).toBe('LlmContextLength');
+    expect((mapLlmError(apiError(400, 'blocked by content filter', {}, 'content_filter'), 'm') as ApplicationFailure).type).toBe(
+      'LlmContentFilter',
+    );
   });
 
   it('5xx and timeouts stay retryable plain errors', () => {

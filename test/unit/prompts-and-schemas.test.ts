@@ -7,11 +7,18 @@ import { durationToMs, ResearchOptions, ResearchRequest, summarize } from '../..
 describe('prompt rendering', () => {
   it('fills variables and fails on a missing one', () => {
     expect(renderTemplate('Hi {{ name }}, {{n}}', { name: 'Ada', n: 3 })).toBe('Hi Ada, 3');
-    expect(() => renderTemplate('Hi {{name}} {{other}}', { name: 'Ada' }, 'greeting')).toThrow(/prompt "greeting" needs variable\(s\) other/);
+    expect(() => renderTemplate('Hi {{name}} {{other}}', { name: 'Ada' }, 'greeting')).toThrow(
+      /prompt "greeting" needs variable\(s\) other/,
+    );
   });
 
   it('renders the coordinator prompt in a system and a user part, wrapping the untrusted variables', () => {
-    const p = renderPrompt(PROMPTS.coordinator, { question: 'hello', localeHint: '', clarificationRule: 'No questions.', clarifications: '(none)' });
+    const p = renderPrompt(PROMPTS.coordinator, {
+      question: 'hello',
+      localeHint: '',
+      clarificationRule: 'No questions.',
+      clarifications: '(none)',
+    });
     expect(p.system).toMatch(/coordinator of a deep-research service/);
     expect(p.system).toMatch(/- No questions\./);
     expect(p.user).toBe('<user_message>\nhello\n</user_message>\n\n<clarifications>\n(none)\n</clarifications>');
@@ -20,9 +27,21 @@ describe('prompt rendering', () => {
   it('refuses a missing, a misspelt or a mistyped variable', () => {
     const vars = { question: 'q', localeHint: '', clarificationRule: '', clarifications: '' };
     const { clarifications: _dropped, ...missing } = vars;
-    expect(() => renderPrompt(PROMPTS.coordinator, missing as typeof vars)).toThrow(/prompt "coordinator" got invalid variables: clarifications/);
-    expect(() => renderPrompt(PROMPTS.coordinator, { ...vars, clarification: 'x' } as typeof vars)).toThrow(/unrecognized key.*clarification/i);
-    expect(() => renderPrompt(PROMPTS.judge, { question: 'q', stepTitle: 't', stepDescription: 'd', result: 'r', citedSources: '2' as unknown as number })).toThrow(/citedSources/);
+    expect(() => renderPrompt(PROMPTS.coordinator, missing as typeof vars)).toThrow(
+      /prompt "coordinator" got invalid variables: clarifications/,
+    );
+    expect(() => renderPrompt(PROMPTS.coordinator, { ...vars, clarification: 'x' } as typeof vars)).toThrow(
+      /unrecognized key.*clarification/i,
+    );
+    expect(() =>
+      renderPrompt(PROMPTS.judge, {
+        question: 'q',
+        stepTitle: 't',
+        stepDescription: 'd',
+        result: 'r',
+        citedSources: '2' as unknown as number,
+      }),
+    ).toThrow(/citedSources/);
   });
 
   it('fails clearly on an unknown prompt', () => {
@@ -60,7 +79,15 @@ describe('prompt registry', () => {
 describe('schemas', () => {
   it('fills option defaults and converts durations', () => {
     const o = ResearchOptions.parse({});
-    expect(o).toMatchObject({ autoAcceptPlan: false, maxSteps: 4, maxConcurrentSteps: 4, maxReflectionAttempts: 2, reviewTimeout: '24h', onReviewTimeout: 'approve', queryCount: 3 });
+    expect(o).toMatchObject({
+      autoAcceptPlan: false,
+      maxSteps: 4,
+      maxConcurrentSteps: 4,
+      maxReflectionAttempts: 2,
+      reviewTimeout: '24h',
+      onReviewTimeout: 'approve',
+      queryCount: 3,
+    });
     expect(durationToMs('90s')).toBe(90_000);
     expect(durationToMs('1.5h')).toBe(5_400_000);
     expect(() => durationToMs('soon')).toThrow();

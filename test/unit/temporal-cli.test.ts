@@ -24,10 +24,14 @@ describe('findTemporalCli', () => {
 
   it('registers every search attribute with its type', () => {
     expect(searchAttributeArgs()).toEqual([
-      '--search-attribute', 'ResearchStatus=Keyword',
-      '--search-attribute', 'ResearchPhase=Keyword',
-      '--search-attribute', 'ResearchTenant=Keyword',
-      '--search-attribute', 'ResearchStepCount=Int',
+      '--search-attribute',
+      'ResearchStatus=Keyword',
+      '--search-attribute',
+      'ResearchPhase=Keyword',
+      '--search-attribute',
+      'ResearchTenant=Keyword',
+      '--search-attribute',
+      'ResearchStepCount=Int',
     ]);
   });
 });

@@ -33,7 +33,9 @@ describe('scripted LLM server', () => {
       tools: [{ type: 'function', function: { name: 'web_search', parameters: { type: 'object' } } }],
     });
     expect(t.choices[0]!.finish_reason).toBe('tool_calls');
-    expect(JSON.parse(t.choices[0]!.message.tool_calls![0]!.type === 'function' ? t.choices[0]!.message.tool_calls![0]!.function.arguments : '')).toEqual({ queries: ['a'] });
+    expect(
+      JSON.parse(t.choices[0]!.message.tool_calls![0]!.type === 'function' ? t.choices[0]!.message.tool_calls![0]!.function.arguments : ''),
+    ).toEqual({ queries: ['a'] });
     const err = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect((err as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('retry-after')).toBe('2');
@@ -47,7 +49,9 @@ describe('scripted LLM server', () => {
       { reply: { content: 'late', delayMs: 300 } },
     ]);
     await expect(client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })).rejects.toThrow();
-    await expect(client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, { timeout: 300 })).rejects.toThrow(/timed out/i);
+    await expect(
+      client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, { timeout: 300 }),
+    ).rejects.toThrow(/timed out/i);
     const t0 = Date.now();
     await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
     expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
@@ -61,7 +65,9 @@ describe('SearXNG-shaped search server and fixture site', () => {
   let searx: FakeSearxng;
   beforeAll(async () => {
     await site.start();
-    searx = await new FakeSearxng({ 'solar cost': [{ url: `${site.url}/articles/solar-costs.html`, title: 'Solar costs', content: 'fell 89%' }] }).start();
+    searx = await new FakeSearxng({
+      'solar cost': [{ url: `${site.url}/articles/solar-costs.html`, title: 'Solar costs', content: 'fell 89%' }],
+    }).start();
   });
   afterAll(async () => {
     await searx.close();
@@ -69,7 +75,10 @@ describe('SearXNG-shaped search server and fixture site', () => {
   });
 
   it('answers /search?format=json in SearXNG shape', async () => {
-    const body = (await (await fetch(`${searx.url}/search?q=solar%20cost&format=json`)).json()) as { results: { url: string; score: number; engine: string }[]; number_of_results: number };
+    const body = (await (await fetch(`${searx.url}/search?q=solar%20cost&format=json`)).json()) as {
+      results: { url: string; score: number; engine: string }[];
+      number_of_results: number;
+    };
     expect(body.number_of_results).toBe(1);
     expect(body.results[0]).toMatchObject({ url: `${site.url}/articles/solar-costs.html`, engine: 'fixture', score: 1 });
     expect((await fetch(`${searx.url}/search?q=x`)).status).toBe(403);

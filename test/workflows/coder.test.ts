@@ -22,7 +22,10 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
   const requestsFor = (rule: string) => h.llm.requests.filter((r) => r.rule === rule);
   async function run(overrides: RoleOverrides, options: Record<string, unknown> = {}): Promise<{ id: string; result: ResearchResult }> {
     h.llm.script(researchRules(overrides, plan));
-    const res = await request(h.app).post('/v1/research').send({ question: 'How fast did solar costs fall?', options: { autoAcceptPlan: true, ...options } }).expect(202);
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'How fast did solar costs fall?', options: { autoAcceptPlan: true, ...options } })
+      .expect(202);
     const result = (await h.client.workflow.getHandle(res.body.id).result()) as ResearchResult;
     return { id: res.body.id, result };
   }
@@ -40,12 +43,23 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
     // Its output reached the results writer.
     expect(userText(requestsFor('analyst')[0]!.body)).toMatch(/input files: 1\n\| year \| usd\/kWh \|\n\| 2010 \| 0\.445 \|/);
     const list = await request(h.app).get(`/v1/research/${id}/artifacts`).expect(200);
-    expect(list.body.artifacts).toEqual([expect.objectContaining({ artifactId: 'calc-101-lcoe.png', name: 'lcoe.png', contentType: 'image/png', url: `/v1/research/${id}/artifacts/calc-101-lcoe.png` })]);
-    const png = await request(h.app).get(`/v1/research/${id}/artifacts/calc-101-lcoe.png`).buffer(true).parse((res, cb) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => cb(null, Buffer.concat(chunks)));
-    }).expect(200);
+    expect(list.body.artifacts).toEqual([
+      expect.objectContaining({
+        artifactId: 'calc-101-lcoe.png',
+        name: 'lcoe.png',
+        contentType: 'image/png',
+        url: `/v1/research/${id}/artifacts/calc-101-lcoe.png`,
+      }),
+    ]);
+    const png = await request(h.app)
+      .get(`/v1/research/${id}/artifacts/calc-101-lcoe.png`)
+      .buffer(true)
+      .parse((res, cb) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => cb(null, Buffer.concat(chunks)));
+      })
+      .expect(200);
     expect(png.headers['content-type']).toBe('image/png');
     expect(png.headers['x-content-type-options']).toBe('nosniff');
     expect((png.body as Buffer).subarray(0, 4)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
@@ -60,22 +74,40 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
     expect(result.steps?.[1]).toEqual({ id: 'calc', status: 'completed', attempts: 1 });
     const calls = requestsFor('coder');
     expect(calls).toHaveLength(2);
-    expect(calls[1]!.body.messages[0]!.content).toMatch(/Your previous program failed \(error: exit code 1: ZeroDivisionError: division by zero\)\. Fix it\./);
+    expect(calls[1]!.body.messages[0]!.content).toMatch(
+      /Your previous program failed \(error: exit code 1: ZeroDivisionError: division by zero\)\. Fix it\./,
+    );
     expect(calls[1]!.body.messages[0]!.content).toMatch(/print\(1\/0\)/);
   });
 
   it('gives up after maxCodeAttempts and reports the failure to reflection and the report', async () => {
-    const { id, result } = await run({ coder: { json: { code: 'import nonexistent_package', explanation: 'x' } } }, { maxCodeAttempts: 2, maxReflectionAttempts: 0 });
+    const { id, result } = await run(
+      { coder: { json: { code: 'import nonexistent_package', explanation: 'x' } } },
+      { maxCodeAttempts: 2, maxReflectionAttempts: 0 },
+    );
     expect(result.steps?.[1]).toEqual({ id: 'calc', status: 'completed', attempts: 1 });
     expect(requestsFor('coder')).toHaveLength(2);
-    expect(requestsFor('analyst')[0]!.body.messages[0]!.content).toMatch(/the program failed after 2 attempt\(s\): exit code 1: ModuleNotFoundError: No module named 'nonexistent_package'/);
-    const { rows } = await h.pool.query("SELECT count(*)::int AS n, bool_and(status = 'error') AS all_failed FROM sandbox_runs WHERE research_id = $1", [id]);
+    expect(requestsFor('analyst')[0]!.body.messages[0]!.content).toMatch(
+      /the program failed after 2 attempt\(s\): exit code 1: ModuleNotFoundError: No module named 'nonexistent_package'/,
+    );
+    const { rows } = await h.pool.query(
+      "SELECT count(*)::int AS n, bool_and(status = 'error') AS all_failed FROM sandbox_runs WHERE research_id = $1",
+      [id],
+    );
     expect(rows[0]).toEqual({ n: 2, all_failed: true });
   });
 
   it('kills the container when the run is cancelled', async () => {
-    h.llm.script(researchRules({ coder: { json: { code: 'import time\ntime.sleep(60)', explanation: 'waits' } } }, planJson([{ id: 'calc', type: 'processing' }])));
-    const res = await request(h.app).post('/v1/research').send({ question: 'cancel me', options: { autoAcceptPlan: true } }).expect(202);
+    h.llm.script(
+      researchRules(
+        { coder: { json: { code: 'import time\ntime.sleep(60)', explanation: 'waits' } } },
+        planJson([{ id: 'calc', type: 'processing' }]),
+      ),
+    );
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'cancel me', options: { autoAcceptPlan: true } })
+      .expect(202);
     const id = res.body.id as string;
     const filters = JSON.stringify({ label: [`org.deep-research.sandbox.run=${id}`] });
     const docker = new Docker();

@@ -21,7 +21,12 @@ function writeConfig(servers: Record<string, unknown>): string {
   return file;
 }
 
-const energy = { command: process.execPath, args: [path.join(ROOT, 'bin', 'run-ts.mjs'), path.join(ROOT, 'test', 'support', 'mcp-server.ts')], cwd: ROOT, roles: ['researcher'] };
+const energy = {
+  command: process.execPath,
+  args: [path.join(ROOT, 'bin', 'run-ts.mjs'), path.join(ROOT, 'test', 'support', 'mcp-server.ts')],
+  cwd: ROOT,
+  roles: ['researcher'],
+};
 
 describe('MCP configuration', () => {
   it('names what is wrong with a config file', () => {
@@ -34,7 +39,15 @@ describe('MCP configuration', () => {
 describe.skipIf(!ready)(`MCP tools in the researcher (${ready ? 'live' : missingReason()})`, () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness({ env: { MCP_CONFIG: writeConfig({ energy, broken: { command: '/nonexistent/mcp-server', roles: ['researcher'] }, coderonly: { ...energy, roles: ['coder'] } }) } });
+    h = await startHarness({
+      env: {
+        MCP_CONFIG: writeConfig({
+          energy,
+          broken: { command: '/nonexistent/mcp-server', roles: ['researcher'] },
+          coderonly: { ...energy, roles: ['coder'] },
+        }),
+      },
+    });
   });
   afterAll(async () => h?.close());
 
@@ -50,12 +63,19 @@ describe.skipIf(!ready)(`MCP tools in the researcher (${ready ? 'live' : missing
       researchId: id,
       question: 'How much solar does Germany have?',
       locale: 'en-US',
-      step: { id: 'cap', title: 'Installed capacity', description: 'Find installed solar capacity', type: 'research', needSearch: true, dependsOn: [] },
+      step: {
+        id: 'cap',
+        title: 'Installed capacity',
+        description: 'Find installed solar capacity',
+        type: 'research',
+        needSearch: true,
+        dependsOn: [],
+      },
       attempt: 1,
       feedback: '',
       dependencyKeys: [],
     };
-    await h.client.workflow.execute('researcherWorkflow', { taskQueue: h.taskQueue, workflowId: id, args: [input] }) as StepOutput;
+    const out = (await h.client.workflow.execute('researcherWorkflow', { taskQueue: h.taskQueue, workflowId: id, args: [input] })) as StepOutput;
     const turns = h.llm.requests.filter((r) => r.rule === 'react');
     const offered = turns[0]!.body.tools!.map((t) => t.function.name);
     expect(offered).toEqual(['web_search', 'crawl', 'knowledge_search', 'mcp__energy__lookup_capacity']);
@@ -68,9 +88,14 @@ describe.skipIf(!ready)(`MCP tools in the researcher (${ready ? 'live' : missing
     expect(names).toContain('callMcpTool');
     // The broken server was reported, not fatal; the coder-only server was not offered.
     const completed = history.events!.find((e) => e.activityTaskCompletedEventAttributes)!;
-    const discovered = JSON.parse(Buffer.from(completed.activityTaskCompletedEventAttributes!.result!.payloads![0]!.data!).toString()) as { tools: { server: string }[]; errors: string[] };
+    const discovered = JSON.parse(Buffer.from(completed.activityTaskCompletedEventAttributes!.result!.payloads![0]!.data!).toString()) as {
+      tools: { server: string }[];
+      errors: string[];
+    };
     expect(discovered.tools.map((t) => t.server)).toEqual(['energy']);
     expect(discovered.errors).toHaveLength(1);
     expect(discovered.errors[0]).toMatch(/^broken: MCP server broken did not start or answer/);
+    // ... and the step's result says so, for the run's notes and the report.
+    expect(out.notes).toEqual([expect.stringMatching(/^MCP discovery failed: broken: MCP server broken did not start or answer/)]);
   });
 });

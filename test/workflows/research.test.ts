@@ -24,9 +24,16 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
   });
   afterAll(async () => h?.close());
 
-  async function start(options: Record<string, unknown>, overrides: RoleOverrides = {}, plan = planJson([{ id: 'a' }, { id: 'b' }])): Promise<string> {
+  async function start(
+    options: Record<string, unknown>,
+    overrides: RoleOverrides = {},
+    plan = planJson([{ id: 'a' }, { id: 'b' }]),
+  ): Promise<string> {
     h.llm.script(researchRules(overrides, plan));
-    const res = await request(h.app).post('/v1/research').send({ question: 'How much cheaper has solar power become?', options }).expect(202);
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'How much cheaper has solar power become?', options })
+      .expect(202);
     return res.body.id as string;
   }
   const status = (id: string) => h.client.workflow.getHandle(id).query(getStatusQuery);
@@ -44,7 +51,10 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
 
   it('re-asks an invalid plan quoting the validation problem, then uses the valid one', async () => {
     const bad = planJson([{ id: 'a', dependsOn: ['zzz'] }, { id: 'b' }]);
-    const id = await start({ autoAcceptPlan: true }, { planner: (_req, n) => ({ json: n === 0 ? bad : planJson([{ id: 'a' }, { id: 'b' }]) }) });
+    const id = await start(
+      { autoAcceptPlan: true },
+      { planner: (_req, n) => ({ json: n === 0 ? bad : planJson([{ id: 'a' }, { id: 'b' }]) }) },
+    );
     const r = await result(id);
     expect(r.status).toBe('completed');
     const planner = requestsFor('planner');
@@ -66,11 +76,25 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     const id = await start({});
     const v = await waitFor(id, (s) => s.phase === 'reviewing');
     expect(v.status).toBe('awaiting_review');
-    expect(v.plan).toMatchObject({ version: 1, steps: [{ id: 'a', status: 'pending' }, { id: 'b', status: 'pending' }] });
+    expect(v.plan).toMatchObject({
+      version: 1,
+      steps: [
+        { id: 'a', status: 'pending' },
+        { id: 'b', status: 'pending' },
+      ],
+    });
     const api = await request(h.app).get(`/v1/research/${id}`).expect(200);
-    expect(api.body).toMatchObject({ status: 'awaiting_review', phase: 'reviewing', plan: { version: 1, title: 'Solar cost research plan' } });
+    expect(api.body).toMatchObject({
+      status: 'awaiting_review',
+      phase: 'reviewing',
+      plan: { version: 1, title: 'Solar cost research plan' },
+    });
     const desc = await h.client.workflow.getHandle(id).describe();
-    expect(desc.searchAttributes).toMatchObject({ ResearchStatus: ['awaiting_review'], ResearchPhase: ['reviewing'], ResearchStepCount: [2] });
+    expect(desc.searchAttributes).toMatchObject({
+      ResearchStatus: ['awaiting_review'],
+      ResearchPhase: ['reviewing'],
+      ResearchStepCount: [2],
+    });
     expect(requestsFor('researcher')).toHaveLength(0);
     await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(202);
     expect((await result(id)).outcome).toBe('report');
@@ -79,9 +103,21 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     if (process.env.RECORD_HISTORIES === '1') {
       const indexFile = path.join(ROOT, 'test', 'histories', 'workflow-ids.json');
       const index = JSON.parse(readFileSync(indexFile, 'utf8')) as Record<string, string>;
-      for (const [wid, file] of [[id, 'research-reviewed.json'], [`${id}/step/a`, 'researcher-step.json']] as const) {
+      for (const [wid, file] of [
+        [id, 'research-reviewed.json'],
+        [`${id}/step/a`, 'researcher-step.json'],
+      ] as const) {
         // The CLI's JSON export is the format historyFromJSON reads (as from the Web UI).
-        const json = execFileSync(inject('temporalCliPath')!, ['workflow', 'show', '--workflow-id', wid, '--output', 'json', '--address', temporalAddress()!]);
+        const json = execFileSync(inject('temporalCliPath')!, [
+          'workflow',
+          'show',
+          '--workflow-id',
+          wid,
+          '--output',
+          'json',
+          '--address',
+          temporalAddress()!,
+        ]);
         writeFileSync(path.join(ROOT, 'test', 'histories', file), json);
         index[file] = wid;
       }
@@ -91,9 +127,15 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
   });
 
   it('revises the plan with the feedback, ignores a stale approval, then runs version 2', async () => {
-    const id = await start({}, { planner: (req, n) => ({ json: n === 0 ? planJson([{ id: 'a' }, { id: 'b' }]) : planJson([{ id: 'c' }]) }) });
+    const id = await start(
+      {},
+      { planner: (req, n) => ({ json: n === 0 ? planJson([{ id: 'a' }, { id: 'b' }]) : planJson([{ id: 'c' }]) }) },
+    );
     await waitFor(id, (s) => s.phase === 'reviewing');
-    await request(h.app).post(`/v1/research/${id}/plan/revise`).send({ planVersion: 1, feedback: 'Focus on rooftop solar in Germany' }).expect(202);
+    await request(h.app)
+      .post(`/v1/research/${id}/plan/revise`)
+      .send({ planVersion: 1, feedback: 'Focus on rooftop solar in Germany' })
+      .expect(202);
     const v2 = await waitFor(id, (s) => s.phase === 'reviewing' && s.plan?.version === 2);
     expect(v2.plan?.steps.map((s) => s.id)).toEqual(['c']);
     const planner = requestsFor('planner');
@@ -108,7 +150,11 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(stale.body.error).toMatchObject({ code: 'stale_plan_version', details: { currentVersion: 2 } });
     await h.client.workflow.getHandle(id).signal(approvePlanSignal, { planVersion: 1 });
     const after = await waitFor(id, (s) => s.ignoredSignals.length > 0);
-    expect(after.ignoredSignals[0]).toMatchObject({ signal: 'approvePlan', planVersion: 1, reason: 'stale: the plan under review is version 2' });
+    expect(after.ignoredSignals[0]).toMatchObject({
+      signal: 'approvePlan',
+      planVersion: 1,
+      reason: 'stale: the plan under review is version 2',
+    });
     expect(after.phase).toBe('reviewing');
 
     await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 2 }).expect(202);
@@ -170,7 +216,11 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
 
   it('runs a step after the steps it depends on and hands it their results', async () => {
     const plan = planJson([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }, { id: 'c', type: 'processing', dependsOn: ['a', 'b'] }]);
-    const id = await start({ autoAcceptPlan: true }, { researcher: (req) => ({ json: { text: `Result of ${stepTitleOf(req)}.`, summary: `s ${stepTitleOf(req)}` }, delayMs: 200 }) }, plan);
+    const id = await start(
+      { autoAcceptPlan: true },
+      { researcher: (req) => ({ json: { text: `Result of ${stepTitleOf(req)}.`, summary: `s ${stepTitleOf(req)}` }, delayMs: 200 }) },
+      plan,
+    );
     const r = await result(id);
     expect(r.steps?.map((s) => s.status)).toEqual(['completed', 'completed', 'completed']);
     const v = await status(id);
@@ -206,7 +256,9 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
   });
 
   it('reruns a step the judge fails, with the feedback, then accepts it', async () => {
-    const judge = (req: ChatRequest, n: number): Reply => ({ json: n === 0 ? { passed: false, feedback: 'Add the 2022 figure' } : { passed: true, feedback: '' } });
+    const judge = (req: ChatRequest, n: number): Reply => ({
+      json: n === 0 ? { passed: false, feedback: 'Add the 2022 figure' } : { passed: true, feedback: '' },
+    });
     const id = await start({ autoAcceptPlan: true }, { judge }, planJson([{ id: 'a' }]));
     const r = await result(id);
     expect(r.steps).toEqual([{ id: 'a', status: 'completed', attempts: 2 }]);
@@ -214,13 +266,19 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     const firstTurns = requestsFor('react').filter((q) => !q.body.messages.some((m) => m.role === 'tool'));
     expect(firstTurns).toHaveLength(2);
     expect(firstTurns[0]!.body.messages[0]!.content).toMatch(/\(address it\): \(none\)/);
-    expect(firstTurns[1]!.body.messages[0]!.content).toMatch(/Reviewer feedback on an earlier attempt of this step \(address it\): Add the 2022 figure/);
+    expect(firstTurns[1]!.body.messages[0]!.content).toMatch(
+      /Reviewer feedback on an earlier attempt of this step \(address it\): Add the 2022 figure/,
+    );
     const { rows } = await h.pool.query("SELECT key FROM documents WHERE research_id = $1 AND kind = 'step' ORDER BY key", [id]);
     expect(rows.map((x) => x.key)).toEqual(['step/a/1', 'step/a/2']);
   });
 
   it('passes a step with a note after maxReflectionAttempts reruns', async () => {
-    const id = await start({ autoAcceptPlan: true, maxReflectionAttempts: 1 }, { judge: { json: { passed: false, feedback: 'Still vague' } } }, planJson([{ id: 'a' }]));
+    const id = await start(
+      { autoAcceptPlan: true, maxReflectionAttempts: 1 },
+      { judge: { json: { passed: false, feedback: 'Still vague' } } },
+      planJson([{ id: 'a' }]),
+    );
     const r = await result(id);
     expect(r.steps).toEqual([{ id: 'a', status: 'completed', attempts: 2 }]);
     const v = await status(id);
@@ -228,7 +286,11 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
   });
 
   it('counts a judge error as a pass and records it', async () => {
-    const id = await start({ autoAcceptPlan: true }, { judge: { status: 400, error: { message: 'judge model rejected the request' } } }, planJson([{ id: 'a' }]));
+    const id = await start(
+      { autoAcceptPlan: true },
+      { judge: { status: 400, error: { message: 'judge model rejected the request' } } },
+      planJson([{ id: 'a' }]),
+    );
     const r = await result(id);
     expect(r.steps).toEqual([{ id: 'a', status: 'completed', attempts: 1 }]);
     const v = await status(id);
@@ -267,7 +329,10 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
 
   it('stops researching when the token budget is spent and reports from what exists', async () => {
     const plan = planJson([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }]);
-    const big = (req: ChatRequest): Reply => ({ json: { text: `r ${stepTitleOf(req)}`, summary: 's' }, usage: { prompt: 5_000, completion: 100 } });
+    const big = (req: ChatRequest): Reply => ({
+      json: { text: `r ${stepTitleOf(req)}`, summary: 's' },
+      usage: { prompt: 5_000, completion: 100 },
+    });
     const id = await start({ autoAcceptPlan: true, maxTokens: 4_000 }, { researcher: big }, plan);
     const r = await result(id);
     expect(r.outcome).toBe('report');
@@ -284,7 +349,13 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
 
   it('asks a clarifying question and continues with the answer', async () => {
     const coordinator = (req: ChatRequest, n: number): Reply => ({
-      json: { action: 'research', locale: 'en-US', directAnswer: null, researchTopic: 'solar', clarificationQuestion: n === 0 ? 'Which country?' : null },
+      json: {
+        action: 'research',
+        locale: 'en-US',
+        directAnswer: null,
+        researchTopic: 'solar',
+        clarificationQuestion: n === 0 ? 'Which country?' : null,
+      },
     });
     const id = await start({ autoAcceptPlan: true, maxClarifications: 1 }, { coordinator }, planJson([{ id: 'a' }]));
     const v = await waitFor(id, (s) => s.clarificationQuestion === 'Which country?');

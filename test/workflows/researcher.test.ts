@@ -10,7 +10,14 @@ import { databaseUrl, missingReason, temporalAddress } from '../support/services
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 
-const step = { id: 'costs', title: 'Solar cost decline', description: 'Find how far solar costs fell', type: 'research' as const, needSearch: true, dependsOn: [] };
+const step = {
+  id: 'costs',
+  title: 'Solar cost decline',
+  description: 'Find how far solar costs fell',
+  type: 'research' as const,
+  needSearch: true,
+  dependsOn: [],
+};
 
 describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () => {
   let h: Harness;
@@ -24,8 +31,22 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
   async function research(overrides: RoleOverrides, extra: Partial<StepInput> = {}): Promise<{ id: string; out: StepOutput }> {
     h.llm.script(researchRules(overrides));
     const id = `researcher-${randomUUID()}`;
-    const input: StepInput = { researchId: id, question: 'How much cheaper has solar become?', locale: 'en-US', step, attempt: 1, feedback: '', dependencyKeys: [], maxToolRounds: 8, ...extra };
-    const out = (await h.client.workflow.execute('researcherWorkflow', { taskQueue: h.taskQueue, workflowId: id, args: [input] })) as StepOutput;
+    const input: StepInput = {
+      researchId: id,
+      question: 'How much cheaper has solar become?',
+      locale: 'en-US',
+      step,
+      attempt: 1,
+      feedback: '',
+      dependencyKeys: [],
+      maxToolRounds: 8,
+      ...extra,
+    };
+    const out = (await h.client.workflow.execute('researcherWorkflow', {
+      taskQueue: h.taskQueue,
+      workflowId: id,
+      args: [input],
+    })) as StepOutput;
     return { id, out };
   }
 
@@ -33,10 +54,16 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
     const { id, out } = await research({});
     expect(out.key).toBe('step/costs/1');
     expect(out.sourceIds.length).toBeGreaterThan(0);
-    const { rows } = await h.pool.query('SELECT source_id FROM sources WHERE research_id = $1 AND source_id = ANY($2)', [id, out.sourceIds]);
+    const { rows } = await h.pool.query('SELECT source_id FROM sources WHERE research_id = $1 AND source_id = ANY($2)', [
+      id,
+      out.sourceIds,
+    ]);
     expect(rows.map((r) => r.source_id).sort()).toEqual([...out.sourceIds].sort());
     // The crawled page's source now holds the extractor's evidence instead of the snippet.
-    const crawled = await h.pool.query("SELECT content FROM sources WHERE research_id = $1 AND provider = 'crawl' AND url LIKE '%/articles/solar-costs.html%'", [id]);
+    const crawled = await h.pool.query(
+      "SELECT content FROM sources WHERE research_id = $1 AND provider = 'crawl' AND url LIKE '%/articles/solar-costs.html%'",
+      [id],
+    );
     expect(crawled.rows[0].content).toMatch(/Solar LCOE fell 89% from 2010 to 2022\./);
     expect(h.search.queries).toContain('Solar cost decline');
     expect(h.site.hits).toContain('/articles/solar-costs.html');
@@ -60,13 +87,33 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
   it('records blocked and skipped pages in the tool result and goes on', async () => {
     const react = (req: ChatRequest): Reply => {
       const tools = req.messages.filter((m) => m.role === 'tool').length;
-      if (tools === 0) return { toolCalls: [{ name: 'crawl', arguments: { urls: ['http://169.254.169.254/latest/meta-data/', 'http://localhost/admin', `${h.site.url}/private/secret.html`, `${h.site.url}/articles/battery-storage.html`], goal: 'battery prices' } }] };
+      if (tools === 0)
+        return {
+          toolCalls: [
+            {
+              name: 'crawl',
+              arguments: {
+                urls: [
+                  'http://169.254.169.254/latest/meta-data/',
+                  'http://localhost/admin',
+                  `${h.site.url}/private/secret.html`,
+                  `${h.site.url}/articles/battery-storage.html`,
+                ],
+                goal: 'battery prices',
+              },
+            },
+          ],
+        };
       return { content: 'done' };
     };
     const { out } = await research({ react });
     const toolMsg = String(requestsFor('react')[1]!.body.messages.find((m) => m.role === 'tool')!.content);
-    expect(toolMsg).toMatch(/http:\/\/169\.254\.169\.254\/latest\/meta-data\/: blocked \(blocked address: 169\.254\.169\.254 is a linkLocal address\)/);
-    expect(toolMsg).toMatch(/http:\/\/localhost\/admin: blocked \(blocked address: localhost resolves to 127\.0\.0\.1 is a loopback address\)/);
+    expect(toolMsg).toMatch(
+      /http:\/\/169\.254\.169\.254\/latest\/meta-data\/: blocked \(blocked address: 169\.254\.169\.254 is a linkLocal address\)/,
+    );
+    expect(toolMsg).toMatch(
+      /http:\/\/localhost\/admin: blocked \(blocked address: localhost resolves to 127\.0\.0\.1 is a loopback address\)/,
+    );
     expect(toolMsg).toMatch(/\/private\/secret\.html: skipped \(robots\.txt disallows this URL\)/);
     expect(toolMsg).toMatch(/\[S[0-9a-f]{8}\] Battery pack prices — http/);
     expect(out.key).toBe('step/costs/1');
@@ -74,7 +121,8 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
   });
 
   it('repairs malformed tool-call JSON with one more request', async () => {
-    const react = (req: ChatRequest, n: number): Reply => (n === 0 ? { toolCalls: [{ name: 'web_search', arguments: '{"queries": [' }] } : defaultReact(req));
+    const react = (req: ChatRequest, n: number): Reply =>
+      n === 0 ? { toolCalls: [{ name: 'web_search', arguments: '{"queries": [' }] } : defaultReact(req);
     const { out } = await research({ react });
     expect(out.sourceIds.length).toBeGreaterThan(0);
     const repair = requestsFor('react')[1]!.body.messages.at(-1)!;
@@ -120,7 +168,9 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
     const after = requestsFor('react').filter((r) => r.body.messages.filter((m) => m.role === 'tool').length >= 2);
     expect(after[0]!.status).toBe(400);
     expect(after[1]!.status).toBe(200);
-    const trimmedMessages = after[1]!.body.messages.filter((m) => m.role === 'tool' && String(m.content).includes('[trimmed to save context]'));
+    const trimmedMessages = after[1]!.body.messages.filter(
+      (m) => m.role === 'tool' && String(m.content).includes('[trimmed to save context]'),
+    );
     expect(trimmedMessages.length).toBeGreaterThan(0);
     const desc = await h.client.workflow.getHandle(id).fetchHistory();
     expect(JSON.stringify(desc)).toMatch(/trimConversation/);
@@ -128,7 +178,8 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
 
   describe('LLM failure semantics', () => {
     it('waits for Retry-After on 429: the next attempt comes at least 2 s later, one HTTP call per attempt', async () => {
-      const react = (req: ChatRequest, n: number): Reply => (n === 0 ? { status: 429, headers: { 'retry-after': '2' }, error: { message: 'rate limited' } } : defaultReact(req));
+      const react = (req: ChatRequest, n: number): Reply =>
+        n === 0 ? { status: 429, headers: { 'retry-after': '2' }, error: { message: 'rate limited' } } : defaultReact(req);
       await research({ react });
       const [first, second] = requestsFor('react');
       expect(first!.status).toBe(429);

@@ -25,12 +25,24 @@ export function htmlToMarkdown(html: string, url: string): Readable {
 
 export async function pdfToText(data: Buffer, maxPages = 50): Promise<Readable> {
   const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const doc = await pdfjs.getDocument({ data: new Uint8Array(data), isEvalSupported: false, disableFontFace: true, useSystemFonts: false, verbosity: 0 }).promise;
+  const doc = await pdfjs.getDocument({
+    data: new Uint8Array(data),
+    isEvalSupported: false,
+    disableFontFace: true,
+    useSystemFonts: false,
+    verbosity: 0,
+  }).promise;
   const pages: string[] = [];
   for (let i = 1; i <= Math.min(doc.numPages, maxPages); i++) {
     const page = await doc.getPage(i);
     const content = await page.getTextContent();
-    pages.push(content.items.map((it) => ('str' in it ? it.str : '')).join(' ').replace(/\s+/g, ' ').trim());
+    pages.push(
+      content.items
+        .map((it) => ('str' in it ? it.str : ''))
+        .join(' ')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    );
   }
   const meta = await doc.getMetadata().catch(() => undefined);
   const info = meta?.info as { Title?: string } | undefined;

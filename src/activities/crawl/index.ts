@@ -94,15 +94,30 @@ export function createCrawlActivities(deps: { config: Pick<Config, 'crawl'>; sto
             url: page.finalUrl,
             title: page.title || '(untitled)',
             page: text,
-            truncation: text.length < page.markdown.length ? `Only the first ${text.length} of ${page.markdown.length} characters are shown.` : '',
+            truncation:
+              text.length < page.markdown.length ? `Only the first ${text.length} of ${page.markdown.length} characters are shown.` : '',
           },
           { researchId: input.researchId, key: `extract-${attempt}` },
         );
         const sourceId = sourceIdFor(page.finalUrl);
         await deps.store.saveSources(input.researchId, [
-          { sourceId, url: page.finalUrl, title: page.title || page.finalUrl, content: `${r.output.summary}\n\n${r.output.evidence}`.trim(), provider: 'crawl' },
+          {
+            sourceId,
+            url: page.finalUrl,
+            title: page.title || page.finalUrl,
+            content: `${r.output.summary}\n\n${r.output.evidence}`.trim(),
+            provider: 'crawl',
+          },
         ]);
-        return { ...base, status: 'ok', sourceId, title: summarize(page.title || page.finalUrl, 120), summary: summarize(r.output.summary, 300), relevant: r.output.relevant, cached };
+        return {
+          ...base,
+          status: 'ok',
+          sourceId,
+          title: summarize(page.title || page.finalUrl, 120),
+          summary: summarize(r.output.summary, 300),
+          relevant: r.output.relevant,
+          cached,
+        };
       } catch (err) {
         if (err instanceof ApplicationFailure && err.type === ErrorType.LlmContextLength && attempt < 3 && budget > 2_000) {
           budget = Math.floor(budget / 2);

@@ -18,7 +18,16 @@ export interface FetchLimits extends GuardPolicy {
   allowedTypes: string[];
 }
 
-export const DEFAULT_ALLOWED_TYPES = ['text/html', 'application/xhtml+xml', 'text/plain', 'text/markdown', 'text/x-markdown', 'application/json', 'application/pdf', 'text/csv'];
+export const DEFAULT_ALLOWED_TYPES = [
+  'text/html',
+  'application/xhtml+xml',
+  'text/plain',
+  'text/markdown',
+  'text/x-markdown',
+  'application/json',
+  'application/pdf',
+  'text/csv',
+];
 
 export interface FetchedPage {
   url: string;
@@ -73,7 +82,11 @@ export function createSafeFetcher(limits: FetchLimits) {
           dispatcher: agent,
           redirect: 'manual',
           signal,
-          headers: { 'user-agent': limits.userAgent, accept: opts.accept ?? 'text/html,application/xhtml+xml,text/plain,text/markdown,application/json,application/pdf;q=0.9,*/*;q=0.1' },
+          headers: {
+            'user-agent': limits.userAgent,
+            accept:
+              opts.accept ?? 'text/html,application/xhtml+xml,text/plain,text/markdown,application/json,application/pdf;q=0.9,*/*;q=0.1',
+          },
         });
       } catch (err) {
         const cause = (err as { cause?: unknown }).cause;

@@ -39,11 +39,13 @@ export function hostAllowed(policy: GuardPolicy, hostname: string, port: number)
 
 /** Checks scheme and port of a URL, and its host when the host is an IP literal. */
 export function checkUrl(policy: GuardPolicy, url: URL): void {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new BlockedError(`scheme ${url.protocol} is not allowed (http and https only)`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new BlockedError(`scheme ${url.protocol} is not allowed (http and https only)`);
   if (url.username || url.password) throw new BlockedError('URLs with credentials are not crawled');
   const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
   if (hostAllowed(policy, url.hostname, port)) return;
-  if (!policy.allowedPorts.includes(port)) throw new BlockedError(`port ${port} is not allowed (allowed: ${policy.allowedPorts.join(', ')})`);
+  if (!policy.allowedPorts.includes(port))
+    throw new BlockedError(`port ${port} is not allowed (allowed: ${policy.allowedPorts.join(', ')})`);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (net.isIP(host)) {
     const problem = addressProblem(host);
@@ -66,7 +68,11 @@ export function guardedLookup(policy: GuardPolicy) {
       if (!hostAllowed(policy, hostname, 0) && !policy.allowHosts.some((e) => e.toLowerCase().startsWith(`${hostname.toLowerCase()}:`))) {
         for (const a of list) {
           const problem = addressProblem(a.address);
-          if (problem) return callback(Object.assign(new BlockedError(`blocked address: ${hostname} resolves to ${problem}`), { code: 'EBLOCKED' }), []);
+          if (problem)
+            return callback(
+              Object.assign(new BlockedError(`blocked address: ${hostname} resolves to ${problem}`), { code: 'EBLOCKED' }),
+              [],
+            );
         }
       }
       if (options.all) return callback(null, list);

@@ -77,8 +77,10 @@ export function createLlm(deps: LlmDeps) {
       tokens.promptTokens += completion.usage?.prompt_tokens ?? 0;
       tokens.completionTokens += completion.usage?.completion_tokens ?? 0;
       const choice = completion.choices?.[0];
-      if (choice?.finish_reason === 'content_filter') throw ApplicationFailure.nonRetryable(`model ${model} refused: content filter`, ErrorType.LlmContentFilter);
-      if (choice?.message?.refusal) throw ApplicationFailure.nonRetryable(`model ${model} refused: ${choice.message.refusal}`, ErrorType.LlmContentFilter);
+      if (choice?.finish_reason === 'content_filter')
+        throw ApplicationFailure.nonRetryable(`model ${model} refused: content filter`, ErrorType.LlmContentFilter);
+      if (choice?.message?.refusal)
+        throw ApplicationFailure.nonRetryable(`model ${model} refused: ${choice.message.refusal}`, ErrorType.LlmContentFilter);
       const reading = req.read(choice);
       if ('problem' in reading) {
         problem = reading.problem;
@@ -99,7 +101,10 @@ export function createLlm(deps: LlmDeps) {
       });
       return { output: reading.value, model: used, usage, reused: false };
     }
-    throw ApplicationFailure.nonRetryable(`model ${model} gave no usable ${req.expected} after a repair request: ${problem}`, ErrorType.LlmInvalidOutput);
+    throw ApplicationFailure.nonRetryable(
+      `model ${model} gave no usable ${req.expected} after a repair request: ${problem}`,
+      ErrorType.LlmInvalidOutput,
+    );
   }
 
   /** A registered prompt answered as JSON that its schema accepts. */
@@ -132,7 +137,10 @@ export function createLlm(deps: LlmDeps) {
           problem,
           repair: [
             { role: 'assistant', content },
-            { role: 'user', content: `Your previous answer could not be used: ${problem}. Reply with JSON that matches the schema, and nothing else.` },
+            {
+              role: 'user',
+              content: `Your previous answer could not be used: ${problem}. Reply with JSON that matches the schema, and nothing else.`,
+            },
           ],
         });
         let json: unknown;
@@ -147,7 +155,9 @@ export function createLlm(deps: LlmDeps) {
         }
         const parsed = parse(json);
         if (!parsed.success) {
-          return retry(`the JSON did not match the schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+          return retry(
+            `the JSON did not match the schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+          );
         }
         return { value: parsed.data as PromptOutput<P>, logged: parsed.data };
       },

@@ -46,10 +46,7 @@ export function mapLlmError(err: unknown, model: string): Error {
       });
     }
     if (status === 401 || status === 403) {
-      return ApplicationFailure.nonRetryable(
-        `${detail}. Check OPENAI_API_KEY (and OPENAI_BASE_URL) for this endpoint.`,
-        ErrorType.LlmAuth,
-      );
+      return ApplicationFailure.nonRetryable(`${detail}. Check OPENAI_API_KEY (and OPENAI_BASE_URL) for this endpoint.`, ErrorType.LlmAuth);
     }
     if (code === 'context_length_exceeded' || /context length|maximum context|too many tokens/i.test(err.message)) {
       return ApplicationFailure.nonRetryable(detail, ErrorType.LlmContextLength);

@@ -4,7 +4,15 @@
 // (the `response_format` name, so logs and test doubles can tell the prompts apart).
 import { z } from 'zod';
 import type { LlmRole } from '../../shared/constants';
-import { CitedText, CodeDraft, CoordinatorDecision, JudgeVerdict, PageExtract, QueryExpansion, ReportDraft } from '../../shared/llm-outputs';
+import {
+  CitedText,
+  CodeDraft,
+  CoordinatorDecision,
+  JudgeVerdict,
+  PageExtract,
+  QueryExpansion,
+  ReportDraft,
+} from '../../shared/llm-outputs';
 import { Plan } from '../../shared/schemas';
 
 type VarShape = Record<string, z.ZodString | z.ZodNumber>;
@@ -45,7 +53,11 @@ function toolPrompt<S extends VarShape>(spec: PromptSpec<S>): PromptDef<S> {
 }
 
 /** A prompt answered with JSON that `schema` accepts, requested under `name`. */
-function jsonPrompt<S extends VarShape, O extends z.ZodType>(spec: PromptSpec<S>, name: string, schema: O): PromptDef<S, O> & { output: { name: string; schema: O } } {
+function jsonPrompt<S extends VarShape, O extends z.ZodType>(
+  spec: PromptSpec<S>,
+  name: string,
+  schema: O,
+): PromptDef<S, O> & { output: { name: string; schema: O } } {
   return { ...toolPrompt(spec), output: { name, schema } };
 }
 

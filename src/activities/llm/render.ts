@@ -49,7 +49,10 @@ export function renderTemplate(template: string, vars: Record<string, string | n
     return String(v);
   });
   if (missing.size > 0) {
-    throw ApplicationFailure.nonRetryable(`prompt "${name}" needs variable(s) ${[...missing].join(', ')} that were not given`, ErrorType.PromptError);
+    throw ApplicationFailure.nonRetryable(
+      `prompt "${name}" needs variable(s) ${[...missing].join(', ')} that were not given`,
+      ErrorType.PromptError,
+    );
   }
   return out;
 }

@@ -13,7 +13,9 @@ export const DOC_CHARS = 12_000;
 
 export function sourcesBlock(sources: StoredSource[]): string {
   if (sources.length === 0) return '(no sources were retrieved)';
-  return sources.map((s) => `<source id="${s.sourceId}" url="${s.url}">\nTitle: ${s.title}\n${s.content.slice(0, SOURCE_CHARS)}\n</source>`).join('\n');
+  return sources
+    .map((s) => `<source id="${s.sourceId}" url="${s.url}">\nTitle: ${s.title}\n${s.content.slice(0, SOURCE_CHARS)}\n</source>`)
+    .join('\n');
 }
 
 /** Template variables every step prompt shares. */
@@ -22,7 +24,11 @@ export function stepVars(input: { question: string; locale: string; step: PlanSt
 }
 
 /** The results of the steps a step depends on, as a prompt block, with the sources they cite. */
-export async function dependencyBlock(store: Store, researchId: string, keys: string[]): Promise<{ text: string; sources: StoredSource[] }> {
+export async function dependencyBlock(
+  store: Store,
+  researchId: string,
+  keys: string[],
+): Promise<{ text: string; sources: StoredSource[] }> {
   const docs = await store.getDocuments(researchId, keys);
   const ids = [...new Set(docs.flatMap((d) => d.sourceIds))];
   const sources = ids.length ? await store.getSources(researchId, ids) : [];
@@ -34,7 +40,15 @@ export async function dependencyBlock(store: Store, researchId: string, keys: st
  *  prompt's answer is a CitedText. */
 export async function writeCitedDocument<P extends StructuredPrompt>(
   deps: { llm: Llm; store: Store },
-  args: { researchId: string; key: string; kind: string; prompt: P; vars: PromptVars<P>; sources: StoredSource[]; meta?: Record<string, unknown> },
+  args: {
+    researchId: string;
+    key: string;
+    kind: string;
+    prompt: P;
+    vars: PromptVars<P>;
+    sources: StoredSource[];
+    meta?: Record<string, unknown>;
+  },
 ): Promise<StepOutput> {
   const r = await deps.llm.structured(args.prompt, args.vars, { researchId: args.researchId });
   const output = r.output as { text: string; summary: string };

@@ -40,10 +40,22 @@ export function createCoderActivities(deps: { llm: Llm; store: Store; limits: { 
     return docs.map((d) => ({ name: `${d.key.replace(/\//g, '_')}.md`, content: d.content, sourceIds: d.sourceIds }));
   }
 
-  async function writeCode(input: { researchId: string; question: string; locale: string; step: PlanStep; dependencyKeys: string[]; feedback: string; previous?: CodeAttempt }): Promise<{ code: string; explanation: string; files: { name: string; content: string }[]; usage: Usage }> {
+  async function writeCode(input: {
+    researchId: string;
+    question: string;
+    locale: string;
+    step: PlanStep;
+    dependencyKeys: string[];
+    feedback: string;
+    previous?: CodeAttempt;
+  }): Promise<{ code: string; explanation: string; files: { name: string; content: string }[]; usage: Usage }> {
     const files = await dependencyFiles(input.researchId, input.dependencyKeys);
     const previous = input.previous
-      ? `Your previous program failed (${input.previous.status}: ${input.previous.message}). Fix it.\nPrevious program:\n\`\`\`python\n${input.previous.code.slice(0, 6_000)}\n\`\`\`\nError output (end):\n${input.previous.stderr.slice(-2_000)}`
+      ? [
+          `Your previous program failed (${input.previous.status}: ${input.previous.message}). Fix it.`,
+          `Previous program:\n\`\`\`python\n${input.previous.code.slice(0, 6_000)}\n\`\`\``,
+          `Error output (end):\n${input.previous.stderr.slice(-2_000)}`,
+        ].join('\n')
       : input.feedback
         ? `A reviewer rejected an earlier attempt of this step: ${input.feedback}`
         : '';
@@ -62,14 +74,31 @@ export function createCoderActivities(deps: { llm: Llm; store: Store; limits: { 
       },
       { researchId: input.researchId },
     );
-    return { code: r.output.code, explanation: summarize(r.output.explanation, 400), files: files.map(({ name, content }) => ({ name, content })), usage: r.usage };
+    return {
+      code: r.output.code,
+      explanation: summarize(r.output.explanation, 400),
+      files: files.map(({ name, content }) => ({ name, content })),
+      usage: r.usage,
+    };
   }
 
-  async function finishCoderStep(input: { researchId: string; key: string; question: string; locale: string; step: PlanStep; dependencyKeys: string[]; code: string; explanation: string; run: SandboxResult; attempts: number }): Promise<StepOutput> {
+  async function finishCoderStep(input: {
+    researchId: string;
+    key: string;
+    question: string;
+    locale: string;
+    step: PlanStep;
+    dependencyKeys: string[];
+    code: string;
+    explanation: string;
+    run: SandboxResult;
+    attempts: number;
+  }): Promise<StepOutput> {
     const files = await dependencyFiles(input.researchId, input.dependencyKeys);
     const known = new Set(files.flatMap((f) => f.sourceIds));
     const run = input.run;
-    const outcome = run.status === 'ok' ? `the program ran (${run.message})` : `the program failed after ${input.attempts} attempt(s): ${run.message}`;
+    const outcome =
+      run.status === 'ok' ? `the program ran (${run.message})` : `the program failed after ${input.attempts} attempt(s): ${run.message}`;
     const r = await deps.llm.structured(
       PROMPTS.coderResults,
       {
@@ -100,7 +129,12 @@ export function createCoderActivities(deps: { llm: Llm; store: Store; limits: { 
       content: parts.join('\n\n'),
       summary: summarize(r.output.summary),
       sourceIds,
-      meta: { stepId: input.step.id, sandboxStatus: run.status, artifacts: run.artifacts.map((a) => a.artifactId), attempts: input.attempts },
+      meta: {
+        stepId: input.step.id,
+        sandboxStatus: run.status,
+        artifacts: run.artifacts.map((a) => a.artifactId),
+        attempts: input.attempts,
+      },
     });
     return { key: input.key, summary: summarize(r.output.summary, 300), sourceIds, usage: r.usage };
   }

@@ -28,7 +28,8 @@ export function createConversationActivities(deps: { store: Store }) {
         continue;
       }
       const sources = await store.getSources(input.researchId, s.sourceIds);
-      parts.push(`Search "${s.query}":\n${sources.length ? sources.map((x) => `[${x.sourceId}] ${x.title} — ${x.url}\n${x.content.slice(0, 400)}`).join('\n') : '(no results)'}`);
+      const hits = sources.map((x) => `[${x.sourceId}] ${x.title} — ${x.url}\n${x.content.slice(0, 400)}`);
+      parts.push(`Search "${s.query}":\n${hits.length ? hits.join('\n') : '(no results)'}`);
       sources.forEach((x) => ids.add(x.sourceId));
     }
     for (const c of input.crawl ?? []) {

@@ -6,7 +6,8 @@ import type { Llm } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
 
 const ALLOW_CLARIFICATION =
-  'If the request is too ambiguous to research (the subject, scope or goal could mean very different things), you may set `clarificationQuestion` to one short question instead; otherwise set it to null.';
+  'If the request is too ambiguous to research (the subject, scope or goal could mean very different things), ' +
+  'you may set `clarificationQuestion` to one short question instead; otherwise set it to null.';
 
 export function createCoordinatorActivities(deps: { llm: Llm }) {
   async function classifyRequest(input: {

@@ -9,7 +9,12 @@ import type { Store } from '../store';
 import { DOC_CHARS } from './cited';
 
 export function createJudgeActivities(deps: { llm: Llm; store: Store }) {
-  async function judgeStep(input: { researchId: string; key: string; step: PlanStep; question: string }): Promise<{ verdict: JudgeVerdict; usage: Usage }> {
+  async function judgeStep(input: {
+    researchId: string;
+    key: string;
+    step: PlanStep;
+    question: string;
+  }): Promise<{ verdict: JudgeVerdict; usage: Usage }> {
     const [doc] = await deps.store.getDocuments(input.researchId, [input.key]);
     if (!doc) throw ApplicationFailure.nonRetryable(`no step result stored under ${input.key}`, ErrorType.NotFound);
     const r = await deps.llm.structured(

@@ -10,19 +10,39 @@ import { DOC_CHARS, sourcesBlock, writeCitedDocument } from './cited';
 export function createPlannerActivities(deps: { llm: Llm; store: Store }) {
   const { llm, store } = deps;
 
-  async function expandQueries(input: { researchId: string; question: string; locale: string; count: number }): Promise<{ expansion: QueryExpansion; usage: Usage }> {
-    const r = await llm.structured(PROMPTS.rewrite, { question: input.question, locale: input.locale, count: input.count }, { researchId: input.researchId });
+  async function expandQueries(input: {
+    researchId: string;
+    question: string;
+    locale: string;
+    count: number;
+  }): Promise<{ expansion: QueryExpansion; usage: Usage }> {
+    const r = await llm.structured(
+      PROMPTS.rewrite,
+      { question: input.question, locale: input.locale, count: input.count },
+      { researchId: input.researchId },
+    );
     return { expansion: { ...r.output, queries: r.output.queries.slice(0, input.count) }, usage: r.usage };
   }
 
-  async function writeBackground(input: { researchId: string; question: string; locale: string; sourceIds: string[]; searchErrors: string[] }): Promise<StepOutput> {
+  async function writeBackground(input: {
+    researchId: string;
+    question: string;
+    locale: string;
+    sourceIds: string[];
+    searchErrors: string[];
+  }): Promise<StepOutput> {
     const sources = await store.getSources(input.researchId, input.sourceIds);
     return writeCitedDocument(deps, {
       researchId: input.researchId,
       key: 'background',
       kind: 'background',
       prompt: PROMPTS.background,
-      vars: { question: input.question, locale: input.locale, sources: sourcesBlock(sources), searchErrors: input.searchErrors.join('\n') || '(none)' },
+      vars: {
+        question: input.question,
+        locale: input.locale,
+        sources: sourcesBlock(sources),
+        searchErrors: input.searchErrors.join('\n') || '(none)',
+      },
       sources,
     });
   }

@@ -15,7 +15,13 @@ export interface ReportOutput {
 }
 
 export function createReporterActivities(deps: { llm: Llm; store: Store }) {
-  async function writeReport(input: { researchId: string; question: string; locale: string; stepKeys: string[]; notes: string[] }): Promise<ReportOutput> {
+  async function writeReport(input: {
+    researchId: string;
+    question: string;
+    locale: string;
+    stepKeys: string[];
+    notes: string[];
+  }): Promise<ReportOutput> {
     const findings = await deps.store.getDocuments(input.researchId, ['background', ...input.stepKeys]);
     const order = citationOrder(findings);
     const refs = numberReferences(order, order.length ? await deps.store.getSources(input.researchId, order) : []);
@@ -24,7 +30,14 @@ export function createReporterActivities(deps: { llm: Llm; store: Store }) {
       { question: input.question, locale: input.locale, ...reporterInputs(findings, refs), notes: input.notes.join('\n') || '(none)' },
       { researchId: input.researchId },
     );
-    const report = assembleReport({ researchId: input.researchId, title: r.output.title, draft: r.output.markdown, findings, refs, notes: input.notes });
+    const report = assembleReport({
+      researchId: input.researchId,
+      title: r.output.title,
+      draft: r.output.markdown,
+      findings,
+      refs,
+      notes: input.notes,
+    });
     await deps.store.saveReport({
       researchId: input.researchId,
       title: r.output.title,

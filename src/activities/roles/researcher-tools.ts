@@ -32,7 +32,10 @@ export function toolDefinitions(mcpTools: McpToolSpec[] = []): OpenAI.Chat.ChatC
 }
 
 /** Validates the model's tool calls; returns problems for a repair request instead of throwing. */
-export function parseToolCalls(raw: OpenAI.Chat.ChatCompletionMessageToolCall[], mcpTools: McpToolSpec[] = []): { calls: ToolCall[]; problems: string[] } {
+export function parseToolCalls(
+  raw: OpenAI.Chat.ChatCompletionMessageToolCall[],
+  mcpTools: McpToolSpec[] = [],
+): { calls: ToolCall[]; problems: string[] } {
   const calls: ToolCall[] = [];
   const problems: string[] = [];
   for (const tc of raw) {
@@ -71,7 +74,9 @@ export function parseToolCalls(raw: OpenAI.Chat.ChatCompletionMessageToolCall[],
     }
     const parsed = schema.safeParse(json);
     if (!parsed.success) {
-      problems.push(`the arguments of ${name} are invalid: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+      problems.push(
+        `the arguments of ${name} are invalid: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+      );
       continue;
     }
     calls.push({ id: tc.id, name, args: parsed.data } as ToolCall);

@@ -80,7 +80,11 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
     );
     const forcedAnswer = input.mustAnswer ? 'the tool rounds are spent' : fitted.fits ? undefined : 'the context budget is reached';
     const messages: Message[] = [...fitted.messages];
-    if (forcedAnswer) messages.push({ role: 'user', content: `Stop using tools: ${forcedAnswer}. Write your findings now from what you have, citing source ids.` });
+    if (forcedAnswer)
+      messages.push({
+        role: 'user',
+        content: `Stop using tools: ${forcedAnswer}. Write your findings now from what you have, citing source ids.`,
+      });
 
     const turn = await deps.llm.complete<{ message: AssistantMessage; calls: ToolCall[] }>({
       researchId: input.researchId,
@@ -91,7 +95,9 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
       expected: 'researcher turn',
       reuse: (logged) => {
         const message = logged as AssistantMessage;
-        return message?.role === 'assistant' ? { message, calls: parseToolCalls(message.tool_calls ?? [], input.mcpTools).calls } : undefined;
+        return message?.role === 'assistant'
+          ? { message, calls: parseToolCalls(message.tool_calls ?? [], input.mcpTools).calls }
+          : undefined;
       },
       read: (choice) => readTurn(choice, input.mcpTools, forcedAnswer),
     });
@@ -100,7 +106,14 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
   }
 
   /** Compresses the conversation into the step's findings, citing only sources it retrieved. */
-  async function compressResearch(input: { researchId: string; convKey: string; key: string; question: string; locale: string; step: PlanStep }): Promise<StepOutput> {
+  async function compressResearch(input: {
+    researchId: string;
+    convKey: string;
+    key: string;
+    question: string;
+    locale: string;
+    step: PlanStep;
+  }): Promise<StepOutput> {
     const rows = await conversations.load(input.researchId, input.convKey);
     const ids = [...new Set(rows.filter((r) => r.message.role === 'tool').flatMap((r) => citedSourceIds(String(r.message.content ?? ''))))];
     const known = new Set((await deps.store.getSources(input.researchId, ids)).map((s) => s.sourceId));
@@ -132,15 +145,23 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
 }
 
 /** A usable turn: valid tool calls, or an answer in words; anything else gets one repair request. */
-function readTurn(choice: OpenAI.Chat.ChatCompletion.Choice | undefined, mcpTools: McpToolSpec[] | undefined, forcedAnswer: string | undefined): ReplyReading<{ message: AssistantMessage; calls: ToolCall[] }> {
+function readTurn(
+  choice: OpenAI.Chat.ChatCompletion.Choice | undefined,
+  mcpTools: McpToolSpec[] | undefined,
+  forcedAnswer: string | undefined,
+): ReplyReading<{ message: AssistantMessage; calls: ToolCall[] }> {
   const msg = choice?.message;
   const parsed = parseToolCalls(msg?.tool_calls ?? [], mcpTools);
   const problems = parsed.problems;
-  if (choice?.finish_reason === 'length' && parsed.calls.length === 0) problems.push('the reply was cut off (finish_reason: length); be briefer');
+  if (choice?.finish_reason === 'length' && parsed.calls.length === 0)
+    problems.push('the reply was cut off (finish_reason: length); be briefer');
   if (!msg || (parsed.calls.length === 0 && !msg.content && problems.length === 0)) problems.push('the reply was empty');
   if (problems.length) {
     const hint = forcedAnswer ? '' : ', calling the tools with valid JSON arguments';
-    return { problem: problems.join('; '), repair: [{ role: 'user', content: `Your previous reply could not be used: ${problems.join('; ')}. Reply again${hint}.` }] };
+    return {
+      problem: problems.join('; '),
+      repair: [{ role: 'user', content: `Your previous reply could not be used: ${problems.join('; ')}. Reply again${hint}.` }],
+    };
   }
   const message: AssistantMessage = {
     role: 'assistant',

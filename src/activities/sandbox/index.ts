@@ -75,7 +75,17 @@ const BootstrapResult = z.object({
 });
 
 const HISTORY_CHARS = 4_000;
-const TYPES: Record<string, string> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.svg': 'image/svg+xml', '.csv': 'text/csv', '.json': 'application/json', '.txt': 'text/plain', '.md': 'text/markdown', '.html': 'text/plain' };
+const TYPES: Record<string, string> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.svg': 'image/svg+xml',
+  '.csv': 'text/csv',
+  '.json': 'application/json',
+  '.txt': 'text/plain',
+  '.md': 'text/markdown',
+  '.html': 'text/plain',
+};
 const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 function tail(text: string, max: number): string {
@@ -93,11 +103,22 @@ export function createSandboxActivities(deps: { docker: Docker; store: Store; li
 
   async function removeContainers(filters: Record<string, string[]>): Promise<number> {
     const list = await docker.listContainers({ all: true, filters: JSON.stringify(filters) });
-    await Promise.all(list.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)));
+    await Promise.all(
+      list.map((c) =>
+        docker
+          .getContainer(c.Id)
+          .remove({ force: true })
+          .catch(() => undefined),
+      ),
+    );
     return list.length;
   }
 
-  async function storeArtifacts(input: SandboxInput, items: { name: string; data: Buffer }[], rejected: SandboxResult['rejected']): Promise<ArtifactRef[]> {
+  async function storeArtifacts(
+    input: SandboxInput,
+    items: { name: string; data: Buffer }[],
+    rejected: SandboxResult['rejected'],
+  ): Promise<ArtifactRef[]> {
     const refs: ArtifactRef[] = [];
     for (const it of items) {
       const safeName = it.name.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100);
@@ -126,7 +147,12 @@ export function createSandboxActivities(deps: { docker: Docker; store: Store; li
       code: input.code,
       files: (input.files ?? []).map((f) => ({ name: f.name, b64: Buffer.from(f.content).toString('base64') })),
       timeout: limits.timeoutSeconds,
-      caps: { output: limits.outputBytes, files: limits.artifactFiles, fileBytes: limits.artifactFileBytes, totalBytes: limits.artifactTotalBytes },
+      caps: {
+        output: limits.outputBytes,
+        files: limits.artifactFiles,
+        fileBytes: limits.artifactFileBytes,
+        totalBytes: limits.artifactTotalBytes,
+      },
     });
     const expires = Date.now() + (limits.timeoutSeconds + 60) * 1000;
     let container: Docker.Container;
@@ -175,7 +201,11 @@ export function createSandboxActivities(deps: { docker: Docker; store: Store; li
       });
     } catch (err) {
       const status = (err as { statusCode?: number }).statusCode;
-      if (status === 404) throw ApplicationFailure.nonRetryable(`sandbox image ${limits.image} is missing: build it with sandbox/build-offline.sh`, ErrorType.SandboxImageMissing);
+      if (status === 404)
+        throw ApplicationFailure.nonRetryable(
+          `sandbox image ${limits.image} is missing: build it with sandbox/build-offline.sh`,
+          ErrorType.SandboxImageMissing,
+        );
       throw err;
     }
 
@@ -207,10 +237,13 @@ export function createSandboxActivities(deps: { docker: Docker; store: Store; li
       await container.start();
       stream.end(bundle);
       // The bootstrap kills the code at the time limit; this is the guard against the bootstrap.
-      const hard = setTimeout(() => {
-        timedOutHard = true;
-        void kill();
-      }, (limits.timeoutSeconds + 15) * 1000);
+      const hard = setTimeout(
+        () => {
+          timedOutHard = true;
+          void kill();
+        },
+        (limits.timeoutSeconds + 15) * 1000,
+      );
       try {
         await container.wait();
       } finally {
@@ -221,7 +254,8 @@ export function createSandboxActivities(deps: { docker: Docker; store: Store; li
       const raw = Buffer.concat(out).toString('utf8');
       const parsed = BootstrapResult.safeParse(safeJson(raw));
       let result: SandboxResult;
-      if (ctx.cancellationSignal.aborted) throw ApplicationFailure.create({ message: 'sandbox run cancelled', type: ErrorType.SandboxCancelled, nonRetryable: true });
+      if (ctx.cancellationSignal.aborted)
+        throw ApplicationFailure.create({ message: 'sandbox run cancelled', type: ErrorType.SandboxCancelled, nonRetryable: true });
       if (!parsed.success) {
         const oom = state.OOMKilled;
         result = {
@@ -243,9 +277,19 @@ export function createSandboxActivities(deps: { docker: Docker; store: Store; li
       } else {
         const r = parsed.data;
         const rejected = [...r.rejected];
-        const artifacts = await storeArtifacts(input, r.artifacts.map((a) => ({ name: a.name, data: Buffer.from(a.b64, 'base64') })), rejected);
+        const artifacts = await storeArtifacts(
+          input,
+          r.artifacts.map((a) => ({ name: a.name, data: Buffer.from(a.b64, 'base64') })),
+          rejected,
+        );
         const oom = state.OOMKilled || /MemoryError/.test(r.stderr);
-        const status: SandboxResult['status'] = r.timedOut ? 'timeout' : oom && r.exitCode !== 0 ? 'oom' : r.exitCode === 0 ? 'ok' : 'error';
+        const status: SandboxResult['status'] = r.timedOut
+          ? 'timeout'
+          : oom && r.exitCode !== 0
+            ? 'oom'
+            : r.exitCode === 0
+              ? 'ok'
+              : 'error';
         const lastLine = r.stderr.trim().split('\n').at(-1) ?? '';
         result = {
           status,
@@ -267,7 +311,14 @@ export function createSandboxActivities(deps: { docker: Docker; store: Store; li
                   : `exit code ${r.exitCode}: ${summarize(lastLine || 'no error output', 300)}`,
         };
       }
-      await store.sandboxRuns.record({ callKey, researchId: input.researchId, stepId: input.stepId, attempt: input.attempt, status: result.status, result });
+      await store.sandboxRuns.record({
+        callKey,
+        researchId: input.researchId,
+        stepId: input.stepId,
+        attempt: input.attempt,
+        status: result.status,
+        result,
+      });
       return result;
     } finally {
       clearInterval(beat);
@@ -280,7 +331,14 @@ export function createSandboxActivities(deps: { docker: Docker; store: Store; li
   async function sweepSandboxes(now = Date.now()): Promise<number> {
     const list = await docker.listContainers({ all: true, filters: JSON.stringify({ label: [SANDBOX_LABEL] }) });
     const stale = list.filter((c) => Number(c.Labels[`${SANDBOX_LABEL}.expires`] ?? 0) < now);
-    await Promise.all(stale.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)));
+    await Promise.all(
+      stale.map((c) =>
+        docker
+          .getContainer(c.Id)
+          .remove({ force: true })
+          .catch(() => undefined),
+      ),
+    );
     return stale.length;
   }
 

@@ -26,11 +26,16 @@ function isPermanent(err: unknown): boolean {
 export function createSearchActivities(deps: { store: Store; providers: Map<string, SearchProvider>; maxResults: number }) {
   async function webSearch(input: { researchId: string; query: string }): Promise<WebSearchResult> {
     if (deps.providers.size === 0) {
-      throw ApplicationFailure.nonRetryable("no search provider is configured: set SEARCH_PROVIDERS (and SEARXNG_URL or the providers' keys)", ErrorType.SearchNotConfigured);
+      throw ApplicationFailure.nonRetryable(
+        "no search provider is configured: set SEARCH_PROVIDERS (and SEARXNG_URL or the providers' keys)",
+        ErrorType.SearchNotConfigured,
+      );
     }
     const names = routeQuery(input.query, [...deps.providers.keys()]);
     const signal = Context.current().cancellationSignal;
-    const settled = await Promise.allSettled(names.map((n) => deps.providers.get(n)!.search(input.query, { maxResults: deps.maxResults, signal })));
+    const settled = await Promise.allSettled(
+      names.map((n) => deps.providers.get(n)!.search(input.query, { maxResults: deps.maxResults, signal })),
+    );
     const errors: string[] = [];
     const hits: SearchHit[] = [];
     settled.forEach((r, i) => {
@@ -39,12 +44,21 @@ export function createSearchActivities(deps: { store: Store; providers: Map<stri
     });
     if (hits.length === 0 && errors.length === names.length) {
       const permanent = settled.every((r) => r.status === 'rejected' && isPermanent(r.reason));
-      if (permanent) throw ApplicationFailure.nonRetryable(`every search provider refused "${input.query}": ${errors.join('; ')}`, ErrorType.SearchRejected);
+      if (permanent)
+        throw ApplicationFailure.nonRetryable(
+          `every search provider refused "${input.query}": ${errors.join('; ')}`,
+          ErrorType.SearchRejected,
+        );
       throw new Error(`every search provider failed for "${input.query}": ${errors.join('; ')}`);
     }
     const sources = mergeHits(hits, deps.maxResults);
     await deps.store.saveSources(input.researchId, sources);
-    return { query: input.query, results: sources.map((s) => ({ sourceId: s.sourceId, title: summarize(s.title, 120), url: s.url })), providers: names, errors };
+    return {
+      query: input.query,
+      results: sources.map((s) => ({ sourceId: s.sourceId, title: summarize(s.title, 120), url: s.url })),
+      providers: names,
+      errors,
+    };
   }
 
   return { webSearch };

@@ -15,7 +15,11 @@ export class ProviderHttpError extends Error {
   }
 }
 
-async function getJson(url: URL | string, init: RequestInit & { timeoutMs: number; signal?: AbortSignal | undefined }, provider: string): Promise<unknown> {
+async function getJson(
+  url: URL | string,
+  init: RequestInit & { timeoutMs: number; signal?: AbortSignal | undefined },
+  provider: string,
+): Promise<unknown> {
   const timeout = AbortSignal.timeout(init.timeoutMs);
   const res = await fetch(url, { ...init, signal: init.signal ? AbortSignal.any([init.signal, timeout]) : timeout });
   if (!res.ok) throw new ProviderHttpError(`${provider} answered ${res.status}`, res.status);
@@ -48,7 +52,9 @@ export function tavilyProvider(opts: { apiKey: string; baseUrl: string; timeoutM
         },
         'Tavily',
       )) as { results?: { title?: string; url?: string; content?: string; score?: number }[] };
-      return (body.results ?? []).filter((r) => r.url).map((r) => ({ title: r.title ?? r.url!, url: r.url!, content: r.content ?? '', score: r.score ?? 0, source: 'tavily' }));
+      return (body.results ?? [])
+        .filter((r) => r.url)
+        .map((r) => ({ title: r.title ?? r.url!, url: r.url!, content: r.content ?? '', score: r.score ?? 0, source: 'tavily' }));
     },
   };
 }
@@ -60,12 +66,24 @@ export function braveProvider(opts: { apiKey: string; baseUrl: string; timeoutMs
       const u = new URL('/res/v1/web/search', opts.baseUrl);
       u.searchParams.set('q', query);
       u.searchParams.set('count', String(maxResults));
-      const body = (await getJson(u, { headers: { accept: 'application/json', 'x-subscription-token': opts.apiKey }, timeoutMs: opts.timeoutMs, signal }, 'Brave')) as {
+      const body = (await getJson(
+        u,
+        { headers: { accept: 'application/json', 'x-subscription-token': opts.apiKey }, timeoutMs: opts.timeoutMs, signal },
+        'Brave',
+      )) as {
         web?: { results?: { title?: string; url?: string; description?: string }[] };
       };
       const results = body.web?.results ?? [];
       // Brave gives no score: rank order becomes one.
-      return results.filter((r) => r.url).map((r, i) => ({ title: stripTags(r.title ?? r.url!), url: r.url!, content: stripTags(r.description ?? ''), score: 1 / (i + 1), source: 'brave' }));
+      return results
+        .filter((r) => r.url)
+        .map((r, i) => ({
+          title: stripTags(r.title ?? r.url!),
+          url: r.url!,
+          content: stripTags(r.description ?? ''),
+          score: 1 / (i + 1),
+          source: 'brave',
+        }));
     },
   };
 }
@@ -75,7 +93,15 @@ export function wikipediaProvider(opts: { baseUrl: string; timeoutMs: number; us
     name: 'wikipedia',
     async search(query, { maxResults, signal }) {
       const u = new URL('/w/api.php', opts.baseUrl);
-      for (const [k, v] of Object.entries({ action: 'query', list: 'search', srsearch: query, srlimit: String(maxResults), format: 'json', utf8: '1' })) u.searchParams.set(k, v);
+      for (const [k, v] of Object.entries({
+        action: 'query',
+        list: 'search',
+        srsearch: query,
+        srlimit: String(maxResults),
+        format: 'json',
+        utf8: '1',
+      }))
+        u.searchParams.set(k, v);
       const body = (await getJson(u, { headers: { 'user-agent': opts.userAgent }, timeoutMs: opts.timeoutMs, signal }, 'Wikipedia')) as {
         query?: { search?: { title: string; snippet?: string }[] };
       };
@@ -206,8 +232,10 @@ export function buildProviders(c: ProviderConfig): Map<string, SearchProvider> {
 
 export type Topic = 'academic' | 'encyclopedic' | 'general';
 
-const ACADEMIC = /\b(paper|papers|study|studies|journal|peer[- ]reviewed|arxiv|doi|meta-analysis|preprint|citation|literature review|learning rate|empirical)\b/i;
-const ENCYCLOPEDIC = /^(who (is|was)|what (is|are|was)|when (did|was)|where is|history of|definition of|define)\b|\b(biography|wikipedia)\b/i;
+const ACADEMIC =
+  /\b(paper|papers|study|studies|journal|peer[- ]reviewed|arxiv|doi|meta-analysis|preprint|citation|literature review|learning rate|empirical)\b/i;
+const ENCYCLOPEDIC =
+  /^(who (is|was)|what (is|are|was)|when (did|was)|where is|history of|definition of|define)\b|\b(biography|wikipedia)\b/i;
 
 export function classifyQuery(query: string): Topic {
   if (ACADEMIC.test(query)) return 'academic';

@@ -52,7 +52,8 @@ export function documentTables(pool: pg.Pool) {
           `INSERT INTO sources (research_id, source_id, url, title, content, provider) VALUES ($1, $2, $3, $4, $5, $6)
            ON CONFLICT (research_id, source_id) DO UPDATE SET
              -- A page read for a goal says more than a search snippet: crawled evidence wins.
-             content = CASE WHEN EXCLUDED.provider = 'crawl' OR length(EXCLUDED.content) > length(sources.content) THEN EXCLUDED.content ELSE sources.content END,
+             content = CASE WHEN EXCLUDED.provider = 'crawl' OR length(EXCLUDED.content) > length(sources.content)
+                            THEN EXCLUDED.content ELSE sources.content END,
              provider = CASE WHEN EXCLUDED.provider = 'crawl' THEN 'crawl' ELSE sources.provider END,
              title = CASE WHEN sources.title = '' THEN EXCLUDED.title ELSE sources.title END`,
           [researchId, s.sourceId, s.url, s.title, s.content, s.provider],
@@ -76,15 +77,30 @@ export function documentTables(pool: pg.Pool) {
     },
     /** The documents under `keys` that exist, in the order of `keys`. */
     async getDocuments(researchId: string, keys: string[]): Promise<StoredDocument[]> {
-      const { rows } = await pool.query<{ key: string; kind: string; content: string; summary: string; source_ids: string[]; meta: Record<string, unknown> }>(
-        'SELECT key, kind, content, summary, source_ids, meta FROM documents WHERE research_id = $1 AND key = ANY($2)',
-        [researchId, keys],
+      const { rows } = await pool.query<{
+        key: string;
+        kind: string;
+        content: string;
+        summary: string;
+        source_ids: string[];
+        meta: Record<string, unknown>;
+      }>('SELECT key, kind, content, summary, source_ids, meta FROM documents WHERE research_id = $1 AND key = ANY($2)', [
+        researchId,
+        keys,
+      ]);
+      const byKey = new Map(
+        rows.map((r) => [
+          r.key,
+          { key: r.key, kind: r.kind, content: r.content, summary: r.summary, sourceIds: r.source_ids, meta: r.meta },
+        ]),
       );
-      const byKey = new Map(rows.map((r) => [r.key, { key: r.key, kind: r.kind, content: r.content, summary: r.summary, sourceIds: r.source_ids, meta: r.meta }]));
       return keys.map((k) => byKey.get(k)).filter((d): d is StoredDocument => d !== undefined);
     },
     async getPage(researchId: string, urlHash: string): Promise<StoredPage | undefined> {
-      const { rows } = await pool.query('SELECT final_url, title, markdown, content_type FROM pages WHERE research_id = $1 AND url_hash = $2', [researchId, urlHash]);
+      const { rows } = await pool.query(
+        'SELECT final_url, title, markdown, content_type FROM pages WHERE research_id = $1 AND url_hash = $2',
+        [researchId, urlHash],
+      );
       const r = rows[0];
       return r ? { finalUrl: r.final_url, title: r.title, markdown: r.markdown, contentType: r.content_type } : undefined;
     },
@@ -103,7 +119,9 @@ export function documentTables(pool: pg.Pool) {
         [researchId, a.artifactId, a.stepId, a.name, a.contentType, a.bytes, a.bytes.length],
       );
     },
-    async listArtifacts(researchId: string): Promise<{ artifactId: string; stepId: string; name: string; contentType: string; size: number }[]> {
+    async listArtifacts(
+      researchId: string,
+    ): Promise<{ artifactId: string; stepId: string; name: string; contentType: string; size: number }[]> {
       const { rows } = await pool.query(
         'SELECT artifact_id, step_id, name, content_type, size FROM artifacts WHERE research_id = $1 ORDER BY created_at, artifact_id',
         [researchId],
@@ -111,7 +129,10 @@ export function documentTables(pool: pg.Pool) {
       return rows.map((r) => ({ artifactId: r.artifact_id, stepId: r.step_id, name: r.name, contentType: r.content_type, size: r.size }));
     },
     async getArtifact(researchId: string, artifactId: string): Promise<{ name: string; contentType: string; bytes: Buffer } | undefined> {
-      const { rows } = await pool.query('SELECT name, content_type, bytes FROM artifacts WHERE research_id = $1 AND artifact_id = $2', [researchId, artifactId]);
+      const { rows } = await pool.query('SELECT name, content_type, bytes FROM artifacts WHERE research_id = $1 AND artifact_id = $2', [
+        researchId,
+        artifactId,
+      ]);
       const r = rows[0];
       return r ? { name: r.name, contentType: r.content_type, bytes: r.bytes } : undefined;
     },
@@ -124,10 +145,20 @@ export function documentTables(pool: pg.Pool) {
       );
     },
     async getReport(researchId: string): Promise<ReportRecord | undefined> {
-      const { rows } = await pool.query('SELECT title, locale, markdown, references_, removed_citations FROM reports WHERE research_id = $1', [researchId]);
+      const { rows } = await pool.query(
+        'SELECT title, locale, markdown, references_, removed_citations FROM reports WHERE research_id = $1',
+        [researchId],
+      );
       const r = rows[0];
       if (!r) return undefined;
-      return { researchId, title: r.title, locale: r.locale, markdown: r.markdown, references: r.references_, removedCitations: r.removed_citations };
+      return {
+        researchId,
+        title: r.title,
+        locale: r.locale,
+        markdown: r.markdown,
+        references: r.references_,
+        removedCitations: r.removed_citations,
+      };
     },
   };
 }

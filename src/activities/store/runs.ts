@@ -71,10 +71,13 @@ export function runsTable(pool: pg.Pool) {
 export function llmCallsTable(pool: pg.Pool) {
   return {
     async find(callKey: string): Promise<{ model: string; response: unknown; usage: Usage } | undefined> {
-      const { rows } = await pool.query<{ model: string; response: unknown; prompt_tokens: number; completion_tokens: number; cost_usd: string }>(
-        'SELECT model, response, prompt_tokens, completion_tokens, cost_usd FROM llm_calls WHERE call_key = $1',
-        [callKey],
-      );
+      const { rows } = await pool.query<{
+        model: string;
+        response: unknown;
+        prompt_tokens: number;
+        completion_tokens: number;
+        cost_usd: string;
+      }>('SELECT model, response, prompt_tokens, completion_tokens, cost_usd FROM llm_calls WHERE call_key = $1', [callKey]);
       const r = rows[0];
       if (!r) return undefined;
       return {
@@ -89,7 +92,18 @@ export function llmCallsTable(pool: pg.Pool) {
         `INSERT INTO llm_calls (call_key, research_id, role, model, prompt_name, response, prompt_tokens, completion_tokens, cost_usd, duration_ms)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
          ON CONFLICT (call_key) DO NOTHING`,
-        [c.callKey, c.researchId, c.role, c.model, c.promptName, JSON.stringify(c.response), c.usage.promptTokens, c.usage.completionTokens, c.usage.costUsd, c.durationMs],
+        [
+          c.callKey,
+          c.researchId,
+          c.role,
+          c.model,
+          c.promptName,
+          JSON.stringify(c.response),
+          c.usage.promptTokens,
+          c.usage.completionTokens,
+          c.usage.costUsd,
+          c.durationMs,
+        ],
       );
     },
   };
@@ -102,7 +116,14 @@ export function sandboxRunsTable(pool: pg.Pool) {
       const { rows } = await pool.query<{ result: T }>('SELECT result FROM sandbox_runs WHERE call_key = $1', [callKey]);
       return rows[0]?.result;
     },
-    async record(r: { callKey: string; researchId: string; stepId: string; attempt: number; status: string; result: unknown }): Promise<void> {
+    async record(r: {
+      callKey: string;
+      researchId: string;
+      stepId: string;
+      attempt: number;
+      status: string;
+      result: unknown;
+    }): Promise<void> {
       await pool.query(
         'INSERT INTO sandbox_runs (call_key, research_id, step_id, attempt, status, result) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (call_key) DO NOTHING',
         [r.callKey, r.researchId, r.stepId, r.attempt, r.status, JSON.stringify(r.result)],

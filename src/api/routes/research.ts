@@ -64,7 +64,14 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
     const format = ReportFormat.parse(req.query.format ?? 'markdown');
     const report = await deps.research.report(id);
     if (format === 'json') {
-      res.json({ id, title: report.title, locale: report.locale, markdown: report.markdown, references: report.references, removedCitations: report.removedCitations });
+      res.json({
+        id,
+        title: report.title,
+        locale: report.locale,
+        markdown: report.markdown,
+        references: report.references,
+        removedCitations: report.removedCitations,
+      });
       return;
     }
     res.type('text/markdown; charset=utf-8').send(report.markdown);

@@ -12,15 +12,18 @@ export async function coordinate(run: RunState): Promise<Coordination> {
   const opts = run.options;
   const clarifications: string[] = [];
   for (let round = 0; ; round++) {
-    const { decision, usage } = await llm.classifyRequest.executeWithOptions({ summary: 'coordinator: classify the request, detect its locale' }, [
-      {
-        researchId: run.id,
-        question: run.question,
-        allowClarification: round < opts.maxClarifications,
-        clarifications: clarifications.join('\n'),
-        ...(opts.locale ? { locale: opts.locale } : {}),
-      },
-    ]);
+    const { decision, usage } = await llm.classifyRequest.executeWithOptions(
+      { summary: 'coordinator: classify the request, detect its locale' },
+      [
+        {
+          researchId: run.id,
+          question: run.question,
+          allowClarification: round < opts.maxClarifications,
+          clarifications: clarifications.join('\n'),
+          ...(opts.locale ? { locale: opts.locale } : {}),
+        },
+      ],
+    );
     run.addUsage(usage);
     run.setLocale(opts.locale ?? decision.locale);
     if (decision.action === 'answer_directly') return { kind: 'answer', answer: decision.directAnswer ?? '' };

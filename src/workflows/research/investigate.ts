@@ -14,7 +14,9 @@ export async function investigate(run: RunState, topic: string): Promise<string>
     { researchId: run.id, question: `${run.question}\n(Coordinator's reading: ${topic})`, locale: run.locale, count: opts.queryCount },
   ]);
   run.addUsage(usage);
-  const searches = await Promise.allSettled(expansion.queries.map((query) => webSearch(`search: ${summarize(query, 80)}`, { researchId: run.id, query })));
+  const searches = await Promise.allSettled(
+    expansion.queries.map((query) => webSearch(`search: ${summarize(query, 80)}`, { researchId: run.id, query })),
+  );
   const sourceIds: string[] = [];
   const searchErrors: string[] = [];
   const providerErrors: string[] = [];
@@ -28,8 +30,12 @@ export async function investigate(run: RunState, topic: string): Promise<string>
     }
   }
   const queries = expansion.queries.length;
-  if (searchErrors.length) run.note(`Background search failed for ${searchErrors.length} of ${queries} queries: ${summarize(searchErrors[0]!, 160)}`);
-  if (providerErrors.length) run.note(`Background search: a provider failed ${providerErrors.length} time(s) while others answered: ${summarize(providerErrors[0]!, 160)}`);
+  if (searchErrors.length)
+    run.note(`Background search failed for ${searchErrors.length} of ${queries} queries: ${summarize(searchErrors[0]!, 160)}`);
+  if (providerErrors.length)
+    run.note(
+      `Background search: a provider failed ${providerErrors.length} time(s) while others answered: ${summarize(providerErrors[0]!, 160)}`,
+    );
   const background = await llm.writeBackground.executeWithOptions({ summary: `background brief from ${sourceIds.length} sources` }, [
     { researchId: run.id, question: expansion.researchQuestion, locale: run.locale, sourceIds, searchErrors },
   ]);

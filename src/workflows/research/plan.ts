@@ -11,13 +11,17 @@ const MAX_PLAN_ATTEMPTS = 3;
 export async function makePlan(run: RunState, question: string, reviewerFeedback: string): Promise<Plan> {
   let problems: string[] = [];
   for (let attempt = 1; attempt <= MAX_PLAN_ATTEMPTS; attempt++) {
-    const r = await llm.planResearch.executeWithOptions({ summary: `planner: attempt ${attempt}${reviewerFeedback ? ' with review feedback' : ''}` }, [
-      { researchId: run.id, question, locale: run.locale, maxSteps: run.options.maxSteps, feedback: reviewerFeedback, problems },
-    ]);
+    const r = await llm.planResearch.executeWithOptions(
+      { summary: `planner: attempt ${attempt}${reviewerFeedback ? ' with review feedback' : ''}` },
+      [{ researchId: run.id, question, locale: run.locale, maxSteps: run.options.maxSteps, feedback: reviewerFeedback, problems }],
+    );
     run.addUsage(r.usage);
     if (r.problems.length === 0) return r.plan;
     problems = r.problems;
     run.note(`Planner attempt ${attempt} was invalid: ${summarize(problems.join('; '), 200)}`);
   }
-  throw ApplicationFailure.nonRetryable(`the planner gave no valid plan in ${MAX_PLAN_ATTEMPTS} attempts: ${problems.join('; ')}`, ErrorType.InvalidPlan);
+  throw ApplicationFailure.nonRetryable(
+    `the planner gave no valid plan in ${MAX_PLAN_ATTEMPTS} attempts: ${problems.join('; ')}`,
+    ErrorType.InvalidPlan,
+  );
 }

@@ -9,7 +9,12 @@ import { llm } from '../proxies';
 import { researcherWorkflow } from '../researcher';
 import type { RunState } from './run-state';
 
-export async function runStepWithReflection(run: RunState, step: PlanStep, question: string, accepted: Map<string, StepOutput>): Promise<void> {
+export async function runStepWithReflection(
+  run: RunState,
+  step: PlanStep,
+  question: string,
+  accepted: Map<string, StepOutput>,
+): Promise<void> {
   const board = run.step(step.id);
   let feedback = '';
   let last: StepOutput | undefined;
@@ -49,7 +54,14 @@ export async function runStepWithReflection(run: RunState, step: PlanStep, quest
 }
 
 /** One attempt of a step as a child workflow `<run id>/step/<step id>`. */
-function runAttempt(run: RunState, step: PlanStep, question: string, attempt: number, feedback: string, accepted: Map<string, StepOutput>): Promise<StepOutput> {
+function runAttempt(
+  run: RunState,
+  step: PlanStep,
+  question: string,
+  attempt: number,
+  feedback: string,
+  accepted: Map<string, StepOutput>,
+): Promise<StepOutput> {
   const input: StepInput = {
     researchId: run.id,
     question,
@@ -70,9 +82,17 @@ function runAttempt(run: RunState, step: PlanStep, question: string, attempt: nu
 }
 
 /** The judge's verdict; a judge that errors is a pass, noted on the step. */
-async function judge(run: RunState, step: PlanStep, question: string, attempt: number, result: StepOutput): Promise<{ passed: boolean; feedback: string }> {
+async function judge(
+  run: RunState,
+  step: PlanStep,
+  question: string,
+  attempt: number,
+  result: StepOutput,
+): Promise<{ passed: boolean; feedback: string }> {
   try {
-    const judged = await llm.judgeStep.executeWithOptions({ summary: `judge: step ${step.id} attempt ${attempt}` }, [{ researchId: run.id, key: result.key, step, question }]);
+    const judged = await llm.judgeStep.executeWithOptions({ summary: `judge: step ${step.id} attempt ${attempt}` }, [
+      { researchId: run.id, key: result.key, step, question },
+    ]);
     run.addUsage(judged.usage);
     return judged.verdict;
   } catch (err) {

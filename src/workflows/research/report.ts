@@ -13,7 +13,9 @@ export async function writeReport(run: RunState, plan: Plan, question: string, a
   run.addUsage(report.usage);
   run.setReport({ title: report.title, references: report.references, removedCitations: report.removedCitations });
   if (report.removedCitations.length) {
-    run.note(`Removed ${report.removedCitations.length} citation(s) that pointed at no retrieved source: [${report.removedCitations.join('], [')}].`);
+    run.note(
+      `Removed ${report.removedCitations.length} citation(s) that pointed at no retrieved source: [${report.removedCitations.join('], [')}].`,
+    );
   }
   return report;
 }

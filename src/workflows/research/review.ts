@@ -21,8 +21,11 @@ export async function planAndReview(run: RunState, question: string, writes: Bac
     if (plan.hasEnoughContext || opts.autoAcceptPlan) return { kind: 'approved', plan };
     const decision = await awaitReview(run);
     if (!decision) {
-      run.note(`No review within ${opts.reviewTimeout}: the plan was ${opts.onReviewTimeout === 'approve' ? 'approved' : 'cancelled'} automatically.`);
-      if (opts.onReviewTimeout === 'cancel') return { kind: 'cancelled', reason: `Cancelled: the plan was not reviewed within ${opts.reviewTimeout}.` };
+      run.note(
+        `No review within ${opts.reviewTimeout}: the plan was ${opts.onReviewTimeout === 'approve' ? 'approved' : 'cancelled'} automatically.`,
+      );
+      if (opts.onReviewTimeout === 'cancel')
+        return { kind: 'cancelled', reason: `Cancelled: the plan was not reviewed within ${opts.reviewTimeout}.` };
       return { kind: 'approved', plan };
     }
     if (decision.kind === 'approve') return { kind: 'approved', plan };

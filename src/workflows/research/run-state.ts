@@ -2,7 +2,16 @@
 // clarification being waited for. The status view the query returns is derived from it, and the
 // message handlers are its methods.
 import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { AnswerClarification, ApprovePlan, IgnoredSignal, PlanView, ReportView, ResearchStatusView, RevisePlan, StepView } from '../../shared/messages';
+import type {
+  AnswerClarification,
+  ApprovePlan,
+  IgnoredSignal,
+  PlanView,
+  ReportView,
+  ResearchStatusView,
+  RevisePlan,
+  StepView,
+} from '../../shared/messages';
 import { MESSAGE_TEXT_MAX } from '../../shared/messages';
 import {
   addUsage,
@@ -102,7 +111,9 @@ export class RunState {
       question: this.question,
       ...(this.detectedLocale ? { locale: this.detectedLocale } : {}),
       ...(this.clarificationQuestion !== undefined ? { clarificationQuestion: this.clarificationQuestion } : {}),
-      ...(this.plan ? { plan: { ...this.plan, steps: this.plan.steps.map((s) => ({ ...s, dependsOn: [...s.dependsOn], notes: [...s.notes] })) } } : {}),
+      ...(this.plan
+        ? { plan: { ...this.plan, steps: this.plan.steps.map((s) => ({ ...s, dependsOn: [...s.dependsOn], notes: [...s.notes] })) } }
+        : {}),
       usage: this.usage,
       notes: [...this.notes],
       ignoredSignals: [...this.ignoredSignals],
@@ -166,7 +177,15 @@ export class RunState {
       hasEnoughContext: plan.hasEnoughContext,
       revisions,
       revisionsLeft: this.options.maxPlanRevisions - revisions,
-      steps: plan.steps.map((s) => ({ id: s.id, title: summarize(s.title, 160), type: s.type, dependsOn: s.dependsOn, status: 'pending', attempts: 0, notes: [] })),
+      steps: plan.steps.map((s) => ({
+        id: s.id,
+        title: summarize(s.title, 160),
+        type: s.type,
+        dependsOn: s.dependsOn,
+        status: 'pending',
+        attempts: 0,
+        notes: [],
+      })),
     };
     upsertSearchAttributes([{ key: ResearchStepCountKey, value: plan.steps.length }]);
   }
@@ -195,7 +214,9 @@ export class RunState {
       locale: this.locale,
       summary: summarize(summary),
       usage: this.usage,
-      ...(this.plan ? { planVersion: this.plan.version, steps: this.plan.steps.map((s) => ({ id: s.id, status: s.status, attempts: s.attempts })) } : {}),
+      ...(this.plan
+        ? { planVersion: this.plan.version, steps: this.plan.steps.map((s) => ({ id: s.id, status: s.status, attempts: s.attempts })) }
+        : {}),
       ...(this.report ? { references: this.report.references, removedCitations: this.report.removedCitations } : {}),
       notes: this.notes.slice(0, 10),
     };

@@ -68,7 +68,8 @@ function stopIfBudgetSpent(run: RunState): void {
   const spent = run.budgetSpent();
   if (!spent) return;
   skipPending(run, `skipped: ${spent}`);
-  if (!run.notes.some((n) => n.startsWith('Research stopped early'))) run.note(`Research stopped early: ${spent}. The report is written from what was found.`);
+  if (!run.notes.some((n) => n.startsWith('Research stopped early')))
+    run.note(`Research stopped early: ${spent}. The report is written from what was found.`);
 }
 
 function skipPending(run: RunState, summary: string): void {
