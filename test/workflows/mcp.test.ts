@@ -75,7 +75,11 @@ describe.skipIf(!ready)(`MCP tools in the researcher (${ready ? 'live' : missing
       feedback: '',
       dependencyKeys: [],
     };
-    const out = (await h.client.workflow.execute('researcherWorkflow', { taskQueue: h.taskQueue, workflowId: id, args: [input] })) as StepOutput;
+    const out = (await h.client.workflow.execute('researcherWorkflow', {
+      taskQueue: h.taskQueue,
+      workflowId: id,
+      args: [input],
+    })) as StepOutput;
     const turns = h.llm.requests.filter((r) => r.rule === 'react');
     const offered = turns[0]!.body.tools!.map((t) => t.function.name);
     expect(offered).toEqual(['web_search', 'crawl', 'knowledge_search', 'mcp__energy__lookup_capacity']);
