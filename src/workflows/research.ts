@@ -2,7 +2,7 @@
 // workflows, each with reflection) → report. Deterministic code only: every outside call is an
 // activity or a child workflow, and every loop is bounded by an option. The phases live in
 // research/, one file per phase or loop; the run's state in research/run-state.ts.
-import { setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { setHandler } from '@temporalio/workflow';
 import type { ResearchInput, ResearchResult, StepOutput } from '../shared/schemas';
 import { answerClarificationSignal, approvePlanSignal, getStatusQuery, revisePlanSignal } from './messages';
 import { coordinate } from './research/coordinate';
@@ -12,7 +12,6 @@ import { writeReport } from './research/report';
 import { planAndReview } from './research/review';
 import { RunState } from './research/run-state';
 import { runTeam } from './research/team';
-import { ResearchTenantKey } from './search-attributes';
 
 export async function researchWorkflow(input: ResearchInput): Promise<ResearchResult> {
   const run = new RunState(input);
@@ -20,8 +19,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
   setHandler(approvePlanSignal, (m) => run.approvePlan(m));
   setHandler(revisePlanSignal, (m) => run.revisePlan(m));
   setHandler(answerClarificationSignal, (m) => run.answerClarification(m));
-  upsertSearchAttributes([{ key: ResearchTenantKey, value: input.tenant }]);
-  run.moveTo('coordinating');
+  run.begin();
   const writes = new BackgroundWrites();
   try {
     const coordination = await coordinate(run);
@@ -30,8 +28,9 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     }
     const question = await investigate(run, coordination.topic);
     const reviewed = await planAndReview(run, question, writes);
-    if (reviewed.kind === 'cancelled')
+    if (reviewed.kind === 'cancelled') {
       return await finish(run, 'cancelled_at_review', reviewed.reason, { outcome: 'review_timeout' }, 'cancelled');
+    }
     const { plan } = reviewed;
     let accepted = new Map<string, StepOutput>();
     if (!plan.hasEnoughContext) {

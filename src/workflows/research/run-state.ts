@@ -26,7 +26,7 @@ import {
   type RunStatus,
   type Usage,
 } from '../../shared/schemas';
-import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey } from '../search-attributes';
+import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from '../search-attributes';
 import { budgetSpent } from './budget';
 
 const MAX_IGNORED_SIGNALS = 20;
@@ -123,6 +123,12 @@ export class RunState {
   }
 
   // ---- progress ----------------------------------------------------------------------------
+
+  /** The run's tenant for the Temporal UI's filters, and the first phase. */
+  begin(): void {
+    upsertSearchAttributes([{ key: ResearchTenantKey, value: this.input.tenant }]);
+    this.moveTo('coordinating');
+  }
 
   /** Enters a phase: search attributes for the Temporal UI's filters, details for its run page. */
   moveTo(phase: Phase, status: RunStatus = 'running'): void {

@@ -1,0 +1,79 @@
+// Pure parts of the centre: report assembly (shared/report.ts) and the budget check.
+import { describe, expect, it } from 'vitest';
+import { artifactPath, assembleReport, citationOrder, numberReferences, reporterInputs } from '../../src/shared/report';
+import { budgetSpent } from '../../src/workflows/research/budget';
+
+const findings = [
+  { key: 'background', content: 'Costs fell [Saaaaaaaa].', sourceIds: ['Saaaaaaaa'] },
+  {
+    key: 'step/calc/1',
+    content: 'Fell 89% [Sbbbbbbbb, Saaaaaaaa]. ![lcoe.png](artifact:calc-101-lcoe.png) [table](artifact:calc-101-t.csv)',
+    sourceIds: ['Sbbbbbbbb', 'Saaaaaaaa', 'Sgone0000'],
+  },
+];
+const sources = [
+  { sourceId: 'Sbbbbbbbb', url: 'https://b.example/', title: 'B [draft]' },
+  { sourceId: 'Saaaaaaaa', url: 'https://a.example/', title: 'A' },
+];
+
+describe('report assembly', () => {
+  it('numbers references in first-citation order and skips ids with no stored source', () => {
+    const order = citationOrder(findings);
+    expect(order).toEqual(['Saaaaaaaa', 'Sbbbbbbbb', 'Sgone0000']);
+    expect(numberReferences(order, sources)).toEqual([
+      { n: 1, sourceId: 'Saaaaaaaa', url: 'https://a.example/', title: 'A' },
+      { n: 2, sourceId: 'Sbbbbbbbb', url: 'https://b.example/', title: 'B [draft]' },
+    ]);
+  });
+
+  it('shows the reporter the findings with numbers in place of source ids', () => {
+    const refs = numberReferences(citationOrder(findings), sources);
+    const inputs = reporterInputs(findings, refs);
+    expect(inputs.findings).toContain('<finding key="step/calc/1">\nFell 89% [2][1].');
+    expect(inputs.references).toBe('[1] A — https://a.example/\n[2] B [draft] — https://b.example/');
+    expect(reporterInputs([], [])).toEqual({ findings: '(no findings)', references: '(no sources)' });
+  });
+
+  it('checks citations, links the charts the findings made and lists the references', () => {
+    const refs = numberReferences(citationOrder(findings), sources);
+    const draft = 'Costs fell [1][7]. See ![chart](artifact:calc-101-lcoe.png) and ![x](artifact:made-up.png).';
+    const r = assembleReport({ researchId: 'research-1', title: 'Solar', draft, findings, refs, notes: ['Step a failed: timeout'] });
+    expect(r.removedCitations).toEqual([7]);
+    expect(r.body).toBe('Costs fell [1]. See ![chart](artifact:calc-101-lcoe.png) and ![x](artifact:made-up.png).');
+    const chart = artifactPath('research-1', 'calc-101-lcoe.png');
+    expect(chart).toBe('/v1/research/research-1/artifacts/calc-101-lcoe.png');
+    expect(r.markdown).toBe(
+      [
+        '# Solar',
+        '',
+        '> Step a failed: timeout',
+        '',
+        '',
+        `Costs fell [1]. See ![chart](${chart}) and ![x](#).`,
+        '',
+        '## References',
+        '',
+        '1. [A](https://a.example/)',
+        '2. [B draft](https://b.example/)',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('adds a chart the reporter did not link', () => {
+    const r = assembleReport({ researchId: 'r', title: 'T', draft: 'Text.', findings, refs: [], notes: [] });
+    expect(r.markdown).toBe(`# T\n\nText.\n\n## Charts\n\n![calc-101-lcoe.png](${artifactPath('r', 'calc-101-lcoe.png')})`);
+  });
+});
+
+describe('budget', () => {
+  const usage = { promptTokens: 600, completionTokens: 400, costUsd: 0.02 };
+  it('says which budget was spent, or nothing', () => {
+    expect(budgetSpent({}, usage, undefined, 0)).toBeUndefined();
+    expect(budgetSpent({ maxTokens: 1000 }, usage, undefined, 0)).toBe('the token budget (1000) was spent');
+    expect(budgetSpent({ maxTokens: 1001 }, usage, undefined, 0)).toBeUndefined();
+    expect(budgetSpent({ maxCostUsd: 0.02 }, usage, undefined, 0)).toBe('the cost budget ($0.02) was spent');
+    expect(budgetSpent({ deadline: '2h' }, usage, 5_000, 5_000)).toBe('the time budget (2h) ran out');
+    expect(budgetSpent({ deadline: '2h' }, usage, 5_000, 4_999)).toBeUndefined();
+  });
+});
