@@ -175,6 +175,28 @@ export function stepKey(stepId: string, attempt: number): string {
   return `step/${stepId}/${attempt}`;
 }
 
+/** What an activity that writes a step's result needs to know about the step. */
+export interface StepTask {
+  researchId: string;
+  /** Where the result is stored: stepKey(step id, attempt). */
+  key: string;
+  question: string;
+  locale: string;
+  step: PlanStep;
+  dependencyKeys: string[];
+}
+
+export function stepTask(input: StepInput): StepTask {
+  return {
+    researchId: input.researchId,
+    key: stepKey(input.step.id, input.attempt),
+    question: input.question,
+    locale: input.locale,
+    step: input.step,
+    dependencyKeys: input.dependencyKeys,
+  };
+}
+
 export const ResearchResult = z.object({
   id: z.string(),
   status: z.enum(['completed', 'cancelled']),

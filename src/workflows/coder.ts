@@ -3,7 +3,7 @@
 // maxCodeAttempts programs; then the output becomes the step's cited findings.
 import { patched } from '@temporalio/workflow';
 import type { SandboxResult } from '../activities/sandbox';
-import { addUsage, stepKey, ZERO_USAGE, type StepInput, type StepOutput } from '../shared/schemas';
+import { addUsage, stepTask, ZERO_USAGE, type StepInput, type StepOutput } from '../shared/schemas';
 import { legacyAnalyst } from './legacy';
 import { llm, runCode } from './proxies';
 
@@ -45,12 +45,7 @@ export async function coderWorkflow(input: StepInput): Promise<StepOutput> {
   }
   const out = await llm.finishCoderStep.executeWithOptions({ summary: `coder ${input.step.id}: findings (${run.status})` }, [
     {
-      researchId: input.researchId,
-      key: stepKey(input.step.id, input.attempt),
-      question: input.question,
-      locale: input.locale,
-      step: input.step,
-      dependencyKeys: input.dependencyKeys,
+      ...stepTask(input),
       code: draft.code,
       explanation: draft.explanation,
       run,

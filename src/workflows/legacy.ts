@@ -11,7 +11,7 @@
 //    and analyst.md, and the -v1 histories.
 // 2. When no execution started before deploy 1 is open or retained: delete the deprecatePatch calls.
 import { failureMessage } from '../shared/errors';
-import { stepKey, type StepInput, type StepOutput } from '../shared/schemas';
+import { stepTask, type StepInput, type StepOutput } from '../shared/schemas';
 import { llm, webSearch } from './proxies';
 
 /** The search-and-summarise researcher. */
@@ -43,12 +43,7 @@ export async function legacyAnalyst(input: StepInput): Promise<StepOutput> {
 
 function legacyStepInput(input: StepInput) {
   return {
-    researchId: input.researchId,
-    key: stepKey(input.step.id, input.attempt),
-    question: input.question,
-    locale: input.locale,
-    step: input.step,
-    dependencyKeys: input.dependencyKeys,
+    ...stepTask(input),
     feedback: input.feedback,
   };
 }

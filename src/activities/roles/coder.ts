@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { citedSourceIds, keepKnownSourceIds } from '../../shared/citations';
-import { summarize, type PlanStep, type StepOutput, type Usage } from '../../shared/schemas';
+import { summarize, type PlanStep, type StepOutput, type StepTask, type Usage } from '../../shared/schemas';
 import { PROJECT_ROOT } from '../../infra/paths';
 import type { Llm } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
@@ -82,18 +82,14 @@ export function createCoderActivities(deps: { llm: Llm; store: Store; limits: { 
     };
   }
 
-  async function finishCoderStep(input: {
-    researchId: string;
-    key: string;
-    question: string;
-    locale: string;
-    step: PlanStep;
-    dependencyKeys: string[];
-    code: string;
-    explanation: string;
-    run: SandboxResult;
-    attempts: number;
-  }): Promise<StepOutput> {
+  async function finishCoderStep(
+    input: StepTask & {
+      code: string;
+      explanation: string;
+      run: SandboxResult;
+      attempts: number;
+    },
+  ): Promise<StepOutput> {
     const files = await dependencyFiles(input.researchId, input.dependencyKeys);
     const known = new Set(files.flatMap((f) => f.sourceIds));
     const run = input.run;

@@ -1,20 +1,12 @@
 // Activities only the legacy step workflows call (src/workflows/legacy.ts): the search-and-
 // summarise researcher and the LLM-only analyst. They go when those workflows go.
-import type { PlanStep, StepOutput } from '../../shared/schemas';
+import type { StepOutput, StepTask } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
 import type { Store } from '../store';
 import { dependencyBlock, sourcesBlock, stepVars, writeCitedDocument } from './cited';
 
-interface LegacyStepInput {
-  researchId: string;
-  key: string;
-  question: string;
-  locale: string;
-  step: PlanStep;
-  dependencyKeys: string[];
-  feedback: string;
-}
+type LegacyStepInput = StepTask & { feedback: string };
 
 export function createLegacyStepActivities(deps: { llm: Llm; store: Store }) {
   async function summarizeStep(input: LegacyStepInput & { sourceIds: string[]; searchErrors: string[] }): Promise<StepOutput> {
