@@ -103,6 +103,7 @@ async function runDev(config: Config, log: Logger): Promise<void> {
       port: config.api.port,
       log,
       preflight: () => (llmConfigured(config) ? undefined : LLM_NOT_CONFIGURED_MESSAGE),
+      retry: config.retry,
     });
     cleanups.push(() => api.close());
 
@@ -166,6 +167,7 @@ async function runApi(config: Config, log: Logger): Promise<void> {
     host: config.api.host,
     port: config.api.port,
     log,
+    retry: config.retry,
   });
   cleanups.push(() => api.close());
   process.stdout.write(`API listening on ${api.url}\n`);

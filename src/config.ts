@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { ConfigError } from './shared/errors';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, LLM_ROLES, type LlmRole } from './shared/constants';
+import { DEFAULT_RETRY, Duration, type RetrySettings } from './shared/schemas';
 
 const port = z.coerce.number().int().min(0).max(65_535);
 const optionalString = z
@@ -133,6 +134,9 @@ const EnvSchema = z.object({
     .transform((v) => v === 'true'),
   CRAWL_USER_AGENT: z.string().min(1).default('deep-research-bot/0.1 (+https://github.com/deep-research)'),
   SEARCH_MAX_RESULTS: z.coerce.number().int().min(1).max(20).default(5),
+  RETRY_INITIAL_INTERVAL: Duration.default(DEFAULT_RETRY.initialInterval),
+  RETRY_MAX_INTERVAL: Duration.default(DEFAULT_RETRY.maximumInterval),
+  WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
 });
 
 export interface Config {
@@ -192,6 +196,12 @@ export interface Config {
   /** JSON file listing MCP servers (stdio or streamable HTTP) and the roles that may use them. */
   mcp: { configPath: string | undefined };
   crawl: { allowHosts: string[]; maxBytes: number; timeoutMs: number; connectTimeoutMs: number; respectRobots: boolean; userAgent: string };
+  /** How fast outside calls are retried (no attempt limit: a run's maxOutage bounds them). */
+  retry: RetrySettings;
+  worker: {
+    /** How long a stopping worker lets activities in flight finish: by default an LLM request's timeout and 15 s. */
+    shutdownGraceMs: number;
+  };
 }
 
 /** True when some OpenAI-compatible endpoint is configured. */
@@ -282,5 +292,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       respectRobots: e.CRAWL_RESPECT_ROBOTS,
       userAgent: e.CRAWL_USER_AGENT,
     },
+    retry: { initialInterval: e.RETRY_INITIAL_INTERVAL, maximumInterval: e.RETRY_MAX_INTERVAL },
+    worker: { shutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS ?? e.LLM_TIMEOUT_MS + 15_000 },
   };
 }

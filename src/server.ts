@@ -7,6 +7,7 @@ import { createApp } from './api/app';
 import { createResearchService } from './api/research-service';
 import { createStore } from './activities/store';
 import type { Logger } from './infra/logger';
+import type { RetrySettings } from './shared/schemas';
 
 export interface ApiServerDeps {
   client: Client;
@@ -17,6 +18,7 @@ export interface ApiServerDeps {
   port: number;
   log: Logger;
   preflight?: () => string | undefined;
+  retry?: RetrySettings;
 }
 
 export interface ApiServer {
@@ -28,7 +30,12 @@ export interface ApiServer {
 export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
   const store = createStore(deps.pool);
   const app = createApp({
-    research: createResearchService({ client: deps.client, taskQueue: deps.taskQueue, reports: store }),
+    research: createResearchService({
+      client: deps.client,
+      taskQueue: deps.taskQueue,
+      reports: store,
+      ...(deps.retry ? { retry: deps.retry } : {}),
+    }),
     readiness: {
       temporal: async () => {
         await deps.client.workflowService.describeNamespace({ namespace: deps.namespace });

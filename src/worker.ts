@@ -8,7 +8,7 @@ import { WORKFLOWS_ENTRY } from './infra/paths';
 import { SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from './shared/constants';
 
 export interface WorkerDeps {
-  config: Pick<Config, 'llm' | 'temporal' | 'search' | 'crawl' | 'mcp' | 'sandbox'>;
+  config: Pick<Config, 'llm' | 'temporal' | 'search' | 'crawl' | 'mcp' | 'sandbox' | 'worker'>;
   connection: NativeConnection;
   pool: pg.Pool;
   taskQueue?: string;
@@ -76,7 +76,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     ...(deps.identity ? { identity: deps.identity } : {}),
     // Enough for many runs on one host; LLM calls are I/O bound.
     maxConcurrentActivityTaskExecutions: 64,
-    shutdownGraceTime: '10s',
+    shutdownGraceTime: deps.config.worker.shutdownGraceMs,
   });
   // Searches have their own queue: the server enforces its rate across every worker, and each
   // worker caps how many run at once (per-provider rates are applied inside the providers).
@@ -88,7 +88,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     ...(deps.identity ? { identity: `${deps.identity}-search` } : {}),
     maxConcurrentActivityTaskExecutions: deps.config.search.concurrency,
     maxTaskQueueActivitiesPerSecond: deps.config.search.queueRate,
-    shutdownGraceTime: '10s',
+    shutdownGraceTime: deps.config.worker.shutdownGraceMs,
   });
   // Sandboxes are heavy: their own queue, and a small number at once per worker.
   const sandbox = await Worker.create({
@@ -98,7 +98,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     activities: groups.sandbox,
     ...(deps.identity ? { identity: `${deps.identity}-sandbox` } : {}),
     maxConcurrentActivityTaskExecutions: deps.config.sandbox.concurrency,
-    shutdownGraceTime: '10s',
+    shutdownGraceTime: deps.config.worker.shutdownGraceMs,
   });
   return new WorkerGroup([main, search, sandbox], groups.sweepSandboxes);
 }

@@ -4,7 +4,14 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import { RESEARCH_ID_PREFIX } from '../shared/constants';
 import { ApiError, failureMessage } from '../shared/errors';
 import type { ResearchStatusView, ResearchView } from '../shared/messages';
-import { ResearchOptions, summarize, type ResearchRequest, type ResearchResult, type RunStatus } from '../shared/schemas';
+import {
+  ResearchOptions,
+  summarize,
+  type ResearchRequest,
+  type ResearchResult,
+  type RetrySettings,
+  type RunStatus,
+} from '../shared/schemas';
 import type { Store } from '../activities/store';
 import { approvePlanSignal, getStatusQuery, revisePlanSignal } from '../workflows/messages';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchTenantKey } from '../workflows/search-attributes';
@@ -14,6 +21,8 @@ export interface ResearchServiceDeps {
   client: Client;
   taskQueue: string;
   reports: Pick<Store, 'getReport' | 'listArtifacts' | 'getArtifact'>;
+  /** The operator's retry settings, handed to every run (RETRY_* variables). */
+  retry?: RetrySettings;
 }
 
 export interface StartResult {
@@ -55,7 +64,7 @@ export function createResearchService(deps: ResearchServiceDeps) {
       await deps.client.workflow.start<typeof researchWorkflow>('researchWorkflow', {
         taskQueue: deps.taskQueue,
         workflowId: id,
-        args: [{ question: req.question, tenant, options }],
+        args: [{ question: req.question, tenant, options, ...(deps.retry ? { retry: deps.retry } : {}) }],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         typedSearchAttributes: [
           { key: ResearchTenantKey, value: tenant },

@@ -16,6 +16,9 @@ export const SEARCH_ATTRIBUTES = {
 /** Prefix of every research workflow id; ids are `research-<uuid>` or `research-<key hash>`. */
 export const RESEARCH_ID_PREFIX = 'research-';
 
+/** How long an outage of an outside system is waited out unless a run says otherwise. */
+export const DEFAULT_MAX_OUTAGE = '6h';
+
 /** Workflow results and history carry summaries of at most this many characters, never whole texts. */
 export const SUMMARY_MAX_CHARS = 500;
 

@@ -37,6 +37,10 @@ export const ErrorType = {
   SandboxImageMissing: 'SandboxImageMissing',
   /** A sandbox run stopped because its activity was cancelled (the type name predates this list). */
   SandboxCancelled: 'CancelledFailure',
+  /** The worker stopped (a deploy) while the call ran: retried by the next worker. */
+  WorkerShutdown: 'WorkerShutdown',
+  /** A sandbox program printed more than any valid result can be. */
+  SandboxOutputTooLarge: 'SandboxOutputTooLarge',
 } as const;
 export type ErrorType = (typeof ErrorType)[keyof typeof ErrorType];
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SUMMARY_MAX_CHARS } from './constants';
+import { DEFAULT_MAX_OUTAGE, SUMMARY_MAX_CHARS } from './constants';
 
 /** A duration such as `90s`, `30m`, `24h`, `3d` (the units Temporal's timers accept). */
 export const Duration = z
@@ -40,6 +40,9 @@ export const ResearchOptions = z
     maxCostUsd: z.number().positive().optional(),
     /** Wall-clock budget from the start of the run. */
     deadline: Duration.optional(),
+    /** How long an outage of one outside system (LLM, PostgreSQL, search, Docker) is waited out
+     *  before the step or run that needs it fails, saying which one was down. */
+    maxOutage: Duration.default(DEFAULT_MAX_OUTAGE),
   })
   .strict();
 export type ResearchOptions = z.infer<typeof ResearchOptions>;
@@ -53,11 +56,18 @@ export const ResearchRequest = z
   .strict();
 export type ResearchRequest = z.infer<typeof ResearchRequest>;
 
+/** How fast outside calls are retried: set by the operator (RETRY_* variables), not per request. */
+export const RetrySettings = z.object({ initialInterval: Duration, maximumInterval: Duration });
+export type RetrySettings = z.infer<typeof RetrySettings>;
+export const DEFAULT_RETRY: RetrySettings = { initialInterval: '2s', maximumInterval: '1m' };
+
 /** Input of the research workflow: the id is the workflow id, known before the run starts. */
 export const ResearchInput = z.object({
   question: z.string(),
   tenant: z.string(),
   options: ResearchOptions,
+  /** Absent in runs started before it existed: DEFAULT_RETRY. */
+  retry: RetrySettings.optional(),
 });
 export type ResearchInput = z.infer<typeof ResearchInput>;
 
@@ -155,6 +165,9 @@ export const StepInput = z.object({
   maxToolRounds: z.number().int().positive().optional(),
   /** Programs the coder may write for one attempt of the step (each fix sees the last error). */
   maxCodeAttempts: z.number().int().positive().optional(),
+  /** The run's outage limit and retry settings (absent in steps started before they existed). */
+  maxOutage: Duration.optional(),
+  retry: RetrySettings.optional(),
 });
 export type StepInput = z.infer<typeof StepInput>;
 

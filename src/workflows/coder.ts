@@ -5,10 +5,11 @@ import { patched } from '@temporalio/workflow';
 import type { SandboxResult } from '../activities/sandbox';
 import { addUsage, stepTask, ZERO_USAGE, type StepInput, type StepOutput } from '../shared/schemas';
 import { legacyAnalyst } from './legacy';
-import { llm, runCode } from './proxies';
+import { activitiesFor } from './proxies';
 
 export async function coderWorkflow(input: StepInput): Promise<StepOutput> {
   if (!patched('sandbox-coder')) return legacyAnalyst(input);
+  const { llm, runCode } = activitiesFor(input);
   const maxAttempts = input.maxCodeAttempts ?? 3;
   let usage = ZERO_USAGE;
   let previous: { code: string; status: SandboxResult['status']; message: string; stderr: string } | undefined;

@@ -12,10 +12,11 @@
 // 2. When no execution started before deploy 1 is open or retained: delete the deprecatePatch calls.
 import { failureMessage } from '../shared/errors';
 import { stepTask, type StepInput, type StepOutput } from '../shared/schemas';
-import { llm, webSearch } from './proxies';
+import { activitiesFor } from './proxies';
 
 /** The search-and-summarise researcher. */
 export async function legacyResearcher(input: StepInput): Promise<StepOutput> {
+  const { llm, webSearch } = activitiesFor(input);
   const queries = input.step.needSearch ? [input.step.title, input.step.description.slice(0, 120)] : [];
   const settled = await Promise.allSettled(
     queries.map((query) => webSearch(`search: ${query.slice(0, 80)}`, { researchId: input.researchId, query })),
@@ -36,6 +37,7 @@ export async function legacyResearcher(input: StepInput): Promise<StepOutput> {
 
 /** The LLM-only analyst. */
 export async function legacyAnalyst(input: StepInput): Promise<StepOutput> {
+  const { llm } = activitiesFor(input);
   return llm.analyzeStep.executeWithOptions({ summary: `coder: analysis for ${input.step.id} (attempt ${input.attempt})` }, [
     legacyStepInput(input),
   ]);

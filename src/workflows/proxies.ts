@@ -1,65 +1,64 @@
 // The workflows' view of the activities: one proxy per group, each with the timeouts and retry
 // policy its outside system needs. A group's proxy offers only that group's activities, so an
 // activity called with another system's options is a type error.
-import { proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+//
+// Transient faults are retried with capped backoff and no attempt limit: an outage of the LLM
+// provider, PostgreSQL, a search API or the Docker engine only costs time, up to the run's
+// maxOutage (the schedule-to-close timeout), after which the call fails with its last error.
+// Permanent faults are non-retryable failures thrown by the activities themselves.
+import { proxyActivities, workflowInfo, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import type { CrawlActivities, LlmActivities, McpActivities, SandboxActivities, SearchActivities, StoreActivities } from '../activities';
-import { SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from '../shared/constants';
+import { DEFAULT_MAX_OUTAGE, SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from '../shared/constants';
+import { DEFAULT_RETRY, type Duration, type RetrySettings } from '../shared/schemas';
 
-/** LLM calls: one HTTP call per attempt (the client does not retry); 429 waits for Retry-After
- *  via nextRetryDelay; the activity heartbeats, so a dead worker's call is retried quickly. */
-const LLM_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '15 seconds',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
-};
-
-/** PostgreSQL reads and writes. */
-const STORE_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
-};
-
-/** One search query across the routed providers (on the rate-limited search queue). */
-const SEARCH_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
-};
-
-/** One page read; heartbeats per stage. */
-const CRAWL_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '3 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 4 },
-};
-
-/** MCP servers are other people's code: a bounded number of tries, then the step goes on. */
-const MCP_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
-};
-
-/** Sandbox runs heartbeat while the container runs; few retries (each reruns the program). */
-const SANDBOX_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '15 seconds',
-  retry: { initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 3 },
-};
-
-export const llm = proxyActivities<LlmActivities>(LLM_OPTIONS);
-export const store = proxyActivities<StoreActivities>(STORE_OPTIONS);
-export const crawl = proxyActivities<CrawlActivities>(CRAWL_OPTIONS);
-export const mcp = proxyActivities<McpActivities>(MCP_OPTIONS);
-const searchProxy = proxyActivities<SearchActivities>(SEARCH_OPTIONS);
-const sandboxProxy = proxyActivities<SandboxActivities>(SANDBOX_OPTIONS);
-
-type Input<F extends (...args: never[]) => unknown> = Parameters<F>[0];
-
-/** One web search, on `<queue>-search`: the server rate-limits that queue across all workers. */
-export function webSearch(summary: string, input: Input<SearchActivities['webSearch']>) {
-  return searchProxy.webSearch.executeWithOptions({ summary, taskQueue: `${workflowInfo().taskQueue}${SEARCH_QUEUE_SUFFIX}` }, [input]);
+/** A run's outage limit and retry settings; runs started before they existed get the defaults. */
+export interface CallPolicy {
+  maxOutage?: Duration | undefined;
+  retry?: RetrySettings | undefined;
 }
 
-/** One sandbox run, on `<queue>-sandbox`, where each worker runs only a few at once. */
-export function runCode(summary: string, input: Input<SandboxActivities['runCode']>) {
-  return sandboxProxy.runCode.executeWithOptions({ summary, taskQueue: `${workflowInfo().taskQueue}${SANDBOX_QUEUE_SUFFIX}` }, [input]);
+/** MCP servers are other people's machines: a few tries, then the step goes on without. */
+const MCP_ATTEMPTS = 3;
+
+export function activitiesFor(policy: CallPolicy) {
+  const retry = policy.retry ?? DEFAULT_RETRY;
+  const unlimited: RetryPolicy = { initialInterval: retry.initialInterval, backoffCoefficient: 2, maximumInterval: retry.maximumInterval };
+  const waitOut: Pick<ActivityOptions, 'retry' | 'scheduleToCloseTimeout'> = {
+    retry: unlimited,
+    scheduleToCloseTimeout: policy.maxOutage ?? DEFAULT_MAX_OUTAGE,
+  };
+
+  /** Model calls: one HTTP request per attempt (the client does not retry); 429 waits for its
+   *  Retry-After (nextRetryDelay); heartbeats, so a dead worker's call is retried quickly. */
+  const llm = proxyActivities<LlmActivities>({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '15 seconds', ...waitOut });
+  /** PostgreSQL reads and writes. */
+  const store = proxyActivities<StoreActivities>({ startToCloseTimeout: '1 minute', ...waitOut });
+  /** One page read; heartbeats per stage. The page's own failures are bounded by attempts inside
+   *  the activity; its extraction (an LLM call) waits out outages like any other. */
+  const crawl = proxyActivities<CrawlActivities>({ startToCloseTimeout: '3 minutes', heartbeatTimeout: '30 seconds', ...waitOut });
+  const mcp = proxyActivities<McpActivities>({
+    startToCloseTimeout: '2 minutes',
+    retry: { ...unlimited, maximumAttempts: MCP_ATTEMPTS },
+  });
+  /** One search query across the routed providers, on the rate-limited search queue. */
+  const search = proxyActivities<SearchActivities>({ startToCloseTimeout: '1 minute', ...waitOut });
+  /** Sandbox runs heartbeat while the container runs; a finished run is recorded once. */
+  const sandbox = proxyActivities<SandboxActivities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '15 seconds', ...waitOut });
+
+  type Input<F extends (...args: never[]) => unknown> = Parameters<F>[0];
+  return {
+    llm,
+    store,
+    crawl,
+    mcp,
+    /** One web search, on `<queue>-search`: the server rate-limits that queue across all workers. */
+    webSearch(summary: string, input: Input<SearchActivities['webSearch']>) {
+      return search.webSearch.executeWithOptions({ summary, taskQueue: `${workflowInfo().taskQueue}${SEARCH_QUEUE_SUFFIX}` }, [input]);
+    },
+    /** One sandbox run, on `<queue>-sandbox`, where each worker runs only a few at once. */
+    runCode(summary: string, input: Input<SandboxActivities['runCode']>) {
+      return sandbox.runCode.executeWithOptions({ summary, taskQueue: `${workflowInfo().taskQueue}${SANDBOX_QUEUE_SUFFIX}` }, [input]);
+    },
+  };
 }
+export type Calls = ReturnType<typeof activitiesFor>;

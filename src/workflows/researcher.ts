@@ -7,7 +7,7 @@ import { ErrorType } from '../shared/errors';
 import { addUsage, stepKey, ZERO_USAGE, type StepInput, type StepOutput } from '../shared/schemas';
 import type { McpToolSpec } from '../activities/mcp';
 import { legacyResearcher } from './legacy';
-import { llm, mcp, store } from './proxies';
+import { activitiesFor, type Calls } from './proxies';
 import { StepNotes } from './step-notes';
 import { runTool } from './tools';
 
@@ -19,21 +19,22 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   const convKey = `${input.step.id}/${input.attempt}`;
   const maxRounds = input.maxToolRounds ?? 8;
   const notes = new StepNotes();
+  const calls = activitiesFor(input);
   // MCP tools are discovered when the step starts, so a server added later serves later steps.
-  const mcpTools = patched('mcp-tools') ? await discoverMcpTools(input, notes) : [];
+  const mcpTools = patched('mcp-tools') ? await discoverMcpTools(calls, input, notes) : [];
   let seq = 0;
   let usage = ZERO_USAGE;
   for (let round = 0; round <= maxRounds; round++) {
     const mustAnswer = round === maxRounds;
-    const turn = await turnWithTrim(input, convKey, { seq, round, mustAnswer, mcpTools });
+    const turn = await turnWithTrim(calls, input, convKey, { seq, round, mustAnswer, mcpTools });
     usage = addUsage(usage, turn.usage);
     seq = turn.nextSeq;
     if (turn.calls.length === 0) break;
     const base = seq;
     seq += turn.calls.length;
-    await Promise.all(turn.calls.map((call, i) => runTool(input, convKey, base + i, call, notes)));
+    await Promise.all(turn.calls.map((call, i) => runTool(calls, input, convKey, base + i, call, notes)));
   }
-  const out = await llm.compressResearch.executeWithOptions({ summary: `researcher ${input.step.id}: compress findings` }, [
+  const out = await calls.llm.compressResearch.executeWithOptions({ summary: `researcher ${input.step.id}: compress findings` }, [
     {
       researchId: input.researchId,
       convKey,
@@ -47,8 +48,8 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   return { ...out, usage: addUsage(usage, out.usage), ...(failures.length ? { notes: failures } : {}) };
 }
 
-async function discoverMcpTools(input: StepInput, notes: StepNotes): Promise<McpToolSpec[]> {
-  const found = await mcp.discoverMcpTools.executeWithOptions({ summary: `researcher ${input.step.id}: discover MCP tools` }, [
+async function discoverMcpTools(calls: Calls, input: StepInput, notes: StepNotes): Promise<McpToolSpec[]> {
+  const found = await calls.mcp.discoverMcpTools.executeWithOptions({ summary: `researcher ${input.step.id}: discover MCP tools` }, [
     { role: 'researcher' },
   ]);
   for (const e of found.errors) notes.add('MCP discovery', e);
@@ -57,6 +58,7 @@ async function discoverMcpTools(input: StepInput, notes: StepNotes): Promise<Mcp
 
 /** One model turn; a context-length error shortens old tool results and asks again (twice at most). */
 async function turnWithTrim(
+  calls: Calls,
   input: StepInput,
   convKey: string,
   turn: { seq: number; round: number; mustAnswer: boolean; mcpTools: McpToolSpec[] },
@@ -76,11 +78,11 @@ async function turnWithTrim(
   const summary = `researcher ${input.step.id}: round ${turn.round + 1}${turn.mustAnswer ? ' (must answer)' : ''}`;
   for (let trim = 0; ; trim++) {
     try {
-      return await llm.researcherTurn.executeWithOptions({ summary }, [turnInput]);
+      return await calls.llm.researcherTurn.executeWithOptions({ summary }, [turnInput]);
     } catch (err) {
       const type = (err as { cause?: { type?: string } }).cause?.type;
       if (type !== ErrorType.LlmContextLength || trim >= TRIM_KEEP_LAST.length) throw err;
-      await store.trimConversation.executeWithOptions({ summary: `researcher ${input.step.id}: trim context` }, [
+      await calls.store.trimConversation.executeWithOptions({ summary: `researcher ${input.step.id}: trim context` }, [
         { researchId: input.researchId, convKey, keepLast: TRIM_KEEP_LAST[trim]! },
       ]);
     }

@@ -5,15 +5,22 @@ import { ApplicationFailure, isCancellation } from '@temporalio/workflow';
 import { ErrorType, failureMessage } from '../shared/errors';
 import type { ToolCall } from '../shared/llm-outputs';
 import type { StepInput } from '../shared/schemas';
-import { crawl, mcp, store, webSearch } from './proxies';
+import type { Calls } from './proxies';
 import type { StepNotes } from './step-notes';
 
-export async function runTool(input: StepInput, convKey: string, seq: number, call: ToolCall, notes: StepNotes): Promise<void> {
+export async function runTool(
+  calls: Calls,
+  input: StepInput,
+  convKey: string,
+  seq: number,
+  call: ToolCall,
+  notes: StepNotes,
+): Promise<void> {
   const common = { researchId: input.researchId, convKey, seq, toolCallId: call.id };
   switch (call.name) {
     case 'web_search': {
       const results = await Promise.allSettled(
-        call.args.queries.map((query) => webSearch(`search: ${query.slice(0, 80)}`, { researchId: input.researchId, query })),
+        call.args.queries.map((query) => calls.webSearch(`search: ${query.slice(0, 80)}`, { researchId: input.researchId, query })),
       );
       const search = results.map((r, i) => {
         const query = call.args.queries[i]!;
@@ -24,7 +31,7 @@ export async function runTool(input: StepInput, convKey: string, seq: number, ca
         notes.add('web search', failureMessage(r.reason));
         return { query, sourceIds: [], error: failureMessage(r.reason) };
       });
-      await store.appendToolResult.executeWithOptions({ summary: `tool result: web_search (${search.length} queries)` }, [
+      await calls.store.appendToolResult.executeWithOptions({ summary: `tool result: web_search (${search.length} queries)` }, [
         { ...common, search },
       ]);
       return;
@@ -32,7 +39,7 @@ export async function runTool(input: StepInput, convKey: string, seq: number, ca
     case 'crawl': {
       const results = await Promise.allSettled(
         call.args.urls.map((url) =>
-          crawl.crawlPage.executeWithOptions({ summary: `crawl: ${url.slice(0, 100)}` }, [
+          calls.crawl.crawlPage.executeWithOptions({ summary: `crawl: ${url.slice(0, 100)}` }, [
             { researchId: input.researchId, url, goal: call.args.goal },
           ]),
         ),
@@ -40,28 +47,28 @@ export async function runTool(input: StepInput, convKey: string, seq: number, ca
       const pages = results.map((r, i) =>
         r.status === 'fulfilled' ? r.value : { url: call.args.urls[i]!, status: 'failed' as const, reason: failureMessage(r.reason) },
       );
-      await store.appendToolResult.executeWithOptions({ summary: `tool result: crawl (${pages.length} pages)` }, [
+      await calls.store.appendToolResult.executeWithOptions({ summary: `tool result: crawl (${pages.length} pages)` }, [
         { ...common, crawl: pages },
       ]);
       return;
     }
     case 'knowledge_search': {
-      const r = await store.knowledgeSearch.executeWithOptions({ summary: 'knowledge search' }, [
+      const r = await calls.store.knowledgeSearch.executeWithOptions({ summary: 'knowledge search' }, [
         { researchId: input.researchId, query: call.args.query },
       ]);
-      await store.appendToolResult.executeWithOptions({ summary: 'tool result: knowledge_search' }, [{ ...common, text: r.text }]);
+      await calls.store.appendToolResult.executeWithOptions({ summary: 'tool result: knowledge_search' }, [{ ...common, text: r.text }]);
       return;
     }
     case 'mcp': {
       try {
-        await mcp.callMcpTool.executeWithOptions({ summary: `mcp: ${call.server}.${call.tool}` }, [
+        await calls.mcp.callMcpTool.executeWithOptions({ summary: `mcp: ${call.server}.${call.tool}` }, [
           { ...common, server: call.server, tool: call.tool, args: call.args },
         ]);
       } catch (err) {
         if (isCancellation(err)) throw err;
         notes.add(`MCP tool ${call.server}.${call.tool}`, failureMessage(err));
         // The model must hear that the tool failed, or the conversation has a call with no answer.
-        await store.appendToolResult.executeWithOptions({ summary: `tool result: ${call.server}.${call.tool} failed` }, [
+        await calls.store.appendToolResult.executeWithOptions({ summary: `tool result: ${call.server}.${call.tool} failed` }, [
           { ...common, text: `Tool ${call.server}.${call.tool} failed: ${failureMessage(err)}` },
         ]);
       }

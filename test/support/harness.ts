@@ -46,6 +46,10 @@ export function testConfig(llmUrl: string | undefined, extra: Record<string, str
     LLM_MODEL_COORDINATOR: 'scripted-coordinator',
     LLM_TIMEOUT_MS: '5000',
     LLM_PRICES: 'scripted-coordinator=1/2',
+    // Outside calls are retried without an attempt limit: fast retries keep fault tests short.
+    RETRY_INITIAL_INTERVAL: '200ms',
+    RETRY_MAX_INTERVAL: '2s',
+    WORKER_SHUTDOWN_GRACE_MS: '5000',
     ...extra,
   });
 }
@@ -72,7 +76,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const running = worker.run();
   const log = createLogger('warn');
   const app = createApp({
-    research: createResearchService({ client, taskQueue, reports: createStore(pool) }),
+    research: createResearchService({ client, taskQueue, reports: createStore(pool), retry: config.retry }),
     readiness: {
       temporal: async () => {
         await client.workflowService.describeNamespace({ namespace: 'default' });

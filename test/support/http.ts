@@ -7,10 +7,13 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Listens on an ephemeral loopback port; close() also drops keep-alive and hung connections. */
-export async function listen(handler: http.RequestListener): Promise<RunningServer> {
+/** Listens on loopback (an ephemeral port unless one is given); close() also drops keep-alive and hung connections. */
+export async function listen(handler: http.RequestListener, wantedPort = 0): Promise<RunningServer> {
   const server = http.createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(wantedPort, '127.0.0.1', () => resolve());
+  });
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}`,

@@ -79,6 +79,17 @@ export class ScriptedLlmServer {
     await this.server?.close();
   }
 
+  /** An outage: the port refuses connections until up(); requests in flight are cut. */
+  async down(): Promise<void> {
+    await this.server?.close();
+  }
+
+  /** Back on the same port after down(). */
+  async up(): Promise<void> {
+    if (!this.server) throw new Error('ScriptedLlmServer was never started');
+    this.server = await listen((req, res) => void this.handle(req, res), this.server.port);
+  }
+
   /** Replaces the script and clears the request log. Rules are tried in order; the first that
    *  matches and is not used up answers. */
   script(rules: Rule[]): this {

@@ -27,6 +27,9 @@ export interface CrawlResult {
   cached?: boolean;
 }
 
+/** Attempts at fetching one page before it counts as failed (the site, not ours, is down). */
+const PAGE_FETCH_ATTEMPTS = 4;
+
 /** Characters of page text given to the extractor; halved on each context-length error. */
 const PAGE_BUDGET_CHARS = 24_000;
 
@@ -77,7 +80,10 @@ export function createCrawlActivities(deps: { config: Pick<Config, 'crawl'>; sto
         }
         const code = (err as { code?: string; cause?: { code?: string } }).cause?.code ?? (err as { code?: string }).code;
         if (code === 'ENOTFOUND') return { ...base, status: 'failed', reason: `host not found: ${new URL(input.url).hostname}` };
-        throw err; // 5xx, 429, timeouts, resets: retried by Temporal
+        // 5xx, 429, timeouts, resets: retried, a few times; then the page is a failed page.
+        const attempt = ctx.info.attempt;
+        if (attempt >= PAGE_FETCH_ATTEMPTS) return { ...base, status: 'failed', reason: `${(err as Error).message} (${attempt} attempts)` };
+        throw err;
       }
     }
 

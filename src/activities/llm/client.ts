@@ -5,6 +5,7 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUse
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Config } from '../../config';
 import { ErrorType } from '../../shared/errors';
+import { shutdownFailure } from '../call-key';
 
 const HEARTBEAT_EVERY_MS = 3_000;
 
@@ -77,7 +78,10 @@ export async function chatCompletion(
   try {
     return await client.chat.completions.create(params, { signal: ctx.cancellationSignal });
   } catch (err) {
-    throw mapLlmError(err, params.model);
+    throw (
+      (err instanceof APIUserAbortError ? shutdownFailure(`an LLM request to ${params.model}`) : undefined) ??
+      mapLlmError(err, params.model)
+    );
   } finally {
     clearInterval(beat);
   }

@@ -5,7 +5,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type Docker from 'dockerode';
 import { ErrorType } from '../../shared/errors';
-import { activityCallKey } from '../call-key';
+import { activityCallKey, shutdownFailure } from '../call-key';
 import type { Store } from '../store';
 import { bootstrapInput, containerSpec, removeContainers, SANDBOX_LABEL } from './container';
 import { artifactType, OutputCollector, resultOfRun, resultWithoutOutput } from './output';
@@ -88,11 +88,16 @@ export function createSandboxActivities(deps: { docker: Docker; store: Store; li
       } finally {
         clearTimeout(hard);
       }
-      if (output.tooLarge) throw new Error('result too large');
+      if (output.tooLarge) {
+        throw ApplicationFailure.nonRetryable('the program printed more than any result can be', ErrorType.SandboxOutputTooLarge);
+      }
       const state = (await container.inspect()).State;
       const bootstrap = output.result();
       if (ctx.cancellationSignal.aborted) {
-        throw ApplicationFailure.create({ message: 'sandbox run cancelled', type: ErrorType.SandboxCancelled, nonRetryable: true });
+        throw (
+          shutdownFailure('a sandbox run') ??
+          ApplicationFailure.create({ message: 'sandbox run cancelled', type: ErrorType.SandboxCancelled, nonRetryable: true })
+        );
       }
       if (!bootstrap) return resultWithoutOutput(limits, state, timedOutHard, output.stderrText(), Date.now() - started);
       const rejected = [...bootstrap.rejected];

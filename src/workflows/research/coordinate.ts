@@ -3,7 +3,6 @@
 // question per round, answered by the answerClarification signal (or not, by reviewTimeout).
 import { condition } from '@temporalio/workflow';
 import { durationToMs } from '../../shared/schemas';
-import { llm } from '../proxies';
 import type { RunState } from './run-state';
 
 export type Coordination = { kind: 'answer'; answer: string } | { kind: 'research'; topic: string };
@@ -12,7 +11,7 @@ export async function coordinate(run: RunState): Promise<Coordination> {
   const opts = run.options;
   const clarifications: string[] = [];
   for (let round = 0; ; round++) {
-    const { decision, usage } = await llm.classifyRequest.executeWithOptions(
+    const { decision, usage } = await run.calls.llm.classifyRequest.executeWithOptions(
       { summary: 'coordinator: classify the request, detect its locale' },
       [
         {

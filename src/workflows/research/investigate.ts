@@ -3,19 +3,19 @@
 import { isCancellation } from '@temporalio/workflow';
 import { failureMessage } from '../../shared/errors';
 import { summarize } from '../../shared/schemas';
-import { llm, webSearch } from '../proxies';
 import type { RunState } from './run-state';
 
 /** Returns the rewritten research question. */
 export async function investigate(run: RunState, topic: string): Promise<string> {
   const opts = run.options;
   run.moveTo('planning');
-  const { expansion, usage } = await llm.expandQueries.executeWithOptions({ summary: `rewrite: question and ${opts.queryCount} queries` }, [
-    { researchId: run.id, question: `${run.question}\n(Coordinator's reading: ${topic})`, locale: run.locale, count: opts.queryCount },
-  ]);
+  const { expansion, usage } = await run.calls.llm.expandQueries.executeWithOptions(
+    { summary: `rewrite: question and ${opts.queryCount} queries` },
+    [{ researchId: run.id, question: `${run.question}\n(Coordinator's reading: ${topic})`, locale: run.locale, count: opts.queryCount }],
+  );
   run.addUsage(usage);
   const searches = await Promise.allSettled(
-    expansion.queries.map((query) => webSearch(`search: ${summarize(query, 80)}`, { researchId: run.id, query })),
+    expansion.queries.map((query) => run.calls.webSearch(`search: ${summarize(query, 80)}`, { researchId: run.id, query })),
   );
   const sourceIds: string[] = [];
   const searchErrors: string[] = [];
@@ -36,9 +36,10 @@ export async function investigate(run: RunState, topic: string): Promise<string>
     run.note(
       `Background search: a provider failed ${providerErrors.length} time(s) while others answered: ${summarize(providerErrors[0]!, 160)}`,
     );
-  const background = await llm.writeBackground.executeWithOptions({ summary: `background brief from ${sourceIds.length} sources` }, [
-    { researchId: run.id, question: expansion.researchQuestion, locale: run.locale, sourceIds, searchErrors },
-  ]);
+  const background = await run.calls.llm.writeBackground.executeWithOptions(
+    { summary: `background brief from ${sourceIds.length} sources` },
+    [{ researchId: run.id, question: expansion.researchQuestion, locale: run.locale, sourceIds, searchErrors }],
+  );
   run.addUsage(background.usage);
   return expansion.researchQuestion;
 }

@@ -1,16 +1,16 @@
 // Writes of the run's row in PostgreSQL (status, phase, plan, usage) and how a run ends: with a
 // result, cancelled (its row still says so), or failed with the reason.
 import { ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
-import { ErrorType, failureMessage } from '../../shared/errors';
+import { ErrorType } from '../../shared/errors';
+import { describeFailure, rethrowUnknown } from '../failures';
 import { summarize, type ResearchResult, type RunStatus } from '../../shared/schemas';
-import { store } from '../proxies';
 import type { RunState } from './run-state';
 
 type RunExtra = { outcome?: string; answer?: string; error?: string };
 
 export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}): Promise<void> {
   const plan = run.view().plan;
-  return store.recordRun.executeWithOptions({ summary: `store: run ${status}, phase ${run.phase}` }, [
+  return run.calls.store.recordRun.executeWithOptions({ summary: `store: run ${status}, phase ${run.phase}` }, [
     {
       id: run.id,
       tenant: run.tenant,
@@ -52,7 +52,8 @@ export async function finish(
 
 /**
  * Ends the run on an error. A cancellation is recorded (even though this scope is being cancelled)
- * and rethrown; any other error is recorded and thrown as a non-retryable failure saying why.
+ * and rethrown; a failure is recorded and thrown as a non-retryable failure saying why; a bug
+ * (not a TemporalFailure) is rethrown as it is, failing the workflow task until a fix is deployed.
  */
 export async function endOnError(run: RunState, err: unknown): Promise<never> {
   if (isCancellation(err)) {
@@ -63,7 +64,8 @@ export async function endOnError(run: RunState, err: unknown): Promise<never> {
     });
     throw err;
   }
-  run.error = summarize(failureMessage(err));
+  rethrowUnknown(err);
+  run.error = summarize(describeFailure(err, run.options.maxOutage));
   run.moveTo('done', 'failed');
   await recordRun(run, 'failed', { error: run.error });
   if (err instanceof ApplicationFailure) throw err;

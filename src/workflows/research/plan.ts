@@ -3,7 +3,6 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { ErrorType } from '../../shared/errors';
 import { summarize, type Plan } from '../../shared/schemas';
-import { llm } from '../proxies';
 import type { RunState } from './run-state';
 
 const MAX_PLAN_ATTEMPTS = 3;
@@ -11,7 +10,7 @@ const MAX_PLAN_ATTEMPTS = 3;
 export async function makePlan(run: RunState, question: string, reviewerFeedback: string): Promise<Plan> {
   let problems: string[] = [];
   for (let attempt = 1; attempt <= MAX_PLAN_ATTEMPTS; attempt++) {
-    const r = await llm.planResearch.executeWithOptions(
+    const r = await run.calls.llm.planResearch.executeWithOptions(
       { summary: `planner: attempt ${attempt}${reviewerFeedback ? ' with review feedback' : ''}` },
       [{ researchId: run.id, question, locale: run.locale, maxSteps: run.options.maxSteps, feedback: reviewerFeedback, problems }],
     );

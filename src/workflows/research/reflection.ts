@@ -5,7 +5,7 @@ import { executeChild, isCancellation } from '@temporalio/workflow';
 import { failureMessage } from '../../shared/errors';
 import { summarize, type PlanStep, type StepInput, type StepOutput } from '../../shared/schemas';
 import { coderWorkflow } from '../coder';
-import { llm } from '../proxies';
+import { describeFailure, rethrowUnknown } from '../failures';
 import { researcherWorkflow } from '../researcher';
 import type { RunState } from './run-state';
 
@@ -47,9 +47,11 @@ export async function runStepWithReflection(
     board.summary = last!.summary;
   } catch (err) {
     if (isCancellation(err)) throw err;
+    rethrowUnknown(err);
+    const reason = describeFailure(err, run.options.maxOutage);
     board.status = 'failed';
-    board.summary = `failed: ${summarize(failureMessage(err), 200)}`;
-    run.note(`Step ${step.id} failed: ${summarize(failureMessage(err), 160)}`);
+    board.summary = `failed: ${summarize(reason, 200)}`;
+    run.note(`Step ${step.id} failed: ${summarize(reason, 160)}`);
   }
 }
 
@@ -72,6 +74,8 @@ function runAttempt(
     dependencyKeys: step.dependsOn.map((d) => accepted.get(d)!.key),
     maxToolRounds: run.options.maxToolRounds,
     maxCodeAttempts: run.options.maxCodeAttempts,
+    maxOutage: run.options.maxOutage,
+    ...(run.retry ? { retry: run.retry } : {}),
   };
   const role = step.type === 'research' ? 'researcher' : 'coder';
   return executeChild(step.type === 'research' ? researcherWorkflow : coderWorkflow, {
@@ -90,13 +94,14 @@ async function judge(
   result: StepOutput,
 ): Promise<{ passed: boolean; feedback: string }> {
   try {
-    const judged = await llm.judgeStep.executeWithOptions({ summary: `judge: step ${step.id} attempt ${attempt}` }, [
+    const judged = await run.calls.llm.judgeStep.executeWithOptions({ summary: `judge: step ${step.id} attempt ${attempt}` }, [
       { researchId: run.id, key: result.key, step, question },
     ]);
     run.addUsage(judged.usage);
     return judged.verdict;
   } catch (err) {
     if (isCancellation(err)) throw err;
+    rethrowUnknown(err);
     run.step(step.id).notes.push(`judge error on attempt ${attempt}, counted as a pass: ${summarize(failureMessage(err), 160)}`);
     return { passed: true, feedback: '' };
   }

@@ -1,13 +1,12 @@
 // Phase 7, the reporter: the report is written from the accepted step results and the background;
 // code numbers the references and removes citations that resolve to nothing.
 import type { Plan, StepOutput } from '../../shared/schemas';
-import { llm } from '../proxies';
 import type { RunState } from './run-state';
 
 export async function writeReport(run: RunState, plan: Plan, question: string, accepted: Map<string, StepOutput>) {
   run.moveTo('reporting');
   const stepKeys = plan.steps.map((s) => accepted.get(s.id)?.key).filter((k): k is string => k !== undefined);
-  const report = await llm.writeReport.executeWithOptions({ summary: `reporter: report from ${stepKeys.length} step results` }, [
+  const report = await run.calls.llm.writeReport.executeWithOptions({ summary: `reporter: report from ${stepKeys.length} step results` }, [
     { researchId: run.id, question, locale: run.locale, stepKeys, notes: [...run.notes] },
   ]);
   run.addUsage(report.usage);

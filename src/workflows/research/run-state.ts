@@ -26,6 +26,7 @@ import {
   type RunStatus,
   type Usage,
 } from '../../shared/schemas';
+import { activitiesFor, type Calls } from '../proxies';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from '../search-attributes';
 import { budgetSpent } from './budget';
 
@@ -53,9 +54,13 @@ export class RunState {
   private readonly ignoredSignals: IgnoredSignal[] = [];
   private readonly deadlineAt: number | undefined;
 
+  /** The activities, with this run's outage limit and retry settings. */
+  readonly calls: Calls;
+
   constructor(private readonly input: ResearchInput) {
     this.question = input.question;
     this.options = input.options;
+    this.calls = activitiesFor({ maxOutage: input.options.maxOutage, retry: input.retry });
     const { deadline } = input.options;
     this.deadlineAt = deadline ? workflowInfo().startTime.getTime() + durationToMs(deadline) : undefined;
   }
@@ -66,6 +71,10 @@ export class RunState {
 
   get tenant(): string {
     return this.input.tenant;
+  }
+
+  get retry(): ResearchInput['retry'] {
+    return this.input.retry;
   }
 
   // ---- messages ----------------------------------------------------------------------------

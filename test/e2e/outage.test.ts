@@ -1,0 +1,87 @@
+// Transient faults wait: an LLM provider that is down for longer than the old attempt limits
+// allowed (8 attempts) only costs time. The run completes with every step, and no LLM call that had
+// completed before the outage is paid for again.
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResearchResult } from '../../src/shared/schemas';
+import { getStatusQuery } from '../../src/workflows/messages';
+import type { LoggedRequest } from '../support/llm-server';
+import { planJson, researchRules } from '../support/research-script';
+import { startHarness, type Harness } from '../support/harness';
+import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+
+const ready = Boolean(temporalAddress() && databaseUrl());
+const signature = (r: LoggedRequest) => JSON.stringify([r.rule, r.body.messages]);
+/** With the harness's backoff (200 ms doubling to 2 s), 8 attempts take about 9 s. */
+const OUTAGE_MS = 15_000;
+
+describe.skipIf(!ready)(`outages (${ready ? 'live' : missingReason()})`, () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => h?.close());
+
+  it('waits out an LLM outage longer than the old attempt limits and completes every step', async () => {
+    h.llm.script(researchRules({}, planJson([{ id: 'a' }, { id: 'b' }])));
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'How much cheaper has solar power become?', options: { autoAcceptPlan: true } })
+      .expect(202);
+    const handle = h.client.workflow.getHandle(res.body.id as string);
+    // The provider goes down when the first researcher turn is asked for, mid-run.
+    for (const end = Date.now() + 20_000; !h.llm.requests.some((r) => r.rule === 'react');) {
+      if (Date.now() > end) throw new Error('no researcher turn was asked for');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await h.llm.down();
+    const downAt = Date.now();
+    await new Promise((r) => setTimeout(r, OUTAGE_MS));
+    // While it waits, the call is being retried beyond the old limit of 8 attempts.
+    const pending = await Promise.all(
+      ['a', 'b'].map(
+        async (step) => (await h.client.workflow.getHandle(`${handle.workflowId}/step/${step}`).describe()).raw.pendingActivities ?? [],
+      ),
+    );
+    const attempts = Math.max(0, ...pending.flat().map((p) => p.attempt ?? 0));
+    expect(attempts).toBeGreaterThan(8);
+    await h.llm.up();
+
+    const result = (await handle.result()) as ResearchResult;
+    expect(result.status).toBe('completed');
+    expect(result.steps).toEqual([
+      { id: 'a', status: 'completed', attempts: 1 },
+      { id: 'b', status: 'completed', attempts: 1 },
+    ]);
+    expect(Date.now() - downAt).toBeGreaterThan(OUTAGE_MS);
+    const completed = h.llm.completed().map(signature);
+    expect(completed.length - new Set(completed).size).toBe(0);
+  }, 90_000);
+
+  it('fails the step after maxOutage, saying which call could not reach its service and why', async () => {
+    h.llm.script(researchRules({}, planJson([{ id: 'a' }])));
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'How much cheaper has solar power become?', options: { autoAcceptPlan: true, maxOutage: '3s' } })
+      .expect(202);
+    const handle = h.client.workflow.getHandle(res.body.id as string);
+    for (const end = Date.now() + 20_000; !h.llm.requests.some((r) => r.rule === 'react');) {
+      if (Date.now() > end) throw new Error('no researcher turn was asked for');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await h.llm.down();
+    // Down until the step gives up (after maxOutage); back for the report.
+    for (const end = Date.now() + 30_000; ;) {
+      const step = (await handle.query(getStatusQuery)).plan?.steps[0];
+      if (step?.status === 'failed') break;
+      if (Date.now() > end) throw new Error(`step a did not fail: ${JSON.stringify(step)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await h.llm.up();
+    const result = (await handle.result()) as ResearchResult;
+    expect(result.steps).toEqual([{ id: 'a', status: 'failed', attempts: 1 }]);
+    expect(result.notes.join('\n')).toMatch(
+      /Step a failed: researcherTurn could not be completed within maxOutage \(3s, since about \d{4}-\d\d-\d\d \d\d:\d\d UTC\): ./,
+    );
+  }, 60_000);
+});
