@@ -20,7 +20,8 @@ export const AnswerClarification = z.object({
 });
 export type AnswerClarification = z.infer<typeof AnswerClarification>;
 
-export const StepStatus = z.enum(['pending', 'running', 'completed', 'failed', 'skipped']);
+/** `cancelled`: an operator cancelled or terminated the step's child workflow; the run went on. */
+export const StepStatus = z.enum(['pending', 'running', 'completed', 'failed', 'skipped', 'cancelled']);
 export type StepStatus = z.infer<typeof StepStatus>;
 
 /** One step of the plan as the status view shows it. */

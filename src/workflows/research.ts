@@ -7,7 +7,7 @@ import type { ResearchInput, ResearchResult, StepOutput } from '../shared/schema
 import { answerClarificationSignal, approvePlanSignal, getStatusQuery, revisePlanSignal } from './messages';
 import { coordinate } from './research/coordinate';
 import { investigate } from './research/investigate';
-import { BackgroundWrites, endOnError, finish } from './research/persist';
+import { endOnError, finish } from './research/persist';
 import { writeReport } from './research/report';
 import { planAndReview } from './research/review';
 import { RunState } from './research/run-state';
@@ -20,14 +20,13 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
   setHandler(revisePlanSignal, (m) => run.revisePlan(m));
   setHandler(answerClarificationSignal, (m) => run.answerClarification(m));
   run.begin();
-  const writes = new BackgroundWrites();
   try {
     const coordination = await coordinate(run);
     if (coordination.kind === 'answer') {
       return await finish(run, 'answered_directly', coordination.answer, { outcome: 'answered_directly', answer: coordination.answer });
     }
     const question = await investigate(run, coordination.topic);
-    const reviewed = await planAndReview(run, question, writes);
+    const reviewed = await planAndReview(run, question);
     if (reviewed.kind === 'cancelled') {
       return await finish(run, 'cancelled_at_review', reviewed.reason, { outcome: 'review_timeout' }, 'cancelled');
     }
@@ -38,7 +37,6 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
       accepted = await runTeam(run, plan, question);
     }
     const report = await writeReport(run, plan, question, accepted);
-    await writes.flush();
     return await finish(run, 'report', report.summary, { outcome: 'report', answer: report.title });
   } catch (err) {
     return await endOnError(run, err);

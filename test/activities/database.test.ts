@@ -75,6 +75,22 @@ describe.skipIf(!databaseUrl())(`store on PostgreSQL (${databaseUrl() ? 'live' :
     await pool.end();
   });
 
+  it('keeps the newest write of a run row and never leaves a terminal status', async () => {
+    const pool = createPool(databaseUrl()!, 2);
+    const { recordRun } = createActivities({ config: { ...loadConfig({}), llm: {} as never }, pool }).store;
+    const id = `order-${Date.now()}`;
+    const usage = { promptTokens: 1, completionTokens: 1, costUsd: 0 };
+    const row = async () => (await pool.query('SELECT status, phase, write_seq FROM research_runs WHERE id = $1', [id])).rows[0];
+    await recordRun({ id, tenant: 't', question: 'q', status: 'running', phase: 'researching', seq: 2, usage });
+    // A write the workflow made earlier arrives late (a background write, a retried activity).
+    await recordRun({ id, tenant: 't', question: 'q', status: 'running', phase: 'planning', seq: 1, usage });
+    expect(await row()).toEqual({ status: 'running', phase: 'researching', write_seq: 2 });
+    await recordRun({ id, tenant: 't', question: 'q', status: 'completed', phase: 'done', seq: 3, usage });
+    await recordRun({ id, tenant: 't', question: 'q', status: 'running', phase: 'reporting', seq: 4, usage });
+    expect(await row()).toEqual({ status: 'completed', phase: 'done', write_seq: 3 });
+    await pool.end();
+  });
+
   it('keeps one LLM call per call key', async () => {
     const pool = createPool(databaseUrl()!, 2);
     const calls = createStore(pool).llmCalls;

@@ -16,6 +16,8 @@ export interface RunRecord {
   answer?: string | undefined;
   error?: string | undefined;
   usage: Usage;
+  /** The workflow's number for this write; runs started before it existed send none (0). */
+  seq?: number | undefined;
 }
 
 export interface LlmCallRecord {
@@ -31,21 +33,25 @@ export interface LlmCallRecord {
 
 export function runsTable(pool: pg.Pool) {
   return {
-    /** Upserts the run; the first completion time is kept, later fields win when given. */
+    /**
+     * Upserts the run; later fields win when given, unless the row already holds a newer write
+     * (higher seq) or a terminal status, which nothing overwrites. The first completion time stays.
+     */
     async record(run: RunRecord): Promise<void> {
       const terminal = run.status === 'completed' || run.status === 'failed' || run.status === 'cancelled';
       await pool.query(
         `INSERT INTO research_runs (id, tenant, question, status, outcome, locale, answer, error, prompt_tokens, completion_tokens, cost_usd,
-                                    completed_at, phase, plan, plan_version)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 THEN now() END, $13, $14, $15)
+                                    completed_at, phase, plan, plan_version, write_seq)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 THEN now() END, $13, $14, $15, $16)
          ON CONFLICT (id) DO UPDATE SET
            status = EXCLUDED.status, outcome = COALESCE(EXCLUDED.outcome, research_runs.outcome),
            locale = COALESCE(EXCLUDED.locale, research_runs.locale), answer = COALESCE(EXCLUDED.answer, research_runs.answer),
            phase = COALESCE(EXCLUDED.phase, research_runs.phase), plan = COALESCE(EXCLUDED.plan, research_runs.plan),
            plan_version = COALESCE(EXCLUDED.plan_version, research_runs.plan_version),
            error = EXCLUDED.error, prompt_tokens = EXCLUDED.prompt_tokens, completion_tokens = EXCLUDED.completion_tokens,
-           cost_usd = EXCLUDED.cost_usd, updated_at = now(),
-           completed_at = COALESCE(research_runs.completed_at, EXCLUDED.completed_at)`,
+           cost_usd = EXCLUDED.cost_usd, updated_at = now(), write_seq = EXCLUDED.write_seq,
+           completed_at = COALESCE(research_runs.completed_at, EXCLUDED.completed_at)
+         WHERE research_runs.status NOT IN ('completed', 'failed', 'cancelled') AND research_runs.write_seq <= EXCLUDED.write_seq`,
         [
           run.id,
           run.tenant,
@@ -62,6 +68,7 @@ export function runsTable(pool: pg.Pool) {
           run.phase ?? null,
           run.plan === undefined ? null : JSON.stringify(run.plan),
           run.planVersion ?? null,
+          run.seq ?? 0,
         ],
       );
     },

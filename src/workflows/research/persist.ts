@@ -10,6 +10,7 @@ type RunExtra = { outcome?: string; answer?: string; error?: string };
 
 export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}): Promise<void> {
   const plan = run.view().plan;
+  const seq = run.nextWriteSeq();
   return run.calls.store.recordRun.executeWithOptions({ summary: `store: run ${status}, phase ${run.phase}` }, [
     {
       id: run.id,
@@ -21,6 +22,7 @@ export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}
       usage: run.usage,
       plan,
       planVersion: plan?.version,
+      seq,
       ...extra,
     },
   ]);
@@ -35,6 +37,10 @@ export class BackgroundWrites {
   async flush(): Promise<void> {
     await Promise.all(this.pending);
   }
+  /** Waits for every write to end, however it ends (the run is failing anyway). */
+  async settle(): Promise<void> {
+    await Promise.allSettled(this.pending);
+  }
 }
 
 /** Ends the run with a result: phase done, the row written, the result returned. */
@@ -45,6 +51,7 @@ export async function finish(
   row: RunExtra,
   status: 'completed' | 'cancelled' = 'completed',
 ): Promise<ResearchResult> {
+  await run.writes.flush();
   run.moveTo('done', status);
   await recordRun(run, status, row);
   return run.result(outcome, summary, status);
@@ -58,6 +65,7 @@ export async function finish(
 export async function endOnError(run: RunState, err: unknown): Promise<never> {
   if (isCancellation(err)) {
     await CancellationScope.nonCancellable(async () => {
+      await run.writes.settle();
       run.error = 'cancelled';
       run.moveTo('done', 'cancelled');
       await recordRun(run, 'cancelled', { error: 'cancelled by request' });
@@ -65,6 +73,7 @@ export async function endOnError(run: RunState, err: unknown): Promise<never> {
     throw err;
   }
   rethrowUnknown(err);
+  await run.writes.settle();
   run.error = summarize(describeFailure(err, run.options.maxOutage));
   run.moveTo('done', 'failed');
   await recordRun(run, 'failed', { error: run.error });

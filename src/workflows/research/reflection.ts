@@ -1,7 +1,14 @@
 // The reflection loop of one step: run the step's child workflow, let the judge check the
 // result, and run it again with the judge's feedback, at most maxReflectionAttempts more times.
 // A judge that errors counts as a pass; a step that fails is recorded and the team goes on.
-import { executeChild, isCancellation } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  CancelledFailure,
+  ChildWorkflowFailure,
+  executeChild,
+  isCancellation,
+  TerminatedFailure,
+} from '@temporalio/workflow';
 import { failureMessage } from '../../shared/errors';
 import { summarize, type PlanStep, type StepInput, type StepOutput } from '../../shared/schemas';
 import { coderWorkflow } from '../coder';
@@ -46,6 +53,12 @@ export async function runStepWithReflection(
     board.status = 'completed';
     board.summary = last!.summary;
   } catch (err) {
+    if (stoppedByOperator(err)) {
+      board.status = 'cancelled';
+      board.summary = 'cancelled by an operator';
+      run.note(`Step ${step.id} was cancelled by an operator; the report is written without it.`);
+      return;
+    }
     if (isCancellation(err)) throw err;
     rethrowUnknown(err);
     const reason = describeFailure(err, run.options.maxOutage);
@@ -53,6 +66,15 @@ export async function runStepWithReflection(
     board.summary = `failed: ${summarize(reason, 200)}`;
     run.note(`Step ${step.id} failed: ${summarize(reason, 160)}`);
   }
+}
+
+/**
+ * The step's child was cancelled or terminated from outside (the Temporal UI, the CLI) while this
+ * run itself goes on: the step ends, the run does not.
+ */
+function stoppedByOperator(err: unknown): boolean {
+  if (!(err instanceof ChildWorkflowFailure) || CancellationScope.current().consideredCancelled) return false;
+  return err.cause instanceof CancelledFailure || err.cause instanceof TerminatedFailure;
 }
 
 /** One attempt of a step as a child workflow `<run id>/step/<step id>`. */

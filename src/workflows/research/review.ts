@@ -3,13 +3,13 @@
 // feedback. reviewTimeout ends the wait with onReviewTimeout. Waiting holds no worker.
 import { condition } from '@temporalio/workflow';
 import { durationToMs, type Plan } from '../../shared/schemas';
-import { recordRun, type BackgroundWrites } from './persist';
+import { recordRun } from './persist';
 import { makePlan } from './plan';
 import type { ReviewDecision, RunState } from './run-state';
 
 export type Reviewed = { kind: 'approved'; plan: Plan } | { kind: 'cancelled'; reason: string };
 
-export async function planAndReview(run: RunState, question: string, writes: BackgroundWrites): Promise<Reviewed> {
+export async function planAndReview(run: RunState, question: string): Promise<Reviewed> {
   const opts = run.options;
   let feedback = '';
   let revisions = 0;
@@ -17,7 +17,7 @@ export async function planAndReview(run: RunState, question: string, writes: Bac
     const plan = await makePlan(run, question, feedback);
     run.showPlan(plan, revisions);
     // Stored in the background: the research need not wait for this write.
-    writes.add(recordRun(run, 'running'));
+    run.writes.add(recordRun(run, 'running'));
     if (plan.hasEnoughContext || opts.autoAcceptPlan) return { kind: 'approved', plan };
     const decision = await awaitReview(run);
     if (!decision) {

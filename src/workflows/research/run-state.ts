@@ -27,6 +27,7 @@ import {
   type Usage,
 } from '../../shared/schemas';
 import { activitiesFor, type Calls } from '../proxies';
+import { BackgroundWrites } from './persist';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from '../search-attributes';
 import { budgetSpent } from './budget';
 
@@ -56,6 +57,9 @@ export class RunState {
 
   /** The activities, with this run's outage limit and retry settings. */
   readonly calls: Calls;
+  /** Writes of the run's row the research did not wait for; awaited before the run ends. */
+  readonly writes = new BackgroundWrites();
+  private writeSeq = 0;
 
   constructor(private readonly input: ResearchInput) {
     this.question = input.question;
@@ -71,6 +75,11 @@ export class RunState {
 
   get tenant(): string {
     return this.input.tenant;
+  }
+
+  /** Numbers the writes of the run's row, so a late one never replaces a newer one. */
+  nextWriteSeq(): number {
+    return ++this.writeSeq;
   }
 
   get retry(): ResearchInput['retry'] {

@@ -22,14 +22,16 @@ export async function runTeam(run: RunState, plan: Plan, question: string): Prom
       s.status = 'running';
       s.startedAt = Date.now();
       running++;
-      tasks.push(
-        runStepWithReflection(run, byId.get(s.id)!, question, accepted).finally(() => {
-          s.endedAt = Date.now();
-          running--;
-          changes++;
-          run.publish();
-        }),
-      );
+      const task = runStepWithReflection(run, byId.get(s.id)!, question, accepted).finally(() => {
+        s.endedAt = Date.now();
+        running--;
+        changes++;
+        run.publish();
+      });
+      // Observed below (Promise.all / allSettled); this handler only keeps a rejection that arrives
+      // before then from counting as unhandled, which would fail the workflow task.
+      task.catch(() => undefined);
+      tasks.push(task);
     }
     run.publish();
     if (running === 0) {
@@ -53,7 +55,7 @@ export async function runTeam(run: RunState, plan: Plan, question: string): Prom
 
 /** A pending step whose dependency failed or was skipped cannot run. */
 function skipBlocked(run: RunState): void {
-  const settledBadly = (id: string) => ['failed', 'skipped'].includes(run.steps.find((x) => x.id === id)?.status ?? '');
+  const settledBadly = (id: string) => ['failed', 'skipped', 'cancelled'].includes(run.steps.find((x) => x.id === id)?.status ?? '');
   for (const s of run.steps) {
     if (s.status !== 'pending') continue;
     const blocked = s.dependsOn.find(settledBadly);
