@@ -1,16 +1,23 @@
 // Temporal-facing operations behind the HTTP API (and the CLI): start a run, read its state.
 import { createHash, randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowExecutionDescription,
+} from '@temporalio/client';
+import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { RESEARCH_ID_PREFIX } from '../shared/constants';
 import { ApiError, failureMessage } from '../shared/errors';
-import type { ResearchStatusView, ResearchView } from '../shared/messages';
+import { PlanView, type ResearchStatusView, type ResearchView, type WaitingCall } from '../shared/messages';
 import {
+  Phase,
   ResearchOptions,
+  RunStatus,
   summarize,
   type ResearchRequest,
   type ResearchResult,
   type RetrySettings,
-  type RunStatus,
 } from '../shared/schemas';
 import type { Store } from '../activities/store';
 import { approvePlanSignal, getStatusQuery, revisePlanSignal } from '../workflows/messages';
@@ -20,7 +27,9 @@ import type { researchWorkflow } from '../workflows/research';
 export interface ResearchServiceDeps {
   client: Client;
   taskQueue: string;
-  reports: Pick<Store, 'getReport' | 'listArtifacts' | 'getArtifact'>;
+  reports: Pick<Store, 'getReport' | 'listArtifacts' | 'getArtifact' | 'runs'>;
+  /** How long a status query may take before the API answers from what was recorded (no worker polling). */
+  queryTimeoutMs?: number;
   /** The operator's retry settings, handed to every run (RETRY_* variables). */
   retry?: RetrySettings;
 }
@@ -55,7 +64,95 @@ export function idForIdempotencyKey(tenant: string, key: string): string {
   return `${RESEARCH_ID_PREFIX}${createHash('sha256').update(`${tenant}\u0000${key}`).digest('hex').slice(0, 32)}`;
 }
 
+const QUERY_TIMEOUT_MS = 5_000;
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+const iso = (ts: Parameters<typeof optionalTsToDate>[0]) => optionalTsToDate(ts)?.toISOString();
+
+/** Pending activities of a workflow that are being retried (attempt 2 and later). */
+function retried(desc: WorkflowExecutionDescription, step?: string): WaitingCall[] {
+  return (desc.raw.pendingActivities ?? [])
+    .filter((p) => (p.attempt ?? 1) > 1)
+    .map((p) => ({
+      ...(step ? { step } : {}),
+      activity: p.activityType?.name ?? 'unknown',
+      attempt: p.attempt ?? 0,
+      ...(p.lastFailure?.message ? { lastError: summarize(p.lastFailure.message, 300) } : {}),
+      ...(iso(p.lastStartedTime) ? { lastAttemptAt: iso(p.lastStartedTime) } : {}),
+      ...(iso(p.nextAttemptScheduleTime) ? { nextAttemptAt: iso(p.nextAttemptScheduleTime) } : {}),
+    }));
+}
+
 export function createResearchService(deps: ResearchServiceDeps) {
+  const queryTimeoutMs = deps.queryTimeoutMs ?? QUERY_TIMEOUT_MS;
+
+  /** The run's status from a worker; 503 with Retry-After when none answers (a review must see it). */
+  async function liveStatus(id: string, handle: ReturnType<Client['workflow']['getHandle']>): Promise<ResearchStatusView> {
+    try {
+      return await withTimeout(handle.query(getStatusQuery), queryTimeoutMs);
+    } catch (err) {
+      throw new ApiError(
+        503,
+        'no_worker',
+        `no worker answered for research run ${id}: ${summarize(failureMessage(err), 120)}; try again`,
+        undefined,
+        5,
+      );
+    }
+  }
+
+  /** What the run and its running steps are retrying right now (an outage, a rate limit). */
+  async function waitingCalls(id: string, desc: WorkflowExecutionDescription, view: ResearchView): Promise<WaitingCall[]> {
+    const running = (view.plan?.steps ?? []).filter((s) => s.status === 'running').map((s) => s.id);
+    const children = await Promise.all(
+      running.map((step) =>
+        deps.client.workflow
+          .getHandle(`${id}/step/${step}`)
+          .describe()
+          .then((d) => retried(d, step))
+          .catch(() => []),
+      ),
+    );
+    return [...retried(desc), ...children.flat()];
+  }
+
+  /**
+   * No worker answered the status query (none is polling, or all are busy): the status and phase
+   * Temporal's visibility holds, the plan and usage of the run's row in PostgreSQL.
+   */
+  async function recordedView(id: string, question: string, desc: WorkflowExecutionDescription, cause: unknown): Promise<ResearchView> {
+    const status = RunStatus.safeParse(desc.searchAttributes?.ResearchStatus?.[0]);
+    const phase = Phase.safeParse(desc.searchAttributes?.ResearchPhase?.[0]);
+    const row = await deps.reports.runs.get(id).catch(() => undefined);
+    if (!status.success || !phase.success) {
+      throw new ApiError(
+        503,
+        'status_unavailable',
+        `no worker answered for research run ${id}, and nothing was recorded yet`,
+        undefined,
+        5,
+      );
+    }
+    const plan = PlanView.safeParse(row?.plan);
+    return {
+      id,
+      status: status.data,
+      phase: phase.data,
+      question,
+      ...(plan.success ? { plan: plan.data } : {}),
+      ...(row ? { usage: row.usage } : {}),
+      ...(row?.error ? { error: row.error } : {}),
+      stale: `no worker answered (${summarize(failureMessage(cause), 120)}): this is what Temporal and PostgreSQL last recorded`,
+    };
+  }
+
   async function start(req: ResearchRequest, tenant: string, idempotencyKey?: string): Promise<StartResult> {
     const options = ResearchOptions.parse(req.options ?? {});
     const id = idempotencyKey ? idForIdempotencyKey(tenant, idempotencyKey) : `${RESEARCH_ID_PREFIX}${randomUUID()}`;
@@ -103,12 +200,16 @@ export function createResearchService(deps: ResearchServiceDeps) {
     const question = String(desc.memo?.question ?? '');
     const closed = TERMINAL_STATUS[desc.status.name];
     try {
-      // Queries on closed runs are answered by a worker replaying the history.
-      const view = fromStatus(id, await handle.query(getStatusQuery));
+      // Queries are answered by a worker (on closed runs, by replaying the history).
+      const view = fromStatus(id, await withTimeout(handle.query(getStatusQuery), queryTimeoutMs));
       if (closed && closed !== 'completed') view.status = closed;
+      if (!closed) {
+        const waiting = await waitingCalls(id, desc, view);
+        if (waiting.length) view.waiting = waiting;
+      }
       return view;
     } catch (err) {
-      if (!closed) throw err;
+      if (!closed) return recordedView(id, question, desc, err);
     }
     if (closed === 'completed') {
       const r = (await handle.result()) as ResearchResult;
@@ -133,7 +234,7 @@ export function createResearchService(deps: ResearchServiceDeps) {
 
   async function reviewable(id: string, planVersion: number) {
     const handle = await running(id);
-    const s = await handle.query(getStatusQuery);
+    const s = await liveStatus(id, handle);
     if (s.phase !== 'reviewing' || !s.plan)
       throw new ApiError(409, 'not_reviewing', `research run ${id} has no plan waiting for review (phase ${s.phase})`);
     if (s.plan.version !== planVersion) {
@@ -152,7 +253,7 @@ export function createResearchService(deps: ResearchServiceDeps) {
 
   async function revise(id: string, planVersion: number, feedback: string): Promise<void> {
     const handle = await reviewable(id, planVersion);
-    const s = await handle.query(getStatusQuery);
+    const s = await liveStatus(id, handle);
     if ((s.plan?.revisionsLeft ?? 0) <= 0) {
       throw new ApiError(
         409,

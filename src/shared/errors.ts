@@ -63,6 +63,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly details?: unknown,
+    /** Seconds a client should wait before asking again (a Retry-After header). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }

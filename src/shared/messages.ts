@@ -89,5 +89,23 @@ export type ResearchStatusView = z.infer<typeof ResearchStatusView>;
  * `GET /v1/research/:id`: the status view with the run's id. A closed run whose history no worker
  * can replay any more answers from its result or failure, without usage, notes or signals.
  */
-export const ResearchView = ResearchStatusView.partial({ usage: true, notes: true, ignoredSignals: true }).extend({ id: z.string() });
+/** An outside call being retried (an outage, a rate limit): what, where, how often, and why. */
+export const WaitingCall = z.object({
+  /** The plan step whose child workflow makes the call; absent for the run's own calls. */
+  step: z.string().optional(),
+  activity: z.string(),
+  attempt: z.number().int(),
+  lastError: z.string().optional(),
+  lastAttemptAt: z.string().optional(),
+  nextAttemptAt: z.string().optional(),
+});
+export type WaitingCall = z.infer<typeof WaitingCall>;
+
+export const ResearchView = ResearchStatusView.partial({ usage: true, notes: true, ignoredSignals: true }).extend({
+  id: z.string(),
+  /** Calls the run is retrying right now. */
+  waiting: z.array(WaitingCall).optional(),
+  /** Set when no worker answered: the view is what Temporal visibility and PostgreSQL last recorded. */
+  stale: z.string().optional(),
+});
 export type ResearchView = z.infer<typeof ResearchView>;

@@ -45,6 +45,18 @@ describe.skipIf(!ready)(`outages (${ready ? 'live' : missingReason()})`, () => {
     );
     const attempts = Math.max(0, ...pending.flat().map((p) => p.attempt ?? 0));
     expect(attempts).toBeGreaterThan(8);
+    // ... and the API says what the run waits for.
+    const view = await request(h.app).get(`/v1/research/${handle.workflowId}`).expect(200);
+    expect(view.body.waiting).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          step: expect.stringMatching(/^[ab]$/),
+          activity: 'researcherTurn',
+          lastError: expect.stringMatching(/connect/),
+        }),
+      ]),
+    );
+    expect(Math.max(...view.body.waiting.map((w: { attempt: number }) => w.attempt))).toBeGreaterThan(8);
     await h.llm.up();
 
     const result = (await handle.result()) as ResearchResult;

@@ -31,8 +31,31 @@ export interface LlmCallRecord {
   durationMs: number;
 }
 
+export interface RecordedRun {
+  status: RunStatus;
+  phase: string | null;
+  plan: unknown;
+  usage: Usage;
+  error: string | null;
+}
+
 export function runsTable(pool: pg.Pool) {
   return {
+    async get(id: string): Promise<RecordedRun | undefined> {
+      const { rows } = await pool.query(
+        'SELECT status, phase, plan, error, prompt_tokens, completion_tokens, cost_usd FROM research_runs WHERE id = $1',
+        [id],
+      );
+      const r = rows[0];
+      if (!r) return undefined;
+      return {
+        status: r.status,
+        phase: r.phase,
+        plan: r.plan,
+        error: r.error,
+        usage: { promptTokens: r.prompt_tokens, completionTokens: r.completion_tokens, costUsd: Number(r.cost_usd) },
+      };
+    },
     /**
      * Upserts the run; later fields win when given, unless the row already holds a newer write
      * (higher seq) or a terminal status, which nothing overwrites. The first completion time stays.

@@ -19,6 +19,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     let body: { code: string; message: string; details?: unknown } = { code: 'internal', message: 'internal error' };
     if (err instanceof ApiError) {
       status = err.status;
+      if (err.retryAfterSeconds !== undefined) res.set('Retry-After', String(err.retryAfterSeconds));
       body = { code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}) };
     } else if (err instanceof ZodError) {
       status = 400;

@@ -1,0 +1,67 @@
+// When no worker polls (all stopped, a deploy in progress), the API still answers: the status from
+// Temporal's visibility and the run's row in PostgreSQL, marked stale; a review answers 503 with
+// Retry-After. Never a 500.
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/api/app';
+import { createResearchService } from '../../src/api/research-service';
+import { createStore } from '../../src/activities/store';
+import { createLogger } from '../../src/infra/logger';
+import { getStatusQuery } from '../../src/workflows/messages';
+import { researchRules } from '../support/research-script';
+import { startHarness, type Harness } from '../support/harness';
+import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+
+const ready = Boolean(temporalAddress() && databaseUrl());
+
+describe.skipIf(!ready)(`the API without a worker (${ready ? 'live' : missingReason()})`, () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => h?.close());
+
+  it('answers from what was recorded, and 503 with Retry-After for a review', async () => {
+    h.llm.script(researchRules());
+    const res = await request(h.app).post('/v1/research').send({ question: 'How much cheaper has solar power become?' }).expect(202);
+    const id = res.body.id as string;
+    const handle = h.client.workflow.getHandle(id);
+    for (const end = Date.now() + 20_000; (await handle.query(getStatusQuery)).phase !== 'reviewing';) {
+      if (Date.now() > end) throw new Error('the plan never went to review');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // The plan's row write runs in the background: wait until PostgreSQL has it.
+    for (const end = Date.now() + 10_000; !(await h.pool.query('SELECT plan FROM research_runs WHERE id = $1', [id])).rows[0]?.plan;) {
+      if (Date.now() > end) throw new Error('the plan was never recorded');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    h.worker.shutdown();
+    await new Promise((r) => setTimeout(r, 500));
+
+    const app = createApp({
+      research: createResearchService({ client: h.client, taskQueue: h.taskQueue, reports: createStore(h.pool), queryTimeoutMs: 1_000 }),
+      readiness: {},
+      log: createLogger('warn'),
+    });
+    const view = await request(app).get(`/v1/research/${id}`).expect(200);
+    expect(view.body).toMatchObject({
+      id,
+      status: 'awaiting_review',
+      phase: 'reviewing',
+      plan: {
+        version: 1,
+        title: 'Solar cost research plan',
+        steps: [
+          { id: 'a', status: 'pending' },
+          { id: 'b', status: 'pending' },
+        ],
+      },
+    });
+    expect(view.body.stale).toMatch(/^no worker answered .*: this is what Temporal and PostgreSQL last recorded$/);
+
+    const approve = await request(app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(503);
+    expect(approve.headers['retry-after']).toBe('5');
+    expect(approve.body.error.code).toBe('no_worker');
+    await handle.terminate('test over');
+  }, 60_000);
+});
