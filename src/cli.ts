@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, llmConfigured, type Config } from './config';
 import { createLogger, type Logger } from './infra/logger';
+import { acquireDevLock } from './infra/dev-lock';
 import { resolveDataDir } from './infra/paths';
 import { redactUrl } from './infra/postgres';
 import { connectTemporal, installTemporalRuntime, openDatabase } from './infra/services';
@@ -23,9 +24,13 @@ Configuration comes from the environment; see README.md.`;
 
 type Cleanup = () => Promise<void>;
 
-/** Runs cleanups in reverse order of registration on SIGINT/SIGTERM; a second signal forces exit. */
-function onShutdown(log: Logger, cleanups: Cleanup[]): Promise<void> {
-  return new Promise((resolve) => {
+/**
+ * Runs cleanups in reverse order of registration on SIGINT/SIGTERM (or `stopNow`, for a start that
+ * failed); a second signal forces exit.
+ */
+function onShutdown(log: Logger, cleanups: Cleanup[]): Promise<void> & { stopNow(reason: string): Promise<void> } {
+  let stopFn: (reason: string) => Promise<void> = async () => undefined;
+  const done = new Promise<void>((resolve) => {
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) {
@@ -43,9 +48,11 @@ function onShutdown(log: Logger, cleanups: Cleanup[]): Promise<void> {
       }
       resolve();
     };
+    stopFn = stop;
     process.on('SIGINT', () => void stop('SIGINT'));
     process.on('SIGTERM', () => void stop('SIGTERM'));
   });
+  return Object.assign(done, { stopNow: (reason: string) => stopFn(reason) });
 }
 
 async function startTemporal(config: Config, log: Logger): Promise<{ address: string; dev?: DevServer }> {
@@ -73,9 +80,15 @@ async function runDev(config: Config, log: Logger): Promise<void> {
   const cleanups: Cleanup[] = [];
   const shutdown = onShutdown(log, cleanups);
   try {
+    // One dev per data directory; a Temporal server a killed dev left behind is stopped first.
+    const lock = await acquireDevLock(resolveDataDir(config.dataDir), log);
+    cleanups.push(async () => lock.release());
     // The three slow parts (Temporal server, PGlite's start, the workflow bundle) run side by side.
     const [temporalR, dbR, bundleR] = await Promise.allSettled([
-      startTemporal(config, log),
+      startTemporal(config, log).then((t) => {
+        if (t.dev?.process.pid) lock.setTemporalPid(t.dev.process.pid);
+        return t;
+      }),
       openDatabase(config, log, { allowEmbedded: true }),
       bundleWorkflows(),
     ]);
@@ -126,8 +139,7 @@ async function runDev(config: Config, log: Logger): Promise<void> {
     if (!llmConfigured(config)) log.warn(LLM_NOT_CONFIGURED_MESSAGE);
   } catch (err) {
     log.error((err as Error).message);
-    process.kill(process.pid, 'SIGTERM');
-    await shutdown;
+    await shutdown.stopNow('start failed');
     process.exitCode = 1;
     return;
   }

@@ -103,6 +103,54 @@ describe.skipIf(!cli)(`deep-research dev (${cli ? 'live' : missingReason()})`, (
     for (const p of ports) expect(await portIsFree(p)).toBe(true);
   }, 240_000);
 
+  it('survives its own kill -9: a second dev on the data directory refuses, a restart stops the orphan and resumes', async () => {
+    dev = spawnCli(['dev'], env);
+    const api = (await dev.waitFor(/API\s+(http:\/\/\S+)/, 90_000))[1]!;
+    await dev.waitFor(/deep-research is running/, 5_000);
+
+    // One dev per data directory.
+    const second = spawnCli(['dev'], env);
+    expect(await second.exited(30_000)).toBe(1);
+    expect(second.output()).toMatch(new RegExp(`another \`deep-research dev\` \\(pid ${dev.child.pid}\\) is using the data directory`));
+
+    llm.script(
+      researchRules({
+        coordinator: {
+          json: { action: 'research', locale: 'en-US', directAnswer: null, researchTopic: 'Killed topic', clarificationQuestion: null },
+          delayMs: 1_500,
+        },
+      }),
+    );
+    const started = await fetch(`${api}/v1/research`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ question: 'What survives kill -9?', options: { autoAcceptPlan: true } }),
+    });
+    const { id } = (await started.json()) as { id: string };
+    while (!llm.requests.some((r) => r.rule === 'coordinator')) await new Promise((r) => setTimeout(r, 50));
+    dev.child.kill('SIGKILL');
+    await dev.exited(10_000);
+    // The Temporal dev server runs on, in a process group of its own.
+    expect(await portIsFree(Number(env.TEMPORAL_PORT))).toBe(false);
+
+    dev = spawnCli(['dev'], env);
+    await dev.waitFor(/deep-research is running/, 90_000);
+    expect(dev.output()).toMatch(/stopping the Temporal dev server \(pid \d+\) that a killed `deep-research dev` left running/);
+    let view: Record<string, unknown> = {};
+    for (const end = Date.now() + 60_000; Date.now() < end;) {
+      view = (await getJson(`${api}/v1/research/${id}`)).body;
+      if (view.status === 'completed' || view.status === 'failed') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(view).toMatchObject({ id, status: 'completed', phase: 'done' });
+    // The coordinator call cut by the kill was never completed, so it is the only one made again.
+    expect(llm.completed().filter((r) => r.rule === 'coordinator')).toHaveLength(1);
+
+    dev.child.kill('SIGINT');
+    expect(await dev.exited(30_000)).toBe(0);
+    for (const p of ports) expect(await portIsFree(p)).toBe(true);
+  }, 240_000);
+
   it('stops with the variable name when the configuration is wrong', async () => {
     const bad = spawnCli(['dev'], { ...env, API_PORT: 'not-a-port' });
     expect(await bad.exited(30_000)).toBe(2);

@@ -30,11 +30,12 @@ describe.skipIf(!ready)(`an operator stops one step (${ready ? 'live' : missingR
       .send({ question: 'How much cheaper has solar power become?', options: { autoAcceptPlan: true } })
       .expect(202);
     const handle = h.client.workflow.getHandle(res.body.id as string);
-    for (const end = Date.now() + 20_000; ;) {
-      const steps = (await handle.query(getStatusQuery)).plan?.steps ?? [];
-      if (steps.filter((s) => s.status === 'running').length === 3) break;
-      if (Date.now() > end) throw new Error(`steps did not start: ${JSON.stringify(steps)}`);
-      await new Promise((r) => setTimeout(r, 100));
+    // Both slow turns are at the provider: the children of steps a and b exist and are busy.
+    const busy = (title: string) =>
+      h.llm.requests.some((r) => r.rule === 'react' && stepTitleOf(r.body) === title && r.endedAt === undefined);
+    for (const end = Date.now() + 20_000; !(busy('Step a') && busy('Step b'));) {
+      if (Date.now() > end) throw new Error(`steps a and b did not start: ${JSON.stringify((await handle.query(getStatusQuery)).plan)}`);
+      await new Promise((r) => setTimeout(r, 50));
     }
     await h.client.workflow.getHandle(`${handle.workflowId}/step/a`).cancel();
     await h.client.workflow.getHandle(`${handle.workflowId}/step/b`).terminate('runaway step');
