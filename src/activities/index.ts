@@ -35,7 +35,12 @@ const SANDBOX_CAPS = { outputBytes: 65_536, artifactFiles: 20, artifactFileBytes
 export function createActivities(deps: ActivityDeps) {
   const store = createStore(deps.pool);
   let client = deps.llmClient;
-  const llm = createLlm({ config: deps.config, calls: store.llmCalls, client: () => (client ??= createLlmClient(deps.config)) });
+  const llm = createLlm({
+    config: deps.config,
+    calls: store.llmCalls,
+    leases: store.llmLeases,
+    client: () => (client ??= createLlmClient(deps.config)),
+  });
   const sb = deps.config.sandbox;
   const sandbox = createSandboxActivities({
     docker: new Docker({ socketPath: sb.dockerSocket }),

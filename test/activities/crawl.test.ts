@@ -34,7 +34,11 @@ describe.skipIf(!ready)(`crawl activity (${ready ? 'live' : missingReason()})`, 
     pool = createPool(databaseUrl()!, 4);
     const store = createStore(pool);
     const client = createLlmClient(config);
-    crawl = createCrawlActivities({ config, store, llm: createLlm({ config, calls: store.llmCalls, client: () => client }) }).crawlPage;
+    crawl = createCrawlActivities({
+      config,
+      store,
+      llm: createLlm({ config, calls: store.llmCalls, leases: store.llmLeases, client: () => client }),
+    }).crawlPage;
     llm.script([
       {
         match: bySchema('PageExtract'),

@@ -3,7 +3,8 @@
 // content filter and refusal checked, at most one repair request, then one row in the call log.
 import type OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
-import { ApplicationFailure } from '@temporalio/activity';
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Config } from '../../config';
 import { llmConfigured } from '../../config';
 import type { LlmRole } from '../../shared/constants';
@@ -11,7 +12,7 @@ import { ErrorType, LLM_NOT_CONFIGURED_MESSAGE } from '../../shared/errors';
 import type { Usage } from '../../shared/schemas';
 import { activityCallKey } from '../call-key';
 import type { Message } from '../store';
-import type { LlmCallsTable } from '../store/runs';
+import type { LlmCallsTable, LlmLeasesTable } from '../store/runs';
 import { chatCompletion, estimateCostUsd } from './client';
 import type { PromptOutput, PromptVars, StructuredPrompt } from './prompts';
 import { renderPrompt } from './render';
@@ -49,19 +50,49 @@ export interface ModelResult<T> {
 export interface LlmDeps {
   config: Pick<Config, 'llm'>;
   calls: LlmCallsTable;
+  leases: LlmLeasesTable;
   client: () => OpenAI;
 }
+
+/** A claim on a call lives this long unless its holder renews it (every LEASE_RENEW_MS). */
+const LEASE_TTL_MS = 30_000;
+const LEASE_RENEW_MS = 10_000;
+/** How often an attempt that found the call claimed looks for the holder's answer. */
+const WAIT_POLL_MS = 500;
 
 export function createLlm(deps: LlmDeps) {
   async function complete<T>(req: ModelRequest<T>): Promise<ModelResult<T>> {
     if (!llmConfigured(deps.config)) throw ApplicationFailure.nonRetryable(LLM_NOT_CONFIGURED_MESSAGE, ErrorType.LlmNotConfigured);
     const callKey = activityCallKey(req.key);
     const model = deps.config.llm.models[req.role];
-    const earlier = await deps.calls.find(callKey);
-    if (earlier) {
-      const value = req.reuse(earlier.response);
-      if (value !== undefined) return { output: value, model: earlier.model, usage: earlier.usage, reused: true };
+    const reusable = async (): Promise<ModelResult<T> | undefined> => {
+      const earlier = await deps.calls.find(callKey);
+      const value = earlier ? req.reuse(earlier.response) : undefined;
+      return earlier && value !== undefined ? { output: value, model: earlier.model, usage: earlier.usage, reused: true } : undefined;
+    };
+    const earlier = await reusable();
+    if (earlier) return earlier;
+    // Two attempts of one activity can be alive at once (a heartbeat timeout during a network cut):
+    // the one that claims the call pays for it, the other waits for its answer.
+    const holder = `${Context.current().info.attempt}/${randomUUID()}`;
+    while (!(await deps.leases.claim(callKey, holder, LEASE_TTL_MS))) {
+      Context.current().heartbeat({ waitingFor: 'another attempt of this call' });
+      await Context.current().sleep(WAIT_POLL_MS);
+      const answered = await reusable();
+      if (answered) return answered;
     }
+    const renew = setInterval(() => void deps.leases.claim(callKey, holder, LEASE_TTL_MS).catch(() => undefined), LEASE_RENEW_MS);
+    try {
+      // The previous holder may have answered between our look and our claim.
+      return (await reusable()) ?? (await send(req, callKey, model));
+    } finally {
+      clearInterval(renew);
+      await deps.leases.release(callKey, holder).catch(() => undefined);
+    }
+  }
+
+  /** The HTTP rounds of a claimed call: one answer, at most one repair, every request's usage logged. */
+  async function send<T>(req: ModelRequest<T>, callKey: string, model: string): Promise<ModelResult<T>> {
     const client = deps.client();
     const messages = [...req.messages];
     const tokens = { promptTokens: 0, completionTokens: 0 };
@@ -74,8 +105,16 @@ export function createLlm(deps: LlmDeps) {
         ...(req.tools ? { tools: req.tools, tool_choice: 'auto' as const } : {}),
         ...(req.responseFormat ? { response_format: req.responseFormat } : {}),
       });
-      tokens.promptTokens += completion.usage?.prompt_tokens ?? 0;
-      tokens.completionTokens += completion.usage?.completion_tokens ?? 0;
+      const spent = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
+      tokens.promptTokens += spent.promptTokens;
+      tokens.completionTokens += spent.completionTokens;
+      const spentCost = estimateCostUsd(deps.config.llm.prices, model, spent.promptTokens, spent.completionTokens);
+      await deps.leases.logRequest({
+        researchId: req.researchId,
+        callKey,
+        model: completion.model || model,
+        usage: { ...spent, costUsd: spentCost },
+      });
       const choice = completion.choices?.[0];
       if (choice?.finish_reason === 'content_filter')
         throw ApplicationFailure.nonRetryable(`model ${model} refused: content filter`, ErrorType.LlmContentFilter);

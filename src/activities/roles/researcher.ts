@@ -101,8 +101,14 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
       },
       read: (choice) => readTurn(choice, input.mcpTools, forcedAnswer),
     });
-    await conversations.put(input.researchId, input.convKey, seq, turn.output.message);
-    return { nextSeq: seq + 1, calls: turn.output.calls, usage: turn.usage, ...(forcedAnswer ? { forcedAnswer } : {}) };
+    // First writer wins: if another attempt stored this turn already, its tool calls are the ones
+    // the conversation goes on with.
+    const stored = (await conversations.putFirst(input.researchId, input.convKey, seq, turn.output.message)) as AssistantMessage;
+    const calls =
+      JSON.stringify(stored) === JSON.stringify(turn.output.message)
+        ? turn.output.calls
+        : parseToolCalls(stored.tool_calls ?? [], input.mcpTools).calls;
+    return { nextSeq: seq + 1, calls, usage: turn.usage, ...(forcedAnswer ? { forcedAnswer } : {}) };
   }
 
   /** Compresses the conversation into the step's findings, citing only sources it retrieved. */

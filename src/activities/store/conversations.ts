@@ -14,6 +14,19 @@ export function conversationsTable(pool: pg.Pool) {
       );
       return rows;
     },
+    /** Writes a message unless one is already at that position; returns the one that is there. */
+    async putFirst(researchId: string, convKey: string, seq: number, message: Message): Promise<Message> {
+      await pool.query(
+        `INSERT INTO conversation_messages (research_id, conv_key, seq, message) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (research_id, conv_key, seq) DO NOTHING`,
+        [researchId, convKey, seq, JSON.stringify(message)],
+      );
+      const { rows } = await pool.query<{ message: Message }>(
+        'SELECT message FROM conversation_messages WHERE research_id = $1 AND conv_key = $2 AND seq = $3',
+        [researchId, convKey, seq],
+      );
+      return rows[0]!.message;
+    },
     async put(researchId: string, convKey: string, seq: number, message: Message): Promise<void> {
       await pool.query(
         `INSERT INTO conversation_messages (research_id, conv_key, seq, message) VALUES ($1, $2, $3, $4)

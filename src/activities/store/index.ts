@@ -4,7 +4,7 @@
 import type pg from 'pg';
 import { conversationsTable } from './conversations';
 import { documentTables } from './documents';
-import { llmCallsTable, runsTable, sandboxRunsTable } from './runs';
+import { llmCallsTable, llmLeasesTable, runsTable, sandboxRunsTable } from './runs';
 
 export type { Message } from './conversations';
 export type { ArtifactRecord, ReportRecord, StoredDocument, StoredPage, StoredSource } from './documents';
@@ -14,6 +14,7 @@ export function createStore(pool: pg.Pool) {
   return {
     runs: runsTable(pool),
     llmCalls: llmCallsTable(pool),
+    llmLeases: llmLeasesTable(pool),
     sandboxRuns: sandboxRunsTable(pool),
     conversations: conversationsTable(pool),
     ...documentTables(pool),

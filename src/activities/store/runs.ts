@@ -140,6 +140,34 @@ export function llmCallsTable(pool: pg.Pool) {
 }
 export type LlmCallsTable = ReturnType<typeof llmCallsTable>;
 
+/** Claims on LLM calls in flight: one attempt of an activity pays, another waits for its answer. */
+export function llmLeasesTable(pool: pg.Pool) {
+  return {
+    /** Takes the claim, or renews it for its holder; false while another holder's claim is live. */
+    async claim(callKey: string, holder: string, ttlMs: number): Promise<boolean> {
+      const { rows } = await pool.query(
+        `INSERT INTO llm_call_leases (call_key, holder, expires_at) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
+         ON CONFLICT (call_key) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+         WHERE llm_call_leases.expires_at < now() OR llm_call_leases.holder = EXCLUDED.holder
+         RETURNING holder`,
+        [callKey, holder, ttlMs],
+      );
+      return rows.length === 1;
+    },
+    async release(callKey: string, holder: string): Promise<void> {
+      await pool.query('DELETE FROM llm_call_leases WHERE call_key = $1 AND holder = $2', [callKey, holder]);
+    },
+    /** One HTTP request and the usage it reported (append-only). */
+    async logRequest(r: { researchId: string; callKey: string; model: string; usage: Usage }): Promise<void> {
+      await pool.query(
+        'INSERT INTO llm_requests (research_id, call_key, model, prompt_tokens, completion_tokens, cost_usd) VALUES ($1, $2, $3, $4, $5, $6)',
+        [r.researchId, r.callKey, r.model, r.usage.promptTokens, r.usage.completionTokens, r.usage.costUsd],
+      );
+    },
+  };
+}
+export type LlmLeasesTable = ReturnType<typeof llmLeasesTable>;
+
 export function sandboxRunsTable(pool: pg.Pool) {
   return {
     async find<T>(callKey: string): Promise<T | undefined> {
