@@ -117,6 +117,7 @@ async function runDev(config: Config, log: Logger): Promise<void> {
       log,
       preflight: () => (llmConfigured(config) ? undefined : LLM_NOT_CONFIGURED_MESSAGE),
       retry: config.retry,
+      llm: config.llm,
     });
     cleanups.push(() => api.close());
 
@@ -180,6 +181,7 @@ async function runApi(config: Config, log: Logger): Promise<void> {
     port: config.api.port,
     log,
     retry: config.retry,
+    llm: config.llm,
   });
   cleanups.push(() => api.close());
   process.stdout.write(`API listening on ${api.url}\n`);

@@ -7,6 +7,7 @@ import { createApp } from './api/app';
 import { createResearchService } from './api/research-service';
 import { createStore } from './activities/store';
 import type { Logger } from './infra/logger';
+import type { Config } from './config';
 import type { RetrySettings } from './shared/schemas';
 
 export interface ApiServerDeps {
@@ -19,6 +20,7 @@ export interface ApiServerDeps {
   log: Logger;
   preflight?: () => string | undefined;
   retry?: RetrySettings;
+  llm?: Pick<Config['llm'], 'models' | 'prices'>;
 }
 
 export interface ApiServer {
@@ -35,6 +37,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
       taskQueue: deps.taskQueue,
       reports: store,
       ...(deps.retry ? { retry: deps.retry } : {}),
+      ...(deps.llm ? { llm: deps.llm } : {}),
     }),
     readiness: {
       temporal: async () => {

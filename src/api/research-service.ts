@@ -20,6 +20,7 @@ import {
   type RetrySettings,
 } from '../shared/schemas';
 import type { Store } from '../activities/store';
+import type { Config } from '../config';
 import { approvePlanSignal, getStatusQuery, revisePlanSignal } from '../workflows/messages';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchTenantKey } from '../workflows/search-attributes';
 import type { researchWorkflow } from '../workflows/research';
@@ -28,6 +29,8 @@ export interface ResearchServiceDeps {
   client: Client;
   taskQueue: string;
   reports: Pick<Store, 'getReport' | 'listArtifacts' | 'getArtifact' | 'runs'>;
+  /** Models per role and their prices: a cost budget needs a price for every model it would spend on. */
+  llm?: Pick<Config['llm'], 'models' | 'prices'>;
   /** How long a status query may take before the API answers from what was recorded (no worker polling). */
   queryTimeoutMs?: number;
   /** The operator's retry settings, handed to every run (RETRY_* variables). */
@@ -155,6 +158,17 @@ export function createResearchService(deps: ResearchServiceDeps) {
 
   async function start(req: ResearchRequest, tenant: string, idempotencyKey?: string): Promise<StartResult> {
     const options = ResearchOptions.parse(req.options ?? {});
+    if (options.maxCostUsd !== undefined && deps.llm) {
+      const unpriced = [...new Set(Object.values(deps.llm.models))].filter((m) => !deps.llm!.prices[m]);
+      if (unpriced.length) {
+        throw new ApiError(
+          400,
+          'cost_unknown',
+          `options.maxCostUsd needs the price of every model the run uses, and ${unpriced.join(', ')} has none: set LLM_PRICES (model=input/output USD per million tokens)`,
+          { unpriced },
+        );
+      }
+    }
     const id = idempotencyKey ? idForIdempotencyKey(tenant, idempotencyKey) : `${RESEARCH_ID_PREFIX}${randomUUID()}`;
     const hash = requestHash(tenant, req);
     try {

@@ -38,7 +38,7 @@ export const ResearchOptions = z
     locale: Locale.optional(),
     maxTokens: z.number().int().positive().optional(),
     maxCostUsd: z.number().positive().optional(),
-    /** Wall-clock budget from the start of the run. */
+    /** Wall-clock budget of the research, counted from when it starts (after the plan review). */
     deadline: Duration.optional(),
     /** How long an outage of one outside system (LLM, PostgreSQL, search, Docker) is waited out
      *  before the step or run that needs it fails, saying which one was down. */

@@ -34,6 +34,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     let accepted = new Map<string, StepOutput>();
     if (!plan.hasEnoughContext) {
       run.moveTo('researching');
+      run.startResearchClock();
       accepted = await runTeam(run, plan, question);
     }
     const report = await writeReport(run, plan, question, accepted);

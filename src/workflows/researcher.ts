@@ -32,7 +32,9 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
     if (turn.calls.length === 0) break;
     const base = seq;
     seq += turn.calls.length;
-    await Promise.all(turn.calls.map((call, i) => runTool(calls, input, convKey, base + i, call, notes)));
+    // Tools that call the model (page extraction) count against the budget too.
+    const toolUsage = await Promise.all(turn.calls.map((call, i) => runTool(calls, input, convKey, base + i, call, notes)));
+    for (const u of toolUsage) usage = addUsage(usage, u);
   }
   const out = await calls.llm.compressResearch.executeWithOptions({ summary: `researcher ${input.step.id}: compress findings` }, [
     {

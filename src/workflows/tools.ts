@@ -4,7 +4,7 @@
 import { ApplicationFailure, isCancellation } from '@temporalio/workflow';
 import { ErrorType, failureMessage } from '../shared/errors';
 import type { ToolCall } from '../shared/llm-outputs';
-import type { StepInput } from '../shared/schemas';
+import { addUsage, ZERO_USAGE, type StepInput, type Usage } from '../shared/schemas';
 import type { Calls } from './proxies';
 import type { StepNotes } from './step-notes';
 
@@ -15,7 +15,7 @@ export async function runTool(
   seq: number,
   call: ToolCall,
   notes: StepNotes,
-): Promise<void> {
+): Promise<Usage> {
   const common = { researchId: input.researchId, convKey, seq, toolCallId: call.id };
   switch (call.name) {
     case 'web_search': {
@@ -34,7 +34,7 @@ export async function runTool(
       await calls.store.appendToolResult.executeWithOptions({ summary: `tool result: web_search (${search.length} queries)` }, [
         { ...common, search },
       ]);
-      return;
+      return ZERO_USAGE;
     }
     case 'crawl': {
       const results = await Promise.allSettled(
@@ -50,14 +50,14 @@ export async function runTool(
       await calls.store.appendToolResult.executeWithOptions({ summary: `tool result: crawl (${pages.length} pages)` }, [
         { ...common, crawl: pages },
       ]);
-      return;
+      return pages.reduce((sum, p) => addUsage(sum, p.usage ?? ZERO_USAGE), ZERO_USAGE);
     }
     case 'knowledge_search': {
       const r = await calls.store.knowledgeSearch.executeWithOptions({ summary: 'knowledge search' }, [
         { researchId: input.researchId, query: call.args.query },
       ]);
       await calls.store.appendToolResult.executeWithOptions({ summary: 'tool result: knowledge_search' }, [{ ...common, text: r.text }]);
-      return;
+      return ZERO_USAGE;
     }
     case 'mcp': {
       try {
@@ -72,7 +72,7 @@ export async function runTool(
           { ...common, text: `Tool ${call.server}.${call.tool} failed: ${failureMessage(err)}` },
         ]);
       }
-      return;
+      return ZERO_USAGE;
     }
     default:
       throw ApplicationFailure.nonRetryable(

@@ -87,6 +87,18 @@ describe.skipIf(!ready)(`research API (${ready ? 'live' : missingReason()})`, ()
     await h.client.workflow.getHandle(other.body.id).result();
   });
 
+  it('refuses a cost budget when a model has no price, naming LLM_PRICES, and starts nothing', async () => {
+    const before = h.llm.requests.length;
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'q', options: { maxCostUsd: 1 } })
+      .expect(400);
+    expect(res.body.error.code).toBe('cost_unknown');
+    expect(res.body.error.message).toMatch(/options\.maxCostUsd needs the price of every model .*scripted-default.* set LLM_PRICES/);
+    expect(res.body.error.details.unpriced).toEqual(['scripted-default']);
+    expect(h.llm.requests.length).toBe(before);
+  });
+
   it('answers 404 for an unknown run and an unknown route', async () => {
     const res = await request(h.app).get('/v1/research/research-does-not-exist').expect(404);
     expect(res.body.error).toEqual({ code: 'not_found', message: 'no research run with id research-does-not-exist' });

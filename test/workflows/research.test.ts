@@ -347,6 +347,31 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(report.text).toMatch(/> Research stopped early/);
   });
 
+  it('counts the deadline from the start of the research, not from the time the plan waited for review', async () => {
+    const id = await start({ deadline: '3s' });
+    await waitFor(id, (s) => s.phase === 'reviewing');
+    await new Promise((r) => setTimeout(r, 3_500));
+    await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(202);
+    const r = await result(id);
+    expect(r.steps).toEqual([
+      { id: 'a', status: 'completed', attempts: 1 },
+      { id: 'b', status: 'completed', attempts: 1 },
+    ]);
+    expect(r.notes.join('\n')).not.toMatch(/time budget/);
+  });
+
+  it('counts every LLM request of the run in its usage, page extraction included', async () => {
+    const id = await start({ autoAcceptPlan: true });
+    const r = await result(id);
+    expect(requestsFor('extractor').length).toBeGreaterThan(0);
+    const { rows } = await h.pool.query(
+      'SELECT count(*)::int AS n, sum(prompt_tokens)::int AS prompt, sum(completion_tokens)::int AS completion FROM llm_requests WHERE research_id = $1',
+      [id],
+    );
+    expect(rows[0].n).toBe(h.llm.completed().filter((q) => userText(q.body).length > 0).length);
+    expect(r.usage).toMatchObject({ promptTokens: rows[0].prompt, completionTokens: rows[0].completion });
+  });
+
   it('asks a clarifying question and continues with the answer', async () => {
     const coordinator = (req: ChatRequest, n: number): Reply => ({
       json: {

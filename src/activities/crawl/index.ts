@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Config } from '../../config';
 import { ErrorType } from '../../shared/errors';
-import { summarize } from '../../shared/schemas';
+import { summarize, type Usage } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
 import { sourceIdFor } from '../search/sources';
@@ -24,6 +24,8 @@ export interface CrawlResult {
   /** Short summary of what the page says about the goal. */
   summary?: string;
   relevant?: boolean;
+  /** What the extraction cost (the page's read is free); counted against the run's budget. */
+  usage?: Usage;
   cached?: boolean;
 }
 
@@ -123,6 +125,7 @@ export function createCrawlActivities(deps: { config: Pick<Config, 'crawl'>; sto
           summary: summarize(r.output.summary, 300),
           relevant: r.output.relevant,
           cached,
+          usage: r.usage,
         };
       } catch (err) {
         if (err instanceof ApplicationFailure && err.type === ErrorType.LlmContextLength && attempt < 3 && budget > 2_000) {

@@ -1,7 +1,7 @@
 // The research run's state: the plan and its step board, usage, notes, the review and the
 // clarification being waited for. The status view the query returns is derived from it, and the
 // message handlers are its methods.
-import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type {
   AnswerClarification,
   ApprovePlan,
@@ -53,7 +53,7 @@ export class RunState {
   /** The locale the coordinator settled on; until then the option's, or en-US. */
   private detectedLocale?: string;
   private readonly ignoredSignals: IgnoredSignal[] = [];
-  private readonly deadlineAt: number | undefined;
+  private deadlineAt: number | undefined;
 
   /** The activities, with this run's outage limit and retry settings. */
   readonly calls: Calls;
@@ -66,6 +66,7 @@ export class RunState {
     this.options = input.options;
     this.calls = activitiesFor({ maxOutage: input.options.maxOutage, retry: input.retry });
     const { deadline } = input.options;
+    // Runs started before patch 'deadline-after-review' count from the start of the run.
     this.deadlineAt = deadline ? workflowInfo().startTime.getTime() + durationToMs(deadline) : undefined;
   }
 
@@ -185,6 +186,12 @@ export class RunState {
 
   setLocale(locale: string): void {
     this.detectedLocale = locale;
+  }
+
+  /** `deadline` counts from here: the research itself, not the time the plan waited for review. */
+  startResearchClock(): void {
+    const { deadline } = this.options;
+    if (deadline && patched('deadline-after-review')) this.deadlineAt = Date.now() + durationToMs(deadline);
   }
 
   /** Why the research must stop (tokens, cost or time spent), or undefined. */
