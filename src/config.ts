@@ -134,6 +134,8 @@ const EnvSchema = z.object({
     .transform((v) => v === 'true'),
   CRAWL_USER_AGENT: z.string().min(1).default('deep-research-bot/0.1 (+https://github.com/deep-research)'),
   SEARCH_MAX_RESULTS: z.coerce.number().int().min(1).max(20).default(5),
+  LLM_QUEUE_RATE: z.coerce.number().positive().max(10_000).default(10),
+  LLM_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(16),
   RETRY_INITIAL_INTERVAL: Duration.default(DEFAULT_RETRY.initialInterval),
   RETRY_MAX_INTERVAL: Duration.default(DEFAULT_RETRY.maximumInterval),
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
@@ -164,6 +166,10 @@ export interface Config {
     prices: Record<string, { input: number; output: number }>;
     /** Characters of conversation a researcher may send (about 4 per token). */
     contextChars: number;
+    /** LLM activities per second across all workers (the LLM task queue's limit). */
+    queueRate: number;
+    /** LLM activities at once in one worker. */
+    concurrency: number;
   };
   search: {
     /** Enabled providers; by default the keyless ones (plus SearXNG when SEARXNG_URL is set). */
@@ -258,6 +264,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: e.LLM_TIMEOUT_MS,
       prices: e.LLM_PRICES,
       contextChars: e.LLM_CONTEXT_CHARS,
+      queueRate: e.LLM_QUEUE_RATE,
+      concurrency: e.LLM_CONCURRENCY,
     },
     search: {
       providers: e.SEARCH_PROVIDERS ?? [...(e.SEARXNG_URL ? ['searxng'] : []), 'wikipedia', 'openalex', 'arxiv'],

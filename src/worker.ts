@@ -5,7 +5,7 @@ import type OpenAI from 'openai';
 import { activityMap, createActivities } from './activities';
 import type { Config } from './config';
 import { WORKFLOWS_ENTRY } from './infra/paths';
-import { SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from './shared/constants';
+import { LLM_QUEUE_SUFFIX, SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from './shared/constants';
 
 export interface WorkerDeps {
   config: Pick<Config, 'llm' | 'temporal' | 'search' | 'crawl' | 'mcp' | 'sandbox' | 'worker'>;
@@ -90,6 +90,18 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     maxTaskQueueActivitiesPerSecond: deps.config.search.queueRate,
     shutdownGraceTime: deps.config.worker.shutdownGraceMs,
   });
+  // Model calls (and page extraction, which is one) have their own queue: a hundred runs on one
+  // API key slow down together under the server-side rate instead of each collecting 429s.
+  const llm = await Worker.create({
+    connection: deps.connection,
+    namespace: deps.config.temporal.namespace,
+    taskQueue: `${taskQueue}${LLM_QUEUE_SUFFIX}`,
+    activities: { ...groups.llm, ...groups.crawl },
+    ...(deps.identity ? { identity: `${deps.identity}-llm` } : {}),
+    maxConcurrentActivityTaskExecutions: deps.config.llm.concurrency,
+    maxTaskQueueActivitiesPerSecond: deps.config.llm.queueRate,
+    shutdownGraceTime: deps.config.worker.shutdownGraceMs,
+  });
   // Sandboxes are heavy: their own queue, and a small number at once per worker.
   const sandbox = await Worker.create({
     connection: deps.connection,
@@ -100,7 +112,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     maxConcurrentActivityTaskExecutions: deps.config.sandbox.concurrency,
     shutdownGraceTime: deps.config.worker.shutdownGraceMs,
   });
-  return new WorkerGroup([main, search, sandbox], groups.sweepSandboxes);
+  return new WorkerGroup([main, llm, search, sandbox], groups.sweepSandboxes);
 }
 
 export function bundleWorkflows(): Promise<WorkflowBundle> {

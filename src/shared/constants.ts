@@ -25,5 +25,9 @@ export const SUMMARY_MAX_CHARS = 500;
 /** Search activities run on `<task queue><SEARCH_QUEUE_SUFFIX>`, a queue with its own rate limit. */
 export const SEARCH_QUEUE_SUFFIX = '-search';
 
+/** LLM activities (and page extraction) run on `<task queue><LLM_QUEUE_SUFFIX>`: one rate limit for
+ *  the provider across all workers, and a cap per worker. */
+export const LLM_QUEUE_SUFFIX = '-llm';
+
 /** Sandbox activities run on `<task queue><SANDBOX_QUEUE_SUFFIX>`, with their own concurrency limit. */
 export const SANDBOX_QUEUE_SUFFIX = '-sandbox';

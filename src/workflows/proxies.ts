@@ -8,7 +8,7 @@
 // Permanent faults are non-retryable failures thrown by the activities themselves.
 import { proxyActivities, workflowInfo, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import type { CrawlActivities, LlmActivities, McpActivities, SandboxActivities, SearchActivities, StoreActivities } from '../activities';
-import { DEFAULT_MAX_OUTAGE, SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from '../shared/constants';
+import { DEFAULT_MAX_OUTAGE, LLM_QUEUE_SUFFIX, SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from '../shared/constants';
 import { DEFAULT_RETRY, type Duration, type RetrySettings } from '../shared/schemas';
 
 /** A run's outage limit and retry settings; runs started before they existed get the defaults. */
@@ -28,14 +28,25 @@ export function activitiesFor(policy: CallPolicy) {
     scheduleToCloseTimeout: policy.maxOutage ?? DEFAULT_MAX_OUTAGE,
   };
 
-  /** Model calls: one HTTP request per attempt (the client does not retry); 429 waits for its
+  /** Model calls, on `<queue>-llm` (one rate limit for the provider across all workers): one HTTP request per attempt (the client does not retry); 429 waits for its
    *  Retry-After (nextRetryDelay); heartbeats, so a dead worker's call is retried quickly. */
-  const llm = proxyActivities<LlmActivities>({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '15 seconds', ...waitOut });
+  const llmQueue = `${workflowInfo().taskQueue}${LLM_QUEUE_SUFFIX}`;
+  const llm = proxyActivities<LlmActivities>({
+    taskQueue: llmQueue,
+    startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: '15 seconds',
+    ...waitOut,
+  });
   /** PostgreSQL reads and writes. */
   const store = proxyActivities<StoreActivities>({ startToCloseTimeout: '1 minute', ...waitOut });
   /** One page read; heartbeats per stage. The page's own failures are bounded by attempts inside
    *  the activity; its extraction (an LLM call) waits out outages like any other. */
-  const crawl = proxyActivities<CrawlActivities>({ startToCloseTimeout: '3 minutes', heartbeatTimeout: '30 seconds', ...waitOut });
+  const crawl = proxyActivities<CrawlActivities>({
+    taskQueue: llmQueue,
+    startToCloseTimeout: '3 minutes',
+    heartbeatTimeout: '30 seconds',
+    ...waitOut,
+  });
   const mcp = proxyActivities<McpActivities>({
     startToCloseTimeout: '2 minutes',
     retry: { ...unlimited, maximumAttempts: MCP_ATTEMPTS },

@@ -50,6 +50,7 @@ export function testConfig(llmUrl: string | undefined, extra: Record<string, str
     RETRY_INITIAL_INTERVAL: '200ms',
     RETRY_MAX_INTERVAL: '2s',
     WORKER_SHUTDOWN_GRACE_MS: '5000',
+    LLM_QUEUE_RATE: '200',
     ...extra,
   });
 }

@@ -64,6 +64,11 @@ export class ScriptedLlmServer {
   readonly requests: LoggedRequest[] = [];
   /** Added before every answer, on top of a reply's own delayMs. */
   latencyMs = 0;
+  /** Like a provider's rate limit: above this many requests in any second, 429 with Retry-After. */
+  requestsPerSecond: number | undefined;
+  /** Requests answered 429 by that limit. */
+  rateLimited = 0;
+  private recent: number[] = [];
 
   get url(): string {
     if (!this.server) throw new Error('ScriptedLlmServer not started');
@@ -141,6 +146,22 @@ export class ScriptedLlmServer {
       entry.status = 400;
       sendJson(res, 400, { error: { message: 'model and messages are required', type: 'invalid_request_error' } });
       return;
+    }
+    if (this.requestsPerSecond !== undefined) {
+      const now = Date.now();
+      this.recent = this.recent.filter((t) => now - t < 1_000);
+      if (this.recent.length >= this.requestsPerSecond) {
+        this.rateLimited++;
+        entry.status = 429;
+        sendJson(
+          res,
+          429,
+          { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } },
+          { 'retry-after': '1' },
+        );
+        return;
+      }
+      this.recent.push(now);
     }
     const rule = this.rules.find((r) => (r.times === undefined || r.used < r.times) && (r.match?.(body) ?? true));
     if (!rule) {
