@@ -22,3 +22,25 @@ export function activityCallKey(suffix?: string): string {
   const info = Context.current().info;
   return `${info.workflowExecution?.runId ?? 'standalone'}/${info.activityId}${suffix ? `/${suffix}` : ''}`;
 }
+
+/** How long a finished result waits for PostgreSQL to take it (inside an LLM activity's 5 minutes). */
+const KEEP_PATIENCE_MS = 4 * 60_000;
+
+/**
+ * Writes that hold a finished, paid-for result (an LLM answer, a sandbox run) are retried inside
+ * the activity, heartbeating, while the database is away: failing the activity here would lose the
+ * result and pay for it again on the next attempt.
+ */
+export async function keep(write: () => Promise<void>): Promise<void> {
+  const ctx = Context.current();
+  const since = Date.now();
+  for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
+    try {
+      return await write();
+    } catch (err) {
+      if (Date.now() - since > KEEP_PATIENCE_MS) throw err;
+      ctx.heartbeat({ keeping: 'a paid answer until the database takes it' });
+      await ctx.sleep(delay);
+    }
+  }
+}

@@ -31,7 +31,15 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; port: numbe
 }
 
 export function createPool(url: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+  // Timeouts so that a database that stops answering fails a query (which its activity retries)
+  // instead of hanging it until the activity's own timeout.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: 10_000,
+    query_timeout: 60_000,
+  });
   // An idle client that loses its connection emits here; without a listener the process would die.
   pool.on('error', () => undefined);
   return pool;

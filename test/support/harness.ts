@@ -35,6 +35,8 @@ export interface Harness {
 export interface HarnessOptions {
   /** Environment on top of the test defaults (e.g. to leave the LLM unconfigured). */
   env?: Record<string, string | undefined>;
+  /** Another PostgreSQL than the suite's (a cluster a fault test stops and starts). */
+  databaseUrl?: string;
 }
 
 export function testConfig(llmUrl: string | undefined, extra: Record<string, string | undefined> = {}): Config {
@@ -57,7 +59,7 @@ export function testConfig(llmUrl: string | undefined, extra: Record<string, str
 
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const address = temporalAddress();
-  const dbUrl = databaseUrl();
+  const dbUrl = opts.databaseUrl ?? databaseUrl();
   if (!address || !dbUrl) throw new Error('harness needs Temporal and PostgreSQL');
   const llm = await new ScriptedLlmServer().start();
   const site = await new FixtureSite().start();

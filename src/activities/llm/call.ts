@@ -10,7 +10,7 @@ import { llmConfigured } from '../../config';
 import type { LlmRole } from '../../shared/constants';
 import { ErrorType, LLM_NOT_CONFIGURED_MESSAGE } from '../../shared/errors';
 import type { Usage } from '../../shared/schemas';
-import { activityCallKey } from '../call-key';
+import { activityCallKey, keep } from '../call-key';
 import type { Message } from '../store';
 import type { LlmCallsTable, LlmLeasesTable } from '../store/runs';
 import { chatCompletion, estimateCostUsd } from './client';
@@ -109,12 +109,15 @@ export function createLlm(deps: LlmDeps) {
       tokens.promptTokens += spent.promptTokens;
       tokens.completionTokens += spent.completionTokens;
       const spentCost = estimateCostUsd(deps.config.llm.prices, model, spent.promptTokens, spent.completionTokens);
-      await deps.leases.logRequest({
-        researchId: req.researchId,
-        callKey,
-        model: completion.model || model,
-        usage: { ...spent, costUsd: spentCost },
-      });
+      // A paid answer is kept even while PostgreSQL is away (see keep()).
+      await keep(() =>
+        deps.leases.logRequest({
+          researchId: req.researchId,
+          callKey,
+          model: completion.model || model,
+          usage: { ...spent, costUsd: spentCost },
+        }),
+      );
       const choice = completion.choices?.[0];
       if (choice?.finish_reason === 'content_filter')
         throw ApplicationFailure.nonRetryable(`model ${model} refused: content filter`, ErrorType.LlmContentFilter);
@@ -128,7 +131,7 @@ export function createLlm(deps: LlmDeps) {
       }
       const usage = { ...tokens, costUsd: estimateCostUsd(deps.config.llm.prices, model, tokens.promptTokens, tokens.completionTokens) };
       const used = completion.model || model;
-      await deps.calls.record({
+      const record = {
         callKey,
         researchId: req.researchId,
         role: req.role,
@@ -137,7 +140,8 @@ export function createLlm(deps: LlmDeps) {
         response: reading.logged,
         usage,
         durationMs: Date.now() - started,
-      });
+      };
+      await keep(() => deps.calls.record(record));
       return { output: reading.value, model: used, usage, reused: false };
     }
     throw ApplicationFailure.nonRetryable(

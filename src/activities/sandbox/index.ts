@@ -5,7 +5,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type Docker from 'dockerode';
 import { ErrorType } from '../../shared/errors';
-import { activityCallKey, shutdownFailure } from '../call-key';
+import { activityCallKey, keep, shutdownFailure } from '../call-key';
 import type { Store } from '../store';
 import { bootstrapInput, containerSpec, removeContainers, SANDBOX_LABEL } from './container';
 import { artifactType, OutputCollector, resultOfRun, resultWithoutOutput } from './output';
@@ -31,14 +31,16 @@ export function createSandboxActivities(deps: { docker: Docker; store: Store; li
     const container = await createContainer(input, callKey);
     try {
       const result = await run(container, input);
-      await store.sandboxRuns.record({
-        callKey,
-        researchId: input.researchId,
-        stepId: input.stepId,
-        attempt: input.attempt,
-        status: result.status,
-        result,
-      });
+      await keep(() =>
+        store.sandboxRuns.record({
+          callKey,
+          researchId: input.researchId,
+          stepId: input.stepId,
+          attempt: input.attempt,
+          status: result.status,
+          result,
+        }),
+      );
       return result;
     } finally {
       await container.remove({ force: true }).catch(() => undefined);
