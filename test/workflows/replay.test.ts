@@ -28,6 +28,8 @@ describe('replay of recorded histories', () => {
         'research-budget-v3.json',
         'research-direct-v3.json',
         'research-cancelled-v3.json',
+        // v4: a step cancelled by an operator, review timeout approved, deadline after review.
+        'research-operator-v4.json',
       ]),
     );
   });
