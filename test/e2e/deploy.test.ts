@@ -3,53 +3,22 @@
 // completes, and no LLM call that had completed is paid for again.
 import { randomUUID } from 'node:crypto';
 import Docker from 'dockerode';
-import { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SANDBOX_LABEL } from '../../src/activities/sandbox';
 import { createPool } from '../../src/infra/postgres';
 import { ResearchOptions, type ResearchResult } from '../../src/shared/schemas';
-import { ScriptedLlmServer, type LoggedRequest } from '../support/llm-server';
-import { defaultReact, planJson, researchRules, searchResults, stepTitleOf } from '../support/research-script';
-import { FakeSearxng } from '../support/search-server';
+import type { LoggedRequest } from '../support/llm-server';
+import { defaultReact, planJson, researchRules, stepTitleOf } from '../support/research-script';
 import { databaseUrl, dockerAvailable, missingReason, temporalAddress } from '../support/services';
-import type { Spawned } from '../support/spawn';
-import { spawnWorker } from '../support/worker-process';
+import { workerProcesses } from '../support/faults';
 
 const ready = Boolean(temporalAddress() && databaseUrl() && dockerAvailable());
 const docker = new Docker();
 const signature = (r: LoggedRequest) => JSON.stringify([r.rule, r.body.messages]);
 
 describe.skipIf(!ready)(`deploys (${ready ? 'live' : missingReason()})`, () => {
-  const llm = new ScriptedLlmServer();
-  const search = new FakeSearxng({}, searchResults('http://fixture.invalid'));
-  const workers: Spawned[] = [];
-  let connection: Connection;
-  let client: Client;
-  const taskQueue = `deploy-${randomUUID()}`;
-
-  const startWorker = () => {
-    const w = spawnWorker({
-      taskQueue,
-      llmUrl: llm.url,
-      searxngUrl: search.url,
-      env: { SANDBOX_TIMEOUT_S: '30', WORKER_SHUTDOWN_GRACE_MS: '1500', LLM_TIMEOUT_MS: '30000' },
-    });
-    workers.push(w);
-    return w;
-  };
-
-  beforeAll(async () => {
-    await llm.start();
-    await search.start();
-    connection = await Connection.connect({ address: temporalAddress()! });
-    client = new Client({ connection });
-  });
-  afterAll(async () => {
-    for (const w of workers) w.child.kill('SIGKILL');
-    await connection?.close();
-    await llm.close();
-    await search.close();
-  });
+  const f = workerProcesses('deploy', { SANDBOX_TIMEOUT_S: '30', WORKER_SHUTDOWN_GRACE_MS: '1500', LLM_TIMEOUT_MS: '30000' });
+  const { llm, startWorker, taskQueue } = f;
 
   it('hands the sandbox run and the LLM call in flight back on SIGTERM; a new worker finishes the run', async () => {
     // Step a's first turn takes 20 s at the provider; the program of step calc sleeps 8 s.
@@ -65,7 +34,7 @@ describe.skipIf(!ready)(`deploys (${ready ? 'live' : missingReason()})`, () => {
     const first = startWorker();
     await first.waitFor(/worker ready/, 60_000);
     const id = `research-deploy-${randomUUID()}`;
-    const handle = await client.workflow.start('researchWorkflow', {
+    const handle = await f.client.workflow.start('researchWorkflow', {
       taskQueue,
       workflowId: id,
       args: [

@@ -1,45 +1,19 @@
 // Durability: SIGKILL the worker process while a step's LLM call is in flight, start a new one,
 // and the run completes without repeating any LLM call that had completed before the kill.
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ResearchOptions, type ResearchResult } from '../../src/shared/schemas';
-import { ScriptedLlmServer, type LoggedRequest } from '../support/llm-server';
-import { planJson, researchRules, searchResults, stepTitleOf } from '../support/research-script';
-import { FakeSearxng } from '../support/search-server';
+import type { LoggedRequest } from '../support/llm-server';
+import { planJson, researchRules, stepTitleOf } from '../support/research-script';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
-import type { Spawned } from '../support/spawn';
-import { spawnWorker } from '../support/worker-process';
+import { workerProcesses } from '../support/faults';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 const signature = (r: LoggedRequest) => JSON.stringify([r.rule, r.body.messages]);
 
 describe.skipIf(!ready)(`durability (${ready ? 'live' : missingReason()})`, () => {
-  const llm = new ScriptedLlmServer();
-  const search = new FakeSearxng({}, searchResults('http://fixture.test'));
-  let client: Client;
-  let connection: Connection;
-  const workers: Spawned[] = [];
-  const taskQueue = `durability-${randomUUID()}`;
-
-  const startWorker = () => {
-    const w = spawnWorker({ taskQueue, llmUrl: llm.url, searxngUrl: search.url, env: { LLM_TIMEOUT_MS: '20000' } });
-    workers.push(w);
-    return w;
-  };
-
-  beforeAll(async () => {
-    await llm.start();
-    await search.start();
-    connection = await Connection.connect({ address: temporalAddress()! });
-    client = new Client({ connection });
-  });
-  afterAll(async () => {
-    for (const w of workers) w.child.kill('SIGKILL');
-    await connection?.close();
-    await llm.close();
-    await search.close();
-  });
+  const f = workerProcesses('durability', { LLM_TIMEOUT_MS: '20000' });
+  const { llm, startWorker, taskQueue } = f;
 
   it('finishes a run whose worker was SIGKILLed mid-call, paying for no finished call twice', async () => {
     // Step b's first researcher call is slow: the worker dies while it is in flight.
@@ -58,7 +32,7 @@ describe.skipIf(!ready)(`durability (${ready ? 'live' : missingReason()})`, () =
     const first = startWorker();
     await first.waitFor(/worker ready/, 60_000);
     const id = `research-durability-${randomUUID()}`;
-    const handle = await client.workflow.start('researchWorkflow', {
+    const handle = await f.client.workflow.start('researchWorkflow', {
       taskQueue,
       workflowId: id,
       args: [

@@ -5,13 +5,12 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResearchResult } from '../../src/shared/schemas';
 import { getStatusQuery } from '../../src/workflows/messages';
-import type { LoggedRequest } from '../support/llm-server';
 import { planJson, researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { repeatedCompleted, startRun, untilAsked } from '../support/faults';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
-const signature = (r: LoggedRequest) => JSON.stringify([r.rule, r.body.messages]);
 /** With the harness's backoff (200 ms doubling to 2 s), 8 attempts take about 9 s. */
 const OUTAGE_MS = 15_000;
 
@@ -24,16 +23,9 @@ describe.skipIf(!ready)(`outages (${ready ? 'live' : missingReason()})`, () => {
 
   it('waits out an LLM outage longer than the old attempt limits and completes every step', async () => {
     h.llm.script(researchRules({}, planJson([{ id: 'a' }, { id: 'b' }])));
-    const res = await request(h.app)
-      .post('/v1/research')
-      .send({ question: 'How much cheaper has solar power become?', options: { autoAcceptPlan: true } })
-      .expect(202);
-    const handle = h.client.workflow.getHandle(res.body.id as string);
+    const handle = await startRun(h);
     // The provider goes down when the first researcher turn is asked for, mid-run.
-    for (const end = Date.now() + 20_000; !h.llm.requests.some((r) => r.rule === 'react');) {
-      if (Date.now() > end) throw new Error('no researcher turn was asked for');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await untilAsked(h.llm, 'react');
     await h.llm.down();
     const downAt = Date.now();
     await new Promise((r) => setTimeout(r, OUTAGE_MS));
@@ -66,21 +58,13 @@ describe.skipIf(!ready)(`outages (${ready ? 'live' : missingReason()})`, () => {
       { id: 'b', status: 'completed', attempts: 1 },
     ]);
     expect(Date.now() - downAt).toBeGreaterThan(OUTAGE_MS);
-    const completed = h.llm.completed().map(signature);
-    expect(completed.length - new Set(completed).size).toBe(0);
+    expect(repeatedCompleted(h.llm)).toBe(0);
   }, 90_000);
 
   it('fails the step after maxOutage, saying which call could not reach its service and why', async () => {
     h.llm.script(researchRules({}, planJson([{ id: 'a' }])));
-    const res = await request(h.app)
-      .post('/v1/research')
-      .send({ question: 'How much cheaper has solar power become?', options: { autoAcceptPlan: true, maxOutage: '3s' } })
-      .expect(202);
-    const handle = h.client.workflow.getHandle(res.body.id as string);
-    for (const end = Date.now() + 20_000; !h.llm.requests.some((r) => r.rule === 'react');) {
-      if (Date.now() > end) throw new Error('no researcher turn was asked for');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const handle = await startRun(h, { maxOutage: '3s' });
+    await untilAsked(h.llm, 'react');
     await h.llm.down();
     // Down until the step gives up (after maxOutage); back for the report.
     for (const end = Date.now() + 30_000; ;) {

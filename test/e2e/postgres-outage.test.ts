@@ -3,16 +3,15 @@
 // with every step, and no completed LLM call is paid for twice.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import request from 'supertest';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/infra/migrate';
 import type { ResearchResult } from '../../src/shared/schemas';
-import type { LoggedRequest } from '../support/llm-server';
 import { planJson, researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { missingReason, temporalAddress } from '../support/services';
 import { freePort } from '../support/spawn';
+import { repeatedCompleted, startRun, untilAsked } from '../support/faults';
 
 const CI = process.env.CI === 'true';
 const version = existsSync('/usr/lib/postgresql')
@@ -20,7 +19,6 @@ const version = existsSync('/usr/lib/postgresql')
   : undefined;
 const canManage = Boolean(version && existsSync('/usr/bin/pg_createcluster') && process.getuid?.() === 0);
 const ready = Boolean(temporalAddress() && (canManage || CI));
-const signature = (r: LoggedRequest) => JSON.stringify([r.rule, r.body.messages]);
 const cluster = `fault${process.pid}`;
 const OUTAGE_MS = 60_000;
 
@@ -48,15 +46,8 @@ describe.skipIf(!ready)(`a PostgreSQL outage (${ready ? 'live' : missingReason()
 
   it('waits out 60 s without its database mid-run and completes every step', async () => {
     h.llm.script(researchRules({}, planJson([{ id: 'a' }, { id: 'b' }])));
-    const res = await request(h.app)
-      .post('/v1/research')
-      .send({ question: 'How much cheaper has solar power become?', options: { autoAcceptPlan: true } })
-      .expect(202);
-    const handle = h.client.workflow.getHandle(res.body.id as string);
-    for (const end = Date.now() + 30_000; !h.llm.requests.some((r) => r.rule === 'react');) {
-      if (Date.now() > end) throw new Error('no researcher turn was asked for');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const handle = await startRun(h);
+    await untilAsked(h.llm, 'react');
     pgctl('stop', '-m', 'fast');
     await new Promise((r) => setTimeout(r, OUTAGE_MS));
     pgctl('start');
@@ -67,8 +58,7 @@ describe.skipIf(!ready)(`a PostgreSQL outage (${ready ? 'live' : missingReason()
       { id: 'a', status: 'completed', attempts: 1 },
       { id: 'b', status: 'completed', attempts: 1 },
     ]);
-    const completed = h.llm.completed().map(signature);
-    expect(completed.length - new Set(completed).size).toBe(0);
+    expect(repeatedCompleted(h.llm)).toBe(0);
     // The run's row is there and final.
     const { rows } = await h.pool.query('SELECT status FROM research_runs WHERE id = $1', [handle.workflowId]);
     expect(rows).toEqual([{ status: 'completed' }]);

@@ -2,47 +2,20 @@
 // the step's run, and the result is stored once.
 import { randomUUID } from 'node:crypto';
 import Docker from 'dockerode';
-import { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SANDBOX_LABEL } from '../../src/activities/sandbox';
 import { createPool } from '../../src/infra/postgres';
 import { ResearchOptions, type ResearchResult } from '../../src/shared/schemas';
-import { ScriptedLlmServer } from '../support/llm-server';
-import { planJson, researchRules, searchResults } from '../support/research-script';
-import { FakeSearxng } from '../support/search-server';
+import { planJson, researchRules } from '../support/research-script';
 import { databaseUrl, dockerAvailable, missingReason, temporalAddress } from '../support/services';
-import type { Spawned } from '../support/spawn';
-import { spawnWorker } from '../support/worker-process';
+import { workerProcesses } from '../support/faults';
 
 const ready = Boolean(temporalAddress() && databaseUrl() && dockerAvailable());
 const docker = new Docker();
 
 describe.skipIf(!ready)(`sandbox durability (${ready ? 'live' : missingReason()})`, () => {
-  const llm = new ScriptedLlmServer();
-  const search = new FakeSearxng({}, searchResults('http://fixture.invalid'));
-  const workers: Spawned[] = [];
-  let connection: Connection;
-  let client: Client;
-  const taskQueue = `sandbox-durability-${randomUUID()}`;
-
-  const startWorker = () => {
-    const w = spawnWorker({ taskQueue, llmUrl: llm.url, searxngUrl: search.url, env: { SANDBOX_TIMEOUT_S: '30' } });
-    workers.push(w);
-    return w;
-  };
-
-  beforeAll(async () => {
-    await llm.start();
-    await search.start();
-    connection = await Connection.connect({ address: temporalAddress()! });
-    client = new Client({ connection });
-  });
-  afterAll(async () => {
-    for (const w of workers) w.child.kill('SIGKILL');
-    await connection?.close();
-    await llm.close();
-    await search.close();
-  });
+  const f = workerProcesses('sandbox-durability', { SANDBOX_TIMEOUT_S: '30' });
+  const { llm, startWorker, taskQueue } = f;
 
   it('removes the orphan, retries the run and stores its result once', async () => {
     llm.script(
@@ -54,7 +27,7 @@ describe.skipIf(!ready)(`sandbox durability (${ready ? 'live' : missingReason()}
     const first = startWorker();
     await first.waitFor(/worker ready/, 60_000);
     const id = `research-sandbox-${randomUUID()}`;
-    const handle = await client.workflow.start('researchWorkflow', {
+    const handle = await f.client.workflow.start('researchWorkflow', {
       taskQueue,
       workflowId: id,
       args: [{ question: 'q', tenant: 'default', options: ResearchOptions.parse({ autoAcceptPlan: true }) }],
