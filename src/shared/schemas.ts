@@ -165,6 +165,9 @@ export const StepInput = z.object({
   maxToolRounds: z.number().int().positive().optional(),
   /** Programs the coder may write for one attempt of the step (each fix sees the last error). */
   maxCodeAttempts: z.number().int().positive().optional(),
+  /** What is left of the run's budget when the step starts: the step answers with what it has
+   *  once it spent it (absent when the run has no budget, and in steps started before it existed). */
+  budget: z.object({ tokens: z.number().optional(), costUsd: z.number().optional(), deadlineAt: z.number().optional() }).optional(),
   /** The run's outage limit and retry settings (absent in steps started before they existed). */
   maxOutage: Duration.optional(),
   retry: RetrySettings.optional(),

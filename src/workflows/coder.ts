@@ -5,6 +5,7 @@ import { patched } from '@temporalio/workflow';
 import type { SandboxResult } from '../activities/sandbox';
 import { addUsage, stepTask, ZERO_USAGE, type StepInput, type StepOutput } from '../shared/schemas';
 import { legacyAnalyst } from './legacy';
+import { stepBudgetSpent } from './research/budget';
 import { activitiesFor } from './proxies';
 
 export async function coderWorkflow(input: StepInput): Promise<StepOutput> {
@@ -16,7 +17,10 @@ export async function coderWorkflow(input: StepInput): Promise<StepOutput> {
   let draft!: { code: string; explanation: string };
   let run!: SandboxResult;
   let attempt = 1;
+  let programs = 0;
   for (; attempt <= maxAttempts; attempt++) {
+    // A fix is one more model call: not when the budget the run had left is spent.
+    if (previous && stepBudgetSpent(input.budget, usage, Date.now())) break;
     const written = await llm.writeCode.executeWithOptions(
       { summary: `coder ${input.step.id}: program ${attempt}${previous ? ' (fix)' : ''}` },
       [
@@ -41,6 +45,7 @@ export async function coderWorkflow(input: StepInput): Promise<StepOutput> {
       code: written.code,
       files: written.files,
     });
+    programs++;
     if (run.status === 'ok') break;
     previous = { code: written.code, status: run.status, message: run.message, stderr: run.stderr };
   }
@@ -50,7 +55,7 @@ export async function coderWorkflow(input: StepInput): Promise<StepOutput> {
       code: draft.code,
       explanation: draft.explanation,
       run,
-      attempts: Math.min(attempt, maxAttempts),
+      attempts: programs,
     },
   ]);
   return { ...out, usage: addUsage(usage, out.usage) };

@@ -8,6 +8,7 @@ import { addUsage, stepKey, ZERO_USAGE, type StepInput, type StepOutput } from '
 import type { McpToolSpec } from '../activities/mcp';
 import { legacyResearcher } from './legacy';
 import { activitiesFor, type Calls } from './proxies';
+import { stepBudgetSpent } from './research/budget';
 import { StepNotes } from './step-notes';
 import { runTool } from './tools';
 
@@ -25,7 +26,8 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   let seq = 0;
   let usage = ZERO_USAGE;
   for (let round = 0; round <= maxRounds; round++) {
-    const mustAnswer = round === maxRounds;
+    // Out of rounds, or out of the budget the run had left: answer with what there is.
+    const mustAnswer = round === maxRounds || stepBudgetSpent(input.budget, usage, Date.now());
     const turn = await turnWithTrim(calls, input, convKey, { seq, round, mustAnswer, mcpTools });
     usage = addUsage(usage, turn.usage);
     seq = turn.nextSeq;

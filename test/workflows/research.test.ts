@@ -360,6 +360,25 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(r.notes.join('\n')).not.toMatch(/time budget/);
   });
 
+  it('hands a step what is left of the budget: the researcher answers once it has spent it', async () => {
+    // Every turn costs 25 000 tokens and asks for one more search: only the budget ends the loop early.
+    const react = (req: ChatRequest): Reply =>
+      req.tools
+        ? {
+            toolCalls: [{ name: 'web_search', arguments: { queries: [`q${req.messages.length}`] } }],
+            usage: { prompt: 25_000, completion: 10 },
+          }
+        : { content: 'Findings from what I have.', usage: { prompt: 25_000, completion: 10 } };
+    const id = await start({ autoAcceptPlan: true, maxTokens: 60_000 }, { react }, planJson([{ id: 'a' }]));
+    const r = await result(id);
+    expect(r.steps).toEqual([{ id: 'a', status: 'completed', attempts: 1 }]);
+    const turns = requestsFor('react');
+    expect(turns.length).toBeLessThan(9); // maxToolRounds (8) + the answer, without a budget
+    expect(turns.at(-1)!.body.tools).toBeUndefined();
+    expect(turns.at(-1)!.body.messages.at(-1)!.content).toMatch(/^Stop using tools/);
+    expect(turns.slice(0, -1).every((t) => (t.body.tools?.length ?? 0) > 0)).toBe(true);
+  });
+
   it('counts every LLM request of the run in its usage, page extraction included', async () => {
     const id = await start({ autoAcceptPlan: true });
     const r = await result(id);

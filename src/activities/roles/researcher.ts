@@ -157,7 +157,8 @@ function readTurn(
   forcedAnswer: string | undefined,
 ): ReplyReading<{ message: AssistantMessage; calls: ToolCall[] }> {
   const msg = choice?.message;
-  const parsed = parseToolCalls(msg?.tool_calls ?? [], mcpTools);
+  // A turn that must answer was offered no tools; tool calls some servers send anyway are dropped.
+  const parsed = parseToolCalls(forcedAnswer ? [] : (msg?.tool_calls ?? []), mcpTools);
   const problems = parsed.problems;
   if (choice?.finish_reason === 'length' && parsed.calls.length === 0)
     problems.push('the reply was cut off (finish_reason: length); be briefer');

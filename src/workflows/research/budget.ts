@@ -2,6 +2,20 @@
 // retries none, and the report is written from what exists.
 import type { ResearchOptions, Usage } from '../../shared/schemas';
 
+export interface StepBudget {
+  tokens?: number | undefined;
+  costUsd?: number | undefined;
+  deadlineAt?: number | undefined;
+}
+
+/** True when a step has spent what was left of the run's budget when it started. */
+export function stepBudgetSpent(budget: StepBudget | undefined, usage: Usage, now: number): boolean {
+  if (!budget) return false;
+  if (budget.tokens !== undefined && usage.promptTokens + usage.completionTokens >= budget.tokens) return true;
+  if (budget.costUsd !== undefined && usage.costUsd >= budget.costUsd) return true;
+  return budget.deadlineAt !== undefined && now >= budget.deadlineAt;
+}
+
 /** Why the research must stop, or undefined while every budget holds. */
 export function budgetSpent(
   opts: Pick<ResearchOptions, 'maxTokens' | 'maxCostUsd' | 'deadline'>,

@@ -97,6 +97,7 @@ function runAttempt(
     maxToolRounds: run.options.maxToolRounds,
     maxCodeAttempts: run.options.maxCodeAttempts,
     maxOutage: run.options.maxOutage,
+    ...(run.remainingBudget() ? { budget: run.remainingBudget() } : {}),
     ...(run.retry ? { retry: run.retry } : {}),
   };
   const role = step.type === 'research' ? 'researcher' : 'coder';

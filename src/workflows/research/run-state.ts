@@ -29,7 +29,7 @@ import {
 import { activitiesFor, type Calls } from '../proxies';
 import { BackgroundWrites } from './persist';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from '../search-attributes';
-import { budgetSpent } from './budget';
+import { budgetSpent, type StepBudget } from './budget';
 
 const MAX_IGNORED_SIGNALS = 20;
 
@@ -192,6 +192,18 @@ export class RunState {
   startResearchClock(): void {
     const { deadline } = this.options;
     if (deadline && patched('deadline-after-review')) this.deadlineAt = Date.now() + durationToMs(deadline);
+  }
+
+  /** What is left of the run's budget, for a step to keep to; undefined when the run has none. */
+  remainingBudget(): StepBudget | undefined {
+    const { maxTokens, maxCostUsd } = this.options;
+    if (maxTokens === undefined && maxCostUsd === undefined && this.deadlineAt === undefined) return undefined;
+    const tokens = this.usage.promptTokens + this.usage.completionTokens;
+    return {
+      ...(maxTokens !== undefined ? { tokens: Math.max(0, maxTokens - tokens) } : {}),
+      ...(maxCostUsd !== undefined ? { costUsd: Math.max(0, maxCostUsd - this.usage.costUsd) } : {}),
+      ...(this.deadlineAt !== undefined ? { deadlineAt: this.deadlineAt } : {}),
+    };
   }
 
   /** Why the research must stop (tokens, cost or time spent), or undefined. */
