@@ -35,7 +35,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
     research: createResearchService({
       client: deps.client,
       taskQueue: deps.taskQueue,
-      reports: store,
+      store,
       ...(deps.retry ? { retry: deps.retry } : {}),
       ...(deps.llm ? { llm: deps.llm } : {}),
     }),

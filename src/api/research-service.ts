@@ -7,6 +7,7 @@ import {
   type WorkflowExecutionDescription,
 } from '@temporalio/client';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
+import { withTimeout } from './timeout';
 import { RESEARCH_ID_PREFIX } from '../shared/constants';
 import { ApiError, failureMessage } from '../shared/errors';
 import { PlanView, type ResearchStatusView, type ResearchView, type WaitingCall } from '../shared/messages';
@@ -28,7 +29,7 @@ import type { researchWorkflow } from '../workflows/research';
 export interface ResearchServiceDeps {
   client: Client;
   taskQueue: string;
-  reports: Pick<Store, 'getReport' | 'listArtifacts' | 'getArtifact' | 'runs'>;
+  store: Pick<Store, 'getReport' | 'listArtifacts' | 'getArtifact' | 'runs'>;
   /** Models per role and their prices: a cost budget needs a price for every model it would spend on. */
   llm?: Pick<Config['llm'], 'models' | 'prices'>;
   /** How long a status query may take before the API answers from what was recorded (no worker polling). */
@@ -68,14 +69,6 @@ export function idForIdempotencyKey(tenant: string, key: string): string {
 }
 
 const QUERY_TIMEOUT_MS = 5_000;
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
 
 const iso = (ts: Parameters<typeof optionalTsToDate>[0]) => optionalTsToDate(ts)?.toISOString();
 
@@ -133,7 +126,7 @@ export function createResearchService(deps: ResearchServiceDeps) {
   async function recordedView(id: string, question: string, desc: WorkflowExecutionDescription, cause: unknown): Promise<ResearchView> {
     const status = RunStatus.safeParse(desc.searchAttributes?.ResearchStatus?.[0]);
     const phase = Phase.safeParse(desc.searchAttributes?.ResearchPhase?.[0]);
-    const row = await deps.reports.runs.get(id).catch(() => undefined);
+    const row = await deps.store.runs.get(id).catch(() => undefined);
     if (!status.success || !phase.success) {
       throw new ApiError(
         503,
@@ -285,19 +278,19 @@ export function createResearchService(deps: ResearchServiceDeps) {
 
   async function report(id: string) {
     await describe(id);
-    const r = await deps.reports.getReport(id);
+    const r = await deps.store.getReport(id);
     if (!r) throw new ApiError(404, 'report_not_ready', `research run ${id} has no report yet`);
     return r;
   }
 
   async function artifacts(id: string) {
     await describe(id);
-    return deps.reports.listArtifacts(id);
+    return deps.store.listArtifacts(id);
   }
 
   async function artifact(id: string, artifactId: string) {
     await describe(id);
-    const a = await deps.reports.getArtifact(id, artifactId);
+    const a = await deps.store.getArtifact(id, artifactId);
     if (!a) throw new ApiError(404, 'not_found', `research run ${id} has no artifact ${artifactId}`);
     return a;
   }

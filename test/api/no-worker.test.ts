@@ -39,7 +39,7 @@ describe.skipIf(!ready)(`the API without a worker (${ready ? 'live' : missingRea
     await new Promise((r) => setTimeout(r, 500));
 
     const app = createApp({
-      research: createResearchService({ client: h.client, taskQueue: h.taskQueue, reports: createStore(h.pool), queryTimeoutMs: 1_000 }),
+      research: createResearchService({ client: h.client, taskQueue: h.taskQueue, store: createStore(h.pool), queryTimeoutMs: 1_000 }),
       readiness: {},
       log: createLogger('warn'),
     });

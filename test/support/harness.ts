@@ -79,7 +79,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const running = worker.run();
   const log = createLogger('warn');
   const app = createApp({
-    research: createResearchService({ client, taskQueue, reports: createStore(pool), retry: config.retry, llm: config.llm }),
+    research: createResearchService({ client, taskQueue, store: createStore(pool), retry: config.retry, llm: config.llm }),
     readiness: {
       temporal: async () => {
         await client.workflowService.describeNamespace({ namespace: 'default' });

@@ -10,7 +10,7 @@ import { llmConfigured } from '../../config';
 import type { LlmRole } from '../../shared/constants';
 import { ErrorType, LLM_NOT_CONFIGURED_MESSAGE } from '../../shared/errors';
 import type { Usage } from '../../shared/schemas';
-import { activityCallKey, keep } from '../call-key';
+import { activityCallKey, keep } from '../attempt';
 import type { Message } from '../store';
 import type { LlmCallsTable, LlmLeasesTable } from '../store/runs';
 import { chatCompletion, estimateCostUsd } from './client';
@@ -111,7 +111,7 @@ export function createLlm(deps: LlmDeps) {
       const spentCost = estimateCostUsd(deps.config.llm.prices, model, spent.promptTokens, spent.completionTokens);
       // A paid answer is kept even while PostgreSQL is away (see keep()).
       await keep(() =>
-        deps.leases.logRequest({
+        deps.calls.logRequest({
           researchId: req.researchId,
           callKey,
           model: completion.model || model,

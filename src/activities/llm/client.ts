@@ -5,7 +5,7 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUse
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Config } from '../../config';
 import { ErrorType } from '../../shared/errors';
-import { shutdownFailure } from '../call-key';
+import { shutdownFailure } from '../attempt';
 
 const HEARTBEAT_EVERY_MS = 3_000;
 

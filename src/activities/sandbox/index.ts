@@ -5,7 +5,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type Docker from 'dockerode';
 import { ErrorType } from '../../shared/errors';
-import { activityCallKey, keep, shutdownFailure } from '../call-key';
+import { activityCallKey, keep, shutdownFailure } from '../attempt';
 import type { Store } from '../store';
 import { bootstrapInput, containerSpec, removeContainers, SANDBOX_LABEL } from './container';
 import { artifactType, OutputCollector, resultOfRun, resultWithoutOutput } from './output';

@@ -136,6 +136,13 @@ export function llmCallsTable(pool: pg.Pool) {
         ],
       );
     },
+    /** One HTTP request and the usage it reported (append-only). */
+    async logRequest(r: { researchId: string; callKey: string; model: string; usage: Usage }): Promise<void> {
+      await pool.query(
+        'INSERT INTO llm_requests (research_id, call_key, model, prompt_tokens, completion_tokens, cost_usd) VALUES ($1, $2, $3, $4, $5, $6)',
+        [r.researchId, r.callKey, r.model, r.usage.promptTokens, r.usage.completionTokens, r.usage.costUsd],
+      );
+    },
   };
 }
 export type LlmCallsTable = ReturnType<typeof llmCallsTable>;
@@ -156,13 +163,6 @@ export function llmLeasesTable(pool: pg.Pool) {
     },
     async release(callKey: string, holder: string): Promise<void> {
       await pool.query('DELETE FROM llm_call_leases WHERE call_key = $1 AND holder = $2', [callKey, holder]);
-    },
-    /** One HTTP request and the usage it reported (append-only). */
-    async logRequest(r: { researchId: string; callKey: string; model: string; usage: Usage }): Promise<void> {
-      await pool.query(
-        'INSERT INTO llm_requests (research_id, call_key, model, prompt_tokens, completion_tokens, cost_usd) VALUES ($1, $2, $3, $4, $5, $6)',
-        [r.researchId, r.callKey, r.model, r.usage.promptTokens, r.usage.completionTokens, r.usage.costUsd],
-      );
     },
   };
 }

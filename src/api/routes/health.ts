@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { withTimeout } from '../timeout';
 
 export type ReadinessCheck = () => Promise<void>;
 
@@ -22,14 +23,4 @@ export function healthRoutes(checks: Record<string, ReadinessCheck>): Router {
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks: Object.fromEntries(results) });
   });
   return r;
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms);
-    p.then(
-      (v) => (clearTimeout(t), resolve(v)),
-      (e: unknown) => (clearTimeout(t), reject(e instanceof Error ? e : new Error(String(e)))),
-    );
-  });
 }

@@ -1,6 +1,7 @@
-// The identity of an outside call made by an activity: stable across the activity's attempts,
-// unique in the history. Rows keyed by it (llm_calls, sandbox_runs) let a retried activity reuse
-// what an earlier attempt finished instead of paying for it again.
+// What an activity attempt that pays for something (an LLM call, a sandbox run) needs: the call's
+// identity, stable across attempts and unique in the history (rows keyed by it let a retry reuse
+// what an earlier attempt finished); keeping a finished result while the database is away; and
+// handing the work back when the worker stops.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ErrorType } from '../shared/errors';
 
@@ -39,7 +40,7 @@ export async function keep(write: () => Promise<void>): Promise<void> {
       return await write();
     } catch (err) {
       if (Date.now() - since > KEEP_PATIENCE_MS) throw err;
-      ctx.heartbeat({ keeping: 'a paid answer until the database takes it' });
+      ctx.heartbeat({ keeping: 'a finished result until the database takes it' });
       await ctx.sleep(delay);
     }
   }
