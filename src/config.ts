@@ -1,7 +1,7 @@
 // The one place that reads process.env. Everything else receives a typed Config.
 import { z } from 'zod';
 import { ConfigError } from './shared/errors';
-import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, LLM_ROLES, type LlmRole } from './shared/constants';
+import { DEFAULT_LLM_HEARTBEAT_TIMEOUT, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, LLM_ROLES, type LlmRole } from './shared/constants';
 import { DEFAULT_RETRY, Duration, type RetrySettings } from './shared/schemas';
 
 const port = z.coerce.number().int().min(0).max(65_535);
@@ -138,6 +138,7 @@ const EnvSchema = z.object({
   LLM_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(16),
   RETRY_INITIAL_INTERVAL: Duration.default(DEFAULT_RETRY.initialInterval),
   RETRY_MAX_INTERVAL: Duration.default(DEFAULT_RETRY.maximumInterval),
+  LLM_HEARTBEAT_TIMEOUT: Duration.default(DEFAULT_LLM_HEARTBEAT_TIMEOUT),
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
 });
 
@@ -300,7 +301,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       respectRobots: e.CRAWL_RESPECT_ROBOTS,
       userAgent: e.CRAWL_USER_AGENT,
     },
-    retry: { initialInterval: e.RETRY_INITIAL_INTERVAL, maximumInterval: e.RETRY_MAX_INTERVAL },
+    retry: { initialInterval: e.RETRY_INITIAL_INTERVAL, maximumInterval: e.RETRY_MAX_INTERVAL, heartbeatTimeout: e.LLM_HEARTBEAT_TIMEOUT },
     worker: { shutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS ?? e.LLM_TIMEOUT_MS + 15_000 },
   };
 }

@@ -18,6 +18,8 @@ export const RESEARCH_ID_PREFIX = 'research-';
 
 /** How long an outage of an outside system is waited out unless a run says otherwise. */
 export const DEFAULT_MAX_OUTAGE = '6h';
+/** How long a worker making an LLM call may stay silent before the call goes to another worker. */
+export const DEFAULT_LLM_HEARTBEAT_TIMEOUT = '15s';
 
 /** Workflow results and history carry summaries of at most this many characters, never whole texts. */
 export const SUMMARY_MAX_CHARS = 500;

@@ -57,7 +57,12 @@ export const ResearchRequest = z
 export type ResearchRequest = z.infer<typeof ResearchRequest>;
 
 /** How fast outside calls are retried: set by the operator (RETRY_* variables), not per request. */
-export const RetrySettings = z.object({ initialInterval: Duration, maximumInterval: Duration });
+export const RetrySettings = z.object({
+  initialInterval: Duration,
+  maximumInterval: Duration,
+  /** How long an LLM call's worker may stay silent before another worker gets the call (default 15s). */
+  heartbeatTimeout: Duration.optional(),
+});
 export type RetrySettings = z.infer<typeof RetrySettings>;
 export const DEFAULT_RETRY: RetrySettings = { initialInterval: '2s', maximumInterval: '1m' };
 

@@ -8,7 +8,13 @@
 // Permanent faults are non-retryable failures thrown by the activities themselves.
 import { proxyActivities, workflowInfo, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import type { CrawlActivities, LlmActivities, McpActivities, SandboxActivities, SearchActivities, StoreActivities } from '../activities';
-import { DEFAULT_MAX_OUTAGE, LLM_QUEUE_SUFFIX, SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from '../shared/constants';
+import {
+  DEFAULT_LLM_HEARTBEAT_TIMEOUT,
+  DEFAULT_MAX_OUTAGE,
+  LLM_QUEUE_SUFFIX,
+  SANDBOX_QUEUE_SUFFIX,
+  SEARCH_QUEUE_SUFFIX,
+} from '../shared/constants';
 import { DEFAULT_RETRY, type Duration, type RetrySettings } from '../shared/schemas';
 
 /** A run's outage limit and retry settings; runs started before they existed get the defaults. */
@@ -34,7 +40,7 @@ export function activitiesFor(policy: CallPolicy) {
   const llm = proxyActivities<LlmActivities>({
     taskQueue: llmQueue,
     startToCloseTimeout: '5 minutes',
-    heartbeatTimeout: '15 seconds',
+    heartbeatTimeout: retry.heartbeatTimeout ?? DEFAULT_LLM_HEARTBEAT_TIMEOUT,
     ...waitOut,
   });
   /** PostgreSQL reads and writes. */

@@ -74,9 +74,11 @@ export async function chatCompletion(
 ): Promise<OpenAI.Chat.ChatCompletion> {
   const ctx = Context.current();
   ctx.heartbeat();
-  const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  // Several beats within the heartbeat timeout, however short the operator set it.
+  const every = Math.min(HEARTBEAT_EVERY_MS, Math.max(100, (ctx.info.heartbeatTimeoutMs ?? Infinity) / 3));
+  const beat = setInterval(() => ctx.heartbeat(), every);
   try {
-    return await client.chat.completions.create(params, { signal: ctx.cancellationSignal });
+    return await client.chat.completions.create(params, { signal: requestSignal(ctx) });
   } catch (err) {
     throw (
       (err instanceof APIUserAbortError ? shutdownFailure(`an LLM request to ${params.model}`) : undefined) ??
@@ -85,6 +87,23 @@ export async function chatCompletion(
   } finally {
     clearInterval(beat);
   }
+}
+
+/**
+ * When the request is given up: the run no longer wants the answer (cancelled, paused, reset) or
+ * the worker is stopping. An attempt the server has replaced (its heartbeat timed out, as in a
+ * network cut, so it is "not found") keeps its request: it stores the answer, and the attempt
+ * that replaced it, waiting on the call's claim, takes that answer instead of paying again.
+ */
+function requestSignal(ctx: Context): AbortSignal {
+  const controller = new AbortController();
+  const onCancel = () => {
+    const d = ctx.cancellationDetails;
+    if (!d?.notFound && !d?.timedOut) controller.abort(ctx.cancellationSignal.reason);
+  };
+  if (ctx.cancellationSignal.aborted) onCancel();
+  else ctx.cancellationSignal.addEventListener('abort', onCancel, { once: true });
+  return controller.signal;
 }
 
 export function createLlmClient(config: Pick<Config, 'llm'>): OpenAI {

@@ -4,6 +4,7 @@ import type OpenAI from 'openai';
 import { citedSourceIds, keepKnownSourceIds } from '../../shared/citations';
 import type { ToolCall } from '../../shared/llm-outputs';
 import { summarize, ZERO_USAGE, type PlanStep, type StepOutput, type Usage } from '../../shared/schemas';
+import { activityCallKey } from '../attempt';
 import type { Llm, ReplyReading } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
 import { renderPrompt } from '../llm/render';
@@ -68,11 +69,13 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
       seq = 2;
     }
     const rows = await conversations.load(input.researchId, input.convKey);
-    // A retried turn whose answer was already stored returns it: the model is not asked twice.
+    // A retried turn whose answer was already stored returns it: the model is not asked twice. The
+    // attempt that paid for it never reported, so its usage comes from the call log.
     const done = rows.find((r) => r.seq === seq && r.message.role === 'assistant');
     if (done) {
       const parsed = parseToolCalls((done.message as AssistantMessage).tool_calls ?? [], input.mcpTools);
-      return { nextSeq: seq + 1, calls: parsed.calls, usage: ZERO_USAGE };
+      const paid = await deps.store.llmCalls.find(activityCallKey());
+      return { nextSeq: seq + 1, calls: parsed.calls, usage: paid?.usage ?? ZERO_USAGE };
     }
     const fitted = trimToBudget(
       rows.filter((r) => r.seq < seq).map((r) => r.message),

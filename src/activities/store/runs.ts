@@ -136,6 +136,17 @@ export function llmCallsTable(pool: pg.Pool) {
         ],
       );
     },
+    /** What the run's HTTP requests to the model cost, as the append-only request log has them. */
+    async spent(researchId: string): Promise<Usage> {
+      const { rows } = await pool.query(
+        `SELECT coalesce(sum(prompt_tokens), 0)::bigint AS prompt, coalesce(sum(completion_tokens), 0)::bigint AS completion,
+                coalesce(sum(cost_usd), 0) AS cost
+           FROM llm_requests WHERE research_id = $1`,
+        [researchId],
+      );
+      const r = rows[0];
+      return { promptTokens: Number(r.prompt), completionTokens: Number(r.completion), costUsd: Number(r.cost) };
+    },
     /** One HTTP request and the usage it reported (append-only). */
     async logRequest(r: { researchId: string; callKey: string; model: string; usage: Usage }): Promise<void> {
       await pool.query(

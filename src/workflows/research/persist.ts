@@ -3,12 +3,13 @@
 import { ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
 import { ErrorType } from '../../shared/errors';
 import { describeFailure, rethrowUnknown } from '../failures';
-import { summarize, type ResearchResult, type RunStatus } from '../../shared/schemas';
+import { summarize, type ResearchResult, type RunStatus, type Usage } from '../../shared/schemas';
 import type { RunState } from './run-state';
 
 type RunExtra = { outcome?: string; answer?: string; error?: string };
 
-export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}): Promise<void> {
+/** Writes the run's row; a terminal write answers with the usage the request log holds. */
+export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}): Promise<{ usage: Usage } | undefined> {
   const plan = run.view().plan;
   const seq = run.nextWriteSeq();
   return run.calls.store.recordRun.executeWithOptions({ summary: `store: run ${status}, phase ${run.phase}` }, [
@@ -28,10 +29,16 @@ export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}
   ]);
 }
 
+/** The run's last write; the usage it answers with (every paid request of the run) is the run's. */
+async function recordLast(run: RunState, status: RunStatus, extra: RunExtra): Promise<void> {
+  const recorded = await recordRun(run, status, extra);
+  if (recorded) run.settleUsage(recorded.usage);
+}
+
 /** Writes the research need not wait for (a new plan version); awaited before the run ends. */
 export class BackgroundWrites {
-  private readonly pending: Promise<void>[] = [];
-  add(write: Promise<void>): void {
+  private readonly pending: Promise<unknown>[] = [];
+  add(write: Promise<unknown>): void {
     this.pending.push(write);
   }
   async flush(): Promise<void> {
@@ -53,7 +60,7 @@ export async function finish(
 ): Promise<ResearchResult> {
   await run.writes.flush();
   run.moveTo('done', status);
-  await recordRun(run, status, row);
+  await recordLast(run, status, row);
   return run.result(outcome, summary, status);
 }
 
@@ -68,7 +75,7 @@ export async function endOnError(run: RunState, err: unknown): Promise<never> {
       await run.writes.settle();
       run.error = 'cancelled';
       run.moveTo('done', 'cancelled');
-      await recordRun(run, 'cancelled', { error: 'cancelled by request' });
+      await recordLast(run, 'cancelled', { error: 'cancelled by request' });
     });
     throw err;
   }
@@ -76,7 +83,7 @@ export async function endOnError(run: RunState, err: unknown): Promise<never> {
   await run.writes.settle();
   run.error = summarize(describeFailure(err, run.options.maxOutage));
   run.moveTo('done', 'failed');
-  await recordRun(run, 'failed', { error: run.error });
+  await recordLast(run, 'failed', { error: run.error });
   if (err instanceof ApplicationFailure) throw err;
   throw ApplicationFailure.nonRetryable(run.error, ErrorType.ResearchFailed);
 }

@@ -180,6 +180,12 @@ export class RunState {
     this.usage = addUsage(this.usage, u);
   }
 
+  /** The run's usage as the request log has it at the end (it saw calls the workflow did not). */
+  settleUsage(u: Usage): void {
+    this.usage = u;
+    this.publish();
+  }
+
   note(text: string): void {
     this.notes.push(text);
   }
