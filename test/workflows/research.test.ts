@@ -391,6 +391,23 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(r.usage).toMatchObject({ promptTokens: rows[0].prompt, completionTokens: rows[0].completion });
   });
 
+  it('counts the requests that gave no usable answer: a judge whose repair failed too', async () => {
+    const judge: Reply = { content: 'I think it is fine.', usage: { prompt: 700, completion: 50 } };
+    const id = await start({ autoAcceptPlan: true }, { judge }, planJson([{ id: 'a' }]));
+    const r = await result(id);
+    expect(r.steps).toEqual([{ id: 'a', status: 'completed', attempts: 1 }]);
+    expect(requestsFor('judge')).toHaveLength(2); // the answer and the repair, both unusable
+    const { rows } = await h.pool.query(
+      'SELECT sum(prompt_tokens)::int AS prompt, sum(completion_tokens)::int AS completion FROM llm_requests WHERE research_id = $1',
+      [id],
+    );
+    expect(r.usage).toMatchObject({ promptTokens: rows[0].prompt, completionTokens: rows[0].completion });
+    const row = await h.pool.query('SELECT prompt_tokens FROM research_runs WHERE id = $1', [id]);
+    expect(row.rows[0].prompt_tokens).toBe(rows[0].prompt);
+    const view = await request(h.app).get(`/v1/research/${id}`).expect(200);
+    expect(view.body.usage.promptTokens).toBe(rows[0].prompt);
+  });
+
   it('asks a clarifying question and continues with the answer', async () => {
     const coordinator = (req: ChatRequest, n: number): Reply => ({
       json: {
