@@ -2,7 +2,8 @@
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import type pg from 'pg';
 import type OpenAI from 'openai';
-import { activityMap, createActivities } from './activities';
+import { activityDependencies, activityMap, createActivities } from './activities';
+import { reportWaits } from './activities/waits';
 import type { Config } from './config';
 import { WORKFLOWS_ENTRY } from './infra/paths';
 import { LLM_QUEUE_SUFFIX, SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from './shared/constants';
@@ -67,12 +68,14 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
   const taskQueue = deps.taskQueue ?? deps.config.temporal.taskQueue;
   const groups = createActivities({ config: deps.config, pool: deps.pool, ...(deps.llmClient ? { llmClient: deps.llmClient } : {}) });
   const activities = activityMap(groups);
+  const interceptors = { activity: [reportWaits(activityDependencies(groups))] };
   const main = await Worker.create({
     connection: deps.connection,
     namespace: deps.config.temporal.namespace,
     taskQueue,
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_ENTRY }),
     activities,
+    interceptors,
     ...(deps.identity ? { identity: deps.identity } : {}),
     // Enough for many runs on one host; LLM calls are I/O bound.
     maxConcurrentActivityTaskExecutions: 64,
@@ -85,6 +88,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     namespace: deps.config.temporal.namespace,
     taskQueue: `${taskQueue}${SEARCH_QUEUE_SUFFIX}`,
     activities: groups.search,
+    interceptors,
     ...(deps.identity ? { identity: `${deps.identity}-search` } : {}),
     maxConcurrentActivityTaskExecutions: deps.config.search.concurrency,
     maxTaskQueueActivitiesPerSecond: deps.config.search.queueRate,
@@ -97,6 +101,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     namespace: deps.config.temporal.namespace,
     taskQueue: `${taskQueue}${LLM_QUEUE_SUFFIX}`,
     activities: { ...groups.llm, ...groups.crawl },
+    interceptors,
     ...(deps.identity ? { identity: `${deps.identity}-llm` } : {}),
     maxConcurrentActivityTaskExecutions: deps.config.llm.concurrency,
     maxTaskQueueActivitiesPerSecond: deps.config.llm.queueRate,
@@ -108,6 +113,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     namespace: deps.config.temporal.namespace,
     taskQueue: `${taskQueue}${SANDBOX_QUEUE_SUFFIX}`,
     activities: groups.sandbox,
+    interceptors,
     ...(deps.identity ? { identity: `${deps.identity}-sandbox` } : {}),
     maxConcurrentActivityTaskExecutions: deps.config.sandbox.concurrency,
     shutdownGraceTime: deps.config.worker.shutdownGraceMs,

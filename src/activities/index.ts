@@ -90,6 +90,19 @@ export type CrawlActivities = ActivityGroups['crawl'];
 export type SandboxActivities = ActivityGroups['sandbox'];
 export type McpActivities = ActivityGroups['mcp'];
 
+/** The outside system each activity waits for when it is retried, for "waiting for …" reports. */
+export function activityDependencies(groups: ActivityGroups): Record<string, string> {
+  const named = (group: object, dependency: string) => Object.fromEntries(Object.keys(group).map((k) => [k, dependency]));
+  return {
+    ...named(groups.store, 'PostgreSQL'),
+    ...named(groups.llm, 'the LLM'),
+    ...named(groups.crawl, 'the LLM (page reading)'),
+    ...named(groups.search, 'the search provider'),
+    ...named(groups.sandbox, 'Docker'),
+    ...named(groups.mcp, 'an MCP server'),
+  };
+}
+
 /** The flat map the worker registers: every activity of every group, by name. */
 export function activityMap(groups: ActivityGroups) {
   return { ...groups.llm, ...groups.store, ...groups.search, ...groups.crawl, ...groups.sandbox, ...groups.mcp };

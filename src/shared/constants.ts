@@ -33,3 +33,6 @@ export const LLM_QUEUE_SUFFIX = '-llm';
 
 /** Sandbox activities run on `<task queue><SANDBOX_QUEUE_SUFFIX>`, with their own concurrency limit. */
 export const SANDBOX_QUEUE_SUFFIX = '-sandbox';
+
+/** The signal a worker sends a workflow about a call it is retrying (src/activities/waits.ts). */
+export const CALL_WAIT_SIGNAL = 'callWait';

@@ -20,6 +20,31 @@ export const AnswerClarification = z.object({
 });
 export type AnswerClarification = z.infer<typeof AnswerClarification>;
 
+/** What a failed attempt of a retried call says: which outside system, how long, the last error. */
+export const CallWaitDetails = z.object({
+  activity: z.string(),
+  /** The outside system the call needs, e.g. "the LLM", "PostgreSQL". */
+  dependency: z.string(),
+  /** The attempt that failed; the next one is scheduled with backoff. */
+  attempt: z.number().int().positive(),
+  /** When the call was first scheduled (epoch ms). */
+  since: z.number(),
+  error: z.string(),
+});
+export type CallWaitDetails = z.infer<typeof CallWaitDetails>;
+
+/**
+ * Sent by the worker to the workflow whose call it is retrying (`wait` set), and again when that
+ * call ended (`wait` absent); a step's workflow forwards it to its run with the step's id.
+ */
+export const CallWait = z.object({
+  /** The activity id in the workflow that scheduled it. */
+  key: z.string(),
+  step: z.string().optional(),
+  wait: CallWaitDetails.optional(),
+});
+export type CallWait = z.infer<typeof CallWait>;
+
 /** `cancelled`: an operator cancelled or terminated the step's child workflow; the run went on. */
 export const StepStatus = z.enum(['pending', 'running', 'completed', 'failed', 'skipped', 'cancelled']);
 export type StepStatus = z.infer<typeof StepStatus>;

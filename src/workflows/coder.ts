@@ -7,8 +7,10 @@ import { addUsage, stepTask, ZERO_USAGE, type StepInput, type StepOutput } from 
 import { legacyAnalyst } from './legacy';
 import { stepBudgetSpent } from './research/budget';
 import { activitiesFor } from './proxies';
+import { watchStepWaits } from './waits';
 
 export async function coderWorkflow(input: StepInput): Promise<StepOutput> {
+  watchStepWaits(input.step.id, input.step.title);
   if (!patched('sandbox-coder')) return legacyAnalyst(input);
   const { llm, runCode } = activitiesFor(input);
   const maxAttempts = input.maxCodeAttempts ?? 3;

@@ -12,6 +12,7 @@ import { writeReport } from './research/report';
 import { planAndReview } from './research/review';
 import { RunState } from './research/run-state';
 import { runTeam } from './research/team';
+import { callWaitSignal } from './waits';
 
 export async function researchWorkflow(input: ResearchInput): Promise<ResearchResult> {
   const run = new RunState(input);
@@ -19,6 +20,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
   setHandler(approvePlanSignal, (m) => run.approvePlan(m));
   setHandler(revisePlanSignal, (m) => run.revisePlan(m));
   setHandler(answerClarificationSignal, (m) => run.answerClarification(m));
+  setHandler(callWaitSignal, (m) => run.callWait(m));
   run.begin();
   try {
     const coordination = await coordinate(run);

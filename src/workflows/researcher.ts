@@ -11,11 +11,13 @@ import { activitiesFor, type Calls } from './proxies';
 import { stepBudgetSpent } from './research/budget';
 import { StepNotes } from './step-notes';
 import { runTool } from './tools';
+import { watchStepWaits } from './waits';
 
 /** After a context-length error, tool results kept whole: first the last one, then none. */
 const TRIM_KEEP_LAST = [1, 0];
 
 export async function researcherWorkflow(input: StepInput): Promise<StepOutput> {
+  watchStepWaits(input.step.id, input.step.title);
   if (!patched('react-researcher')) return legacyResearcher(input);
   const convKey = `${input.step.id}/${input.attempt}`;
   const maxRounds = input.maxToolRounds ?? 8;

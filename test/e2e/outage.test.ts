@@ -1,6 +1,7 @@
 // Transient faults wait: an LLM provider that is down for longer than the old attempt limits
 // allowed (8 attempts) only costs time. The run completes with every step, and no LLM call that had
 // completed before the outage is paid for again.
+import type { WorkflowHandle } from '@temporalio/client';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResearchResult } from '../../src/shared/schemas';
@@ -9,6 +10,12 @@ import { planJson, researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 import { repeatedCompleted, startRun, untilAsked } from '../support/faults';
+
+/** What the Temporal UI shows as the workflow's current details. */
+async function currentDetails(handle: WorkflowHandle): Promise<string> {
+  const meta = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+  return meta.currentDetails ?? '';
+}
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 /** With the harness's backoff (200 ms doubling to 2 s), 8 attempts take about 9 s. */
@@ -49,6 +56,11 @@ describe.skipIf(!ready)(`outages (${ready ? 'live' : missingReason()})`, () => {
       ]),
     );
     expect(Math.max(...view.body.waiting.map((w: { attempt: number }) => w.attempt))).toBeGreaterThan(8);
+    // ... and so does the run's page in the Temporal UI (its current details), and the step's.
+    expect(await currentDetails(handle)).toMatch(
+      /Waiting for the LLM \(researcherTurn, step [ab]\): .*connect.*; attempt \d+ failed, retrying since \d\d:\d\d:\d\d UTC/,
+    );
+    expect(await currentDetails(h.client.workflow.getHandle(`${handle.workflowId}/step/a`))).toMatch(/^Step a: .*\n\nWaiting for the LLM/);
     await h.llm.up();
 
     const result = (await handle.result()) as ResearchResult;
@@ -59,6 +71,8 @@ describe.skipIf(!ready)(`outages (${ready ? 'live' : missingReason()})`, () => {
     ]);
     expect(Date.now() - downAt).toBeGreaterThan(OUTAGE_MS);
     expect(repeatedCompleted(h.llm)).toBe(0);
+    // Once the calls went through, nothing is shown as waiting.
+    expect(await currentDetails(handle)).not.toMatch(/Waiting for/);
   }, 90_000);
 
   it('fails the step after maxOutage, saying which call could not reach its service and why', async () => {

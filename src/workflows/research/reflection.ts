@@ -65,6 +65,8 @@ export async function runStepWithReflection(
     board.status = 'failed';
     board.summary = `failed: ${summarize(reason, 200)}`;
     run.note(`Step ${step.id} failed: ${summarize(reason, 160)}`);
+  } finally {
+    run.stepEnded(step.id);
   }
 }
 

@@ -4,6 +4,7 @@
 import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type {
   AnswerClarification,
+  CallWait,
   ApprovePlan,
   IgnoredSignal,
   PlanView,
@@ -30,6 +31,7 @@ import { activitiesFor, type Calls } from '../proxies';
 import { BackgroundWrites } from './persist';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from '../search-attributes';
 import { budgetSpent, type StepBudget } from './budget';
+import { Waits } from '../waits';
 
 const MAX_IGNORED_SIGNALS = 20;
 
@@ -53,6 +55,8 @@ export class RunState {
   /** The locale the coordinator settled on; until then the option's, or en-US. */
   private detectedLocale?: string;
   private readonly ignoredSignals: IgnoredSignal[] = [];
+  /** Calls a worker is retrying right now, the run's and its steps'. */
+  private readonly waits = new Waits();
   private deadlineAt: number | undefined;
 
   /** The activities, with this run's outage limit and retry settings. */
@@ -109,6 +113,18 @@ export class RunState {
       return this.ignore({ signal: 'answerClarification', reason: 'no question is waiting for an answer' });
     }
     this.clarificationAnswer = String(answer ?? '').slice(0, MESSAGE_TEXT_MAX);
+  }
+
+  /** A worker reports a call it retries (or that one ended): the run's page says so. */
+  callWait(m: CallWait): void {
+    this.waits.record(m);
+    this.publish();
+  }
+
+  /** A step's calls end with its attempt. */
+  stepEnded(step: string): void {
+    this.waits.clearStep(step);
+    this.publish();
   }
 
   private reviewRefusal(planVersion: number): string | undefined {
@@ -168,6 +184,8 @@ export class RunState {
       '',
       `Question: ${summarize(this.question, 200)}`,
     ];
+    const waiting = this.waits.lines();
+    if (waiting.length) lines.push('', ...waiting);
     if (this.plan) {
       lines.push('', `Plan v${this.plan.version}: ${this.plan.title}`);
       for (const s of this.plan.steps) lines.push(`- [${s.status}] ${s.id} (${s.type}, attempts ${s.attempts}): ${s.title}`);
