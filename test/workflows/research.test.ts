@@ -9,7 +9,7 @@ import { inject } from 'vitest';
 import { ROOT } from '../support/spawn';
 import type { ResearchStatusView } from '../../src/shared/messages';
 import { approvePlanSignal, getStatusQuery } from '../../src/workflows/messages';
-import type { ResearchResult } from '../../src/shared/schemas';
+import type { ResearchResult, StepInput } from '../../src/shared/schemas';
 import { planJson, researchRules, stepTitleOf, userText, type RoleOverrides } from '../support/research-script';
 import type { ChatRequest, Reply } from '../support/llm-server';
 import { startHarness, type Harness } from '../support/harness';
@@ -377,6 +377,22 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(turns.at(-1)!.body.tools).toBeUndefined();
     expect(turns.at(-1)!.body.messages.at(-1)!.content).toMatch(/^Stop using tools/);
     expect(turns.slice(0, -1).every((t) => (t.body.tools?.length ?? 0) > 0)).toBe(true);
+  });
+
+  it('splits what is left of the budget between steps that run in parallel', async () => {
+    const id = await start({ autoAcceptPlan: true, maxTokens: 60_000, maxConcurrentSteps: 2 }, {}, planJson([{ id: 'a' }, { id: 'b' }]));
+    await result(id);
+    const budgetOf = async (step: string) => {
+      const history = await h.client.workflow.getHandle(`${id}/step/${step}`).fetchHistory();
+      const payload = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+      return (JSON.parse(Buffer.from(payload.data!).toString()) as StepInput).budget!;
+    };
+    const [a, b] = await Promise.all([budgetOf('a'), budgetOf('b')]);
+    // Each got half of what was left when research began (the coordinator, planner and background
+    // investigation had spent some), not the whole of it.
+    expect(a.tokens! + b.tokens!).toBeLessThanOrEqual(60_000);
+    expect(a.tokens).toBeGreaterThan(20_000);
+    expect(b.tokens).toBeGreaterThan(20_000);
   });
 
   it('counts every LLM request of the run in its usage, page extraction included', async () => {

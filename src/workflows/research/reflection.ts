@@ -88,6 +88,7 @@ function runAttempt(
   feedback: string,
   accepted: Map<string, StepOutput>,
 ): Promise<StepOutput> {
+  const budget = run.reserveBudget(step.id);
   const input: StepInput = {
     researchId: run.id,
     question,
@@ -99,7 +100,7 @@ function runAttempt(
     maxToolRounds: run.options.maxToolRounds,
     maxCodeAttempts: run.options.maxCodeAttempts,
     maxOutage: run.options.maxOutage,
-    ...(run.remainingBudget() ? { budget: run.remainingBudget() } : {}),
+    ...(budget ? { budget } : {}),
     ...(run.retry ? { retry: run.retry } : {}),
   };
   const role = step.type === 'research' ? 'researcher' : 'coder';

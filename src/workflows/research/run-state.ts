@@ -58,6 +58,8 @@ export class RunState {
   /** Calls a worker is retrying right now, the run's and its steps'. */
   private readonly waits = new Waits();
   private deadlineAt: number | undefined;
+  /** The budget shares of the steps running now (see reserveBudget). */
+  private readonly reserved = new Map<string, StepBudget>();
 
   /** The activities, with this run's outage limit and retry settings. */
   readonly calls: Calls;
@@ -121,8 +123,9 @@ export class RunState {
     this.publish();
   }
 
-  /** A step's calls end with its attempt. */
+  /** A step's calls and its budget share end with it. */
   stepEnded(step: string): void {
+    this.reserved.delete(step);
     this.waits.clearStep(step);
     this.publish();
   }
@@ -218,16 +221,29 @@ export class RunState {
     if (deadline && patched('deadline-after-review')) this.deadlineAt = Date.now() + durationToMs(deadline);
   }
 
-  /** What is left of the run's budget, for a step to keep to; undefined when the run has none. */
-  remainingBudget(): StepBudget | undefined {
+  /**
+   * The share of the run's budget a step attempt may spend; undefined when the run has none. What
+   * is left, less what the other running steps hold, is split between this step and the steps
+   * still pending, so steps in parallel cannot together spend more than the run has. The
+   * deadline is the run's, for every step.
+   */
+  reserveBudget(stepId: string): StepBudget | undefined {
     const { maxTokens, maxCostUsd } = this.options;
     if (maxTokens === undefined && maxCostUsd === undefined && this.deadlineAt === undefined) return undefined;
-    const tokens = this.usage.promptTokens + this.usage.completionTokens;
-    return {
-      ...(maxTokens !== undefined ? { tokens: Math.max(0, maxTokens - tokens) } : {}),
-      ...(maxCostUsd !== undefined ? { costUsd: Math.max(0, maxCostUsd - this.usage.costUsd) } : {}),
+    this.reserved.delete(stepId);
+    const held = [...this.reserved.values()];
+    const ways = 1 + this.steps.filter((s) => s.status === 'pending').length;
+    const share = (limit: number | undefined, spent: number, heldBy: (b: StepBudget) => number | undefined) =>
+      limit === undefined ? undefined : Math.max(0, limit - spent - held.reduce((n, b) => n + (heldBy(b) ?? 0), 0)) / ways;
+    const tokens = share(maxTokens, this.usage.promptTokens + this.usage.completionTokens, (b) => b.tokens);
+    const costUsd = share(maxCostUsd, this.usage.costUsd, (b) => b.costUsd);
+    const budget: StepBudget = {
+      ...(tokens !== undefined ? { tokens: Math.floor(tokens) } : {}),
+      ...(costUsd !== undefined ? { costUsd } : {}),
       ...(this.deadlineAt !== undefined ? { deadlineAt: this.deadlineAt } : {}),
     };
+    this.reserved.set(stepId, budget);
+    return budget;
   }
 
   /** Why the research must stop (tokens, cost or time spent), or undefined. */
