@@ -30,6 +30,10 @@ describe('replay of recorded histories', () => {
         'research-cancelled-v3.json',
         // v4: a step cancelled by an operator, review timeout approved, deadline after review.
         'research-operator-v4.json',
+        // v5: an LLM outage mid-step (workers' callWait signals, forwarded from the step to the
+        // run), review approved, a token budget split between parallel steps.
+        'research-waits-v5.json',
+        'researcher-step-v5.json',
       ]),
     );
   });
