@@ -11,6 +11,7 @@ import { findTemporalCli, startTemporalDevServer, type DevServer } from './infra
 import { ConfigError, LLM_NOT_CONFIGURED_MESSAGE } from './shared/errors';
 import { startApiServer } from './server';
 import { bundleWorkflows, createWorker } from './worker';
+import { runKeys } from './cli/keys';
 
 const USAGE = `Usage: deep-research <command>
 
@@ -19,6 +20,7 @@ Commands:
            (embedded PGlite unless DATABASE_URL is set), a worker and the HTTP API.
   worker   Run a worker against TEMPORAL_ADDRESS and DATABASE_URL.
   api      Run the HTTP API against TEMPORAL_ADDRESS and DATABASE_URL.
+  keys     Create, list or revoke API keys: keys create --tenant <tenant> (see keys --help).
 
 Configuration comes from the environment; see README.md.`;
 
@@ -112,8 +114,7 @@ async function runDev(config: Config, log: Logger): Promise<void> {
       pool: db.pool,
       taskQueue: config.temporal.taskQueue,
       namespace: config.temporal.namespace,
-      host: config.api.host,
-      port: config.api.port,
+      api: config.api,
       log,
       preflight: () => (llmConfigured(config) ? undefined : LLM_NOT_CONFIGURED_MESSAGE),
       retry: config.retry,
@@ -124,7 +125,7 @@ async function runDev(config: Config, log: Logger): Promise<void> {
     const lines = [
       '',
       'deep-research is running',
-      `  API          ${api.url}   (POST ${api.url}/v1/research)`,
+      `  API          ${api.url}   (POST ${api.url}/v1/research)${api.open ? '  no API keys: open to this machine only' : ''}`,
       `  Temporal UI  ${temporal.dev?.uiUrl ?? '(external server; see its own UI)'}`,
       `  Temporal     ${temporal.address}  namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue}`,
       `  PostgreSQL   ${db.embedded ? `embedded PGlite at ${redactUrl(db.url)}` : redactUrl(db.url)}`,
@@ -177,20 +178,19 @@ async function runApi(config: Config, log: Logger): Promise<void> {
     pool: db.pool,
     taskQueue: config.temporal.taskQueue,
     namespace: config.temporal.namespace,
-    host: config.api.host,
-    port: config.api.port,
+    api: config.api,
     log,
     retry: config.retry,
     llm: config.llm,
   });
   cleanups.push(() => api.close());
-  process.stdout.write(`API listening on ${api.url}\n`);
+  process.stdout.write(`API listening on ${api.url}${api.open ? ' (no API keys: open to this machine only)' : ''}\n`);
   await shutdown;
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
-  const command = positionals[0];
+  const command = argv[0];
+  const { values } = parseArgs({ args: argv.slice(0, 1), allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
   if (values.help || !command) {
     process.stdout.write(`${USAGE}\n`);
     return;
@@ -215,6 +215,9 @@ export async function main(argv: string[]): Promise<void> {
       return runWorker(config, log);
     case 'api':
       return runApi(config, log);
+    case 'keys':
+      process.exitCode = await runKeys(config, argv.slice(1), (t) => process.stdout.write(t));
+      return;
     default:
       process.stderr.write(`unknown command "${command}"\n\n${USAGE}\n`);
       process.exitCode = 2;

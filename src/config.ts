@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { ConfigError } from './shared/errors';
 import { DEFAULT_LLM_HEARTBEAT_TIMEOUT, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, LLM_ROLES, type LlmRole } from './shared/constants';
-import { DEFAULT_RETRY, Duration, type RetrySettings } from './shared/schemas';
+import { DEFAULT_RETRY, Duration, TENANT_PATTERN, type RetrySettings } from './shared/schemas';
 
 const port = z.coerce.number().int().min(0).max(65_535);
 const optionalString = z
@@ -31,6 +31,32 @@ const priceTable = z
     return table;
   });
 
+/** `key=tenant` pairs; errors name the entry's position, never the key. */
+const apiKeyTable = z
+  .string()
+  .default('')
+  .transform((raw, ctx) => {
+    const keys: { key: string; tenant: string }[] = [];
+    const entries = raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    for (const [i, entry] of entries.entries()) {
+      const eq = entry.lastIndexOf('=');
+      const key = entry.slice(0, eq);
+      const tenant = entry.slice(eq + 1);
+      if (eq < 0 || key.length < 16 || !TENANT_PATTERN.test(tenant)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `entry ${i + 1} is not key=tenant (a key of at least 16 characters; a tenant of 1-64 letters, digits, ".", "_" or "-")`,
+        });
+        return z.NEVER;
+      }
+      keys.push({ key, tenant });
+    }
+    return keys;
+  });
+
 // Keys are the environment variable names, so an error message can name the variable as-is.
 const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -56,6 +82,9 @@ const EnvSchema = z.object({
 
   API_HOST: z.string().default('127.0.0.1'),
   API_PORT: port.default(3000),
+  API_KEYS: apiKeyTable,
+  RATE_LIMIT_SUBMITS: z.coerce.number().int().min(1).max(100_000).default(30),
+  RATE_LIMIT_READS: z.coerce.number().int().min(1).max(1_000_000).default(1_200),
 
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: optionalUrl,
@@ -158,7 +187,14 @@ export interface Config {
     uiPort: number;
   };
   database: { url: string | undefined; poolMax: number; pglitePort: number };
-  api: { host: string; port: number };
+  api: {
+    host: string;
+    port: number;
+    /** API_KEYS: keys given in the environment, each with its tenant (more live in PostgreSQL). */
+    keys: { key: string; tenant: string }[];
+    /** Requests per minute and tenant: new runs, and everything else. */
+    rateLimits: { submits: number; reads: number };
+  };
   llm: {
     apiKey: string | undefined;
     baseUrl: string | undefined;
@@ -257,7 +293,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       uiPort: e.TEMPORAL_UI_PORT,
     },
     database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX, pglitePort: e.PGLITE_PORT },
-    api: { host: e.API_HOST, port: e.API_PORT },
+    api: {
+      host: e.API_HOST,
+      port: e.API_PORT,
+      keys: e.API_KEYS,
+      rateLimits: { submits: e.RATE_LIMIT_SUBMITS, reads: e.RATE_LIMIT_READS },
+    },
     llm: {
       apiKey: e.OPENAI_API_KEY,
       baseUrl: e.OPENAI_BASE_URL,

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { createApp } from './api/app';
+import { isLoopback } from './api/auth';
 import { createResearchService } from './api/research-service';
 import { createStore } from './activities/store';
 import type { Logger } from './infra/logger';
@@ -15,8 +16,7 @@ export interface ApiServerDeps {
   pool: pg.Pool;
   taskQueue: string;
   namespace: string;
-  host: string;
-  port: number;
+  api: Config['api'];
   log: Logger;
   preflight?: () => string | undefined;
   retry?: RetrySettings;
@@ -25,13 +25,25 @@ export interface ApiServerDeps {
 
 export interface ApiServer {
   url: string;
+  /** True when the API runs without keys (no keys anywhere, loopback only). */
+  open: boolean;
   server: http.Server;
   close(): Promise<void>;
 }
 
 export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
   const store = createStore(deps.pool);
+  const { host, port, keys, rateLimits } = deps.api;
+  const keyless = keys.length === 0 && (await store.apiKeys.countLive()) === 0;
+  if (keyless && !isLoopback(host)) {
+    throw new Error(
+      `the API would listen on ${host} without any API key, open to anyone who can reach it: set API_KEYS (key=tenant,...) ` +
+        'or create a key with `deep-research keys create --tenant <name>`, or listen on 127.0.0.1',
+    );
+  }
   const app = createApp({
+    auth: { envKeys: keys, table: store.apiKeys, open: keyless },
+    rateLimits,
     research: createResearchService({
       client: deps.client,
       taskQueue: deps.taskQueue,
@@ -51,12 +63,14 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
   const server = http.createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(deps.port, deps.host, () => resolve());
+    server.listen(port, host, () => resolve());
   });
   const addr = server.address() as AddressInfo;
-  const host = deps.host === '0.0.0.0' || deps.host === '::' ? 'localhost' : deps.host;
+  const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  if (keyless) deps.log.warn('the API runs without keys: anyone on this machine can use it (create one with `deep-research keys create`)');
   return {
-    url: `http://${host}:${addr.port}`,
+    url: `http://${shown}:${addr.port}`,
+    open: keyless,
     server,
     close: () =>
       new Promise<void>((resolve) => {

@@ -5,9 +5,14 @@ import { errorHandler, notFound } from './middleware/errors';
 import { healthRoutes, type ReadinessCheck } from './routes/health';
 import { researchRoutes } from './routes/research';
 import type { ResearchService } from './research-service';
+import { authenticate, type AuthDeps } from './auth';
+import { rateLimiter, type LimitKind } from './rate-limit';
 
 export interface AppDeps {
   research: ResearchService;
+  auth: AuthDeps;
+  /** Requests per minute and tenant. */
+  rateLimits: Record<LimitKind, number>;
   readiness: Record<string, ReadinessCheck>;
   log: Logger;
   preflight?: () => string | undefined;
@@ -17,9 +22,15 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  app.use(express.json({ limit: '64kb' }));
   app.use(healthRoutes(deps.readiness));
-  app.use('/v1', researchRoutes({ research: deps.research, ...(deps.preflight ? { preflight: deps.preflight } : {}) }));
+  const limiter = rateLimiter(deps.rateLimits);
+  app.use(
+    '/v1',
+    authenticate(deps.auth),
+    limiter.limit((method, path) => (method === 'POST' && path === '/research' ? 'submits' : 'reads')),
+    express.json({ limit: '64kb' }),
+    researchRoutes({ research: deps.research, ...(deps.preflight ? { preflight: deps.preflight } : {}) }),
+  );
   app.use(notFound);
   app.use(errorHandler(deps.log));
   return app;

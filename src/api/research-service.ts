@@ -185,16 +185,19 @@ export function createResearchService(deps: ResearchServiceDeps) {
       if (existing.memo?.requestHash !== hash) {
         throw new ApiError(409, 'idempotency_key_reused', 'this Idempotency-Key was already used for a different request');
       }
-      const view = await get(id);
+      const view = await get(id, tenant);
       return { id, status: view.status, created: false };
     }
   }
 
-  async function describe(id: string) {
+  /** The run, if it is the tenant's: another tenant's run is as unknown as one that does not exist. */
+  async function describe(id: string, tenant: string) {
     const handle = deps.client.workflow.getHandle(id);
     try {
       const desc = await handle.describe();
-      if (desc.type !== 'researchWorkflow') throw new ApiError(404, 'not_found', `no research run with id ${id}`);
+      if (desc.type !== 'researchWorkflow' || desc.searchAttributes?.ResearchTenant?.[0] !== tenant) {
+        throw new ApiError(404, 'not_found', `no research run with id ${id}`);
+      }
       return { handle, desc };
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw new ApiError(404, 'not_found', `no research run with id ${id}`);
@@ -202,8 +205,8 @@ export function createResearchService(deps: ResearchServiceDeps) {
     }
   }
 
-  async function get(id: string): Promise<ResearchView> {
-    const { handle, desc } = await describe(id);
+  async function get(id: string, tenant: string): Promise<ResearchView> {
+    const { handle, desc } = await describe(id, tenant);
     const question = String(desc.memo?.question ?? '');
     const closed = TERMINAL_STATUS[desc.status.name];
     try {
@@ -232,15 +235,15 @@ export function createResearchService(deps: ResearchServiceDeps) {
     return { id, status: closed, phase: 'done', question, ...(error ? { error } : {}) };
   }
 
-  async function running(id: string) {
-    const { handle, desc } = await describe(id);
+  async function running(id: string, tenant: string) {
+    const { handle, desc } = await describe(id, tenant);
     if (desc.status.name !== 'RUNNING')
       throw new ApiError(409, 'not_running', `research run ${id} has ended (${desc.status.name.toLowerCase()})`);
     return handle;
   }
 
-  async function reviewable(id: string, planVersion: number) {
-    const handle = await running(id);
+  async function reviewable(id: string, tenant: string, planVersion: number) {
+    const handle = await running(id, tenant);
     const s = await liveStatus(id, handle);
     if (s.phase !== 'reviewing' || !s.plan)
       throw new ApiError(409, 'not_reviewing', `research run ${id} has no plan waiting for review (phase ${s.phase})`);
@@ -253,13 +256,13 @@ export function createResearchService(deps: ResearchServiceDeps) {
   }
 
   /** Sends approvePlan. The workflow checks the version again: a race loses nothing, it is recorded. */
-  async function approve(id: string, planVersion: number): Promise<void> {
-    const handle = await reviewable(id, planVersion);
+  async function approve(id: string, tenant: string, planVersion: number): Promise<void> {
+    const handle = await reviewable(id, tenant, planVersion);
     await handle.signal(approvePlanSignal, { planVersion });
   }
 
-  async function revise(id: string, planVersion: number, feedback: string): Promise<void> {
-    const handle = await reviewable(id, planVersion);
+  async function revise(id: string, tenant: string, planVersion: number, feedback: string): Promise<void> {
+    const handle = await reviewable(id, tenant, planVersion);
     const s = await liveStatus(id, handle);
     if ((s.plan?.revisionsLeft ?? 0) <= 0) {
       throw new ApiError(
@@ -271,25 +274,25 @@ export function createResearchService(deps: ResearchServiceDeps) {
     await handle.signal(revisePlanSignal, { planVersion, feedback });
   }
 
-  async function cancel(id: string): Promise<void> {
-    const handle = await running(id);
+  async function cancel(id: string, tenant: string): Promise<void> {
+    const handle = await running(id, tenant);
     await handle.cancel();
   }
 
-  async function report(id: string) {
-    await describe(id);
+  async function report(id: string, tenant: string) {
+    await describe(id, tenant);
     const r = await deps.store.getReport(id);
     if (!r) throw new ApiError(404, 'report_not_ready', `research run ${id} has no report yet`);
     return r;
   }
 
-  async function artifacts(id: string) {
-    await describe(id);
+  async function artifacts(id: string, tenant: string) {
+    await describe(id, tenant);
     return deps.store.listArtifacts(id);
   }
 
-  async function artifact(id: string, artifactId: string) {
-    await describe(id);
+  async function artifact(id: string, tenant: string, artifactId: string) {
+    await describe(id, tenant);
     const a = await deps.store.getArtifact(id, artifactId);
     if (!a) throw new ApiError(404, 'not_found', `research run ${id} has no artifact ${artifactId}`);
     return a;

@@ -57,6 +57,9 @@ export const ResearchRequest = z
 export type ResearchRequest = z.infer<typeof ResearchRequest>;
 
 /** How fast outside calls are retried: set by the operator (RETRY_* variables), not per request. */
+/** A tenant name: in API keys, search attributes and ids. */
+export const TENANT_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+
 export const RetrySettings = z.object({
   initialInterval: Duration,
   maximumInterval: Duration,

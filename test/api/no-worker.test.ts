@@ -38,8 +38,11 @@ describe.skipIf(!ready)(`the API without a worker (${ready ? 'live' : missingRea
     h.worker.shutdown();
     await new Promise((r) => setTimeout(r, 500));
 
+    const store = createStore(h.pool);
     const app = createApp({
-      research: createResearchService({ client: h.client, taskQueue: h.taskQueue, store: createStore(h.pool), queryTimeoutMs: 1_000 }),
+      research: createResearchService({ client: h.client, taskQueue: h.taskQueue, store, queryTimeoutMs: 1_000 }),
+      auth: { envKeys: [], table: store.apiKeys, open: true },
+      rateLimits: h.config.api.rateLimits,
       readiness: {},
       log: createLogger('warn'),
     });

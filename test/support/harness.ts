@@ -53,6 +53,9 @@ export function testConfig(llmUrl: string | undefined, extra: Record<string, str
     RETRY_MAX_INTERVAL: '2s',
     WORKER_SHUTDOWN_GRACE_MS: '5000',
     LLM_QUEUE_RATE: '200',
+    // Tests poll the status many times a second.
+    RATE_LIMIT_READS: '1000000',
+    RATE_LIMIT_SUBMITS: '100000',
     ...extra,
   });
 }
@@ -78,8 +81,12 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const worker = await createWorker({ config, connection: nativeConnection, pool, taskQueue, workflowBundle: workflowBundle() });
   const running = worker.run();
   const log = createLogger('warn');
+  const store = createStore(pool);
   const app = createApp({
-    research: createResearchService({ client, taskQueue, store: createStore(pool), retry: config.retry, llm: config.llm }),
+    research: createResearchService({ client, taskQueue, store, retry: config.retry, llm: config.llm }),
+    // Like the dev default (no keys: open) unless the test gives API_KEYS.
+    auth: { envKeys: config.api.keys, table: store.apiKeys, open: config.api.keys.length === 0 },
+    rateLimits: config.api.rateLimits,
     readiness: {
       temporal: async () => {
         await client.workflowService.describeNamespace({ namespace: 'default' });

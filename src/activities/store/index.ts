@@ -4,11 +4,13 @@
 import type pg from 'pg';
 import { conversationsTable } from './conversations';
 import { documentTables } from './documents';
+import { apiKeysTable } from './keys';
 import { llmCallsTable, llmLeasesTable, runsTable, sandboxRunsTable } from './runs';
 
 export type { Message } from './conversations';
 export type { ArtifactRecord, ReportRecord, StoredDocument, StoredPage, StoredSource } from './documents';
 export type { LlmCallRecord, RunRecord } from './runs';
+export type { ApiKeyRow, ApiKeysTable } from './keys';
 
 export function createStore(pool: pg.Pool) {
   return {
@@ -17,6 +19,7 @@ export function createStore(pool: pg.Pool) {
     llmLeases: llmLeasesTable(pool),
     sandboxRuns: sandboxRunsTable(pool),
     conversations: conversationsTable(pool),
+    apiKeys: apiKeysTable(pool),
     ...documentTables(pool),
     /** Readiness: the database answers. */
     async ping(): Promise<void> {

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../shared/errors';
 import { ApprovePlan, RevisePlan } from '../../shared/messages';
@@ -6,7 +6,6 @@ import { artifactPath } from '../../shared/report';
 import { ResearchRequest } from '../../shared/schemas';
 import type { ResearchService } from '../research-service';
 
-const Tenant = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'X-Tenant-Id must be 1-64 letters, digits, ".", "_" or "-"');
 const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'Idempotency-Key must be 1-200 visible ASCII characters');
 const ApproveBody = ApprovePlan.strict();
 const ReviseBody = RevisePlan.strict();
@@ -20,12 +19,17 @@ export interface ResearchRouteDeps {
   preflight?: () => string | undefined;
 }
 
+/** The caller's tenant, set by the authentication middleware. */
+function tenantOf(res: Response): string {
+  return String(res.locals.tenant);
+}
+
 export function researchRoutes(deps: ResearchRouteDeps): Router {
   const r = Router();
 
   r.post('/research', async (req, res) => {
     const body = ResearchRequest.parse(req.body ?? {});
-    const tenant = Tenant.parse(req.get('x-tenant-id') ?? 'default');
+    const tenant = tenantOf(res);
     const keyHeader = req.get('idempotency-key');
     const key = keyHeader === undefined ? undefined : IdempotencyKey.parse(keyHeader);
     const problem = deps.preflight?.();
@@ -36,33 +40,33 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
 
   r.get('/research/:id', async (req, res) => {
     const id = RunId.parse(req.params.id);
-    res.json(await deps.research.get(id));
+    res.json(await deps.research.get(id, tenantOf(res)));
   });
 
   r.post('/research/:id/plan/approve', async (req, res) => {
     const id = RunId.parse(req.params.id);
     const body = ApproveBody.parse(req.body ?? {});
-    await deps.research.approve(id, body.planVersion);
+    await deps.research.approve(id, tenantOf(res), body.planVersion);
     res.status(202).json({ id, accepted: 'approvePlan', planVersion: body.planVersion });
   });
 
   r.post('/research/:id/plan/revise', async (req, res) => {
     const id = RunId.parse(req.params.id);
     const body = ReviseBody.parse(req.body ?? {});
-    await deps.research.revise(id, body.planVersion, body.feedback);
+    await deps.research.revise(id, tenantOf(res), body.planVersion, body.feedback);
     res.status(202).json({ id, accepted: 'revisePlan', planVersion: body.planVersion });
   });
 
   r.post('/research/:id/cancel', async (req, res) => {
     const id = RunId.parse(req.params.id);
-    await deps.research.cancel(id);
+    await deps.research.cancel(id, tenantOf(res));
     res.status(202).json({ id, accepted: 'cancel' });
   });
 
   r.get('/research/:id/report', async (req, res) => {
     const id = RunId.parse(req.params.id);
     const format = ReportFormat.parse(req.query.format ?? 'markdown');
-    const report = await deps.research.report(id);
+    const report = await deps.research.report(id, tenantOf(res));
     if (format === 'json') {
       res.json({
         id,
@@ -79,14 +83,14 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
 
   r.get('/research/:id/artifacts', async (req, res) => {
     const id = RunId.parse(req.params.id);
-    const list = await deps.research.artifacts(id);
+    const list = await deps.research.artifacts(id, tenantOf(res));
     res.json({ id, artifacts: list.map((a) => ({ ...a, url: artifactPath(id, a.artifactId) })) });
   });
 
   r.get('/research/:id/artifacts/:artifactId', async (req, res) => {
     const id = RunId.parse(req.params.id);
     const artifactId = ArtifactId.parse(req.params.artifactId);
-    const a = await deps.research.artifact(id, artifactId);
+    const a = await deps.research.artifact(id, tenantOf(res), artifactId);
     // Files written by untrusted code: never sniffed, never scripted, SVG only as a download.
     res.set('X-Content-Type-Options', 'nosniff');
     res.set('Content-Security-Policy', "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'");
