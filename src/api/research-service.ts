@@ -64,6 +64,19 @@ function requestHash(tenant: string, req: ResearchRequest): string {
     .digest('hex');
 }
 
+/** A direct answer as a report: the question as its title, the answer as its one paragraph. */
+function directAnswerReport(id: string, question: string, answer: string) {
+  const title = summarize(question.replace(/\s+/g, ' ').trim(), 200);
+  return {
+    researchId: id,
+    title,
+    locale: undefined,
+    markdown: `# ${title}\n\n${answer.trim()}\n`,
+    references: [],
+    removedCitations: [],
+  };
+}
+
 export function idForIdempotencyKey(tenant: string, key: string): string {
   return `${RESEARCH_ID_PREFIX}${createHash('sha256').update(`${tenant}\u0000${key}`).digest('hex').slice(0, 32)}`;
 }
@@ -223,7 +236,16 @@ export function createResearchService(deps: ResearchServiceDeps) {
     }
     if (closed === 'completed') {
       const r = (await handle.result()) as ResearchResult;
-      return { id, status: r.status, phase: 'done', question, usage: r.usage };
+      const row = r.outcome === 'answered_directly' ? await deps.store.runs.get(id).catch(() => undefined) : undefined;
+      return {
+        id,
+        status: r.status,
+        phase: 'done',
+        question,
+        usage: r.usage,
+        outcome: r.outcome,
+        ...(row?.answer ? { answer: row.answer } : {}),
+      };
     }
     let error: string | undefined;
     if (closed === 'failed') {
@@ -279,11 +301,14 @@ export function createResearchService(deps: ResearchServiceDeps) {
     await handle.cancel();
   }
 
+  /** The run's report; for a run the coordinator answered directly, that answer as a short report. */
   async function report(id: string, tenant: string) {
     await describe(id, tenant);
     const r = await deps.store.getReport(id);
-    if (!r) throw new ApiError(404, 'report_not_ready', `research run ${id} has no report yet`);
-    return r;
+    if (r) return r;
+    const row = await deps.store.runs.get(id);
+    if (row?.outcome === 'answered_directly' && row.answer) return directAnswerReport(id, row.question, row.answer);
+    throw new ApiError(404, 'report_not_ready', `research run ${id} has no report yet`);
   }
 
   async function artifacts(id: string, tenant: string) {

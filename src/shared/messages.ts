@@ -1,7 +1,7 @@
 // Payloads of the research workflow's signals and the status view its query returns. The workflow,
 // the HTTP routes, the CLI and the tests all use these schemas: there is no second copy of a view.
 import { z } from 'zod';
-import { Phase, RunStatus, StepType, Usage } from './schemas';
+import { Outcome, Phase, RunStatus, StepType, Usage } from './schemas';
 
 /** Longest reviewer feedback or clarification answer the workflow keeps. */
 export const MESSAGE_TEXT_MAX = 4_000;
@@ -106,6 +106,10 @@ export const ResearchStatusView = z.object({
   notes: z.array(z.string()),
   ignoredSignals: z.array(IgnoredSignal),
   report: ReportView.optional(),
+  /** Set when the run ended with a result. */
+  outcome: Outcome.optional(),
+  /** The coordinator's answer of a run it answered directly (outcome "answered_directly"). */
+  answer: z.string().optional(),
   error: z.string().optional(),
 });
 export type ResearchStatusView = z.infer<typeof ResearchStatusView>;

@@ -79,6 +79,10 @@ export const ResearchInput = z.object({
 });
 export type ResearchInput = z.infer<typeof ResearchInput>;
 
+/** How a run ended: the coordinator answered at once, a report was written, the review timed out into cancel. */
+export const Outcome = z.enum(['answered_directly', 'report', 'cancelled_at_review']);
+export type Outcome = z.infer<typeof Outcome>;
+
 export const RunStatus = z.enum(['running', 'awaiting_review', 'completed', 'failed', 'cancelled']);
 export type RunStatus = z.infer<typeof RunStatus>;
 export const Phase = z.enum(['coordinating', 'planning', 'reviewing', 'researching', 'reporting', 'done']);
@@ -224,7 +228,7 @@ export function stepTask(input: StepInput): StepTask {
 export const ResearchResult = z.object({
   id: z.string(),
   status: z.enum(['completed', 'cancelled']),
-  outcome: z.enum(['answered_directly', 'report', 'cancelled_at_review']),
+  outcome: Outcome,
   locale: z.string(),
   /** At most SUMMARY_MAX_CHARS; the full text lives in PostgreSQL. */
   summary: z.string().max(SUMMARY_MAX_CHARS),

@@ -138,6 +138,18 @@ describe.skipIf(!ready)(`thin slice through the API (${ready ? 'live' : missingR
     expect(result).toMatchObject({ outcome: 'answered_directly', locale: 'de-DE', summary: 'Hallo! Worüber soll ich recherchieren?' });
     const { rows } = await h.pool.query('SELECT answer, locale FROM research_runs WHERE id = $1', [res.body.id]);
     expect(rows[0]).toEqual({ answer: 'Hallo! Worüber soll ich recherchieren?', locale: 'de-DE' });
+    // The answer is readable: in the status, and as a one-paragraph report.
+    const view = await request(h.app).get(`/v1/research/${res.body.id}`).expect(200);
+    expect(view.body).toMatchObject({
+      status: 'completed',
+      phase: 'done',
+      outcome: 'answered_directly',
+      answer: 'Hallo! Worüber soll ich recherchieren?',
+    });
+    const report = await request(h.app).get(`/v1/research/${res.body.id}/report`).expect(200);
+    expect(report.text).toBe('# Hallo!\n\nHallo! Worüber soll ich recherchieren?\n');
+    const json = await request(h.app).get(`/v1/research/${res.body.id}/report?format=json`).expect(200);
+    expect(json.body).toMatchObject({ title: 'Hallo!', references: [], removedCitations: [] });
   });
 
   it('repairs an answer that does not match the schema with one more request', async () => {

@@ -37,13 +37,17 @@ export interface RecordedRun {
   plan: unknown;
   usage: Usage;
   error: string | null;
+  outcome: string | null;
+  /** The direct answer when outcome is answered_directly (otherwise the report's title). */
+  answer: string | null;
+  question: string;
 }
 
 export function runsTable(pool: pg.Pool) {
   return {
     async get(id: string): Promise<RecordedRun | undefined> {
       const { rows } = await pool.query(
-        'SELECT status, phase, plan, error, prompt_tokens, completion_tokens, cost_usd FROM research_runs WHERE id = $1',
+        'SELECT status, phase, plan, error, outcome, answer, question, prompt_tokens, completion_tokens, cost_usd FROM research_runs WHERE id = $1',
         [id],
       );
       const r = rows[0];
@@ -53,6 +57,9 @@ export function runsTable(pool: pg.Pool) {
         phase: r.phase,
         plan: r.plan,
         error: r.error,
+        outcome: r.outcome,
+        answer: r.answer,
+        question: r.question,
         usage: { promptTokens: r.prompt_tokens, completionTokens: r.completion_tokens, costUsd: Number(r.cost_usd) },
       };
     },

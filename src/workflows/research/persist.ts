@@ -59,6 +59,8 @@ export async function finish(
   status: 'completed' | 'cancelled' = 'completed',
 ): Promise<ResearchResult> {
   await run.writes.flush();
+  run.outcome = outcome;
+  if (outcome === 'answered_directly') run.answer = row.answer;
   run.moveTo('done', status);
   await recordLast(run, status, row);
   return run.result(outcome, summary, status);

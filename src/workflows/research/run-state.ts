@@ -47,6 +47,9 @@ export class RunState {
   readonly notes: string[] = [];
   plan?: PlanView;
   report?: ReportView;
+  outcome?: ResearchResult['outcome'];
+  /** The coordinator's direct answer. */
+  answer?: string;
   error?: string;
   /** The reviewer's decision on the plan under review; cleared when a version goes to review. */
   review?: ReviewDecision;
@@ -156,6 +159,8 @@ export class RunState {
       notes: [...this.notes],
       ignoredSignals: [...this.ignoredSignals],
       ...(this.report ? { report: this.report } : {}),
+      ...(this.outcome ? { outcome: this.outcome } : {}),
+      ...(this.answer !== undefined ? { answer: this.answer } : {}),
       ...(this.error ? { error: this.error } : {}),
     };
   }
