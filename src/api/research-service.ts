@@ -3,14 +3,17 @@ import { createHash, randomUUID } from 'node:crypto';
 import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
   type Client,
   type WorkflowExecutionDescription,
+  type WorkflowHandle,
 } from '@temporalio/client';
+import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { withTimeout } from './timeout';
 import { RESEARCH_ID_PREFIX } from '../shared/constants';
-import { ApiError, failureMessage } from '../shared/errors';
-import { PlanView, type ResearchStatusView, type ResearchView, type WaitingCall } from '../shared/messages';
+import { ApiError, ErrorType, failureMessage } from '../shared/errors';
+import { PlanView, Refusal, type ResearchStatusView, type ResearchView, type ReviewAnswer, type WaitingCall } from '../shared/messages';
 import {
   Phase,
   ResearchOptions,
@@ -22,7 +25,15 @@ import {
 } from '../shared/schemas';
 import type { Store } from '../activities/store';
 import type { Config } from '../config';
-import { approvePlanSignal, getStatusQuery, revisePlanSignal } from '../workflows/messages';
+import {
+  answerClarificationSignal,
+  answerClarificationUpdate,
+  approvePlanSignal,
+  approvePlanUpdate,
+  getStatusQuery,
+  revisePlanSignal,
+  revisePlanUpdate,
+} from '../workflows/messages';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchTenantKey } from '../workflows/search-attributes';
 import type { researchWorkflow } from '../workflows/research';
 
@@ -82,6 +93,8 @@ export function idForIdempotencyKey(tenant: string, key: string): string {
 }
 
 const QUERY_TIMEOUT_MS = 5_000;
+/** How long a review or clarification may wait for a worker to take it before the API answers 503. */
+const UPDATE_TIMEOUT_MS = 10_000;
 
 const iso = (ts: Parameters<typeof optionalTsToDate>[0]) => optionalTsToDate(ts)?.toISOString();
 
@@ -101,6 +114,7 @@ function retried(desc: WorkflowExecutionDescription, step?: string): WaitingCall
 
 export function createResearchService(deps: ResearchServiceDeps) {
   const queryTimeoutMs = deps.queryTimeoutMs ?? QUERY_TIMEOUT_MS;
+  const updateTimeoutMs = deps.queryTimeoutMs ?? UPDATE_TIMEOUT_MS;
 
   /** The run's status from a worker; 503 with Retry-After when none answers (a review must see it). */
   async function liveStatus(id: string, handle: ReturnType<Client['workflow']['getHandle']>): Promise<ResearchStatusView> {
@@ -264,9 +278,50 @@ export function createResearchService(deps: ResearchServiceDeps) {
     return handle;
   }
 
-  async function reviewable(id: string, tenant: string, planVersion: number) {
+  /**
+   * Sends a review or clarification update, with the request's Idempotency-Key as its id (a retry
+   * gets the first answer). The workflow's validator decides: a refusal is a 409 with the reason
+   * and the current plan version. A run whose worker does not know the update yet (deployed before
+   * it) gets the signal instead, after the same checks made here.
+   */
+  async function update<Ret, Arg>(
+    id: string,
+    tenant: string,
+    def: UpdateDefinition<Ret, [Arg]>,
+    arg: Arg,
+    idempotencyKey: string | undefined,
+    fallback: (handle: WorkflowHandle, status: ResearchStatusView) => Promise<Ret>,
+  ): Promise<Ret> {
     const handle = await running(id, tenant);
-    const s = await liveStatus(id, handle);
+    try {
+      return await withTimeout(
+        handle.executeUpdate(def, { args: [arg], ...(idempotencyKey ? { updateId: idempotencyKey } : {}) }),
+        updateTimeoutMs,
+      );
+    } catch (err) {
+      const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+      if (cause instanceof ApplicationFailure && cause.type === ErrorType.MessageRefused) {
+        const refusal = Refusal.safeParse(cause.details?.[0]);
+        const code = refusal.success ? refusal.data.code : 'refused';
+        const currentVersion = refusal.success ? refusal.data.currentVersion : undefined;
+        throw new ApiError(409, code, cause.message, currentVersion !== undefined ? { currentVersion } : undefined);
+      }
+      if (cause && /no registered handler for update/i.test(cause.message)) return fallback(handle, await liveStatus(id, handle));
+      if (err instanceof WorkflowNotFoundError) throw new ApiError(409, 'not_running', `research run ${id} has ended`);
+      if (err instanceof WorkflowUpdateFailedError) throw err;
+      throw new ApiError(
+        503,
+        'no_worker',
+        `no worker took the message for research run ${id} in time (${summarize(failureMessage(err), 120)}); ` +
+          'send it again with the same Idempotency-Key',
+        undefined,
+        5,
+      );
+    }
+  }
+
+  /** The checks the validator makes, for the signal sent to a run that predates the updates. */
+  function checkReview(id: string, s: ResearchStatusView, planVersion: number): void {
     if (s.phase !== 'reviewing' || !s.plan)
       throw new ApiError(409, 'not_reviewing', `research run ${id} has no plan waiting for review (phase ${s.phase})`);
     if (s.plan.version !== planVersion) {
@@ -274,26 +329,39 @@ export function createResearchService(deps: ResearchServiceDeps) {
         currentVersion: s.plan.version,
       });
     }
-    return handle;
   }
 
-  /** Sends approvePlan. The workflow checks the version again: a race loses nothing, it is recorded. */
-  async function approve(id: string, tenant: string, planVersion: number): Promise<void> {
-    const handle = await reviewable(id, tenant, planVersion);
-    await handle.signal(approvePlanSignal, { planVersion });
+  /** Approves plan `planVersion`: 200 with the decision, or 409 saying why not. */
+  function approve(id: string, tenant: string, planVersion: number, idempotencyKey?: string): Promise<ReviewAnswer> {
+    return update(id, tenant, approvePlanUpdate, { planVersion }, idempotencyKey, async (handle, s) => {
+      checkReview(id, s, planVersion);
+      await handle.signal(approvePlanSignal, { planVersion });
+      return { planVersion, decision: 'approved' };
+    });
   }
 
-  async function revise(id: string, tenant: string, planVersion: number, feedback: string): Promise<void> {
-    const handle = await reviewable(id, tenant, planVersion);
-    const s = await liveStatus(id, handle);
-    if ((s.plan?.revisionsLeft ?? 0) <= 0) {
-      throw new ApiError(
-        409,
-        'revision_limit',
-        `the plan was already revised ${s.plan?.revisions ?? 0} times (maxPlanRevisions); approve it or cancel the run`,
-      );
-    }
-    await handle.signal(revisePlanSignal, { planVersion, feedback });
+  function revise(id: string, tenant: string, planVersion: number, feedback: string, idempotencyKey?: string): Promise<ReviewAnswer> {
+    return update(id, tenant, revisePlanUpdate, { planVersion, feedback }, idempotencyKey, async (handle, s) => {
+      checkReview(id, s, planVersion);
+      if ((s.plan?.revisionsLeft ?? 0) <= 0) {
+        throw new ApiError(
+          409,
+          'revision_limit',
+          `the plan was already revised ${s.plan?.revisions ?? 0} times (maxPlanRevisions); approve it or cancel the run`,
+        );
+      }
+      await handle.signal(revisePlanSignal, { planVersion, feedback });
+      return { planVersion, decision: 'revising', nextPlanVersion: planVersion + 1 };
+    });
+  }
+
+  /** Answers the coordinator's clarifying question. */
+  function answer(id: string, tenant: string, text: string, idempotencyKey?: string): Promise<{ accepted: true }> {
+    return update(id, tenant, answerClarificationUpdate, { answer: text }, idempotencyKey, async (handle, s) => {
+      if (s.clarificationQuestion === undefined) throw new ApiError(409, 'no_question', `research run ${id} asks no question`);
+      await handle.signal(answerClarificationSignal, { answer: text });
+      return { accepted: true };
+    });
   }
 
   async function cancel(id: string, tenant: string): Promise<void> {
@@ -323,7 +391,7 @@ export function createResearchService(deps: ResearchServiceDeps) {
     return a;
   }
 
-  return { start, get, approve, revise, cancel, report, artifacts, artifact };
+  return { start, get, approve, revise, answer, cancel, report, artifacts, artifact };
 }
 
 export type ResearchService = ReturnType<typeof createResearchService>;

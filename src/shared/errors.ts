@@ -39,6 +39,8 @@ export const ErrorType = {
   SandboxCancelled: 'CancelledFailure',
   /** The worker stopped (a deploy) while the call ran: retried by the next worker. */
   WorkerShutdown: 'WorkerShutdown',
+  /** A review or clarification update was refused by the workflow's validator; details: Refusal. */
+  MessageRefused: 'MessageRefused',
   /** A sandbox program printed more than any valid result can be. */
   SandboxOutputTooLarge: 'SandboxOutputTooLarge',
 } as const;

@@ -45,6 +45,29 @@ export const CallWait = z.object({
 });
 export type CallWait = z.infer<typeof CallWait>;
 
+/** What the review updates answer at once: the decision taken on that plan version. */
+export const ReviewAnswer = z.object({
+  planVersion: z.number().int(),
+  decision: z.enum(['approved', 'revising']),
+  /** For a revision: the version the revised plan will have. */
+  nextPlanVersion: z.number().int().optional(),
+});
+export type ReviewAnswer = z.infer<typeof ReviewAnswer>;
+
+/** Why the workflow refused a review or clarification update (the details of its failure). */
+export const RefusalCode = z.enum([
+  'stale_plan_version',
+  'already_decided',
+  'not_reviewing',
+  'revision_limit',
+  'run_ended',
+  'no_question',
+  'invalid_message',
+]);
+export type RefusalCode = z.infer<typeof RefusalCode>;
+export const Refusal = z.object({ code: RefusalCode, currentVersion: z.number().int().optional() });
+export type Refusal = z.infer<typeof Refusal>;
+
 /** `cancelled`: an operator cancelled or terminated the step's child workflow; the run went on. */
 export const StepStatus = z.enum(['pending', 'running', 'completed', 'failed', 'skipped', 'cancelled']);
 export type StepStatus = z.infer<typeof StepStatus>;

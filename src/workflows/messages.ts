@@ -1,8 +1,19 @@
 // Every signal, query and update of the research workflow, defined once and imported by the
 // workflow, the API, the CLI and the tests. Payloads and the status view are zod schemas in
 // src/shared/messages.ts.
-import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { AnswerClarification, ApprovePlan, ResearchStatusView, RevisePlan } from '../shared/messages';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { AnswerClarification, ApprovePlan, ResearchStatusView, ReviewAnswer, RevisePlan } from '../shared/messages';
+
+// Review and clarification as updates (what the API sends): a validator refuses a stale version, a
+// decided review, the revision limit or an ended run, and the caller hears the outcome at once.
+// The signals below do the same for operators and older callers, recording what they ignore.
+
+/** Approve plan `planVersion`. */
+export const approvePlanUpdate = defineUpdate<ReviewAnswer, [ApprovePlan]>('approvePlan');
+/** Send plan `planVersion` back to the planner with the reviewer's feedback. */
+export const revisePlanUpdate = defineUpdate<ReviewAnswer, [RevisePlan]>('revisePlan');
+/** Answer the coordinator's clarifying question. */
+export const answerClarificationUpdate = defineUpdate<{ accepted: true }, [AnswerClarification]>('answerClarification');
 
 /** Approve plan `planVersion`; a signal for any other version is ignored and recorded. */
 export const approvePlanSignal = defineSignal<[ApprovePlan]>('approvePlan');

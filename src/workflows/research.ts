@@ -4,7 +4,15 @@
 // research/, one file per phase or loop; the run's state in research/run-state.ts.
 import { setHandler } from '@temporalio/workflow';
 import type { ResearchInput, ResearchResult, StepOutput } from '../shared/schemas';
-import { answerClarificationSignal, approvePlanSignal, getStatusQuery, revisePlanSignal } from './messages';
+import {
+  answerClarificationSignal,
+  answerClarificationUpdate,
+  approvePlanSignal,
+  approvePlanUpdate,
+  getStatusQuery,
+  revisePlanSignal,
+  revisePlanUpdate,
+} from './messages';
 import { coordinate } from './research/coordinate';
 import { investigate } from './research/investigate';
 import { endOnError, finish } from './research/persist';
@@ -20,6 +28,9 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
   setHandler(approvePlanSignal, (m) => run.approvePlan(m));
   setHandler(revisePlanSignal, (m) => run.revisePlan(m));
   setHandler(answerClarificationSignal, (m) => run.answerClarification(m));
+  setHandler(approvePlanUpdate, (m) => run.approvePlanNow(m), { validator: (m) => run.validateApproval(m) });
+  setHandler(revisePlanUpdate, (m) => run.revisePlanNow(m), { validator: (m) => run.validateRevision(m) });
+  setHandler(answerClarificationUpdate, (m) => run.answerClarificationNow(m), { validator: (m) => run.validateClarification(m) });
   setHandler(callWaitSignal, (m) => run.callWait(m));
   run.begin();
   try {

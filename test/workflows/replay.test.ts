@@ -34,6 +34,9 @@ describe('replay of recorded histories', () => {
         // run), review approved, a token budget split between parallel steps.
         'research-waits-v5.json',
         'researcher-step-v5.json',
+        // v6: review and clarification by Workflow Update (a clarification answered, a refused
+        // stale approval, a revision, an approval); the signal kind lives on in v1-v5.
+        'research-updates-v6.json',
       ]),
     );
   });

@@ -96,7 +96,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
       ResearchStepCount: [2],
     });
     expect(requestsFor('researcher')).toHaveLength(0);
-    await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(202);
+    await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(200);
     expect((await result(id)).outcome).toBe('report');
     expect(requestsFor('researcher')).toHaveLength(2);
     // RECORD_HISTORIES=1 refreshes the histories the replay test checks the workflow code against.
@@ -135,7 +135,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     await request(h.app)
       .post(`/v1/research/${id}/plan/revise`)
       .send({ planVersion: 1, feedback: 'Focus on rooftop solar in Germany' })
-      .expect(202);
+      .expect(200, { id, planVersion: 1, decision: 'revising', nextPlanVersion: 2 });
     const v2 = await waitFor(id, (s) => s.phase === 'reviewing' && s.plan?.version === 2);
     expect(v2.plan?.steps.map((s) => s.id)).toEqual(['c']);
     const planner = requestsFor('planner');
@@ -157,16 +157,44 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     });
     expect(after.phase).toBe('reviewing');
 
-    await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 2 }).expect(202);
+    await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 2 }).expect(200);
     const r = await result(id);
     expect(r.planVersion).toBe(2);
     expect(r.steps).toEqual([{ id: 'c', status: 'completed', attempts: 1 }]);
   });
 
+  it('reviews by update: the decision at once, the same answer for a retried key, 409 for a late or second one', async () => {
+    const id = await start({});
+    await waitFor(id, (s) => s.phase === 'reviewing');
+    const early = await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 7 }).expect(409);
+    expect(early.body.error).toMatchObject({ code: 'stale_plan_version', message: /version 1/, details: { currentVersion: 1 } });
+    const first = await request(h.app)
+      .post(`/v1/research/${id}/plan/approve`)
+      .set('idempotency-key', 'approve-once')
+      .send({ planVersion: 1 })
+      .expect(200);
+    expect(first.body).toEqual({ id, planVersion: 1, decision: 'approved' });
+    // A client retrying with the same key (its connection dropped) gets the same answer.
+    await request(h.app)
+      .post(`/v1/research/${id}/plan/approve`)
+      .set('idempotency-key', 'approve-once')
+      .send({ planVersion: 1 })
+      .expect(200, first.body);
+    // Anyone else is told the review is over, with the version.
+    const late = await request(h.app).post(`/v1/research/${id}/plan/revise`).send({ planVersion: 1, feedback: 'more' }).expect(409);
+    expect(['already_decided', 'not_reviewing']).toContain(late.body.error.code);
+    expect(late.body.error.details).toEqual({ currentVersion: 1 });
+    await result(id);
+    const history = await h.client.workflow.getHandle(id).fetchHistory();
+    const accepted = history.events!.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
+    expect(accepted).toHaveLength(1); // refused updates leave no trace in the history
+    expect(history.events!.some((e) => e.workflowExecutionSignaledEventAttributes)).toBe(false);
+  });
+
   it('refuses a revision beyond maxPlanRevisions', async () => {
     const id = await start({ maxPlanRevisions: 1 });
     await waitFor(id, (s) => s.phase === 'reviewing');
-    await request(h.app).post(`/v1/research/${id}/plan/revise`).send({ planVersion: 1, feedback: 'shorter' }).expect(202);
+    await request(h.app).post(`/v1/research/${id}/plan/revise`).send({ planVersion: 1, feedback: 'shorter' }).expect(200);
     const v2 = await waitFor(id, (s) => s.phase === 'reviewing' && s.plan?.version === 2);
     expect(v2.plan?.revisionsLeft).toBe(0);
     const res = await request(h.app).post(`/v1/research/${id}/plan/revise`).send({ planVersion: 2, feedback: 'again' }).expect(409);
@@ -174,7 +202,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     // Sent past the API, the workflow ignores it and records why.
     await h.client.workflow.getHandle(id).signal('revisePlan', { planVersion: 2, feedback: 'again' });
     const after = await waitFor(id, (s) => s.ignoredSignals.length > 0);
-    expect(after.ignoredSignals[0]!.reason).toBe('the plan was already revised 1 times (maxPlanRevisions)');
+    expect(after.ignoredSignals[0]!.reason).toBe('the plan was already revised 1 times (maxPlanRevisions); approve it or cancel the run');
     await request(h.app).post(`/v1/research/${id}/cancel`).expect(202);
   });
 
@@ -351,7 +379,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     const id = await start({ deadline: '3s' });
     await waitFor(id, (s) => s.phase === 'reviewing');
     await new Promise((r) => setTimeout(r, 3_500));
-    await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(202);
+    await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(200);
     const r = await result(id);
     expect(r.steps).toEqual([
       { id: 'a', status: 'completed', attempts: 1 },
@@ -437,7 +465,12 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     const id = await start({ autoAcceptPlan: true, maxClarifications: 1 }, { coordinator }, planJson([{ id: 'a' }]));
     const v = await waitFor(id, (s) => s.clarificationQuestion === 'Which country?');
     expect(v.status).toBe('awaiting_review');
-    await h.client.workflow.getHandle(id).signal('answerClarification', { answer: 'Germany' });
+    const api = await request(h.app).get(`/v1/research/${id}`).expect(200);
+    expect(api.body.clarificationQuestion).toBe('Which country?');
+    await request(h.app).post(`/v1/research/${id}/clarification`).send({ answer: '' }).expect(400);
+    await request(h.app).post(`/v1/research/${id}/clarification`).send({ answer: 'Germany' }).expect(200, { id, accepted: true });
+    const again = await request(h.app).post(`/v1/research/${id}/clarification`).send({ answer: 'France' }).expect(409);
+    expect(again.body.error.code).toBe('no_question');
     expect((await result(id)).outcome).toBe('report');
     const second = requestsFor('coordinator')[1]!;
     expect(userText(second.body)).toMatch(/<clarifications>\nQ: Which country\?\nA: Germany\n<\/clarifications>/);

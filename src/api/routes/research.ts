@@ -1,7 +1,7 @@
-import { Router, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../shared/errors';
-import { ApprovePlan, RevisePlan } from '../../shared/messages';
+import { AnswerClarification, ApprovePlan, RevisePlan } from '../../shared/messages';
 import { artifactPath } from '../../shared/report';
 import { ResearchRequest } from '../../shared/schemas';
 import type { ResearchService } from '../research-service';
@@ -9,6 +9,7 @@ import type { ResearchService } from '../research-service';
 const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'Idempotency-Key must be 1-200 visible ASCII characters');
 const ApproveBody = ApprovePlan.strict();
 const ReviseBody = RevisePlan.strict();
+const ClarificationBody = AnswerClarification.strict();
 const ReportFormat = z.enum(['markdown', 'json'], { message: 'format must be markdown or json' });
 const ArtifactId = z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'not a valid artifact id');
 const RunId = z.string().regex(/^[A-Za-z0-9._:/-]{1,200}$/, 'not a valid research id');
@@ -17,6 +18,11 @@ export interface ResearchRouteDeps {
   research: ResearchService;
   /** Returns why a research run cannot start (e.g. no LLM configured), or undefined. */
   preflight?: () => string | undefined;
+}
+
+function idempotencyKey(req: Request): string | undefined {
+  const header = req.get('idempotency-key');
+  return header === undefined ? undefined : IdempotencyKey.parse(header);
 }
 
 /** The caller's tenant, set by the authentication middleware. */
@@ -30,8 +36,7 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
   r.post('/research', async (req, res) => {
     const body = ResearchRequest.parse(req.body ?? {});
     const tenant = tenantOf(res);
-    const keyHeader = req.get('idempotency-key');
-    const key = keyHeader === undefined ? undefined : IdempotencyKey.parse(keyHeader);
+    const key = idempotencyKey(req);
     const problem = deps.preflight?.();
     if (problem) throw new ApiError(503, 'llm_not_configured', problem);
     const started = await deps.research.start(body, tenant, key);
@@ -46,15 +51,22 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
   r.post('/research/:id/plan/approve', async (req, res) => {
     const id = RunId.parse(req.params.id);
     const body = ApproveBody.parse(req.body ?? {});
-    await deps.research.approve(id, tenantOf(res), body.planVersion);
-    res.status(202).json({ id, accepted: 'approvePlan', planVersion: body.planVersion });
+    const answer = await deps.research.approve(id, tenantOf(res), body.planVersion, idempotencyKey(req));
+    res.json({ id, ...answer });
   });
 
   r.post('/research/:id/plan/revise', async (req, res) => {
     const id = RunId.parse(req.params.id);
     const body = ReviseBody.parse(req.body ?? {});
-    await deps.research.revise(id, tenantOf(res), body.planVersion, body.feedback);
-    res.status(202).json({ id, accepted: 'revisePlan', planVersion: body.planVersion });
+    const answer = await deps.research.revise(id, tenantOf(res), body.planVersion, body.feedback, idempotencyKey(req));
+    res.json({ id, ...answer });
+  });
+
+  r.post('/research/:id/clarification', async (req, res) => {
+    const id = RunId.parse(req.params.id);
+    const body = ClarificationBody.parse(req.body ?? {});
+    const answer = await deps.research.answer(id, tenantOf(res), body.answer, idempotencyKey(req));
+    res.json({ id, ...answer });
   });
 
   r.post('/research/:id/cancel', async (req, res) => {

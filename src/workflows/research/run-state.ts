@@ -1,10 +1,13 @@
 // The research run's state: the plan and its step board, usage, notes, the review and the
 // clarification being waited for. The status view the query returns is derived from it, and the
 // message handlers are its methods.
-import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type {
   AnswerClarification,
   CallWait,
+  Refusal,
+  RefusalCode,
+  ReviewAnswer,
   ApprovePlan,
   IgnoredSignal,
   PlanView,
@@ -13,7 +16,14 @@ import type {
   RevisePlan,
   StepView,
 } from '../../shared/messages';
-import { MESSAGE_TEXT_MAX } from '../../shared/messages';
+import {
+  AnswerClarification as AnswerClarificationSchema,
+  ApprovePlan as ApprovePlanSchema,
+  MESSAGE_TEXT_MAX,
+  RevisePlan as RevisePlanSchema,
+} from '../../shared/messages';
+import type { z } from 'zod';
+import { ErrorType } from '../../shared/errors';
 import {
   addUsage,
   durationToMs,
@@ -34,6 +44,16 @@ import { budgetSpent, type StepBudget } from './budget';
 import { Waits } from '../waits';
 
 const MAX_IGNORED_SIGNALS = 20;
+
+type Refused = { code: RefusalCode; reason: string };
+
+/** An update sent by hand (the Temporal UI, the CLI) may not match its schema. */
+function malformed(schema: z.ZodType, m: unknown): Refused | undefined {
+  const r = schema.safeParse(m);
+  return r.success
+    ? undefined
+    : { code: 'invalid_message', reason: r.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; ') };
+}
 
 export type ReviewDecision = { kind: 'approve' } | { kind: 'revise'; feedback: string };
 
@@ -97,27 +117,52 @@ export class RunState {
   }
 
   // ---- messages ----------------------------------------------------------------------------
+  // Each message is a signal (an operator's, or an older caller's: what cannot be taken is ignored
+  // and recorded) and an update (a validator refuses it, and the caller hears why at once).
 
-  approvePlan({ planVersion }: ApprovePlan): void {
-    const refused = this.reviewRefusal(planVersion);
-    if (refused) return this.ignore({ signal: 'approvePlan', planVersion, reason: refused });
+  approvePlan(m: ApprovePlan): void {
+    const refused = this.approvalRefusal(m);
+    if (refused) return this.ignore({ signal: 'approvePlan', planVersion: m.planVersion, reason: refused.reason });
     this.review = { kind: 'approve' };
   }
 
-  revisePlan({ planVersion, feedback }: RevisePlan): void {
-    const limit = this.options.maxPlanRevisions;
-    const refused =
-      this.reviewRefusal(planVersion) ??
-      ((this.plan?.revisions ?? 0) >= limit ? `the plan was already revised ${limit} times (maxPlanRevisions)` : undefined);
-    if (refused) return this.ignore({ signal: 'revisePlan', planVersion, reason: refused });
-    this.review = { kind: 'revise', feedback: String(feedback ?? '').slice(0, MESSAGE_TEXT_MAX) };
+  revisePlan(m: RevisePlan): void {
+    const refused = this.revisionRefusal(m);
+    if (refused) return this.ignore({ signal: 'revisePlan', planVersion: m.planVersion, reason: refused.reason });
+    this.review = { kind: 'revise', feedback: String(m.feedback ?? '').slice(0, MESSAGE_TEXT_MAX) };
   }
 
   answerClarification({ answer }: AnswerClarification): void {
-    if (this.clarificationQuestion === undefined || this.clarificationAnswer !== undefined) {
-      return this.ignore({ signal: 'answerClarification', reason: 'no question is waiting for an answer' });
-    }
+    const refused = this.clarificationRefusal();
+    if (refused) return this.ignore({ signal: 'answerClarification', reason: refused.reason });
     this.clarificationAnswer = String(answer ?? '').slice(0, MESSAGE_TEXT_MAX);
+  }
+
+  validateApproval(m: ApprovePlan): void {
+    this.refuse(malformed(ApprovePlanSchema, m) ?? this.approvalRefusal(m));
+  }
+
+  validateRevision(m: RevisePlan): void {
+    this.refuse(malformed(RevisePlanSchema, m) ?? this.revisionRefusal(m));
+  }
+
+  validateClarification(m: AnswerClarification): void {
+    this.refuse(malformed(AnswerClarificationSchema, m) ?? this.clarificationRefusal());
+  }
+
+  approvePlanNow(m: ApprovePlan): ReviewAnswer {
+    this.approvePlan(m);
+    return { planVersion: m.planVersion, decision: 'approved' };
+  }
+
+  revisePlanNow(m: RevisePlan): ReviewAnswer {
+    this.revisePlan(m);
+    return { planVersion: m.planVersion, decision: 'revising', nextPlanVersion: m.planVersion + 1 };
+  }
+
+  answerClarificationNow(m: AnswerClarification): { accepted: true } {
+    this.answerClarification(m);
+    return { accepted: true };
   }
 
   /** A worker reports a call it retries (or that one ended): the run's page says so. */
@@ -133,10 +178,50 @@ export class RunState {
     this.publish();
   }
 
-  private reviewRefusal(planVersion: number): string | undefined {
-    if (this.phase !== 'reviewing' || this.review) return 'no plan is waiting for review';
-    if (planVersion !== this.plan?.version) return `stale: the plan under review is version ${this.plan?.version}`;
+  private approvalRefusal({ planVersion }: ApprovePlan): Refused | undefined {
+    return this.reviewRefusal(planVersion);
+  }
+
+  private revisionRefusal({ planVersion }: RevisePlan): Refused | undefined {
+    const limit = this.options.maxPlanRevisions;
+    return (
+      this.reviewRefusal(planVersion) ??
+      ((this.plan?.revisions ?? 0) >= limit
+        ? this.refusal('revision_limit', `the plan was already revised ${limit} times (maxPlanRevisions); approve it or cancel the run`)
+        : undefined)
+    );
+  }
+
+  private clarificationRefusal(): Refused | undefined {
+    if (this.phase === 'done') return this.refusal('run_ended', 'the run has ended');
+    if (this.clarificationQuestion === undefined || this.clarificationAnswer !== undefined) {
+      return this.refusal('no_question', 'no question is waiting for an answer');
+    }
     return undefined;
+  }
+
+  private reviewRefusal(planVersion: number): Refused | undefined {
+    if (this.phase === 'done') return this.refusal('run_ended', 'the run has ended');
+    if (this.phase === 'reviewing' && this.review) {
+      const what = this.review.kind === 'approve' ? 'approved' : 'sent back for revision';
+      return this.refusal('already_decided', `plan version ${this.plan?.version} was already ${what}`);
+    }
+    if (this.phase !== 'reviewing') return this.refusal('not_reviewing', `no plan is waiting for review (phase ${this.phase})`);
+    if (planVersion !== this.plan?.version) {
+      return this.refusal('stale_plan_version', `stale: the plan under review is version ${this.plan?.version}`);
+    }
+    return undefined;
+  }
+
+  private refusal(code: RefusalCode, reason: string): Refused {
+    return { code, reason };
+  }
+
+  /** A validator's refusal: a failure whose details say why and which version is current. */
+  private refuse(refused: Refused | undefined): void {
+    if (!refused) return;
+    const details: Refusal = { code: refused.code, ...(this.plan ? { currentVersion: this.plan.version } : {}) };
+    throw ApplicationFailure.create({ message: refused.reason, type: ErrorType.MessageRefused, nonRetryable: true, details: [details] });
   }
 
   private ignore(entry: Omit<IgnoredSignal, 'at'>): void {
