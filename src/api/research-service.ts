@@ -8,7 +8,8 @@ import {
   type WorkflowExecutionDescription,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
+import { ApplicationFailure, defaultPayloadConverter, type UpdateDefinition } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { withTimeout } from './timeout';
 import { RESEARCH_ID_PREFIX } from '../shared/constants';
@@ -34,7 +35,7 @@ import {
   revisePlanSignal,
   revisePlanUpdate,
 } from '../workflows/messages';
-import { ResearchPhaseKey, ResearchStatusKey, ResearchTenantKey } from '../workflows/search-attributes';
+import { ResearchPhaseKey, ResearchQuestionKey, ResearchStatusKey, ResearchTenantKey } from '../workflows/search-attributes';
 import type { researchWorkflow } from '../workflows/research';
 
 export interface ResearchServiceDeps {
@@ -110,6 +111,68 @@ function retried(desc: WorkflowExecutionDescription, step?: string): WaitingCall
       ...(iso(p.lastStartedTime) ? { lastAttemptAt: iso(p.lastStartedTime) } : {}),
       ...(iso(p.nextAttemptScheduleTime) ? { nextAttemptAt: iso(p.nextAttemptScheduleTime) } : {}),
     }));
+}
+
+export interface RunListFilter {
+  status?: RunStatus | undefined;
+  phase?: Phase | undefined;
+  since?: Date | undefined;
+  q?: string | undefined;
+  cursor?: string | undefined;
+  limit: number;
+}
+
+export interface ListedRun {
+  id: string;
+  status: RunStatus;
+  phase: Phase | undefined;
+  question: string;
+  startedAt: string | undefined;
+  closedAt: string | undefined;
+  steps: number | undefined;
+}
+
+export interface RunList {
+  runs: ListedRun[];
+  nextCursor?: string;
+}
+
+const EXECUTION_STATUS: Record<number, RunStatus> = { 2: 'completed', 3: 'failed', 4: 'cancelled', 5: 'cancelled', 7: 'failed' };
+
+/** One visibility record as the list shows it. */
+async function listedRun(e: temporal.api.workflow.v1.IWorkflowExecutionInfo): Promise<ListedRun> {
+  const attrs = await decodeSearchAttributes(e.searchAttributes?.indexedFields);
+  const memo = e.memo?.fields?.question ? await defaultPayloadConverter.fromPayload(e.memo.fields.question) : undefined;
+  const recorded = RunStatus.safeParse(attrs.ResearchStatus);
+  const phase = Phase.safeParse(attrs.ResearchPhase);
+  const closedStatus = e.status ? EXECUTION_STATUS[e.status as number] : undefined;
+  return {
+    id: e.execution?.workflowId ?? '',
+    // A run that ended without writing its last status (terminated) is what Temporal says.
+    status:
+      closedStatus && (!recorded.success || recorded.data === 'running' || recorded.data === 'awaiting_review')
+        ? closedStatus
+        : recorded.success
+          ? recorded.data
+          : 'running',
+    phase: phase.success ? phase.data : undefined,
+    question: typeof memo === 'string' ? memo : String(attrs.ResearchQuestion ?? ''),
+    startedAt: iso(e.startTime),
+    closedAt: iso(e.closeTime),
+    steps: typeof attrs.ResearchStepCount === 'number' ? attrs.ResearchStepCount : undefined,
+  };
+}
+
+/** Search attribute payloads to plain values (a keyword list's first value). */
+async function decodeSearchAttributes(
+  fields: Record<string, temporal.api.common.v1.IPayload> | null | undefined,
+): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const [k, p] of Object.entries(fields ?? {})) {
+    const v = defaultPayloadConverter.fromPayload(p);
+    out[k] = Array.isArray(v) ? v[0] : v;
+  }
+  return out;
 }
 
 export function createResearchService(deps: ResearchServiceDeps) {
@@ -201,6 +264,7 @@ export function createResearchService(deps: ResearchServiceDeps) {
           { key: ResearchTenantKey, value: tenant },
           { key: ResearchStatusKey, value: 'running' },
           { key: ResearchPhaseKey, value: 'coordinating' },
+          { key: ResearchQuestionKey, value: summarize(req.question, 1_000) },
         ],
         memo: { requestHash: hash, question: summarize(req.question, 300) },
         staticSummary: `Research: ${summarize(req.question, 120)}`,
@@ -391,7 +455,43 @@ export function createResearchService(deps: ResearchServiceDeps) {
     return a;
   }
 
-  return { start, get, approve, revise, answer, cancel, report, artifacts, artifact };
+  /**
+   * The tenant's runs from Temporal's visibility, running ones first (newest first), then ended
+   * ones (most recently ended first); filtered by status, phase, start time and words of the
+   * question; `cursor` is the page token of the previous answer.
+   */
+  async function list(tenant: string, f: RunListFilter): Promise<RunList> {
+    const clauses = [`WorkflowType = 'researchWorkflow'`, `ResearchTenant = '${tenant}'`];
+    if (f.status) clauses.push(`ResearchStatus = '${f.status}'`);
+    if (f.phase) clauses.push(`ResearchPhase = '${f.phase}'`);
+    if (f.since) clauses.push(`StartTime >= '${f.since.toISOString()}'`);
+    const words = (f.q ?? '').replace(/[^\p{L}\p{N}\s-]/gu, ' ').trim();
+    if (words) clauses.push(`ResearchQuestion = '${words}'`);
+    let nextPageToken: Uint8Array | undefined;
+    if (f.cursor) {
+      nextPageToken = Buffer.from(f.cursor, 'base64url');
+      if (!nextPageToken.length) throw new ApiError(400, 'invalid_cursor', 'cursor is not one this API gave out');
+    }
+    const res = await deps.client.workflowService
+      .listWorkflowExecutions({
+        namespace: deps.client.options.namespace,
+        // SQL visibility keeps its own order (ORDER BY is for Elasticsearch only): open runs newest
+        // first, then closed runs by close time, most recent first.
+        query: clauses.join(' AND '),
+        pageSize: f.limit,
+        ...(nextPageToken ? { nextPageToken } : {}),
+      })
+      .catch((err: unknown) => {
+        if (f.cursor && /token|cursor/i.test(failureMessage(err)))
+          throw new ApiError(400, 'invalid_cursor', 'cursor is not one this API gave out');
+        throw err;
+      });
+    const runs = await Promise.all((res.executions ?? []).map((e) => listedRun(e)));
+    const token = res.nextPageToken?.length ? Buffer.from(res.nextPageToken).toString('base64url') : undefined;
+    return { runs, ...(token ? { nextCursor: token } : {}) };
+  }
+
+  return { start, get, list, approve, revise, answer, cancel, report, artifacts, artifact };
 }
 
 export type ResearchService = ReturnType<typeof createResearchService>;

@@ -11,6 +11,8 @@ export const SEARCH_ATTRIBUTES = {
   ResearchPhase: 'Keyword',
   ResearchTenant: 'Keyword',
   ResearchStepCount: 'Int',
+  /** The question, for word search in the run list (`?q=`). */
+  ResearchQuestion: 'Text',
 } as const;
 
 /** Prefix of every research workflow id; ids are `research-<uuid>` or `research-<key hash>`. */

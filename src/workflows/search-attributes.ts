@@ -5,3 +5,4 @@ export const ResearchStatusKey = defineSearchAttributeKey('ResearchStatus', 'KEY
 export const ResearchPhaseKey = defineSearchAttributeKey('ResearchPhase', 'KEYWORD');
 export const ResearchTenantKey = defineSearchAttributeKey('ResearchTenant', 'KEYWORD');
 export const ResearchStepCountKey = defineSearchAttributeKey('ResearchStepCount', 'INT');
+export const ResearchQuestionKey = defineSearchAttributeKey('ResearchQuestion', 'TEXT');

@@ -7,7 +7,13 @@ import type { TestProject } from 'vitest/node';
 import { migrate } from '../../src/infra/migrate';
 import { findTemporalCli } from '../../src/infra/temporal-cli';
 import { bundleWorkflows } from '../../src/worker';
-import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from '../../src/workflows/search-attributes';
+import {
+  ResearchPhaseKey,
+  ResearchQuestionKey,
+  ResearchStatusKey,
+  ResearchStepCountKey,
+  ResearchTenantKey,
+} from '../../src/workflows/search-attributes';
 
 const CI = process.env.CI === 'true';
 export const DEFAULT_ADMIN_URL = 'postgres://deep_research:deep_research@127.0.0.1:5432/postgres';
@@ -24,7 +30,7 @@ async function startTemporal(): Promise<{ env: TestWorkflowEnvironment; cli: str
     server: {
       executable: { type: 'existing-path', path: cli.path },
       ip: '127.0.0.1',
-      searchAttributes: [ResearchStatusKey, ResearchPhaseKey, ResearchTenantKey, ResearchStepCountKey],
+      searchAttributes: [ResearchStatusKey, ResearchPhaseKey, ResearchTenantKey, ResearchStepCountKey, ResearchQuestionKey],
       log: { format: 'pretty', level: 'error' },
     },
   });

@@ -32,6 +32,8 @@ describe('findTemporalCli', () => {
       'ResearchTenant=Keyword',
       '--search-attribute',
       'ResearchStepCount=Int',
+      '--search-attribute',
+      'ResearchQuestion=Text',
     ]);
   });
 });

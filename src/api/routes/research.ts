@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ApiError } from '../../shared/errors';
 import { AnswerClarification, ApprovePlan, RevisePlan } from '../../shared/messages';
 import { artifactPath } from '../../shared/report';
-import { ResearchRequest } from '../../shared/schemas';
+import { Phase, ResearchRequest, RunStatus } from '../../shared/schemas';
 import type { ResearchService } from '../research-service';
 
 const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'Idempotency-Key must be 1-200 visible ASCII characters');
@@ -11,6 +11,22 @@ const ApproveBody = ApprovePlan.strict();
 const ReviseBody = RevisePlan.strict();
 const ClarificationBody = AnswerClarification.strict();
 const ReportFormat = z.enum(['markdown', 'json'], { message: 'format must be markdown or json' });
+const ListQuery = z
+  .object({
+    status: RunStatus.optional(),
+    phase: Phase.optional(),
+    since: z.iso
+      .datetime({ offset: true, message: 'since must be an ISO 8601 date-time, e.g. 2026-11-01T00:00:00Z' })
+      .transform((v) => new Date(v))
+      .optional(),
+    q: z.string().trim().max(200, 'q must be at most 200 characters').optional(),
+    cursor: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,4000}$/, 'cursor is not one this API gave out')
+      .optional(),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+  })
+  .strict();
 const ArtifactId = z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'not a valid artifact id');
 const RunId = z.string().regex(/^[A-Za-z0-9._:/-]{1,200}$/, 'not a valid research id');
 
@@ -41,6 +57,12 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
     if (problem) throw new ApiError(503, 'llm_not_configured', problem);
     const started = await deps.research.start(body, tenant, key);
     res.status(started.created ? 202 : 200).json({ id: started.id, status: started.status });
+  });
+
+  r.get('/research', async (req, res) => {
+    const f = ListQuery.parse(req.query);
+    const list = await deps.research.list(tenantOf(res), f);
+    res.json(list);
   });
 
   r.get('/research/:id', async (req, res) => {
