@@ -43,6 +43,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
   }
   const app = createApp({
     auth: { envKeys: keys, table: store.apiKeys, open: keyless },
+    events: store.events,
     rateLimits,
     research: createResearchService({
       client: deps.client,

@@ -1,6 +1,7 @@
 // The activity that writes the run's own row (status, phase, plan, usage): the workflow calls it at
 // each milestone, so PostgreSQL holds the run even when Temporal's visibility is not at hand.
 import type { Usage } from '../shared/schemas';
+import { runEvents } from './run-events';
 import type { RunRecord, Store } from './store';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
@@ -9,21 +10,31 @@ export function createPersistActivities(deps: { store: Store }) {
   /**
    * Writes the run's row. The last write (a terminal status) takes its usage from the request log,
    * which holds what the workflow never saw: repair rounds, answers that could not be used, the
-   * calls of a step that failed. It returns that usage for the workflow's result.
+   * calls of a step that failed. It returns that usage for the workflow's result. What changed
+   * since the row's last write goes to the run's event log.
    */
   async function recordRun(run: RunRecord): Promise<{ usage: Usage } | undefined> {
-    if (!TERMINAL.has(run.status)) {
-      await deps.store.runs.record(run);
-      return undefined;
+    const terminal = TERMINAL.has(run.status);
+    let written = run;
+    if (terminal) {
+      const logged = await deps.store.llmCalls.spent(run.id);
+      written = {
+        ...run,
+        usage: {
+          promptTokens: Math.max(run.usage.promptTokens, logged.promptTokens),
+          completionTokens: Math.max(run.usage.completionTokens, logged.completionTokens),
+          costUsd: Math.max(run.usage.costUsd, logged.costUsd),
+        },
+      };
     }
-    const logged = await deps.store.llmCalls.spent(run.id);
-    const usage: Usage = {
-      promptTokens: Math.max(run.usage.promptTokens, logged.promptTokens),
-      completionTokens: Math.max(run.usage.completionTokens, logged.completionTokens),
-      costUsd: Math.max(run.usage.costUsd, logged.costUsd),
-    };
-    await deps.store.runs.record({ ...run, usage });
-    return { usage };
+    // What changed since the row's last write goes to the run's event log (GET …/events), before
+    // the row itself: a retry after a lost answer sees the same change again (appends are keyed).
+    // A write the row will refuse (older, or after the end) stands for no change.
+    const before = await deps.store.runs.get(run.id);
+    const refused = before && (TERMINAL.has(before.status) || before.writeSeq > (run.seq ?? 0));
+    if (!refused) await deps.store.events.append(run.id, runEvents(before, written));
+    await deps.store.runs.record(written);
+    return terminal ? { usage: written.usage } : undefined;
   }
   return { recordRun };
 }

@@ -5,11 +5,14 @@ import { errorHandler, notFound } from './middleware/errors';
 import { healthRoutes, type ReadinessCheck } from './routes/health';
 import { researchRoutes } from './routes/research';
 import type { ResearchService } from './research-service';
+import type { EventsTable } from '../activities/store';
 import { authenticate, type AuthDeps } from './auth';
 import { rateLimiter, type LimitKind } from './rate-limit';
 
 export interface AppDeps {
   research: ResearchService;
+  /** The run event log the events stream reads. */
+  events: Pick<EventsTable, 'after'>;
   auth: AuthDeps;
   /** Requests per minute and tenant. */
   rateLimits: Record<LimitKind, number>;
@@ -29,7 +32,7 @@ export function createApp(deps: AppDeps): express.Express {
     authenticate(deps.auth),
     limiter.limit((method, path) => (method === 'POST' && path === '/research' ? 'submits' : 'reads')),
     express.json({ limit: '64kb' }),
-    researchRoutes({ research: deps.research, ...(deps.preflight ? { preflight: deps.preflight } : {}) }),
+    researchRoutes({ research: deps.research, events: deps.events, ...(deps.preflight ? { preflight: deps.preflight } : {}) }),
   );
   app.use(notFound);
   app.use(errorHandler(deps.log));

@@ -491,7 +491,13 @@ export function createResearchService(deps: ResearchServiceDeps) {
     return { runs, ...(token ? { nextCursor: token } : {}) };
   }
 
-  return { start, get, list, approve, revise, answer, cancel, report, artifacts, artifact };
+  /** Checks the run is the tenant's; returns a probe that says whether it has ended. */
+  async function owned(id: string, tenant: string): Promise<() => Promise<boolean>> {
+    const { handle } = await describe(id, tenant);
+    return async () => (await handle.describe()).status.name !== 'RUNNING';
+  }
+
+  return { start, get, list, owned, approve, revise, answer, cancel, report, artifacts, artifact };
 }
 
 export type ResearchService = ReturnType<typeof createResearchService>;

@@ -15,7 +15,7 @@ import {
 } from './messages';
 import { coordinate } from './research/coordinate';
 import { investigate } from './research/investigate';
-import { endOnError, finish } from './research/persist';
+import { endOnError, finish, startRowSync } from './research/persist';
 import { writeReport } from './research/report';
 import { planAndReview } from './research/review';
 import { RunState } from './research/run-state';
@@ -33,6 +33,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
   setHandler(answerClarificationUpdate, (m) => run.answerClarificationNow(m), { validator: (m) => run.validateClarification(m) });
   setHandler(callWaitSignal, (m) => run.callWait(m));
   run.begin();
+  startRowSync(run);
   try {
     const coordination = await coordinate(run);
     if (coordination.kind === 'answer') {

@@ -144,6 +144,7 @@ describe.skipIf(!ready)(`keys and tenants (${ready ? 'live' : missingReason()})`
     const app = createApp({
       research: createResearchService({ client: h.client, taskQueue: h.taskQueue, store }),
       auth: { envKeys: h.config.api.keys, table: store.apiKeys, open: false },
+      events: store.events,
       rateLimits: { submits: 2, reads: 3 },
       readiness: {},
       log: createLogger('error'),

@@ -42,6 +42,7 @@ describe.skipIf(!ready)(`the API without a worker (${ready ? 'live' : missingRea
     const app = createApp({
       research: createResearchService({ client: h.client, taskQueue: h.taskQueue, store, queryTimeoutMs: 1_000 }),
       auth: { envKeys: [], table: store.apiKeys, open: true },
+      events: store.events,
       rateLimits: h.config.api.rateLimits,
       readiness: {},
       log: createLogger('warn'),

@@ -86,6 +86,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     research: createResearchService({ client, taskQueue, store, retry: config.retry, llm: config.llm }),
     // Like the dev default (no keys: open) unless the test gives API_KEYS.
     auth: { envKeys: config.api.keys, table: store.apiKeys, open: config.api.keys.length === 0 },
+    events: store.events,
     rateLimits: config.api.rateLimits,
     readiness: {
       temporal: async () => {

@@ -6,7 +6,7 @@ describe('loadConfig', () => {
   it('has working defaults for an empty environment', () => {
     const c = loadConfig({});
     expect(c.temporal).toMatchObject({ address: undefined, namespace: 'default', taskQueue: 'deep-research', port: 7233, uiPort: 8233 });
-    expect(c.api).toEqual({ host: '127.0.0.1', port: 3000 });
+    expect(c.api).toEqual({ host: '127.0.0.1', port: 3000, keys: [], rateLimits: { submits: 30, reads: 1_200 } });
     expect(c.database.url).toBeUndefined();
     expect(c.llm.models.planner).toBe('gpt-4o-mini');
     expect(llmConfigured(c)).toBe(false);
@@ -44,5 +44,26 @@ describe('loadConfig', () => {
     expect((err as Error).message).toMatch(/API_PORT: .*number/i);
     expect((err as Error).message).toMatch(/DATABASE_URL: expected postgres:\/\//);
     expect((err as Error).message).toMatch(/LLM_PRICES: "gpt=cheap" is not model=input\/output/);
+  });
+});
+
+describe('API_KEYS', () => {
+  it('reads key=tenant pairs', () => {
+    const c = loadConfig({ API_KEYS: 'k-0123456789abcdef=acme, k-fedcba9876543210=globex' });
+    expect(c.api.keys).toEqual([
+      { key: 'k-0123456789abcdef', tenant: 'acme' },
+      { key: 'k-fedcba9876543210', tenant: 'globex' },
+    ]);
+  });
+
+  it('names the bad entry without printing any key', () => {
+    let message = '';
+    try {
+      loadConfig({ API_KEYS: 'k-0123456789abcdef=acme,short=globex' });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/API_KEYS: entry 2 is not key=tenant/);
+    expect(message).not.toMatch(/short|0123456789abcdef/);
   });
 });

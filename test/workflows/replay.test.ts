@@ -37,6 +37,10 @@ describe('replay of recorded histories', () => {
         // v6: review and clarification by Workflow Update (a clarification answered, a refused
         // stale approval, a revision, an approval); the signal kind lives on in v1-v5.
         'research-updates-v6.json',
+        // v7: the row kept up with the state (patch 'row-sync', the source of the run's events),
+        // review by update, a coder step after a research step.
+        'research-events-v7.json',
+        'coder-step-v7.json',
       ]),
     );
   });

@@ -2,7 +2,7 @@
 // the workflow chose, trimming after a context-length error, and the knowledge-base tool.
 import type { CrawlResult } from '../crawl';
 import { summarize } from '../../shared/schemas';
-import type { Store } from '../store';
+import type { NewEvent, Store } from '../store';
 import { MAX_TOOL_CHARS, trimToBudget } from './researcher-tools';
 
 export interface ToolResultInput {
@@ -13,6 +13,31 @@ export interface ToolResultInput {
   search?: { query: string; sourceIds: string[]; error?: string }[];
   crawl?: CrawlResult[];
   text?: string;
+}
+
+/** The run's event for one tool call of a researcher: the queries or pages, and what they found. */
+function toolEvent(input: ToolResultInput, sources: number): NewEvent {
+  const [step = '', attempt = '1'] = input.convKey.split('/');
+  const where = { step, attempt: Number(attempt) };
+  const key = `tool:${input.convKey}:${input.seq}:${input.toolCallId}`;
+  if (input.search) {
+    const queries = input.search.map((q) => ({
+      query: q.query,
+      results: q.sourceIds.length,
+      ...(q.error ? { error: summarize(q.error, 200) } : {}),
+    }));
+    return { key, type: 'search', data: { ...where, queries, sources } };
+  }
+  if (input.crawl) {
+    const pages = input.crawl.map((p) => ({
+      url: p.url,
+      status: p.status,
+      ...(p.reason ? { reason: summarize(p.reason, 200) } : {}),
+      ...(p.title ? { title: summarize(p.title, 120) } : {}),
+    }));
+    return { key, type: 'crawl', data: { ...where, pages, sources } };
+  }
+  return { key, type: 'tool', data: { ...where, chars: input.text?.length ?? 0 } };
 }
 
 export function createConversationActivities(deps: { store: Store }) {
@@ -45,6 +70,7 @@ export function createConversationActivities(deps: { store: Store }) {
     let content = parts.join('\n\n') || '(no output)';
     if (content.length > MAX_TOOL_CHARS) content = `${content.slice(0, MAX_TOOL_CHARS)}\n[output trimmed]`;
     await store.conversations.put(input.researchId, input.convKey, input.seq, { role: 'tool', tool_call_id: input.toolCallId, content });
+    await store.events.append(input.researchId, [toolEvent(input, ids.size)]);
     return { chars: content.length, sourceIds: [...ids] };
   }
 

@@ -5,12 +5,14 @@ import type pg from 'pg';
 import { conversationsTable } from './conversations';
 import { documentTables } from './documents';
 import { apiKeysTable } from './keys';
+import { eventsTable } from './events';
 import { llmCallsTable, llmLeasesTable, runsTable, sandboxRunsTable } from './runs';
 
 export type { Message } from './conversations';
 export type { ArtifactRecord, ReportRecord, StoredDocument, StoredPage, StoredSource } from './documents';
 export type { LlmCallRecord, RunRecord } from './runs';
 export type { ApiKeyRow, ApiKeysTable } from './keys';
+export type { EventsTable, NewEvent, StoredEvent } from './events';
 
 export function createStore(pool: pg.Pool) {
   return {
@@ -20,6 +22,7 @@ export function createStore(pool: pg.Pool) {
     sandboxRuns: sandboxRunsTable(pool),
     conversations: conversationsTable(pool),
     apiKeys: apiKeysTable(pool),
+    events: eventsTable(pool),
     ...documentTables(pool),
     /** Readiness: the database answers. */
     async ping(): Promise<void> {

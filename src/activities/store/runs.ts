@@ -41,13 +41,15 @@ export interface RecordedRun {
   /** The direct answer when outcome is answered_directly (otherwise the report's title). */
   answer: string | null;
   question: string;
+  /** The workflow's number of the write this row holds. */
+  writeSeq: number;
 }
 
 export function runsTable(pool: pg.Pool) {
   return {
     async get(id: string): Promise<RecordedRun | undefined> {
       const { rows } = await pool.query(
-        'SELECT status, phase, plan, error, outcome, answer, question, prompt_tokens, completion_tokens, cost_usd FROM research_runs WHERE id = $1',
+        'SELECT status, phase, plan, error, outcome, answer, question, write_seq, prompt_tokens, completion_tokens, cost_usd FROM research_runs WHERE id = $1',
         [id],
       );
       const r = rows[0];
@@ -60,6 +62,7 @@ export function runsTable(pool: pg.Pool) {
         outcome: r.outcome,
         answer: r.answer,
         question: r.question,
+        writeSeq: Number(r.write_seq ?? 0),
         usage: { promptTokens: r.prompt_tokens, completionTokens: r.completion_tokens, costUsd: Number(r.cost_usd) },
       };
     },
@@ -67,9 +70,10 @@ export function runsTable(pool: pg.Pool) {
      * Upserts the run; later fields win when given, unless the row already holds a newer write
      * (higher seq) or a terminal status, which nothing overwrites. The first completion time stays.
      */
-    async record(run: RunRecord): Promise<void> {
+    /** True when the write was taken (not refused as older than the row, or after its end). */
+    async record(run: RunRecord): Promise<boolean> {
       const terminal = run.status === 'completed' || run.status === 'failed' || run.status === 'cancelled';
-      await pool.query(
+      const { rowCount } = await pool.query(
         `INSERT INTO research_runs (id, tenant, question, status, outcome, locale, answer, error, prompt_tokens, completion_tokens, cost_usd,
                                     completed_at, phase, plan, plan_version, write_seq)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 THEN now() END, $13, $14, $15, $16)
@@ -101,6 +105,7 @@ export function runsTable(pool: pg.Pool) {
           run.seq ?? 0,
         ],
       );
+      return (rowCount ?? 0) > 0;
     },
   };
 }

@@ -5,6 +5,8 @@ import { AnswerClarification, ApprovePlan, RevisePlan } from '../../shared/messa
 import { artifactPath } from '../../shared/report';
 import { Phase, ResearchRequest, RunStatus } from '../../shared/schemas';
 import type { ResearchService } from '../research-service';
+import type { EventsTable } from '../../activities/store';
+import { streamEvents } from '../events';
 
 const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'Idempotency-Key must be 1-200 visible ASCII characters');
 const ApproveBody = ApprovePlan.strict();
@@ -27,11 +29,13 @@ const ListQuery = z
     limit: z.coerce.number().int().min(1).max(100).default(20),
   })
   .strict();
+const LastEventId = z.coerce.number({ message: 'Last-Event-ID must be an event id' }).int().min(0);
 const ArtifactId = z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'not a valid artifact id');
 const RunId = z.string().regex(/^[A-Za-z0-9._:/-]{1,200}$/, 'not a valid research id');
 
 export interface ResearchRouteDeps {
   research: ResearchService;
+  events: Pick<EventsTable, 'after'>;
   /** Returns why a research run cannot start (e.g. no LLM configured), or undefined. */
   preflight?: () => string | undefined;
 }
@@ -95,6 +99,13 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
     const id = RunId.parse(req.params.id);
     await deps.research.cancel(id, tenantOf(res));
     res.status(202).json({ id, accepted: 'cancel' });
+  });
+
+  r.get('/research/:id/events', async (req, res) => {
+    const id = RunId.parse(req.params.id);
+    const after = LastEventId.parse(req.get('last-event-id') ?? req.query.after ?? '0');
+    const ended = await deps.research.owned(id, tenantOf(res));
+    await streamEvents(req, res, id, after, { events: deps.events, ended });
   });
 
   r.get('/research/:id/report', async (req, res) => {

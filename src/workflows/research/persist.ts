@@ -1,6 +1,6 @@
 // Writes of the run's row in PostgreSQL (status, phase, plan, usage) and how a run ends: with a
 // result, cancelled (its row still says so), or failed with the reason.
-import { ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, isCancellation, log, patched } from '@temporalio/workflow';
 import { ErrorType } from '../../shared/errors';
 import { describeFailure, rethrowUnknown } from '../failures';
 import { summarize, type ResearchResult, type RunStatus, type Usage } from '../../shared/schemas';
@@ -27,6 +27,32 @@ export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}
       ...extra,
     },
   ]);
+}
+
+/**
+ * Keeps the run's row, and with it the run's event log, up with its state: after each change the
+ * state publishes, one write that takes every change made while the last one was in flight.
+ * Runs started before patch 'row-sync' write at their milestones only.
+ */
+export function startRowSync(run: RunState): void {
+  if (!patched('row-sync')) return;
+  const loop = (async () => {
+    for (;;) {
+      await condition(() => run.rowBehind || run.rowSyncStopped);
+      if (run.rowSyncStopped) return;
+      run.rowBehind = false;
+      await recordRun(run, run.status);
+    }
+  })();
+  // Ended by stopRowSync; a write that failed for good leaves the last write to say so.
+  run.rowSync = loop.catch((err: unknown) => {
+    if (!isCancellation(err)) log.warn('the run row is no longer kept up to date', { error: String(err) });
+  });
+}
+
+async function stopRowSync(run: RunState): Promise<void> {
+  run.rowSyncStopped = true;
+  await run.rowSync;
 }
 
 /** The run's last write; the usage it answers with (every paid request of the run) is the run's. */
@@ -58,6 +84,7 @@ export async function finish(
   row: RunExtra,
   status: 'completed' | 'cancelled' = 'completed',
 ): Promise<ResearchResult> {
+  await stopRowSync(run);
   await run.writes.flush();
   run.outcome = outcome;
   if (outcome === 'answered_directly') run.answer = row.answer;
@@ -74,6 +101,7 @@ export async function finish(
 export async function endOnError(run: RunState, err: unknown): Promise<never> {
   if (isCancellation(err)) {
     await CancellationScope.nonCancellable(async () => {
+      await stopRowSync(run);
       await run.writes.settle();
       run.error = 'cancelled';
       run.moveTo('done', 'cancelled');
@@ -82,6 +110,7 @@ export async function endOnError(run: RunState, err: unknown): Promise<never> {
     throw err;
   }
   rethrowUnknown(err);
+  await stopRowSync(run);
   await run.writes.settle();
   run.error = summarize(describeFailure(err, run.options.maxOutage));
   run.moveTo('done', 'failed');

@@ -89,6 +89,10 @@ export class RunState {
   /** Writes of the run's row the research did not wait for; awaited before the run ends. */
   readonly writes = new BackgroundWrites();
   private writeSeq = 0;
+  /** The state changed since the row's last write (see startRowSync). */
+  rowBehind = false;
+  rowSyncStopped = false;
+  rowSync?: Promise<void>;
 
   constructor(private readonly input: ResearchInput) {
     this.question = input.question;
@@ -285,6 +289,7 @@ export class RunState {
     }
     if (this.notes.length) lines.push('', ...this.notes.map((n) => `> ${n}`));
     setCurrentDetails(lines.join('\n'));
+    this.rowBehind = true;
   }
 
   addUsage(u: Usage): void {

@@ -1,0 +1,102 @@
+// The run's events as server-sent events: a client that disconnects mid-run and comes back with
+// Last-Event-ID, through an API that restarted meanwhile, gets every event exactly once, in order.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/api/app';
+import { createResearchService } from '../../src/api/research-service';
+import { createStore } from '../../src/activities/store';
+import { createLogger } from '../../src/infra/logger';
+import { planJson, researchRules } from '../support/research-script';
+import { startHarness, type Harness } from '../support/harness';
+import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { readEvents } from '../support/sse';
+
+const ready = Boolean(temporalAddress() && databaseUrl());
+
+describe.skipIf(!ready)(`run events (${ready ? 'live' : missingReason()})`, () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+    h.llm.script(researchRules({}, planJson([{ id: 'a' }, { id: 'b' }])));
+  });
+  afterAll(async () => h?.close());
+
+  /** An API process of its own on a port: stopping it is an API restart. */
+  async function apiProcess() {
+    const store = createStore(h.pool);
+    const app = createApp({
+      research: createResearchService({ client: h.client, taskQueue: h.taskQueue, store }),
+      events: store.events,
+      auth: { envKeys: [], table: store.apiKeys, open: true },
+      rateLimits: h.config.api.rateLimits,
+      readiness: {},
+      log: createLogger('error'),
+    });
+    const server = http.createServer(app);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return {
+      url,
+      close: () => new Promise<void>((r) => (server.close(() => r()), server.closeAllConnections())),
+    };
+  }
+
+  it('resumes after a disconnect and an API restart with Last-Event-ID: every event once, in order', async () => {
+    const started = await request(h.app).post('/v1/research').send({ question: 'How much cheaper has solar become?' }).expect(202);
+    const id = started.body.id as string;
+
+    // First connection: read until the plan is up for review, then go away.
+    const api1 = await apiProcess();
+    const first = await readEvents(`${api1.url}/v1/research/${id}/events`, {
+      until: (e) => e.type === 'phase' && e.data.phase === 'reviewing',
+    });
+    await api1.close();
+    expect(first.ended).toBe(false);
+    expect(first.events.map((e) => e.type)).toContain('started');
+    const plan = first.events.find((e) => e.type === 'plan')!;
+    expect(plan.data).toMatchObject({ version: 1, steps: [{ id: 'a' }, { id: 'b' }] });
+    const last = first.events.at(-1)!;
+
+    // The run goes on without anyone listening; the client comes back to another API process.
+    await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(200);
+    const api2 = await apiProcess();
+    const second = await readEvents(`${api2.url}/v1/research/${id}/events`, { headers: { 'last-event-id': String(last.id) } });
+    expect(second.ended).toBe(true);
+    // A third client reads the whole log from the start.
+    const whole = await readEvents(`${api2.url}/v1/research/${id}/events`);
+    await api2.close();
+
+    const resumed = [...first.events, ...second.events];
+    expect(resumed).toEqual(whole.events);
+    expect(whole.events.map((e) => e.id)).toEqual(whole.events.map((_, i) => i + 1));
+    const types = whole.events.map((e) => e.type);
+    expect(types[0]).toBe('started');
+    expect(types.at(-1)).toBe('done');
+    expect(types).toEqual(expect.arrayContaining(['phase', 'plan', 'step', 'search', 'usage', 'report']));
+    expect(whole.events.at(-1)!.data).toMatchObject({ status: 'completed', outcome: 'report' });
+    const phases = whole.events.filter((e) => e.type === 'phase').map((e) => e.data.phase);
+    expect(phases).toEqual(['coordinating', 'planning', 'reviewing', 'researching', 'reporting', 'done']);
+    for (const step of ['a', 'b']) {
+      expect(whole.events.some((e) => e.type === 'step' && e.data.id === step && e.data.status === 'completed')).toBe(true);
+    }
+    const search = whole.events.find((e) => e.type === 'search')!;
+    expect(search.data).toMatchObject({
+      step: expect.stringMatching(/^[ab]$/),
+      queries: [expect.objectContaining({ query: expect.any(String) })],
+    });
+  }, 60_000);
+
+  it("is the tenant's only, and says why a bad Last-Event-ID is refused", async () => {
+    const started = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'q', options: { autoAcceptPlan: true } })
+      .expect(202);
+    const id = started.body.id as string;
+    await request(h.app).get(`/v1/research/${id}/events`).set('x-tenant-id', 'someone-else').expect(404);
+    const bad = await request(h.app).get(`/v1/research/${id}/events`).set('last-event-id', 'abc').expect(400);
+    expect(bad.body.error.message).toMatch(/Last-Event-ID/);
+    await h.client.workflow.getHandle(id).result();
+  });
+});
