@@ -7,6 +7,7 @@ import { researchRoutes } from './routes/research';
 import type { ResearchService } from './research-service';
 import type { EventsTable } from '../activities/store';
 import { authenticate, type AuthDeps } from './auth';
+import { docsPage, openApiDocument } from './openapi';
 import { rateLimiter, type LimitKind } from './rate-limit';
 
 export interface AppDeps {
@@ -26,6 +27,14 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   app.use(healthRoutes(deps.readiness));
+  // The API's description is public, like a login page: everything it describes needs a key.
+  const doc = openApiDocument();
+  const page = docsPage(doc);
+  app.get('/v1/openapi.json', (_req, res) => void res.json(doc));
+  app.get('/docs', (_req, res) => {
+    res.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
+    res.type('html').send(page);
+  });
   const limiter = rateLimiter(deps.rateLimits);
   app.use(
     '/v1',

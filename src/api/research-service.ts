@@ -37,6 +37,7 @@ import {
 } from '../workflows/messages';
 import { ResearchPhaseKey, ResearchQuestionKey, ResearchStatusKey, ResearchTenantKey } from '../workflows/search-attributes';
 import type { researchWorkflow } from '../workflows/research';
+import type { ListedRun, RunList } from './contract';
 
 export interface ResearchServiceDeps {
   client: Client;
@@ -120,21 +121,6 @@ export interface RunListFilter {
   q?: string | undefined;
   cursor?: string | undefined;
   limit: number;
-}
-
-export interface ListedRun {
-  id: string;
-  status: RunStatus;
-  phase: Phase | undefined;
-  question: string;
-  startedAt: string | undefined;
-  closedAt: string | undefined;
-  steps: number | undefined;
-}
-
-export interface RunList {
-  runs: ListedRun[];
-  nextCursor?: string;
 }
 
 const EXECUTION_STATUS: Record<number, RunStatus> = { 2: 'completed', 3: 'failed', 4: 'cancelled', 5: 'cancelled', 7: 'failed' };

@@ -1,37 +1,21 @@
 import { Router, type Request, type Response } from 'express';
-import { z } from 'zod';
 import { ApiError } from '../../shared/errors';
-import { AnswerClarification, ApprovePlan, RevisePlan } from '../../shared/messages';
 import { artifactPath } from '../../shared/report';
-import { Phase, ResearchRequest, RunStatus } from '../../shared/schemas';
+import {
+  ApproveBody,
+  ArtifactId,
+  ClarificationBody,
+  IdempotencyKey,
+  LastEventId,
+  ListQuery,
+  ReportFormat,
+  ReviseBody,
+  RunId,
+  SubmitBody,
+} from '../contract';
 import type { ResearchService } from '../research-service';
 import type { EventsTable } from '../../activities/store';
 import { streamEvents } from '../events';
-
-const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'Idempotency-Key must be 1-200 visible ASCII characters');
-const ApproveBody = ApprovePlan.strict();
-const ReviseBody = RevisePlan.strict();
-const ClarificationBody = AnswerClarification.strict();
-const ReportFormat = z.enum(['markdown', 'json'], { message: 'format must be markdown or json' });
-const ListQuery = z
-  .object({
-    status: RunStatus.optional(),
-    phase: Phase.optional(),
-    since: z.iso
-      .datetime({ offset: true, message: 'since must be an ISO 8601 date-time, e.g. 2026-11-01T00:00:00Z' })
-      .transform((v) => new Date(v))
-      .optional(),
-    q: z.string().trim().max(200, 'q must be at most 200 characters').optional(),
-    cursor: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{1,4000}$/, 'cursor is not one this API gave out')
-      .optional(),
-    limit: z.coerce.number().int().min(1).max(100).default(20),
-  })
-  .strict();
-const LastEventId = z.coerce.number({ message: 'Last-Event-ID must be an event id' }).int().min(0);
-const ArtifactId = z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'not a valid artifact id');
-const RunId = z.string().regex(/^[A-Za-z0-9._:/-]{1,200}$/, 'not a valid research id');
 
 export interface ResearchRouteDeps {
   research: ResearchService;
@@ -54,7 +38,7 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
   const r = Router();
 
   r.post('/research', async (req, res) => {
-    const body = ResearchRequest.parse(req.body ?? {});
+    const body = SubmitBody.parse(req.body ?? {});
     const tenant = tenantOf(res);
     const key = idempotencyKey(req);
     const problem = deps.preflight?.();

@@ -1,0 +1,70 @@
+// The HTTP contract in one place: what the routes validate requests with and what they answer,
+// as zod schemas. The OpenAPI document (src/api/openapi.ts) is generated from these same schemas.
+import { z } from 'zod';
+import { AnswerClarification, ApprovePlan, ResearchView, ReviewAnswer, RevisePlan } from '../shared/messages';
+import { Outcome, Phase, ResearchRequest, RunStatus } from '../shared/schemas';
+
+export const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'Idempotency-Key must be 1-200 visible ASCII characters');
+export const RunId = z.string().regex(/^[A-Za-z0-9._:/-]{1,200}$/, 'not a valid research id');
+export const ArtifactId = z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'not a valid artifact id');
+
+export const SubmitBody = ResearchRequest;
+export const ApproveBody = ApprovePlan.strict();
+export const ReviseBody = RevisePlan.strict();
+export const ClarificationBody = AnswerClarification.strict();
+
+export const ReportFormat = z.enum(['markdown', 'json'], { message: 'format must be markdown or json' });
+export const ListQuery = z
+  .object({
+    status: RunStatus.optional(),
+    phase: Phase.optional(),
+    since: z.iso
+      .datetime({ offset: true, message: 'since must be an ISO 8601 date-time, e.g. 2026-11-01T00:00:00Z' })
+      .transform((v) => new Date(v))
+      .optional(),
+    q: z.string().trim().max(200, 'q must be at most 200 characters').optional(),
+    cursor: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,4000}$/, 'cursor is not one this API gave out')
+      .optional(),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+  })
+  .strict();
+export const LastEventId = z.coerce.number({ message: 'Last-Event-ID must be an event id' }).int().min(0);
+
+// ---- answers -----------------------------------------------------------------------------------
+
+export const Started = z.object({ id: z.string(), status: RunStatus });
+export const ListedRun = z.object({
+  id: z.string(),
+  status: RunStatus,
+  phase: Phase.optional(),
+  question: z.string(),
+  startedAt: z.string().optional(),
+  closedAt: z.string().optional(),
+  steps: z.number().int().optional(),
+});
+export type ListedRun = z.infer<typeof ListedRun>;
+export const RunList = z.object({ runs: z.array(ListedRun), nextCursor: z.string().optional() });
+export type RunList = z.infer<typeof RunList>;
+export const ReviewAnswered = ReviewAnswer.extend({ id: z.string() });
+export const ClarificationAnswered = z.object({ id: z.string(), accepted: z.literal(true) });
+export const Accepted = z.object({ id: z.string(), accepted: z.string() });
+export const ReportJson = z.object({
+  id: z.string(),
+  title: z.string(),
+  locale: z.string().optional(),
+  markdown: z.string(),
+  references: z.array(z.object({ n: z.number().int(), sourceId: z.string().optional(), title: z.string(), url: z.string() }).loose()),
+  removedCitations: z.array(z.unknown()),
+});
+export const ArtifactList = z.object({
+  id: z.string(),
+  artifacts: z.array(
+    z.object({ artifactId: z.string(), name: z.string(), contentType: z.string(), bytes: z.number().int(), url: z.string() }).loose(),
+  ),
+});
+export const ErrorBody = z.object({
+  error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
+});
+export { Outcome, ResearchView };

@@ -1,0 +1,205 @@
+// The OpenAPI 3.1 document of the HTTP API, generated from the zod schemas the routes validate
+// with (src/api/contract.ts), and a readable page of it at /docs (no script, no outside asset).
+import { z } from 'zod';
+import {
+  Accepted,
+  ApproveBody,
+  ArtifactList,
+  ClarificationAnswered,
+  ClarificationBody,
+  ErrorBody,
+  ListQuery,
+  ReportJson,
+  ResearchView,
+  ReviewAnswered,
+  ReviseBody,
+  RunList,
+  Started,
+  SubmitBody,
+} from './contract';
+
+type Schema = Record<string, unknown>;
+const json = (s: z.ZodType, io: 'input' | 'output' = 'output'): Schema => {
+  const out = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Schema;
+  delete out.$schema;
+  return out;
+};
+const content = (s: z.ZodType, io: 'input' | 'output' = 'output') => ({ 'application/json': { schema: json(s, io) } });
+const errors = (...codes: number[]) =>
+  Object.fromEntries(codes.map((c) => [String(c), { description: ERROR_TEXT[c] ?? 'error', content: content(ErrorBody) }]));
+const ERROR_TEXT: Record<number, string> = {
+  400: 'invalid input; the message names the field',
+  401: 'no key, or a key that is unknown or revoked',
+  404: 'no such run for this tenant',
+  409: 'refused: the reason, and details.currentVersion for a review',
+  413: 'body too large',
+  429: 'over the tenant limit; see Retry-After and RateLimit-*',
+  503: 'no worker answered or no LLM configured; see Retry-After',
+};
+const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'the run id' };
+const keyHeader = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', maxLength: 200 },
+  description: 'a retry with the same key gets the first answer',
+};
+
+export function openApiDocument(): Schema {
+  const listParams = Object.entries((json(ListQuery, 'input').properties ?? {}) as Record<string, Schema>).map(([name, schema]) => ({
+    name,
+    in: 'query',
+    required: false,
+    schema,
+  }));
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'deep-research',
+      version: '1',
+      description:
+        'Deep research as a durable Temporal workflow: submit a question, review the plan, follow the run, read the cited report. ' +
+        'Every /v1 route needs `Authorization: Bearer <key>`; the key decides the tenant.',
+    },
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    security: [{ bearer: [] }],
+    paths: {
+      '/v1/research': {
+        post: {
+          summary: 'Start a research run',
+          parameters: [keyHeader],
+          requestBody: { required: true, content: content(SubmitBody, 'input') },
+          responses: {
+            '202': { description: 'started', content: content(Started) },
+            '200': { description: 'the run this Idempotency-Key started before', content: content(Started) },
+            ...errors(400, 401, 409, 413, 429, 503),
+          },
+        },
+        get: {
+          summary: "The tenant's runs: running first (newest first), then ended ones (most recently ended first)",
+          parameters: listParams,
+          responses: { '200': { description: 'a page of runs', content: content(RunList) }, ...errors(400, 401, 429) },
+        },
+      },
+      '/v1/research/{id}': {
+        get: {
+          summary: 'Status, phase, plan, steps, usage, what the run waits for',
+          parameters: [idParam],
+          responses: { '200': { description: 'the run', content: content(ResearchView) }, ...errors(401, 404, 429, 503) },
+        },
+      },
+      '/v1/research/{id}/events': {
+        get: {
+          summary: 'The run as server-sent events, resumable with Last-Event-ID',
+          parameters: [
+            idParam,
+            { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'integer', minimum: 0 } },
+            { name: 'after', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: 'as Last-Event-ID' },
+          ],
+          responses: {
+            '200': {
+              description:
+                'event types: started, plan, phase, status, step, search, crawl, tool, usage, report, done; data is JSON with `at`',
+              content: { 'text/event-stream': { schema: { type: 'string' } } },
+            },
+            ...errors(400, 401, 404, 429),
+          },
+        },
+      },
+      '/v1/research/{id}/plan/approve': {
+        post: {
+          summary: 'Approve the plan under review (Workflow Update approvePlan)',
+          parameters: [idParam, keyHeader],
+          requestBody: { required: true, content: content(ApproveBody, 'input') },
+          responses: { '200': { description: 'approved', content: content(ReviewAnswered) }, ...errors(400, 401, 404, 409, 429, 503) },
+        },
+      },
+      '/v1/research/{id}/plan/revise': {
+        post: {
+          summary: 'Send the plan back with feedback (Workflow Update revisePlan)',
+          parameters: [idParam, keyHeader],
+          requestBody: { required: true, content: content(ReviseBody, 'input') },
+          responses: { '200': { description: 'revising', content: content(ReviewAnswered) }, ...errors(400, 401, 404, 409, 429, 503) },
+        },
+      },
+      '/v1/research/{id}/clarification': {
+        post: {
+          summary: "Answer the coordinator's clarifying question (Workflow Update answerClarification)",
+          parameters: [idParam, keyHeader],
+          requestBody: { required: true, content: content(ClarificationBody, 'input') },
+          responses: { '200': { description: 'taken', content: content(ClarificationAnswered) }, ...errors(400, 401, 404, 409, 429, 503) },
+        },
+      },
+      '/v1/research/{id}/cancel': {
+        post: {
+          summary: 'Cancel the run and its steps',
+          parameters: [idParam],
+          responses: { '202': { description: 'cancellation requested', content: content(Accepted) }, ...errors(401, 404, 409, 429) },
+        },
+      },
+      '/v1/research/{id}/report': {
+        get: {
+          summary: 'The report (a direct answer as a one-paragraph report)',
+          parameters: [idParam, { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['markdown', 'json'] } }],
+          responses: {
+            '200': { description: 'the report', content: { 'text/markdown': { schema: { type: 'string' } }, ...content(ReportJson) } },
+            ...errors(400, 401, 404, 429),
+          },
+        },
+      },
+      '/v1/research/{id}/artifacts': {
+        get: {
+          summary: 'Files the coder steps wrote',
+          parameters: [idParam],
+          responses: { '200': { description: 'the files', content: content(ArtifactList) }, ...errors(401, 404, 429) },
+        },
+      },
+      '/v1/research/{id}/artifacts/{artifactId}': {
+        get: {
+          summary: 'One file, served nosniff with a strict CSP',
+          parameters: [idParam, { name: 'artifactId', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { '200': { description: 'the file' }, ...errors(401, 404, 429) },
+        },
+      },
+      '/healthz': { get: { summary: 'Liveness', security: [], responses: { '200': { description: 'alive' } } } },
+      '/readyz': { get: { summary: 'Readiness of Temporal and PostgreSQL', security: [], responses: { '200': { description: 'ready' } } } },
+    },
+  };
+}
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** /docs: every operation with its parameters, body and answers, from the same document. */
+export function docsPage(doc: Schema): string {
+  const paths = doc.paths as Record<string, Record<string, Schema>>;
+  const ops = Object.entries(paths).flatMap(([p, methods]) =>
+    Object.entries(methods).map(([method, op]) => {
+      const params = ((op.parameters as Schema[] | undefined) ?? [])
+        .map(
+          (x) =>
+            `<li><code>${esc(String(x.name))}</code> (${esc(String(x.in))})${x.description ? ` — ${esc(String(x.description))}` : ''}</li>`,
+        )
+        .join('');
+      const body = (op.requestBody as { content: Record<string, { schema: unknown }> } | undefined)?.content['application/json']?.schema;
+      const answers = Object.entries(op.responses as Record<string, Schema>)
+        .map(([code, r]) => {
+          const schema = (r.content as Record<string, { schema: unknown }> | undefined)?.['application/json']?.schema;
+          return `<li><strong>${esc(code)}</strong> ${esc(String(r.description))}${
+            schema && !code.startsWith('4') && !code.startsWith('5') ? `<pre>${esc(JSON.stringify(schema, null, 2))}</pre>` : ''
+          }</li>`;
+        })
+        .join('');
+      return `<section><h2><span class="m">${method.toUpperCase()}</span> <code>${esc(p)}</code></h2><p>${esc(String(op.summary ?? ''))}</p>${
+        params ? `<h3>Parameters</h3><ul>${params}</ul>` : ''
+      }${body ? `<h3>Body</h3><pre>${esc(JSON.stringify(body, null, 2))}</pre>` : ''}<h3>Answers</h3><ul>${answers}</ul></section>`;
+    }),
+  );
+  const info = doc.info as { title: string; description: string };
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(info.title)} API</title><style>
+body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}
+section{border-top:1px solid #ccc;padding:.5rem 0}h2{font-size:1.1rem}.m{background:#1d4ed8;color:#fff;padding:.1rem .4rem;border-radius:.25rem;font-size:.9rem}
+pre{background:#f4f4f5;padding:.5rem;overflow:auto;font-size:.8rem;max-height:20rem}code{font-size:.95em}
+</style></head><body><h1>${esc(info.title)} API</h1><p>${esc(info.description)}</p><p>Machine-readable: <a href="/v1/openapi.json">/v1/openapi.json</a> (OpenAPI 3.1).</p>
+${ops.join('\n')}</body></html>`;
+}

@@ -1,0 +1,65 @@
+// The OpenAPI document: public, valid OpenAPI 3.1, generated from the schemas the routes use, and
+// naming every route the API serves (so the document and the routes cannot drift apart).
+import { Validator } from '@seriousme/openapi-schema-validator';
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../../src/api/app';
+import type { ResearchService } from '../../src/api/research-service';
+import { createLogger } from '../../src/infra/logger';
+
+const app = createApp({
+  research: {} as ResearchService,
+  events: { after: async () => [] },
+  auth: { envKeys: [{ key: 'k-0123456789abcdef', tenant: 't' }], table: { tenantOf: async () => undefined }, open: false },
+  rateLimits: { submits: 10, reads: 10 },
+  readiness: {},
+  log: createLogger('error'),
+});
+
+/** Every route the Express app answers, as OpenAPI paths ("/v1/research/{id}"). */
+function servedRoutes(): string[] {
+  const out: string[] = [];
+  const walk = (
+    stack: { route?: { path: string; methods: Record<string, boolean> }; handle?: { stack?: unknown[] } }[],
+    prefix: string,
+  ) => {
+    for (const layer of stack) {
+      if (layer.route) {
+        for (const m of Object.keys(layer.route.methods))
+          out.push(`${m.toUpperCase()} ${prefix}${layer.route.path.replace(/:(\w+)/g, '{$1}')}`);
+      } else if (layer.handle?.stack) walk(layer.handle.stack as typeof stack, prefix === '' ? '/v1' : prefix);
+    }
+  };
+  walk((app as unknown as { router: { stack: Parameters<typeof walk>[0] } }).router.stack, '');
+  return out;
+}
+
+describe('OpenAPI', () => {
+  it('serves a valid OpenAPI 3.1 document without a key', async () => {
+    const res = await request(app).get('/v1/openapi.json').expect(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    const result = await new Validator().validate(res.body);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('describes every route the API serves, with the request schemas the routes validate with', async () => {
+    const doc = (await request(app).get('/v1/openapi.json')).body as { paths: Record<string, Record<string, { requestBody?: unknown }>> };
+    const documented = Object.entries(doc.paths).flatMap(([p, ms]) => Object.keys(ms).map((m) => `${m.toUpperCase()} ${p}`));
+    const served = servedRoutes().filter((r) => r.includes('/v1/research'));
+    expect(served.length).toBeGreaterThan(8);
+    for (const r of served) expect(documented).toContain(r);
+    const submit = doc.paths['/v1/research']!.post!.requestBody as {
+      content: { 'application/json': { schema: { properties: Record<string, unknown>; required: string[] } } };
+    };
+    expect(submit.content['application/json'].schema.required).toEqual(['question']);
+    expect(Object.keys(submit.content['application/json'].schema.properties)).toEqual(['question', 'options']);
+  });
+
+  it('renders a readable page at /docs with a strict CSP and no script', async () => {
+    const res = await request(app).get('/docs').expect(200);
+    expect(res.headers['content-security-policy']).toMatch(/default-src 'none'/);
+    expect(res.text).toMatch(/<h2><span class="m">POST<\/span> <code>\/v1\/research\/\{id\}\/plan\/approve<\/code><\/h2>/);
+    expect(res.text).not.toMatch(/<script/i);
+  });
+});
