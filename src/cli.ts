@@ -1,5 +1,6 @@
 // `deep-research` command line: the composition root for dev, worker and api.
 import path from 'node:path';
+import readline from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig, llmConfigured, type Config } from './config';
 import { createLogger, type Logger } from './infra/logger';
@@ -12,6 +13,7 @@ import { ConfigError, LLM_NOT_CONFIGURED_MESSAGE } from './shared/errors';
 import { startApiServer } from './server';
 import { bundleWorkflows, createWorker } from './worker';
 import { runKeys } from './cli/keys';
+import { CLIENT_COMMANDS, CLIENT_USAGE, runClientCommand, type Io } from './cli/commands';
 
 const USAGE = `Usage: deep-research <command>
 
@@ -21,6 +23,8 @@ Commands:
   worker   Run a worker against TEMPORAL_ADDRESS and DATABASE_URL.
   api      Run the HTTP API against TEMPORAL_ADDRESS and DATABASE_URL.
   keys     Create, list or revoke API keys: keys create --tenant <tenant> (see keys --help).
+
+${CLIENT_USAGE}
 
 Configuration comes from the environment; see README.md.`;
 
@@ -188,6 +192,21 @@ async function runApi(config: Config, log: Logger): Promise<void> {
   await shutdown;
 }
 
+/** stdout, stderr, and questions at the terminal (none when stdin is not one); one reader for all. */
+function terminalIo(): Io & { close(): void } {
+  let rl: readline.Interface | undefined;
+  return {
+    out: (t) => void process.stdout.write(t),
+    err: (t) => void process.stderr.write(t),
+    ask: async (prompt) => {
+      if (!process.stdin.isTTY) return undefined;
+      rl ??= readline.createInterface({ input: process.stdin, output: process.stdout });
+      return rl.question(prompt);
+    },
+    close: () => rl?.close(),
+  };
+}
+
 export async function main(argv: string[]): Promise<void> {
   const command = argv[0];
   const { values } = parseArgs({ args: argv.slice(0, 1), allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
@@ -206,6 +225,20 @@ export async function main(argv: string[]): Promise<void> {
     }
     throw err;
   }
+  // Commands that only talk to the API or the database need no Temporal runtime.
+  if (CLIENT_COMMANDS.includes(command)) {
+    const io = terminalIo();
+    try {
+      process.exitCode = await runClientCommand(command, argv.slice(1), config.client, io);
+    } finally {
+      io.close();
+    }
+    return;
+  }
+  if (command === 'keys') {
+    process.exitCode = await runKeys(config, argv.slice(1), (t) => process.stdout.write(t));
+    return;
+  }
   const log = createLogger(config.logLevel, { cmd: command });
   installTemporalRuntime(config.logLevel);
   switch (command) {
@@ -215,9 +248,6 @@ export async function main(argv: string[]): Promise<void> {
       return runWorker(config, log);
     case 'api':
       return runApi(config, log);
-    case 'keys':
-      process.exitCode = await runKeys(config, argv.slice(1), (t) => process.stdout.write(t));
-      return;
     default:
       process.stderr.write(`unknown command "${command}"\n\n${USAGE}\n`);
       process.exitCode = 2;

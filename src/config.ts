@@ -83,6 +83,9 @@ const EnvSchema = z.object({
   API_HOST: z.string().default('127.0.0.1'),
   API_PORT: port.default(3000),
   API_KEYS: apiKeyTable,
+  /** Where the CLI's client commands find the API, and the key they send. */
+  DEEP_RESEARCH_API: optionalUrl,
+  DEEP_RESEARCH_KEY: optionalString,
   RATE_LIMIT_SUBMITS: z.coerce.number().int().min(1).max(100_000).default(30),
   RATE_LIMIT_READS: z.coerce.number().int().min(1).max(1_000_000).default(1_200),
 
@@ -195,6 +198,8 @@ export interface Config {
     /** Requests per minute and tenant: new runs, and everything else. */
     rateLimits: { submits: number; reads: number };
   };
+  /** The CLI's client commands: the API's URL and the key to send. */
+  client: { api: string; key: string | undefined };
   llm: {
     apiKey: string | undefined;
     baseUrl: string | undefined;
@@ -298,6 +303,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       port: e.API_PORT,
       keys: e.API_KEYS,
       rateLimits: { submits: e.RATE_LIMIT_SUBMITS, reads: e.RATE_LIMIT_READS },
+    },
+    client: {
+      api: e.DEEP_RESEARCH_API ?? `http://${e.API_HOST === '0.0.0.0' || e.API_HOST === '::' ? '127.0.0.1' : e.API_HOST}:${e.API_PORT}`,
+      key: e.DEEP_RESEARCH_KEY,
     },
     llm: {
       apiKey: e.OPENAI_API_KEY,

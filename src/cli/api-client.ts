@@ -1,0 +1,119 @@
+// The CLI's view of the HTTP API: JSON requests with the key, the API's error message on failure,
+// and the run's events as an async stream that reconnects with Last-Event-ID by itself.
+export interface ApiClientOptions {
+  api: string;
+  key?: string | undefined;
+}
+
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+export interface RunEvent {
+  id: number;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+export function apiClient(o: ApiClientOptions) {
+  const base = o.api.replace(/\/+$/, '');
+  const headers = (extra: Record<string, string> = {}) => ({ ...(o.key ? { authorization: `Bearer ${o.key}` } : {}), ...extra });
+
+  async function call<T>(method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(`${base}${path}`, {
+        method,
+        headers: headers(body === undefined ? extra : { 'content-type': 'application/json', ...extra }),
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (err) {
+      throw new ApiFailure(
+        0,
+        'unreachable',
+        `cannot reach the API at ${base} (${(err as Error).message}); start it with \`deep-research dev\` or set --api / DEEP_RESEARCH_API`,
+      );
+    }
+    const text = await res.text();
+    if (!res.ok) {
+      let e: { code?: string; message?: string; details?: unknown } = {};
+      try {
+        e = (JSON.parse(text) as { error?: typeof e }).error ?? {};
+      } catch {
+        // not JSON: the status says it
+      }
+      throw new ApiFailure(res.status, e.code ?? String(res.status), e.message ?? `${res.status} ${res.statusText}`, e.details);
+    }
+    const type = res.headers.get('content-type') ?? '';
+    return (type.includes('json') ? JSON.parse(text) : text) as T;
+  }
+
+  /** The run's events from `after` on; reconnects after a dropped connection, ends after `done`. */
+  async function* events(id: string, after = 0): AsyncGenerator<RunEvent> {
+    let last = after;
+    for (let failures = 0; ;) {
+      let res: Response;
+      try {
+        res = await fetch(`${base}/v1/research/${encodeURIComponent(id)}/events`, {
+          headers: headers({ accept: 'text/event-stream', 'last-event-id': String(last) }),
+        });
+      } catch (err) {
+        if (++failures > 30) throw new ApiFailure(0, 'unreachable', `lost the API at ${base}: ${(err as Error).message}`);
+        await new Promise((r) => setTimeout(r, 2_000));
+        continue;
+      }
+      if (!res.ok) {
+        const text = await res.text();
+        let message = `${res.status} ${res.statusText}`;
+        try {
+          message = (JSON.parse(text) as { error: { message: string } }).error.message;
+        } catch {
+          // keep the status
+        }
+        throw new ApiFailure(res.status, 'events', message);
+      }
+      failures = 0;
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let buf = '';
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buf += decoder.decode(value, { stream: true });
+          let cut;
+          while ((cut = buf.indexOf('\n\n')) >= 0) {
+            const block = buf.slice(0, cut);
+            buf = buf.slice(cut + 2);
+            const f: Record<string, string> = {};
+            for (const line of block.split('\n')) {
+              const m = /^(\w+): ?(.*)$/.exec(line);
+              if (m) f[m[1]!] = m[2]!;
+            }
+            if (f.id === undefined) continue;
+            last = Number(f.id);
+            const e = { id: last, type: f.event ?? 'message', data: JSON.parse(f.data ?? '{}') as Record<string, unknown> };
+            yield e;
+            if (e.type === 'done') return;
+          }
+        }
+      } catch {
+        // the connection dropped: reconnect from the last event
+      }
+      // The server ended the stream without `done` (a run from before events): stop if it ended.
+      const status = await call<{ status: string }>('GET', `/v1/research/${encodeURIComponent(id)}`).catch(() => undefined);
+      if (status && !['running', 'awaiting_review'].includes(status.status)) return;
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  }
+
+  return { call, events };
+}
+export type ApiClient = ReturnType<typeof apiClient>;
