@@ -13,7 +13,9 @@ export const ApproveBody = ApprovePlan.strict();
 export const ReviseBody = RevisePlan.strict();
 export const ClarificationBody = AnswerClarification.strict();
 
-export const ReportFormat = z.enum(['markdown', 'json'], { message: 'format must be markdown or json' });
+export const ReportFormat = z
+  .enum(['markdown', 'md', 'json', 'html', 'pdf'], { message: 'format must be md, json, html or pdf' })
+  .transform((f) => (f === 'md' ? 'markdown' : f));
 export const ListQuery = z
   .object({
     status: RunStatus.optional(),

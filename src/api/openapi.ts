@@ -139,10 +139,21 @@ export function openApiDocument(): Schema {
       },
       '/v1/research/{id}/report': {
         get: {
-          summary: 'The report (a direct answer as a one-paragraph report)',
-          parameters: [idParam, { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['markdown', 'json'] } }],
+          summary: 'The report (a direct answer as a one-paragraph report): Markdown, JSON, self-contained HTML or PDF',
+          parameters: [
+            idParam,
+            { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['md', 'markdown', 'json', 'html', 'pdf'] } },
+          ],
           responses: {
-            '200': { description: 'the report', content: { 'text/markdown': { schema: { type: 'string' } }, ...content(ReportJson) } },
+            '200': {
+              description: 'the report',
+              content: {
+                'text/markdown': { schema: { type: 'string' } },
+                ...content(ReportJson),
+                'text/html': { schema: { type: 'string' } },
+                'application/pdf': { schema: { type: 'string', contentEncoding: 'binary' } },
+              },
+            },
             ...errors(400, 401, 404, 429),
           },
         },

@@ -38,6 +38,8 @@ import {
 import { ResearchPhaseKey, ResearchQuestionKey, ResearchStatusKey, ResearchTenantKey } from '../workflows/search-attributes';
 import type { researchWorkflow } from '../workflows/research';
 import type { ListedRun, RunList } from './contract';
+import type { ArtifactBytes } from './export/html';
+import { artifactPath } from '../shared/report';
 
 export interface ResearchServiceDeps {
   client: Client;
@@ -429,6 +431,19 @@ export function createResearchService(deps: ResearchServiceDeps) {
     throw new ApiError(404, 'report_not_ready', `research run ${id} has no report yet`);
   }
 
+  /** The images a report links by their API path (its charts), to inline in an export. */
+  async function reportImages(id: string, markdown: string): Promise<ArtifactBytes> {
+    const out: ArtifactBytes = new Map();
+    const prefix = artifactPath(id, '');
+    for (const m of markdown.matchAll(/\]\((\/v1\/research\/[^)\s]+)\)/g)) {
+      const link = m[1]!;
+      if (!link.startsWith(prefix) || out.has(link)) continue;
+      const a = await deps.store.getArtifact(id, decodeURIComponent(link.slice(prefix.length)));
+      if (a) out.set(link, { contentType: a.contentType, bytes: a.bytes });
+    }
+    return out;
+  }
+
   async function artifacts(id: string, tenant: string) {
     await describe(id, tenant);
     return deps.store.listArtifacts(id);
@@ -483,7 +498,7 @@ export function createResearchService(deps: ResearchServiceDeps) {
     return async () => (await handle.describe()).status.name !== 'RUNNING';
   }
 
-  return { start, get, list, owned, approve, revise, answer, cancel, report, artifacts, artifact };
+  return { start, get, list, owned, reportImages, approve, revise, answer, cancel, report, artifacts, artifact };
 }
 
 export type ResearchService = ReturnType<typeof createResearchService>;

@@ -7,6 +7,7 @@ import type { ResearchResult } from '../../src/shared/schemas';
 import type { ChatRequest, Reply } from '../support/llm-server';
 import { DEFAULT_PROGRAM, planJson, researchRules, userText, type RoleOverrides } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
+import { pdfToText } from '../../src/activities/crawl/extract';
 import { databaseUrl, dockerAvailable, missingReason, temporalAddress } from '../support/services';
 
 const ready = Boolean(temporalAddress() && databaseUrl() && dockerAvailable());
@@ -66,6 +67,54 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
     const report = await request(h.app).get(`/v1/research/${id}/report`).expect(200);
     expect(report.text).toContain(`![calc-101-lcoe.png](/v1/research/${id}/artifacts/calc-101-lcoe.png)`);
     await request(h.app).get(`/v1/research/${id}/artifacts/nope.png`).expect(404);
+  });
+
+  it('exports the report as self-contained HTML and as PDF: the table, the citations, the chart', async () => {
+    const reporter: Reply = {
+      json: {
+        title: 'Solar got cheaper',
+        markdown: [
+          'Utility solar costs fell by about 89% between 2010 and 2022 [1]. <script>alert(1)</script>',
+          '',
+          '| Year | USD per kWh |',
+          '|---|---|',
+          '| 2010 | 0.445 [1] |',
+          '| 2022 | 0.049 |',
+          '',
+          'The step computed the same fall [1].',
+        ].join('\n'),
+      },
+    };
+    const { id } = await run({ reporter });
+    const md = (await request(h.app).get(`/v1/research/${id}/report`).expect(200)).text;
+    const refUrl = /## References\n\n1\. \[[^\]]*\]\(([^)]+)\)/.exec(md)![1]!;
+
+    const html = await request(h.app).get(`/v1/research/${id}/report?format=html`).expect(200);
+    expect(html.headers['content-type']).toMatch(/^text\/html/);
+    expect(html.headers['content-security-policy']).toBe("default-src 'none'; img-src data:; style-src 'unsafe-inline'");
+    expect(html.text).toMatch(/<table>[\s\S]*<td>0\.445 \[<a href="#ref-1" class="cite">1<\/a>\]<\/td>/);
+    expect(html.text).toMatch(/<li id="ref-1"><a href="[^"]+" rel="noopener noreferrer">/);
+    expect(html.text).toMatch(/<img src="data:image\/png;base64,iVBORw0KGgo/);
+    expect(html.text).not.toMatch(/<script>alert|src="\/v1\//);
+
+    const pdf = await request(h.app)
+      .get(`/v1/research/${id}/report?format=pdf`)
+      .buffer(true)
+      .parse((res, cb) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => cb(null, Buffer.concat(chunks)));
+      })
+      .expect(200);
+    expect(pdf.headers['content-type']).toBe('application/pdf');
+    expect(pdf.headers['content-disposition']).toMatch(/^attachment; filename="report-[0-9a-f-]{12}\.pdf"$/);
+    const text = (await pdfToText(pdf.body as Buffer)).markdown;
+    expect(text).toMatch(/Solar got cheaper/);
+    expect(text).toMatch(/by about 89% between 2010 and 2022 \[1\]/);
+    expect(text).toMatch(/Year USD per kWh 2010 0\.445 \[1\] 2022 0\.049/);
+    expect(text.replace(/\s+/g, '')).toContain(refUrl.replace(/\s+/g, ''));
+    expect((pdf.body as Buffer).includes(Buffer.from('/Subtype /Image'))).toBe(true);
+    await request(h.app).get(`/v1/research/${id}/report?format=docx`).expect(400);
   });
 
   it('sends a failing program back to the model with the error, and runs the fix', async () => {

@@ -16,6 +16,8 @@ import {
 import type { ResearchService } from '../research-service';
 import type { EventsTable } from '../../activities/store';
 import { streamEvents } from '../events';
+import { HTML_EXPORT_CSP, reportHtml } from '../export/html';
+import { reportPdf } from '../export/pdf';
 
 export interface ResearchRouteDeps {
   research: ResearchService;
@@ -96,6 +98,7 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
     const id = RunId.parse(req.params.id);
     const format = ReportFormat.parse(req.query.format ?? 'markdown');
     const report = await deps.research.report(id, tenantOf(res));
+    const name = `report-${id.replace(/^research-/, '').slice(0, 12)}`;
     if (format === 'json') {
       res.json({
         id,
@@ -105,6 +108,19 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
         references: report.references,
         removedCitations: report.removedCitations,
       });
+      return;
+    }
+    if (format === 'html' || format === 'pdf') {
+      const images = await deps.research.reportImages(id, report.markdown);
+      res.set('X-Content-Type-Options', 'nosniff');
+      if (format === 'html') {
+        res.set('Content-Security-Policy', HTML_EXPORT_CSP);
+        res.set('Content-Disposition', `inline; filename="${name}.html"`);
+        res.type('text/html; charset=utf-8').send(reportHtml(report, images));
+      } else {
+        res.set('Content-Disposition', `attachment; filename="${name}.pdf"`);
+        res.type('application/pdf').send(await reportPdf(report, images));
+      }
       return;
     }
     res.type('text/markdown; charset=utf-8').send(report.markdown);
