@@ -22,7 +22,7 @@ body{font:16px/1.6 Georgia,'Times New Roman',serif;max-width:46rem;margin:2.5rem
 h1,h2,h3{font-family:system-ui,sans-serif;line-height:1.25}h1{font-size:1.9rem}h2{font-size:1.35rem;margin-top:2rem;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:1rem 0;font:14px/1.4 system-ui,sans-serif}th,td{border:1px solid #bbb;padding:.35rem .6rem;text-align:left}th{background:#f1f3f5}
 blockquote{margin:1rem 0;padding:.5rem 1rem;border-left:4px solid #c7d2fe;background:#f8fafc;color:#334155}
-img{max-width:100%;height:auto}a{color:#1d4ed8}a.cite{text-decoration:none;font-size:.85em;vertical-align:super}
+img{max-width:100%;height:auto}a{color:#1d4ed8}a.cite{text-decoration:none;font-weight:600}
 code{background:#f1f3f5;padding:.1rem .25rem;border-radius:3px}pre{background:#f1f3f5;padding:.75rem;overflow:auto}
 ol.references li{margin:.25rem 0;word-break:break-word}:target{background:#fef9c3}`;
 
