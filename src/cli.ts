@@ -1,9 +1,12 @@
 // `deep-research` command line: the composition root for dev, worker and api.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig, llmConfigured, type Config } from './config';
 import { createLogger, type Logger } from './infra/logger';
+import { metricsText, METRICS_CONTENT_TYPE } from './infra/metrics';
 import { acquireDevLock } from './infra/dev-lock';
 import { resolveDataDir } from './infra/paths';
 import { redactUrl } from './infra/postgres';
@@ -165,7 +168,10 @@ async function runWorker(config: Config, log: Logger): Promise<void> {
     worker.shutdown();
     await running;
   });
+  const metricsServer = await serveMetrics(config.metrics.host, config.metrics.port);
+  cleanups.push(() => new Promise<void>((r) => metricsServer.close(() => r())));
   log.info('worker polling', { taskQueue: config.temporal.taskQueue });
+  process.stdout.write(`metrics on http://${config.metrics.host}:${(metricsServer.address() as AddressInfo).port}/metrics\n`);
   process.stdout.write(`worker ready on task queue ${config.temporal.taskQueue}\n`);
   await Promise.race([shutdown, running]);
 }
@@ -190,6 +196,22 @@ async function runApi(config: Config, log: Logger): Promise<void> {
   cleanups.push(() => api.close());
   process.stdout.write(`API listening on ${api.url}${api.open ? ' (no API keys: open to this machine only)' : ''}\n`);
   await shutdown;
+}
+
+/** A worker's /metrics: its own metrics and the Temporal SDK's. */
+async function serveMetrics(host: string, port: number): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    if (req.url !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
+    void metricsText().then((text) => res.writeHead(200, { 'content-type': METRICS_CONTENT_TYPE }).end(text));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return server;
 }
 
 /** stdout, stderr, and questions at the terminal (none when stdin is not one); one reader for all. */
@@ -240,7 +262,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   const log = createLogger(config.logLevel, { cmd: command });
-  installTemporalRuntime(config.logLevel);
+  await installTemporalRuntime(config.logLevel);
   switch (command) {
     case 'dev':
       return runDev(config, log);

@@ -86,6 +86,9 @@ const EnvSchema = z.object({
   /** Where the CLI's client commands find the API, and the key they send. */
   DEEP_RESEARCH_API: optionalUrl,
   DEEP_RESEARCH_KEY: optionalString,
+  /** A worker's /metrics port (0: any free port, printed at start). */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(9464),
+  METRICS_HOST: z.string().default('127.0.0.1'),
   RATE_LIMIT_SUBMITS: z.coerce.number().int().min(1).max(100_000).default(30),
   RATE_LIMIT_READS: z.coerce.number().int().min(1).max(1_000_000).default(1_200),
 
@@ -198,6 +201,8 @@ export interface Config {
     /** Requests per minute and tenant: new runs, and everything else. */
     rateLimits: { submits: number; reads: number };
   };
+  /** Where a standalone worker serves /metrics. */
+  metrics: { host: string; port: number };
   /** The CLI's client commands: the API's URL and the key to send. */
   client: { api: string; key: string | undefined };
   llm: {
@@ -304,6 +309,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       keys: e.API_KEYS,
       rateLimits: { submits: e.RATE_LIMIT_SUBMITS, reads: e.RATE_LIMIT_READS },
     },
+    metrics: { host: e.METRICS_HOST, port: e.METRICS_PORT },
     client: {
       api: e.DEEP_RESEARCH_API ?? `http://${e.API_HOST === '0.0.0.0' || e.API_HOST === '::' ? '127.0.0.1' : e.API_HOST}:${e.API_PORT}`,
       key: e.DEEP_RESEARCH_KEY,

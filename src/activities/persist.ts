@@ -1,6 +1,7 @@
 // The activity that writes the run's own row (status, phase, plan, usage): the workflow calls it at
 // each milestone, so PostgreSQL holds the run even when Temporal's visibility is not at hand.
 import type { Usage } from '../shared/schemas';
+import { metrics } from '../infra/metrics';
 import { runEvents } from './run-events';
 import type { RunRecord, Store } from './store';
 
@@ -33,7 +34,8 @@ export function createPersistActivities(deps: { store: Store }) {
     const before = await deps.store.runs.get(run.id);
     const refused = before && (TERMINAL.has(before.status) || before.writeSeq > (run.seq ?? 0));
     if (!refused) await deps.store.events.append(run.id, runEvents(before, written));
-    await deps.store.runs.record(written);
+    const taken = await deps.store.runs.record(written);
+    if (taken && terminal) metrics.runsFinished.inc({ status: run.status, outcome: run.outcome ?? 'none' });
     return terminal ? { usage: written.usage } : undefined;
   }
   return { recordRun };

@@ -1,6 +1,7 @@
 // createApp(deps): the HTTP API as a value, so tests and the dev command build it the same way.
 import express from 'express';
 import type { Logger } from '../infra/logger';
+import { metrics, metricsText, METRICS_CONTENT_TYPE } from '../infra/metrics';
 import { errorHandler, notFound } from './middleware/errors';
 import { healthRoutes, type ReadinessCheck } from './routes/health';
 import { researchRoutes } from './routes/research';
@@ -22,11 +23,26 @@ export interface AppDeps {
   preflight?: () => string | undefined;
 }
 
+/** HTTP metrics by route pattern (never by raw path: ids would make a series per run). */
+const countRequests: express.RequestHandler = (req, res, next) => {
+  const started = process.hrtime.bigint();
+  res.on('finish', () => {
+    const route = req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : req.path === '/metrics' ? '/metrics' : 'other';
+    metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
+    metrics.httpSeconds.observe({ method: req.method, route }, Number(process.hrtime.bigint() - started) / 1e9);
+  });
+  next();
+};
+
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
+  app.use(countRequests);
   app.use(healthRoutes(deps.readiness));
+  app.get('/metrics', async (_req, res) => {
+    res.type(METRICS_CONTENT_TYPE).send(await metricsText());
+  });
   // The API's description is public, like a login page: everything it describes needs a key.
   const doc = openApiDocument();
   const page = docsPage(doc);

@@ -12,6 +12,7 @@ import { ApplicationFailure, defaultPayloadConverter, type UpdateDefinition } fr
 import type { temporal } from '@temporalio/proto';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { withTimeout } from './timeout';
+import { metrics } from '../infra/metrics';
 import { RESEARCH_ID_PREFIX } from '../shared/constants';
 import { ApiError, ErrorType, failureMessage } from '../shared/errors';
 import { PlanView, Refusal, type ResearchStatusView, type ResearchView, type ReviewAnswer, type WaitingCall } from '../shared/messages';
@@ -257,6 +258,7 @@ export function createResearchService(deps: ResearchServiceDeps) {
         memo: { requestHash: hash, question: summarize(req.question, 300) },
         staticSummary: `Research: ${summarize(req.question, 120)}`,
       });
+      metrics.runsStarted.inc({ tenant });
       return { id, status: 'running', created: true };
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError) || !idempotencyKey) throw err;

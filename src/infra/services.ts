@@ -1,5 +1,7 @@
 // Connections the entry points share: Temporal (client + worker connection) and PostgreSQL.
+import net from 'node:net';
 import path from 'node:path';
+import { setSdkMetricsAddress } from './metrics';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type pg from 'pg';
@@ -11,12 +13,27 @@ import { createPool, redactUrl, startEmbeddedPostgres, type EmbeddedPostgres } f
 
 let runtimeInstalled = false;
 /** The SDK must not install its own SIGINT/SIGTERM handlers: entry points shut down in order. */
-export function installTemporalRuntime(level: Config['logLevel']): void {
+export async function installTemporalRuntime(level: Config['logLevel']): Promise<void> {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
+  // The SDK's metrics are served by its core on a loopback port; /metrics appends them.
+  const bindAddress = `127.0.0.1:${await freeLoopbackPort()}`;
   Runtime.install({
     shutdownSignals: [],
     logger: new DefaultLogger(level === 'debug' ? 'DEBUG' : 'WARN'),
+    telemetryOptions: { metrics: { prometheus: { bindAddress, countersTotalSuffix: true } } },
+  });
+  setSdkMetricsAddress(bindAddress);
+}
+
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
   });
 }
 

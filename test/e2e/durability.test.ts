@@ -69,5 +69,11 @@ describe.skipIf(!ready)(`durability (${ready ? 'live' : missingReason()})`, () =
     for (const r of completedBeforeKill) expect({ rule: r.rule, times: counts.get(signature(r)) }).toEqual({ rule: r.rule, times: 1 });
     // The call that was cut off was made again, once, by the new worker.
     expect(counts.get(signature(inFlight))).toBe(2);
+    // The new worker's /metrics: its own counters and the Temporal SDK's.
+    const metricsUrl = (await second.waitFor(/metrics on (http:\/\/\S+)/, 1_000))[1]!;
+    const metrics = await (await fetch(metricsUrl)).text();
+    expect(metrics).toMatch(/^deep_research_runs_finished_total\{status="completed",outcome="report"\} 1$/m);
+    expect(metrics).toMatch(/^deep_research_llm_requests_total\{model="[^"]+",role="researcher",outcome="ok"\} \d+$/m);
+    expect(metrics).toMatch(/^temporal_\w+/m);
   }, 120_000);
 });

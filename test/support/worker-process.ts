@@ -13,6 +13,8 @@ export function spawnWorker(opts: { taskQueue: string; llmUrl: string; searxngUr
     SEARCH_PROVIDERS: 'searxng',
     SEARXNG_URL: opts.searxngUrl,
     LOG_LEVEL: 'warn',
+    // Several workers on one machine: each serves /metrics on a free port.
+    METRICS_PORT: '0',
     ...opts.env,
   });
 }

@@ -14,6 +14,7 @@ import { toReadable } from './extract';
 import { createRobotsChecker } from './robots';
 import { createSafeFetcher, DEFAULT_ALLOWED_TYPES, SkippedError } from './safe-fetch';
 import { BlockedError } from './ssrf';
+import { metrics } from '../../infra/metrics';
 
 export interface CrawlResult {
   url: string;
@@ -48,7 +49,14 @@ export function createCrawlActivities(deps: { config: Pick<Config, 'crawl'>; sto
   });
   const robotsAllowed = createRobotsChecker(fetcher, deps.config.crawl.userAgent);
 
+  /** One page read for a goal; counted by outcome (ok, blocked, skipped, failed). */
   async function crawlPage(input: { researchId: string; url: string; goal: string }): Promise<CrawlResult> {
+    const result = await readPage(input);
+    metrics.pages.inc({ status: result.status });
+    return result;
+  }
+
+  async function readPage(input: { researchId: string; url: string; goal: string }): Promise<CrawlResult> {
     const ctx = Context.current();
     const base = { url: input.url };
     let normalized: string;

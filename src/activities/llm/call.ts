@@ -10,6 +10,7 @@ import { llmConfigured } from '../../config';
 import type { LlmRole } from '../../shared/constants';
 import { ErrorType, LLM_NOT_CONFIGURED_MESSAGE } from '../../shared/errors';
 import type { Usage } from '../../shared/schemas';
+import { metrics } from '../../infra/metrics';
 import { activityCallKey, keep } from '../attempt';
 import type { Message } from '../store';
 import type { LlmCallsTable, LlmLeasesTable } from '../store/runs';
@@ -99,16 +100,29 @@ export function createLlm(deps: LlmDeps) {
     const started = Date.now();
     let problem = '';
     for (let round = 0; round < 2; round++) {
-      const completion = await chatCompletion(client, {
-        model,
-        messages,
-        ...(req.tools ? { tools: req.tools, tool_choice: 'auto' as const } : {}),
-        ...(req.responseFormat ? { response_format: req.responseFormat } : {}),
-      });
+      const sentAt = Date.now();
+      const labels = { model, role: req.role };
+      let completion: OpenAI.Chat.ChatCompletion;
+      try {
+        completion = await chatCompletion(client, {
+          model,
+          messages,
+          ...(req.tools ? { tools: req.tools, tool_choice: 'auto' as const } : {}),
+          ...(req.responseFormat ? { response_format: req.responseFormat } : {}),
+        });
+      } catch (err) {
+        metrics.llmRequests.inc({ ...labels, outcome: err instanceof ApplicationFailure && err.type ? err.type : 'error' });
+        throw err;
+      }
+      metrics.llmSeconds.observe(labels, (Date.now() - sentAt) / 1000);
       const spent = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
       tokens.promptTokens += spent.promptTokens;
       tokens.completionTokens += spent.completionTokens;
       const spentCost = estimateCostUsd(deps.config.llm.prices, model, spent.promptTokens, spent.completionTokens);
+      metrics.llmRequests.inc({ ...labels, outcome: round === 0 ? 'ok' : 'repair' });
+      metrics.llmTokens.inc({ ...labels, kind: 'prompt' }, spent.promptTokens);
+      metrics.llmTokens.inc({ ...labels, kind: 'completion' }, spent.completionTokens);
+      metrics.llmCost.inc(labels, spentCost);
       // A paid answer is kept even while PostgreSQL is away (see keep()).
       await keep(() =>
         deps.calls.logRequest({

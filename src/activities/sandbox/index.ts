@@ -10,6 +10,7 @@ import type { Store } from '../store';
 import { bootstrapInput, containerSpec, removeContainers, SANDBOX_LABEL } from './container';
 import { artifactType, OutputCollector, resultOfRun, resultWithoutOutput } from './output';
 import type { ArtifactRef, SandboxInput, SandboxLimits, SandboxResult } from './types';
+import { metrics } from '../../infra/metrics';
 
 export { SANDBOX_LABEL } from './container';
 export type { ArtifactRef, SandboxInput, SandboxLimits, SandboxResult } from './types';
@@ -31,6 +32,7 @@ export function createSandboxActivities(deps: { docker: Docker; store: Store; li
     const container = await createContainer(input, callKey);
     try {
       const result = await run(container, input);
+      metrics.sandboxRuns.inc({ status: result.status });
       await keep(() =>
         store.sandboxRuns.record({
           callKey,

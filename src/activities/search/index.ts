@@ -8,6 +8,7 @@ import type { Store } from '../store';
 import { routeQuery } from './providers';
 import { mergeHits } from './sources';
 import type { SearchHit, SearchProvider } from './types';
+import { metrics } from '../../infra/metrics';
 
 export interface WebSearchResult {
   query: string;
@@ -39,6 +40,7 @@ export function createSearchActivities(deps: { store: Store; providers: Map<stri
     const errors: string[] = [];
     const hits: SearchHit[] = [];
     settled.forEach((r, i) => {
+      metrics.searches.inc({ provider: names[i]!, outcome: r.status === 'fulfilled' ? 'ok' : 'failed' });
       if (r.status === 'fulfilled') hits.push(...r.value);
       else errors.push(`${names[i]}: ${(r.reason as Error).message}`);
     });

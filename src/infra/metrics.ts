@@ -1,0 +1,44 @@
+// Prometheus metrics of this process: HTTP, runs, LLM calls (tokens, cost, latency by model and
+// role), searches, pages, sandbox runs, Node's own; plus the Temporal SDK's metrics, which its
+// core serves on a loopback port of its own and /metrics appends.
+import client from 'prom-client';
+
+export const registry = new client.Registry();
+client.collectDefaultMetrics({ register: registry, prefix: 'deep_research_' });
+
+const counter = (name: string, help: string, labelNames: string[]) => new client.Counter({ name, help, labelNames, registers: [registry] });
+const histogram = (name: string, help: string, labelNames: string[], buckets: number[]) =>
+  new client.Histogram({ name, help, labelNames, buckets, registers: [registry] });
+
+export const metrics = {
+  httpRequests: counter('deep_research_http_requests_total', 'HTTP requests answered', ['method', 'route', 'status']),
+  httpSeconds: histogram('deep_research_http_request_seconds', 'HTTP answer time', ['method', 'route'], [0.005, 0.02, 0.1, 0.5, 2, 10]),
+  runsStarted: counter('deep_research_runs_started_total', 'research runs started through the API', ['tenant']),
+  runsFinished: counter('deep_research_runs_finished_total', 'research runs that ended', ['status', 'outcome']),
+  llmRequests: counter('deep_research_llm_requests_total', 'HTTP requests to the model', ['model', 'role', 'outcome']),
+  llmTokens: counter('deep_research_llm_tokens_total', 'tokens the model reported', ['model', 'role', 'kind']),
+  llmCost: counter('deep_research_llm_cost_usd_total', 'estimated cost of the model requests (LLM_PRICES)', ['model', 'role']),
+  llmSeconds: histogram('deep_research_llm_request_seconds', 'model request time', ['model', 'role'], [0.25, 1, 3, 10, 30, 90, 300]),
+  searches: counter('deep_research_search_queries_total', 'search queries by provider and outcome', ['provider', 'outcome']),
+  pages: counter('deep_research_pages_total', 'pages read, by outcome', ['status']),
+  sandboxRuns: counter('deep_research_sandbox_runs_total', 'sandbox runs, by outcome', ['status']),
+};
+
+let sdkMetricsUrl: string | undefined;
+
+/** Where the Temporal SDK's own Prometheus exporter listens in this process (set at runtime install). */
+export function setSdkMetricsAddress(bindAddress: string): void {
+  sdkMetricsUrl = `http://${bindAddress}/metrics`;
+}
+
+/** The text a scrape of /metrics gets: this process's metrics, then the SDK's. */
+export async function metricsText(): Promise<string> {
+  const own = await registry.metrics();
+  if (!sdkMetricsUrl) return own;
+  const sdk = await fetch(sdkMetricsUrl, { signal: AbortSignal.timeout(2_000) })
+    .then((r) => (r.ok ? r.text() : ''))
+    .catch(() => '');
+  return sdk ? `${own}\n# Temporal SDK\n${sdk}` : own;
+}
+
+export const METRICS_CONTENT_TYPE = registry.contentType;
