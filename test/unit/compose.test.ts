@@ -1,0 +1,35 @@
+// docker-compose.yml is valid for Compose and has the production shape: Temporal on PostgreSQL and
+// its UI, PostgreSQL with pgvector, two workers with metrics and health checks, the API (which
+// needs API_KEYS), the sandbox image build.
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../support/spawn';
+
+/** `docker compose` (v2) where it exists, else Debian's `docker-compose`. */
+function compose(args: string[], env: Record<string, string> = {}) {
+  const opts = { cwd: ROOT, encoding: 'utf8' as const, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env } };
+  const v2 = spawnSync('docker', ['compose', 'version'], opts);
+  const [cmd, pre] = v2.status === 0 ? ['docker', ['compose']] : ['docker-compose', []];
+  return spawnSync(cmd, [...pre, '-f', 'docker-compose.yml', ...args], opts);
+}
+
+const available = compose(['version']).status === 0;
+
+describe.skipIf(!available)(`docker-compose.yml (${available ? 'compose found' : 'no docker compose'})`, () => {
+  it('passes `compose config` and has every service of the production shape', () => {
+    const r = compose(['config'], { API_KEYS: 'compose-check-key-0123456789=acme' });
+    expect(r.stderr).not.toMatch(/error/i);
+    expect(r.status).toBe(0);
+    const services = compose(['config', '--services'], { API_KEYS: 'compose-check-key-0123456789=acme' }).stdout.trim().split('\n').sort();
+    expect(services).toEqual(['api', 'postgres', 'sandbox-image', 'temporal', 'temporal-db', 'temporal-setup', 'temporal-ui', 'worker']);
+    expect(r.stdout).toMatch(/image: pgvector\/pgvector/);
+    expect(r.stdout).toMatch(/replicas: 2/);
+    expect(r.stdout.match(/healthcheck:/g)?.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('refuses to configure an API without keys, naming API_KEYS', () => {
+    const r = compose(['config', '-q']);
+    expect(r.status).not.toBe(0);
+    expect(`${r.stdout}${r.stderr}`).toMatch(/set API_KEYS=key=tenant/);
+  });
+});
