@@ -284,8 +284,8 @@ export class RunState {
     const waiting = this.waits.lines();
     if (waiting.length) lines.push('', ...waiting);
     if (this.plan) {
-      lines.push('', `Plan v${this.plan.version}: ${this.plan.title}`);
-      for (const s of this.plan.steps) lines.push(`- [${s.status}] ${s.id} (${s.type}, attempts ${s.attempts}): ${s.title}`);
+      lines.push('', `**Plan v${this.plan.version}**: ${this.plan.title}`, '');
+      for (const s of this.plan.steps) lines.push(`- **${s.status}** · ${s.id} (${s.type}, attempts ${s.attempts}): ${s.title}`);
     }
     if (this.notes.length) lines.push('', ...this.notes.map((n) => `> ${n}`));
     setCurrentDetails(lines.join('\n'));
