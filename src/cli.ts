@@ -7,6 +7,8 @@ import { parseArgs } from 'node:util';
 import { loadConfig, llmConfigured, type Config } from './config';
 import { createLogger, type Logger } from './infra/logger';
 import { metricsText, METRICS_CONTENT_TYPE } from './infra/metrics';
+import { startTracing } from './infra/tracing';
+import type { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
 import { acquireDevLock } from './infra/dev-lock';
 import { resolveDataDir } from './infra/paths';
 import { redactUrl } from './infra/postgres';
@@ -88,6 +90,7 @@ async function startTemporal(config: Config, log: Logger): Promise<{ address: st
 async function runDev(config: Config, log: Logger): Promise<void> {
   const cleanups: Cleanup[] = [];
   const shutdown = onShutdown(log, cleanups);
+  const plugins = tracingPlugins(config, cleanups);
   try {
     // One dev per data directory; a Temporal server a killed dev left behind is stopped first.
     const lock = await acquireDevLock(resolveDataDir(config.dataDir), log);
@@ -99,7 +102,7 @@ async function runDev(config: Config, log: Logger): Promise<void> {
         return t;
       }),
       openDatabase(config, log, { allowEmbedded: true }),
-      bundleWorkflows(),
+      bundleWorkflows(plugins),
     ]);
     if (temporalR.status === 'fulfilled' && temporalR.value.dev) cleanups.push(() => temporalR.value.dev!.stop());
     if (dbR.status === 'fulfilled') cleanups.push(() => dbR.value.close());
@@ -107,9 +110,9 @@ async function runDev(config: Config, log: Logger): Promise<void> {
     const temporal = (temporalR as PromiseFulfilledResult<Awaited<ReturnType<typeof startTemporal>>>).value;
     const db = (dbR as PromiseFulfilledResult<Awaited<ReturnType<typeof openDatabase>>>).value;
     const workflowBundle = (bundleR as PromiseFulfilledResult<Awaited<ReturnType<typeof bundleWorkflows>>>).value;
-    const conns = await connectTemporal(temporal.address, config.temporal.namespace);
+    const conns = await connectTemporal(temporal.address, config.temporal.namespace, plugins);
     cleanups.push(() => conns.close());
-    const worker = await createWorker({ config, connection: conns.nativeConnection, pool: db.pool, workflowBundle });
+    const worker = await createWorker({ config, connection: conns.nativeConnection, pool: db.pool, workflowBundle, plugins });
     const running = worker.run();
     cleanups.push(async () => {
       worker.shutdown();
@@ -158,11 +161,12 @@ async function runDev(config: Config, log: Logger): Promise<void> {
 async function runWorker(config: Config, log: Logger): Promise<void> {
   const cleanups: Cleanup[] = [];
   const shutdown = onShutdown(log, cleanups);
+  const plugins = tracingPlugins(config, cleanups);
   const db = await openDatabase(config, log, { allowEmbedded: false });
   cleanups.push(() => db.close());
-  const conns = await connectTemporal(config.temporal.address ?? `127.0.0.1:${config.temporal.port}`, config.temporal.namespace);
+  const conns = await connectTemporal(config.temporal.address ?? `127.0.0.1:${config.temporal.port}`, config.temporal.namespace, plugins);
   cleanups.push(() => conns.close());
-  const worker = await createWorker({ config, connection: conns.nativeConnection, pool: db.pool });
+  const worker = await createWorker({ config, connection: conns.nativeConnection, pool: db.pool, plugins });
   const running = worker.run();
   cleanups.push(async () => {
     worker.shutdown();
@@ -179,9 +183,10 @@ async function runWorker(config: Config, log: Logger): Promise<void> {
 async function runApi(config: Config, log: Logger): Promise<void> {
   const cleanups: Cleanup[] = [];
   const shutdown = onShutdown(log, cleanups);
+  const plugins = tracingPlugins(config, cleanups);
   const db = await openDatabase(config, log, { allowEmbedded: false });
   cleanups.push(() => db.close());
-  const conns = await connectTemporal(config.temporal.address ?? `127.0.0.1:${config.temporal.port}`, config.temporal.namespace);
+  const conns = await connectTemporal(config.temporal.address ?? `127.0.0.1:${config.temporal.port}`, config.temporal.namespace, plugins);
   cleanups.push(() => conns.close());
   const api = await startApiServer({
     client: conns.client,
@@ -196,6 +201,14 @@ async function runApi(config: Config, log: Logger): Promise<void> {
   cleanups.push(() => api.close());
   process.stdout.write(`API listening on ${api.url}${api.open ? ' (no API keys: open to this machine only)' : ''}\n`);
   await shutdown;
+}
+
+/** The OpenTelemetry plugin when OTEL_* variables ask for tracing (its spans flushed on stop). */
+function tracingPlugins(config: Config, cleanups: Cleanup[]): OpenTelemetryPlugin[] {
+  const tracing = startTracing(config);
+  if (!tracing) return [];
+  cleanups.unshift(() => tracing.shutdown());
+  return [tracing.plugin];
 }
 
 /** A worker's /metrics: its own metrics and the Temporal SDK's. */

@@ -89,6 +89,11 @@ const EnvSchema = z.object({
   /** A worker's /metrics port (0: any free port, printed at start). */
   METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(9464),
   METRICS_HOST: z.string().default('127.0.0.1'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalString,
+  OTEL_TRACES_EXPORTER: optionalString,
+  OTEL_SDK_DISABLED: optionalString,
+  OTEL_SERVICE_NAME: z.string().default('deep-research'),
   RATE_LIMIT_SUBMITS: z.coerce.number().int().min(1).max(100_000).default(30),
   RATE_LIMIT_READS: z.coerce.number().int().min(1).max(1_000_000).default(1_200),
 
@@ -201,6 +206,8 @@ export interface Config {
     /** Requests per minute and tenant: new runs, and everything else. */
     rateLimits: { submits: number; reads: number };
   };
+  /** OpenTelemetry tracing (src/infra/tracing.ts). */
+  tracing: { enabled: boolean; serviceName: string };
   /** Where a standalone worker serves /metrics. */
   metrics: { host: string; port: number };
   /** The CLI's client commands: the API's URL and the key to send. */
@@ -310,6 +317,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       rateLimits: { submits: e.RATE_LIMIT_SUBMITS, reads: e.RATE_LIMIT_READS },
     },
     metrics: { host: e.METRICS_HOST, port: e.METRICS_PORT },
+    tracing: {
+      enabled:
+        Boolean(e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) &&
+        e.OTEL_TRACES_EXPORTER !== 'none' &&
+        e.OTEL_SDK_DISABLED !== 'true',
+      serviceName: e.OTEL_SERVICE_NAME,
+    },
     client: {
       api: e.DEEP_RESEARCH_API ?? `http://${e.API_HOST === '0.0.0.0' || e.API_HOST === '::' ? '127.0.0.1' : e.API_HOST}:${e.API_PORT}`,
       key: e.DEEP_RESEARCH_KEY,

@@ -1,5 +1,12 @@
 // Composition root for a worker: connects to Temporal and PostgreSQL and polls the task queue.
-import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
+import {
+  NativeConnection,
+  Worker,
+  bundleWorkflowCode,
+  type BundlerPlugin,
+  type WorkerPlugin,
+  type WorkflowBundle,
+} from '@temporalio/worker';
 import type pg from 'pg';
 import type OpenAI from 'openai';
 import { activityDependencies, activityMap, createActivities } from './activities';
@@ -17,6 +24,8 @@ export interface WorkerDeps {
   /** A prebuilt bundle (tests build it once per file); otherwise bundled from source at start. */
   workflowBundle?: WorkflowBundle;
   identity?: string;
+  /** Worker plugins (OpenTelemetry tracing). */
+  plugins?: WorkerPlugin[];
 }
 
 /** The workers of one process: workflows and most activities, and the rate-limited search queue. */
@@ -69,6 +78,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
   const groups = createActivities({ config: deps.config, pool: deps.pool, ...(deps.llmClient ? { llmClient: deps.llmClient } : {}) });
   const activities = activityMap(groups);
   const interceptors = { activity: [reportWaits(activityDependencies(groups))] };
+  const plugins = deps.plugins ?? [];
   const main = await Worker.create({
     connection: deps.connection,
     namespace: deps.config.temporal.namespace,
@@ -76,6 +86,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_ENTRY }),
     activities,
     interceptors,
+    plugins,
     ...(deps.identity ? { identity: deps.identity } : {}),
     // Enough for many runs on one host; LLM calls are I/O bound.
     maxConcurrentActivityTaskExecutions: 64,
@@ -89,6 +100,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     taskQueue: `${taskQueue}${SEARCH_QUEUE_SUFFIX}`,
     activities: groups.search,
     interceptors,
+    plugins,
     ...(deps.identity ? { identity: `${deps.identity}-search` } : {}),
     maxConcurrentActivityTaskExecutions: deps.config.search.concurrency,
     maxTaskQueueActivitiesPerSecond: deps.config.search.queueRate,
@@ -102,6 +114,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     taskQueue: `${taskQueue}${LLM_QUEUE_SUFFIX}`,
     activities: { ...groups.llm, ...groups.crawl },
     interceptors,
+    plugins,
     ...(deps.identity ? { identity: `${deps.identity}-llm` } : {}),
     maxConcurrentActivityTaskExecutions: deps.config.llm.concurrency,
     maxTaskQueueActivitiesPerSecond: deps.config.llm.queueRate,
@@ -114,6 +127,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     taskQueue: `${taskQueue}${SANDBOX_QUEUE_SUFFIX}`,
     activities: groups.sandbox,
     interceptors,
+    plugins,
     ...(deps.identity ? { identity: `${deps.identity}-sandbox` } : {}),
     maxConcurrentActivityTaskExecutions: deps.config.sandbox.concurrency,
     shutdownGraceTime: deps.config.worker.shutdownGraceMs,
@@ -121,8 +135,9 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
   return new WorkerGroup([main, llm, search, sandbox], groups.sweepSandboxes);
 }
 
-export function bundleWorkflows(): Promise<WorkflowBundle> {
-  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_ENTRY, logger: quietBundlerLogger });
+/** The workflow bundle; plugins may add workflow interceptor modules (tracing). */
+export function bundleWorkflows(plugins: BundlerPlugin[] = []): Promise<WorkflowBundle> {
+  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_ENTRY, logger: quietBundlerLogger, plugins });
 }
 
 const quietBundlerLogger = {

@@ -1,4 +1,5 @@
 // createApp(deps): the HTTP API as a value, so tests and the dev command build it the same way.
+import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import express from 'express';
 import type { Logger } from '../infra/logger';
 import { metrics, metricsText, METRICS_CONTENT_TYPE } from '../infra/metrics';
@@ -23,22 +24,38 @@ export interface AppDeps {
   preflight?: () => string | undefined;
 }
 
-/** HTTP metrics by route pattern (never by raw path: ids would make a series per run). */
-const countRequests: express.RequestHandler = (req, res, next) => {
+const tracer = trace.getTracer('deep-research-api');
+
+/**
+ * Per request: metrics by route pattern (never by raw path: ids would make a series per run), and
+ * a server span (a no-op unless tracing is on) that the Temporal client carries into the workflow.
+ */
+const observeRequests: express.RequestHandler = (req, res, next) => {
   const started = process.hrtime.bigint();
+  const parent = propagation.extract(context.active(), req.headers);
+  const span = tracer.startSpan(
+    `${req.method} ${req.path}`,
+    { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method } },
+    parent,
+  );
   res.on('finish', () => {
     const route = req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : req.path === '/metrics' ? '/metrics' : 'other';
     metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
     metrics.httpSeconds.observe({ method: req.method, route }, Number(process.hrtime.bigint() - started) / 1e9);
+    span.updateName(`${req.method} ${route}`);
+    span.setAttribute('http.route', route);
+    span.setAttribute('http.response.status_code', res.statusCode);
+    if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
   });
-  next();
+  context.with(trace.setSpan(parent, span), next);
 };
 
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  app.use(countRequests);
+  app.use(observeRequests);
   app.use(healthRoutes(deps.readiness));
   app.get('/metrics', async (_req, res) => {
     res.type(METRICS_CONTENT_TYPE).send(await metricsText());

@@ -2,7 +2,7 @@
 import net from 'node:net';
 import path from 'node:path';
 import { setSdkMetricsAddress } from './metrics';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type ClientPlugin } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type pg from 'pg';
 import type { Config } from '../config';
@@ -44,10 +44,10 @@ export interface TemporalConnections {
   close(): Promise<void>;
 }
 
-export async function connectTemporal(address: string, namespace: string): Promise<TemporalConnections> {
+export async function connectTemporal(address: string, namespace: string, plugins: ClientPlugin[] = []): Promise<TemporalConnections> {
   const connection = await Connection.connect({ address });
   const nativeConnection = await NativeConnection.connect({ address });
-  const client = new Client({ connection, namespace });
+  const client = new Client({ connection, namespace, plugins });
   return {
     client,
     connection,
