@@ -33,7 +33,12 @@ export function runEvents(before: RecordedRun | undefined, after: RunRecord): Ne
     events.push({ key: `phase:${after.phase}:v${v}`, type: 'phase', data: { phase: after.phase, status: after.status, planVersion: v } });
   }
   if (after.status !== before?.status && after.status !== 'running') {
-    events.push({ key: `status:${after.status}:v${v}`, type: 'status', data: { status: after.status, phase: after.phase ?? null } });
+    // The write's number tells apart two waits of one kind (a second clarifying question).
+    events.push({
+      key: `status:${after.status}:v${v}:${after.seq ?? 0}`,
+      type: 'status',
+      data: { status: after.status, phase: after.phase ?? null },
+    });
   }
   for (const s of plan?.steps ?? []) {
     const was = old?.version === plan?.version ? old?.steps?.find((x) => x.id === s.id) : undefined;

@@ -38,6 +38,16 @@ describe.skipIf(!ready)(`research API (${ready ? 'live' : missingReason()})`, ()
     expect(h.llm.requests.length).toBe(before);
   });
 
+  it('rejects an oversized body with 413 and starts nothing', async () => {
+    const before = h.llm.requests.length;
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'q', options: {}, padding: 'x'.repeat(70_000) })
+      .expect(413);
+    expect(res.body.error).toEqual({ code: 'payload_too_large', message: 'request body is too large' });
+    expect(h.llm.requests.length).toBe(before);
+  });
+
   it('rejects a body that is not JSON with 400 invalid_json', async () => {
     const res = await request(h.app).post('/v1/research').set('content-type', 'application/json').send('{"question": ').expect(400);
     expect(res.body.error.code).toBe('invalid_json');
