@@ -6,6 +6,7 @@ RUN npm install --omit=dev --no-audit --no-fund
 COPY bin ./bin
 COPY src ./src
 COPY prompts ./prompts
+COPY web ./web
 COPY migrations ./migrations
 COPY tsconfig.json ./
 ENV NODE_ENV=production

@@ -135,7 +135,8 @@ async function runDev(config: Config, log: Logger): Promise<void> {
     const lines = [
       '',
       'deep-research is running',
-      `  API          ${api.url}   (POST ${api.url}/v1/research)${api.open ? '  no API keys: open to this machine only' : ''}`,
+      `  Web page     ${api.url}/`,
+      `  API          ${api.url}   (POST ${api.url}/v1/research, docs at ${api.url}/docs)${api.open ? '  no API keys: open to this machine only' : ''}`,
       `  Temporal UI  ${temporal.dev?.uiUrl ?? '(external server; see its own UI)'}`,
       `  Temporal     ${temporal.address}  namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue}`,
       `  PostgreSQL   ${db.embedded ? `embedded PGlite at ${redactUrl(db.url)}` : redactUrl(db.url)}`,

@@ -10,6 +10,7 @@ import type { ResearchService } from './research-service';
 import type { EventsTable } from '../activities/store';
 import { authenticate, type AuthDeps } from './auth';
 import { docsPage, openApiDocument } from './openapi';
+import { webRoutes } from './web';
 import { rateLimiter, type LimitKind } from './rate-limit';
 
 export interface AppDeps {
@@ -57,6 +58,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.set('trust proxy', false);
   app.use(observeRequests);
   app.use(healthRoutes(deps.readiness));
+  app.use(webRoutes());
   app.get('/metrics', async (_req, res) => {
     res.type(METRICS_CONTENT_TYPE).send(await metricsText());
   });

@@ -6,6 +6,14 @@ import { Outcome, Phase, ResearchRequest, RunStatus } from '../shared/schemas';
 
 export const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'Idempotency-Key must be 1-200 visible ASCII characters');
 export const RunId = z.string().regex(/^[A-Za-z0-9._:/-]{1,200}$/, 'not a valid research id');
+export const SourceId = z.string().regex(/^S[0-9a-f]{8}$/, 'not a valid source id');
+export const SourceView = z.object({
+  sourceId: z.string(),
+  title: z.string(),
+  url: z.string(),
+  provider: z.string(),
+  evidence: z.string(),
+});
 export const ArtifactId = z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'not a valid artifact id');
 
 export const SubmitBody = ResearchRequest;

@@ -14,6 +14,7 @@ import {
   ReviewAnswered,
   ReviseBody,
   RunList,
+  SourceView,
   Started,
   SubmitBody,
 } from './contract';
@@ -156,6 +157,13 @@ export function openApiDocument(): Schema {
             },
             ...errors(400, 401, 404, 429),
           },
+        },
+      },
+      '/v1/research/{id}/sources/{sourceId}': {
+        get: {
+          summary: 'One source the run retrieved: title, address and the evidence the run kept',
+          parameters: [idParam, { name: 'sourceId', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { '200': { description: 'the source', content: content(SourceView) }, ...errors(400, 401, 404, 429) },
         },
       },
       '/v1/research/{id}/artifacts': {

@@ -45,7 +45,7 @@ import { artifactPath } from '../shared/report';
 export interface ResearchServiceDeps {
   client: Client;
   taskQueue: string;
-  store: Pick<Store, 'getReport' | 'listArtifacts' | 'getArtifact' | 'runs'>;
+  store: Pick<Store, 'getReport' | 'listArtifacts' | 'getArtifact' | 'getSources' | 'runs'>;
   /** Models per role and their prices: a cost budget needs a price for every model it would spend on. */
   llm?: Pick<Config['llm'], 'models' | 'prices'>;
   /** How long a status query may take before the API answers from what was recorded (no worker polling). */
@@ -446,6 +446,14 @@ export function createResearchService(deps: ResearchServiceDeps) {
     return out;
   }
 
+  /** One source the run retrieved: where it is and the evidence the run kept from it. */
+  async function source(id: string, tenant: string, sourceId: string) {
+    await describe(id, tenant);
+    const [s] = await deps.store.getSources(id, [sourceId]);
+    if (!s) throw new ApiError(404, 'not_found', `research run ${id} has no source ${sourceId}`);
+    return { sourceId: s.sourceId, title: s.title, url: s.url, provider: s.provider, evidence: s.content.slice(0, 4_000) };
+  }
+
   async function artifacts(id: string, tenant: string) {
     await describe(id, tenant);
     return deps.store.listArtifacts(id);
@@ -500,7 +508,7 @@ export function createResearchService(deps: ResearchServiceDeps) {
     return async () => (await handle.describe()).status.name !== 'RUNNING';
   }
 
-  return { start, get, list, owned, reportImages, approve, revise, answer, cancel, report, artifacts, artifact };
+  return { start, get, list, owned, reportImages, source, approve, revise, answer, cancel, report, artifacts, artifact };
 }
 
 export type ResearchService = ReturnType<typeof createResearchService>;

@@ -7,6 +7,8 @@ export const PROMPTS_DIR = path.join(PROJECT_ROOT, 'prompts');
 export const MIGRATIONS_DIR = path.join(PROJECT_ROOT, 'migrations');
 export const WORKFLOWS_ENTRY = path.join(PROJECT_ROOT, 'src', 'workflows', 'index.ts');
 export const TOOLS_DIR = path.join(PROJECT_ROOT, '.tools');
+/** The web page's sources (web/): bundled by the API when it starts serving them. */
+export const WEB_DIR = path.join(PROJECT_ROOT, 'web');
 
 export function resolveDataDir(dataDir: string): string {
   return path.isAbsolute(dataDir) ? dataDir : path.join(PROJECT_ROOT, dataDir);

@@ -51,7 +51,9 @@ describe.skipIf(!ready)(`durability (${ready ? 'live' : missingReason()})`, () =
     const killedAt = Date.now();
     const completedBeforeKill = llm.completed().filter((r) => (r.endedAt ?? Infinity) < killedAt);
     // (Step a may or may not have finished by then: the steps run side by side.)
-    expect(completedBeforeKill.map((r) => r.rule)).toEqual(expect.arrayContaining(['coordinator', 'rewrite', 'background', 'planner', 'react']));
+    expect(completedBeforeKill.map((r) => r.rule)).toEqual(
+      expect.arrayContaining(['coordinator', 'rewrite', 'background', 'planner', 'react']),
+    );
     const inFlight = llm.requests.find((r) => r.rule === 'researcher' && stepTitleOf(r.body) === 'Step b')!;
     await new Promise((r) => setTimeout(r, 200));
     expect(inFlight.aborted).toBe(true);

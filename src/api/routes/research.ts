@@ -11,6 +11,7 @@ import {
   ReportFormat,
   ReviseBody,
   RunId,
+  SourceId,
   SubmitBody,
 } from '../contract';
 import type { ResearchService } from '../research-service';
@@ -124,6 +125,11 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
       return;
     }
     res.type('text/markdown; charset=utf-8').send(report.markdown);
+  });
+
+  r.get('/research/:id/sources/:sourceId', async (req, res) => {
+    const id = RunId.parse(req.params.id);
+    res.json(await deps.research.source(id, tenantOf(res), SourceId.parse(req.params.sourceId)));
   });
 
   r.get('/research/:id/artifacts', async (req, res) => {

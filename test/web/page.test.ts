@@ -1,0 +1,160 @@
+// The web page in a real browser (Debian's chromium through playwright-core): ask a question, see
+// the plan appear live, revise it, approve it, watch the steps finish, open a citation's source,
+// download the PDF; reload mid-run and get the whole timeline; another tenant's key sees nothing;
+// axe-core finds no serious accessibility problem.
+import { existsSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultReact, planJson, researchRules, stepTitleOf } from '../support/research-script';
+import { startHarness, type Harness } from '../support/harness';
+import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const hasBrowser = existsSync(CHROMIUM);
+const ready = Boolean(temporalAddress() && databaseUrl() && hasBrowser);
+const ACME = 'acme-web-key-0123456789';
+const GLOBEX = 'globex-web-key-0123456789';
+
+describe.skipIf(!ready)(`the web page (${ready ? 'live' : hasBrowser ? missingReason() : `no browser at ${CHROMIUM}`})`, () => {
+  let h: Harness;
+  let server: http.Server;
+  let base = '';
+  let browser: Browser;
+
+  beforeAll(async () => {
+    h = await startHarness({ env: { API_KEYS: `${ACME}=acme,${GLOBEX}=globex` } });
+    server = http.createServer(h.app);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    server?.closeAllConnections();
+    server?.close();
+    await h?.close();
+  });
+
+  /** A page with the tenant's key entered once, as a person would. */
+  async function signedIn(key: string): Promise<Page> {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    // Nothing is loaded from anywhere but this server.
+    page.on('request', (r) => !r.url().startsWith(base) && !r.url().startsWith('blob:') && errors.push(`request to ${r.url()}`));
+    page.on('console', (m) => m.type() === 'error' && !/status of 40[149]/.test(m.text()) && errors.push(m.text()));
+    (page as Page & { errors: string[] }).errors = errors;
+    await page.goto(base);
+    await page.getByLabel('Key').fill(key);
+    await page.getByRole('button', { name: 'Use this key' }).click();
+    await page.getByRole('heading', { name: 'Ask a research question' }).waitFor();
+    return page;
+  }
+
+  it('asks, shows the plan live, revises, approves, reads the report with its sources, downloads the PDF', async () => {
+    h.llm.script(
+      researchRules({ planner: (_req, n) => ({ json: n === 0 ? planJson([{ id: 'a' }, { id: 'b' }]) : planJson([{ id: 'c' }]) }) }),
+    );
+    const page = await signedIn(ACME);
+    await page.getByLabel('Question', { exact: true }).fill('How much cheaper has solar power become?');
+    await page.getByRole('radio', { name: 'quick' }).check();
+    expect(await page.getByLabel('Steps in the plan (at most)').inputValue()).toBe('2');
+    await page.getByRole('button', { name: 'Start research' }).click();
+    await page.getByRole('heading', { name: /Plan v1/ }).waitFor({ timeout: 30_000 });
+    expect(page.url()).toMatch(/#\/run\/research-/);
+    await expect.poll(() => page.getByText('The plan waits for your review below.').count()).toBe(1);
+
+    await page.getByLabel(/What should change\?/).fill('One step is enough');
+    await page.getByRole('button', { name: 'Revise the plan' }).click();
+    await page.getByRole('heading', { name: /Plan v2/ }).waitFor({ timeout: 30_000 });
+    await page.getByRole('button', { name: 'Approve and start' }).click();
+    await page
+      .getByText(/Step c completed/)
+      .first()
+      .waitFor({ timeout: 60_000 });
+    await page.getByRole('article', { name: 'Report' }).waitFor({ timeout: 30_000 });
+
+    const cite = page.getByRole('button', { name: 'Source 1' }).first();
+    await cite.click();
+    const source = page.getByRole('complementary');
+    await source.getByRole('heading', { name: /^\[1\] / }).waitFor();
+    expect(await source.getByRole('link').getAttribute('href')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/articles\//);
+    expect(await source.locator('.evidence').textContent()).toMatch(/\w/);
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'PDF' }).click()]);
+    const pdf = readFileSync((await download.path())!);
+    expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+    expect((page as Page & { errors: string[] }).errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it('reloaded mid-run, shows the whole timeline once and in order; another tenant cannot open the run', async () => {
+    let slow = 0;
+    const react = (req: Parameters<typeof defaultReact>[0]) =>
+      stepTitleOf(req) === 'Step b' && slow++ === 0 ? { ...defaultReact(req), delayMs: 3_000 } : defaultReact(req);
+    h.llm.script(researchRules({ react }, planJson([{ id: 'a' }, { id: 'b' }])));
+    const page = await signedIn(ACME);
+    await page.getByLabel('Question', { exact: true }).fill('What happened to battery prices?');
+    await page.getByText('Review, budget and language').click();
+    await page.getByRole('checkbox', { name: /without waiting for my review/ }).check();
+    await page.getByRole('button', { name: 'Start research' }).click();
+    await page.getByText(/Phase: researching/).waitFor({ timeout: 30_000 });
+    await page.reload();
+    await page.getByText(/^.*Run completed$/).waitFor({ timeout: 60_000 });
+    const ids = await page.locator('.timeline li').evaluateAll((lis) => lis.map((li) => Number(li.getAttribute('data-event-id'))));
+    expect(ids).toEqual(ids.map((_, i) => i + 1));
+    const id = decodeURIComponent(page.url().split('#/run/')[1]!);
+    const { rows } = await h.pool.query('SELECT count(*)::int AS n FROM run_events WHERE research_id = $1', [id]);
+    expect(ids.length).toBe(rows[0].n);
+
+    const other = await signedIn(GLOBEX);
+    await other.goto(`${base}/#/run/${encodeURIComponent(id)}`);
+    await other.getByText('No such run (or not yours).').waitFor({ timeout: 15_000 });
+    await other.close();
+    await page.close();
+  }, 120_000);
+
+  it('has no serious accessibility problems (axe-core), at desktop and phone width', async () => {
+    const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    for (const viewport of [
+      { width: 1280, height: 900 },
+      { width: 390, height: 844 },
+    ]) {
+      // axe is injected as an inline script: the page's own CSP would (rightly) refuse it.
+      const context = await browser.newContext({ viewport, bypassCSP: true });
+      const page = await context.newPage();
+      await page.goto(base);
+      await page.getByLabel('Key').fill(ACME);
+      await page.getByRole('button', { name: 'Use this key' }).click();
+      await page.getByRole('heading', { name: 'Your runs' }).waitFor();
+      await page.getByRole('link').nth(1).waitFor();
+      for (const route of ['', (await page.locator('.runs a').first().getAttribute('href'))!]) {
+        if (route) {
+          await page.goto(`${base}/${route}`);
+          await page.getByRole('heading', { name: 'Timeline' }).waitFor();
+          await page.waitForTimeout(1_000);
+        }
+        await page.addScriptTag({ content: axe });
+        const result = await page.evaluate(async () =>
+          (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe.run(),
+        );
+        const serious = result.violations
+          .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+          .map((v) => `${v.id} (${v.nodes.length})`);
+        expect({ viewport: viewport.width, route, serious }).toEqual({ viewport: viewport.width, route, serious: [] });
+      }
+      await context.close();
+    }
+  }, 60_000);
+
+  it('serves the page with a strict CSP and links nothing from elsewhere', async () => {
+    const res = await fetch(base);
+    expect(res.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'self'; style-src 'self'/);
+    expect(await res.text()).not.toMatch(/https?:\/\//);
+    const js = await fetch(`${base}/app.js`);
+    expect(js.headers.get('content-type')).toMatch(/^application\/javascript/);
+  });
+});

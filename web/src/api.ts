@@ -1,0 +1,105 @@
+// The page's view of the HTTP API: the key kept in this browser, JSON calls with it, the run's
+// events as a stream that reconnects with Last-Event-ID by itself.
+const KEY_ITEM = 'deep-research.key';
+
+export const keyStore = {
+  get: (): string | null => localStorage.getItem(KEY_ITEM),
+  set: (key: string) => localStorage.setItem(KEY_ITEM, key),
+  clear: () => localStorage.removeItem(KEY_ITEM),
+};
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: { currentVersion?: number },
+  ) {
+    super(message);
+  }
+}
+
+function headers(extra: Record<string, string> = {}): Record<string, string> {
+  const key = keyStore.get();
+  return { ...(key ? { authorization: `Bearer ${key}` } : {}), ...extra };
+}
+
+export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(path, {
+    method,
+    headers: headers(body === undefined ? {} : { 'content-type': 'application/json' }),
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (!res.ok) {
+    const e = (await res.json().catch(() => ({}))) as {
+      error?: { code?: string; message?: string; details?: { currentVersion?: number } };
+    };
+    throw new ApiError(res.status, e.error?.code ?? String(res.status), e.error?.message ?? res.statusText, e.error?.details);
+  }
+  return (res.headers.get('content-type') ?? '').includes('json') ? ((await res.json()) as T) : ((await res.text()) as T);
+}
+
+/** A file of the API (an export, a chart) as a blob, with the key. */
+export async function blob(path: string): Promise<Blob> {
+  const res = await fetch(path, { headers: headers() });
+  if (!res.ok) throw new ApiError(res.status, String(res.status), `${res.status} ${res.statusText}`);
+  return res.blob();
+}
+
+export interface RunEvent {
+  id: number;
+  type: string;
+  data: Record<string, unknown> & { at?: string };
+}
+
+/**
+ * Follows the run's events from `after` on; calls `onEvent` for each, in order, once. Reconnects
+ * after a dropped connection (with Last-Event-ID); stops after `done` or when `signal` aborts.
+ */
+export async function follow(
+  id: string,
+  after: number,
+  onEvent: (e: RunEvent) => void,
+  onState: (s: 'live' | 'reconnecting') => void,
+  signal: AbortSignal,
+): Promise<void> {
+  let last = after;
+  while (!signal.aborted) {
+    try {
+      const res = await fetch(`/v1/research/${encodeURIComponent(id)}/events`, {
+        headers: headers({ accept: 'text/event-stream', 'last-event-id': String(last) }),
+        signal,
+      });
+      if (!res.ok) throw new ApiError(res.status, String(res.status), res.statusText);
+      onState('live');
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let buf = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += decoder.decode(value, { stream: true });
+        let cut;
+        while ((cut = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, cut);
+          buf = buf.slice(cut + 2);
+          const f: Record<string, string> = {};
+          for (const line of block.split('\n')) {
+            const m = /^(\w+): ?(.*)$/.exec(line);
+            if (m) f[m[1]!] = m[2]!;
+          }
+          if (f.id === undefined || Number(f.id) <= last) continue;
+          last = Number(f.id);
+          const e = { id: last, type: f.event ?? 'message', data: JSON.parse(f.data ?? '{}') as RunEvent['data'] };
+          onEvent(e);
+          if (e.type === 'done') return;
+        }
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      if (err instanceof ApiError && (err.status === 401 || err.status === 404)) throw err;
+    }
+    onState('reconnecting');
+    await new Promise((r) => setTimeout(r, 1_500));
+  }
+}

@@ -1,0 +1,122 @@
+// Ask: the question, an effort preset (its numbers shown and adjustable), review, budget, language.
+import { useState } from 'preact/hooks';
+import { call } from './api';
+
+const PRESETS = {
+  quick: { queryCount: 2, maxSteps: 2, maxToolRounds: 4, maxReflectionAttempts: 0 },
+  standard: { queryCount: 3, maxSteps: 4, maxToolRounds: 8, maxReflectionAttempts: 2 },
+  deep: { queryCount: 5, maxSteps: 8, maxToolRounds: 14, maxReflectionAttempts: 3 },
+} as const;
+type Effort = keyof typeof PRESETS;
+type Numbers = { -readonly [K in keyof (typeof PRESETS)['standard']]: number };
+
+const LABELS: Record<keyof Numbers, string> = {
+  queryCount: 'Search queries at the start',
+  maxSteps: 'Steps in the plan (at most)',
+  maxToolRounds: 'Tool rounds per step',
+  maxReflectionAttempts: 'Reruns after a failed check',
+};
+
+export function AskForm() {
+  const [question, setQuestion] = useState('');
+  const [effort, setEffort] = useState<Effort>('standard');
+  const [numbers, setNumbers] = useState<Numbers>({ ...PRESETS.standard });
+  const [autoAccept, setAutoAccept] = useState(false);
+  const [maxTokens, setMaxTokens] = useState('');
+  const [maxCostUsd, setMaxCostUsd] = useState('');
+  const [deadline, setDeadline] = useState('');
+  const [locale, setLocale] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError('');
+    try {
+      const options: Record<string, unknown> = { ...numbers, autoAcceptPlan: autoAccept };
+      if (maxTokens) options.maxTokens = Number(maxTokens);
+      if (maxCostUsd) options.maxCostUsd = Number(maxCostUsd);
+      if (deadline) options.deadline = deadline;
+      if (locale) options.locale = locale;
+      const r = await call<{ id: string }>('POST', '/v1/research', { question, options });
+      location.hash = `#/run/${encodeURIComponent(r.id)}`;
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form class="card ask" onSubmit={submit} aria-labelledby="ask-title">
+      <h1 id="ask-title">Ask a research question</h1>
+      <label for="question">Question</label>
+      <textarea id="question" required rows={3} maxLength={4000} value={question} onInput={(e) => setQuestion(e.currentTarget.value)} />
+      <fieldset class="effort">
+        <legend>Effort</legend>
+        {(Object.keys(PRESETS) as Effort[]).map((k) => (
+          <label key={k} class="choice">
+            <input
+              type="radio"
+              name="effort"
+              value={k}
+              checked={effort === k}
+              onChange={() => {
+                setEffort(k);
+                setNumbers({ ...PRESETS[k] });
+              }}
+            />
+            {k}
+          </label>
+        ))}
+        <div class="grid">
+          {(Object.keys(LABELS) as (keyof Numbers)[]).map((k) => (
+            <label key={k}>
+              {LABELS[k]}
+              <input
+                type="number"
+                min={k === 'maxSteps' || k === 'queryCount' || k === 'maxToolRounds' ? 1 : 0}
+                value={numbers[k]}
+                onInput={(e) => setNumbers({ ...numbers, [k]: Number(e.currentTarget.value) })}
+              />
+            </label>
+          ))}
+        </div>
+      </fieldset>
+      <details>
+        <summary>Review, budget and language</summary>
+        <label class="choice">
+          <input type="checkbox" checked={autoAccept} onChange={(e) => setAutoAccept(e.currentTarget.checked)} />
+          Start researching without waiting for my review of the plan
+        </label>
+        <div class="grid">
+          <label>
+            Token budget
+            <input type="number" min={1} value={maxTokens} onInput={(e) => setMaxTokens(e.currentTarget.value)} />
+          </label>
+          <label>
+            Cost budget (USD)
+            <input type="number" min={0} step="0.01" value={maxCostUsd} onInput={(e) => setMaxCostUsd(e.currentTarget.value)} />
+          </label>
+          <label>
+            Deadline (e.g. 30m, 2h)
+            <input type="text" pattern="\d+(ms|s|m|h|d)" value={deadline} onInput={(e) => setDeadline(e.currentTarget.value)} />
+          </label>
+          <label>
+            Language (e.g. de-DE; empty: the question's)
+            <input type="text" value={locale} onInput={(e) => setLocale(e.currentTarget.value)} />
+          </label>
+        </div>
+      </details>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <button type="submit" disabled={busy}>
+        {busy ? 'Starting…' : 'Start research'}
+      </button>
+    </form>
+  );
+}

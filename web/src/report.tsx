@@ -1,0 +1,161 @@
+// Read: the report rendered from Markdown (marked), sanitised (DOMPurify) before it touches the
+// page; each citation [n] a button that shows its source (title, address, the evidence the run
+// kept) beside the text; charts fetched with the key; downloads as Markdown, HTML and PDF.
+import DOMPurify from 'dompurify';
+import { marked } from 'marked';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { blob, call } from './api';
+
+interface ReportJson {
+  title: string;
+  markdown: string;
+  references: { n: number; sourceId: string; title: string; url: string }[];
+}
+interface Source {
+  sourceId: string;
+  title: string;
+  url: string;
+  evidence: string;
+}
+
+export function Report({ id }: { id: string }) {
+  const [report, setReport] = useState<ReportJson | undefined>();
+  const [source, setSource] = useState<(Source & { n: number }) | undefined>();
+  const [error, setError] = useState('');
+  const body = useRef<HTMLDivElement>(null);
+  const base = `/v1/research/${encodeURIComponent(id)}`;
+
+  useEffect(() => {
+    call<ReportJson>('GET', `${base}/report?format=json`).then(setReport, (err: Error) => setError(err.message));
+  }, [id]);
+
+  useEffect(() => {
+    const el = body.current;
+    if (!report || !el) return;
+    const html = DOMPurify.sanitize(marked.parse(report.markdown, { async: false }), {
+      FORBID_TAGS: ['style', 'form', 'input'],
+      FORBID_ATTR: ['style'],
+    });
+    el.innerHTML = html;
+    linkCitations(el, report.references.length);
+    const urls: string[] = [];
+    for (const img of [...el.querySelectorAll('img')]) {
+      const src = img.getAttribute('src') ?? '';
+      img.removeAttribute('src');
+      if (!src.startsWith(`${base}/artifacts/`)) continue; // only the run's own charts are shown
+      void blob(src).then((b) => {
+        const url = URL.createObjectURL(b);
+        urls.push(url);
+        img.src = url;
+      });
+    }
+    for (const a of [...el.querySelectorAll('a[href^="http"]')]) {
+      a.setAttribute('rel', 'noopener noreferrer');
+      a.setAttribute('target', '_blank');
+    }
+    return () => urls.forEach((u) => URL.revokeObjectURL(u));
+  }, [report]);
+
+  const open = async (n: number) => {
+    const ref = report?.references.find((r) => r.n === n);
+    if (!ref) return;
+    try {
+      const s = await call<Source>('GET', `${base}/sources/${encodeURIComponent(ref.sourceId)}`);
+      setSource({ ...s, n });
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+
+  const download = async (format: 'md' | 'html' | 'pdf') => {
+    try {
+      const b = await blob(`${base}/report?format=${format}`);
+      const a = document.createElement('a');
+      a.href = URL.createObjectURL(b);
+      a.download = `report.${format}`;
+      a.click();
+      setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+
+  if (error)
+    return (
+      <p class="error card" role="alert">
+        {error}
+      </p>
+    );
+  if (!report) return <p role="status">Loading the report…</p>;
+  return (
+    <div class="reader">
+      <article class="card report" aria-label="Report">
+        <div class="row downloads">
+          <span>Download:</span>
+          <button type="button" class="link" onClick={() => void download('md')}>
+            Markdown
+          </button>
+          <button type="button" class="link" onClick={() => void download('html')}>
+            HTML
+          </button>
+          <button type="button" class="link" onClick={() => void download('pdf')}>
+            PDF
+          </button>
+        </div>
+        <div
+          ref={body}
+          onClick={(e) => {
+            const t = e.target as HTMLElement;
+            if (t.matches('button.cite')) void open(Number(t.dataset.n));
+          }}
+        />
+      </article>
+      {source && (
+        <aside class="card source" aria-labelledby="source-title">
+          <h2 id="source-title">
+            [{source.n}] {source.title}
+          </h2>
+          <p>
+            <a href={source.url} rel="noopener noreferrer" target="_blank">
+              {source.url}
+            </a>
+          </p>
+          <h3>What the run kept from it</h3>
+          <p class="evidence">{source.evidence}</p>
+          <button type="button" class="secondary" onClick={() => setSource(undefined)}>
+            Close
+          </button>
+        </aside>
+      )}
+    </div>
+  );
+}
+
+/** Each [n] of a known reference in the text becomes a button that opens the source. */
+function linkCitations(root: HTMLElement, count: number): void {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const texts: Text[] = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) texts.push(n as Text);
+  for (const t of texts) {
+    if (t.parentElement?.closest('code, pre, a')) continue;
+    const value = t.nodeValue ?? '';
+    if (!/\[\d/.test(value)) continue;
+    const frag = document.createDocumentFragment();
+    let last = 0;
+    for (const m of value.matchAll(/\[(\d+)\]/g)) {
+      const n = Number(m[1]);
+      if (n < 1 || n > count) continue;
+      frag.append(value.slice(last, m.index));
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'cite';
+      b.dataset.n = String(n);
+      b.textContent = `[${n}]`;
+      b.setAttribute('aria-label', `Source ${n}`);
+      frag.append(b);
+      last = m.index! + m[0].length;
+    }
+    frag.append(value.slice(last));
+    t.replaceWith(frag);
+  }
+}

@@ -1,0 +1,262 @@
+// One run: its live timeline (from the events stream), the plan under review with approve and
+// revise, the clarifying question, what it waits for, and the report when it is written.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, call, follow, type RunEvent } from './api';
+import { Report } from './report';
+
+interface Status {
+  id: string;
+  status: string;
+  phase: string;
+  question: string;
+  clarificationQuestion?: string;
+  plan?: {
+    version: number;
+    title: string;
+    revisionsLeft?: number;
+    steps: { id: string; title: string; type: string; status: string; attempts: number }[];
+  };
+  usage?: { promptTokens: number; completionTokens: number; costUsd: number };
+  waiting?: { step?: string; activity: string; attempt: number; lastError?: string; lastAttemptAt?: string }[];
+  answer?: string;
+  outcome?: string;
+  error?: string;
+}
+
+export function RunPage({ id }: { id: string }) {
+  const [events, setEvents] = useState<RunEvent[]>([]);
+  const [status, setStatus] = useState<Status | undefined>();
+  const [link, setLink] = useState<'live' | 'reconnecting'>('live');
+  const [error, setError] = useState('');
+  const refresh = useRef<() => void>(() => undefined);
+
+  useEffect(() => {
+    const abort = new AbortController();
+    const notYours = (err: unknown) =>
+      err instanceof ApiError && err.status === 404 ? 'No such run (or not yours).' : String((err as Error).message ?? err);
+    const load = () =>
+      call<Status>('GET', `/v1/research/${encodeURIComponent(id)}`)
+        .then(setStatus)
+        .catch((err: unknown) => setError(notYours(err)));
+    refresh.current = () => void load();
+    void load();
+    // The status (plan, usage, what the run waits for) is read again on every event and every 5 s.
+    const poll = setInterval(() => void load(), 5_000);
+    follow(
+      id,
+      0,
+      (e) => {
+        setEvents((all) => [...all, e]);
+        void load();
+      },
+      setLink,
+      abort.signal,
+    ).catch((err: unknown) => setError(notYours(err)));
+    return () => {
+      abort.abort();
+      clearInterval(poll);
+    };
+  }, [id]);
+
+  const done = events.some((e) => e.type === 'done') || (status && ['completed', 'failed', 'cancelled'].includes(status.status));
+  return (
+    <>
+      <section class="card" aria-labelledby="run-title">
+        <p>
+          <a href="#/">← All runs</a>
+        </p>
+        <h1 id="run-title">{status?.question ?? id}</h1>
+        {status && <RunHeader s={status} link={done ? undefined : link} />}
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        {status && !done && (status.status === 'running' || status.status === 'awaiting_review') && (
+          <button
+            type="button"
+            class="secondary"
+            onClick={() =>
+              void call('POST', `/v1/research/${encodeURIComponent(id)}/cancel`).then(
+                () => refresh.current(),
+                (err: Error) => setError(err.message),
+              )
+            }
+          >
+            Cancel this run
+          </button>
+        )}
+      </section>
+      {status?.phase === 'reviewing' && status.plan && <Review id={id} s={status} onDone={() => refresh.current()} />}
+      {status?.clarificationQuestion && status.status === 'awaiting_review' && status.phase === 'coordinating' && (
+        <Clarify id={id} question={status.clarificationQuestion} onDone={() => refresh.current()} />
+      )}
+      {status?.outcome === 'answered_directly' && status.answer && (
+        <section class="card" aria-label="Answer">
+          <h2>Answer</h2>
+          <p>{status.answer}</p>
+        </section>
+      )}
+      {status?.outcome === 'report' && <Report id={id} />}
+      <Timeline events={events} />
+    </>
+  );
+}
+
+function RunHeader({ s, link }: { s: Status; link: 'live' | 'reconnecting' | undefined }) {
+  const tokens = s.usage ? s.usage.promptTokens + s.usage.completionTokens : 0;
+  return (
+    <>
+      <p class="meta" role="status" aria-live="polite">
+        <span class={`badge ${s.status}`}>{s.status.replace('_', ' ')}</span> phase <strong>{s.phase}</strong> · {tokens.toLocaleString()}{' '}
+        tokens · ${(s.usage?.costUsd ?? 0).toFixed(4)}
+        {link === 'reconnecting' && <span class="muted"> · reconnecting…</span>}
+      </p>
+      {s.status === 'awaiting_review' && s.phase === 'reviewing' && <p class="notice">The plan waits for your review below.</p>}
+      {(s.waiting ?? []).map((w, i) => (
+        <p key={i} class="notice" role="status">
+          Waiting{w.step ? ` (step ${w.step})` : ''}: {w.activity} is being retried, attempt {w.attempt}
+          {w.lastError ? `: ${w.lastError}` : ''}. The run goes on by itself once it gets through.
+        </p>
+      ))}
+      {s.error && (
+        <p class="error" role="alert">
+          {s.error}
+        </p>
+      )}
+    </>
+  );
+}
+
+function Review({ id, s, onDone }: { id: string; s: Status; onDone: () => void }) {
+  const [feedback, setFeedback] = useState('');
+  const [message, setMessage] = useState('');
+  const [busy, setBusy] = useState(false);
+  const plan = s.plan!;
+  const send = async (kind: 'approve' | 'revise') => {
+    setBusy(true);
+    try {
+      await call(
+        'POST',
+        `/v1/research/${encodeURIComponent(id)}/plan/${kind}`,
+        kind === 'approve' ? { planVersion: plan.version } : { planVersion: plan.version, feedback },
+      );
+      setMessage(kind === 'approve' ? `Plan v${plan.version} approved.` : `Plan v${plan.version} sent back; a new version is being made.`);
+      setFeedback('');
+      onDone();
+    } catch (err) {
+      // Someone else decided first, or the plan moved on: say so, it is not a failure.
+      setMessage(err instanceof ApiError && err.status === 409 ? `Not sent: ${err.message}.` : (err as Error).message);
+      onDone();
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="card review" aria-labelledby="review-title">
+      <h2 id="review-title">
+        Plan v{plan.version}: {plan.title}
+      </h2>
+      <ol>
+        {plan.steps.map((st) => (
+          <li key={st.id}>
+            <strong>{st.title}</strong>{' '}
+            <span class="muted">({st.type === 'processing' ? 'computes with code' : 'researches the web'})</span>
+          </li>
+        ))}
+      </ol>
+      <div class="row">
+        <button type="button" disabled={busy} onClick={() => void send('approve')}>
+          Approve and start
+        </button>
+      </div>
+      <label for="feedback">What should change? ({plan.revisionsLeft ?? 0} revisions left)</label>
+      <textarea id="feedback" rows={2} value={feedback} onInput={(e) => setFeedback(e.currentTarget.value)} />
+      <button
+        type="button"
+        class="secondary"
+        disabled={busy || !feedback.trim() || (plan.revisionsLeft ?? 0) <= 0}
+        onClick={() => void send('revise')}
+      >
+        Revise the plan
+      </button>
+      {message && <p role="status">{message}</p>}
+    </section>
+  );
+}
+
+function Clarify({ id, question, onDone }: { id: string; question: string; onDone: () => void }) {
+  const [answer, setAnswer] = useState('');
+  const [message, setMessage] = useState('');
+  return (
+    <form
+      class="card"
+      aria-labelledby="clarify-title"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        try {
+          await call('POST', `/v1/research/${encodeURIComponent(id)}/clarification`, { answer });
+          setMessage('Answer sent.');
+        } catch (err) {
+          setMessage((err as Error).message);
+        }
+        onDone();
+      }}
+    >
+      <h2 id="clarify-title">The run asks</h2>
+      <p>{question}</p>
+      <label for="answer">Your answer</label>
+      <input id="answer" required value={answer} onInput={(e) => setAnswer(e.currentTarget.value)} />
+      <button type="submit">Answer</button>
+      {message && <p role="status">{message}</p>}
+    </form>
+  );
+}
+
+/** One line per event, as a person reads it. */
+function describe(e: RunEvent): string {
+  const d = e.data as Record<string, unknown>;
+  switch (e.type) {
+    case 'started':
+      return 'Run started';
+    case 'phase':
+      return `Phase: ${String(d.phase)}`;
+    case 'status':
+      return d.status === 'awaiting_review'
+        ? d.phase === 'coordinating'
+          ? 'A clarifying question is asked'
+          : 'The plan waits for review'
+        : `Status: ${String(d.status)}`;
+    case 'plan':
+      return `Plan v${String(d.version)}: ${String(d.title)} (${(d.steps as unknown[]).length} steps)`;
+    case 'step':
+      return `Step ${String(d.id)} ${String(d.status)}${Number(d.attempts) > 1 ? ` (attempt ${String(d.attempts)})` : ''}${d.summary ? `: ${String(d.summary)}` : ''}`;
+    case 'search':
+      return `Step ${String(d.step)} searched ${(d.queries as { query: string; results: number; error?: string }[]).map((q) => `“${q.query}” (${q.error ? 'failed' : q.results})`).join(', ')}`;
+    case 'crawl':
+      return `Step ${String(d.step)} ${(d.pages as { url: string; status: string; reason?: string }[]).map((p) => `${p.status === 'ok' ? 'read' : p.status} ${p.url}${p.reason ? ` (${p.reason})` : ''}`).join('; ')}`;
+    case 'usage':
+      return `${(Number(d.promptTokens) + Number(d.completionTokens)).toLocaleString()} tokens · $${Number(d.costUsd).toFixed(4)}`;
+    case 'report':
+      return `Report written: ${String(d.title)}`;
+    case 'done':
+      return `Run ${String(d.status)}${d.error ? `: ${String(d.error)}` : ''}`;
+    default:
+      return e.type;
+  }
+}
+
+function Timeline({ events }: { events: RunEvent[] }) {
+  return (
+    <section class="card" aria-labelledby="timeline-title">
+      <h2 id="timeline-title">Timeline</h2>
+      <ol class="timeline" aria-live="polite">
+        {events.map((e) => (
+          <li key={e.id} data-event-id={e.id} class={`ev ${e.type}`}>
+            <time dateTime={e.data.at}>{e.data.at ? new Date(e.data.at).toLocaleTimeString() : ''}</time> {describe(e)}
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}

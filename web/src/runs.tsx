@@ -1,0 +1,98 @@
+// Find: the tenant's runs, filtered by status and words of the question; open or cancel one.
+import { useEffect, useState } from 'preact/hooks';
+import { call } from './api';
+
+interface Listed {
+  id: string;
+  status: string;
+  phase?: string;
+  question: string;
+  startedAt?: string;
+}
+
+export function RunList() {
+  const [status, setStatus] = useState('');
+  const [q, setQ] = useState('');
+  const [runs, setRuns] = useState<Listed[] | undefined>();
+  const [cursor, setCursor] = useState<string | undefined>();
+  const [error, setError] = useState('');
+
+  const load = async (more?: string) => {
+    try {
+      const query = new URLSearchParams({ limit: '20' });
+      if (status) query.set('status', status);
+      if (q.trim()) query.set('q', q.trim());
+      if (more) query.set('cursor', more);
+      const r = await call<{ runs: Listed[]; nextCursor?: string }>('GET', `/v1/research?${query}`);
+      setRuns(more ? [...(runs ?? []), ...r.runs] : r.runs);
+      setCursor(r.nextCursor);
+      setError('');
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+  useEffect(() => void load(), [status]);
+
+  return (
+    <section class="card" aria-labelledby="runs-title">
+      <h2 id="runs-title">Your runs</h2>
+      <form
+        class="filters"
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void load();
+        }}
+      >
+        <label>
+          Status
+          <select value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
+            <option value="">any</option>
+            {['running', 'awaiting_review', 'completed', 'failed', 'cancelled'].map((s) => (
+              <option key={s} value={s}>
+                {s.replace('_', ' ')}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Question contains
+          <input type="search" value={q} onInput={(e) => setQ(e.currentTarget.value)} />
+        </label>
+        <button type="submit">Search</button>
+      </form>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {runs && runs.length === 0 && <p>No runs yet.</p>}
+      <ul class="runs">
+        {runs?.map((r) => (
+          <li key={r.id}>
+            <a href={`#/run/${encodeURIComponent(r.id)}`}>{r.question || r.id}</a>
+            <span class={`badge ${r.status}`}>{r.status.replace('_', ' ')}</span>
+            <span class="muted">{r.startedAt ? new Date(r.startedAt).toLocaleString() : ''}</span>
+            {(r.status === 'running' || r.status === 'awaiting_review') && (
+              <button
+                type="button"
+                class="link"
+                onClick={async () => {
+                  await call('POST', `/v1/research/${encodeURIComponent(r.id)}/cancel`).catch((err: Error) => setError(err.message));
+                  void load();
+                }}
+              >
+                Cancel<span class="sr-only"> {r.question}</span>
+              </button>
+            )}
+          </li>
+        ))}
+      </ul>
+      {cursor && (
+        <button type="button" onClick={() => void load(cursor)}>
+          More
+        </button>
+      )}
+    </section>
+  );
+}
