@@ -110,6 +110,17 @@ describe.skipIf(!ready)(`the web page (${ready ? 'live' : hasBrowser ? missingRe
     const { rows } = await h.pool.query('SELECT count(*)::int AS n FROM run_events WHERE research_id = $1', [id]);
     expect(ids.length).toBe(rows[0].n);
 
+    // Going straight from one run to another (a link, the address bar) shows only the other's events.
+    const { rows: earlier } = await h.pool.query(
+      "SELECT id FROM research_runs WHERE question = 'How much cheaper has solar power become?' LIMIT 1",
+    );
+    await page.evaluate((hash) => (location.hash = hash), `#/run/${encodeURIComponent(earlier[0].id as string)}`);
+    await page.getByRole('heading', { name: 'How much cheaper has solar power become?' }).waitFor({ timeout: 15_000 });
+    await page.getByText(/^.*Run completed$/).waitFor({ timeout: 15_000 });
+    const firstRun = await page.locator('.timeline li').evaluateAll((lis) => lis.map((li) => Number(li.getAttribute('data-event-id'))));
+    expect(firstRun).toEqual(firstRun.map((_, i) => i + 1));
+    expect(await page.getByText('Run started').count()).toBe(1);
+
     const other = await signedIn(GLOBEX);
     await other.goto(`${base}/#/run/${encodeURIComponent(id)}`);
     await other.getByText('No such run (or not yours).').waitFor({ timeout: 15_000 });

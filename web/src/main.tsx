@@ -86,7 +86,7 @@ function App() {
       <main id="main">
         <KeyGate>
           {run ? (
-            <RunPage id={decodeURIComponent(run[1]!)} />
+            <RunPage key={run[1]} id={decodeURIComponent(run[1]!)} />
           ) : (
             <>
               <AskForm />

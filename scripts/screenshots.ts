@@ -1,7 +1,7 @@
-// Pictures the Temporal UI for docs/: `deep-research dev` on a scratch data directory with a
-// scripted model, one run waiting for review and one completed; then, in headless Chromium, the
-// run list filtered by the ResearchStatus search attribute and the waiting run's page with its
-// current details. Needs Debian's `chromium`: `npm run docs:ui`.
+// Pictures for docs/: `deep-research dev` on a scratch data directory with a scripted model, one
+// run waiting for review and one completed; then, in headless Chromium, the Temporal UI (the run
+// list filtered by the ResearchStatus search attribute, the waiting run's current details) and
+// the web page at desktop and phone width. Needs Debian's `chromium`: `npm run docs:screens`.
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -76,6 +76,30 @@ try {
     await page.waitForTimeout(2_500); // the details are rendered after the section
     await page.screenshot({ path: path.join(DOCS, 'temporal-ui-run.png') });
     console.log('wrote docs/temporal-ui-list.png and docs/temporal-ui-run.png');
+
+    // The web page, at desktop and phone width: ask and runs, a plan under review, a report with
+    // a source open.
+    for (const [name, viewport] of [
+      ['desktop', { width: 1280, height: 900 }],
+      ['phone', { width: 390, height: 844 }],
+    ] as const) {
+      const web = await browser.newPage({ viewport });
+      await web.goto(api);
+      await web.getByRole('heading', { name: 'Your runs' }).waitFor();
+      await web.getByRole('link', { name: /wind power/ }).waitFor();
+      await web.screenshot({ path: path.join(DOCS, `web-home-${name}.png`), fullPage: true });
+      await web.goto(`${api}/#/run/${encodeURIComponent(waiting)}`);
+      await web.getByRole('button', { name: 'Approve and start' }).waitFor();
+      await web.waitForTimeout(500);
+      await web.screenshot({ path: path.join(DOCS, `web-review-${name}.png`), fullPage: true });
+      await web.goto(`${api}/#/run/${encodeURIComponent(done)}`);
+      await web.getByRole('button', { name: 'Source 1' }).first().click();
+      await web.getByRole('complementary').waitFor();
+      await web.waitForTimeout(500);
+      await web.screenshot({ path: path.join(DOCS, `web-report-${name}.png`), fullPage: true });
+      await web.close();
+    }
+    console.log('wrote docs/web-{home,review,report}-{desktop,phone}.png');
   } finally {
     await browser.close();
   }
