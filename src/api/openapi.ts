@@ -100,7 +100,7 @@ export function openApiDocument(): Schema {
           responses: {
             '200': {
               description:
-                'event types: started, plan, phase, status, step, search, crawl, tool, usage, report, done; data is JSON with `at`',
+                'event types: started, plan, phase, status, step, search, crawl, tool, verdict, usage, report, done; data is JSON with `at`',
               content: { 'text/event-stream': { schema: { type: 'string' } } },
             },
             ...errors(400, 401, 404, 429),

@@ -272,6 +272,11 @@ async function follow(
           );
         }
         break;
+      case 'verdict':
+        say(
+          `  check of step ${String(d.step)}: ${d.passed ? 'passed' : `sent back${d.feedback ? ` (${short(String(d.feedback), 100)})` : ''}`}`,
+        );
+        break;
       case 'usage':
         say(`  ${money(d as unknown as View['usage'])}`);
         break;

@@ -75,6 +75,7 @@ describe.skipIf(!ready)(`the web page (${ready ? 'live' : hasBrowser ? missingRe
       .getByText(/Step c completed/)
       .first()
       .waitFor({ timeout: 60_000 });
+    await page.getByText('Check of step c (attempt 1): passed').waitFor();
     await page.getByRole('article', { name: 'Report' }).waitFor({ timeout: 30_000 });
 
     const cite = page.getByRole('button', { name: 'Source 1' }).first();
@@ -112,7 +113,7 @@ describe.skipIf(!ready)(`the web page (${ready ? 'live' : hasBrowser ? missingRe
 
     // Going straight from one run to another (a link, the address bar) shows only the other's events.
     const { rows: earlier } = await h.pool.query(
-      "SELECT id FROM research_runs WHERE question = 'How much cheaper has solar power become?' LIMIT 1",
+      "SELECT id FROM research_runs WHERE tenant = 'acme' AND question = 'How much cheaper has solar power become?' LIMIT 1",
     );
     await page.evaluate((hash) => (location.hash = hash), `#/run/${encodeURIComponent(earlier[0].id as string)}`);
     await page.getByRole('heading', { name: 'How much cheaper has solar power become?' }).waitFor({ timeout: 15_000 });

@@ -235,6 +235,8 @@ function describe(e: RunEvent): string {
       return `Step ${String(d.step)} searched ${(d.queries as { query: string; results: number; error?: string }[]).map((q) => `“${q.query}” (${q.error ? 'failed' : q.results})`).join(', ')}`;
     case 'crawl':
       return `Step ${String(d.step)} ${(d.pages as { url: string; status: string; reason?: string }[]).map((p) => `${p.status === 'ok' ? 'read' : p.status} ${p.url}${p.reason ? ` (${p.reason})` : ''}`).join('; ')}`;
+    case 'verdict':
+      return `Check of step ${String(d.step)} (attempt ${String(d.attempt)}): ${d.passed ? 'passed' : `sent back${d.feedback ? `: ${String(d.feedback)}` : ''}`}`;
     case 'usage':
       return `${(Number(d.promptTokens) + Number(d.completionTokens)).toLocaleString()} tokens · $${Number(d.costUsd).toFixed(4)}`;
     case 'report':

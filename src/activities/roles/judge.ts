@@ -2,7 +2,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
 import type { JudgeVerdict } from '../../shared/llm-outputs';
-import type { PlanStep, Usage } from '../../shared/schemas';
+import { summarize, type PlanStep, type Usage } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
 import type { Store } from '../store';
@@ -28,6 +28,20 @@ export function createJudgeActivities(deps: { llm: Llm; store: Store }) {
       },
       { researchId: input.researchId },
     );
+    // The run's event log shows each check and its verdict (the web page's and CLI's timelines).
+    const attempt = Number(input.key.split('/').at(-1)) || 1;
+    await deps.store.events.append(input.researchId, [
+      {
+        key: `verdict:${input.key}`,
+        type: 'verdict',
+        data: {
+          step: input.step.id,
+          attempt,
+          passed: r.output.passed,
+          ...(r.output.feedback ? { feedback: summarize(r.output.feedback, 300) } : {}),
+        },
+      },
+    ]);
     return { verdict: r.output, usage: r.usage };
   }
 
