@@ -30,7 +30,6 @@ export function webBundle(): Promise<Bundle> {
     minify: true,
     jsx: 'automatic',
     jsxImportSource: 'preact',
-    define: { 'process.env.NODE_ENV': '"production"' },
     logLevel: 'silent',
   }).then((r) => ({
     js: r.outputFiles[0]!.text,

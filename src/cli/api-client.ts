@@ -1,5 +1,7 @@
 // The CLI's view of the HTTP API: JSON requests with the key, the API's error message on failure,
 // and the run's events as an async stream that reconnects with Last-Event-ID by itself.
+import { takeSseEvents, type SseEvent } from '../shared/sse';
+
 export interface ApiClientOptions {
   api: string;
   key?: string | undefined;
@@ -16,11 +18,7 @@ export class ApiFailure extends Error {
   }
 }
 
-export interface RunEvent {
-  id: number;
-  type: string;
-  data: Record<string, unknown>;
-}
+export type RunEvent = SseEvent;
 
 export function apiClient(o: ApiClientOptions) {
   const base = o.api.replace(/\/+$/, '');
@@ -87,19 +85,10 @@ export function apiClient(o: ApiClientOptions) {
         for (;;) {
           const { value, done } = await reader.read();
           if (done) break;
-          buf += decoder.decode(value, { stream: true });
-          let cut;
-          while ((cut = buf.indexOf('\n\n')) >= 0) {
-            const block = buf.slice(0, cut);
-            buf = buf.slice(cut + 2);
-            const f: Record<string, string> = {};
-            for (const line of block.split('\n')) {
-              const m = /^(\w+): ?(.*)$/.exec(line);
-              if (m) f[m[1]!] = m[2]!;
-            }
-            if (f.id === undefined) continue;
-            last = Number(f.id);
-            const e = { id: last, type: f.event ?? 'message', data: JSON.parse(f.data ?? '{}') as Record<string, unknown> };
+          const taken = takeSseEvents(buf + decoder.decode(value, { stream: true }));
+          buf = taken.rest;
+          for (const e of taken.events) {
+            last = e.id;
             yield e;
             if (e.type === 'done') return;
           }

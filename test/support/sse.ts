@@ -1,10 +1,8 @@
 // A server-sent-events client for tests: reads `id`/`event`/`data` blocks from a live stream until
 // told to stop (the test "disconnects") or the server ends the stream.
-export interface SseEvent {
-  id: number;
-  type: string;
-  data: Record<string, unknown>;
-}
+import { takeSseEvents, type SseEvent } from '../../src/shared/sse';
+
+export type { SseEvent };
 
 export async function readEvents(
   url: string,
@@ -26,23 +24,10 @@ export async function readEvents(
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return { events, ended: true, comments };
-      buf += decoder.decode(value, { stream: true });
-      let cut;
-      while ((cut = buf.indexOf('\n\n')) >= 0) {
-        const block = buf.slice(0, cut);
-        buf = buf.slice(cut + 2);
-        const fields: Record<string, string> = {};
-        for (const line of block.split('\n')) {
-          if (line.startsWith(':')) comments++;
-          const m = /^(\w+): ?(.*)$/.exec(line);
-          if (m) fields[m[1]!] = fields[m[1]!] === undefined ? m[2]! : `${fields[m[1]!]}\n${m[2]}`;
-        }
-        if (fields.id === undefined) continue;
-        const e = {
-          id: Number(fields.id),
-          type: fields.event ?? 'message',
-          data: JSON.parse(fields.data ?? '{}') as Record<string, unknown>,
-        };
+      const taken = takeSseEvents(buf + decoder.decode(value, { stream: true }));
+      buf = taken.rest;
+      comments += taken.comments;
+      for (const e of taken.events) {
         events.push(e);
         if (opts.until?.(e)) {
           await reader.cancel(); // the client goes away mid-run

@@ -10,6 +10,13 @@ import { startHarness, type Harness } from '../support/harness';
 import { pdfToText } from '../../src/activities/crawl/extract';
 import { databaseUrl, dockerAvailable, missingReason, temporalAddress } from '../support/services';
 
+/** Reads a supertest answer as bytes (a PNG, a PDF). */
+const binary = (res: import('superagent').Response, cb: (err: Error | null, body: Buffer) => void) => {
+  const chunks: Buffer[] = [];
+  res.on('data', (c: Buffer) => chunks.push(c));
+  res.on('end', () => cb(null, Buffer.concat(chunks)));
+};
+
 const ready = Boolean(temporalAddress() && databaseUrl() && dockerAvailable());
 const plan = planJson([{ id: 'a' }, { id: 'calc', type: 'processing', dependsOn: ['a'] }]);
 
@@ -52,15 +59,7 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
         url: `/v1/research/${id}/artifacts/calc-101-lcoe.png`,
       }),
     ]);
-    const png = await request(h.app)
-      .get(`/v1/research/${id}/artifacts/calc-101-lcoe.png`)
-      .buffer(true)
-      .parse((res, cb) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => cb(null, Buffer.concat(chunks)));
-      })
-      .expect(200);
+    const png = await request(h.app).get(`/v1/research/${id}/artifacts/calc-101-lcoe.png`).buffer(true).parse(binary).expect(200);
     expect(png.headers['content-type']).toBe('image/png');
     expect(png.headers['x-content-type-options']).toBe('nosniff');
     expect((png.body as Buffer).subarray(0, 4)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
@@ -97,15 +96,7 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
     expect(html.text).toMatch(/<img src="data:image\/png;base64,iVBORw0KGgo/);
     expect(html.text).not.toMatch(/<script>alert|src="\/v1\//);
 
-    const pdf = await request(h.app)
-      .get(`/v1/research/${id}/report?format=pdf`)
-      .buffer(true)
-      .parse((res, cb) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => cb(null, Buffer.concat(chunks)));
-      })
-      .expect(200);
+    const pdf = await request(h.app).get(`/v1/research/${id}/report?format=pdf`).buffer(true).parse(binary).expect(200);
     expect(pdf.headers['content-type']).toBe('application/pdf');
     expect(pdf.headers['content-disposition']).toMatch(/^attachment; filename="report-[0-9a-f-]{12}\.pdf"$/);
     const text = (await pdfToText(pdf.body as Buffer)).markdown;

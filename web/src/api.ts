@@ -1,5 +1,7 @@
 // The page's view of the HTTP API: the key kept in this browser, JSON calls with it, the run's
 // events as a stream that reconnects with Last-Event-ID by itself.
+import { takeSseEvents } from '../../src/shared/sse';
+
 const KEY_ITEM = 'deep-research.key';
 
 export const keyStore = {
@@ -78,20 +80,12 @@ export async function follow(
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        buf += decoder.decode(value, { stream: true });
-        let cut;
-        while ((cut = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, cut);
-          buf = buf.slice(cut + 2);
-          const f: Record<string, string> = {};
-          for (const line of block.split('\n')) {
-            const m = /^(\w+): ?(.*)$/.exec(line);
-            if (m) f[m[1]!] = m[2]!;
-          }
-          if (f.id === undefined || Number(f.id) <= last) continue;
-          last = Number(f.id);
-          const e = { id: last, type: f.event ?? 'message', data: JSON.parse(f.data ?? '{}') as RunEvent['data'] };
-          onEvent(e);
+        const taken = takeSseEvents(buf + decoder.decode(value, { stream: true }));
+        buf = taken.rest;
+        for (const e of taken.events) {
+          if (e.id <= last) continue;
+          last = e.id;
+          onEvent(e as RunEvent);
           if (e.type === 'done') return;
         }
       }

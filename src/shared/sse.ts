@@ -1,0 +1,35 @@
+// Reading server-sent events: the run's event stream as the CLI, the web page and the tests read
+// it. Pure text handling, so that a browser bundle and Node share it.
+
+export interface SseEvent {
+  id: number;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Takes the complete blocks off the front of `buffer`: the events among them (blocks with an id),
+ * how many comment lines they held (keep-alives), and the incomplete rest to keep reading into.
+ */
+export function takeSseEvents(buffer: string): { events: SseEvent[]; comments: number; rest: string } {
+  const events: SseEvent[] = [];
+  let comments = 0;
+  let rest = buffer;
+  for (let cut = rest.indexOf('\n\n'); cut >= 0; cut = rest.indexOf('\n\n')) {
+    const block = rest.slice(0, cut);
+    rest = rest.slice(cut + 2);
+    const fields: Record<string, string> = {};
+    for (const line of block.split('\n')) {
+      if (line.startsWith(':')) comments++;
+      const m = /^(\w+): ?(.*)$/.exec(line);
+      if (m) fields[m[1]!] = fields[m[1]!] === undefined ? m[2]! : `${fields[m[1]!]}\n${m[2]}`;
+    }
+    if (fields.id === undefined) continue;
+    events.push({
+      id: Number(fields.id),
+      type: fields.event ?? 'message',
+      data: JSON.parse(fields.data ?? '{}') as Record<string, unknown>,
+    });
+  }
+  return { events, comments, rest };
+}
