@@ -276,7 +276,13 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   const log = createLogger(config.logLevel, { cmd: command });
-  await installTemporalRuntime(config.logLevel);
+  await installTemporalRuntime(config.logLevel, [
+    config.api.port,
+    config.temporal.port,
+    config.temporal.uiPort,
+    config.database.pglitePort,
+    config.metrics.port,
+  ]);
   switch (command) {
     case 'dev':
       return runDev(config, log);

@@ -13,11 +13,14 @@ import { createPool, redactUrl, startEmbeddedPostgres, type EmbeddedPostgres } f
 
 let runtimeInstalled = false;
 /** The SDK must not install its own SIGINT/SIGTERM handlers: entry points shut down in order. */
-export async function installTemporalRuntime(level: Config['logLevel']): Promise<void> {
+export async function installTemporalRuntime(level: Config['logLevel'], avoidPorts: number[] = []): Promise<void> {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  // The SDK's metrics are served by its core on a loopback port; /metrics appends them.
-  const bindAddress = `127.0.0.1:${await freeLoopbackPort()}`;
+  // The SDK's metrics are served by its core on a loopback port; /metrics appends them. The port
+  // is any free one but those this process is about to listen on (the API, Temporal, PGlite).
+  let port = await freeLoopbackPort();
+  while (avoidPorts.includes(port)) port = await freeLoopbackPort();
+  const bindAddress = `127.0.0.1:${port}`;
   Runtime.install({
     shutdownSignals: [],
     logger: new DefaultLogger(level === 'debug' ? 'DEBUG' : 'WARN'),
