@@ -129,6 +129,7 @@ async function runDev(config: Config, log: Logger): Promise<void> {
       preflight: () => (llmConfigured(config) ? undefined : LLM_NOT_CONFIGURED_MESSAGE),
       retry: config.retry,
       llm: config.llm,
+      knowledge: config.knowledge,
     });
     cleanups.push(() => api.close());
 
@@ -144,6 +145,11 @@ async function runDev(config: Config, log: Logger): Promise<void> {
         llmConfigured(config)
           ? `${config.llm.baseUrl ?? 'https://api.openai.com/v1'} (model ${config.llm.models.planner})`
           : 'NOT CONFIGURED: research requests will be refused until it is'
+      }`,
+      `  Knowledge    vectors: ${db.vectors === 'pgvector' ? 'pgvector (HNSW index)' : 'exact scan (pgvector is not installed in this PostgreSQL)'}; embeddings: ${
+        config.knowledge.embedding.enabled
+          ? `${config.knowledge.embedding.model} at ${config.knowledge.embedding.baseUrl ?? 'https://api.openai.com/v1'}`
+          : 'off (full-text retrieval only)'
       }`,
       'Press Ctrl-C to stop.',
       '',
@@ -198,6 +204,7 @@ async function runApi(config: Config, log: Logger): Promise<void> {
     log,
     retry: config.retry,
     llm: config.llm,
+    knowledge: config.knowledge,
   });
   cleanups.push(() => api.close());
   process.stdout.write(`API listening on ${api.url}${api.open ? ' (no API keys: open to this machine only)' : ''}\n`);

@@ -180,6 +180,15 @@ const EnvSchema = z.object({
   RETRY_MAX_INTERVAL: Duration.default(DEFAULT_RETRY.maximumInterval),
   LLM_HEARTBEAT_TIMEOUT: Duration.default(DEFAULT_LLM_HEARTBEAT_TIMEOUT),
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
+  EMBEDDING_MODEL: z.string().min(1).default('text-embedding-3-small'),
+  EMBEDDING_BASE_URL: optionalUrl,
+  EMBEDDING_API_KEY: optionalString,
+  EMBEDDING_DIMENSIONS: z.coerce.number().int().min(1).max(16_000).optional(),
+  EMBEDDING_BATCH: z.coerce.number().int().min(1).max(2_048).default(64),
+  KB_MAX_FILE_BYTES: z.coerce.number().int().min(1_000).max(1_000_000_000).default(25_000_000),
+  KB_MAX_DOCUMENTS: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+  KB_CHUNK_TOKENS: z.coerce.number().int().min(50).max(8_000).default(350),
+  KB_CHUNK_OVERLAP: z.coerce.number().int().min(0).max(2_000).default(50),
 });
 
 export interface Config {
@@ -258,6 +267,25 @@ export interface Config {
   crawl: { allowHosts: string[]; maxBytes: number; timeoutMs: number; connectTimeoutMs: number; respectRobots: boolean; userAgent: string };
   /** How fast outside calls are retried (no attempt limit: a run's maxOutage bounds them). */
   retry: RetrySettings;
+  /** The knowledge base: uploads, chunking, and the OpenAI-compatible /embeddings endpoint. */
+  knowledge: {
+    embedding: {
+      /** False when no endpoint is configured at all: retrieval is full-text only, and says so. */
+      enabled: boolean;
+      model: string;
+      baseUrl: string | undefined;
+      apiKey: string | undefined;
+      dimensions: number | undefined;
+      /** Chunks per /embeddings request (one activity each). */
+      batch: number;
+      timeoutMs: number;
+    };
+    maxFileBytes: number;
+    /** Documents per collection. */
+    maxDocuments: number;
+    chunkTokens: number;
+    chunkOverlap: number;
+  };
   worker: {
     /** How long a stopping worker lets activities in flight finish: by default an LLM request's timeout and 15 s. */
     shutdownGraceMs: number;
@@ -372,6 +400,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       userAgent: e.CRAWL_USER_AGENT,
     },
     retry: { initialInterval: e.RETRY_INITIAL_INTERVAL, maximumInterval: e.RETRY_MAX_INTERVAL, heartbeatTimeout: e.LLM_HEARTBEAT_TIMEOUT },
+    knowledge: {
+      embedding: {
+        enabled: Boolean(e.EMBEDDING_BASE_URL || e.EMBEDDING_API_KEY || e.OPENAI_BASE_URL || e.OPENAI_API_KEY),
+        model: e.EMBEDDING_MODEL,
+        baseUrl: e.EMBEDDING_BASE_URL ?? e.OPENAI_BASE_URL,
+        apiKey: e.EMBEDDING_API_KEY ?? e.OPENAI_API_KEY,
+        dimensions: e.EMBEDDING_DIMENSIONS,
+        batch: e.EMBEDDING_BATCH,
+        timeoutMs: e.LLM_TIMEOUT_MS,
+      },
+      maxFileBytes: e.KB_MAX_FILE_BYTES,
+      maxDocuments: e.KB_MAX_DOCUMENTS,
+      chunkTokens: e.KB_CHUNK_TOKENS,
+      chunkOverlap: Math.min(e.KB_CHUNK_OVERLAP, Math.floor(e.KB_CHUNK_TOKENS / 2)),
+    },
     worker: { shutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS ?? e.LLM_TIMEOUT_MS + 15_000 },
   };
 }

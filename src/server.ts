@@ -6,6 +6,7 @@ import type pg from 'pg';
 import { createApp } from './api/app';
 import { isLoopback } from './api/auth';
 import { createResearchService } from './api/research-service';
+import { createKnowledgeService } from './api/knowledge-service';
 import { createStore } from './activities/store';
 import type { Logger } from './infra/logger';
 import type { Config } from './config';
@@ -21,6 +22,7 @@ export interface ApiServerDeps {
   preflight?: () => string | undefined;
   retry?: RetrySettings;
   llm?: Pick<Config['llm'], 'models' | 'prices'>;
+  knowledge: Config['knowledge'];
 }
 
 export interface ApiServer {
@@ -52,6 +54,16 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
       ...(deps.retry ? { retry: deps.retry } : {}),
       ...(deps.llm ? { llm: deps.llm } : {}),
     }),
+    knowledge: {
+      service: createKnowledgeService({
+        client: deps.client,
+        taskQueue: deps.taskQueue,
+        store,
+        limits: deps.knowledge,
+        ...(deps.retry ? { retry: deps.retry } : {}),
+      }),
+      maxFileBytes: deps.knowledge.maxFileBytes,
+    },
     readiness: {
       temporal: async () => {
         await deps.client.workflowService.describeNamespace({ namespace: deps.namespace });

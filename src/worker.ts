@@ -16,7 +16,7 @@ import { WORKFLOWS_ENTRY } from './infra/paths';
 import { LLM_QUEUE_SUFFIX, SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from './shared/constants';
 
 export interface WorkerDeps {
-  config: Pick<Config, 'llm' | 'temporal' | 'search' | 'crawl' | 'mcp' | 'sandbox' | 'worker'>;
+  config: Pick<Config, 'llm' | 'temporal' | 'search' | 'crawl' | 'mcp' | 'sandbox' | 'worker' | 'knowledge'>;
   connection: NativeConnection;
   pool: pg.Pool;
   taskQueue?: string;
@@ -112,7 +112,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     connection: deps.connection,
     namespace: deps.config.temporal.namespace,
     taskQueue: `${taskQueue}${LLM_QUEUE_SUFFIX}`,
-    activities: { ...groups.llm, ...groups.crawl },
+    activities: { ...groups.llm, ...groups.crawl, ...groups.embedding },
     interceptors,
     plugins,
     ...(deps.identity ? { identity: `${deps.identity}-llm` } : {}),

@@ -14,6 +14,7 @@ import { createCoderActivities } from './roles/coder';
 import { createConversationActivities } from './roles/conversation';
 import { createCoordinatorActivities } from './roles/coordinator';
 import { createJudgeActivities } from './roles/judge';
+import { createKnowledgeRouterActivities } from './roles/knowledge-router';
 import { createLegacyStepActivities } from './roles/legacy';
 import { createPlannerActivities } from './roles/planner';
 import { createReporterActivities } from './roles/reporter';
@@ -22,9 +23,16 @@ import { createSandboxActivities } from './sandbox';
 import { createSearchActivities } from './search';
 import { buildProviders } from './search/providers';
 import { createStore } from './store';
+import { createSafeFetcher, DEFAULT_ALLOWED_TYPES } from './crawl/safe-fetch';
+import { createEmbedder } from './knowledge/embed';
+import { createIngestActivities } from './knowledge/ingest';
+import { createMemoryActivities } from './knowledge/memory';
+import { createRetriever } from './knowledge/retrieve';
+import { createKnowledgeSearchActivities } from './knowledge/search';
+import { contentTypeOf, DOC_FORMATS } from './knowledge/parse';
 
 export interface ActivityDeps {
-  config: Pick<Config, 'llm' | 'search' | 'crawl' | 'mcp' | 'temporal' | 'sandbox'>;
+  config: Pick<Config, 'llm' | 'search' | 'crawl' | 'mcp' | 'temporal' | 'sandbox' | 'knowledge'>;
   pool: pg.Pool;
   llmClient?: OpenAI;
 }
@@ -48,6 +56,28 @@ export function createActivities(deps: ActivityDeps) {
     limits: { image: sb.image, memoryMb: sb.memoryMb, cpus: sb.cpus, pids: sb.pids, timeoutSeconds: sb.timeoutSeconds, ...SANDBOX_CAPS },
   });
   const conversation = createConversationActivities({ store });
+  const kbConfig = deps.config.knowledge;
+  const embedder = createEmbedder(kbConfig.embedding);
+  const retrieve = createRetriever({ kb: store.knowledge, embedder });
+  const kbSearch = createKnowledgeSearchActivities({ store, retrieve });
+  const ingest = createIngestActivities({
+    store,
+    embedder,
+    // Documents added by URL are fetched like crawled pages: SSRF guard, size and time limits.
+    fetcher: createSafeFetcher({
+      allowHosts: deps.config.crawl.allowHosts,
+      allowedPorts: [80, 443],
+      maxBytes: Math.max(deps.config.crawl.maxBytes, kbConfig.maxFileBytes),
+      connectTimeoutMs: deps.config.crawl.connectTimeoutMs,
+      totalTimeoutMs: deps.config.crawl.timeoutMs * 3,
+      maxRedirects: 5,
+      userAgent: deps.config.crawl.userAgent,
+      // Office files are often served as octet-stream: their bytes, not the header, say what they are.
+      allowedTypes: [...new Set([...DEFAULT_ALLOWED_TYPES, ...DOC_FORMATS.map(contentTypeOf), 'application/octet-stream'])],
+    }),
+    limits: kbConfig,
+  });
+  const memory = createMemoryActivities({ store, embedder, chunkTokens: kbConfig.chunkTokens, chunkOverlap: kbConfig.chunkOverlap });
   return {
     /** Model calls (LLM_OPTIONS). */
     llm: {
@@ -58,6 +88,7 @@ export function createActivities(deps: ActivityDeps) {
       ...createJudgeActivities({ llm, store }),
       ...createReporterActivities({ llm, store }),
       ...createLegacyStepActivities({ llm, store }),
+      ...createKnowledgeRouterActivities({ llm }),
     },
     /** PostgreSQL only (STORE_OPTIONS). */
     store: { ...createPersistActivities({ store }), ...conversation },
@@ -71,6 +102,21 @@ export function createActivities(deps: ActivityDeps) {
     crawl: createCrawlActivities({ config: deps.config, store, llm }),
     /** Docker, on the sandbox queue (SANDBOX_OPTIONS). */
     sandbox: { runCode: sandbox.runCode },
+    /** Reading documents into the knowledge base, on the main queue: fetch, parse and chunk, finish. */
+    knowledge: {
+      fetchDocument: ingest.fetchDocument,
+      parseDocument: ingest.parseDocument,
+      finishDocument: ingest.finishDocument,
+      listUsableCollections: kbSearch.listUsableCollections,
+      loadSessionMemory: memory.loadSessionMemory,
+      // One query embedding and a few SQL queries: on the main queue, where researchers called it before.
+      knowledgeSearch: kbSearch.knowledgeSearch,
+    },
+    /** Calls that embed text (the embeddings endpoint is the LLM provider's): on the LLM queue. */
+    embedding: {
+      embedChunks: ingest.embedChunks,
+      indexSessionReport: memory.indexSessionReport,
+    },
     /** Other people's servers (MCP_OPTIONS). */
     mcp: createMcpActivities({
       config: loadMcpConfig(deps.config.mcp.configPath),
@@ -89,6 +135,8 @@ export type SearchActivities = ActivityGroups['search'];
 export type CrawlActivities = ActivityGroups['crawl'];
 export type SandboxActivities = ActivityGroups['sandbox'];
 export type McpActivities = ActivityGroups['mcp'];
+export type KnowledgeActivities = ActivityGroups['knowledge'];
+export type EmbeddingActivities = ActivityGroups['embedding'];
 
 /** The outside system each activity waits for when it is retried, for "waiting for …" reports. */
 export function activityDependencies(groups: ActivityGroups): Record<string, string> {
@@ -100,11 +148,22 @@ export function activityDependencies(groups: ActivityGroups): Record<string, str
     ...named(groups.search, 'the search provider'),
     ...named(groups.sandbox, 'Docker'),
     ...named(groups.mcp, 'an MCP server'),
+    ...named(groups.knowledge, 'PostgreSQL'),
+    ...named(groups.embedding, 'the embeddings endpoint'),
   };
 }
 
 /** The flat map the worker registers: every activity of every group, by name. */
 export function activityMap(groups: ActivityGroups) {
-  return { ...groups.llm, ...groups.store, ...groups.search, ...groups.crawl, ...groups.sandbox, ...groups.mcp };
+  return {
+    ...groups.llm,
+    ...groups.store,
+    ...groups.search,
+    ...groups.crawl,
+    ...groups.sandbox,
+    ...groups.mcp,
+    ...groups.knowledge,
+    ...groups.embedding,
+  };
 }
 export type Activities = ReturnType<typeof activityMap>;

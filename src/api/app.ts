@@ -6,6 +6,8 @@ import { metrics, metricsText, METRICS_CONTENT_TYPE } from '../infra/metrics';
 import { errorHandler, notFound } from './middleware/errors';
 import { healthRoutes, type ReadinessCheck } from './routes/health';
 import { researchRoutes } from './routes/research';
+import { knowledgeRoutes } from './routes/knowledge';
+import type { KnowledgeService } from './knowledge-service';
 import type { ResearchService } from './research-service';
 import type { EventsTable } from '../activities/store';
 import { authenticate, type AuthDeps } from './auth';
@@ -15,6 +17,8 @@ import { rateLimiter, type LimitKind } from './rate-limit';
 
 export interface AppDeps {
   research: ResearchService;
+  /** Collections, documents and sessions (absent: those routes are not served). */
+  knowledge?: { service: KnowledgeService; maxFileBytes: number };
   /** The run event log the events stream reads. */
   events: Pick<EventsTable, 'after'>;
   auth: AuthDeps;
@@ -74,9 +78,13 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(
     '/v1',
     authenticate(deps.auth),
-    limiter.limit((method, path) => (method === 'POST' && path === '/research' ? 'submits' : 'reads')),
+    // New runs and new documents (work for the workers) count as submits.
+    limiter.limit((method, path) =>
+      method === 'POST' && (path === '/research' || /^\/collections\/[^/]+\/documents$/.test(path)) ? 'submits' : 'reads',
+    ),
     express.json({ limit: '64kb' }),
     researchRoutes({ research: deps.research, events: deps.events, ...(deps.preflight ? { preflight: deps.preflight } : {}) }),
+    ...(deps.knowledge ? [knowledgeRoutes({ knowledge: deps.knowledge.service, maxFileBytes: deps.knowledge.maxFileBytes })] : []),
   );
   app.use(notFound);
   app.use(errorHandler(deps.log));

@@ -45,7 +45,7 @@ import { artifactPath } from '../shared/report';
 export interface ResearchServiceDeps {
   client: Client;
   taskQueue: string;
-  store: Pick<Store, 'getReport' | 'listArtifacts' | 'getArtifact' | 'getSources' | 'runs'>;
+  store: Pick<Store, 'getReport' | 'listArtifacts' | 'getArtifact' | 'getSources' | 'runs' | 'knowledge'>;
   /** Models per role and their prices: a cost budget needs a price for every model it would spend on. */
   llm?: Pick<Config['llm'], 'models' | 'prices'>;
   /** How long a status query may take before the API answers from what was recorded (no worker polling). */
@@ -76,7 +76,7 @@ const TERMINAL_STATUS: Record<string, RunStatus | undefined> = {
 
 function requestHash(tenant: string, req: ResearchRequest): string {
   return createHash('sha256')
-    .update(JSON.stringify([tenant, req.question, req.options ?? {}]))
+    .update(JSON.stringify([tenant, req.question, req.options ?? {}, ...(req.sessionId ? [req.sessionId] : [])]))
     .digest('hex');
 }
 
@@ -228,6 +228,22 @@ export function createResearchService(deps: ResearchServiceDeps) {
     };
   }
 
+  /** A session and collections the request names must be the tenant's: 404 before anything starts. */
+  async function checkKnowledge(sessionId: string | undefined, collections: string[] | undefined, tenant: string): Promise<void> {
+    if (sessionId && !(await deps.store.knowledge.getSession(tenant, sessionId))) {
+      throw new ApiError(404, 'session_not_found', `no session with id ${sessionId} (create one with POST /v1/sessions)`);
+    }
+    if (collections?.length) {
+      const found = new Set((await deps.store.knowledge.listCollections(tenant, collections)).map((c) => c.collectionId));
+      const missing = collections.filter((c) => !found.has(c));
+      if (missing.length) {
+        throw new ApiError(404, 'collection_not_found', `options.collections names no collection of yours: ${missing.join(', ')}`, {
+          missing,
+        });
+      }
+    }
+  }
+
   async function start(req: ResearchRequest, tenant: string, idempotencyKey?: string): Promise<StartResult> {
     const options = ResearchOptions.parse(req.options ?? {});
     if (options.maxCostUsd !== undefined && deps.llm) {
@@ -241,13 +257,22 @@ export function createResearchService(deps: ResearchServiceDeps) {
         );
       }
     }
+    await checkKnowledge(req.sessionId, options.collections, tenant);
     const id = idempotencyKey ? idForIdempotencyKey(tenant, idempotencyKey) : `${RESEARCH_ID_PREFIX}${randomUUID()}`;
     const hash = requestHash(tenant, req);
     try {
       await deps.client.workflow.start<typeof researchWorkflow>('researchWorkflow', {
         taskQueue: deps.taskQueue,
         workflowId: id,
-        args: [{ question: req.question, tenant, options, ...(deps.retry ? { retry: deps.retry } : {}) }],
+        args: [
+          {
+            question: req.question,
+            tenant,
+            options,
+            ...(deps.retry ? { retry: deps.retry } : {}),
+            ...(req.sessionId ? { sessionId: req.sessionId } : {}),
+          },
+        ],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         typedSearchAttributes: [
           { key: ResearchTenantKey, value: tenant },
@@ -259,6 +284,7 @@ export function createResearchService(deps: ResearchServiceDeps) {
         staticSummary: `Research: ${summarize(req.question, 120)}`,
       });
       metrics.runsStarted.inc({ tenant });
+      if (req.sessionId) await deps.store.knowledge.addSessionRun(req.sessionId, id, req.question);
       return { id, status: 'running', created: true };
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError) || !idempotencyKey) throw err;

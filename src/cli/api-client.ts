@@ -27,10 +27,12 @@ export function apiClient(o: ApiClientOptions) {
   async function call<T>(method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<T> {
     let res: Response;
     try {
+      // A form (a file upload) sets its own multipart content type and boundary.
+      const form = body instanceof FormData;
       res = await fetch(`${base}${path}`, {
         method,
-        headers: headers(body === undefined ? extra : { 'content-type': 'application/json', ...extra }),
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        headers: headers(body === undefined || form ? extra : { 'content-type': 'application/json', ...extra }),
+        ...(body === undefined ? {} : { body: form ? body : JSON.stringify(body) }),
       });
     } catch (err) {
       throw new ApiFailure(

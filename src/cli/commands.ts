@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { apiClient, ApiFailure, type ApiClient, type RunEvent } from './api-client';
+import { KB_USAGE, resolveCollection, runKbCommand, runSessionCommand } from './kb';
 
 export interface Io {
   out(text: string): void;
@@ -15,6 +16,7 @@ export interface Io {
 
 export const CLIENT_USAGE = `Client commands (talk to the API: --api URL or DEEP_RESEARCH_API, --key KEY or DEEP_RESEARCH_KEY):
   run "<question>" [--auto-approve] [--option k=v]... [--out FILE]   follow a run live, review at the prompt
+      [--session ID|new] [--collection NAME|ID]...   follow up in a session; search your documents
   status <id>                      the run's status, plan and usage
   list [--status S] [--q WORDS] [--limit N]
   approve <id> [--version N]       approve the plan under review
@@ -22,9 +24,10 @@ export const CLIENT_USAGE = `Client commands (talk to the API: --api URL or DEEP
   answer <id> "<text>"             answer the clarifying question
   cancel <id>
   report <id> [--format md|json] [--out FILE]
+${KB_USAGE}
   Add --json to any of them for machine-readable output.`;
 
-export const CLIENT_COMMANDS = ['run', 'status', 'list', 'approve', 'revise', 'answer', 'cancel', 'report'];
+export const CLIENT_COMMANDS = ['run', 'status', 'list', 'approve', 'revise', 'answer', 'cancel', 'report', 'kb', 'session'];
 
 type View = {
   id: string;
@@ -69,6 +72,11 @@ export async function runClientCommand(
       version: { type: 'string' },
       feedback: { type: 'string' },
       format: { type: 'string' },
+      session: { type: 'string' },
+      collection: { type: 'string', multiple: true },
+      description: { type: 'string' },
+      language: { type: 'string' },
+      wait: { type: 'boolean' },
     },
   });
   const client = apiClient({ api: values.api ?? defaults.api, key: values.key ?? defaults.key });
@@ -80,9 +88,20 @@ export async function runClientCommand(
     switch (command) {
       case 'run': {
         const question = positionals.join(' ').trim() || need('a question: deep-research run "<question>"');
+        const collections = await Promise.all((values.collection ?? []).map(async (ref) => (await resolveCollection(client, ref)).id));
+        let sessionId = values.session;
+        if (sessionId === 'new') {
+          sessionId = (await client.call<{ id: string }>('POST', '/v1/sessions', { title: question.slice(0, 300) })).id;
+          if (!values.json) io.out(`Session ${sessionId} (follow up with --session ${sessionId}).\n`);
+        }
         return await follow(client, io, {
           question,
-          options: { ...parseOptions(values.option ?? []), ...(values['auto-approve'] ? { autoAcceptPlan: true } : {}) },
+          ...(sessionId ? { sessionId } : {}),
+          options: {
+            ...parseOptions(values.option ?? []),
+            ...(values['auto-approve'] ? { autoAcceptPlan: true } : {}),
+            ...(collections.length ? { collections } : {}),
+          },
           out: values.out,
           json: values.json ?? false,
         });
@@ -162,11 +181,19 @@ export async function runClientCommand(
         } else io.out(text);
         return 0;
       }
+      case 'kb':
+        return await runKbCommand(client, io, positionals, values);
+      case 'session':
+        return await runSessionCommand(client, io, positionals, values);
       default:
         throw new UsageError(`unknown command ${command}`);
     }
   } catch (err) {
     if (err instanceof UsageError) {
+      io.err(`${err.message}\n\n${CLIENT_USAGE}\n`);
+      return 2;
+    }
+    if (err instanceof ApiFailure && err.code === 'usage') {
       io.err(`${err.message}\n\n${CLIENT_USAGE}\n`);
       return 2;
     }
@@ -229,9 +256,13 @@ function describe(v: View): string {
 async function follow(
   client: ApiClient,
   io: Io,
-  o: { question: string; options: Record<string, unknown>; out: string | undefined; json: boolean },
+  o: { question: string; sessionId?: string; options: Record<string, unknown>; out: string | undefined; json: boolean },
 ): Promise<number> {
-  const started = await client.call<{ id: string }>('POST', '/v1/research', { question: o.question, options: o.options });
+  const started = await client.call<{ id: string }>('POST', '/v1/research', {
+    question: o.question,
+    options: o.options,
+    ...(o.sessionId ? { sessionId: o.sessionId } : {}),
+  });
   const id = started.id;
   const say = (t: string) => (o.json ? undefined : io.out(`${t}\n`));
   say(`Research ${id} started.`);

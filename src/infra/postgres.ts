@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { vector } from '@electric-sql/pglite-pgvector';
 import type { Logger } from './logger';
 import { assertPortFree } from './temporal-cli';
 
@@ -16,7 +17,8 @@ export interface EmbeddedPostgres {
 export async function startEmbeddedPostgres(opts: { dataDir: string; port: number; log: Logger }): Promise<EmbeddedPostgres> {
   await assertPortFree(opts.port, '127.0.0.1', 'embedded PostgreSQL; set PGLITE_PORT, or DATABASE_URL for a real server');
   mkdirSync(opts.dataDir, { recursive: true });
-  const db = await PGlite.create(opts.dataDir);
+  // pgvector is loaded so that the knowledge base gets its HNSW index in the embedded default too.
+  const db = await PGlite.create({ dataDir: opts.dataDir, extensions: { vector } });
   // PGlite is a single session: the server queues queries from all connections in order.
   const server = new PGLiteSocketServer({ db, port: opts.port, host: '127.0.0.1', maxConnections: 16 });
   await server.start();

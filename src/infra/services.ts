@@ -64,9 +64,17 @@ export async function connectTemporal(address: string, namespace: string, plugin
 
 export interface Database {
   pool: pg.Pool;
+  /** How the knowledge base searches vectors here: pgvector's HNSW index, or an exact scan. */
+  vectors: 'pgvector' | 'exact';
   url: string;
   embedded: EmbeddedPostgres | undefined;
   close(): Promise<void>;
+}
+
+/** The migration adds kb_chunks.vec only where the pgvector extension exists. */
+async function vectorMode(pool: pg.Pool): Promise<Database['vectors']> {
+  const { rowCount } = await pool.query(`SELECT 1 FROM information_schema.columns WHERE table_name = 'kb_chunks' AND column_name = 'vec'`);
+  return rowCount ? 'pgvector' : 'exact';
 }
 
 /** DATABASE_URL when set; otherwise the embedded PGlite database under DATA_DIR. Runs migrations. */
@@ -85,9 +93,13 @@ export async function openDatabase(config: Config, log: Logger, opts: { allowEmb
     url = embedded.url;
   }
   const pool = createPool(url, config.database.poolMax);
+  let vectors: Database['vectors'] = 'exact';
   try {
     const applied = await migrate(pool);
     if (applied.length) log.info('database migrated', { applied });
+    vectors = await vectorMode(pool);
+    if (vectors === 'exact') log.info('knowledge base: pgvector is not installed in this PostgreSQL; vectors are searched by exact scan');
+    else log.debug('knowledge base: vectors searched with pgvector (HNSW)');
   } catch (err) {
     await pool.end();
     await embedded?.stop();
@@ -97,6 +109,7 @@ export async function openDatabase(config: Config, log: Logger, opts: { allowEmb
     pool,
     url,
     embedded,
+    vectors,
     close: async () => {
       await pool.end();
       await embedded?.stop();

@@ -43,6 +43,12 @@ export const ErrorType = {
   MessageRefused: 'MessageRefused',
   /** A sandbox program printed more than any valid result can be. */
   SandboxOutputTooLarge: 'SandboxOutputTooLarge',
+  /** An uploaded or fetched document whose format is not one the knowledge base reads. */
+  DocumentUnsupported: 'DocumentUnsupported',
+  /** A document the parser cannot read (corrupt, encrypted, empty); the message has its reason. */
+  DocumentUnreadable: 'DocumentUnreadable',
+  /** A document URL that cannot be fetched (blocked by the SSRF guard, 4xx, too large). */
+  DocumentFetchFailed: 'DocumentFetchFailed',
 } as const;
 export type ErrorType = (typeof ErrorType)[keyof typeof ErrorType];
 

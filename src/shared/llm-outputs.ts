@@ -52,6 +52,13 @@ export const PageExtract = z.object({
 export type PageExtract = z.infer<typeof PageExtract>;
 
 /** Arguments of the researcher's tools, validated before any tool runs. */
+/** The knowledge-base decision: which of the tenant's collections can help with the question. */
+export const KnowledgeChoice = z.object({
+  collectionIds: z.array(z.string()).describe('Ids from the list of collections; empty when none fits'),
+  reason: z.string().describe('One sentence: why these collections, or why none'),
+});
+export type KnowledgeChoice = z.infer<typeof KnowledgeChoice>;
+
 export const WebSearchArgs = z
   .object({ queries: z.array(z.string().trim().min(1)).min(1).max(5).describe('1-5 web search queries') })
   .strict();
@@ -61,7 +68,16 @@ export const CrawlArgs = z
     goal: z.string().min(1).describe('What to look for on these pages'),
   })
   .strict();
-export const KnowledgeSearchArgs = z.object({ query: z.string().trim().min(1) }).strict();
+export const KnowledgeSearchArgs = z
+  .object({
+    query: z.string().trim().min(1),
+    alternatives: z
+      .array(z.string().trim().min(1))
+      .max(3)
+      .optional()
+      .describe('Up to 3 rephrasings in other words, to find passages that use different terms'),
+  })
+  .strict();
 
 export type ToolCall =
   | { id: string; name: 'web_search'; args: z.infer<typeof WebSearchArgs> }

@@ -43,6 +43,12 @@ export const ResearchOptions = z
     /** How long an outage of one outside system (LLM, PostgreSQL, search, Docker) is waited out
      *  before the step or run that needs it fails, saying which one was down. */
     maxOutage: Duration.default(DEFAULT_MAX_OUTAGE),
+    /** Knowledge base collections (ids) the run searches; absent: a decision step picks from the
+     *  tenant's collections by their descriptions; empty: none. */
+    collections: z
+      .array(z.string().regex(/^C[0-9a-f]{16}$/, 'not a collection id'))
+      .max(20)
+      .optional(),
   })
   .strict();
 export type ResearchOptions = z.infer<typeof ResearchOptions>;
@@ -52,6 +58,11 @@ export const ResearchRequest = z
   .object({
     question: z.string().trim().min(1, 'question must not be empty').max(4_000, 'question is longer than 4000 characters'),
     options: ResearchOptions.partial().strict().optional(),
+    /** A session (POST /v1/sessions): the run sees the session's earlier questions and reports. */
+    sessionId: z
+      .string()
+      .regex(/^session-[0-9a-f]{16}$/, 'not a session id')
+      .optional(),
   })
   .strict();
 export type ResearchRequest = z.infer<typeof ResearchRequest>;
@@ -76,6 +87,7 @@ export const ResearchInput = z.object({
   options: ResearchOptions,
   /** Absent in runs started before it existed: DEFAULT_RETRY. */
   retry: RetrySettings.optional(),
+  sessionId: z.string().optional(),
 });
 export type ResearchInput = z.infer<typeof ResearchInput>;
 
@@ -162,6 +174,14 @@ export function addUsage(a: Usage, b: Usage): Usage {
 export const SourceRef = z.object({ sourceId: z.string(), title: z.string(), url: z.string() });
 export type SourceRef = z.infer<typeof SourceRef>;
 
+/** Where a run's knowledge_search looks: the tenant's collections and the session's earlier reports. */
+export const KnowledgeScope = z.object({
+  tenant: z.string(),
+  collectionIds: z.array(z.string()),
+  sessionId: z.string().optional(),
+});
+export type KnowledgeScope = z.infer<typeof KnowledgeScope>;
+
 /** Input of a step's child workflow (researcher or coder). */
 export const StepInput = z.object({
   researchId: z.string(),
@@ -183,6 +203,8 @@ export const StepInput = z.object({
   /** The run's outage limit and retry settings (absent in steps started before they existed). */
   maxOutage: Duration.optional(),
   retry: RetrySettings.optional(),
+  /** The run's knowledge base (absent: none, and in steps started before it existed). */
+  knowledge: KnowledgeScope.optional(),
 });
 export type StepInput = z.infer<typeof StepInput>;
 

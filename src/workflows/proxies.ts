@@ -7,7 +7,16 @@
 // maxOutage (the schedule-to-close timeout), after which the call fails with its last error.
 // Permanent faults are non-retryable failures thrown by the activities themselves.
 import { proxyActivities, workflowInfo, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
-import type { CrawlActivities, LlmActivities, McpActivities, SandboxActivities, SearchActivities, StoreActivities } from '../activities';
+import type {
+  CrawlActivities,
+  EmbeddingActivities,
+  KnowledgeActivities,
+  LlmActivities,
+  McpActivities,
+  SandboxActivities,
+  SearchActivities,
+  StoreActivities,
+} from '../activities';
 import {
   DEFAULT_LLM_HEARTBEAT_TIMEOUT,
   DEFAULT_MAX_OUTAGE,
@@ -62,12 +71,24 @@ export function activitiesFor(policy: CallPolicy) {
   /** Sandbox runs heartbeat while the container runs; a finished run is recorded once. */
   const sandbox = proxyActivities<SandboxActivities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '15 seconds', ...waitOut });
 
+  /** Knowledge base reads and document parsing (a large PDF takes a while; heartbeats per stage). */
+  const knowledge = proxyActivities<KnowledgeActivities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '2 minutes', ...waitOut });
+  /** Embedding requests, on the LLM queue with the model calls: the same provider and rate limit. */
+  const embedding = proxyActivities<EmbeddingActivities>({
+    taskQueue: llmQueue,
+    startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: retry.heartbeatTimeout ?? DEFAULT_LLM_HEARTBEAT_TIMEOUT,
+    ...waitOut,
+  });
+
   type Input<F extends (...args: never[]) => unknown> = Parameters<F>[0];
   return {
     llm,
     store,
     crawl,
     mcp,
+    knowledge,
+    embedding,
     /** One web search, on `<queue>-search`: the server rate-limits that queue across all workers. */
     webSearch(summary: string, input: Input<SearchActivities['webSearch']>) {
       return search.webSearch.executeWithOptions({ summary, taskQueue: `${workflowInfo().taskQueue}${SEARCH_QUEUE_SUFFIX}` }, [input]);

@@ -15,6 +15,7 @@ import {
 } from './messages';
 import { coordinate } from './research/coordinate';
 import { investigate } from './research/investigate';
+import { chooseKnowledge, rememberReport } from './research/knowledge';
 import { endOnError, finish, startRowSync } from './research/persist';
 import { writeReport } from './research/report';
 import { planAndReview } from './research/review';
@@ -39,6 +40,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     if (coordination.kind === 'answer') {
       return await finish(run, 'answered_directly', coordination.answer, { outcome: 'answered_directly', answer: coordination.answer });
     }
+    await chooseKnowledge(run);
     const question = await investigate(run, coordination.topic);
     const reviewed = await planAndReview(run, question);
     if (reviewed.kind === 'cancelled') {
@@ -52,6 +54,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
       accepted = await runTeam(run, plan, question);
     }
     const report = await writeReport(run, plan, question, accepted);
+    await rememberReport(run);
     return await finish(run, 'report', report.summary, { outcome: 'report', answer: report.title });
   } catch (err) {
     return await endOnError(run, err);

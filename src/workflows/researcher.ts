@@ -80,6 +80,7 @@ async function turnWithTrim(
     dependencyKeys: input.dependencyKeys,
     mustAnswer: turn.mustAnswer,
     mcpTools: turn.mcpTools,
+    ...(input.knowledge ? { knowledge: true } : {}),
   };
   const summary = `researcher ${input.step.id}: round ${turn.round + 1}${turn.mustAnswer ? ' (must answer)' : ''}`;
   for (let trim = 0; ; trim++) {

@@ -53,8 +53,13 @@ export async function runTool(
       return pages.reduce((sum, p) => addUsage(sum, p.usage ?? ZERO_USAGE), ZERO_USAGE);
     }
     case 'knowledge_search': {
-      const r = await calls.store.knowledgeSearch.executeWithOptions({ summary: 'knowledge search' }, [
-        { researchId: input.researchId, query: call.args.query },
+      const r = await calls.knowledge.knowledgeSearch.executeWithOptions({ summary: `knowledge search: ${call.args.query.slice(0, 80)}` }, [
+        {
+          researchId: input.researchId,
+          query: call.args.query,
+          ...(call.args.alternatives ? { alternatives: call.args.alternatives } : {}),
+          ...(input.knowledge ? { scope: input.knowledge } : {}),
+        },
       ]);
       await calls.store.appendToolResult.executeWithOptions({ summary: 'tool result: knowledge_search' }, [{ ...common, text: r.text }]);
       return ZERO_USAGE;

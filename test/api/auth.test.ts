@@ -89,6 +89,7 @@ describe.skipIf(!ready)(`keys and tenants (${ready ? 'live' : missingReason()})`
       taskQueue: h.taskQueue,
       namespace: 'default',
       log: createLogger('error'),
+      knowledge: h.config.knowledge,
     };
     const rateLimits = { submits: 10, reads: 10 };
     await expect(startApiServer({ ...base, api: { host: '0.0.0.0', port: 0, keys: [], rateLimits } })).rejects.toThrow(

@@ -7,6 +7,7 @@ import type express from 'express';
 import type pg from 'pg';
 import { createApp } from '../../src/api/app';
 import { createResearchService } from '../../src/api/research-service';
+import { createKnowledgeService } from '../../src/api/knowledge-service';
 import { createStore } from '../../src/activities/store';
 import { loadConfig, llmConfigured, type Config } from '../../src/config';
 import { createLogger } from '../../src/infra/logger';
@@ -84,6 +85,10 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const store = createStore(pool);
   const app = createApp({
     research: createResearchService({ client, taskQueue, store, retry: config.retry, llm: config.llm }),
+    knowledge: {
+      service: createKnowledgeService({ client, taskQueue, store, limits: config.knowledge, retry: config.retry }),
+      maxFileBytes: config.knowledge.maxFileBytes,
+    },
     // Like the dev default (no keys: open) unless the test gives API_KEYS.
     auth: { envKeys: config.api.keys, table: store.apiKeys, open: config.api.keys.length === 0 },
     events: store.events,

@@ -1,6 +1,8 @@
 // An OpenAI-compatible chat-completions server that answers from a per-test script. It is a real
 // HTTP server, so the product's own client, timeouts and error mapping are what get tested.
+// It also answers /embeddings with the deterministic vectors of ./embeddings (no script needed).
 import type http from 'node:http';
+import { EMBEDDING_DIMENSIONS, embedText } from './embeddings';
 import { listen, readBody, sendJson, type RunningServer } from './http';
 
 export interface ChatRequest {
@@ -53,6 +55,35 @@ export interface LoggedRequest {
   aborted?: boolean;
 }
 
+export interface EmbeddingRequest {
+  model: string;
+  input: string | string[];
+  encoding_format?: 'float' | 'base64';
+  dimensions?: number;
+  [k: string]: unknown;
+}
+
+export interface LoggedEmbeddingRequest {
+  seq: number;
+  model: string | undefined;
+  /** How many texts the request asked for (0 when the input was not valid). */
+  inputs: number;
+  texts: string[];
+  encodingFormat: string | undefined;
+  dimensions: number | undefined;
+  authorization: string | undefined;
+  startedAt: number;
+  endedAt?: number;
+  status?: number;
+  aborted?: boolean;
+}
+
+interface InjectedFailure {
+  status: number;
+  error: { message: string; type?: string; code?: string };
+  headers: Record<string, string>;
+}
+
 export const bySchema = (name: string) => (req: ChatRequest) => req.response_format?.json_schema?.name === name;
 export const hasTools = (req: ChatRequest) => (req.tools?.length ?? 0) > 0;
 export const systemIncludes = (text: string) => (req: ChatRequest) =>
@@ -69,6 +100,11 @@ export class ScriptedLlmServer {
   /** Requests answered 429 by that limit. */
   rateLimited = 0;
   private recent: number[] = [];
+  /** Every /embeddings request, in arrival order (not cleared by script(); see resetEmbeddings()). */
+  readonly embeddingRequests: LoggedEmbeddingRequest[] = [];
+  /** Added before every /embeddings answer, failures included: holds embedding latency fixed. */
+  embeddingDelayMs = 0;
+  private embeddingFailures: InjectedFailure[] = [];
 
   get url(): string {
     if (!this.server) throw new Error('ScriptedLlmServer not started');
@@ -108,6 +144,22 @@ export class ScriptedLlmServer {
     return this;
   }
 
+  /** The next `times` /embeddings requests fail with `status` (an OpenAI-shaped error body), then
+   *  embeddings answer again. Calls queue up: failEmbeddings(2, 503) then failEmbeddings(1, 429). */
+  failEmbeddings(times: number, status = 503, opts: { error?: InjectedFailure['error']; headers?: Record<string, string> } = {}): this {
+    const failure: InjectedFailure = { status, error: opts.error ?? defaultError(status), headers: opts.headers ?? {} };
+    for (let i = 0; i < times; i++) this.embeddingFailures.push(failure);
+    return this;
+  }
+
+  /** Clears the embedding log, pending injected failures and the embedding delay. */
+  resetEmbeddings(): this {
+    this.embeddingRequests.length = 0;
+    this.embeddingFailures = [];
+    this.embeddingDelayMs = 0;
+    return this;
+  }
+
   /** Requests that got a complete 2xx answer. */
   completed(): LoggedRequest[] {
     return this.requests.filter((r) => r.status !== undefined && r.status < 300 && !r.aborted);
@@ -116,6 +168,10 @@ export class ScriptedLlmServer {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (req.method === 'GET' && req.url?.endsWith('/models')) {
       sendJson(res, 200, { object: 'list', data: [{ id: 'scripted', object: 'model', owned_by: 'test' }] });
+      return;
+    }
+    if (req.method === 'POST' && req.url?.split('?')[0]?.endsWith('/embeddings')) {
+      await this.handleEmbeddings(req, res);
       return;
     }
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
@@ -201,6 +257,86 @@ export class ScriptedLlmServer {
     entry.status = 200;
     sendJson(res, 200, completionBody(body, reply, entry.seq));
   }
+
+  // Answers like OpenAI's POST /v1/embeddings, including its validation messages. The official
+  // client asks for base64 unless the caller chose a format, and decodes float32 little-endian.
+  private async handleEmbeddings(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    let body: Partial<EmbeddingRequest>;
+    try {
+      body = JSON.parse(await readBody(req)) as Partial<EmbeddingRequest>;
+    } catch {
+      sendJson(res, 400, { error: { message: 'request body is not JSON', type: 'invalid_request_error', param: null, code: null } });
+      return;
+    }
+    const texts = validTexts(body.input);
+    const auth = req.headers.authorization;
+    const entry: LoggedEmbeddingRequest = {
+      seq: this.embeddingRequests.length,
+      model: typeof body.model === 'string' ? body.model : undefined,
+      inputs: texts?.length ?? 0,
+      texts: texts ?? [],
+      encodingFormat: body.encoding_format,
+      dimensions: body.dimensions,
+      authorization: auth ? auth.replace(/^(Bearer\s+).+$/, '$1***') : undefined,
+      startedAt: Date.now(),
+    };
+    this.embeddingRequests.push(entry);
+    res.on('close', () => {
+      if (!res.writableFinished) entry.aborted = true;
+      entry.endedAt ??= Date.now();
+    });
+    const answer = (status: number, payload: unknown, headers?: Record<string, string>) => {
+      entry.status = status;
+      entry.endedAt = Date.now();
+      sendJson(res, status, payload, headers);
+    };
+    const invalid = (message: string, param: string | null = null) =>
+      answer(400, { error: { message, type: 'invalid_request_error', param, code: null } });
+
+    if (this.embeddingDelayMs > 0) await new Promise((r) => setTimeout(r, this.embeddingDelayMs));
+    if (res.destroyed) return;
+    const failure = this.embeddingFailures.shift();
+    if (failure) return answer(failure.status, { error: { param: null, code: null, ...failure.error } }, failure.headers);
+    if (!entry.model) return invalid('you must provide a model parameter');
+    if (!texts) return invalid("'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.");
+    const format = body.encoding_format ?? 'float';
+    if (format !== 'float' && format !== 'base64') {
+      return invalid(`Invalid value for 'encoding_format': expected 'float' or 'base64', got '${String(format)}'.`, 'encoding_format');
+    }
+    const dims = body.dimensions ?? EMBEDDING_DIMENSIONS;
+    if (!Number.isInteger(dims) || dims < 1 || dims > 3072) {
+      return invalid(`Invalid value for 'dimensions': expected an integer between 1 and 3072.`, 'dimensions');
+    }
+    const promptTokens = texts.reduce((n, t) => n + Math.max(1, Math.ceil(t.length / 4)), 0);
+    answer(200, {
+      object: 'list',
+      data: texts.map((text, index) => {
+        const vector = embedText(text, dims).map(Math.fround);
+        return { object: 'embedding', index, embedding: format === 'base64' ? float32Base64(vector) : vector };
+      }),
+      model: entry.model,
+      usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+    });
+  }
+}
+
+/** OpenAI rejects an empty string, an empty list and a blank item; token arrays are not embedded here. */
+function validTexts(input: unknown): string[] | undefined {
+  const texts = typeof input === 'string' ? [input] : input;
+  if (!Array.isArray(texts) || texts.length === 0 || texts.length > 2048) return undefined;
+  return texts.every((t) => typeof t === 'string' && t.trim() !== '') ? (texts as string[]) : undefined;
+}
+
+function float32Base64(vector: number[]): string {
+  const buf = Buffer.alloc(vector.length * 4);
+  vector.forEach((x, i) => buf.writeFloatLE(x, i * 4));
+  return buf.toString('base64');
+}
+
+function defaultError(status: number): InjectedFailure['error'] {
+  if (status === 429) return { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' };
+  if (status >= 500) return { message: 'The server had an error while processing your request.', type: 'server_error' };
+  return { message: `injected ${status}`, type: 'scripted_error' };
 }
 
 function completionBody(req: ChatRequest, reply: Extract<Reply, { usage?: unknown }>, seq: number) {

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { LlmRole } from '../../shared/constants';
 import {
+  KnowledgeChoice,
   CitedText,
   CodeDraft,
   CoordinatorDecision,
@@ -81,8 +82,8 @@ export const PROMPTS = {
     {
       file: 'rewrite',
       role: 'planner',
-      vars: { question: text, locale: text, count },
-      untrusted: { question: 'user_message' },
+      vars: { question: text, locale: text, count, memory: text },
+      untrusted: { question: 'user_message', memory: 'session_memory' },
     },
     'QueryExpansion',
     QueryExpansion,
@@ -110,7 +111,7 @@ export const PROMPTS = {
   researcherTurn: toolPrompt({
     file: 'researcher-react',
     role: 'researcher',
-    vars: { ...step, feedback: text, dependencies: text },
+    vars: { ...step, feedback: text, dependencies: text, knowledgeTool: text },
     untrusted: { question: 'user_message', dependencies: 'dependencies' },
   }),
   extractor: jsonPrompt(
@@ -182,6 +183,16 @@ export const PROMPTS = {
     },
     'ReportDraft',
     ReportDraft,
+  ),
+  knowledgeRouter: jsonPrompt(
+    {
+      file: 'knowledge-router',
+      role: 'planner',
+      vars: { question: text, collections: text },
+      untrusted: { question: 'user_message', collections: 'collections' },
+    },
+    'KnowledgeChoice',
+    KnowledgeChoice,
   ),
   /** Legacy (search-and-summarise researcher): only runs recorded before the ReAct loop use it. */
   legacyResearcher: jsonPrompt(

@@ -1,5 +1,5 @@
 // The researcher's conversation outside the model calls: tool results written at the positions
-// the workflow chose, trimming after a context-length error, and the knowledge-base tool.
+// the workflow chose, and trimming after a context-length error.
 import type { CrawlResult } from '../crawl';
 import { summarize } from '../../shared/schemas';
 import type { NewEvent, Store } from '../store';
@@ -90,10 +90,5 @@ export function createConversationActivities(deps: { store: Store }) {
     return { trimmed: fitted.trimmed };
   }
 
-  /** The knowledge base has no documents yet (its ingestion is a later issue); the tool says so. */
-  async function knowledgeSearch(input: { researchId: string; query: string }): Promise<{ text: string }> {
-    return { text: `The knowledge base has no documents yet, so "${summarize(input.query, 100)}" found nothing. Use web_search.` };
-  }
-
-  return { appendToolResult, trimConversation, knowledgeSearch };
+  return { appendToolResult, trimConversation };
 }

@@ -16,9 +16,10 @@ export function createPlannerActivities(deps: { llm: Llm; store: Store }) {
     locale: string;
     count: number;
   }): Promise<{ expansion: QueryExpansion; usage: Usage }> {
+    const [memory] = await store.getDocuments(input.researchId, ['memory']);
     const r = await llm.structured(
       PROMPTS.rewrite,
-      { question: input.question, locale: input.locale, count: input.count },
+      { question: input.question, locale: input.locale, count: input.count, memory: memory?.content ?? '(no earlier questions)' },
       { researchId: input.researchId },
     );
     return { expansion: { ...r.output, queries: r.output.queries.slice(0, input.count) }, usage: r.usage };
@@ -55,14 +56,16 @@ export function createPlannerActivities(deps: { llm: Llm; store: Store }) {
     feedback: string;
     problems: string[];
   }): Promise<{ plan: Plan; problems: string[]; usage: Usage }> {
-    const [background] = await store.getDocuments(input.researchId, ['background']);
+    const [background, memory] = await store.getDocuments(input.researchId, ['background', 'memory']);
     const r = await llm.structured(
       PROMPTS.planner,
       {
         question: input.question,
         locale: input.locale,
         maxSteps: input.maxSteps,
-        background: background ? `${background.content.slice(0, DOC_CHARS)}` : '(no background could be gathered)',
+        background:
+          (background ? `${background.content.slice(0, DOC_CHARS)}` : '(no background could be gathered)') +
+          (memory ? `\n\nEarlier in this session (the question may build on it):\n${memory.content.slice(0, DOC_CHARS)}` : ''),
         feedback: input.feedback || '(none)',
         problems: input.problems.length ? `Your previous plan was invalid: ${input.problems.join('; ')}. Fix these problems.` : '',
       },

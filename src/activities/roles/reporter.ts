@@ -22,7 +22,9 @@ export function createReporterActivities(deps: { llm: Llm; store: Store }) {
     stepKeys: string[];
     notes: string[];
   }): Promise<ReportOutput> {
-    const findings = await deps.store.getDocuments(input.researchId, ['background', ...input.stepKeys]);
+    // The session's memory (earlier reports, citing their sources) comes last: this run's own
+    // findings take the first reference numbers.
+    const findings = await deps.store.getDocuments(input.researchId, ['background', ...input.stepKeys, 'memory']);
     const order = citationOrder(findings);
     const refs = numberReferences(order, order.length ? await deps.store.getSources(input.researchId, order) : []);
     const r = await deps.llm.structured(

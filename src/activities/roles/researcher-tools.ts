@@ -16,11 +16,15 @@ const TOOL_SCHEMAS = { web_search: WebSearchArgs, crawl: CrawlArgs, knowledge_se
 const TOOL_DESCRIPTIONS: Record<keyof typeof TOOL_SCHEMAS, string> = {
   web_search: 'Search the web. Returns results with source ids, titles, URLs and snippets.',
   crawl: 'Read web pages (URLs from search results) and extract what serves the goal. Returns evidence with source ids.',
-  knowledge_search: "Search the local knowledge base of the user's own documents.",
+  knowledge_search:
+    "Search the user's own documents (this run's knowledge base collections and the earlier reports of its session). " +
+    'Returns passages with source ids, document titles and their page or section.',
 };
 
-export function toolDefinitions(mcpTools: McpToolSpec[] = []): OpenAI.Chat.ChatCompletionTool[] {
-  const builtIn = (Object.keys(TOOL_SCHEMAS) as (keyof typeof TOOL_SCHEMAS)[]).map((name): OpenAI.Chat.ChatCompletionTool => {
+/** The tools a researcher is offered; knowledge_search only when the run has a knowledge base. */
+export function toolDefinitions(mcpTools: McpToolSpec[] = [], opts: { knowledge?: boolean } = {}): OpenAI.Chat.ChatCompletionTool[] {
+  const names = (Object.keys(TOOL_SCHEMAS) as (keyof typeof TOOL_SCHEMAS)[]).filter((n) => n !== 'knowledge_search' || opts.knowledge);
+  const builtIn = names.map((name): OpenAI.Chat.ChatCompletionTool => {
     const { $schema: _drop, ...parameters } = z.toJSONSchema(TOOL_SCHEMAS[name]) as Record<string, unknown>;
     return { type: 'function', function: { name, description: TOOL_DESCRIPTIONS[name], parameters } };
   });

@@ -31,6 +31,8 @@ export interface TurnInput {
   mustAnswer: boolean;
   /** MCP tools discovered for this step. */
   mcpTools?: McpToolSpec[];
+  /** The run has a knowledge base: knowledge_search is offered. */
+  knowledge?: boolean;
 }
 
 export interface TurnResult {
@@ -56,6 +58,10 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
       stepTitle: input.step.title,
       stepDescription: input.step.description,
       feedback: input.feedback || '(none)',
+      knowledgeTool: input.knowledge
+        ? "- `knowledge_search(query, alternatives)`: the user's own documents (this run's collections and the earlier reports of " +
+          'its session); prefer them where they cover the step, and cite their passages by source id like web sources.'
+        : '',
       dependencies: docs.map((d) => `<result key="${d.key}">\n${d.content.slice(0, DEPENDENCY_CHARS)}\n</result>`).join('\n') || '(none)',
     });
     await conversations.put(input.researchId, input.convKey, 0, { role: 'system', content: prompt.system });
@@ -94,7 +100,7 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
       role: PROMPTS.researcherTurn.role,
       promptName: PROMPTS.researcherTurn.file,
       messages,
-      ...(forcedAnswer ? {} : { tools: toolDefinitions(input.mcpTools) }),
+      ...(forcedAnswer ? {} : { tools: toolDefinitions(input.mcpTools, { knowledge: input.knowledge ?? false }) }),
       expected: 'researcher turn',
       reuse: (logged) => {
         const message = logged as AssistantMessage;

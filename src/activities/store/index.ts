@@ -6,6 +6,7 @@ import { conversationsTable } from './conversations';
 import { documentTables } from './documents';
 import { apiKeysTable } from './keys';
 import { eventsTable } from './events';
+import { knowledgeTables } from './knowledge';
 import { llmCallsTable, llmLeasesTable, runsTable, sandboxRunsTable } from './runs';
 
 export type { Message } from './conversations';
@@ -13,6 +14,7 @@ export type { ArtifactRecord, ReportRecord, StoredDocument, StoredPage, StoredSo
 export type { LlmCallRecord, RunRecord } from './runs';
 export type { ApiKeyRow, ApiKeysTable } from './keys';
 export type { EventsTable, NewEvent, StoredEvent } from './events';
+export type * from './knowledge';
 
 export function createStore(pool: pg.Pool) {
   return {
@@ -23,6 +25,7 @@ export function createStore(pool: pg.Pool) {
     conversations: conversationsTable(pool),
     apiKeys: apiKeysTable(pool),
     events: eventsTable(pool),
+    knowledge: knowledgeTables(pool),
     ...documentTables(pool),
     /** Readiness: the database answers. */
     async ping(): Promise<void> {

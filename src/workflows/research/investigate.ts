@@ -3,6 +3,7 @@
 import { isCancellation } from '@temporalio/workflow';
 import { failureMessage } from '../../shared/errors';
 import { summarize } from '../../shared/schemas';
+import { searchKnowledge } from './knowledge';
 import type { RunState } from './run-state';
 
 /** Returns the rewritten research question. */
@@ -17,7 +18,8 @@ export async function investigate(run: RunState, topic: string): Promise<string>
   const searches = await Promise.allSettled(
     expansion.queries.map((query) => run.calls.webSearch(`search: ${summarize(query, 80)}`, { researchId: run.id, query })),
   );
-  const sourceIds: string[] = [];
+  // The user's own documents first: they lead the background's sources.
+  const sourceIds: string[] = await searchKnowledge(run, expansion.researchQuestion, expansion.queries);
   const searchErrors: string[] = [];
   const providerErrors: string[] = [];
   for (const s of searches) {

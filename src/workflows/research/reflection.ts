@@ -102,6 +102,7 @@ function runAttempt(
     maxOutage: run.options.maxOutage,
     ...(budget ? { budget } : {}),
     ...(run.retry ? { retry: run.retry } : {}),
+    ...(run.knowledge ? { knowledge: run.knowledge } : {}),
   };
   const role = step.type === 'research' ? 'researcher' : 'coder';
   return executeChild(step.type === 'research' ? researcherWorkflow : coderWorkflow, {

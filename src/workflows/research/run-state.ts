@@ -30,6 +30,7 @@ import {
   summarize,
   ZERO_USAGE,
   type Phase,
+  type KnowledgeScope,
   type Plan,
   type ResearchInput,
   type ResearchOptions,
@@ -75,6 +76,8 @@ export class RunState {
   review?: ReviewDecision;
   clarificationQuestion?: string;
   clarificationAnswer?: string;
+  /** Where knowledge_search looks (collections, session memory); undefined: no knowledge base. */
+  knowledge?: KnowledgeScope;
   /** The locale the coordinator settled on; until then the option's, or en-US. */
   private detectedLocale?: string;
   private readonly ignoredSignals: IgnoredSignal[] = [];
@@ -114,6 +117,10 @@ export class RunState {
   /** Numbers the writes of the run's row, so a late one never replaces a newer one. */
   nextWriteSeq(): number {
     return ++this.writeSeq;
+  }
+
+  get sessionId(): string | undefined {
+    return this.input.sessionId;
   }
 
   get retry(): ResearchInput['retry'] {

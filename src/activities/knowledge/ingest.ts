@@ -1,0 +1,131 @@
+// The ingestion workflow's activities: fetch (for a URL), parse and chunk, embed in batches,
+// finish. Each is idempotent on the document's id: a retried parse replaces the chunks in one
+// transaction, a retried batch embeds only the chunks still without a vector.
+import { createHash } from 'node:crypto';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ErrorType } from '../../shared/errors';
+import { summarize } from '../../shared/schemas';
+import { SkippedError, type SafeFetcher } from '../crawl/safe-fetch';
+import { BlockedError } from '../crawl/ssrf';
+import type { Store } from '../store';
+import { chunkDocument } from './chunk';
+import { withHeartbeat, type Embedder } from './embed';
+import { contentTypeOf, detectFormat, DocumentUnreadable, parseDocument as parseBytes, type DocFormat } from './parse';
+
+export interface IngestLimits {
+  maxFileBytes: number;
+  chunkTokens: number;
+  chunkOverlap: number;
+}
+
+export function contentHash(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** What an embedding model reads for a chunk: where it sits in the document, then its text. */
+export function embeddingText(c: { headingPath: string[]; text: string }): string {
+  return c.headingPath.length ? `${c.headingPath.join(' › ')}\n${c.text}` : c.text;
+}
+
+const notFound = (id: string) => ApplicationFailure.nonRetryable(`document ${id} no longer exists (deleted?)`, ErrorType.NotFound);
+
+export function createIngestActivities(deps: { store: Store; embedder: Embedder; fetcher: SafeFetcher; limits: IngestLimits }) {
+  const kb = deps.store.knowledge;
+
+  /** A document added by URL: fetched through the crawler's SSRF guard, then stored as an upload. */
+  async function fetchDocument(input: { documentId: string }): Promise<{ format: DocFormat; size: number }> {
+    const doc = await kb.getDocument(input.documentId);
+    if (!doc) throw notFound(input.documentId);
+    if (doc.format && doc.contentHash) return { format: doc.format as DocFormat, size: doc.size };
+    if (!doc.sourceUrl)
+      throw ApplicationFailure.nonRetryable(`document ${doc.documentId} has neither bytes nor a URL`, ErrorType.InvalidInput);
+    await kb.updateDocument(doc.documentId, { status: 'fetching' });
+    let page;
+    try {
+      page = await deps.fetcher.get(doc.sourceUrl, { signal: Context.current().cancellationSignal });
+    } catch (err) {
+      if (err instanceof BlockedError || err instanceof SkippedError) {
+        throw ApplicationFailure.nonRetryable(`${doc.sourceUrl}: ${err.message}`, ErrorType.DocumentFetchFailed);
+      }
+      const status = (err as { status?: number }).status;
+      if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
+        throw ApplicationFailure.nonRetryable(`${doc.sourceUrl} answered ${status}`, ErrorType.DocumentFetchFailed);
+      }
+      throw err;
+    }
+    const name = decodeURIComponent(new URL(page.finalUrl).pathname.split('/').filter(Boolean).pop() ?? '') || doc.name;
+    const format = detectFormat(name, page.contentType, page.body.subarray(0, 4096));
+    if (!format) {
+      throw ApplicationFailure.nonRetryable(
+        `${doc.sourceUrl}: content type "${page.contentType}" is not a format the knowledge base reads`,
+        ErrorType.DocumentUnsupported,
+      );
+    }
+    await kb.updateDocument(doc.documentId, {
+      bytes: page.body,
+      format,
+      contentType: contentTypeOf(format),
+      contentHash: contentHash(page.body),
+      status: 'parsing',
+    });
+    return { format, size: page.body.length };
+  }
+
+  /** Parses the stored bytes and writes the chunks (replacing any a failed attempt left). */
+  async function parseDocument(input: { documentId: string }): Promise<{ chunks: number; title: string; pages?: number }> {
+    const doc = await kb.getDocument(input.documentId);
+    if (!doc) throw notFound(input.documentId);
+    const bytes = await kb.getDocumentBytes(doc.documentId);
+    if (!bytes || !doc.format)
+      throw ApplicationFailure.nonRetryable(`document ${doc.documentId} has no stored file`, ErrorType.InvalidInput);
+    await kb.updateDocument(doc.documentId, { status: 'parsing' });
+    Context.current().heartbeat('parsing');
+    let parsed;
+    try {
+      parsed = await parseBytes(bytes, doc.format as DocFormat, doc.name);
+    } catch (err) {
+      if (err instanceof DocumentUnreadable) throw ApplicationFailure.nonRetryable(err.message, ErrorType.DocumentUnreadable);
+      throw ApplicationFailure.nonRetryable(
+        `${doc.format} parser failed: ${err instanceof Error ? err.message : String(err)}`,
+        ErrorType.DocumentUnreadable,
+      );
+    }
+    Context.current().heartbeat('chunking');
+    const chunks = chunkDocument(parsed, { maxTokens: deps.limits.chunkTokens, overlapTokens: deps.limits.chunkOverlap });
+    if (!chunks.length) throw ApplicationFailure.nonRetryable(`${doc.name}: no text found`, ErrorType.DocumentUnreadable);
+    const title = summarize(parsed.title || doc.name, 300);
+    if (!(await kb.replaceChunks(doc.documentId, chunks, { title, pages: parsed.pages }))) throw notFound(doc.documentId);
+    await kb.updateDocument(doc.documentId, { status: deps.embedder.enabled ? 'embedding' : 'ready' });
+    return { chunks: chunks.length, title, ...(parsed.pages ? { pages: parsed.pages } : {}) };
+  }
+
+  /** Embeds the chunks in [fromSeq, toSeq) that have no vector yet; returns the document's count. */
+  async function embedChunks(input: { documentId: string; fromSeq: number; toSeq: number }): Promise<{ embedded: number; dims: number }> {
+    if (!deps.embedder.enabled) return { embedded: 0, dims: 0 };
+    const pending = await kb.chunksToEmbed(input.documentId, input.fromSeq, input.toSeq, deps.embedder.model);
+    if (!pending.length) return { embedded: (await kb.getDocument(input.documentId))?.chunksEmbedded ?? 0, dims: 0 };
+    const { vectors } = await withHeartbeat((signal) => deps.embedder.embed(pending.map(embeddingText), signal));
+    const dims = vectors[0]!.length;
+    await kb.ensureVectorIndex(dims);
+    const embedded = await kb.saveEmbeddings(
+      input.documentId,
+      deps.embedder.model,
+      pending.map((c, i) => ({ seq: c.seq, embedding: vectors[i]! })),
+    );
+    return { embedded, dims };
+  }
+
+  /** The end of an ingestion: ready, or failed with the reason and no chunks left behind. */
+  async function finishDocument(input: { documentId: string; error?: string }): Promise<void> {
+    const doc = await kb.getDocument(input.documentId);
+    if (!doc) return; // deleted while it was ingested: nothing to finish
+    if (input.error) {
+      await kb.replaceChunks(doc.documentId, [], { title: doc.title });
+      await kb.updateDocument(doc.documentId, { status: 'failed', error: summarize(input.error, 1_000) });
+      return;
+    }
+    await kb.updateDocument(doc.documentId, { status: 'ready', error: null });
+  }
+
+  return { fetchDocument, parseDocument, embedChunks, finishDocument };
+}

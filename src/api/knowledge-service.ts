@@ -1,0 +1,263 @@
+// The knowledge base behind the HTTP API: collections, documents (stored, then ingested by a
+// workflow), sessions. Everything is the tenant's: another tenant's ids are as unknown as missing ones.
+import { createHash, randomBytes } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Config } from '../config';
+import { ApiError } from '../shared/errors';
+import { TEXT_SEARCH_LANGUAGES, type CreateCollectionBody, type IngestInput } from '../shared/knowledge';
+import type { RetrySettings } from '../shared/schemas';
+import type { CollectionRow, DocumentRow, Store } from '../activities/store';
+import { contentTypeOf, detectFormat, DOC_FORMATS } from '../activities/knowledge/parse';
+import type { ingestDocumentWorkflow } from '../workflows/ingest';
+
+export interface KnowledgeServiceDeps {
+  client: Client;
+  taskQueue: string;
+  store: Pick<Store, 'knowledge'>;
+  limits: Pick<Config['knowledge'], 'maxFileBytes' | 'maxDocuments' | 'embedding'>;
+  retry?: RetrySettings;
+}
+
+export interface Upload {
+  name: string;
+  contentType: string | undefined;
+  bytes: Buffer;
+}
+
+const hex = (s: string, n = 16) => createHash('sha256').update(s).digest('hex').slice(0, n);
+export const ingestWorkflowId = (documentId: string) => `ingest-${documentId}`;
+
+/** The API's view of a document: no bytes, progress as numbers, where to read it. */
+export function documentView(d: DocumentRow) {
+  return {
+    id: d.documentId,
+    collectionId: d.collectionId,
+    name: d.name,
+    title: d.title,
+    format: d.format,
+    size: d.size,
+    sourceUrl: d.sourceUrl,
+    status: d.status,
+    ...(d.error ? { error: d.error } : {}),
+    pages: d.pages,
+    chunks: d.chunksTotal,
+    embedded: d.chunksEmbedded,
+    createdAt: d.createdAt,
+    updatedAt: d.updatedAt,
+  };
+}
+
+export function collectionView(c: CollectionRow) {
+  return {
+    id: c.collectionId,
+    name: c.name,
+    description: c.description,
+    language: c.language,
+    documents: c.documents,
+    chunks: c.chunks,
+    createdAt: c.createdAt,
+  };
+}
+
+export function createKnowledgeService(deps: KnowledgeServiceDeps) {
+  const kb = deps.store.knowledge;
+
+  async function collection(tenant: string, id: string): Promise<CollectionRow> {
+    const c = await kb.getCollection(tenant, id);
+    if (!c) throw new ApiError(404, 'not_found', `no collection with id ${id}`);
+    return c;
+  }
+
+  async function document(tenant: string, collectionId: string, documentId: string): Promise<DocumentRow> {
+    await collection(tenant, collectionId);
+    const d = await kb.getDocument(documentId);
+    if (!d || d.collectionId !== collectionId)
+      throw new ApiError(404, 'not_found', `no document ${documentId} in collection ${collectionId}`);
+    return d;
+  }
+
+  async function createCollection(tenant: string, body: CreateCollectionBody) {
+    const language = TEXT_SEARCH_LANGUAGES[body.language.toLowerCase().split(/[-_]/)[0]!] ?? body.language.toLowerCase();
+    if (!(await kb.languageExists(language))) {
+      throw new ApiError(
+        400,
+        'unknown_language',
+        `language "${body.language}" has no text search configuration here (try en, de, fr, ... or simple)`,
+      );
+    }
+    const created = await kb.createCollection({
+      collectionId: `C${randomBytes(8).toString('hex')}`,
+      tenant,
+      name: body.name,
+      description: body.description,
+      language,
+    });
+    if (!created) throw new ApiError(409, 'collection_exists', `you already have a collection named "${body.name}"`);
+    return created;
+  }
+
+  /** Cancels the document's ingestion if it runs; a finished or never-started one is fine. */
+  async function stopIngestion(documentId: string): Promise<void> {
+    try {
+      await deps.client.workflow.getHandle(ingestWorkflowId(documentId)).cancel();
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+  }
+
+  async function startIngestion(d: DocumentRow, fetch: boolean): Promise<void> {
+    const input: IngestInput = {
+      documentId: d.documentId,
+      tenant: d.tenant,
+      fetch,
+      batch: deps.limits.embedding.batch,
+      parallel: 4,
+      ...(deps.retry ? { retry: deps.retry } : {}),
+    };
+    try {
+      await deps.client.workflow.start<typeof ingestDocumentWorkflow>('ingestDocumentWorkflow', {
+        taskQueue: deps.taskQueue,
+        workflowId: ingestWorkflowId(d.documentId),
+        args: [input],
+        staticSummary: `Ingest ${d.name.slice(0, 100)}`,
+      });
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return; // already being ingested
+      throw err;
+    }
+  }
+
+  /**
+   * Stores a document and starts its ingestion. The same bytes (or URL) in the same collection are
+   * the same document: answered as a duplicate, not ingested again (unless it failed before).
+   */
+  async function addDocument(
+    tenant: string,
+    collectionId: string,
+    source: { upload: Upload } | { url: string; name?: string | undefined },
+  ): Promise<{ document: ReturnType<typeof documentView>; duplicate: boolean }> {
+    await collection(tenant, collectionId);
+    let row: Parameters<typeof kb.addDocument>[0];
+    if ('upload' in source) {
+      const { bytes, name, contentType } = source.upload;
+      if (bytes.length > deps.limits.maxFileBytes) {
+        throw new ApiError(413, 'file_too_large', `the file has ${bytes.length} bytes; at most ${deps.limits.maxFileBytes} are accepted`);
+      }
+      if (bytes.length === 0) throw new ApiError(400, 'empty_file', 'the uploaded file is empty');
+      const format = detectFormat(name, contentType, bytes.subarray(0, 4096));
+      if (!format) {
+        throw new ApiError(
+          415,
+          'unsupported_format',
+          `"${name}" (${contentType ?? 'no content type'}) is not a format the knowledge base reads: ${DOC_FORMATS.join(', ')}`,
+        );
+      }
+      const hash = createHash('sha256').update(bytes).digest('hex');
+      row = {
+        documentId: `D${hex(`${collectionId}\u0000${hash}`)}`,
+        tenant,
+        collectionId,
+        name,
+        format,
+        contentType: contentTypeOf(format),
+        contentHash: hash,
+        bytes,
+        status: 'queued',
+      };
+    } else {
+      const url = new URL(source.url);
+      url.hash = '';
+      const name = source.name ?? (decodeURIComponent(url.pathname.split('/').filter(Boolean).pop() ?? '') || url.host);
+      row = {
+        documentId: `D${hex(`${collectionId}\u0000url\u0000${url.href}`)}`,
+        tenant,
+        collectionId,
+        name,
+        sourceUrl: url.href,
+        status: 'queued',
+      };
+    }
+    const existing = await kb.getDocument(row.documentId);
+    if (!existing && (await kb.countDocuments(collectionId)) >= deps.limits.maxDocuments) {
+      throw new ApiError(
+        413,
+        'collection_full',
+        `the collection holds ${deps.limits.maxDocuments} documents, the most it may (KB_MAX_DOCUMENTS)`,
+      );
+    }
+    const added = existing ? { created: false, document: existing } : await kb.addDocument(row);
+    if (!added.created && added.document.status !== 'failed') return { document: documentView(added.document), duplicate: true };
+    if (!added.created) await kb.updateDocument(row.documentId, { status: 'queued', error: null });
+    try {
+      await startIngestion(added.document, !('upload' in source));
+    } catch (err) {
+      // Nothing half-started: without its workflow the document would wait forever.
+      if (added.created) await kb.deleteDocument(row.documentId);
+      throw new ApiError(
+        503,
+        'temporal_unavailable',
+        `the document could not be queued for ingestion: ${(err as Error).message}`,
+        undefined,
+        5,
+      );
+    }
+    const now = await kb.getDocument(row.documentId);
+    return { document: documentView(now ?? added.document), duplicate: !added.created };
+  }
+
+  async function deleteDocument(tenant: string, collectionId: string, documentId: string): Promise<void> {
+    await document(tenant, collectionId, documentId);
+    await stopIngestion(documentId);
+    await kb.deleteDocument(documentId);
+  }
+
+  async function deleteCollection(tenant: string, collectionId: string): Promise<void> {
+    await collection(tenant, collectionId);
+    for (const d of await kb.listDocuments(collectionId)) if (!['ready', 'failed'].includes(d.status)) await stopIngestion(d.documentId);
+    await kb.deleteCollection(tenant, collectionId);
+  }
+
+  async function createSession(tenant: string, title: string) {
+    const sessionId = `session-${randomBytes(8).toString('hex')}`;
+    await kb.createSession({ sessionId, tenant, title });
+    return { id: sessionId, title };
+  }
+
+  async function getSession(tenant: string, sessionId: string) {
+    const s = await kb.getSession(tenant, sessionId);
+    if (!s) throw new ApiError(404, 'not_found', `no session with id ${sessionId}`);
+    const runs = await kb.sessionRuns(sessionId);
+    return {
+      id: s.sessionId,
+      title: s.title,
+      createdAt: s.createdAt,
+      runs: runs.map((r) => ({ id: r.researchId, question: r.question, askedAt: r.askedAt, status: r.status, reportTitle: r.reportTitle })),
+    };
+  }
+
+  return {
+    createCollection,
+    listCollections: (tenant: string) => kb.listCollections(tenant),
+    collection,
+    deleteCollection,
+    addDocument,
+    listDocuments: async (tenant: string, collectionId: string) => {
+      await collection(tenant, collectionId);
+      return kb.listDocuments(collectionId);
+    },
+    document,
+    /** The document's chunks as stored (for reading a cited passage in context). */
+    chunks: async (tenant: string, collectionId: string, documentId: string) => {
+      const d = await document(tenant, collectionId, documentId);
+      return kb.getChunks(Array.from({ length: d.chunksTotal }, (_, seq) => ({ documentId, seq })));
+    },
+    file: async (tenant: string, collectionId: string, documentId: string) => {
+      const d = await document(tenant, collectionId, documentId);
+      return { document: d, bytes: await kb.getDocumentBytes(documentId) };
+    },
+    deleteDocument,
+    createSession,
+    getSession,
+  };
+}
+export type KnowledgeService = ReturnType<typeof createKnowledgeService>;

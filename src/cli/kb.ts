@@ -1,0 +1,167 @@
+// `deep-research kb` and `deep-research session`: collections of the user's documents and
+// sessions for follow-up questions, through the HTTP API.
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { ApiFailure, type ApiClient } from './api-client';
+import type { Io } from './commands';
+
+export const KB_USAGE = `  kb create <name> [--description TEXT] [--language en]   a collection for your documents
+  kb list [<collection>]           collections, or one collection's documents and their progress
+  kb add <collection> <file|url>... [--wait]   upload files or add URLs (PDF, DOCX, PPTX, XLSX, CSV, HTML, Markdown, text)
+  kb rm <collection> [<document id>]           delete a document, or the whole collection
+  session new ["<title>"]          a session: runs with --session <id> see its earlier questions and reports
+  session show <id>`;
+
+interface Collection {
+  id: string;
+  name: string;
+  description: string;
+  documents: number;
+  chunks: number;
+}
+interface Doc {
+  id: string;
+  name: string;
+  status: string;
+  chunks: number;
+  embedded: number;
+  error?: string;
+  duplicate?: boolean;
+}
+
+const MIME: Record<string, string> = {
+  '.pdf': 'application/pdf',
+  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  '.pptx': 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  '.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  '.csv': 'text/csv',
+  '.html': 'text/html',
+  '.htm': 'text/html',
+  '.md': 'text/markdown',
+  '.markdown': 'text/markdown',
+  '.txt': 'text/plain',
+};
+
+/** A collection named by id or by name. */
+export async function resolveCollection(client: ApiClient, ref: string): Promise<Collection> {
+  const { collections } = await client.call<{ collections: Collection[] }>('GET', '/v1/collections');
+  const found = collections.find((c) => c.id === ref) ?? collections.find((c) => c.name === ref);
+  if (!found) throw new ApiFailure(404, 'not_found', `no collection "${ref}" (see deep-research kb list)`);
+  return found;
+}
+
+const progress = (d: Doc) =>
+  `${d.id}  ${d.status.padEnd(9)}  ${d.status === 'embedding' ? `${d.embedded}/${d.chunks} chunks` : `${d.chunks} chunks`}  ${d.name}${d.error ? `\n    ${d.error}` : ''}`;
+
+export async function runKbCommand(
+  client: ApiClient,
+  io: Io,
+  args: string[],
+  values: { json?: boolean | undefined; description?: string | undefined; language?: string | undefined; wait?: boolean | undefined },
+): Promise<number> {
+  const [sub, ...rest] = args;
+  const json = (v: unknown) => io.out(`${JSON.stringify(v, null, 2)}\n`);
+  const need = (what: string): never => {
+    throw new ApiFailure(0, 'usage', `kb ${sub ?? ''} needs ${what}`);
+  };
+  switch (sub) {
+    case 'create': {
+      const name = rest.join(' ').trim() || need('a name');
+      const c = await client.call<Collection>('POST', '/v1/collections', {
+        name,
+        ...(values.description ? { description: values.description } : {}),
+        ...(values.language ? { language: values.language } : {}),
+      });
+      if (values.json) json(c);
+      else io.out(`${c.id}  ${c.name}\n`);
+      return 0;
+    }
+    case 'list': {
+      if (!rest[0]) {
+        const { collections } = await client.call<{ collections: Collection[] }>('GET', '/v1/collections');
+        if (values.json) json(collections);
+        else if (!collections.length) io.out('no collections (create one: deep-research kb create <name>)\n');
+        else
+          io.out(
+            collections.map((c) => `${c.id}  ${c.name}  ${c.documents} documents, ${c.chunks} chunks  ${c.description}`).join('\n') + '\n',
+          );
+        return 0;
+      }
+      const c = await resolveCollection(client, rest[0]);
+      const { documents } = await client.call<{ documents: Doc[] }>('GET', `/v1/collections/${c.id}/documents`);
+      if (values.json) json(documents);
+      else io.out(documents.length ? documents.map(progress).join('\n') + '\n' : `no documents in ${c.name}\n`);
+      return 0;
+    }
+    case 'add': {
+      const [ref, ...items] = rest;
+      if (!ref || !items.length) need('a collection and at least one file or URL');
+      const c = await resolveCollection(client, ref!);
+      const added: Doc[] = [];
+      for (const item of items) {
+        let doc: Doc;
+        if (/^https?:\/\//i.test(item)) {
+          doc = await client.call<Doc>('POST', `/v1/collections/${c.id}/documents`, { url: item });
+        } else {
+          if (!statSync(item, { throwIfNoEntry: false })?.isFile()) throw new ApiFailure(0, 'usage', `${item} is not a file`);
+          const form = new FormData();
+          const type = MIME[path.extname(item).toLowerCase()] ?? 'application/octet-stream';
+          form.append('file', new Blob([readFileSync(item)], { type }), path.basename(item));
+          doc = await client.call<Doc>('POST', `/v1/collections/${c.id}/documents`, form);
+        }
+        added.push(doc);
+        if (!values.json) io.out(`${doc.duplicate ? 'already there' : 'added'}: ${progress(doc)}\n`);
+      }
+      if (values.wait) {
+        for (const d of added) {
+          let now = d;
+          while (!['ready', 'failed'].includes(now.status)) {
+            await new Promise((r) => setTimeout(r, 1_000));
+            now = await client.call<Doc>('GET', `/v1/collections/${c.id}/documents/${d.id}`);
+          }
+          if (!values.json) io.out(`${progress(now)}\n`);
+          Object.assign(d, now);
+        }
+      }
+      if (values.json) json(added);
+      return added.some((d) => d.status === 'failed') ? 1 : 0;
+    }
+    case 'rm': {
+      const [ref, docId] = rest;
+      const c = await resolveCollection(client, ref ?? need('a collection'));
+      if (docId) await client.call('DELETE', `/v1/collections/${c.id}/documents/${encodeURIComponent(docId)}`);
+      else await client.call('DELETE', `/v1/collections/${c.id}`);
+      if (!values.json) io.out(docId ? `deleted ${docId} from ${c.name}\n` : `deleted collection ${c.name}\n`);
+      return 0;
+    }
+    default:
+      throw new ApiFailure(0, 'usage', `unknown kb command "${sub ?? ''}": create, list, add or rm`);
+  }
+}
+
+export async function runSessionCommand(
+  client: ApiClient,
+  io: Io,
+  args: string[],
+  values: { json?: boolean | undefined },
+): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === 'new') {
+    const s = await client.call<{ id: string }>('POST', '/v1/sessions', { title: rest.join(' ').trim() });
+    if (values.json) io.out(`${JSON.stringify(s, null, 2)}\n`);
+    else io.out(`${s.id}\n`);
+    return 0;
+  }
+  if (sub === 'show' && rest[0]) {
+    const s = await client.call<{
+      id: string;
+      title: string;
+      runs: { id: string; question: string; status: string | null; reportTitle: string | null }[];
+    }>('GET', `/v1/sessions/${encodeURIComponent(rest[0])}`);
+    if (values.json) io.out(`${JSON.stringify(s, null, 2)}\n`);
+    else
+      io.out([`${s.id}  ${s.title}`, ...s.runs.map((r) => `  ${r.id}  ${(r.status ?? '').padEnd(10)}  ${r.question}`)].join('\n') + '\n');
+    return 0;
+  }
+  throw new ApiFailure(0, 'usage', 'session commands: new ["<title>"], show <id>');
+}

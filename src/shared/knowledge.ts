@@ -1,0 +1,78 @@
+// The knowledge base's shared vocabulary: ids, a run's retrieval scope, the API's bodies.
+import { z } from 'zod';
+import { Duration, RetrySettings } from './schemas';
+
+export { KnowledgeScope } from './schemas';
+
+/** 'C' + 16 hex: a collection. */
+export const CollectionId = z.string().regex(/^C[0-9a-f]{16}$/, 'not a collection id');
+/** 'D' + 16 hex: a collection's document (sha256 of collection and content, or of the URL). */
+export const DocumentId = z.string().regex(/^D[0-9a-f]{16}$/, 'not a document id');
+/** 'session-' + 16 hex. */
+export const SessionId = z.string().regex(/^session-[0-9a-f]{16}$/, 'not a session id');
+
+/** PostgreSQL text search configurations by language code: the stemmer a collection's text gets. */
+export const TEXT_SEARCH_LANGUAGES: Record<string, string> = {
+  ar: 'arabic',
+  da: 'danish',
+  de: 'german',
+  el: 'greek',
+  en: 'english',
+  es: 'spanish',
+  fi: 'finnish',
+  fr: 'french',
+  hu: 'hungarian',
+  id: 'indonesian',
+  it: 'italian',
+  nl: 'dutch',
+  no: 'norwegian',
+  pt: 'portuguese',
+  ro: 'romanian',
+  ru: 'russian',
+  sv: 'swedish',
+  tr: 'turkish',
+};
+
+export const CreateCollectionBody = z
+  .object({
+    name: z.string().trim().min(1, 'name must not be empty').max(100, 'name is longer than 100 characters'),
+    description: z.string().trim().max(2_000, 'description is longer than 2000 characters').default(''),
+    /** A language code (en, de, ...) or a PostgreSQL text search configuration name ('simple' for none). */
+    language: z.string().trim().min(1).max(64).default('english'),
+  })
+  .strict();
+export type CreateCollectionBody = z.infer<typeof CreateCollectionBody>;
+
+export const AddDocumentUrlBody = z
+  .object({
+    url: z.url({ message: 'url must be an http(s) URL' }).refine((u) => /^https?:\/\//i.test(u), 'url must be an http(s) URL'),
+    name: z.string().trim().min(1).max(300).optional(),
+  })
+  .strict();
+
+export const CreateSessionBody = z
+  .object({ title: z.string().trim().max(300, 'title is longer than 300 characters').default('') })
+  .strict();
+
+/** Input of the ingestion workflow (its id: `ingest-<documentId>`). */
+export const IngestInput = z.object({
+  documentId: z.string(),
+  tenant: z.string(),
+  /** True for a document added by URL: it is fetched first. */
+  fetch: z.boolean(),
+  /** Chunks per embeddings request, and requests in flight at once. */
+  batch: z.number().int().positive(),
+  parallel: z.number().int().positive(),
+  maxOutage: Duration.optional(),
+  retry: RetrySettings.optional(),
+});
+export type IngestInput = z.infer<typeof IngestInput>;
+
+/** What the ingestion workflow reports while it runs (query `ingestProgress`) and returns. */
+export interface IngestProgress {
+  documentId: string;
+  stage: 'fetching' | 'parsing' | 'embedding' | 'ready' | 'failed';
+  chunks: number;
+  embedded: number;
+  error?: string;
+}

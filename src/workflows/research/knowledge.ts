@@ -1,0 +1,68 @@
+// The knowledge base in a run: the session's memory (earlier questions and reports) and the
+// collections it searches, named in the options or picked by the knowledge-base decision from
+// the tenant's collections. Runs recorded before patch 'knowledge-base' have neither.
+import { isCancellation, patched } from '@temporalio/workflow';
+import { failureMessage } from '../../shared/errors';
+import { summarize } from '../../shared/schemas';
+import type { RunState } from './run-state';
+
+export async function chooseKnowledge(run: RunState): Promise<void> {
+  if (!patched('knowledge-base')) return;
+  const sessionId = run.sessionId;
+  if (sessionId) {
+    const memory = await run.calls.knowledge.loadSessionMemory.executeWithOptions({ summary: 'session memory' }, [
+      { researchId: run.id, sessionId },
+    ]);
+    if (memory.turns) run.note(`Follow-up in a session: the run saw ${memory.turns} earlier question(s) and their reports.`);
+  }
+  let collectionIds = run.options.collections;
+  if (collectionIds === undefined) {
+    const usable = await run.calls.knowledge.listUsableCollections.executeWithOptions({ summary: 'knowledge base: collections' }, [
+      { tenant: run.tenant },
+    ]);
+    collectionIds = [];
+    if (usable.length) {
+      const choice = await run.calls.llm.chooseCollections.executeWithOptions(
+        { summary: `knowledge base: choose among ${usable.length} collections` },
+        [{ researchId: run.id, question: run.question, collections: usable }],
+      );
+      run.addUsage(choice.usage);
+      collectionIds = choice.collectionIds;
+      const names = usable.filter((c) => collectionIds!.includes(c.collectionId)).map((c) => `"${c.name}"`);
+      run.note(
+        names.length
+          ? `Knowledge base: searched ${names.join(', ')} (${summarize(choice.reason, 160)}).`
+          : `Knowledge base: no collection fits the question (${summarize(choice.reason, 160)}).`,
+      );
+    }
+  }
+  if (collectionIds.length || sessionId) {
+    run.knowledge = { tenant: run.tenant, collectionIds, ...(sessionId ? { sessionId } : {}) };
+  }
+}
+
+/** After the report: a session's report becomes searchable memory for its later runs. */
+export async function rememberReport(run: RunState): Promise<void> {
+  const sessionId = run.sessionId;
+  if (!sessionId || !patched('knowledge-base')) return;
+  try {
+    await run.calls.embedding.indexSessionReport.executeWithOptions({ summary: 'session memory: index the report' }, [
+      { researchId: run.id, sessionId, tenant: run.tenant },
+    ]);
+  } catch (err) {
+    // The report exists; only its retrieval by later runs is missing (they still see it in the window).
+    if (isCancellation(err)) throw err;
+    run.note(`The report could not be indexed for the session's later questions: ${summarize(failureMessage(err), 200)}`);
+  }
+}
+
+/** Knowledge base passages for the background brief: the question and its search queries. */
+export async function searchKnowledge(run: RunState, question: string, queries: string[]): Promise<string[]> {
+  if (!run.knowledge) return [];
+  const found = await run.calls.knowledge.knowledgeSearch.executeWithOptions({ summary: `knowledge search: ${summarize(question, 80)}` }, [
+    { researchId: run.id, query: question, alternatives: queries.slice(0, 3), scope: run.knowledge, k: 8 },
+  ]);
+  if (found.vectors === 'off')
+    run.note('Knowledge base: no embeddings endpoint is configured, so its passages were found by full text only.');
+  return found.results.map((r) => r.sourceId);
+}

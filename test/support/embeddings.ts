@@ -1,0 +1,221 @@
+// A deterministic stand-in for an embedding model, used by the scripted LLM server's /embeddings route.
+//
+// What it can show: texts that say the same thing in different words land close together, because
+// synonyms in CONCEPTS share one hashed feature ("photovoltaic output" ~ "solar generation"). That
+// is exactly the match PostgreSQL full-text cannot make, so hybrid retrieval has something real to
+// fuse. It is deterministic (same text, same vector, on every machine) and needs no model or network.
+//
+// What it cannot show: real semantic quality. It knows only the synonym groups below (written for
+// the energy corpus in test/fixtures/kb/corpus.json), reads English only, ignores word order and
+// negation ("not cheap" ~ "cheap"), and treats polysemy naively ("carbon fibre" counts as emissions).
+// Like real embedding models it is weak on exact identifiers: numbers and codes ("855", "45Y") weigh
+// little, so full-text search keeps an edge on such queries. Hashing ~100 features of a chunk into
+// 256 dimensions collides, which adds noise of its own (cosines of unrelated texts are not 0).
+// Recall numbers measured with it say whether the plumbing works, not how good a real model would be.
+
+export const EMBEDDING_DIMENSIONS = 256;
+
+/** Synonym groups: every word of a group maps to the group's id, so all of them share a dimension. */
+export const CONCEPTS: Readonly<Record<string, readonly string[]>> = {
+  solar: ['solar', 'photovoltaic', 'pv', 'panel', 'module', 'sunlight', 'sunshine', 'irradiance', 'sun'],
+  wind: ['wind', 'turbine', 'rotor', 'blade', 'nacelle', 'windfarm'],
+  sea: ['offshore', 'sea', 'seabed', 'marine', 'ocean', 'coastal', 'coast', 'subsea', 'nearshore'],
+  battery: ['battery', 'storage', 'store', 'accumulator', 'bess', 'lithium', 'lfp', 'cell'],
+  cost: [
+    'cost',
+    'price',
+    'expense',
+    'expensive',
+    'cheap',
+    'cheaper',
+    'cheapest',
+    'costly',
+    'affordable',
+    'tariff',
+    'spending',
+    'capex',
+    'pay',
+    'money',
+    'bill',
+    'dearer',
+    'outlay',
+  ],
+  capacity: ['capacity', 'megawatt', 'mw', 'gigawatt', 'gw', 'output', 'rating', 'nameplate', 'size', 'kilowatt', 'kw'],
+  energyAmount: ['mwh', 'gwh', 'twh', 'kwh', 'megawatt-hour', 'gigawatt-hour', 'terawatt-hour', 'kilowatt-hour'],
+  efficiency: ['efficiency', 'efficient', 'round-trip', 'roundtrip', 'loss', 'lose', 'lost', 'wasted', 'waste', 'inefficient'],
+  hydro: ['hydro', 'hydroelectric', 'hydropower', 'pumped', 'reservoir', 'dam', 'penstock', 'headpond', 'tailrace'],
+  emission: ['emission', 'emit', 'carbon', 'co2', 'greenhouse', 'pollution', 'polluting', 'decarbonisation', 'decarbonise', 'fossil'],
+  regulation: [
+    'regulation',
+    'regulator',
+    'regulatory',
+    'policy',
+    'law',
+    'legislation',
+    'subsidy',
+    'incentive',
+    'mandate',
+    'rule',
+    'statute',
+    'government',
+    'directive',
+  ],
+  grid: ['grid', 'transmission', 'network', 'interconnector', 'interconnection', 'line', 'cable', 'pylon', 'conductor', 'wire', 'mains'],
+  outage: ['outage', 'blackout', 'failure', 'fault', 'trip', 'disruption', 'interruption', 'collapse', 'breakdown', 'fail', 'shutdown'],
+  maintenance: ['maintenance', 'repair', 'inspection', 'servicing', 'upkeep', 'technician', 'overhaul', 'fix'],
+  degradation: ['degradation', 'degrade', 'ageing', 'aging', 'wear', 'deterioration', 'fade', 'erosion', 'decline'],
+  lifetime: ['lifetime', 'lifespan', 'life', 'durability', 'longevity', 'warranty'],
+  demand: ['demand', 'load', 'consumption', 'consume', 'usage', 'peak'],
+  stability: ['frequency', 'inertia', 'stability', 'balancing', 'ancillary', 'hertz', 'hz', 'stabilise', 'steady'],
+  heat: ['heat', 'heating', 'thermal', 'temperature', 'warm', 'warmth', 'hot', 'cold', 'winter', 'boiler', 'furnace'],
+  hydrogen: ['hydrogen', 'electrolyser', 'electrolyzer', 'electrolysis', 'h2', 'ammonia'],
+  safety: ['fire', 'safety', 'hazard', 'explosion', 'blaze', 'flame', 'danger', 'dangerous', 'runaway'],
+  land: ['land', 'hectare', 'acre', 'acreage', 'site', 'plot', 'field', 'farmland', 'footprint'],
+  wildlife: [
+    'wildlife',
+    'bird',
+    'seabird',
+    'habitat',
+    'ecology',
+    'ecological',
+    'species',
+    'biodiversity',
+    'animal',
+    'fish',
+    'mammal',
+    'porpoise',
+    'dolphin',
+    'whale',
+  ],
+  community: ['community', 'resident', 'local', 'neighbour', 'village', 'town', 'public', 'people'],
+  forecast: ['forecast', 'prediction', 'predict', 'projection', 'expect', 'outlook', 'anticipate'],
+  permit: ['permit', 'consent', 'approval', 'licence', 'license', 'authorisation', 'authorization', 'planning'],
+  construction: ['construction', 'build', 'built', 'install', 'installation', 'commissioning', 'erect', 'construct', 'builder'],
+  household: ['household', 'home', 'house', 'customer', 'consumer', 'residential', 'homeowner', 'family', 'dwelling'],
+  employment: ['job', 'employment', 'worker', 'workforce', 'labour', 'labor', 'staff', 'employ', 'hire'],
+  delay: ['delay', 'queue', 'backlog', 'wait', 'waiting', 'slow', 'bottleneck', 'late'],
+  increase: ['increase', 'growth', 'rise', 'expand', 'grow', 'surge', 'climb', 'higher', 'boost'],
+  decrease: ['decrease', 'fall', 'drop', 'reduce', 'reduction', 'cut', 'lower', 'shrink', 'plunge'],
+  electricity: ['electricity', 'power', 'electric', 'electrical', 'generation', 'generate', 'generator'],
+  annual: ['annual', 'annually', 'yearly', 'year', 'annum'],
+  vehicle: ['vehicle', 'car', 'ev', 'charger', 'charging', 'fleet', 'truck'],
+};
+
+const STOPWORDS = new Set(
+  (
+    'a an the and or but if of to in on at by for with from into onto over under about as is are was were be been being ' +
+    'it its this that these those there here than then so such can could may might will would should must do does did done ' +
+    'has have had having not no nor very also just only which who whom whose what when where why how all any each both ' +
+    'other some most own same we our you your they their them he she his her i me my us up down out off again further ' +
+    'once per via while during before after above below between through'
+  ).split(' '),
+);
+
+/** Crude English suffix stripping: enough to merge turbine/turbines, pump/pumped/pumping. */
+export function stem(word: string): string {
+  let w = word.replace(/'s$/, '');
+  if (w.length <= 3 || /^\d/.test(w)) return w;
+  if (w.endsWith('ies') && w.length > 4) w = `${w.slice(0, -3)}y`;
+  else if (w.endsWith('sses')) w = w.slice(0, -2);
+  else if (w.endsWith('s') && !/(ss|us|is)$/.test(w)) w = w.slice(0, -1);
+  if (w.endsWith('ing') && w.length >= 6) w = w.slice(0, -3);
+  else if (w.endsWith('ed') && w.length >= 5) w = w.slice(0, -2);
+  if (/([^aeiouylsz])\1$/.test(w)) w = w.slice(0, -1);
+  if (w.endsWith('e') && w.length > 3) w = w.slice(0, -1);
+  return w;
+}
+
+const conceptOf = new Map<string, string>();
+for (const [id, words] of Object.entries(CONCEPTS)) for (const w of words) conceptOf.set(stem(w), id);
+
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+// A concept outweighs a single word because it stands for all of its surface forms; the exact word
+// adds a little on top, so an exact match still beats a synonym. Unknown words keep their word
+// feature plus trigrams, which let "recycling" and "recyclers" meet halfway. Numbers and
+// codes ("855", "45y") count for less, as they do in real embedding models, which blur them.
+const CONCEPT_WEIGHT = 1.5;
+const SAME_WORD_WEIGHT = 0.3;
+const UNKNOWN_WORD_WEIGHT = 1;
+const CODE_WEIGHT = 0.25;
+const TRIGRAM_BLOCK_WEIGHT = 0.5;
+
+/** The stemmed content words of `text`, stop words dropped, in order (with repeats). */
+export function terms(text: string): string[] {
+  const out: string[] = [];
+  const tokens =
+    text
+      .toLowerCase()
+      .replace(/['’]s\b/g, '')
+      .match(/[a-z0-9]+(?:['-][a-z0-9]+)*/g) ?? [];
+  for (const token of tokens) {
+    // A hyphenated word the table knows ("round-trip") stays whole; otherwise its parts count.
+    const parts = conceptOf.has(stem(token)) || !token.includes('-') ? [token] : token.split('-');
+    for (const part of parts) if (part && !STOPWORDS.has(part)) out.push(stem(part));
+  }
+  return out;
+}
+
+function features(text: string): Map<string, { weight: number; count: number }> {
+  const out = new Map<string, { weight: number; count: number }>();
+  const add = (key: string, weight: number) => {
+    const f = out.get(key);
+    if (f) {
+      f.count++;
+      f.weight = Math.max(f.weight, weight);
+    } else out.set(key, { weight, count: 1 });
+  };
+  for (const w of terms(text)) {
+    const concept = conceptOf.get(w);
+    if (concept) {
+      add(`c:${concept}`, CONCEPT_WEIGHT);
+      add(`w:${w}`, SAME_WORD_WEIGHT);
+    } else if (/\d/.test(w)) {
+      add(`w:${w}`, CODE_WEIGHT);
+    } else {
+      add(`w:${w}`, UNKNOWN_WORD_WEIGHT);
+      const padded = `#${w}#`;
+      const grams = Math.max(1, padded.length - 2);
+      for (let i = 0; i + 3 <= padded.length; i++) add(`t:${padded.slice(i, i + 3)}`, TRIGRAM_BLOCK_WEIGHT / Math.sqrt(grams));
+    }
+  }
+  return out;
+}
+
+/** A unit vector for `text`: same text, same vector; shared words and synonyms raise the cosine. */
+export function embedText(text: string, dims = EMBEDDING_DIMENSIONS): number[] {
+  const v = new Array<number>(dims).fill(0);
+  let feats = features(text);
+  // A text of stop words only still gets a unit vector: a zero vector has no cosine at all.
+  if (feats.size === 0) feats = new Map([[`empty:${text.trim().toLowerCase()}`, { weight: 1, count: 1 }]]);
+  for (const [key, { weight, count }] of feats) {
+    const h = fnv1a(key);
+    const sign = fnv1a(`${key}#sign`) & 1 ? 1 : -1;
+    // Sublinear term frequency: a word repeated ten times is not ten times the topic.
+    v[h % dims]! += sign * weight * (1 + Math.log(count));
+  }
+  const norm = Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+  // Features can cancel out in one dimension (opposite signs, equal weights): still a unit vector.
+  if (norm === 0) return v.map((_, i) => (i === fnv1a(text) % dims ? 1 : 0));
+  return v.map((x) => x / norm);
+}
+
+/** Cosine of two vectors (for unit vectors, their dot product). */
+export function cosine(a: readonly number[], b: readonly number[]): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return dot / Math.sqrt(na * nb);
+}

@@ -1,0 +1,108 @@
+// Small documents of every format the knowledge base reads, made in code (no binary fixtures in
+// the repo), with facts the tests look for.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow, TextRun } from 'docx';
+import ExcelJS from 'exceljs';
+import pdfmake from 'pdfmake';
+import PptxGenJS from 'pptxgenjs';
+
+export const PDF_FACTS = {
+  page1: 'The Lake Veyra pumped-storage plant has a capacity of 412 megawatts.',
+  page2: 'Lake Veyra was commissioned in 2019 and reaches a round-trip efficiency of 78 percent.',
+};
+export const DOCX_FACTS = {
+  costs: 'Lithium iron phosphate packs for the Ostmark grid cost 212 euros per kilowatt-hour in 2024.',
+  maintenance: 'Inverters at the Ostmark site are inspected every 90 days.',
+};
+
+const require = createRequire(import.meta.url);
+const FONTS = path.join(path.dirname(require.resolve('pdfmake/package.json')), 'fonts', 'Roboto');
+let fontsSet = false;
+
+export async function makePdf(): Promise<Buffer> {
+  if (!fontsSet) {
+    pdfmake.setFonts({
+      Roboto: {
+        normal: path.join(FONTS, 'Roboto-Regular.ttf'),
+        bold: path.join(FONTS, 'Roboto-Medium.ttf'),
+        italics: path.join(FONTS, 'Roboto-Italic.ttf'),
+        bolditalics: path.join(FONTS, 'Roboto-MediumItalic.ttf'),
+      },
+    });
+    pdfmake.setUrlAccessPolicy(() => false);
+    pdfmake.setLocalAccessPolicy((p: string) => path.resolve(p).startsWith(FONTS));
+    fontsSet = true;
+  }
+  const doc = pdfmake.createPdf({
+    info: { title: 'Lake Veyra fact sheet' },
+    content: [
+      { text: 'Lake Veyra', fontSize: 18 },
+      PDF_FACTS.page1,
+      { text: 'Operations', fontSize: 18, pageBreak: 'before' },
+      PDF_FACTS.page2,
+    ],
+  });
+  return Buffer.from(await doc.getBuffer());
+}
+
+export async function makeDocx(): Promise<Buffer> {
+  const cell = (t: string) => new TableCell({ children: [new Paragraph(t)] });
+  const doc = new Document({
+    sections: [
+      {
+        children: [
+          new Paragraph({ text: 'Grid Storage Handbook', heading: HeadingLevel.HEADING_1 }),
+          new Paragraph({ text: 'Costs', heading: HeadingLevel.HEADING_2 }),
+          new Paragraph({ children: [new TextRun(DOCX_FACTS.costs)] }),
+          new Table({
+            rows: [new TableRow({ children: [cell('Year'), cell('EUR/kWh')] }), new TableRow({ children: [cell('2024'), cell('212')] })],
+          }),
+          new Paragraph({ text: 'Maintenance', heading: HeadingLevel.HEADING_2 }),
+          new Paragraph(DOCX_FACTS.maintenance),
+        ],
+      },
+    ],
+  });
+  return Packer.toBuffer(doc);
+}
+
+export async function makePptx(): Promise<Buffer> {
+  const pptx = new PptxGenJS();
+  const one = pptx.addSlide();
+  one.addText('Storage outlook', { placeholder: 'title', x: 0.5, y: 0.3, w: 9, h: 1 });
+  one.addText('Flow batteries suit eight-hour shifting.', { x: 0.5, y: 1.5, w: 9, h: 1 });
+  const two = pptx.addSlide();
+  two.addText('Next steps', { x: 0.5, y: 0.3, w: 9, h: 1 });
+  two.addText('Tender 300 MWh of storage in the Ostmark region.', { x: 0.5, y: 1.5, w: 9, h: 1 });
+  return (await pptx.write({ outputType: 'nodebuffer' })) as Buffer;
+}
+
+export async function makeXlsx(): Promise<Buffer> {
+  const book = new ExcelJS.Workbook();
+  const sheet = book.addWorksheet('Plants');
+  sheet.addRow(['Plant', 'Country', 'Capacity MW']);
+  sheet.addRow(['Lake Veyra', 'Norland', 412]);
+  sheet.addRow(['Kestrel Ridge', 'Ostmark', 260]);
+  sheet.addRow(['Dunmore', 'Westvale', 1_728]);
+  return Buffer.from(await book.xlsx.writeBuffer());
+}
+
+export const CSV_FIXTURE = 'Plant,Country,"Capacity, MW"\r\nLake Veyra,Norland,412\r\n"Kestrel ""KR"" Ridge",Ostmark,260\r\n';
+export const HTML_FIXTURE =
+  '<html><head><title>Storage notes</title></head><body><article><h1>Storage notes</h1><h2>Siting</h2>' +
+  '<p>Pumped hydro needs two reservoirs with a large height difference between them, which limits where it can be built.</p>' +
+  '<p>Compressed air storage uses salt caverns, which are found only in some geological formations across Europe.</p></article></body></html>';
+export const MARKDOWN_FIXTURE =
+  '# Notes\n\nIntro line about storage.\n\n## Batteries\n\n### Sodium\n\nSodium-ion cells avoid lithium and cobalt.\n\n## Hydro\n\nReservoirs store energy as height.\n';
+export const TEXT_FIXTURE = 'Plain notes about thermal storage.\n\nMolten salt keeps heat for ten hours at concentrated solar plants.';
+
+/** Starts like a ZIP (so it claims to be Office) but is not one. */
+export function makeCorruptDocx(): Buffer {
+  return Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), Buffer.from('word/document.xml this is not a zip archive at all')]);
+}
+
+/** A PDF header followed by garbage. */
+export function makeCorruptPdf(): Buffer {
+  return Buffer.from('%PDF-1.7\n garbage without objects or xref \n%%EOF');
+}
