@@ -1,0 +1,74 @@
+// Ingestion survives a killed worker: SIGKILL a worker process while a document's batches are
+// being embedded, start another, and the document ends ready with each chunk stored once and no
+// batch that had been answered before the kill embedded again.
+import { afterAll, describe, expect, it } from 'vitest';
+import { createKnowledgeService } from '../../src/api/knowledge-service';
+import { createStore } from '../../src/activities/store';
+import { createPool } from '../../src/infra/postgres';
+import { testConfig } from '../support/harness';
+import { workerProcesses } from '../support/faults';
+import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+
+const ready = Boolean(temporalAddress() && databaseUrl());
+
+describe.skipIf(!ready)(`knowledge base durability (${ready ? 'live' : missingReason()})`, () => {
+  const env = {
+    EMBEDDING_BATCH: '2',
+    KB_CHUNK_TOKENS: '60',
+    KB_CHUNK_OVERLAP: '0',
+    RETRY_INITIAL_INTERVAL: '200ms',
+    RETRY_MAX_INTERVAL: '1s',
+  };
+  const f = workerProcesses('kb-durability', env);
+  const pool = createPool(databaseUrl() ?? 'postgres://unused', 3);
+  afterAll(() => pool.end());
+
+  it('finishes an ingestion whose worker was SIGKILLed mid-embedding, without duplicate chunks or repeated batches', async () => {
+    const { llm } = f;
+    llm.embeddingDelayMs = 400;
+    const config = testConfig(llm.url, env);
+    const store = createStore(pool);
+    const kb = createKnowledgeService({ client: f.client, taskQueue: f.taskQueue, store, limits: config.knowledge, retry: config.retry });
+    const tenant = `kbd-${Date.now()}`;
+    const collection = await kb.createCollection(tenant, { name: 'durable', description: '', language: 'english' });
+    const first = f.startWorker();
+    await first.waitFor(/worker ready/, 60_000);
+
+    const text = Array.from({ length: 120 }, (_, i) => `Section ${i}: the reservoir at site ${i} stores ${i * 7} megawatt-hours.`).join(
+      '\n\n',
+    );
+    const { document } = await kb.addDocument(tenant, collection.collectionId, {
+      upload: { name: 'sites.txt', contentType: 'text/plain', bytes: Buffer.from(text) },
+    });
+    const answered = () => llm.embeddingRequests.filter((r) => r.status === 200);
+    for (const end = Date.now() + 30_000; answered().length < 4;) {
+      if (Date.now() > end) throw new Error(`no embeddings answered:\n${first.output()}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    first.child.kill('SIGKILL');
+    await first.exited(10_000);
+    const killedAt = Date.now();
+    const before = llm.embeddingRequests.filter((r) => r.status === 200 && (r.endedAt ?? Infinity) < killedAt);
+    const mid = await store.knowledge.getDocument(document.id);
+    expect(mid!.status).toBe('embedding');
+    expect(mid!.chunksEmbedded).toBeLessThan(mid!.chunksTotal);
+
+    const second = f.startWorker();
+    await second.waitFor(/worker ready/, 60_000);
+    const result = await f.client.workflow.getHandle(`ingest-${document.id}`).result();
+    expect(result).toMatchObject({ stage: 'ready' });
+
+    const done = await store.knowledge.getDocument(document.id);
+    expect(done).toMatchObject({ status: 'ready', chunksEmbedded: done!.chunksTotal });
+    const { rows } = await pool.query(
+      'SELECT count(*)::int AS n, count(DISTINCT seq)::int AS seqs, count(embedding)::int AS embedded FROM kb_chunks WHERE document_id = $1',
+      [document.id],
+    );
+    expect(rows[0]).toEqual({ n: done!.chunksTotal, seqs: done!.chunksTotal, embedded: done!.chunksTotal });
+    // No text embedded before the kill was sent again after it.
+    const earlier = new Set(before.flatMap((r) => r.texts));
+    const after = llm.embeddingRequests.filter((r) => r.startedAt > killedAt).flatMap((r) => r.texts);
+    expect(after.length).toBeGreaterThan(0);
+    expect(after.filter((t) => earlier.has(t))).toEqual([]);
+  }, 120_000);
+});
