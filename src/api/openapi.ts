@@ -18,6 +18,14 @@ import {
   Started,
   SubmitBody,
 } from './contract';
+import {
+  AddDocumentUrlBody,
+  CollectionView,
+  CreateCollectionBody,
+  CreateSessionBody,
+  DocumentView,
+  SessionView,
+} from '../shared/knowledge';
 
 type Schema = Record<string, unknown>;
 const json = (s: z.ZodType, io: 'input' | 'output' = 'output'): Schema => {
@@ -38,6 +46,8 @@ const ERROR_TEXT: Record<number, string> = {
   503: 'no worker answered or no LLM configured; see Retry-After',
 };
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'the run id' };
+const colParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'the collection id' };
+const docParam = { name: 'docId', in: 'path', required: true, schema: { type: 'string' }, description: 'the document id' };
 const keyHeader = {
   name: 'Idempotency-Key',
   in: 'header',
@@ -178,6 +188,100 @@ export function openApiDocument(): Schema {
           summary: 'One file, served nosniff with a strict CSP',
           parameters: [idParam, { name: 'artifactId', in: 'path', required: true, schema: { type: 'string' } }],
           responses: { '200': { description: 'the file' }, ...errors(401, 404, 429) },
+        },
+      },
+      '/v1/collections': {
+        post: {
+          summary: 'Create a collection for documents (language: a code such as en, de, or simple)',
+          requestBody: { required: true, content: content(CreateCollectionBody, 'input') },
+          responses: { '201': { description: 'created', content: content(CollectionView) }, ...errors(400, 401, 409, 429) },
+        },
+        get: {
+          summary: "The tenant's collections",
+          responses: {
+            '200': { description: 'the collections', content: content(z.object({ collections: z.array(CollectionView) })) },
+            ...errors(401, 429),
+          },
+        },
+      },
+      '/v1/collections/{id}': {
+        get: {
+          summary: 'One collection',
+          parameters: [colParam],
+          responses: { '200': { description: 'the collection', content: content(CollectionView) }, ...errors(400, 401, 404, 429) },
+        },
+        delete: {
+          summary: 'Delete the collection, its documents and their chunks (ingestions in flight are cancelled)',
+          parameters: [colParam],
+          responses: { '200': { description: 'deleted' }, ...errors(400, 401, 404, 429) },
+        },
+      },
+      '/v1/collections/{id}/documents': {
+        post: {
+          summary:
+            'Add a document: multipart/form-data with the field `file` (and optional `name`), or JSON { url }. Ingested by a workflow.',
+          parameters: [colParam],
+          requestBody: {
+            required: true,
+            content: {
+              'multipart/form-data': {
+                schema: {
+                  type: 'object',
+                  properties: { file: { type: 'string', contentEncoding: 'binary' }, name: { type: 'string' } },
+                  required: ['file'],
+                },
+              },
+              ...content(AddDocumentUrlBody, 'input'),
+            },
+          },
+          responses: {
+            '202': { description: 'stored and queued for ingestion', content: content(DocumentView) },
+            '200': { description: 'the same file or URL is already in the collection (duplicate: true)', content: content(DocumentView) },
+            '413': { description: 'over KB_MAX_FILE_BYTES or KB_MAX_DOCUMENTS', content: content(ErrorBody) },
+            '415': { description: 'a format the knowledge base does not read', content: content(ErrorBody) },
+            ...errors(400, 401, 404, 429, 503),
+          },
+        },
+        get: {
+          summary: "The collection's documents with their ingestion progress",
+          parameters: [colParam],
+          responses: {
+            '200': { description: 'the documents', content: content(z.object({ documents: z.array(DocumentView) })) },
+            ...errors(400, 401, 404, 429),
+          },
+        },
+      },
+      '/v1/collections/{id}/documents/{docId}': {
+        get: {
+          summary: 'One document: status, chunks, embedded, pages, error; ?include=chunks adds its passages',
+          parameters: [colParam, docParam, { name: 'include', in: 'query', required: false, schema: { type: 'string', enum: ['chunks'] } }],
+          responses: { '200': { description: 'the document', content: content(DocumentView) }, ...errors(400, 401, 404, 429) },
+        },
+        delete: {
+          summary: 'Stop its ingestion and delete it with its chunks',
+          parameters: [colParam, docParam],
+          responses: { '200': { description: 'deleted' }, ...errors(400, 401, 404, 429) },
+        },
+      },
+      '/v1/collections/{id}/documents/{docId}/file': {
+        get: {
+          summary: 'The original file, as a download',
+          parameters: [colParam, docParam],
+          responses: { '200': { description: 'the file' }, ...errors(400, 401, 404, 429) },
+        },
+      },
+      '/v1/sessions': {
+        post: {
+          summary: 'A session: runs started with its sessionId see its earlier questions and reports',
+          requestBody: { required: false, content: content(CreateSessionBody, 'input') },
+          responses: { '201': { description: 'created', content: content(SessionView) }, ...errors(400, 401, 429) },
+        },
+      },
+      '/v1/sessions/{id}': {
+        get: {
+          summary: 'The session and its runs in order',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'the session id' }],
+          responses: { '200': { description: 'the session', content: content(SessionView) }, ...errors(400, 401, 404, 429) },
         },
       },
       '/healthz': { get: { summary: 'Liveness', security: [], responses: { '200': { description: 'alive' } } } },

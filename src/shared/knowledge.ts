@@ -76,3 +76,47 @@ export interface IngestProgress {
   embedded: number;
   error?: string;
 }
+
+// ---- answers of the API (documented in the OpenAPI document) ------------------------------------
+export const CollectionView = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  language: z.string(),
+  documents: z.number().int(),
+  chunks: z.number().int(),
+  createdAt: z.string(),
+});
+export const DocumentView = z.object({
+  id: z.string(),
+  collectionId: z.string().nullable(),
+  name: z.string(),
+  title: z.string(),
+  format: z.string().nullable(),
+  size: z.number().int(),
+  sourceUrl: z.string().nullable(),
+  status: z.enum(['queued', 'fetching', 'parsing', 'embedding', 'ready', 'failed']),
+  error: z.string().optional(),
+  pages: z.number().int().nullable(),
+  chunks: z.number().int(),
+  embedded: z.number().int(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  duplicate: z.boolean().optional(),
+});
+export const SessionView = z.object({
+  id: z.string(),
+  title: z.string(),
+  createdAt: z.string().optional(),
+  runs: z
+    .array(
+      z.object({
+        id: z.string(),
+        question: z.string(),
+        askedAt: z.string(),
+        status: z.string().nullable(),
+        reportTitle: z.string().nullable(),
+      }),
+    )
+    .optional(),
+});

@@ -5,10 +5,12 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/api/app';
 import type { ResearchService } from '../../src/api/research-service';
+import type { KnowledgeService } from '../../src/api/knowledge-service';
 import { createLogger } from '../../src/infra/logger';
 
 const app = createApp({
   research: {} as ResearchService,
+  knowledge: { service: {} as KnowledgeService, maxFileBytes: 1_000 },
   events: { after: async () => [] },
   auth: { envKeys: [{ key: 'k-0123456789abcdef', tenant: 't' }], table: { tenantOf: async () => undefined }, open: false },
   rateLimits: { submits: 10, reads: 10 },
@@ -46,14 +48,14 @@ describe('OpenAPI', () => {
   it('describes every route the API serves, with the request schemas the routes validate with', async () => {
     const doc = (await request(app).get('/v1/openapi.json')).body as { paths: Record<string, Record<string, { requestBody?: unknown }>> };
     const documented = Object.entries(doc.paths).flatMap(([p, ms]) => Object.keys(ms).map((m) => `${m.toUpperCase()} ${p}`));
-    const served = servedRoutes().filter((r) => r.includes('/v1/research'));
-    expect(served.length).toBeGreaterThan(8);
+    const served = servedRoutes().filter((r) => /\/v1\/(research|collections|sessions)/.test(r));
+    expect(served.length).toBeGreaterThan(18);
     for (const r of served) expect(documented).toContain(r);
     const submit = doc.paths['/v1/research']!.post!.requestBody as {
       content: { 'application/json': { schema: { properties: Record<string, unknown>; required: string[] } } };
     };
     expect(submit.content['application/json'].schema.required).toEqual(['question']);
-    expect(Object.keys(submit.content['application/json'].schema.properties)).toEqual(['question', 'options']);
+    expect(Object.keys(submit.content['application/json'].schema.properties)).toEqual(['question', 'options', 'sessionId']);
   });
 
   it('renders a readable page at /docs with a strict CSP and no script', async () => {

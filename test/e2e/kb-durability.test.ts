@@ -23,7 +23,7 @@ describe.skipIf(!ready)(`knowledge base durability (${ready ? 'live' : missingRe
   const pool = createPool(databaseUrl() ?? 'postgres://unused', 3);
   afterAll(() => pool.end());
 
-  it('finishes an ingestion whose worker was SIGKILLed mid-embedding, without duplicate chunks or repeated batches', async () => {
+  it('finishes an ingestion whose worker was SIGKILLed mid-embedding, without duplicate chunks or re-embedding stored ones', async () => {
     const { llm } = f;
     llm.embeddingDelayMs = 400;
     const config = testConfig(llm.url, env);
@@ -40,15 +40,20 @@ describe.skipIf(!ready)(`knowledge base durability (${ready ? 'live' : missingRe
     const { document } = await kb.addDocument(tenant, collection.collectionId, {
       upload: { name: 'sites.txt', contentType: 'text/plain', bytes: Buffer.from(text) },
     });
-    const answered = () => llm.embeddingRequests.filter((r) => r.status === 200);
-    for (const end = Date.now() + 30_000; answered().length < 4;) {
-      if (Date.now() > end) throw new Error(`no embeddings answered:\n${first.output()}`);
+    // Kill once some batches are stored and others are still to come.
+    const embeddedNow = async () => (await store.knowledge.getDocument(document.id))?.chunksEmbedded ?? 0;
+    for (const end = Date.now() + 30_000; (await embeddedNow()) < 6;) {
+      if (Date.now() > end) throw new Error(`no embeddings stored:\n${first.output()}`);
       await new Promise((r) => setTimeout(r, 20));
     }
     first.child.kill('SIGKILL');
     await first.exited(10_000);
     const killedAt = Date.now();
-    const before = llm.embeddingRequests.filter((r) => r.status === 200 && (r.endedAt ?? Infinity) < killedAt);
+    // What the dead worker had stored; an answer it received but had not stored yet is the cut-off call.
+    const stored = await pool.query<{ text: string }>('SELECT text FROM kb_chunks WHERE document_id = $1 AND embedding IS NOT NULL', [
+      document.id,
+    ]);
+    expect(stored.rowCount).toBeGreaterThan(0);
     const mid = await store.knowledge.getDocument(document.id);
     expect(mid!.status).toBe('embedding');
     expect(mid!.chunksEmbedded).toBeLessThan(mid!.chunksTotal);
@@ -65,8 +70,8 @@ describe.skipIf(!ready)(`knowledge base durability (${ready ? 'live' : missingRe
       [document.id],
     );
     expect(rows[0]).toEqual({ n: done!.chunksTotal, seqs: done!.chunksTotal, embedded: done!.chunksTotal });
-    // No text embedded before the kill was sent again after it.
-    const earlier = new Set(before.flatMap((r) => r.texts));
+    // No chunk whose embedding was stored before the kill was sent again after it.
+    const earlier = new Set(stored.rows.map((r) => r.text));
     const after = llm.embeddingRequests.filter((r) => r.startedAt > killedAt).flatMap((r) => r.texts);
     expect(after.length).toBeGreaterThan(0);
     expect(after.filter((t) => earlier.has(t))).toEqual([]);

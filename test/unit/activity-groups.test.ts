@@ -1,7 +1,7 @@
 // The activity groups the workflows proxy with different options: disjoint, complete, and typed so
 // that an activity reached through another group's proxy does not compile.
 import { describe, expect, it } from 'vitest';
-import type { LlmActivities, SandboxActivities, SearchActivities, StoreActivities } from '../../src/activities';
+import type { KnowledgeActivities, LlmActivities, SandboxActivities, SearchActivities, StoreActivities } from '../../src/activities';
 import { activityMap, createActivities } from '../../src/activities';
 import { loadConfig } from '../../src/config';
 import { createPool } from '../../src/infra/postgres';
@@ -16,12 +16,16 @@ export type TurnThroughStore = StoreActivities['researcherTurn'];
 export type RunCodeThroughSearch = SearchActivities['runCode'];
 // @ts-expect-error webSearch runs only on the search queue
 export type SearchThroughSandbox = SandboxActivities['webSearch'];
+// @ts-expect-error embedChunks runs on the LLM queue (the embeddings provider), not with the parsers
+export type EmbedThroughKnowledge = KnowledgeActivities['embedChunks'];
 
 describe('activity groups', () => {
   it('register every activity in exactly one group', async () => {
     const pool = createPool('postgres://unused@127.0.0.1:1/none', 1);
     const groups = createActivities({ config: loadConfig({}), pool });
-    const names = (['llm', 'store', 'search', 'crawl', 'sandbox', 'mcp'] as const).flatMap((g) => Object.keys(groups[g]));
+    const names = (['llm', 'store', 'search', 'crawl', 'sandbox', 'mcp', 'knowledge', 'embedding'] as const).flatMap((g) =>
+      Object.keys(groups[g]),
+    );
     expect(new Set(names).size).toBe(names.length);
     expect(Object.keys(activityMap(groups)).sort()).toEqual([...names].sort());
     expect(Object.keys(groups.search)).toEqual(['webSearch']);
