@@ -41,7 +41,7 @@ describe.skipIf(!ready)(`kb and session commands (${ready ? 'live' : missingReas
   it('creates a collection, adds a file and a URL, lists them, removes one, then the collection', async () => {
     const created = await cli('kb', 'create', 'Handbooks', '--description', 'Grid storage handbooks');
     expect(created.code).toBe(0);
-    expect(created.out).toMatch(/^C[0-9a-f]{16}  Handbooks/);
+    expect(created.out).toMatch(/^C[0-9a-f]{16} {2}Handbooks/);
     const dir = mkdtempSync(path.join(os.tmpdir(), 'kb-cli-'));
     const file = path.join(dir, 'handbook.docx');
     writeFileSync(file, await makeDocx());
@@ -53,7 +53,7 @@ describe.skipIf(!ready)(`kb and session commands (${ready ? 'live' : missingReas
     expect(again.out).toMatch(/already there/);
 
     const list = await cli('kb', 'list');
-    expect(list.out).toMatch(/Handbooks  2 documents, \d+ chunks  Grid storage handbooks/);
+    expect(list.out).toMatch(/Handbooks {2}2 documents, \d+ chunks {2}Grid storage handbooks/);
     const docs = await cli('kb', 'list', 'Handbooks', '--json');
     const parsed = JSON.parse(docs.out) as { id: string; name: string; status: string }[];
     expect(parsed.map((d) => d.status)).toEqual(['ready', 'ready']);
