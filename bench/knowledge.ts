@@ -6,7 +6,7 @@
 //     text, vector kNN and the fused hybrid retrieval, as ratios to a plain full-text query
 //     (`tsv @@ plainto_tsquery ORDER BY ts_rank_cd`) on the same data. On PGlite with pgvector's
 //     HNSW index, and with --pg URL also on a PostgreSQL without pgvector (exact scan).
-//   node bin/run-ts.mjs bench/knowledge.ts [--sizes 10000,100000] [--ingest-chunks 1000] [--latency-ms 50] [--queries 30] [--pg URL]
+//   node bin/run-ts.mjs bench/knowledge.ts [--sizes 10000,100000] [--ingest-chunks 1000] [--latency-ms 50] [--queries 30] [--pg ADMIN_URL]
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -202,13 +202,20 @@ try {
       await db.close();
     }
     if (values.pg) {
-      const pool = createPool(values.pg, 4);
+      // A database of its own on the server --pg points at (a role that may create databases).
+      const name = `bench_kb_${randomUUID().slice(0, 8)}`;
+      const admin = createPool(values.pg, 1);
+      await admin.query(`CREATE DATABASE ${name}`);
+      const url = new URL(values.pg);
+      url.pathname = `/${name}`;
+      const pool = createPool(url.toString(), 4);
       try {
         await migrate(pool);
         await queries('PostgreSQL', pool, n);
-        await pool.query(`DELETE FROM kb_collections WHERE collection_id = 'C0000000000bench0'`);
       } finally {
         await pool.end();
+        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await admin.end();
       }
     }
   }

@@ -346,13 +346,13 @@ export function knowledgeTables(pool: pg.Pool) {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        for (const v of vectors) {
-          await client.query(
-            `UPDATE kb_chunks SET embedding = $3::real[], dims = $4, model = $5 ${vm === 'pgvector' ? ', vec = $6::vector' : ''}
-             WHERE document_id = $1 AND seq = $2`,
-            [documentId, v.seq, v.embedding, v.embedding.length, model, ...(vm === 'pgvector' ? [vectorLiteral(v.embedding)] : [])],
-          );
-        }
+        // One statement for the batch: the embeddings as JSON arrays, cast on the server.
+        await client.query(
+          `UPDATE kb_chunks c SET embedding = ARRAY(SELECT jsonb_array_elements_text(x.e)::real), dims = jsonb_array_length(x.e), model = $2
+             ${vm === 'pgvector' ? ', vec = (x.e::text)::vector' : ''}
+           FROM jsonb_to_recordset($3::jsonb) AS x(seq int, e jsonb) WHERE c.document_id = $1 AND c.seq = x.seq`,
+          [documentId, model, JSON.stringify(vectors.map((v) => ({ seq: v.seq, e: v.embedding })))],
+        );
         const { rows } = await client.query(
           `UPDATE kb_documents SET chunks_embedded = (SELECT count(*) FROM kb_chunks WHERE document_id = $1 AND model = $2),
              embedding_model = $2, updated_at = now() WHERE document_id = $1 RETURNING chunks_embedded`,
@@ -433,25 +433,34 @@ export function knowledgeTables(pool: pg.Pool) {
       k: number,
       minCoverage = BM25_MIN_COVERAGE,
     ): Promise<(ChunkKey & { score: number })[]> {
-      const s = scopeSql(scope, 5);
+      const s = scopeSql(scope, 6);
+      // Two stages: the chunks matching any lexeme, best `candidates` by ts_rank (cheap, in C),
+      // then BM25 on those with IDF from the whole scope. avgdl is the candidates' own: close enough
+      // for ranking, and it spares a scan of every chunk's vector per query.
       const { rows } = await pool.query(
         `WITH q AS (
            SELECT DISTINCT lexeme, quote_literal(lexeme)::tsquery AS tq FROM unnest(to_tsvector($1::regconfig, $2))),
-         stats AS (SELECT count(*)::float8 AS n, coalesce(avg(length(c.tsv)), 1)::float8 AS avgdl FROM kb_chunks c WHERE ${s.sql}),
+         anyq AS (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS tq FROM q),
+         cand AS (
+           SELECT c.document_id, c.seq, c.tsv, length(c.tsv)::float8 AS len FROM kb_chunks c, anyq
+           WHERE anyq.tq IS NOT NULL AND c.tsv @@ anyq.tq AND ${s.sql}
+           ORDER BY ts_rank(c.tsv, anyq.tq, 1) DESC LIMIT $5),
+         stats AS (
+           SELECT (SELECT count(*) FROM kb_chunks c WHERE ${s.sql})::float8 AS n,
+                  coalesce((SELECT avg(len) FROM cand), 1)::float8 AS avgdl),
          idf AS (
            SELECT q.lexeme, q.tq, ln(1 + (stats.n - d.df + 0.5) / (d.df + 0.5)) AS idf
            FROM q CROSS JOIN stats
            CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM kb_chunks c WHERE c.tsv @@ q.tq AND ${s.sql}) d),
          hits AS (
-           SELECT c.document_id, c.seq, length(c.tsv)::float8 AS len, i.idf,
-                  (SELECT coalesce(array_length(u.positions, 1), 1) FROM unnest(c.tsv) u WHERE u.lexeme = i.lexeme)::float8 AS tf
-           FROM idf i JOIN kb_chunks c ON c.tsv @@ i.tq WHERE ${s.sql})
+           SELECT c.document_id, c.seq, c.len, i.idf, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
+           FROM cand c CROSS JOIN LATERAL unnest(c.tsv) u JOIN idf i ON i.lexeme = u.lexeme)
          SELECT h.document_id, h.seq, sum(h.idf * h.tf * 2.2 / (h.tf + 1.2 * (0.25 + 0.75 * h.len / st.avgdl))) AS score
          FROM hits h CROSS JOIN stats st
          GROUP BY h.document_id, h.seq
          HAVING sum(h.idf) >= $4 * (SELECT sum(idf) FROM idf)
          ORDER BY score DESC, h.document_id, h.seq LIMIT $3`,
-        [language, query, k, minCoverage, ...s.params],
+        [language, query, k, minCoverage, Math.max(200, k * 8), ...s.params],
       );
       return rows.map((r) => ({ documentId: r.document_id, seq: r.seq, score: Number(r.score) }));
     },
@@ -480,10 +489,11 @@ export function knowledgeTables(pool: pg.Pool) {
           client.release();
         }
       }
-      // Exact scan: cosine of the stored arrays (both sides are normalised by the embedder here).
+      // Exact scan: the dot product of the stored arrays, which is their cosine: the embedder
+      // normalises every vector it returns, stored and query alike.
       const { rows } = await pool.query(
         `SELECT c.document_id, c.seq,
-           (SELECT sum(a * b) / nullif(sqrt(sum(a * a)) * sqrt(sum(b * b)), 0) FROM unnest(c.embedding, $1::real[]) AS t(a, b)) AS score
+           (SELECT sum(a * b) FROM unnest(c.embedding, $1::real[]) AS t(a, b)) AS score
          FROM kb_chunks c WHERE c.dims = ${dims} AND c.model = $2 AND ${s.sql}
          ORDER BY score DESC NULLS LAST, c.document_id, c.seq LIMIT $3`,
         [embedding, model, k, ...s.params],
