@@ -41,6 +41,12 @@ describe('replay of recorded histories', () => {
         // review by update, a coder step after a research step.
         'research-events-v7.json',
         'coder-step-v7.json',
+        // v8: the knowledge base (patch 'knowledge-base'): a follow-up in a session (memory, the
+        // collection decision, knowledge search, the report indexed), its researcher step with a
+        // knowledge_search call, and a document's ingestion workflow.
+        'research-knowledge-v8.json',
+        'researcher-knowledge-v8.json',
+        'ingest-document-v8.json',
       ]),
     );
   });
