@@ -137,6 +137,7 @@ async function load(pool: pg.Pool, n: number, vectors: boolean): Promise<string>
        FROM jsonb_to_recordset($3::jsonb) AS x(seq int, text text, embedding real[])`,
       [documentId, collectionId, JSON.stringify(rows), config.knowledge.embedding.model],
     );
+    await pool.query('UPDATE kb_documents SET chunks_total = $2, chunks_embedded = $2 WHERE document_id = $1', [documentId, rows.length]);
   }
   return collectionId;
 }

@@ -446,10 +446,11 @@ export function knowledgeTables(pool: pg.Pool) {
            WHERE anyq.tq IS NOT NULL AND c.tsv @@ anyq.tq AND ${s.sql}
            ORDER BY ts_rank(c.tsv, anyq.tq, 1) DESC LIMIT $5),
          stats AS (
-           SELECT (SELECT count(*) FROM kb_chunks c WHERE ${s.sql})::float8 AS n,
+           -- N from the documents' counts: a few rows instead of a scan of every chunk.
+           SELECT (SELECT coalesce(sum(c.chunks_total), 0) FROM kb_documents c WHERE ${s.sql})::float8 AS n,
                   coalesce((SELECT avg(len) FROM cand), 1)::float8 AS avgdl),
          idf AS (
-           SELECT q.lexeme, q.tq, ln(1 + (stats.n - d.df + 0.5) / (d.df + 0.5)) AS idf
+           SELECT q.lexeme, q.tq, ln(1 + (greatest(stats.n, d.df) - d.df + 0.5) / (d.df + 0.5)) AS idf
            FROM q CROSS JOIN stats
            CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM kb_chunks c WHERE c.tsv @@ q.tq AND ${s.sql}) d),
          hits AS (
