@@ -55,6 +55,76 @@ export interface LlmDeps {
   client: () => OpenAI;
 }
 
+/**
+ * How a structured answer is asked for. Servers differ: OpenAI, vLLM, Ollama and LM Studio take
+ * `json_schema`; llama-cpp-python, DeepSeek and DashScope only `json_object` (the schema then goes
+ * into the prompt); a server that refuses both can still be forced to call a function whose
+ * parameters are the schema. Whatever comes back is parsed with the zod schema all the same.
+ */
+export type StructuredMode = 'json_schema' | 'json_object' | 'tool';
+const NEXT_MODE: Record<StructuredMode, StructuredMode | undefined> = { json_schema: 'json_object', json_object: 'tool', tool: undefined };
+
+/** A 400 that refuses the way we asked for JSON (not the prompt itself). */
+export function refusesResponseFormat(err: unknown): boolean {
+  if (!(err instanceof ApplicationFailure) || err.type !== ErrorType.LlmBadRequest) return false;
+  return /response_format|json_schema|json_object|structured output|tool_choice|Input should be 'text'/i.test(err.message);
+}
+
+/** The request's parameters for one way of asking for JSON. */
+export function structuredParams(
+  mode: StructuredMode,
+  format: OpenAI.ResponseFormatJSONSchema,
+  messages: Message[],
+): Pick<OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, 'messages' | 'response_format' | 'tools' | 'tool_choice'> {
+  const { name, schema } = format.json_schema;
+  if (mode === 'json_schema') return { messages, response_format: format };
+  if (mode === 'tool') {
+    return {
+      messages,
+      tools: [
+        {
+          type: 'function',
+          function: { name, description: `Give your answer (${name}) as this function's arguments.`, parameters: schema ?? {} },
+        },
+      ],
+      tool_choice: { type: 'function', function: { name } },
+    };
+  }
+  const note = `Answer with one JSON object (${name}) that matches this JSON Schema, and nothing else:\n${JSON.stringify(schema)}`;
+  const [first, ...rest] = messages;
+  const withNote: Message[] =
+    first?.role === 'system'
+      ? [{ role: 'system', content: `${String(first.content)}\n\n${note}` }, ...rest]
+      : [{ role: 'system', content: note }, ...messages];
+  return { messages: withNote, response_format: { type: 'json_object' } };
+}
+
+/**
+ * Reasoning that some models write before the answer (DeepSeek-R1 and other local reasoning
+ * models: `<think>…</think>`, sometimes with the opening tag left out) never reaches a parser or a
+ * report.
+ */
+export function stripReasoning(text: string): string {
+  let out = text.replace(/<(think|thinking|reasoning|reflection)>[\s\S]*?<\/\1>/gi, '');
+  const close = /<\/(think|thinking|reasoning)>/i.exec(out);
+  if (close) out = out.slice(close.index + close[0].length);
+  return out.replace(/^\s*<(think|thinking|reasoning)>[\s\S]*$/i, '').trim();
+}
+
+/** JSON out of an answer that may wrap it in a code fence or a sentence. */
+export function parseJsonAnswer(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(text)?.[1];
+    if (fenced) return JSON.parse(fenced);
+    const start = text.indexOf('{');
+    const end = text.lastIndexOf('}');
+    if (start >= 0 && end > start) return JSON.parse(text.slice(start, end + 1));
+    throw err;
+  }
+}
+
 /** A claim on a call lives this long unless its holder renews it (every LEASE_RENEW_MS). */
 const LEASE_TTL_MS = 30_000;
 const LEASE_RENEW_MS = 10_000;
@@ -62,6 +132,8 @@ const LEASE_RENEW_MS = 10_000;
 const WAIT_POLL_MS = 500;
 
 export function createLlm(deps: LlmDeps) {
+  /** The way of asking for JSON each endpoint and model accepted, learned from its refusals. */
+  const structuredModes = new Map<string, StructuredMode>();
   async function complete<T>(req: ModelRequest<T>): Promise<ModelResult<T>> {
     if (!llmConfigured(deps.config)) throw ApplicationFailure.nonRetryable(LLM_NOT_CONFIGURED_MESSAGE, ErrorType.LlmNotConfigured);
     const callKey = activityCallKey(req.key);
@@ -103,16 +175,24 @@ export function createLlm(deps: LlmDeps) {
       const sentAt = Date.now();
       const labels = { model, role: req.role };
       let completion: OpenAI.Chat.ChatCompletion;
-      try {
-        completion = await chatCompletion(client, {
-          model,
-          messages,
-          ...(req.tools ? { tools: req.tools, tool_choice: 'auto' as const } : {}),
-          ...(req.responseFormat ? { response_format: req.responseFormat } : {}),
-        });
-      } catch (err) {
-        metrics.llmRequests.inc({ ...labels, outcome: err instanceof ApplicationFailure && err.type ? err.type : 'error' });
-        throw err;
+      const modeKey = `${deps.config.llm.baseUrl ?? 'openai'}|${model}`;
+      let mode: StructuredMode = structuredModes.get(modeKey) ?? 'json_schema';
+      for (;;) {
+        try {
+          completion = await chatCompletion(client, {
+            model,
+            ...(req.responseFormat ? structuredParams(mode, req.responseFormat, messages) : { messages }),
+            ...(req.tools ? { tools: req.tools, tool_choice: 'auto' as const } : {}),
+          });
+          break;
+        } catch (err) {
+          metrics.llmRequests.inc({ ...labels, outcome: err instanceof ApplicationFailure && err.type ? err.type : 'error' });
+          const next = NEXT_MODE[mode];
+          // A refused response_format is not a broken prompt: ask again the next way, and remember it.
+          if (!req.responseFormat || !next || !refusesResponseFormat(err)) throw err;
+          mode = next;
+          structuredModes.set(modeKey, mode);
+        }
       }
       metrics.llmSeconds.observe(labels, (Date.now() - sentAt) / 1000);
       const spent = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
@@ -133,6 +213,15 @@ export function createLlm(deps: LlmDeps) {
         }),
       );
       const choice = completion.choices?.[0];
+      if (choice?.message) {
+        // A forced function call carries the JSON in its arguments.
+        if (req.responseFormat && mode === 'tool' && !choice.message.content) {
+          const call = choice.message.tool_calls?.find((t) => t.type === 'function');
+          choice.message.content = call?.type === 'function' ? call.function.arguments : null;
+          choice.message.tool_calls = [];
+        }
+        if (typeof choice.message.content === 'string') choice.message.content = stripReasoning(choice.message.content);
+      }
       if (choice?.finish_reason === 'content_filter')
         throw ApplicationFailure.nonRetryable(`model ${model} refused: content filter`, ErrorType.LlmContentFilter);
       if (choice?.message?.refusal)
@@ -202,7 +291,7 @@ export function createLlm(deps: LlmDeps) {
         });
         let json: unknown;
         try {
-          json = JSON.parse(content);
+          json = parseJsonAnswer(content);
         } catch {
           return retry(
             choice?.finish_reason === 'length'

@@ -1,0 +1,107 @@
+// Servers that are OpenAI-compatible only in part: one that refuses `response_format: json_schema`
+// as llama-cpp-python's server does (400, "Input should be 'text' or 'json_object'"), and a
+// reasoning model that writes <think>…</think> before every answer. Both runs complete, and no
+// reasoning text is stored.
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResearchResult } from '../../src/shared/schemas';
+import type { ChatRequest, Reply, Rule } from '../support/llm-server';
+import { researchRules } from '../support/research-script';
+import { startHarness, type Harness } from '../support/harness';
+import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+
+const ready = Boolean(temporalAddress() && databaseUrl());
+const LLAMA_CPP_PYTHON_400 =
+  "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should be 'text' or 'json_object' [type=literal_error, input_value='json_schema', input_type=str]";
+
+/** The scripted roles see a json_object request as the json_schema request it stands for. */
+function asSchemaRequest(req: ChatRequest): ChatRequest {
+  if (req.response_format?.type !== 'json_object') return req;
+  const system = String(req.messages[0]?.content ?? '');
+  const name = /Answer with one JSON object \((\w+)\)/.exec(system)?.[1] ?? 'unknown';
+  return { ...req, response_format: { type: 'json_schema', json_schema: { name, schema: {} } } };
+}
+
+/** Rules that answer json_object requests (the mode this worker remembers after a refusal) too. */
+const eitherMode = (rules: Rule[]): Rule[] =>
+  rules.map((r) => ({ ...r, ...(r.match ? { match: (req: ChatRequest) => r.match!(asSchemaRequest(req)) } : {}) }));
+
+function llamaCppPython(rules: Rule[]): Rule[] {
+  return [
+    {
+      name: 'refuse-json-schema',
+      match: (r) => r.response_format?.type === 'json_schema',
+      reply: { status: 400, error: { message: LLAMA_CPP_PYTHON_400 } },
+    },
+    ...eitherMode(rules),
+  ];
+}
+
+const THINK = '<think>The user wants costs. Maybe cite [S00000000] from https://invented.example/x. Hmm.</think>\n';
+
+/** Every answer starts with the model's reasoning; one has the opening tag missing, as R1 distills do. */
+function reasoning(rules: Rule[]): Rule[] {
+  return rules.map((rule) => ({
+    ...rule,
+    reply: (req: ChatRequest, n: number): Reply => {
+      const r = typeof rule.reply === 'function' ? rule.reply(req, n) : rule.reply;
+      if ('json' in r)
+        return {
+          content: `${n % 2 ? THINK.replace('<think>', '') : THINK}${JSON.stringify(r.json)}`,
+          ...(r.usage ? { usage: r.usage } : {}),
+        };
+      if ('toolCalls' in r) return { ...r, content: THINK };
+      if ('content' in r) return { ...r, content: `${THINK}${r.content}` };
+      return r;
+    },
+  }));
+}
+
+describe.skipIf(!ready)(`partly compatible servers (${ready ? 'live' : missingReason()})`, () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => h?.close());
+
+  async function run(): Promise<string> {
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'How much cheaper has solar become?', options: { autoAcceptPlan: true } })
+      .expect(202);
+    const result = (await h.client.workflow.getHandle(res.body.id).result()) as ResearchResult;
+    expect(result).toMatchObject({ status: 'completed', outcome: 'report' });
+    return res.body.id as string;
+  }
+
+  it('falls back to json_object when json_schema is refused, once per model, with the schema in the prompt', async () => {
+    h.llm.script(llamaCppPython(researchRules()));
+    const id = await run();
+    const refused = h.llm.requests.filter((r) => r.rule === 'refuse-json-schema');
+    // Each model refuses once (the coordinator has its own model here); later calls go straight to json_object.
+    expect(refused.map((r) => r.body.model).sort()).toEqual(['scripted-coordinator', 'scripted-default']);
+    const structured = h.llm.requests.filter((r) => r.body.response_format && r.rule !== 'refuse-json-schema');
+    expect(structured.length).toBeGreaterThan(6);
+    for (const r of structured) {
+      expect(r.body.response_format!.type).toBe('json_object');
+      expect(String(r.body.messages[0]!.content)).toMatch(/matches this JSON Schema, and nothing else:\n\{/);
+    }
+    const report = await request(h.app).get(`/v1/research/${id}/report`).expect(200);
+    expect(report.text).toMatch(/Costs fell sharply/);
+  });
+
+  it('strips <think> reasoning before parsing, and none of it is stored', async () => {
+    h.llm.script(reasoning(eitherMode(researchRules())));
+    const id = await run();
+    const stored = await h.pool.query(
+      `SELECT (SELECT string_agg(content, ' ') FROM documents WHERE research_id = $1) AS docs,
+              (SELECT string_agg(message::text, ' ') FROM conversation_messages WHERE research_id = $1) AS conv,
+              (SELECT markdown FROM reports WHERE research_id = $1) AS report,
+              (SELECT string_agg(response::text, ' ') FROM llm_calls WHERE research_id = $1) AS calls`,
+      [id],
+    );
+    const all = Object.values(stored.rows[0] as Record<string, string>).join('\n');
+    expect(all).toMatch(/Costs fell/);
+    expect(all).not.toMatch(/think>|invented\.example|The user wants costs/);
+  });
+});
