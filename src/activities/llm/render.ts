@@ -4,7 +4,7 @@
 // (never an empty string), and untrusted ones are wrapped in delimited blocks here and only here.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
 import { PROMPTS_DIR } from '../../infra/paths';
 import type { AnyPrompt, PromptVars } from './prompts';
@@ -87,5 +87,28 @@ export function renderPrompt<P extends AnyPrompt>(def: P, vars: PromptVars<P>, d
   for (const [name, label] of Object.entries(def.untrusted as Record<string, string>)) {
     values[name] = untrusted(label, String(values[name]));
   }
-  return renderTemplateFile(def.file, values, dir);
+  const rendered = renderTemplateFile(def.file, values, dir);
+  const locale = typeof values.locale === 'string' ? values.locale : undefined;
+  return { ...rendered, system: `${rendered.system}\n\n${dateLine(promptTime(), locale)}` };
+}
+
+/**
+ * When the prompt is for: the time the workflow scheduled this call, as its history records it. It
+ * is the same on every attempt (a retried call sends the same prompt), and no model has to guess
+ * what "latest" or "this year" means. Outside an activity (tests, tools), now.
+ */
+export function promptTime(): number {
+  try {
+    return Context.current().info.scheduledTimestampMs;
+  } catch {
+    return Date.now();
+  }
+}
+
+/** "Current date and time: Sunday, 2026-11-22 12:34 UTC." and the run's locale when the prompt has one. */
+export function dateLine(ms: number, locale?: string): string {
+  const d = new Date(ms);
+  const weekday = d.toLocaleDateString('en-US', { weekday: 'long', timeZone: 'UTC' });
+  const stamp = `${d.toISOString().slice(0, 10)} ${d.toISOString().slice(11, 16)} UTC`;
+  return `Current date and time: ${weekday}, ${stamp}.${locale ? ` The user's locale: ${locale}.` : ''}`;
 }
