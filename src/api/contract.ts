@@ -67,6 +67,8 @@ export const ReportJson = z.object({
   markdown: z.string(),
   references: z.array(z.object({ n: z.number().int(), sourceId: z.string().optional(), title: z.string(), url: z.string() }).loose()),
   removedCitations: z.array(z.unknown()),
+  /** Links and bare URLs to addresses the run never retrieved, removed from the text, with the reason. */
+  removedLinks: z.array(z.object({ url: z.string(), reason: z.string() })).optional(),
 });
 export const ArtifactList = z.object({
   id: z.string(),

@@ -58,6 +58,44 @@ export interface AssembledReport {
   /** The draft's body after the citation check, without title, notes, charts or references. */
   body: string;
   removedCitations: number[];
+  /** Links and bare URLs the draft made up (not a retrieved source, not an artifact of the run). */
+  removedLinks: RemovedLink[];
+}
+
+export interface RemovedLink {
+  url: string;
+  reason: string;
+}
+
+const normalizeLink = (url: string) => url.replace(/#.*$/, '').replace(/\/+$/, '');
+
+/**
+ * Every link, image and bare URL in the body must point at a source the run retrieved or at one
+ * of its own artifacts: anything else is unlinked (a link keeps its text, an image and a bare URL
+ * go) and recorded with the reason. Code is left alone.
+ */
+export function groundLinks(markdown: string, allowed: (url: string) => boolean): { markdown: string; removed: RemovedLink[] } {
+  const removed: RemovedLink[] = [];
+  const parts = markdown.split(/(```[\s\S]*?```|`[^`\n]*`)/g);
+  const out = parts.map((part, i) => {
+    if (i % 2 === 1) return part;
+    const kept: string[] = [];
+    // Kept links wait behind private-use markers while bare URLs are looked for.
+    const hold = (text: string) => `\uE000${kept.push(text) - 1}\uE000`;
+    let text = part.replace(/(!?)\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g, (m, bang: string, label: string, url: string) => {
+      if (allowed(url)) return hold(m);
+      removed.push({ url, reason: bang ? 'image not made by this run' : 'link to an address the run did not retrieve' });
+      return bang ? '' : label;
+    });
+    text = text.replace(/<(https?:\/\/[^>\s]+)>|\bhttps?:\/\/[^\s<>()[\]"'`]*[^\s<>()[\]"'`.,;:!?]/g, (m, inAngle: string | undefined) => {
+      const url = inAngle ?? m;
+      if (allowed(url)) return hold(m);
+      removed.push({ url, reason: 'bare URL the run did not retrieve' });
+      return '';
+    });
+    return text.replace(/\uE000(\d+)\uE000/g, (_m, n: string) => kept[Number(n)]!);
+  });
+  return { markdown: out.join(''), removed };
 }
 
 /**
@@ -76,16 +114,28 @@ export function assembleReport(args: {
   const checked = checkCitations(args.draft, args.refs.length);
   const artifactIds = new Set(args.findings.flatMap((f) => [...f.content.matchAll(ARTIFACT_LINK)].map((m) => m[1]!)));
   const link = (id: string) => artifactPath(args.researchId, id);
-  const body = checked.markdown.replace(ARTIFACT_LINK, (_m, id: string) => (artifactIds.has(id) ? `(${link(id)})` : '(#)'));
+  const linked = checked.markdown.replace(ARTIFACT_LINK, (_m, id: string) => (artifactIds.has(id) ? `(${link(id)})` : '(#)'));
+  const sourceUrls = new Set(args.refs.map((r) => normalizeLink(r.url)));
+  const artifacts = new Set([...artifactIds].map(link));
+  const grounded = groundLinks(linked, (url) => url === '#' || artifacts.has(url) || sourceUrls.has(normalizeLink(url)));
+  const body = grounded.markdown;
   const charts = [...artifactIds].filter((id) => id.toLowerCase().endsWith('.png') && !body.includes(link(id)));
   const chartMd = charts.length ? `\n\n## Charts\n\n${charts.map((id) => `![${id}](${link(id)})`).join('\n\n')}` : '';
-  const noteBlock = args.notes.length ? `\n\n> ${args.notes.join('\n> ')}\n` : '';
-  const refMd = args.refs.length
-    ? `\n\n## References\n\n${args.refs.map((x) => `${x.n}. [${x.title.replace(/[[\]]/g, '')}](${x.url})`).join('\n')}\n`
-    : '';
+  const notes = grounded.removed.length
+    ? [...args.notes, `Removed ${grounded.removed.length} link(s) to addresses this run never retrieved.`]
+    : args.notes;
+  const noteBlock = notes.length ? `\n\n> ${notes.join('\n> ')}\n` : '';
+  // The reference list holds what the text cites; the other sources follow as "Also consulted".
+  const entry = (x: Reference) => `[${x.title.replace(/[[\]]/g, '')}](${x.url})`;
+  const cited = args.refs.filter((r) => checked.used.includes(r.n));
+  const consulted = args.refs.filter((r) => !checked.used.includes(r.n));
+  const refMd =
+    (cited.length ? `\n\n## References\n\n${cited.map((x) => `${x.n}. ${entry(x)}`).join('\n')}\n` : '') +
+    (consulted.length ? `\n${cited.length ? '' : '\n'}## Also consulted\n\n${consulted.map((x) => `- ${entry(x)}`).join('\n')}\n` : '');
   return {
     markdown: `# ${args.title}${noteBlock}\n\n${body.trim()}${chartMd}${refMd}`,
     body: checked.markdown,
     removedCitations: checked.removed,
+    removedLinks: grounded.removed,
   };
 }

@@ -54,10 +54,33 @@ describe('report assembly', () => {
         '## References',
         '',
         '1. [A](https://a.example/)',
-        '2. [B draft](https://b.example/)',
+        '',
+        '## Also consulted',
+        '',
+        '- [B draft](https://b.example/)',
         '',
       ].join('\n'),
     );
+  });
+
+  it('unlinks made-up links, images and bare URLs, keeping links to retrieved sources and artifacts', () => {
+    const refs = numberReferences(citationOrder(findings), sources);
+    const chart = artifactPath('research-1', 'calc-101-lcoe.png');
+    const draft = [
+      'Costs fell [1] per [A](https://a.example) and [the IEA](https://iea.example/made-up).',
+      'See https://invented.example/report.pdf, <https://b.example/> and ![fake](https://img.example/x.png).',
+      `Chart: ![c](artifact:calc-101-lcoe.png). Code keeps \`https://code.example\`.`,
+    ].join('\n');
+    const r = assembleReport({ researchId: 'research-1', title: 'T', draft, findings, refs, notes: [] });
+    expect(r.removedLinks).toEqual([
+      { url: 'https://iea.example/made-up', reason: 'link to an address the run did not retrieve' },
+      { url: 'https://img.example/x.png', reason: 'image not made by this run' },
+      { url: 'https://invented.example/report.pdf', reason: 'bare URL the run did not retrieve' },
+    ]);
+    expect(r.markdown).toContain('Costs fell [1] per [A](https://a.example) and the IEA.');
+    expect(r.markdown).toContain('See , <https://b.example/> and .');
+    expect(r.markdown).toContain(`Chart: ![c](${chart}). Code keeps \`https://code.example\`.`);
+    expect(r.markdown).toContain('> Removed 3 link(s) to addresses this run never retrieved.');
   });
 
   it('adds a chart the reporter did not link', () => {

@@ -96,7 +96,21 @@ describe.skipIf(!ready)(`partly compatible servers (${ready ? 'live' : missingRe
   });
 
   it('strips <think> reasoning before parsing, and none of it is stored', async () => {
-    h.llm.script(reasoning(eitherMode(researchRules())));
+    h.llm.script(
+      reasoning(
+        eitherMode(
+          researchRules({
+            // The report also plants a made-up link and a bare URL: both are removed and recorded.
+            reporter: {
+              json: {
+                title: 'Solar',
+                markdown: '- Costs fell [1], says [a study](https://fake.example/study).\n- See https://fake.example/raw.',
+              },
+            },
+          }),
+        ),
+      ),
+    );
     const id = await run();
     const stored = await h.pool.query(
       `SELECT (SELECT string_agg(content, ' ') FROM documents WHERE research_id = $1) AS docs,
@@ -108,5 +122,9 @@ describe.skipIf(!ready)(`partly compatible servers (${ready ? 'live' : missingRe
     const all = Object.values(stored.rows[0] as Record<string, string>).join('\n');
     expect(all).toMatch(/Costs fell/);
     expect(all).not.toMatch(/think>|invented\.example|The user wants costs/);
+    expect(stored.rows[0].report).not.toMatch(/fake\.example/);
+    const json = await request(h.app).get(`/v1/research/${id}/report?format=json`).expect(200);
+    expect(json.body.removedLinks.map((l: { url: string }) => l.url)).toEqual(['https://fake.example/study', 'https://fake.example/raw']);
+    expect(json.body.markdown).toContain('Costs fell [1], says a study.');
   });
 });

@@ -23,7 +23,7 @@ export function reportBody(markdown: string, references: { n: number; sourceId: 
   const byN = new Map(references.map((r) => [r.n, r.sourceId]));
   const body = markdown
     .replace(/^# .*\n+/, '')
-    .replace(/\n## References\n[\s\S]*$/, '')
+    .replace(/\n## (References|Also consulted)\n[\s\S]*$/, '')
     .replace(/^> .*\n/gm, '')
     .trim();
   return body.replace(/\[(\d+)\]/g, (m, n: string) => (byN.has(Number(n)) ? `[${byN.get(Number(n))}]` : m));

@@ -47,6 +47,7 @@ export function createReporterActivities(deps: { llm: Llm; store: Store }) {
       markdown: report.markdown,
       references: refs,
       removedCitations: report.removedCitations,
+      removedLinks: report.removedLinks,
     });
     return {
       title: summarize(r.output.title, 200),

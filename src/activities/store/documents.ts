@@ -1,7 +1,7 @@
 // What a run retrieved and wrote, kept out of Temporal's history: sources, documents (the
 // background brief and step results), page cache, artifacts and the report. Writes are upserts.
 import type pg from 'pg';
-import type { Reference } from '../../shared/report';
+import type { Reference, RemovedLink } from '../../shared/report';
 
 export interface StoredSource {
   sourceId: string;
@@ -34,6 +34,8 @@ export interface ReportRecord {
   markdown: string;
   references: Reference[];
   removedCitations: number[];
+  /** Absent in reports written before links were checked. */
+  removedLinks?: RemovedLink[];
 }
 
 export interface ArtifactRecord {
@@ -138,15 +140,24 @@ export function documentTables(pool: pg.Pool) {
     },
     async saveReport(r: ReportRecord): Promise<void> {
       await pool.query(
-        `INSERT INTO reports (research_id, title, locale, markdown, references_, removed_citations) VALUES ($1, $2, $3, $4, $5, $6)
+        `INSERT INTO reports (research_id, title, locale, markdown, references_, removed_citations, removed_links) VALUES ($1, $2, $3, $4, $5, $6, $7)
          ON CONFLICT (research_id) DO UPDATE SET title = EXCLUDED.title, locale = EXCLUDED.locale, markdown = EXCLUDED.markdown,
-           references_ = EXCLUDED.references_, removed_citations = EXCLUDED.removed_citations, created_at = now()`,
-        [r.researchId, r.title, r.locale, r.markdown, JSON.stringify(r.references), JSON.stringify(r.removedCitations)],
+           references_ = EXCLUDED.references_, removed_citations = EXCLUDED.removed_citations, removed_links = EXCLUDED.removed_links,
+           created_at = now()`,
+        [
+          r.researchId,
+          r.title,
+          r.locale,
+          r.markdown,
+          JSON.stringify(r.references),
+          JSON.stringify(r.removedCitations),
+          JSON.stringify(r.removedLinks ?? []),
+        ],
       );
     },
     async getReport(researchId: string): Promise<ReportRecord | undefined> {
       const { rows } = await pool.query(
-        'SELECT title, locale, markdown, references_, removed_citations FROM reports WHERE research_id = $1',
+        'SELECT title, locale, markdown, references_, removed_citations, removed_links FROM reports WHERE research_id = $1',
         [researchId],
       );
       const r = rows[0];
@@ -158,6 +169,7 @@ export function documentTables(pool: pg.Pool) {
         markdown: r.markdown,
         references: r.references_,
         removedCitations: r.removed_citations,
+        removedLinks: r.removed_links ?? [],
       };
     },
   };

@@ -108,6 +108,7 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
         markdown: report.markdown,
         references: report.references,
         removedCitations: report.removedCitations,
+        removedLinks: 'removedLinks' in report ? (report.removedLinks ?? []) : [],
       });
       return;
     }
