@@ -1,5 +1,6 @@
 // The ReAct researcher child workflow on the dev server, and the LLM activity's failure semantics.
 import { randomUUID } from 'node:crypto';
+import { createStore } from '../../src/activities/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResearchOptions } from '../../src/shared/schemas';
 import type { StepInput, StepOutput } from '../../src/shared/schemas';
@@ -142,6 +143,47 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
     const { out } = await research({ react });
     expect(out.key).toBe('step/costs/1');
     expect(requestsFor('react')[1]!.body.messages.at(-1)!.content).toMatch(/cut off \(finish_reason: length\)/);
+  });
+
+  it('gives the researcher the background brief, and no web tools to a step that works from given material', async () => {
+    const id = `researcher-${randomUUID()}`;
+    await createStore(h.pool).saveDocument(id, {
+      key: 'background',
+      kind: 'background',
+      content: 'Background: module prices fell 90% since 2010 [S0a0b0c0d].',
+      summary: 'brief',
+      sourceIds: [],
+      meta: {},
+    });
+    // The model tries a web search anyway: it is told the tool is not the step's, and answers.
+    const react = (req: ChatRequest): Reply =>
+      req.messages.some((m) => m.role === 'user' && String(m.content).includes('not a tool of this step'))
+        ? { content: 'From the brief: prices fell 90%.' }
+        : { toolCalls: [{ name: 'web_search', arguments: { queries: ['solar'] } }] };
+    h.llm.script(researchRules({ react }));
+    await h.client.workflow.execute('researcherWorkflow', {
+      taskQueue: h.taskQueue,
+      workflowId: id,
+      args: [
+        {
+          researchId: id,
+          question: 'How much cheaper has solar become?',
+          locale: 'en-US',
+          step: { ...step, needSearch: false },
+          attempt: 1,
+          feedback: '',
+          dependencyKeys: [],
+          maxToolRounds: 4,
+        } satisfies StepInput,
+      ],
+    });
+    const turns = h.llm.requests.filter(
+      (r) => r.rule === 'react' && r.body.messages.some((m) => String(m.content).includes('module prices fell 90%')),
+    );
+    expect(turns.length).toBeGreaterThan(0);
+    expect(turns[0]!.body.tools).toBeUndefined();
+    expect(String(turns[0]!.body.messages[0]!.content)).toMatch(/works from the material given below/);
+    expect(h.search.queries).not.toContain('solar');
   });
 
   it('makes the model answer when the tool rounds are spent', async () => {

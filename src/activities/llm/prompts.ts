@@ -111,8 +111,8 @@ export const PROMPTS = {
   researcherTurn: toolPrompt({
     file: 'researcher-react',
     role: 'researcher',
-    vars: { ...step, feedback: text, dependencies: text, knowledgeTool: text },
-    untrusted: { question: 'user_message', dependencies: 'dependencies' },
+    vars: { ...step, feedback: text, dependencies: text, knowledgeTool: text, searchRule: text, background: text },
+    untrusted: { question: 'user_message', dependencies: 'dependencies', background: 'background' },
   }),
   extractor: jsonPrompt(
     {

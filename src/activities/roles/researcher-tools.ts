@@ -21,9 +21,14 @@ const TOOL_DESCRIPTIONS: Record<keyof typeof TOOL_SCHEMAS, string> = {
     'Returns passages with source ids, document titles and their page or section.',
 };
 
-/** The tools a researcher is offered; knowledge_search only when the run has a knowledge base. */
-export function toolDefinitions(mcpTools: McpToolSpec[] = [], opts: { knowledge?: boolean } = {}): OpenAI.Chat.ChatCompletionTool[] {
-  const names = (Object.keys(TOOL_SCHEMAS) as (keyof typeof TOOL_SCHEMAS)[]).filter((n) => n !== 'knowledge_search' || opts.knowledge);
+/** The tools a researcher is offered: knowledge_search only when the run has a knowledge base, the web unless the step works from given material. */
+export function toolDefinitions(
+  mcpTools: McpToolSpec[] = [],
+  opts: { knowledge?: boolean; web?: boolean } = {},
+): OpenAI.Chat.ChatCompletionTool[] {
+  const names = (Object.keys(TOOL_SCHEMAS) as (keyof typeof TOOL_SCHEMAS)[]).filter((n) =>
+    n === 'knowledge_search' ? opts.knowledge : opts.web !== false,
+  );
   const builtIn = names.map((name): OpenAI.Chat.ChatCompletionTool => {
     const { $schema: _drop, ...parameters } = z.toJSONSchema(TOOL_SCHEMAS[name]) as Record<string, unknown>;
     return { type: 'function', function: { name, description: TOOL_DESCRIPTIONS[name], parameters } };

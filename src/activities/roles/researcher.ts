@@ -46,18 +46,32 @@ export interface TurnResult {
 
 type AssistantMessage = OpenAI.Chat.ChatCompletionAssistantMessageParam;
 
+/** The step's tools: no web for a step that works from given material (needSearch: false). */
+function offeredTools(input: TurnInput): { tools?: OpenAI.Chat.ChatCompletionTool[] } {
+  const tools = toolDefinitions(input.mcpTools, { knowledge: input.knowledge ?? false, web: input.step.needSearch });
+  return tools.length ? { tools } : {};
+}
+
 export function createResearcherActivities(deps: { llm: Llm; store: Store; contextChars: number }) {
   const { conversations } = deps.store;
 
   /** Writes the system prompt and the task at positions 0 and 1. */
   async function writeTask(input: TurnInput): Promise<void> {
     const docs = await deps.store.getDocuments(input.researchId, input.dependencyKeys);
+    const [background] = await deps.store.getDocuments(input.researchId, ['background']);
+    const web = input.step.needSearch;
     const prompt = renderPrompt(PROMPTS.researcherTurn, {
       question: input.question,
       locale: input.locale,
       stepTitle: input.step.title,
       stepDescription: input.step.description,
       feedback: input.feedback || '(none)',
+      searchRule: web
+        ? 'Tools:\n- `web_search(queries)`: 1-5 short keyword queries. Results carry source ids like [S3f9a01c2].\n' +
+          "- `crawl(urls, goal)`: read up to 5 pages from the results, for a goal you state; returns the evidence found, with the page's source id."
+        : 'This step works from the material given below (the background brief and earlier results), not from new web searches' +
+          (input.knowledge ? ", and may look into the user's documents:" : '.'),
+      background: background ? background.content.slice(0, DEPENDENCY_CHARS) : '(none)',
       knowledgeTool: input.knowledge
         ? "- `knowledge_search(query, alternatives)`: the user's own documents (this run's collections and the earlier reports of " +
           'its session); prefer them where they cover the step, and cite their passages by source id like web sources.'
@@ -100,7 +114,7 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
       role: PROMPTS.researcherTurn.role,
       promptName: PROMPTS.researcherTurn.file,
       messages,
-      ...(forcedAnswer ? {} : { tools: toolDefinitions(input.mcpTools, { knowledge: input.knowledge ?? false }) }),
+      ...(forcedAnswer ? {} : offeredTools(input)),
       expected: 'researcher turn',
       reuse: (logged) => {
         const message = logged as AssistantMessage;
@@ -108,7 +122,13 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
           ? { message, calls: parseToolCalls(message.tool_calls ?? [], input.mcpTools).calls }
           : undefined;
       },
-      read: (choice) => readTurn(choice, input.mcpTools, forcedAnswer),
+      read: (choice) =>
+        readTurn(
+          choice,
+          input.mcpTools,
+          forcedAnswer,
+          new Set((offeredTools(input).tools ?? []).map((t) => (t.type === 'function' ? t.function.name : ''))),
+        ),
     });
     // First writer wins: if another attempt stored this turn already, its tool calls are the ones
     // the conversation goes on with.
@@ -164,11 +184,14 @@ function readTurn(
   choice: OpenAI.Chat.ChatCompletion.Choice | undefined,
   mcpTools: McpToolSpec[] | undefined,
   forcedAnswer: string | undefined,
+  offered: Set<string>,
 ): ReplyReading<{ message: AssistantMessage; calls: ToolCall[] }> {
   const msg = choice?.message;
   // A turn that must answer was offered no tools; tool calls some servers send anyway are dropped.
   const parsed = parseToolCalls(forcedAnswer ? [] : (msg?.tool_calls ?? []), mcpTools);
   const problems = parsed.problems;
+  // A tool this step was not offered (web search in a step that works from given material).
+  for (const c of parsed.calls) if (c.name !== 'mcp' && !offered.has(c.name)) problems.push(`${c.name} is not a tool of this step`);
   if (choice?.finish_reason === 'length' && parsed.calls.length === 0)
     problems.push('the reply was cut off (finish_reason: length); be briefer');
   if (!msg || (parsed.calls.length === 0 && !msg.content && problems.length === 0)) problems.push('the reply was empty');
