@@ -1,11 +1,12 @@
 // The ReAct researcher child workflow on the dev server, and the LLM activity's failure semantics.
 import { randomUUID } from 'node:crypto';
 import { createStore } from '../../src/activities/store';
+import { makeXlsx } from '../support/kb-fixtures';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResearchOptions } from '../../src/shared/schemas';
 import type { StepInput, StepOutput } from '../../src/shared/schemas';
 import type { ChatRequest, Reply } from '../support/llm-server';
-import { defaultReact, researchRules, stepTitleOf, type RoleOverrides } from '../support/research-script';
+import { defaultReact, researchRules, stepTitleOf, userText, type RoleOverrides } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
@@ -184,6 +185,23 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
     expect(turns[0]!.body.tools).toBeUndefined();
     expect(String(turns[0]!.body.messages[0]!.content)).toMatch(/works from the material given below/);
     expect(h.search.queries).not.toContain('solar');
+  });
+
+  it('reads an XLSX link with the document parsers: sheets and rows reach the extractor', async () => {
+    const xlsx = await makeXlsx();
+    h.site.route('/data/plants.xlsx', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' });
+      res.end(xlsx);
+    });
+    const url = `${h.site.url}/data/plants.xlsx`;
+    const react = (req: ChatRequest): Reply =>
+      req.messages.some((m) => m.role === 'tool')
+        ? { content: 'Read the sheet.' }
+        : { toolCalls: [{ name: 'crawl', arguments: { urls: [url], goal: 'plant capacities' } }] };
+    const { out } = await research({ react });
+    const extract = h.llm.requests.filter((r) => r.rule === 'extractor').find((r) => userText(r.body).includes('Dunmore'));
+    expect(userText(extract!.body)).toMatch(/## Plants[\s\S]*Plant: Dunmore; Country: Westvale; Capacity MW: 1728/);
+    expect(out.sourceIds.length).toBeGreaterThan(0);
   });
 
   it('makes the model answer when the tool rounds are spent', async () => {

@@ -11,6 +11,7 @@ import { sourceIdFor } from '../search/sources';
 import { normalizeUrl } from '../search/types';
 import type { Store } from '../store';
 import { toReadable } from './extract';
+import { OFFICE_CONTENT_TYPES, officeToReadable } from './office';
 import { createRobotsChecker } from './robots';
 import { createSafeFetcher, DEFAULT_ALLOWED_TYPES, SkippedError } from './safe-fetch';
 import { BlockedError } from './ssrf';
@@ -45,7 +46,7 @@ export function createCrawlActivities(deps: { config: Pick<Config, 'crawl'>; sto
     totalTimeoutMs: deps.config.crawl.timeoutMs,
     maxRedirects: 5,
     userAgent: deps.config.crawl.userAgent,
-    allowedTypes: DEFAULT_ALLOWED_TYPES,
+    allowedTypes: [...new Set([...DEFAULT_ALLOWED_TYPES, ...OFFICE_CONTENT_TYPES])],
   });
   const robotsAllowed = createRobotsChecker(fetcher, deps.config.crawl.userAgent);
 
@@ -77,7 +78,9 @@ export function createCrawlActivities(deps: { config: Pick<Config, 'crawl'>; sto
         ctx.heartbeat({ stage: 'fetch' });
         const fetched = await fetcher.get(input.url, { signal: ctx.cancellationSignal });
         ctx.heartbeat({ stage: 'extract', bytes: fetched.body.length });
-        const readable = await toReadable(fetched.body, fetched.contentType, fetched.finalUrl);
+        const readable =
+          (await officeToReadable(fetched.body, fetched.contentType, fetched.finalUrl)) ??
+          (await toReadable(fetched.body, fetched.contentType, fetched.finalUrl));
         if (!readable.markdown.trim()) return { ...base, status: 'skipped', reason: 'no readable text on the page' };
         page = { finalUrl: fetched.finalUrl, title: readable.title, markdown: readable.markdown, contentType: fetched.contentType };
         await deps.store.savePage(input.researchId, { urlHash, url: input.url, ...page });
