@@ -2,7 +2,7 @@
 // and the arguments of the researcher's tools. LLM activities parse every answer with these
 // before returning, so workflows only ever see valid data.
 import { z } from 'zod';
-import { Locale } from './schemas';
+import { Locale, PlanStep } from './schemas';
 
 /** Coordinator's answer: small talk is answered directly, research goes on. */
 export const CoordinatorDecision = z.object({
@@ -52,6 +52,14 @@ export const PageExtract = z.object({
 export type PageExtract = z.infer<typeof PageExtract>;
 
 /** Arguments of the researcher's tools, validated before any tool runs. */
+/** Gap reflection after the research team: do the findings answer the question, and if not, what next. */
+export const GapReflection = z.object({
+  answered: z.boolean().describe('True when the findings answer every part of the question'),
+  gaps: z.array(z.string()).describe('What is still missing, one short sentence each'),
+  followUpSteps: z.array(PlanStep).describe('Research steps that close the gaps (empty when answered)'),
+});
+export type GapReflection = z.infer<typeof GapReflection>;
+
 /** The knowledge-base decision: which of the tenant's collections can help with the question. */
 export const KnowledgeChoice = z.object({
   collectionIds: z.array(z.string()).describe('Ids from the list of collections; empty when none fits'),

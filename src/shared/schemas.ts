@@ -33,6 +33,8 @@ export const ResearchOptions = z
     queryCount: z.number().int().min(1).max(10).default(3),
     maxToolRounds: z.number().int().min(1).max(30).default(8),
     maxCodeAttempts: z.number().int().min(1).max(10).default(3),
+    /** Rounds of gap reflection after the team: follow-up steps while the findings leave gaps. */
+    maxResearchLoops: z.number().int().min(0).max(3).default(1),
     reviewTimeout: Duration.default('24h'),
     onReviewTimeout: z.enum(['approve', 'cancel']).default('approve'),
     locale: Locale.optional(),

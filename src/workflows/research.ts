@@ -14,6 +14,7 @@ import {
   revisePlanUpdate,
 } from './messages';
 import { coordinate } from './research/coordinate';
+import { closeGaps } from './research/gaps';
 import { investigate } from './research/investigate';
 import { chooseKnowledge, rememberReport } from './research/knowledge';
 import { endOnError, finish, startRowSync } from './research/persist';
@@ -46,12 +47,13 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     if (reviewed.kind === 'cancelled') {
       return await finish(run, 'cancelled_at_review', reviewed.reason, { outcome: 'review_timeout' }, 'cancelled');
     }
-    const { plan } = reviewed;
+    let { plan } = reviewed;
     let accepted = new Map<string, StepOutput>();
     if (!plan.hasEnoughContext) {
       run.moveTo('researching');
       run.startResearchClock();
       accepted = await runTeam(run, plan, question);
+      ({ plan, accepted } = await closeGaps(run, plan, question, accepted));
     }
     const report = await writeReport(run, plan, question, accepted);
     await rememberReport(run);

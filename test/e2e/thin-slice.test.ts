@@ -69,7 +69,8 @@ describe.skipIf(!ready)(`thin slice through the API (${ready ? 'live' : missingR
     expect(rows[0].completed_at).toBeInstanceOf(Date);
     expect(rows[0].prompt_tokens).toBe(result.usage.promptTokens);
     const calls = await h.pool.query('SELECT role, prompt_name FROM llm_calls WHERE research_id = $1 ORDER BY created_at', [res.body.id]);
-    // Per step: search, crawl, answer (3 ReAct turns), one page extraction, the compression, the judge.
+    // Per step: search, crawl, answer (3 ReAct turns), one page extraction, the compression, the judge;
+    // once per run: the gap reflection after the team.
     expect(calls.rows.map((r) => r.prompt_name).sort()).toEqual([
       'background',
       'compressor',
@@ -77,6 +78,7 @@ describe.skipIf(!ready)(`thin slice through the API (${ready ? 'live' : missingR
       'coordinator',
       'extractor',
       'extractor',
+      'gap-reflection',
       'judge',
       'judge',
       'planner',

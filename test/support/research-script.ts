@@ -37,7 +37,7 @@ export function planJson(steps: PlanSpec[], extra: Partial<{ hasEnoughContext: b
 /** `researcher` answers the step's final findings (the compressor); `react` the tool-using turns. */
 export type RoleOverrides = Partial<
   Record<
-    'coordinator' | 'rewrite' | 'background' | 'planner' | 'react' | 'researcher' | 'coder' | 'analyst' | 'judge' | 'reporter',
+    'coordinator' | 'rewrite' | 'background' | 'planner' | 'react' | 'researcher' | 'coder' | 'analyst' | 'judge' | 'reporter' | 'gaps',
     Rule['reply']
   >
 >;
@@ -108,6 +108,7 @@ export function researchRules(o: RoleOverrides = {}, plan = planJson([{ id: 'a' 
     },
     { name: 'analyst', match: bySchema('CodeFindings'), reply: o.analyst ?? cited },
     { name: 'judge', match: bySchema('JudgeVerdict'), reply: o.judge ?? { json: { passed: true, feedback: '' } } },
+    { name: 'gaps', match: bySchema('GapReflection'), reply: o.gaps ?? { json: { answered: true, gaps: [], followUpSteps: [] } } },
     {
       name: 'reporter',
       match: bySchema('ReportDraft'),

@@ -1,7 +1,9 @@
-// Token-aware chunking: sections are split at paragraphs, then sentences, then tokens for a giant
-// sentence; chunks of one section overlap by whole sentences; small neighbouring sections under the
-// same heading path and page are merged. Tokens are counted with cl100k_base (a good estimate for
-// most embedding models' limits), once per sentence.
+// Token-aware chunking. A section is cut into pieces (sentences and lines; a sentence longer than
+// a chunk by tokens), each counted once with cl100k_base (a good estimate of most embedding
+// models' limits). Pieces are packed up to the limit and a chunk ends at the strongest boundary
+// in its second half: a paragraph, else a sentence, else a line. The next chunk repeats whole
+// sentences from the end of the previous one. A chunk's text is always a slice of the section's
+// text, never re-joined, so "3.5" or a table row comes out exactly as it went in.
 import { Tiktoken } from 'js-tiktoken/lite';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
 import type { ParsedDocument, Section } from './parse';
@@ -16,91 +18,180 @@ export interface Chunk {
 
 let encoder: Tiktoken | undefined;
 const enc = () => (encoder ??= new Tiktoken(cl100k));
+// A document may well contain "<|endoftext|>": it is text here, where js-tiktoken's default
+// would throw on it. Nothing is special.
+const plain = (text: string) => enc().encode(text, [], []);
 
-export function countTokens(text: string): number {
-  return text ? enc().encode(text).length : 0;
-}
+// js-tiktoken's byte-pair merge is quadratic in the length of one pre-token: 20,000 letters
+// without a space take 45 s, 1,000 CJK characters half a second. Runs longer than RUN are
+// encoded RUN characters at a time, which bounds the cost and changes the count only for such
+// runs (by a token or so per seam, upwards: a safe estimate against a model's limit). The ids
+// still decode to the text exactly.
+const RUN = 32;
+const LONG_RUNS = /\S{33,}|\s{33,}/g;
+const HAS_LONG_RUN = /\S{33}|\s{33}/;
 
-interface Piece {
-  text: string;
-  tokens: number;
-  /** What follows it: a blank line (end of paragraph), a newline (end of line: table rows), a space. */
-  joiner: '\n\n' | '\n' | ' ';
-}
-
-const SENTENCE = /[^.!?]+(?:[.!?]+["')\]]*|$)\s*/g;
-
-/** A section as sentence-sized pieces of at most `max` tokens each. */
-function pieces(text: string, max: number): Piece[] {
-  const out: Piece[] = [];
-  for (const para of text.split(/\n\s*\n/)) {
-    const lines = para.split('\n');
-    lines.forEach((line, li) => {
-      const sentences =
-        line
-          .match(SENTENCE)
-          ?.map((s) => s.trim())
-          .filter(Boolean) ?? [];
-      sentences.forEach((s, i) => {
-        const joiner = i < sentences.length - 1 ? ' ' : li < lines.length - 1 ? '\n' : '\n\n';
-        const tokens = countTokens(s);
-        if (tokens <= max) return void out.push({ text: s, tokens, joiner });
-        // A sentence longer than a chunk (a long row, a URL list): cut it by tokens.
-        const ids = enc().encode(s);
-        for (let at = 0; at < ids.length; at += max) {
-          const part = enc()
-            .decode(ids.slice(at, at + max))
-            .trim();
-          if (part) out.push({ text: part, tokens: countTokens(part), joiner: at + max >= ids.length ? joiner : ' ' });
-        }
-      });
-    });
-  }
-  return out;
-}
-
-const join = (ps: Piece[]) => ps.map((p, i) => p.text + (i < ps.length - 1 ? p.joiner : '')).join('');
-
-function chunkSection(s: Section, max: number, overlap: number): Omit<Chunk, 'seq'>[] {
-  const ps = pieces(s.text, max);
-  const out: Omit<Chunk, 'seq'>[] = [];
-  let cur: Piece[] = [];
-  let tokens = 0;
-  const emit = () => {
-    if (!cur.length) return;
-    const text = join(cur);
-    out.push({ text, headingPath: s.headingPath, ...(s.page !== undefined ? { page: s.page } : {}), tokens: countTokens(text) });
+function encode(text: string): number[] {
+  if (!HAS_LONG_RUN.test(text)) return plain(text);
+  const ids: number[] = [];
+  const add = (part: string) => {
+    for (const id of plain(part)) ids.push(id);
   };
-  for (const p of ps) {
-    if (tokens + p.tokens > max && cur.length) {
-      emit();
-      // Carry whole sentences from the end of this chunk, up to `overlap` tokens, into the next.
-      const carry: Piece[] = [];
-      let carried = 0;
-      for (let i = cur.length - 1; i > 0 && carried + cur[i]!.tokens <= overlap; i--) {
-        carry.unshift(cur[i]!);
-        carried += cur[i]!.tokens;
-      }
-      if (carried + p.tokens > max) {
-        carry.length = 0;
-        carried = 0;
-      }
-      cur = carry;
-      tokens = carried;
+  let last = 0;
+  for (const m of text.matchAll(LONG_RUNS)) {
+    if (m.index > last) add(text.slice(last, m.index));
+    const runEnd = m.index + m[0].length;
+    for (let at = m.index; at < runEnd;) {
+      let end = Math.min(runEnd, at + RUN);
+      if (end < runEnd && /[\udc00-\udfff]/.test(text[end]!)) end++; // not between the halves of a surrogate pair
+      add(text.slice(at, end));
+      at = end;
     }
-    cur.push(p);
-    tokens += p.tokens + 1;
+    last = runEnd;
   }
-  emit();
+  if (last < text.length) add(text.slice(last));
+  return ids;
+}
+
+/** Tokens in cl100k_base (runs of more than 32 characters without a break counted in parts). */
+export function countTokens(text: string): number {
+  return text ? encode(text).length : 0;
+}
+
+/** How good a place to end a chunk the end of a piece is. */
+const enum Boundary {
+  Token = 0,
+  Line = 1,
+  Sentence = 2,
+  Paragraph = 3,
+}
+
+/** [start, end) of the section text: the whitespace before the piece, then the piece. */
+interface Piece {
+  start: number;
+  end: number;
+  tokens: number;
+  after: Boundary;
+}
+
+// A sentence ends at . ! ? … (and closing quotes or brackets) before whitespace, so "3.5" and
+// "example.com" are not cut; CJK full stops need no space. Any newline ends a line; a blank line
+// ends a paragraph.
+const BREAKS = /([.!?…]+["'”’»)\]]*(?=\s|$)|[。！？]+["'”’」』)]*)|([ \t]*\n\s*)/g;
+
+function pieces(text: string, max: number): Piece[] {
+  const cuts: { at: number; after: Boundary }[] = [];
+  for (const m of text.matchAll(BREAKS)) {
+    const sentence = m[1] !== undefined;
+    const at = sentence ? m.index + m[1]!.length : m.index;
+    const after = sentence ? Boundary.Sentence : /\n[^\n]*\n/.test(m[2]!) ? Boundary.Paragraph : Boundary.Line;
+    const last = cuts.at(-1);
+    if (last?.at === at) last.after = Math.max(last.after, after);
+    else if (at > 0 && at < text.length) cuts.push({ at, after });
+  }
+  cuts.push({ at: text.length, after: Boundary.Paragraph });
+  const out: Piece[] = [];
+  let start = 0;
+  for (const { at, after } of cuts) {
+    const tokens = countTokens(text.slice(start, at));
+    if (tokens <= max) out.push({ start, end: at, tokens, after });
+    else out.push(...splitByTokens(text, start, at, max, after));
+    start = at;
+  }
   return out;
+}
+
+/** A sentence longer than a chunk (a long table row, a URL list, text without punctuation), cut
+ *  every `max` tokens at a place where the cut is also a character boundary. */
+function splitByTokens(text: string, from: number, to: number, max: number, after: Boundary): Piece[] {
+  const slice = text.slice(from, to);
+  const ids = encode(slice);
+  const out: Piece[] = [];
+  let at = 0;
+  let offset = 0;
+  while (at < ids.length) {
+    let end = Math.min(ids.length, at + max);
+    let part = enc().decode(ids.slice(at, end));
+    // A token may hold half a character (emoji, CJK): step back until the part is whole text.
+    while (end > at + 1 && !(slice.startsWith(part, offset) && countTokens(part) <= max)) part = enc().decode(ids.slice(at, --end));
+    while (!slice.startsWith(part, offset) && end < ids.length) part = enc().decode(ids.slice(at, ++end));
+    if (part) out.push({ start: from + offset, end: from + offset + part.length, tokens: countTokens(part), after: Boundary.Token });
+    at = end;
+    offset += part.length;
+  }
+  const last = out.at(-1);
+  if (last) last.after = after;
+  return out;
+}
+
+/** The chunks of one section (`text` already trimmed and non-empty). */
+function chunkSection(text: string, max: number, overlap: number): { text: string; tokens: number }[] {
+  const ps = pieces(text, max);
+  const sliceOf = (from: number, to: number) => text.slice(ps[from]!.start, ps[to - 1]!.end).trim();
+  const out: { text: string; tokens: number }[] = [];
+  let from = 0; // first piece of this chunk, overlap included
+  let fresh = 0; // first piece not yet in any chunk
+  while (fresh < ps.length) {
+    let budget = ps.slice(from, fresh).reduce((n, p) => n + p.tokens, 0);
+    // The overlap gives way when it leaves no room for a new piece.
+    while (from < fresh && budget + ps[fresh]!.tokens > max) budget -= ps[from++]!.tokens;
+    let to = fresh;
+    while (to < ps.length && budget + ps[to]!.tokens <= max) budget += ps[to++]!.tokens;
+    if (to === fresh) to++; // a piece over the limit on its own (cannot happen after splitByTokens, but must not stall)
+    if (to < ps.length) to = bestCut(ps, from, fresh, to, max);
+    // Counted pieces may tokenise differently once joined: the chunk's own count has the last word.
+    let chunk = sliceOf(from, to);
+    let tokens = countTokens(chunk);
+    while (tokens > max && to - from > 1) {
+      if (to - 1 > fresh) to--;
+      else from++;
+      chunk = sliceOf(from, to);
+      tokens = countTokens(chunk);
+    }
+    if (chunk) out.push({ text: chunk, tokens });
+    fresh = to;
+    from = overlapStart(ps, from, to, overlap);
+  }
+  return out;
+}
+
+/** Where to end a chunk that could run to `to`: the strongest boundary in its second half,
+ *  the latest of equals; `to` itself when the chunk has no boundary there. */
+function bestCut(ps: Piece[], from: number, fresh: number, to: number, max: number): number {
+  let best = to;
+  let bestAfter = ps[to - 1]!.after;
+  let size = ps.slice(from, to).reduce((n, p) => n + p.tokens, 0);
+  for (let k = to - 1; k > fresh && size - ps[k]!.tokens >= max / 2; k--) {
+    size -= ps[k]!.tokens;
+    if (ps[k - 1]!.after > bestAfter) {
+      best = k;
+      bestAfter = ps[k - 1]!.after;
+    }
+  }
+  return best;
+}
+
+/** The first piece of the next chunk: whole pieces from the end of this one, up to `overlap`
+ *  tokens, never the whole chunk (the next must move on) and never a token-cut fragment. */
+function overlapStart(ps: Piece[], from: number, to: number, overlap: number): number {
+  let start = to;
+  let carried = 0;
+  while (start - 1 > from && ps[start - 2]!.after !== Boundary.Token && carried + ps[start - 1]!.tokens <= overlap) {
+    carried += ps[--start]!.tokens;
+  }
+  return start;
 }
 
 const samePlace = (a: Section, b: Section) => a.page === b.page && a.headingPath.join('\u0000') === b.headingPath.join('\u0000');
 
+/**
+ * The document's chunks, `seq` from 0 without gaps. Consecutive sections at the same place
+ * (heading path and page) are read as one; sections at different places never share a chunk.
+ * Deterministic: the same document and options give the same chunks.
+ */
 export function chunkDocument(doc: ParsedDocument, opts: { maxTokens?: number; overlapTokens?: number } = {}): Chunk[] {
-  const max = opts.maxTokens ?? 350;
-  const overlap = Math.min(opts.overlapTokens ?? 50, Math.floor(max / 2));
-  // Neighbouring sections at the same place (a Markdown file's paragraphs under one heading) merge.
+  const max = Math.max(1, Math.floor(opts.maxTokens ?? 350));
+  const overlap = Math.max(0, Math.min(Math.floor(opts.overlapTokens ?? 50), Math.floor(max / 2)));
   const merged: Section[] = [];
   for (const s of doc.sections) {
     const text = s.text.trim();
@@ -109,5 +200,14 @@ export function chunkDocument(doc: ParsedDocument, opts: { maxTokens?: number; o
     if (prev && samePlace(prev, s)) prev.text = `${prev.text}\n\n${text}`;
     else merged.push({ ...s, text });
   }
-  return merged.flatMap((s) => chunkSection(s, max, overlap)).map((c, seq) => ({ seq, ...c }));
+  return merged
+    .flatMap((s) =>
+      chunkSection(s.text, max, overlap).map((c) => ({
+        text: c.text,
+        headingPath: [...s.headingPath],
+        ...(s.page !== undefined ? { page: s.page } : {}),
+        tokens: c.tokens,
+      })),
+    )
+    .map((c, seq) => ({ seq, ...c }));
 }

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { LlmRole } from '../../shared/constants';
 import {
+  GapReflection,
   KnowledgeChoice,
   CitedText,
   CodeDraft,
@@ -183,6 +184,16 @@ export const PROMPTS = {
     },
     'ReportDraft',
     ReportDraft,
+  ),
+  gapReflection: jsonPrompt(
+    {
+      file: 'gap-reflection',
+      role: 'planner',
+      vars: { question: text, findings: text, maxSteps: count, existingIds: text },
+      untrusted: { question: 'user_message', findings: 'findings' },
+    },
+    'GapReflection',
+    GapReflection,
   ),
   knowledgeRouter: jsonPrompt(
     {

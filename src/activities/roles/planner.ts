@@ -1,7 +1,7 @@
 // The planner's activities: rewrite the question and expand it into search queries, write the
 // background brief from what the searches found, and make a plan that code then validates.
 import type { QueryExpansion } from '../../shared/llm-outputs';
-import { planProblems, type Plan, type StepOutput, type Usage } from '../../shared/schemas';
+import { planProblems, summarize, type Plan, type PlanStep, type StepOutput, type Usage } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
 import type { Store } from '../store';
@@ -74,5 +74,39 @@ export function createPlannerActivities(deps: { llm: Llm; store: Store }) {
     return { plan: r.output, problems: planProblems(r.output, input.maxSteps), usage: r.usage };
   }
 
-  return { expandQueries, writeBackground, planResearch };
+  /**
+   * Gap reflection: do the findings answer the question? If not, follow-up steps, checked by code
+   * (new ids, known dependencies, at most `maxSteps`); a step that fails the checks is dropped.
+   */
+  async function reflectOnGaps(input: {
+    researchId: string;
+    question: string;
+    stepKeys: string[];
+    existingIds: string[];
+    maxSteps: number;
+  }): Promise<{ answered: boolean; gaps: string[]; steps: PlanStep[]; usage: Usage }> {
+    const findings = await store.getDocuments(input.researchId, ['background', ...input.stepKeys]);
+    const r = await llm.structured(
+      PROMPTS.gapReflection,
+      {
+        question: input.question,
+        findings:
+          findings.map((f) => `<finding key="${f.key}">\n${f.content.slice(0, DOC_CHARS)}\n</finding>`).join('\n') || '(no findings)',
+        maxSteps: input.maxSteps,
+        existingIds: input.existingIds.join(', ') || '(none)',
+      },
+      { researchId: input.researchId },
+    );
+    const known = new Set(input.existingIds);
+    const steps: PlanStep[] = [];
+    for (const s of r.output.followUpSteps) {
+      if (steps.length >= input.maxSteps || known.has(s.id) || !s.dependsOn.every((d) => known.has(d))) continue;
+      steps.push(s);
+      known.add(s.id);
+    }
+    const answered = r.output.answered || steps.length === 0;
+    return { answered, gaps: r.output.gaps.slice(0, 10).map((g) => summarize(g, 300)), steps: answered ? [] : steps, usage: r.usage };
+  }
+
+  return { expandQueries, writeBackground, planResearch, reflectOnGaps };
 }

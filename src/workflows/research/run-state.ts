@@ -375,6 +375,28 @@ export class RunState {
     upsertSearchAttributes([{ key: ResearchStepCountKey, value: plan.steps.length }]);
   }
 
+  /** A new plan version: the steps so far as they stand, and follow-up steps, pending. */
+  extendPlan(steps: Plan['steps']): void {
+    if (!this.plan) return;
+    this.plan = {
+      ...this.plan,
+      version: this.plan.version + 1,
+      steps: [
+        ...this.plan.steps,
+        ...steps.map((s) => ({
+          id: s.id,
+          title: summarize(s.title, 160),
+          type: s.type,
+          dependsOn: s.dependsOn,
+          status: 'pending' as const,
+          attempts: 0,
+          notes: [],
+        })),
+      ],
+    };
+    upsertSearchAttributes([{ key: ResearchStepCountKey, value: this.plan.steps.length }]);
+  }
+
   setReport(report: ReportView): void {
     this.report = report;
   }

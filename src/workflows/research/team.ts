@@ -6,9 +6,14 @@ import type { Plan, StepOutput } from '../../shared/schemas';
 import { runStepWithReflection } from './reflection';
 import type { RunState } from './run-state';
 
-/** Runs the plan's steps; returns the accepted result of each step that completed. */
-export async function runTeam(run: RunState, plan: Plan, question: string): Promise<Map<string, StepOutput>> {
-  const accepted = new Map<string, StepOutput>();
+/** Runs the plan's pending steps; returns the accepted result of each step that completed (with `earlier`'s). */
+export async function runTeam(
+  run: RunState,
+  plan: Plan,
+  question: string,
+  earlier = new Map<string, StepOutput>(),
+): Promise<Map<string, StepOutput>> {
+  const accepted = new Map(earlier);
   const byId = new Map(plan.steps.map((s) => [s.id, s]));
   let running = 0;
   let changes = 0;

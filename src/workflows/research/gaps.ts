@@ -1,0 +1,40 @@
+// Gap reflection, after the research team: an LLM step judges whether the findings answer the
+// question; with knowledge gaps it adds follow-up steps (a new plan version, in the status and the
+// events) and the team runs them, at most `maxResearchLoops` times and within the budget. Runs
+// recorded before patch 'gap-reflection' go straight to the report.
+import { patched } from '@temporalio/workflow';
+import { summarize, type Plan, type StepOutput } from '../../shared/schemas';
+import type { RunState } from './run-state';
+import { runTeam } from './team';
+
+export async function closeGaps(
+  run: RunState,
+  plan: Plan,
+  question: string,
+  accepted: Map<string, StepOutput>,
+): Promise<{ plan: Plan; accepted: Map<string, StepOutput> }> {
+  const loops = run.options.maxResearchLoops ?? 0;
+  if (loops === 0 || plan.hasEnoughContext || !patched('gap-reflection')) return { plan, accepted };
+  let current = plan;
+  let results = accepted;
+  for (let loop = 1; loop <= loops && !run.budgetSpent(); loop++) {
+    const r = await run.calls.llm.reflectOnGaps.executeWithOptions({ summary: `gap reflection ${loop} of ${loops}` }, [
+      {
+        researchId: run.id,
+        question,
+        stepKeys: current.steps.map((s) => results.get(s.id)?.key).filter((k): k is string => k !== undefined),
+        existingIds: current.steps.map((s) => s.id),
+        maxSteps: run.options.maxSteps,
+      },
+    ]);
+    run.addUsage(r.usage);
+    if (r.answered) break;
+    run.note(
+      `Gap reflection ${loop}: ${r.gaps.length ? summarize(r.gaps.join('; '), 300) : 'the findings leave gaps'}; added step(s) ${r.steps.map((s) => s.id).join(', ')}.`,
+    );
+    current = { ...current, steps: [...current.steps, ...r.steps] };
+    run.extendPlan(r.steps);
+    results = await runTeam(run, current, question, results);
+  }
+  return { plan: current, accepted: results };
+}
