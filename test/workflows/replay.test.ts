@@ -47,6 +47,9 @@ describe('replay of recorded histories', () => {
         'research-knowledge-v8.json',
         'researcher-knowledge-v8.json',
         'ingest-document-v8.json',
+        // v9: gap reflection after the team (patch 'gap-reflection'): a reported gap adds a step,
+        // plan version 2, the team runs it before the report.
+        'research-gaps-v9.json',
       ]),
     );
   });
