@@ -19,6 +19,7 @@ import { createLegacyStepActivities } from './roles/legacy';
 import { createPlannerActivities } from './roles/planner';
 import { createReporterActivities } from './roles/reporter';
 import { createResearcherActivities } from './roles/researcher';
+import { createVerifierActivities } from './roles/verifier';
 import { createSandboxActivities } from './sandbox';
 import { createSearchActivities } from './search';
 import { buildProviders } from './search/providers';
@@ -87,6 +88,7 @@ export function createActivities(deps: ActivityDeps) {
       ...createCoderActivities({ llm, store, limits: sb }),
       ...createJudgeActivities({ llm, store }),
       ...createReporterActivities({ llm, store }),
+      ...createVerifierActivities({ llm, store }),
       ...createLegacyStepActivities({ llm, store }),
       ...createKnowledgeRouterActivities({ llm }),
     },

@@ -1,7 +1,7 @@
 // The HTTP contract in one place: what the routes validate requests with and what they answer,
 // as zod schemas. The OpenAPI document (src/api/openapi.ts) is generated from these same schemas.
 import { z } from 'zod';
-import { AnswerClarification, ApprovePlan, ResearchView, ReviewAnswer, RevisePlan } from '../shared/messages';
+import { AnswerClarification, ApprovePlan, Grounding, ResearchView, ReviewAnswer, RevisePlan } from '../shared/messages';
 import { Outcome, Phase, ResearchRequest, RunStatus } from '../shared/schemas';
 
 export const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'Idempotency-Key must be 1-200 visible ASCII characters');
@@ -69,6 +69,21 @@ export const ReportJson = z.object({
   removedCitations: z.array(z.unknown()),
   /** Links and bare URLs to addresses the run never retrieved, removed from the text, with the reason. */
   removedLinks: z.array(z.object({ url: z.string(), reason: z.string() })).optional(),
+  /** What the claim check found (absent for reports written before it existed). */
+  grounding: Grounding.optional(),
+  /** Citations the claim check removed (not supported by the source) or flagged (partly supported). */
+  citationChecks: z
+    .array(
+      z.object({
+        n: z.number().int(),
+        sourceId: z.string(),
+        claim: z.string(),
+        verdict: z.enum(['partial', 'unsupported']),
+        reason: z.string(),
+        action: z.enum(['flagged', 'removed']),
+      }),
+    )
+    .optional(),
 });
 export const ArtifactList = z.object({
   id: z.string(),

@@ -35,6 +35,8 @@ export interface CitationCheck {
   markdown: string;
   /** Citation numbers that resolved to no reference and were removed. */
   removed: number[];
+  /** How many times such numbers were cited (each occurrence). */
+  removedMarks: number;
   /** Reference numbers cited at least once. */
   used: number[];
 }
@@ -46,6 +48,7 @@ export interface CitationCheck {
 export function checkCitations(markdown: string, referenceCount: number): CitationCheck {
   const removed = new Set<number>();
   const used = new Set<number>();
+  let removedMarks = 0;
   const parts = markdown.split(/(```[\s\S]*?```|`[^`\n]*`)/g);
   const out = parts.map((part, i) => {
     if (i % 2 === 1) return part; // code
@@ -58,10 +61,19 @@ export function checkCitations(markdown: string, referenceCount: number): Citati
         } else nums.push(range[0]!);
       }
       const ok = nums.filter((n) => Number.isInteger(n) && n >= 1 && n <= referenceCount);
-      for (const n of nums) if (!ok.includes(n)) removed.add(n);
+      for (const n of nums) {
+        if (ok.includes(n)) continue;
+        removed.add(n);
+        removedMarks++;
+      }
       for (const n of ok) used.add(n);
       return ok.map((n) => `[${n}]`).join('');
     });
   });
-  return { markdown: out.join(''), removed: [...removed].sort((a, b) => a - b), used: [...used].sort((a, b) => a - b) };
+  return {
+    markdown: out.join(''),
+    removed: [...removed].sort((a, b) => a - b),
+    removedMarks,
+    used: [...used].sort((a, b) => a - b),
+  };
 }

@@ -60,6 +60,20 @@ export const GapReflection = z.object({
 });
 export type GapReflection = z.infer<typeof GapReflection>;
 
+/** The claim check: for each cited sentence and source, whether the source's evidence says it. */
+export const CitationVerdicts = z.object({
+  verdicts: z.array(
+    z.object({
+      id: z.string().describe('The id of the claim, as given'),
+      verdict: z
+        .enum(['supported', 'partial', 'unsupported'])
+        .describe('supported: the evidence states it; partial: some of it; unsupported: the evidence does not say it or says otherwise'),
+      reason: z.string().describe('One short sentence: what the evidence says or lacks'),
+    }),
+  ),
+});
+export type CitationVerdicts = z.infer<typeof CitationVerdicts>;
+
 /** The knowledge-base decision: which of the tenant's collections can help with the question. */
 export const KnowledgeChoice = z.object({
   collectionIds: z.array(z.string()).describe('Ids from the list of collections; empty when none fits'),

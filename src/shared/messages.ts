@@ -109,10 +109,30 @@ export const PlanView = z.object({
 });
 export type PlanView = z.infer<typeof PlanView>;
 
+/** What code found when it checked a report's citations and links (report JSON, status, eval). */
+export const Grounding = z.object({
+  /** [n] markers the draft had, valid or not. */
+  citations: z.number().int(),
+  /** Markers whose number named no retrieved source: removed. */
+  unresolved: z.number().int(),
+  /** Sentence–source pairs the verifier compared with the source's stored evidence. */
+  checked: z.number().int(),
+  supported: z.number().int(),
+  /** Partly supported: kept and listed. */
+  flagged: z.number().int(),
+  /** Not supported by the evidence: the citation removed from the sentence. */
+  removed: z.number().int(),
+  /** Pairs left unchecked: over the cap, no stored evidence, or no verdict given. */
+  unchecked: z.number().int(),
+  linksRemoved: z.number().int(),
+});
+export type Grounding = z.infer<typeof Grounding>;
+
 export const ReportView = z.object({
   title: z.string(),
   references: z.number().int(),
   removedCitations: z.array(z.number().int()),
+  grounding: Grounding.optional(),
 });
 export type ReportView = z.infer<typeof ReportView>;
 

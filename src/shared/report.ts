@@ -67,6 +67,16 @@ export interface RemovedLink {
   reason: string;
 }
 
+/** A citation the claim check flagged (partly supported) or removed (not supported). */
+export interface CitationCheckRecord {
+  n: number;
+  sourceId: string;
+  claim: string;
+  verdict: 'partial' | 'unsupported';
+  reason: string;
+  action: 'flagged' | 'removed';
+}
+
 const normalizeLink = (url: string) => url.replace(/#.*$/, '').replace(/\/+$/, '');
 
 /**

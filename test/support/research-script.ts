@@ -37,10 +37,25 @@ export function planJson(steps: PlanSpec[], extra: Partial<{ hasEnoughContext: b
 /** `researcher` answers the step's final findings (the compressor); `react` the tool-using turns. */
 export type RoleOverrides = Partial<
   Record<
-    'coordinator' | 'rewrite' | 'background' | 'planner' | 'react' | 'researcher' | 'coder' | 'analyst' | 'judge' | 'reporter' | 'gaps',
+    'coordinator' | 'rewrite' | 'background' | 'planner' | 'react' | 'researcher' | 'coder' | 'analyst' | 'judge' | 'reporter' | 'gaps' | 'verify',
     Rule['reply']
   >
 >;
+
+/** The claims and evidence of a claim-check request, by claim id. */
+export function claimsIn(req: ChatRequest): { id: string; claim: string; evidence: string }[] {
+  const text = userText(req);
+  return [...text.matchAll(/<claim id="(c\d+)">\n([\s\S]*?)\n<\/claim>\n<evidence for="\1"[^>]*>\n([\s\S]*?)\n<\/evidence>/g)].map((m) => ({
+    id: m[1]!,
+    claim: m[2]!,
+    evidence: m[3]!,
+  }));
+}
+
+/** A claim checker that finds every claim supported. */
+export const supportEveryClaim = (req: ChatRequest): Reply => ({
+  json: { verdicts: claimsIn(req).map((c) => ({ id: c.id, verdict: 'supported', reason: 'The evidence states it.' })) },
+});
 
 /** A program that reads the step's input files, prints a table and saves a chart. */
 export const DEFAULT_PROGRAM = [
@@ -108,6 +123,7 @@ export function researchRules(o: RoleOverrides = {}, plan = planJson([{ id: 'a' 
     },
     { name: 'analyst', match: bySchema('CodeFindings'), reply: o.analyst ?? cited },
     { name: 'judge', match: bySchema('JudgeVerdict'), reply: o.judge ?? { json: { passed: true, feedback: '' } } },
+    { name: 'verify', match: bySchema('CitationVerdicts'), reply: o.verify ?? supportEveryClaim },
     { name: 'gaps', match: bySchema('GapReflection'), reply: o.gaps ?? { json: { answered: true, gaps: [], followUpSteps: [] } } },
     {
       name: 'reporter',

@@ -50,6 +50,8 @@ describe('replay of recorded histories', () => {
         // v9: gap reflection after the team (patch 'gap-reflection'): a reported gap adds a step,
         // plan version 2, the team runs it before the report.
         'research-gaps-v9.json',
+        // v10: the claim check after the reporter (patch 'claim-check'), one citation removed.
+        'research-claims-v10.json',
       ]),
     );
   });

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { LlmRole } from '../../shared/constants';
 import {
+  CitationVerdicts,
   GapReflection,
   KnowledgeChoice,
   CitedText,
@@ -194,6 +195,16 @@ export const PROMPTS = {
     },
     'GapReflection',
     GapReflection,
+  ),
+  citationCheck: jsonPrompt(
+    {
+      file: 'citation-check',
+      role: 'judge',
+      vars: { claims: text, count: count },
+      untrusted: { claims: 'claims' },
+    },
+    'CitationVerdicts',
+    CitationVerdicts,
   ),
   knowledgeRouter: jsonPrompt(
     {

@@ -1,6 +1,6 @@
 // The reporter: the model writes the report from the findings with numbered references; code
 // (shared/report.ts) checks the citations, links the charts and appends the reference list.
-import { assembleReport, citationOrder, numberReferences, reporterInputs } from '../../shared/report';
+import { assembleReport, citationOrder, numberReferences, reporterInputs, type Finding, type Reference } from '../../shared/report';
 import { summarize, type Usage } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
@@ -14,6 +14,23 @@ export interface ReportOutput {
   usage: Usage;
 }
 
+/** The stored draft of the run's report, before the claim check (src/activities/roles/verifier.ts). */
+export const REPORT_DRAFT_KEY = 'report-draft';
+
+/** What the report is written from: the findings and the numbered references they cite. The
+ *  session's memory (earlier reports, citing their sources) comes last: this run's own findings
+ *  take the first reference numbers. */
+export async function reportSources(
+  store: Store,
+  researchId: string,
+  stepKeys: string[],
+): Promise<{ findings: Finding[]; refs: Reference[] }> {
+  const findings = await store.getDocuments(researchId, ['background', ...stepKeys, 'memory']);
+  const order = citationOrder(findings);
+  const refs = numberReferences(order, order.length ? await store.getSources(researchId, order) : []);
+  return { findings, refs };
+}
+
 export function createReporterActivities(deps: { llm: Llm; store: Store }) {
   async function writeReport(input: {
     researchId: string;
@@ -22,11 +39,7 @@ export function createReporterActivities(deps: { llm: Llm; store: Store }) {
     stepKeys: string[];
     notes: string[];
   }): Promise<ReportOutput> {
-    // The session's memory (earlier reports, citing their sources) comes last: this run's own
-    // findings take the first reference numbers.
-    const findings = await deps.store.getDocuments(input.researchId, ['background', ...input.stepKeys, 'memory']);
-    const order = citationOrder(findings);
-    const refs = numberReferences(order, order.length ? await deps.store.getSources(input.researchId, order) : []);
+    const { findings, refs } = await reportSources(deps.store, input.researchId, input.stepKeys);
     const r = await deps.llm.structured(
       PROMPTS.reporter,
       { question: input.question, locale: input.locale, ...reporterInputs(findings, refs), notes: input.notes.join('\n') || '(none)' },
@@ -39,6 +52,15 @@ export function createReporterActivities(deps: { llm: Llm; store: Store }) {
       findings,
       refs,
       notes: input.notes,
+    });
+    // The draft as written, for the claim check to start from (on any of its attempts).
+    await deps.store.saveDocument(input.researchId, {
+      key: REPORT_DRAFT_KEY,
+      kind: 'report-draft',
+      content: r.output.markdown,
+      summary: summarize(r.output.title, 200),
+      sourceIds: [],
+      meta: { title: r.output.title },
     });
     await deps.store.saveReport({
       researchId: input.researchId,

@@ -1,7 +1,8 @@
 // What a run retrieved and wrote, kept out of Temporal's history: sources, documents (the
 // background brief and step results), page cache, artifacts and the report. Writes are upserts.
 import type pg from 'pg';
-import type { Reference, RemovedLink } from '../../shared/report';
+import type { Grounding } from '../../shared/messages';
+import type { CitationCheckRecord, Reference, RemovedLink } from '../../shared/report';
 
 export interface StoredSource {
   sourceId: string;
@@ -36,6 +37,9 @@ export interface ReportRecord {
   removedCitations: number[];
   /** Absent in reports written before links were checked. */
   removedLinks?: RemovedLink[];
+  /** Absent in reports written before claims were checked. */
+  grounding?: Grounding;
+  citationChecks?: CitationCheckRecord[];
 }
 
 export interface ArtifactRecord {
@@ -140,10 +144,11 @@ export function documentTables(pool: pg.Pool) {
     },
     async saveReport(r: ReportRecord): Promise<void> {
       await pool.query(
-        `INSERT INTO reports (research_id, title, locale, markdown, references_, removed_citations, removed_links) VALUES ($1, $2, $3, $4, $5, $6, $7)
+        `INSERT INTO reports (research_id, title, locale, markdown, references_, removed_citations, removed_links, grounding, citation_checks)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          ON CONFLICT (research_id) DO UPDATE SET title = EXCLUDED.title, locale = EXCLUDED.locale, markdown = EXCLUDED.markdown,
            references_ = EXCLUDED.references_, removed_citations = EXCLUDED.removed_citations, removed_links = EXCLUDED.removed_links,
-           created_at = now()`,
+           grounding = EXCLUDED.grounding, citation_checks = EXCLUDED.citation_checks, created_at = now()`,
         [
           r.researchId,
           r.title,
@@ -152,12 +157,14 @@ export function documentTables(pool: pg.Pool) {
           JSON.stringify(r.references),
           JSON.stringify(r.removedCitations),
           JSON.stringify(r.removedLinks ?? []),
+          r.grounding ? JSON.stringify(r.grounding) : null,
+          JSON.stringify(r.citationChecks ?? []),
         ],
       );
     },
     async getReport(researchId: string): Promise<ReportRecord | undefined> {
       const { rows } = await pool.query(
-        'SELECT title, locale, markdown, references_, removed_citations, removed_links FROM reports WHERE research_id = $1',
+        'SELECT title, locale, markdown, references_, removed_citations, removed_links, grounding, citation_checks FROM reports WHERE research_id = $1',
         [researchId],
       );
       const r = rows[0];
@@ -170,6 +177,8 @@ export function documentTables(pool: pg.Pool) {
         references: r.references_,
         removedCitations: r.removed_citations,
         removedLinks: r.removed_links ?? [],
+        ...(r.grounding ? { grounding: r.grounding } : {}),
+        citationChecks: r.citation_checks ?? [],
       };
     },
   };

@@ -109,6 +109,8 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
         references: report.references,
         removedCitations: report.removedCitations,
         removedLinks: 'removedLinks' in report ? (report.removedLinks ?? []) : [],
+        ...('grounding' in report && report.grounding ? { grounding: report.grounding } : {}),
+        citationChecks: 'citationChecks' in report ? (report.citationChecks ?? []) : [],
       });
       return;
     }

@@ -11,6 +11,7 @@ import type {
   ApprovePlan,
   IgnoredSignal,
   PlanView,
+  Grounding,
   ReportView,
   ResearchStatusView,
   RevisePlan,
@@ -399,6 +400,11 @@ export class RunState {
 
   setReport(report: ReportView): void {
     this.report = report;
+  }
+
+  /** What the claim check found, on the report already set. */
+  setGrounding(grounding: Grounding): void {
+    if (this.report) this.report = { ...this.report, grounding };
   }
 
   /** The step board of the plan being worked on. */

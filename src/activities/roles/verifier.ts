@@ -1,0 +1,184 @@
+// The claim check, after the reporter: each cited sentence of the draft is compared with the
+// evidence stored for the source it cites, in batches of claims per model call (several calls in
+// flight). A citation the evidence does not support is removed from its sentence; a partly
+// supported one is kept and flagged. The report is then assembled again from the checked draft,
+// so the reference list, "Also consulted" and the link check follow, and saved with the figures.
+import { ApplicationFailure } from '@temporalio/activity';
+import { citedClaims, countCitationMarkers, evidenceFor, removeCitations } from '../../shared/claims';
+import { checkCitations } from '../../shared/citations';
+import { ErrorType } from '../../shared/errors';
+import type { Grounding } from '../../shared/messages';
+import { assembleReport, type CitationCheckRecord } from '../../shared/report';
+import { summarize, type Usage } from '../../shared/schemas';
+import type { Llm } from '../llm/call';
+import { PROMPTS } from '../llm/prompts';
+import type { Store } from '../store';
+import { REPORT_DRAFT_KEY, reportSources } from './reporter';
+
+export interface VerifierLimits {
+  /** Sentence–source pairs checked per report; the rest count as unchecked. */
+  maxPairs: number;
+  /** Pairs per model call. */
+  batch: number;
+  /** Model calls in flight at once. */
+  parallel: number;
+}
+
+export const DEFAULT_VERIFIER_LIMITS: VerifierLimits = { maxPairs: 80, batch: 8, parallel: 3 };
+
+interface Pair {
+  id: string;
+  claim: number;
+  n: number;
+  sourceId: string;
+  text: string;
+  title: string;
+  evidence: string;
+}
+
+export interface VerifyOutput {
+  grounding: Grounding;
+  summary: string;
+  usage: Usage;
+}
+
+export function createVerifierActivities(deps: { llm: Llm; store: Store; limits?: VerifierLimits }) {
+  const limits = deps.limits ?? DEFAULT_VERIFIER_LIMITS;
+
+  async function verifyCitations(input: { researchId: string; stepKeys: string[]; notes: string[] }): Promise<VerifyOutput> {
+    const { researchId } = input;
+    const [draft] = await deps.store.getDocuments(researchId, [REPORT_DRAFT_KEY]);
+    if (!draft) throw ApplicationFailure.nonRetryable(`no report draft stored for ${researchId}`, ErrorType.NotFound);
+    const title = typeof draft.meta.title === 'string' ? draft.meta.title : draft.summary;
+    const { findings, refs } = await reportSources(deps.store, researchId, input.stepKeys);
+    const checked = checkCitations(draft.content, refs.length);
+    const claims = citedClaims(checked.markdown);
+    const sources = new Map(
+      (refs.length
+        ? await deps.store.getSources(
+            researchId,
+            refs.map((r) => r.sourceId),
+          )
+        : []
+      ).map((s) => [s.sourceId, s]),
+    );
+
+    // One check per distinct sentence and source; a source with no stored text cannot be checked.
+    const pairs: Pair[] = [];
+    const sameAs = new Map<string, Pair>();
+    const copies: { claim: number; n: number; of: Pair }[] = [];
+    let unchecked = 0;
+    claims.forEach((c, i) => {
+      for (const n of c.numbers) {
+        const ref = refs[n - 1]!;
+        const content = sources.get(ref.sourceId)?.content.trim() ?? '';
+        const key = `${n}\u0000${c.text}`;
+        const earlier = sameAs.get(key);
+        if (earlier) copies.push({ claim: i, n, of: earlier });
+        else if (!content || pairs.length >= limits.maxPairs) unchecked++;
+        else {
+          const pair = {
+            id: `c${pairs.length + 1}`,
+            claim: i,
+            n,
+            sourceId: ref.sourceId,
+            text: c.text,
+            title: ref.title,
+            evidence: evidenceFor(c.text, content),
+          };
+          pairs.push(pair);
+          sameAs.set(key, pair);
+        }
+      }
+    });
+
+    const batches: Pair[][] = [];
+    for (let i = 0; i < pairs.length; i += limits.batch) batches.push(pairs.slice(i, i + limits.batch));
+    const verdicts = new Map<string, { verdict: CitationCheckRecord['verdict'] | 'supported'; reason: string }>();
+    const usage: Usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
+    let next = 0;
+    const worker = async () => {
+      while (next < batches.length) {
+        const b = next++;
+        const batch = batches[b]!;
+        const r = await deps.llm.structured(
+          PROMPTS.citationCheck,
+          { claims: batch.map(renderPair).join('\n\n'), count: batch.length },
+          { researchId, key: `claims-${b + 1}` },
+        );
+        usage.promptTokens += r.usage.promptTokens;
+        usage.completionTokens += r.usage.completionTokens;
+        usage.costUsd += r.usage.costUsd;
+        const ids = new Set(batch.map((p) => p.id));
+        for (const v of r.output.verdicts) if (ids.has(v.id) && !verdicts.has(v.id)) verdicts.set(v.id, v);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(limits.parallel, batches.length) }, worker));
+
+    const drop = new Map<number, Set<number>>();
+    const records: CitationCheckRecord[] = [];
+    let supported = 0;
+    const judge = (claim: number, n: number, pair: Pair) => {
+      const v = verdicts.get(pair.id);
+      if (!v) return void unchecked++;
+      if (v.verdict === 'supported') return void supported++;
+      const action = v.verdict === 'unsupported' ? 'removed' : 'flagged';
+      if (action === 'removed') (drop.get(claim) ?? drop.set(claim, new Set()).get(claim)!).add(n);
+      records.push({
+        n,
+        sourceId: pair.sourceId,
+        claim: summarize(claims[claim]!.text, 300),
+        verdict: v.verdict,
+        reason: summarize(v.reason, 300),
+        action,
+      });
+    };
+    for (const p of pairs) judge(p.claim, p.n, p);
+    for (const c of copies) judge(c.claim, c.n, c.of);
+    const removed = records.filter((r) => r.action === 'removed').length;
+    const flagged = records.length - removed;
+
+    const notes = [...input.notes];
+    if (removed || flagged) {
+      notes.push(
+        `The claim check removed ${removed} citation(s) whose source did not support the sentence` +
+          (flagged ? ` and flagged ${flagged} as only partly supported.` : '.'),
+      );
+    }
+    const report = assembleReport({ researchId, title, draft: removeCitations(checked.markdown, claims, drop), findings, refs, notes });
+    const grounding: Grounding = {
+      citations: countCitationMarkers(checked.markdown) + checked.removedMarks,
+      unresolved: checked.removedMarks,
+      checked: supported + records.length,
+      supported,
+      flagged,
+      removed,
+      unchecked,
+      linksRemoved: report.removedLinks.length,
+    };
+    const stored = await deps.store.getReport(researchId);
+    await deps.store.saveReport({
+      researchId,
+      title,
+      locale: stored?.locale ?? '',
+      markdown: report.markdown,
+      references: refs,
+      // Made-up numbers were removed by the check of the draft, before the claims were cut out.
+      removedCitations: checked.removed,
+      removedLinks: report.removedLinks,
+      grounding,
+      citationChecks: records,
+    });
+    return {
+      grounding,
+      summary: `${grounding.checked} of ${grounding.citations} citation(s) checked: ${supported} supported, ${flagged} flagged, ${removed} removed`,
+      usage,
+    };
+  }
+
+  return { verifyCitations };
+}
+
+function renderPair(p: Pair): string {
+  return `<claim id="${p.id}">\n${p.text}\n</claim>\n<evidence for="${p.id}" source="[${p.n}] ${p.title.replace(/"/g, "'")}">\n${p.evidence}\n</evidence>`;
+}

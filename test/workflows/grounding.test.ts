@@ -1,0 +1,107 @@
+// Grounding by code, end to end: a reporter that plants a made-up URL, a made-up link, a made-up
+// reference number and a citation its source does not support. None survives in the stored report;
+// each is recorded (removedLinks, removedCitations, citationChecks) and counted in `grounding`.
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResearchResult } from '../../src/shared/schemas';
+import type { ChatRequest, Reply } from '../support/llm-server';
+import { claimsIn, researchRules } from '../support/research-script';
+import { startHarness, type Harness } from '../support/harness';
+import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+
+const ready = Boolean(temporalAddress() && databaseUrl());
+
+const DRAFT = [
+  '## Key points',
+  '',
+  '- Solar LCOE fell 89% from 2010 to 2022 [1].',
+  '- Offshore wind turbines now last 80 years without repairs [1].',
+  '- Battery prices fell 50% in 2023 [7].',
+  '',
+  'A [government study](https://made-up.example.org/study) agrees; see https://invented.example.net/data for the tables.',
+].join('\n');
+
+/** A checker that reads like a strict reviewer: every figure of the claim must be in the evidence,
+ *  and most of its words; otherwise the citation is unsupported. */
+const strictChecker = (req: ChatRequest): Reply => {
+  const words = (s: string) => s.toLowerCase().match(/[a-z]{4,}|\d+%?/g) ?? [];
+  return {
+    json: {
+      verdicts: claimsIn(req).map(({ id, claim, evidence }) => {
+        const said = new Set(words(evidence));
+        const figures = words(claim).filter((w) => /\d/.test(w));
+        const share = words(claim).filter((w) => said.has(w)).length / Math.max(1, words(claim).length);
+        const ok = figures.every((f) => said.has(f)) && share >= 0.5;
+        return {
+          id,
+          verdict: ok ? 'supported' : 'unsupported',
+          reason: ok ? 'Figures and words match.' : 'The evidence is about solar costs only.',
+        };
+      }),
+    },
+  };
+};
+
+describe.skipIf(!ready)(`grounding by code (${ready ? 'live' : missingReason()})`, () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => h?.close());
+
+  it('removes made-up links, URLs, ids and unsupported citations, and records each', async () => {
+    h.llm.script(researchRules({ reporter: { json: { title: 'Energy costs', markdown: DRAFT } }, verify: strictChecker }));
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'How far did solar costs fall?', options: { autoAcceptPlan: true } })
+      .expect(202);
+    const result = (await h.client.workflow.getHandle(res.body.id).result()) as ResearchResult;
+    expect(result.outcome).toBe('report');
+    const report = (await request(h.app).get(`/v1/research/${res.body.id}/report?format=json`).expect(200)).body;
+
+    // What survives: the supported claim keeps its citation; nothing made up is left.
+    expect(report.markdown).toContain('Solar LCOE fell 89% from 2010 to 2022 [1].');
+    expect(report.markdown).toMatch(/Offshore wind turbines now last 80 years without repairs\./);
+    expect(report.markdown).not.toMatch(/80 years without repairs\s*\[\d+\]/);
+    expect(report.markdown).not.toMatch(/\[7\]/);
+    expect(report.markdown).not.toMatch(/made-up\.example\.org|invented\.example\.net/);
+    expect(report.markdown).toContain('government study agrees');
+
+    // What is recorded, with reasons.
+    expect(report.removedCitations).toEqual([7]);
+    expect(report.removedLinks).toEqual([
+      { url: 'https://made-up.example.org/study', reason: 'link to an address the run did not retrieve' },
+      { url: 'https://invented.example.net/data', reason: 'bare URL the run did not retrieve' },
+    ]);
+    expect(report.citationChecks).toEqual([
+      {
+        n: 1,
+        sourceId: report.references[0].sourceId,
+        claim: 'Offshore wind turbines now last 80 years without repairs.',
+        verdict: 'unsupported',
+        reason: 'The evidence is about solar costs only.',
+        action: 'removed',
+      },
+    ]);
+    expect(report.grounding).toEqual({
+      citations: 3,
+      unresolved: 1,
+      checked: 2,
+      supported: 1,
+      flagged: 0,
+      removed: 1,
+      unchecked: 0,
+      linksRemoved: 2,
+    });
+    expect(report.markdown).toMatch(/The claim check removed 1 citation\(s\) whose source did not support the sentence\./);
+
+    // The checker saw the source's stored evidence, not the report's words about it.
+    const checks = h.llm.requests.filter((r) => r.rule === 'verify');
+    expect(checks).toHaveLength(1);
+    expect(claimsIn(checks[0]!.body).map((c) => c.evidence)).toEqual([expect.stringContaining('89%'), expect.stringContaining('89%')]);
+
+    // The status carries the same figures.
+    const status = (await request(h.app).get(`/v1/research/${res.body.id}`).expect(200)).body;
+    expect(status.report.grounding).toEqual(report.grounding);
+  });
+});
