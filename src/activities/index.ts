@@ -79,6 +79,7 @@ export function createActivities(deps: ActivityDeps) {
     limits: kbConfig,
   });
   const memory = createMemoryActivities({ store, embedder, chunkTokens: kbConfig.chunkTokens, chunkOverlap: kbConfig.chunkOverlap });
+  const reporter = createReporterActivities({ llm, store });
   return {
     /** Model calls (LLM_OPTIONS). */
     llm: {
@@ -87,13 +88,15 @@ export function createActivities(deps: ActivityDeps) {
       ...createResearcherActivities({ llm, store, contextChars: deps.config.llm.contextChars }),
       ...createCoderActivities({ llm, store, limits: sb }),
       ...createJudgeActivities({ llm, store }),
-      ...createReporterActivities({ llm, store }),
+      writeReport: reporter.writeReport,
+      outlineReport: reporter.outlineReport,
+      writeSection: reporter.writeSection,
       ...createVerifierActivities({ llm, store }),
       ...createLegacyStepActivities({ llm, store }),
       ...createKnowledgeRouterActivities({ llm }),
     },
     /** PostgreSQL only (STORE_OPTIONS). */
-    store: { ...createPersistActivities({ store }), ...conversation },
+    store: { ...createPersistActivities({ store }), ...conversation, assembleSections: reporter.assembleSections },
     /** One query across the search providers, on the rate-limited search queue (SEARCH_OPTIONS). */
     search: createSearchActivities({
       store,

@@ -43,6 +43,27 @@ export const ReportDraft = z.object({
 });
 export type ReportDraft = z.infer<typeof ReportDraft>;
 
+/** A long report's plan: its sections in order, each with the findings it draws on. */
+export const ReportOutline = z.object({
+  title: z.string().min(1),
+  sections: z
+    .array(
+      z.object({
+        heading: z.string().min(1).describe('The section heading, without #'),
+        covers: z.string().describe('What the section says and argues, in one or two sentences'),
+        findings: z.array(z.string()).describe('Keys of the findings this section draws on'),
+      }),
+    )
+    .min(1),
+});
+export type ReportOutline = z.infer<typeof ReportOutline>;
+
+/** One section of a long report, written from its own findings. */
+export const ReportSection = z.object({
+  markdown: z.string().min(1).describe('The section body in Markdown, without its heading, citing sources as [n]'),
+});
+export type ReportSection = z.infer<typeof ReportSection>;
+
 /** What a page offers for a goal: the evidence quoted or closely paraphrased, and a summary. */
 export const PageExtract = z.object({
   relevant: z.boolean().describe('Whether the page has anything that serves the goal'),

@@ -22,8 +22,18 @@ export const Locale = z
   .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'expected a BCP 47 language tag such as "en-US"');
 
 /** Tunables of one run. They travel in the workflow input: workflows never read the environment. */
+/** How much work a run does: a preset for the numbers below (explicit numbers win). */
+export const Effort = z.enum(['quick', 'standard', 'deep']);
+export type Effort = z.infer<typeof Effort>;
+/** How long the report is: `long` is written section by section (outline, then each section). */
+export const ReportLength = z.enum(['brief', 'standard', 'long']);
+export type ReportLength = z.infer<typeof ReportLength>;
+
 export const ResearchOptions = z
   .object({
+    /** Fills the options it covers (EFFORT_PRESETS) where the request does not set them. */
+    effort: Effort.optional(),
+    reportLength: ReportLength.default('standard'),
     autoAcceptPlan: z.boolean().default(false),
     maxSteps: z.number().int().min(1).max(12).default(4),
     maxConcurrentSteps: z.number().int().min(1).max(16).default(4),
@@ -55,11 +65,30 @@ export const ResearchOptions = z
   .strict();
 export type ResearchOptions = z.infer<typeof ResearchOptions>;
 
+/** What each effort sets: search queries, plan size, tool rounds, reruns, gap loops, report length. */
+export const EFFORT_PRESETS = {
+  quick: { queryCount: 2, maxSteps: 2, maxToolRounds: 4, maxReflectionAttempts: 0, maxResearchLoops: 0, reportLength: 'brief' },
+  standard: { queryCount: 3, maxSteps: 4, maxToolRounds: 8, maxReflectionAttempts: 2, maxResearchLoops: 1, reportLength: 'standard' },
+  deep: { queryCount: 5, maxSteps: 8, maxToolRounds: 14, maxReflectionAttempts: 3, maxResearchLoops: 2, reportLength: 'long' },
+} as const satisfies Record<Effort, Partial<ResearchOptions>>;
+
+/** The request's options with its effort preset under them: what the request sets wins. */
+export function withEffort<T extends { effort?: Effort | undefined }>(options: T): T {
+  return options.effort ? { ...EFFORT_PRESETS[options.effort], ...options } : options;
+}
+
+function presetFirst(options: unknown): unknown {
+  if (typeof options !== 'object' || options === null || !('effort' in options)) return options;
+  const effort = Effort.safeParse(options.effort);
+  return effort.success ? withEffort({ ...options, effort: effort.data }) : options;
+}
+
 /** Body of `POST /v1/research`. */
 export const ResearchRequest = z
   .object({
     question: z.string().trim().min(1, 'question must not be empty').max(4_000, 'question is longer than 4000 characters'),
-    options: ResearchOptions.partial().strict().optional(),
+    // The effort preset goes under the options before the defaults fill the rest.
+    options: z.preprocess(presetFirst, ResearchOptions.partial().strict()).optional(),
     /** A session (POST /v1/sessions): the run sees the session's earlier questions and reports. */
     sessionId: z
       .string()

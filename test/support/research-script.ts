@@ -37,7 +37,20 @@ export function planJson(steps: PlanSpec[], extra: Partial<{ hasEnoughContext: b
 /** `researcher` answers the step's final findings (the compressor); `react` the tool-using turns. */
 export type RoleOverrides = Partial<
   Record<
-    'coordinator' | 'rewrite' | 'background' | 'planner' | 'react' | 'researcher' | 'coder' | 'analyst' | 'judge' | 'reporter' | 'gaps' | 'verify',
+    | 'coordinator'
+    | 'rewrite'
+    | 'background'
+    | 'planner'
+    | 'react'
+    | 'researcher'
+    | 'coder'
+    | 'analyst'
+    | 'judge'
+    | 'reporter'
+    | 'gaps'
+    | 'verify'
+    | 'outline'
+    | 'section',
     Rule['reply']
   >
 >;
@@ -56,6 +69,43 @@ export function claimsIn(req: ChatRequest): { id: string; claim: string; evidenc
 export const supportEveryClaim = (req: ChatRequest): Reply => ({
   json: { verdicts: claimsIn(req).map((c) => ({ id: c.id, verdict: 'supported', reason: 'The evidence states it.' })) },
 });
+
+/** Finding keys in a reporter request, in order. */
+export const findingKeysIn = (req: ChatRequest) => [...userText(req).matchAll(/<finding key="([^"]+)">/g)].map((m) => m[1]!);
+
+/** A long report's outline: key points from the background, one section per two step findings,
+ *  conclusions from all of them. */
+export const defaultOutline = (req: ChatRequest): Reply => {
+  const keys = findingKeysIn(req);
+  const steps = keys.filter((k) => k !== 'background');
+  const middle: { heading: string; covers: string; findings: string[] }[] = [];
+  for (let i = 0; i < steps.length; i += 2) {
+    middle.push({
+      heading: `Part ${middle.length + 1}`,
+      covers: `What ${steps.slice(i, i + 2).join(' and ')} found.`,
+      findings: steps.slice(i, i + 2),
+    });
+  }
+  return {
+    json: {
+      title: 'A long report',
+      sections: [
+        { heading: 'Key points', covers: 'The answer in brief.', findings: ['background'] },
+        ...middle,
+        { heading: 'Conclusions', covers: 'What follows.', findings: keys },
+      ],
+    },
+  };
+};
+
+/** A section that cites every reference it was given and names the findings it saw. */
+export const defaultSection = (req: ChatRequest): Reply => {
+  const heading = /Your section: \*\*(.*?)\*\*/.exec(req.messages[0]?.content ?? '')?.[1] ?? '?';
+  const refs = [...userText(req).matchAll(/^\[(\d+)\] /gm)].map((m) => Number(m[1]));
+  return {
+    json: { markdown: `Section ${heading} draws on ${findingKeysIn(req).join(', ')}. Costs fell ${refs.map((n) => `[${n}]`).join('')}.` },
+  };
+};
 
 /** A program that reads the step's input files, prints a table and saves a chart. */
 export const DEFAULT_PROGRAM = [
@@ -123,6 +173,8 @@ export function researchRules(o: RoleOverrides = {}, plan = planJson([{ id: 'a' 
     },
     { name: 'analyst', match: bySchema('CodeFindings'), reply: o.analyst ?? cited },
     { name: 'judge', match: bySchema('JudgeVerdict'), reply: o.judge ?? { json: { passed: true, feedback: '' } } },
+    { name: 'outline', match: bySchema('ReportOutline'), reply: o.outline ?? defaultOutline },
+    { name: 'section', match: bySchema('ReportSection'), reply: o.section ?? defaultSection },
     { name: 'verify', match: bySchema('CitationVerdicts'), reply: o.verify ?? supportEveryClaim },
     { name: 'gaps', match: bySchema('GapReflection'), reply: o.gaps ?? { json: { answered: true, gaps: [], followUpSteps: [] } } },
     {

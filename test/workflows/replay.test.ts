@@ -52,6 +52,8 @@ describe('replay of recorded histories', () => {
         'research-gaps-v9.json',
         // v10: the claim check after the reporter (patch 'claim-check'), one citation removed.
         'research-claims-v10.json',
+        // A deep run: six steps, a long report written section by section, then the claim check.
+        'research-long-v10.json',
       ]),
     );
   });

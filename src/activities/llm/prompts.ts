@@ -15,6 +15,8 @@ import {
   PageExtract,
   QueryExpansion,
   ReportDraft,
+  ReportOutline,
+  ReportSection,
 } from '../../shared/llm-outputs';
 import { Plan } from '../../shared/schemas';
 
@@ -180,11 +182,31 @@ export const PROMPTS = {
     {
       file: 'reporter',
       role: 'reporter',
-      vars: { question: text, locale: text, findings: text, references: text, notes: text },
+      vars: { question: text, locale: text, findings: text, references: text, notes: text, length: text },
       untrusted: { question: 'user_message', findings: 'findings', references: 'references' },
     },
     'ReportDraft',
     ReportDraft,
+  ),
+  reportOutline: jsonPrompt(
+    {
+      file: 'report-outline',
+      role: 'reporter',
+      vars: { question: text, locale: text, findings: text, notes: text, maxSections: count },
+      untrusted: { question: 'user_message', findings: 'findings' },
+    },
+    'ReportOutline',
+    ReportOutline,
+  ),
+  reportSection: jsonPrompt(
+    {
+      file: 'report-section',
+      role: 'reporter',
+      vars: { question: text, locale: text, outline: text, heading: text, covers: text, findings: text, references: text },
+      untrusted: { question: 'user_message', findings: 'findings', references: 'references', outline: 'outline' },
+    },
+    'ReportSection',
+    ReportSection,
   ),
   gapReflection: jsonPrompt(
     {

@@ -1,5 +1,7 @@
 // Phase 7, the reporter: the report is written from the accepted step results and the background;
-// code numbers the references and removes citations that resolve to nothing. Then the claim check
+// code numbers the references and removes citations that resolve to nothing. A long report is
+// written section by section: an outline, then every section from its own findings (in parallel),
+// then code puts them together, so no single completion's length cuts it. Then the claim check
 // (patch 'claim-check'): each cited sentence is compared with its source's stored evidence, and a
 // citation the evidence does not support is removed; the figures go into the status and report.
 import { patched } from '@temporalio/workflow';
@@ -10,9 +12,14 @@ export async function writeReport(run: RunState, plan: Plan, question: string, a
   run.moveTo('reporting');
   const stepKeys = plan.steps.map((s) => accepted.get(s.id)?.key).filter((k): k is string => k !== undefined);
   const notes = [...run.notes];
-  const report = await run.calls.llm.writeReport.executeWithOptions({ summary: `reporter: report from ${stepKeys.length} step results` }, [
-    { researchId: run.id, question, locale: run.locale, stepKeys, notes },
-  ]);
+  const input = { researchId: run.id, question, locale: run.locale, stepKeys, notes };
+  const length = run.options.reportLength ?? 'standard';
+  const report =
+    length === 'long'
+      ? await writeBySection(run, input)
+      : await run.calls.llm.writeReport.executeWithOptions({ summary: `reporter: report from ${stepKeys.length} step results` }, [
+          { ...input, length },
+        ]);
   run.addUsage(report.usage);
   run.setReport({ title: report.title, references: report.references, removedCitations: report.removedCitations });
   if (report.removedCitations.length) {
@@ -22,6 +29,27 @@ export async function writeReport(run: RunState, plan: Plan, question: string, a
   }
   if (patched('claim-check')) await checkClaims(run, stepKeys, notes);
   return report;
+}
+
+type ReportInput = { researchId: string; question: string; locale: string; stepKeys: string[]; notes: string[] };
+
+async function writeBySection(run: RunState, input: ReportInput) {
+  const outline = await run.calls.llm.outlineReport.executeWithOptions({ summary: 'reporter: outline of a long report' }, [input]);
+  run.addUsage(outline.usage);
+  run.note(`Long report in ${outline.headings.length} sections: ${outline.headings.join('; ')}.`);
+  const n = outline.headings.length;
+  const written = await Promise.all(
+    outline.headings.map((heading, section) =>
+      run.calls.llm.writeSection.executeWithOptions({ summary: `reporter: section ${section + 1} of ${n}: ${heading}` }, [
+        { ...input, section },
+      ]),
+    ),
+  );
+  for (const w of written) run.addUsage(w.usage);
+  const report = await run.calls.store.assembleSections.executeWithOptions({ summary: `report: ${n} sections put together` }, [
+    { ...input, sections: n },
+  ]);
+  return { ...report, usage: { promptTokens: 0, completionTokens: 0, costUsd: 0 } };
 }
 
 async function checkClaims(run: RunState, stepKeys: string[], notes: string[]): Promise<void> {
