@@ -62,6 +62,7 @@ describe.skipIf(!ready)(`the web page (${ready ? 'live' : hasBrowser ? missingRe
     await page.getByLabel('Question', { exact: true }).fill('How much cheaper has solar power become?');
     await page.getByRole('radio', { name: 'quick' }).check();
     expect(await page.getByLabel('Steps in the plan (at most)').inputValue()).toBe('2');
+    expect(await page.getByLabel('Report length').inputValue()).toBe('brief');
     await page.getByRole('button', { name: 'Start research' }).click();
     await page.getByRole('heading', { name: /Plan v1/ }).waitFor({ timeout: 30_000 });
     expect(page.url()).toMatch(/#\/run\/research-/);
@@ -77,6 +78,10 @@ describe.skipIf(!ready)(`the web page (${ready ? 'live' : hasBrowser ? missingRe
       .waitFor({ timeout: 60_000 });
     await page.getByText('Check of step c (attempt 1): passed').waitFor();
     await page.getByRole('article', { name: 'Report' }).waitFor({ timeout: 30_000 });
+    // The claim check's figures: the scripted checker supports every claim.
+    expect(await page.locator('.grounding summary').textContent()).toMatch(
+      /(\d+) of \1 citations checked against their sources: \1 supported, 0 flagged, 0 removed/,
+    );
 
     const cite = page.getByRole('button', { name: 'Source 1' }).first();
     await cite.click();

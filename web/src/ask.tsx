@@ -1,12 +1,15 @@
-// Ask: the question, an effort preset (its numbers shown and adjustable), review, budget, language.
+// Ask: the question, an effort preset (its numbers shown and adjustable, the same as the API's
+// EFFORT_PRESETS), report length, review, budget, language.
 import { useState } from 'preact/hooks';
 import { call } from './api';
 
 const PRESETS = {
-  quick: { queryCount: 2, maxSteps: 2, maxToolRounds: 4, maxReflectionAttempts: 0 },
-  standard: { queryCount: 3, maxSteps: 4, maxToolRounds: 8, maxReflectionAttempts: 2 },
-  deep: { queryCount: 5, maxSteps: 8, maxToolRounds: 14, maxReflectionAttempts: 3 },
+  quick: { queryCount: 2, maxSteps: 2, maxToolRounds: 4, maxReflectionAttempts: 0, maxResearchLoops: 0 },
+  standard: { queryCount: 3, maxSteps: 4, maxToolRounds: 8, maxReflectionAttempts: 2, maxResearchLoops: 1 },
+  deep: { queryCount: 5, maxSteps: 8, maxToolRounds: 14, maxReflectionAttempts: 3, maxResearchLoops: 2 },
 } as const;
+const LENGTHS = { quick: 'brief', standard: 'standard', deep: 'long' } as const;
+type Length = (typeof LENGTHS)[keyof typeof LENGTHS];
 type Effort = keyof typeof PRESETS;
 type Numbers = { -readonly [K in keyof (typeof PRESETS)['standard']]: number };
 
@@ -15,12 +18,14 @@ const LABELS: Record<keyof Numbers, string> = {
   maxSteps: 'Steps in the plan (at most)',
   maxToolRounds: 'Tool rounds per step',
   maxReflectionAttempts: 'Reruns after a failed check',
+  maxResearchLoops: 'Follow-up rounds for gaps',
 };
 
 export function AskForm() {
   const [question, setQuestion] = useState('');
   const [effort, setEffort] = useState<Effort>('standard');
   const [numbers, setNumbers] = useState<Numbers>({ ...PRESETS.standard });
+  const [reportLength, setReportLength] = useState<Length>('standard');
   const [autoAccept, setAutoAccept] = useState(false);
   const [maxTokens, setMaxTokens] = useState('');
   const [maxCostUsd, setMaxCostUsd] = useState('');
@@ -34,7 +39,7 @@ export function AskForm() {
     setBusy(true);
     setError('');
     try {
-      const options: Record<string, unknown> = { ...numbers, autoAcceptPlan: autoAccept };
+      const options: Record<string, unknown> = { effort, ...numbers, reportLength, autoAcceptPlan: autoAccept };
       if (maxTokens) options.maxTokens = Number(maxTokens);
       if (maxCostUsd) options.maxCostUsd = Number(maxCostUsd);
       if (deadline) options.deadline = deadline;
@@ -65,6 +70,7 @@ export function AskForm() {
               onChange={() => {
                 setEffort(k);
                 setNumbers({ ...PRESETS[k] });
+                setReportLength(LENGTHS[k]);
               }}
             />
             {k}
@@ -82,6 +88,14 @@ export function AskForm() {
               />
             </label>
           ))}
+          <label>
+            Report length
+            <select value={reportLength} onChange={(e) => setReportLength(e.currentTarget.value as Length)}>
+              <option value="brief">brief</option>
+              <option value="standard">standard</option>
+              <option value="long">long (written section by section)</option>
+            </select>
+          </label>
         </div>
       </fieldset>
       <details>

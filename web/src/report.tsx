@@ -10,6 +10,17 @@ interface ReportJson {
   title: string;
   markdown: string;
   references: { n: number; sourceId: string; title: string; url: string }[];
+  grounding?: {
+    citations: number;
+    unresolved: number;
+    checked: number;
+    supported: number;
+    flagged: number;
+    removed: number;
+    linksRemoved: number;
+  };
+  citationChecks?: { n: number; claim: string; reason: string; action: 'flagged' | 'removed' }[];
+  removedLinks?: { url: string; reason: string }[];
 }
 interface Source {
   sourceId: string;
@@ -102,6 +113,7 @@ export function Report({ id }: { id: string }) {
             PDF
           </button>
         </div>
+        {report.grounding && <Grounding report={report} />}
         <div
           ref={body}
           onClick={(e) => {
@@ -128,6 +140,36 @@ export function Report({ id }: { id: string }) {
         </aside>
       )}
     </div>
+  );
+}
+
+/** What code checked: citations against their sources' evidence, made-up numbers and links. */
+function Grounding({ report }: { report: ReportJson }) {
+  const g = report.grounding!;
+  const changes = [...(report.citationChecks ?? []), ...(report.removedLinks ?? [])];
+  return (
+    <details class="grounding">
+      <summary>
+        {g.checked} of {g.citations} citations checked against their sources: {g.supported} supported, {g.flagged} flagged,{' '}
+        {g.removed + g.unresolved} removed; {g.linksRemoved} made-up link(s) removed
+      </summary>
+      {changes.length ? (
+        <ul>
+          {(report.citationChecks ?? []).map((c, i) => (
+            <li key={`c${i}`}>
+              [{c.n}] {c.action}: “{c.claim}” ({c.reason})
+            </li>
+          ))}
+          {(report.removedLinks ?? []).map((l, i) => (
+            <li key={`l${i}`}>
+              link removed: {l.url} ({l.reason})
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p>Nothing was changed.</p>
+      )}
+    </details>
   );
 }
 
