@@ -147,6 +147,7 @@ const EnvSchema = z.object({
   SANDBOX_TIMEOUT_S: z.coerce.number().int().min(1).max(3_600).default(60),
   SANDBOX_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   DOCKER_SOCKET: z.string().min(1).default('/var/run/docker.sock'),
+  RESEARCHER_PYTHON: z.enum(['auto', 'true', 'false'], { message: 'expected auto, true or false' }).default('auto'),
   SEARCH_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8),
   TAVILY_API_KEY: optionalString,
   TAVILY_BASE_URL: z.url().default('https://api.tavily.com'),
@@ -261,6 +262,9 @@ export interface Config {
     timeoutSeconds: number;
     concurrency: number;
     dockerSocket: string;
+    /** The researcher's python tool: offered when this worker's Docker has the image (auto),
+     *  always (true: the sandbox queue's workers have Docker, this one need not), or never. */
+    researcherPython: 'auto' | 'true' | 'false';
   };
   /** JSON file listing MCP servers (stdio or streamable HTTP) and the roles that may use them. */
   mcp: { configPath: string | undefined };
@@ -390,6 +394,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutSeconds: e.SANDBOX_TIMEOUT_S,
       concurrency: e.SANDBOX_CONCURRENCY,
       dockerSocket: e.DOCKER_SOCKET,
+      researcherPython: e.RESEARCHER_PYTHON,
     },
     crawl: {
       allowHosts: e.CRAWL_ALLOW_HOSTS,

@@ -10,7 +10,7 @@ import { createLlm } from './llm/call';
 import { createLlmClient } from './llm/client';
 import { createMcpActivities, loadMcpConfig } from './mcp';
 import { createPersistActivities } from './persist';
-import { createCoderActivities } from './roles/coder';
+import { createCoderActivities, sandboxPackages } from './roles/coder';
 import { createConversationActivities } from './roles/conversation';
 import { createCoordinatorActivities } from './roles/coordinator';
 import { createJudgeActivities } from './roles/judge';
@@ -18,9 +18,10 @@ import { createKnowledgeRouterActivities } from './roles/knowledge-router';
 import { createLegacyStepActivities } from './roles/legacy';
 import { createPlannerActivities } from './roles/planner';
 import { createReporterActivities } from './roles/reporter';
-import { createResearcherActivities } from './roles/researcher';
+import { createResearcherActivities, type PythonTool } from './roles/researcher';
 import { createVerifierActivities } from './roles/verifier';
 import { createSandboxActivities } from './sandbox';
+import { createSandboxProbe } from './sandbox/probe';
 import { createSearchActivities } from './search';
 import { buildProviders } from './search/providers';
 import { createStore } from './store';
@@ -41,6 +42,13 @@ export interface ActivityDeps {
 /** Sandbox limits beyond the configurable ones: output and artifact caps. */
 const SANDBOX_CAPS = { outputBytes: 65_536, artifactFiles: 20, artifactFileBytes: 5_000_000, artifactTotalBytes: 20_000_000 };
 
+/** The researcher's python tool as configured: off, always offered, or offered while this worker's Docker has the image. */
+function researcherPython(sb: ActivityDeps['config']['sandbox'], docker: Docker): PythonTool | undefined {
+  if (sb.researcherPython === 'false') return undefined;
+  const spec = { timeoutSeconds: sb.timeoutSeconds, memoryMb: sb.memoryMb, packages: sandboxPackages() };
+  return { spec, usable: sb.researcherPython === 'true' ? async () => true : createSandboxProbe(docker, sb.image) };
+}
+
 export function createActivities(deps: ActivityDeps) {
   const store = createStore(deps.pool);
   let client = deps.llmClient;
@@ -51,8 +59,9 @@ export function createActivities(deps: ActivityDeps) {
     client: () => (client ??= createLlmClient(deps.config)),
   });
   const sb = deps.config.sandbox;
+  const docker = new Docker({ socketPath: sb.dockerSocket });
   const sandbox = createSandboxActivities({
-    docker: new Docker({ socketPath: sb.dockerSocket }),
+    docker,
     store,
     limits: { image: sb.image, memoryMb: sb.memoryMb, cpus: sb.cpus, pids: sb.pids, timeoutSeconds: sb.timeoutSeconds, ...SANDBOX_CAPS },
   });
@@ -85,7 +94,7 @@ export function createActivities(deps: ActivityDeps) {
     llm: {
       ...createCoordinatorActivities({ llm }),
       ...createPlannerActivities({ llm, store }),
-      ...createResearcherActivities({ llm, store, contextChars: deps.config.llm.contextChars }),
+      ...createResearcherActivities({ llm, store, contextChars: deps.config.llm.contextChars, python: researcherPython(sb, docker) }),
       ...createCoderActivities({ llm, store, limits: sb }),
       ...createJudgeActivities({ llm, store }),
       writeReport: reporter.writeReport,

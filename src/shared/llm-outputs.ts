@@ -122,10 +122,52 @@ export const KnowledgeSearchArgs = z
   })
   .strict();
 
+/** A file name the sandbox writes to /work: no path, no hidden file. */
+const SANDBOX_FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** Characters of inline data one python call may carry: it travels in the workflow history. */
+export const PYTHON_INLINE_DATA_CHARS = 20_000;
+export const PythonArgs = z
+  .object({
+    code: z.string().min(1).max(20_000).describe('A complete Python 3 program; print the results you want to read'),
+    files: z
+      .array(z.string().regex(/^S[0-9a-f]{8}$/, 'expected a source id such as S3f9a01c2'))
+      .max(5)
+      .optional()
+      .describe('Source ids from earlier tool results whose text the program reads, each as /work/<id>.md'),
+    data: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe('Small inline files: plain file name (e.g. "prices.csv") -> text, written to /work/<name>')
+      .superRefine((data, ctx) => {
+        for (const name of Object.keys(data ?? {})) {
+          if (!SANDBOX_FILE_NAME.test(name) || name === 'main.py') {
+            ctx.addIssue({ code: 'custom', message: `"${name.slice(0, 80)}" is not a plain file name such as "prices.csv"` });
+          }
+        }
+        if (Object.values(data ?? {}).reduce((n, t) => n + t.length, 0) > PYTHON_INLINE_DATA_CHARS) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `inline data is limited to ${PYTHON_INLINE_DATA_CHARS} characters in all; pass larger data as source ids in files`,
+          });
+        }
+      }),
+  })
+  .strict();
+
+/** Python calls of one researcher step attempt are numbered by their place in the conversation,
+ *  far below this (at most 30 rounds of a few calls each). */
+export const PYTHON_RUNS_PER_ATTEMPT = 100_000;
+/** The sandbox run number (SandboxInput.attempt) of the python call at conversation position `seq`:
+ *  unique in the step across its attempts, and so are its artifacts' ids. */
+export function pythonRunNumber(attempt: number, seq: number): number {
+  return attempt * PYTHON_RUNS_PER_ATTEMPT + seq;
+}
+
 export type ToolCall =
   | { id: string; name: 'web_search'; args: z.infer<typeof WebSearchArgs> }
   | { id: string; name: 'crawl'; args: z.infer<typeof CrawlArgs> }
   | { id: string; name: 'knowledge_search'; args: z.infer<typeof KnowledgeSearchArgs> }
+  | { id: string; name: 'python'; args: z.infer<typeof PythonArgs> }
   | { id: string; name: 'mcp'; server: string; tool: string; args: Record<string, unknown> };
 
 /** The coder's program for a processing step. */

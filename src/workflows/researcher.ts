@@ -25,12 +25,14 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   const calls = activitiesFor(input);
   // MCP tools are discovered when the step starts, so a server added later serves later steps.
   const mcpTools = patched('mcp-tools') ? await discoverMcpTools(calls, input, notes) : [];
+  // Steps started before the python tool are never offered it: their code cannot run it.
+  const python = patched('researcher-python');
   let seq = 0;
   let usage = ZERO_USAGE;
   for (let round = 0; round <= maxRounds; round++) {
     // Out of rounds, or out of the budget the run had left: answer with what there is.
     const mustAnswer = round === maxRounds || stepBudgetSpent(input.budget, usage, Date.now());
-    const turn = await turnWithTrim(calls, input, convKey, { seq, round, mustAnswer, mcpTools });
+    const turn = await turnWithTrim(calls, input, convKey, { seq, round, mustAnswer, mcpTools, python });
     usage = addUsage(usage, turn.usage);
     seq = turn.nextSeq;
     if (turn.calls.length === 0) break;
@@ -67,7 +69,7 @@ async function turnWithTrim(
   calls: Calls,
   input: StepInput,
   convKey: string,
-  turn: { seq: number; round: number; mustAnswer: boolean; mcpTools: McpToolSpec[] },
+  turn: { seq: number; round: number; mustAnswer: boolean; mcpTools: McpToolSpec[]; python: boolean },
 ) {
   const turnInput = {
     researchId: input.researchId,
@@ -81,6 +83,7 @@ async function turnWithTrim(
     mustAnswer: turn.mustAnswer,
     mcpTools: turn.mcpTools,
     ...(input.knowledge ? { knowledge: true } : {}),
+    ...(turn.python ? { python: true } : {}),
   };
   const summary = `researcher ${input.step.id}: round ${turn.round + 1}${turn.mustAnswer ? ' (must answer)' : ''}`;
   for (let trim = 0; ; trim++) {

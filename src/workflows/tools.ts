@@ -1,9 +1,10 @@
 // The researcher's tools, run by the workflow as activities: web_search (on the search queue),
-// crawl, knowledge_search and MCP tools. Each result is written into the conversation at the
-// position the workflow chose, so a retried round finds it there.
+// crawl, knowledge_search, python (the coder's sandbox activity, on the sandbox queue) and MCP
+// tools. Each result is written into the conversation at the position the workflow chose, so a
+// retried round finds it there.
 import { ApplicationFailure, isCancellation } from '@temporalio/workflow';
 import { ErrorType, failureMessage } from '../shared/errors';
-import type { ToolCall } from '../shared/llm-outputs';
+import { pythonRunNumber, type ToolCall } from '../shared/llm-outputs';
 import { addUsage, ZERO_USAGE, type StepInput, type Usage } from '../shared/schemas';
 import type { Calls } from './proxies';
 import type { StepNotes } from './step-notes';
@@ -62,6 +63,34 @@ export async function runTool(
         },
       ]);
       await calls.store.appendToolResult.executeWithOptions({ summary: 'tool result: knowledge_search' }, [{ ...common, text: r.text }]);
+      return ZERO_USAGE;
+    }
+    case 'python': {
+      const sources = call.args.files ?? [];
+      const data = Object.entries(call.args.data ?? {}).map(([name, content]) => ({ name, content }));
+      try {
+        // The same activity, queue and retry policy as the coder's programs: an unreachable Docker
+        // engine is waited out like any outage; a program that fails is a result, not a fault.
+        const run = await calls.runCode(`researcher ${input.step.id}: python`, {
+          researchId: input.researchId,
+          stepId: input.step.id,
+          attempt: pythonRunNumber(input.attempt, seq),
+          code: call.args.code,
+          ...(data.length ? { files: data } : {}),
+          ...(sources.length ? { sources } : {}),
+        });
+        await calls.store.appendToolResult.executeWithOptions({ summary: `tool result: python (${run.status})` }, [
+          { ...common, python: { run, sources, data: data.map((d) => d.name) } },
+        ]);
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        // The sandbox stayed down past the outage limit, its image is missing, or the program
+        // printed more than a result can hold: the step goes on with the other tools.
+        notes.add('python sandbox', failureMessage(err));
+        await calls.store.appendToolResult.executeWithOptions({ summary: 'tool result: python failed' }, [
+          { ...common, text: `python could not run: ${failureMessage(err)}` },
+        ]);
+      }
       return ZERO_USAGE;
     }
     case 'mcp': {

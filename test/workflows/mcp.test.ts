@@ -41,6 +41,8 @@ describe.skipIf(!ready)(`MCP tools in the researcher (${ready ? 'live' : missing
   beforeAll(async () => {
     h = await startHarness({
       env: {
+        // The tool list below is the web and MCP; python has its own tests.
+        RESEARCHER_PYTHON: 'false',
         MCP_CONFIG: writeConfig({
           energy,
           broken: { command: '/nonexistent/mcp-server', roles: ['researcher'] },

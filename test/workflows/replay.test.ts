@@ -54,6 +54,9 @@ describe('replay of recorded histories', () => {
         'research-claims-v10.json',
         // A deep run: six steps, a long report written section by section, then the claim check.
         'research-long-v10.json',
+        // v11: the researcher's python tool (patch 'researcher-python'): a crawled CSV, a failing
+        // program, one naming an unknown source, then one that computes and keeps a chart.
+        'researcher-python-v11.json',
       ]),
     );
   });

@@ -24,7 +24,8 @@ const step = {
 describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness({ env: { LLM_TIMEOUT_MS: '1500' } });
+    // The python tool, offered wherever Docker can run it, has its own tests (researcher-python.test.ts).
+    h = await startHarness({ env: { LLM_TIMEOUT_MS: '1500', RESEARCHER_PYTHON: 'false' } });
   });
   afterAll(async () => h?.close());
 

@@ -115,7 +115,7 @@ export const PROMPTS = {
   researcherTurn: toolPrompt({
     file: 'researcher-react',
     role: 'researcher',
-    vars: { ...step, feedback: text, dependencies: text, knowledgeTool: text, searchRule: text, background: text },
+    vars: { ...step, feedback: text, dependencies: text, knowledgeTool: text, pythonTool: text, searchRule: text, background: text },
     untrusted: { question: 'user_message', dependencies: 'dependencies', background: 'background' },
   }),
   extractor: jsonPrompt(

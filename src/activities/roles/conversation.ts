@@ -2,8 +2,9 @@
 // the workflow chose, and trimming after a context-length error.
 import type { CrawlResult } from '../crawl';
 import { summarize } from '../../shared/schemas';
+import type { SandboxResult } from '../sandbox';
 import type { NewEvent, Store } from '../store';
-import { MAX_TOOL_CHARS, trimToBudget } from './researcher-tools';
+import { MAX_TOOL_CHARS, PYTHON_INPUT_DIR, trimToBudget } from './researcher-tools';
 
 export interface ToolResultInput {
   researchId: string;
@@ -12,6 +13,8 @@ export interface ToolResultInput {
   toolCallId: string;
   search?: { query: string; sourceIds: string[]; error?: string }[];
   crawl?: CrawlResult[];
+  /** A python call's sandbox run, with the input files it was given (source ids, inline names). */
+  python?: { run: SandboxResult; sources: string[]; data: string[] };
   text?: string;
 }
 
@@ -36,6 +39,10 @@ function toolEvent(input: ToolResultInput, sources: number): NewEvent {
       ...(p.title ? { title: summarize(p.title, 120) } : {}),
     }));
     return { key, type: 'crawl', data: { ...where, pages, sources } };
+  }
+  if (input.python) {
+    const { run } = input.python;
+    return { key, type: 'tool', data: { ...where, tool: 'python', status: run.status, artifacts: run.artifacts.length } };
   }
   return { key, type: 'tool', data: { ...where, chars: input.text?.length ?? 0 } };
 }
@@ -66,6 +73,11 @@ export function createConversationActivities(deps: { store: Store }) {
       parts.push(`[${c.sourceId}] ${c.title ?? ''} — ${c.url}\n${source?.content.slice(0, 2_500) ?? c.summary ?? ''}`);
       ids.add(c.sourceId);
     }
+    if (input.python) {
+      const sources = await store.getSources(input.researchId, input.python.sources);
+      sources.forEach((x) => ids.add(x.sourceId));
+      parts.push(pythonResultText(input.python, sources));
+    }
     if (input.text) parts.push(input.text);
     let content = parts.join('\n\n') || '(no output)';
     if (content.length > MAX_TOOL_CHARS) content = `${content.slice(0, MAX_TOOL_CHARS)}\n[output trimmed]`;
@@ -91,4 +103,20 @@ export function createConversationActivities(deps: { store: Store }) {
   }
 
   return { appendToolResult, trimConversation };
+}
+
+/** A python run as the model reads it: what it was given, how it ended, what it printed and kept. */
+function pythonResultText(python: NonNullable<ToolResultInput['python']>, sources: { sourceId: string; title: string }[]): string {
+  const { run } = python;
+  const titles = new Map(sources.map((s) => [s.sourceId, s.title]));
+  const inputs = [...python.sources.map((id) => `${id}.md (${summarize(titles.get(id) ?? 'unknown source', 80)} [${id}])`), ...python.data];
+  const lines = [
+    `python: ${run.status}: ${run.message}`,
+    inputs.length ? `Input files in ${PYTHON_INPUT_DIR}: ${inputs.join(', ')}` : '',
+    run.stdout ? `stdout${run.stdoutTruncated ? ' (the end of it)' : ''}:\n${run.stdout}` : 'stdout: (nothing printed)',
+    run.stderr && run.status !== 'ok' ? `stderr${run.stderrTruncated ? ' (the end of it)' : ''}:\n${run.stderr}` : '',
+    run.artifacts.length ? `Files kept: ${run.artifacts.map((a) => `${a.name} (${a.contentType}, ${a.bytes} bytes)`).join(', ')}` : '',
+    run.rejected.length ? `Files not kept: ${run.rejected.map((r) => `${r.name} (${r.reason})`).join(', ')}` : '',
+  ];
+  return lines.filter(Boolean).join('\n');
 }

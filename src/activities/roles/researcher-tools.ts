@@ -3,8 +3,9 @@
 // results when the conversation outgrows its budget.
 import type OpenAI from 'openai';
 import { z } from 'zod';
-import { CrawlArgs, KnowledgeSearchArgs, WebSearchArgs, type ToolCall } from '../../shared/llm-outputs';
+import { CrawlArgs, KnowledgeSearchArgs, PythonArgs, WebSearchArgs, type ToolCall } from '../../shared/llm-outputs';
 import { mcpFunctionName, type McpToolSpec } from '../mcp';
+import { HISTORY_CHARS } from '../sandbox/output';
 import type { Message } from '../store';
 
 /** Characters of one tool result kept in the conversation. */
@@ -12,8 +13,9 @@ export const MAX_TOOL_CHARS = 6_000;
 /** Characters a trimmed tool result keeps. */
 const TRIMMED_CHARS = 200;
 
-const TOOL_SCHEMAS = { web_search: WebSearchArgs, crawl: CrawlArgs, knowledge_search: KnowledgeSearchArgs } as const;
-const TOOL_DESCRIPTIONS: Record<keyof typeof TOOL_SCHEMAS, string> = {
+const TOOL_SCHEMAS = { web_search: WebSearchArgs, crawl: CrawlArgs, knowledge_search: KnowledgeSearchArgs, python: PythonArgs } as const;
+type ToolName = keyof typeof TOOL_SCHEMAS;
+const TOOL_DESCRIPTIONS: Record<Exclude<ToolName, 'python'>, string> = {
   web_search: 'Search the web. Returns results with source ids, titles, URLs and snippets.',
   crawl: 'Read web pages (URLs from search results) and extract what serves the goal. Returns evidence with source ids.',
   knowledge_search:
@@ -21,17 +23,48 @@ const TOOL_DESCRIPTIONS: Record<keyof typeof TOOL_SCHEMAS, string> = {
     'Returns passages with source ids, document titles and their page or section.',
 };
 
-/** The tools a researcher is offered: knowledge_search only when the run has a knowledge base, the web unless the step works from given material. */
+/** What the python tool's description promises: the sandbox's limits and packages. */
+export interface PythonToolSpec {
+  timeoutSeconds: number;
+  memoryMb: number;
+  packages: string[];
+}
+
+/** Where the sandbox puts the program's input files, and where it collects the files it keeps. */
+export const PYTHON_INPUT_DIR = '/work';
+export const PYTHON_OUTPUT_DIR = '/output';
+
+function pythonDescription(spec: PythonToolSpec): string {
+  return [
+    'Run a Python 3 program in an isolated sandbox to compute with data you have found (sums, rates, unit conversions, tables, charts).',
+    `No network access and no package installs; available: ${spec.packages.join(', ')}.`,
+    `Limits: ${spec.timeoutSeconds} s wall-clock, ${spec.memoryMb} MB memory.`,
+    `\`files\`: source ids from earlier tool results; each is written to ${PYTHON_INPUT_DIR}/<id>.md ` +
+      "(a crawled page's whole text as Markdown, spreadsheet and CSV rows as 'Column: value; ...' lines; otherwise the text the tool result showed).",
+    `\`data\`: small inline files, written to ${PYTHON_INPUT_DIR}/<name>; the working directory is ${PYTHON_INPUT_DIR}.`,
+    `Returns the exit status and the last ${HISTORY_CHARS} characters of stdout and of stderr: print the results you need.`,
+    `PNG, SVG, CSV, JSON, TXT and MD files saved to ${PYTHON_OUTPUT_DIR} are kept as artifacts of the run (charts appear in the findings).`,
+    'A failing program returns its error; fix it and call again.',
+  ].join(' ');
+}
+
+/** The tools a researcher is offered: knowledge_search only when the run has a knowledge base, the
+ *  web unless the step works from given material, python only when a sandbox can run it. */
 export function toolDefinitions(
   mcpTools: McpToolSpec[] = [],
-  opts: { knowledge?: boolean; web?: boolean } = {},
+  opts: { knowledge?: boolean; web?: boolean; python?: PythonToolSpec } = {},
 ): OpenAI.Chat.ChatCompletionTool[] {
-  const names = (Object.keys(TOOL_SCHEMAS) as (keyof typeof TOOL_SCHEMAS)[]).filter((n) =>
-    n === 'knowledge_search' ? opts.knowledge : opts.web !== false,
-  );
+  const offered: Record<ToolName, boolean> = {
+    web_search: opts.web !== false,
+    crawl: opts.web !== false,
+    knowledge_search: opts.knowledge === true,
+    python: opts.python !== undefined,
+  };
+  const names = (Object.keys(TOOL_SCHEMAS) as ToolName[]).filter((n) => offered[n]);
   const builtIn = names.map((name): OpenAI.Chat.ChatCompletionTool => {
     const { $schema: _drop, ...parameters } = z.toJSONSchema(TOOL_SCHEMAS[name]) as Record<string, unknown>;
-    return { type: 'function', function: { name, description: TOOL_DESCRIPTIONS[name], parameters } };
+    const description = name === 'python' ? pythonDescription(opts.python!) : TOOL_DESCRIPTIONS[name];
+    return { type: 'function', function: { name, description, parameters } };
   });
   const mcp = mcpTools.map((t): OpenAI.Chat.ChatCompletionTool => ({
     type: 'function',
@@ -68,7 +101,7 @@ export function parseToolCalls(
       calls.push({ id: tc.id, name: 'mcp', server: mcp.server, tool: mcp.tool, args: args as Record<string, unknown> });
       continue;
     }
-    const name = tc.function.name as keyof typeof TOOL_SCHEMAS;
+    const name = tc.function.name as ToolName;
     const schema = TOOL_SCHEMAS[name];
     if (!schema) {
       problems.push(`there is no tool named "${tc.function.name}"`);

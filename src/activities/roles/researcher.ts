@@ -2,15 +2,16 @@
 // workflow chooses; the workflow carries only positions, tool names, arguments and ids.
 import type OpenAI from 'openai';
 import { citedSourceIds, keepKnownSourceIds } from '../../shared/citations';
-import type { ToolCall } from '../../shared/llm-outputs';
+import { PYTHON_RUNS_PER_ATTEMPT, pythonRunNumber, type ToolCall } from '../../shared/llm-outputs';
 import { summarize, ZERO_USAGE, type PlanStep, type StepOutput, type Usage } from '../../shared/schemas';
 import { activityCallKey } from '../attempt';
 import type { Llm, ReplyReading } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
 import { renderPrompt } from '../llm/render';
 import type { McpToolSpec } from '../mcp';
+import type { ArtifactRef, SandboxResult } from '../sandbox';
 import type { Message, Store } from '../store';
-import { parseToolCalls, toolDefinitions, trimToBudget } from './researcher-tools';
+import { parseToolCalls, PYTHON_INPUT_DIR, toolDefinitions, trimToBudget, type PythonToolSpec } from './researcher-tools';
 
 /** Characters of one earlier step's result in the researcher's first message. */
 const DEPENDENCY_CHARS = 6_000;
@@ -33,6 +34,9 @@ export interface TurnInput {
   mcpTools?: McpToolSpec[];
   /** The run has a knowledge base: knowledge_search is offered. */
   knowledge?: boolean;
+  /** The workflow can run python calls (patch 'researcher-python'); the worker decides whether
+   *  a sandbox is there to offer it. */
+  python?: boolean;
 }
 
 export interface TurnResult {
@@ -46,17 +50,33 @@ export interface TurnResult {
 
 type AssistantMessage = OpenAI.Chat.ChatCompletionAssistantMessageParam;
 
-/** The step's tools: no web for a step that works from given material (needSearch: false). */
-function offeredTools(input: TurnInput): { tools?: OpenAI.Chat.ChatCompletionTool[] } {
-  const tools = toolDefinitions(input.mcpTools, { knowledge: input.knowledge ?? false, web: input.step.needSearch });
-  return tools.length ? { tools } : {};
+/** The python tool, where the worker has it: its limits, and whether a sandbox can run it now. */
+export interface PythonTool {
+  spec: PythonToolSpec;
+  usable: () => Promise<boolean>;
 }
 
-export function createResearcherActivities(deps: { llm: Llm; store: Store; contextChars: number }) {
+const PYTHON_RULE =
+  '- `python(code, files, data)`: runs a Python program in a sandbox without network. Compute with the figures you found ' +
+  '(totals, shares, growth rates, unit conversions, charts) instead of doing arithmetic yourself. Give it earlier results ' +
+  `as \`files\` by their source ids (the program reads ${PYTHON_INPUT_DIR}/<id>.md) and cite those sources for what it computes.`;
+
+export function createResearcherActivities(deps: { llm: Llm; store: Store; contextChars: number; python?: PythonTool }) {
   const { conversations } = deps.store;
 
+  /** The step's tools: no web for a step that works from given material (needSearch: false),
+   *  python when the workflow can run it and a sandbox is there. */
+  async function offeredTools(input: TurnInput): Promise<OpenAI.Chat.ChatCompletionTool[]> {
+    const python = input.python && deps.python && (await deps.python.usable()) ? deps.python.spec : undefined;
+    return toolDefinitions(input.mcpTools, {
+      knowledge: input.knowledge ?? false,
+      web: input.step.needSearch,
+      ...(python ? { python } : {}),
+    });
+  }
+
   /** Writes the system prompt and the task at positions 0 and 1. */
-  async function writeTask(input: TurnInput): Promise<void> {
+  async function writeTask(input: TurnInput, tools: OpenAI.Chat.ChatCompletionTool[]): Promise<void> {
     const docs = await deps.store.getDocuments(input.researchId, input.dependencyKeys);
     const [background] = await deps.store.getDocuments(input.researchId, ['background']);
     const web = input.step.needSearch;
@@ -76,6 +96,7 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
         ? "- `knowledge_search(query, alternatives)`: the user's own documents (this run's collections and the earlier reports of " +
           'its session); prefer them where they cover the step, and cite their passages by source id like web sources.'
         : '',
+      pythonTool: tools.some((t) => t.type === 'function' && t.function.name === 'python') ? PYTHON_RULE : '',
       dependencies: docs.map((d) => `<result key="${d.key}">\n${d.content.slice(0, DEPENDENCY_CHARS)}\n</result>`).join('\n') || '(none)',
     });
     await conversations.put(input.researchId, input.convKey, 0, { role: 'system', content: prompt.system });
@@ -84,8 +105,9 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
 
   async function researcherTurn(input: TurnInput): Promise<TurnResult> {
     let seq = input.seq;
+    const tools = input.mustAnswer ? [] : await offeredTools(input);
     if (seq === 0) {
-      await writeTask(input);
+      await writeTask(input, tools);
       seq = 2;
     }
     const rows = await conversations.load(input.researchId, input.convKey);
@@ -114,7 +136,7 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
       role: PROMPTS.researcherTurn.role,
       promptName: PROMPTS.researcherTurn.file,
       messages,
-      ...(forcedAnswer ? {} : offeredTools(input)),
+      ...(forcedAnswer || tools.length === 0 ? {} : { tools }),
       expected: 'researcher turn',
       reuse: (logged) => {
         const message = logged as AssistantMessage;
@@ -123,12 +145,7 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
           : undefined;
       },
       read: (choice) =>
-        readTurn(
-          choice,
-          input.mcpTools,
-          forcedAnswer,
-          new Set((offeredTools(input).tools ?? []).map((t) => (t.type === 'function' ? t.function.name : ''))),
-        ),
+        readTurn(choice, input.mcpTools, forcedAnswer, new Set(tools.map((t) => (t.type === 'function' ? t.function.name : '')))),
     });
     // First writer wins: if another attempt stored this turn already, its tool calls are the ones
     // the conversation goes on with.
@@ -165,18 +182,46 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
     );
     const { text, dropped } = keepKnownSourceIds(r.output.text, known);
     const sourceIds = citedSourceIds(text);
+    const artifacts = await pythonArtifacts(input.researchId, input.step.id, input.convKey);
     await deps.store.saveDocument(input.researchId, {
       key: input.key,
       kind: 'step',
-      content: text,
+      content: [text, ...artifactLinks(artifacts)].join('\n\n'),
       summary: summarize(r.output.summary),
       sourceIds,
-      meta: { stepId: input.step.id, droppedSourceIds: dropped, retrievedSourceIds: [...known] },
+      meta: {
+        stepId: input.step.id,
+        droppedSourceIds: dropped,
+        retrievedSourceIds: [...known],
+        ...(artifacts.length ? { artifacts: artifacts.map((a) => a.artifactId) } : {}),
+      },
     });
     return { key: input.key, summary: summarize(r.output.summary, 300), sourceIds, usage: r.usage };
   }
 
+  /** Files the step attempt's python programs kept (those that ran to the end); the last one of a name wins. */
+  async function pythonArtifacts(researchId: string, stepId: string, convKey: string): Promise<ArtifactRef[]> {
+    // The conversation of a step attempt is `<step id>/<attempt>`.
+    const attempt = Number(convKey.split('/').at(-1));
+    if (!Number.isInteger(attempt)) return [];
+    const from = pythonRunNumber(attempt, 0);
+    const runs = await deps.store.sandboxRuns.ofStep<SandboxResult>(researchId, stepId, from, from + PYTHON_RUNS_PER_ATTEMPT);
+    const byName = new Map<string, ArtifactRef>();
+    for (const run of runs) if (run.status === 'ok') for (const a of run.result.artifacts) byName.set(a.name, a);
+    return [...byName.values()];
+  }
+
   return { researcherTurn, compressResearch };
+}
+
+/** Charts shown, other files linked, as the coder's findings do: the report links them from there. */
+function artifactLinks(artifacts: ArtifactRef[]): string[] {
+  const charts = artifacts.filter((a) => a.contentType === 'image/png');
+  const others = artifacts.filter((a) => a.contentType !== 'image/png');
+  return [
+    ...charts.map((a) => `![${a.name}](artifact:${a.artifactId})`),
+    ...(others.length ? [`Files: ${others.map((a) => `[${a.name}](artifact:${a.artifactId})`).join(', ')}`] : []),
+  ];
 }
 
 /** A usable turn: valid tool calls, or an answer in words; anything else gets one repair request. */

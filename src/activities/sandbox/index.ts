@@ -2,13 +2,15 @@
 // (container.ts), with a wall-clock kill and capped output (output.ts), and records the result
 // once, so a retry after the container finished returns it instead of running the code again.
 // Containers of a run that a crashed worker left behind are removed by the next attempt or swept.
+// Input files named by source id (the researcher's python tool) are read from the store first.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type Docker from 'dockerode';
 import { ErrorType } from '../../shared/errors';
 import { activityCallKey, keep, shutdownFailure } from '../attempt';
 import type { Store } from '../store';
 import { bootstrapInput, containerSpec, removeContainers, SANDBOX_LABEL } from './container';
-import { artifactType, OutputCollector, resultOfRun, resultWithoutOutput } from './output';
+import { inputBytes, MAX_INPUT_BYTES, sourceFiles } from './inputs';
+import { artifactType, notRun, OutputCollector, resultOfRun, resultWithoutOutput } from './output';
 import type { ArtifactRef, SandboxInput, SandboxLimits, SandboxResult } from './types';
 import { metrics } from '../../infra/metrics';
 
@@ -27,26 +29,44 @@ export function createSandboxActivities(deps: { docker: Docker; store: Store; li
     const callKey = activityCallKey();
     const stored = await store.sandboxRuns.find<SandboxResult>(callKey);
     if (stored) return stored;
+    const withInputs = await resolveInputs(input);
+    if (typeof withInputs === 'string') return record(callKey, input, notRun(withInputs));
     // An earlier attempt of this activity (on a worker that died) may have left its container.
     await removeContainers(docker, { label: [`${SANDBOX_LABEL}.activity=${callKey}`] });
-    const container = await createContainer(input, callKey);
+    const container = await createContainer(withInputs, callKey);
     try {
-      const result = await run(container, input);
-      metrics.sandboxRuns.inc({ status: result.status });
-      await keep(() =>
-        store.sandboxRuns.record({
-          callKey,
-          researchId: input.researchId,
-          stepId: input.stepId,
-          attempt: input.attempt,
-          status: result.status,
-          result,
-        }),
-      );
-      return result;
+      return await record(callKey, input, await run(container, withInputs));
     } finally {
       await container.remove({ force: true }).catch(() => undefined);
     }
+  }
+
+  /** Recorded once per activity: a retry after this returns the same result without running again. */
+  async function record(callKey: string, input: SandboxInput, result: SandboxResult): Promise<SandboxResult> {
+    metrics.sandboxRuns.inc({ status: result.status });
+    await keep(() =>
+      store.sandboxRuns.record({
+        callKey,
+        researchId: input.researchId,
+        stepId: input.stepId,
+        attempt: input.attempt,
+        status: result.status,
+        result,
+      }),
+    );
+    return result;
+  }
+
+  /** The input with the sources it names read as files, or why the program cannot run with them. */
+  async function resolveInputs(input: SandboxInput): Promise<SandboxInput | string> {
+    const fromSources = await sourceFiles(store, input.researchId, input.sources ?? []);
+    if (fromSources.missing.length) {
+      return `no source ${fromSources.missing.join(', ')} in this run: name input files by the source ids that tool results gave`;
+    }
+    const files = [...fromSources.files, ...(input.files ?? [])];
+    const bytes = inputBytes(files);
+    if (bytes > MAX_INPUT_BYTES) return `the input files are ${bytes} bytes, more than the ${MAX_INPUT_BYTES} a program may get`;
+    return { ...input, files };
   }
 
   async function createContainer(input: SandboxInput, callKey: string): Promise<Docker.Container> {

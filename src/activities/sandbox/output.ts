@@ -20,8 +20,8 @@ const BootstrapResult = z.object({
 });
 export type BootstrapResult = z.infer<typeof BootstrapResult>;
 
-/** Characters of stdout and stderr that go into the workflow history. */
-const HISTORY_CHARS = 4_000;
+/** Characters of stdout and stderr that go into the workflow history (their ends are kept). */
+export const HISTORY_CHARS = 4_000;
 /** Bytes of the container's own stderr kept (the bootstrap's errors, a crash). */
 const STDERR_BYTES = 16_384;
 
@@ -115,6 +115,22 @@ export function resultWithoutOutput(
       : timedOutHard
         ? `killed after ${limits.timeoutSeconds} s (wall-clock limit)`
         : `the sandbox stopped without a result (exit ${state.ExitCode})`,
+  };
+}
+
+/** A program that was not started because its input was unusable (the model can correct that). */
+export function notRun(reason: string): SandboxResult {
+  return {
+    status: 'error',
+    exitCode: null,
+    stdout: '',
+    stderr: '',
+    stdoutTruncated: false,
+    stderrTruncated: false,
+    durationMs: 0,
+    artifacts: [],
+    rejected: [],
+    message: `not run: ${reason}`,
   };
 }
 

@@ -20,6 +20,9 @@ export interface SandboxInput {
   code: string;
   /** Data files for the code, written to /work (e.g. CSV from earlier steps). */
   files?: { name: string; content: string }[];
+  /** Sources of the run, by id, written to /work/<id>.md: a crawled page's whole Markdown, else
+   *  the source's stored text. Read here, so that pages never travel in the workflow history. */
+  sources?: string[];
 }
 
 export interface ArtifactRef {

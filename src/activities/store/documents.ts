@@ -110,6 +110,19 @@ export function documentTables(pool: pg.Pool) {
       const r = rows[0];
       return r ? { finalUrl: r.final_url, title: r.title, markdown: r.markdown, contentType: r.content_type } : undefined;
     },
+    /** The final URLs (after redirects) of the pages a run has read: a crawled source's id is made from one. */
+    async pageFinalUrls(researchId: string): Promise<string[]> {
+      const { rows } = await pool.query<{ final_url: string }>('SELECT DISTINCT final_url FROM pages WHERE research_id = $1', [researchId]);
+      return rows.map((r) => r.final_url);
+    },
+    async getPageByFinalUrl(researchId: string, finalUrl: string): Promise<StoredPage | undefined> {
+      const { rows } = await pool.query(
+        'SELECT final_url, title, markdown, content_type FROM pages WHERE research_id = $1 AND final_url = $2 ORDER BY length(markdown) DESC LIMIT 1',
+        [researchId, finalUrl],
+      );
+      const r = rows[0];
+      return r ? { finalUrl: r.final_url, title: r.title, markdown: r.markdown, contentType: r.content_type } : undefined;
+    },
     async savePage(researchId: string, p: StoredPage & { urlHash: string; url: string }): Promise<void> {
       await pool.query(
         `INSERT INTO pages (research_id, url_hash, url, final_url, content_type, title, markdown) VALUES ($1, $2, $3, $4, $5, $6, $7)

@@ -197,6 +197,20 @@ export function sandboxRunsTable(pool: pg.Pool) {
       const { rows } = await pool.query<{ result: T }>('SELECT result FROM sandbox_runs WHERE call_key = $1', [callKey]);
       return rows[0]?.result;
     },
+    /** A step's finished runs whose run number is in [from, to), in the order of their numbers. */
+    async ofStep<T>(
+      researchId: string,
+      stepId: string,
+      from: number,
+      to: number,
+    ): Promise<{ attempt: number; status: string; result: T }[]> {
+      const { rows } = await pool.query<{ attempt: number; status: string; result: T }>(
+        `SELECT attempt, status, result FROM sandbox_runs
+         WHERE research_id = $1 AND step_id = $2 AND attempt >= $3 AND attempt < $4 ORDER BY attempt, created_at`,
+        [researchId, stepId, from, to],
+      );
+      return rows;
+    },
     async record(r: {
       callKey: string;
       researchId: string;
