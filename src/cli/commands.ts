@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { apiClient, ApiFailure, type ApiClient, type RunEvent } from './api-client';
+import { EVAL_USAGE, EvalError, runEval } from './eval';
 import { KB_USAGE, resolveCollection, runKbCommand, runSessionCommand } from './kb';
 
 export interface Io {
@@ -25,9 +26,10 @@ export const CLIENT_USAGE = `Client commands (talk to the API: --api URL or DEEP
   cancel <id>
   report <id> [--format md|json] [--out FILE]
 ${KB_USAGE}
+${EVAL_USAGE}
   Add --json to any of them for machine-readable output.`;
 
-export const CLIENT_COMMANDS = ['run', 'status', 'list', 'approve', 'revise', 'answer', 'cancel', 'report', 'kb', 'session'];
+export const CLIENT_COMMANDS = ['run', 'status', 'list', 'approve', 'revise', 'answer', 'cancel', 'report', 'kb', 'session', 'eval'];
 
 type View = {
   id: string;
@@ -77,6 +79,10 @@ export async function runClientCommand(
       description: { type: 'string' },
       language: { type: 'string' },
       wait: { type: 'boolean' },
+      dataset: { type: 'string' },
+      concurrency: { type: 'string' },
+      resume: { type: 'boolean' },
+      'model-name': { type: 'string' },
     },
   });
   const client = apiClient({ api: values.api ?? defaults.api, key: values.key ?? defaults.key });
@@ -185,10 +191,32 @@ export async function runClientCommand(
         return await runKbCommand(client, io, positionals, values);
       case 'session':
         return await runSessionCommand(client, io, positionals, values);
+      case 'eval': {
+        const count = (flag: string, v: string | undefined, fallback?: number) => {
+          if (v === undefined) return fallback;
+          const n = Number(v);
+          if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag} must be a whole number of at least 1`);
+          return n;
+        };
+        const r = await runEval(client, io, {
+          dataset: values.dataset ?? need('--dataset FILE.jsonl'),
+          out: values.out ?? `eval-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}`,
+          concurrency: count('concurrency', values.concurrency, 2)!,
+          limit: count('limit', values.limit),
+          resume: values.resume ?? false,
+          modelName: values['model-name'] ?? 'deep-research',
+          options: parseOptions(values.option ?? []),
+        });
+        return r.code;
+      }
       default:
         throw new UsageError(`unknown command ${command}`);
     }
   } catch (err) {
+    if (err instanceof EvalError) {
+      io.err(`error: ${err.message}\n`);
+      return 2;
+    }
     if (err instanceof UsageError) {
       io.err(`${err.message}\n\n${CLIENT_USAGE}\n`);
       return 2;
