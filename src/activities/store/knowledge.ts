@@ -346,6 +346,10 @@ export function knowledgeTables(pool: pg.Pool) {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
+        // Batches of one document are saved one at a time (the document's row locked first), so
+        // each count below sees every batch committed before it: concurrent batches counting at
+        // once would each miss the other's rows.
+        await client.query('SELECT 1 FROM kb_documents WHERE document_id = $1 FOR UPDATE', [documentId]);
         // One statement for the batch: the embeddings as JSON arrays, cast on the server.
         await client.query(
           `UPDATE kb_chunks c SET embedding = ARRAY(SELECT jsonb_array_elements_text(x.e)::real), dims = jsonb_array_length(x.e), model = $2
