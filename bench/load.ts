@@ -36,11 +36,28 @@ const latency = Number(values['latency-ms']);
 
 const TICK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
-function cpuSeconds(pid: number): number {
+/** utime + stime of a process; with `reaped`, also what its exited children used (cutime + cstime). */
+function cpuSeconds(pid: number, reaped = false): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICK; // utime + stime
+    const own = Number(fields[11]) + Number(fields[12]);
+    return (reaped ? own + Number(fields[13]) + Number(fields[14]) : own) / TICK;
+  } catch {
+    return 0;
+  }
+}
+/** PostgreSQL's CPU so far: every server process now, plus the backends that already exited
+ *  (reaped by the postmaster, counted in its children's time). */
+function postgresCpu(): Map<number, number> {
+  const pids = postgresPids();
+  const postmaster = pids.filter((p) => !pids.includes(parentOf(p)));
+  return new Map(pids.map((p) => [p, cpuSeconds(p, postmaster.includes(p))]));
+}
+function parentOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
   } catch {
     return 0;
   }
@@ -91,31 +108,33 @@ llm.latencyMs = latency;
 const search = await new FakeSearxng({}, searchResults(site.url)).start();
 const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-load-'));
 const [tp, up, ap, pp] = [await freePort(), await freePort(), await freePort(), await freePort()];
-const dev = spawnCli(['dev'], {
-  DATA_DIR: dir,
-  TEMPORAL_CLI_PATH: cli.path,
-  TEMPORAL_PORT: String(tp),
-  TEMPORAL_UI_PORT: String(up),
-  API_PORT: String(ap),
-  PGLITE_PORT: String(pp),
-  OPENAI_BASE_URL: llm.url,
-  OPENAI_API_KEY: 'sk-bench',
-  LOG_LEVEL: 'warn',
-  SEARCH_PROVIDERS: 'searxng',
-  SEARXNG_URL: search.url,
-  CRAWL_ALLOW_HOSTS: '127.0.0.1',
-  RATE_LIMIT_SUBMITS: '100000',
-  RATE_LIMIT_READS: '1000000',
-  ...(values['no-coder'] ? { RESEARCHER_PYTHON: 'false' } : {}),
-  ...(values.pg ? { DATABASE_URL: values.pg } : {}),
-  ...(values['cpu-prof'] ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.join(dir, 'profiles')}` } : {}),
-});
+const dev = spawnCli(
+  ['dev'],
+  {
+    DATA_DIR: dir,
+    TEMPORAL_CLI_PATH: cli.path,
+    TEMPORAL_PORT: String(tp),
+    TEMPORAL_UI_PORT: String(up),
+    API_PORT: String(ap),
+    PGLITE_PORT: String(pp),
+    OPENAI_BASE_URL: llm.url,
+    OPENAI_API_KEY: 'sk-bench',
+    LOG_LEVEL: 'warn',
+    SEARCH_PROVIDERS: 'searxng',
+    SEARXNG_URL: search.url,
+    CRAWL_ALLOW_HOSTS: '127.0.0.1',
+    RATE_LIMIT_SUBMITS: '100000',
+    RATE_LIMIT_READS: '1000000',
+    ...(values['no-coder'] ? { RESEARCHER_PYTHON: 'false' } : {}),
+    ...(values.pg ? { DATABASE_URL: values.pg } : {}),
+  },
+  values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, 'profiles')}`] : [],
+);
 const api = `http://127.0.0.1:${ap}`;
 await dev.waitFor(/deep-research is running/, 180_000);
 const devPid = dev.child.pid!;
 const temporalPid = childrenOf(devPid).find((p) => readFileSync(`/proc/${p}/comm`, 'utf8').trim().startsWith('temporal'));
 if (!temporalPid) throw new Error('the Temporal dev server process was not found');
-const pgPids = values.pg ? postgresPids() : [];
 
 const sandboxReady = !values['no-coder'] && hasSandboxImage();
 function hasSandboxImage(): boolean {
@@ -138,15 +157,9 @@ function planFor(i: number) {
   if (sandboxReady && i % 3 === 2) steps[n - 1] = { id: `s${n}`, type: 'processing', dependsOn: steps.slice(0, n - 1).map((s) => s.id) };
   return planJson(steps);
 }
-// The planner answers by the question's number, so concurrent runs get their own plans.
-llm.script(
-  researchRules({
-    planner: (req) => {
-      const i = Number(/load run (\d+)/.exec(JSON.stringify(req.messages))?.[1] ?? 0);
-      return { json: planFor(i) };
-    },
-  }),
-);
+// Plans by order of the planner's calls: 1, 2, 3 steps in turn (the planner sees the rewritten
+// question, not the original, so the question cannot say which run it is).
+llm.script(researchRules({ planner: (_req, n) => ({ json: planFor(n) }) }));
 
 async function post(body: unknown): Promise<string> {
   const r = await fetch(`${api}/v1/research`, {
@@ -165,7 +178,8 @@ async function finished(id: string): Promise<string> {
   }
 }
 
-const cpu0 = { dev: cpuSeconds(devPid), temporal: cpuSeconds(temporalPid), pg: pgPids.reduce((a, p) => a + cpuSeconds(p), 0) };
+const pg0 = values.pg ? postgresCpu() : new Map<number, number>();
+const cpu0 = { dev: cpuSeconds(devPid), temporal: cpuSeconds(temporalPid) };
 const peak = { dev: rssMb(devPid), temporal: rssMb(temporalPid) };
 const sampler = setInterval(() => {
   peak.dev = Math.max(peak.dev, rssMb(devPid));
@@ -194,7 +208,7 @@ clearInterval(sampler);
 const cpu = {
   dev: cpuSeconds(devPid) - cpu0.dev,
   temporal: cpuSeconds(temporalPid) - cpu0.temporal,
-  pg: pgPids.reduce((a, p) => a + cpuSeconds(p), 0) - cpu0.pg,
+  pg: values.pg ? [...postgresCpu()].reduce((a, [pid, t]) => a + t - (pg0.get(pid) ?? 0), 0) : 0,
 };
 
 // ---- histories: events, bytes, activities by type -----------------------------------------------

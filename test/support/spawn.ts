@@ -29,9 +29,9 @@ export interface Spawned {
   exited(timeoutMs: number): Promise<number | null>;
 }
 
-/** Runs `node bin/deep-research.mjs <args>` with the given environment, collecting its output. */
-export function spawnCli(args: string[], env: Record<string, string>): Spawned {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'deep-research.mjs'), ...args], {
+/** Runs `node [nodeArgs] bin/deep-research.mjs <args>` with the given environment, collecting its output. */
+export function spawnCli(args: string[], env: Record<string, string>, nodeArgs: string[] = []): Spawned {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin', 'deep-research.mjs'), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
