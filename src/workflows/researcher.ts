@@ -6,11 +6,12 @@ import { patched } from '@temporalio/workflow';
 import { ErrorType } from '../shared/errors';
 import { addUsage, stepKey, ZERO_USAGE, type StepInput, type StepOutput } from '../shared/schemas';
 import type { McpToolSpec } from '../activities/mcp';
+import type { ToolResultInput } from '../activities/roles/conversation';
 import { legacyResearcher } from './legacy';
 import { activitiesFor, type Calls } from './proxies';
 import { stepBudgetSpent } from './research/budget';
 import { StepNotes } from './step-notes';
-import { runTool } from './tools';
+import { runTool, type WriteToolResult } from './tools';
 import { watchStepWaits } from './waits';
 
 /** After a context-length error, tool results kept whole: first the last one, then none. */
@@ -27,19 +28,26 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   const mcpTools = patched('mcp-tools') ? await discoverMcpTools(calls, input, notes) : [];
   // Steps started before the python tool are never offered it: their code cannot run it.
   const python = patched('researcher-python');
+  // Tool results ride along with the next turn instead of an activity each.
+  const fold = patched('fold-tool-results');
+  let pending: ToolResultInput[] = [];
+  const write: WriteToolResult = fold
+    ? async (_summary, result) => void pending.push(result)
+    : (summary, result) => calls.store.appendToolResult.executeWithOptions({ summary }, [result]);
   let seq = 0;
   let usage = ZERO_USAGE;
   for (let round = 0; round <= maxRounds; round++) {
     // Out of rounds, or out of the budget the run had left: answer with what there is.
     const mustAnswer = round === maxRounds || stepBudgetSpent(input.budget, usage, Date.now());
-    const turn = await turnWithTrim(calls, input, convKey, { seq, round, mustAnswer, mcpTools, python });
+    const turn = await turnWithTrim(calls, input, convKey, { seq, round, mustAnswer, mcpTools, python, toolResults: pending });
+    pending = [];
     usage = addUsage(usage, turn.usage);
     seq = turn.nextSeq;
     if (turn.calls.length === 0) break;
     const base = seq;
     seq += turn.calls.length;
     // Tools that call the model (page extraction) count against the budget too.
-    const toolUsage = await Promise.all(turn.calls.map((call, i) => runTool(calls, input, convKey, base + i, call, notes)));
+    const toolUsage = await Promise.all(turn.calls.map((call, i) => runTool(calls, input, convKey, base + i, call, notes, write)));
     for (const u of toolUsage) usage = addUsage(usage, u);
   }
   const out = await calls.llm.compressResearch.executeWithOptions({ summary: `researcher ${input.step.id}: compress findings` }, [
@@ -69,7 +77,7 @@ async function turnWithTrim(
   calls: Calls,
   input: StepInput,
   convKey: string,
-  turn: { seq: number; round: number; mustAnswer: boolean; mcpTools: McpToolSpec[]; python: boolean },
+  turn: { seq: number; round: number; mustAnswer: boolean; mcpTools: McpToolSpec[]; python: boolean; toolResults: ToolResultInput[] },
 ) {
   const turnInput = {
     researchId: input.researchId,
@@ -88,7 +96,10 @@ async function turnWithTrim(
   const summary = `researcher ${input.step.id}: round ${turn.round + 1}${turn.mustAnswer ? ' (must answer)' : ''}`;
   for (let trim = 0; ; trim++) {
     try {
-      return await calls.llm.researcherTurn.executeWithOptions({ summary }, [turnInput]);
+      // The tool results were written by the first try (a context-length error comes from the
+      // model, after the writes): later tries must not undo the trimming.
+      const results = trim === 0 && turn.toolResults.length ? { toolResults: turn.toolResults } : {};
+      return await calls.llm.researcherTurn.executeWithOptions({ summary }, [{ ...turnInput, ...results }]);
     } catch (err) {
       const type = (err as { cause?: { type?: string } }).cause?.type;
       if (type !== ErrorType.LlmContextLength || trim >= TRIM_KEEP_LAST.length) throw err;

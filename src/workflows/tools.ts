@@ -6,8 +6,13 @@ import { ApplicationFailure, isCancellation } from '@temporalio/workflow';
 import { ErrorType, failureMessage } from '../shared/errors';
 import { pythonRunNumber, type ToolCall } from '../shared/llm-outputs';
 import { addUsage, ZERO_USAGE, type StepInput, type Usage } from '../shared/schemas';
+import type { ToolResultInput } from '../activities/roles/conversation';
 import type { Calls } from './proxies';
 import type { StepNotes } from './step-notes';
+
+/** Where a tool's result goes: an activity of its own, or (patch 'fold-tool-results') the next
+ *  model turn, which writes it before asking. */
+export type WriteToolResult = (summary: string, result: ToolResultInput) => Promise<unknown>;
 
 export async function runTool(
   calls: Calls,
@@ -16,6 +21,7 @@ export async function runTool(
   seq: number,
   call: ToolCall,
   notes: StepNotes,
+  write: WriteToolResult,
 ): Promise<Usage> {
   const common = { researchId: input.researchId, convKey, seq, toolCallId: call.id };
   switch (call.name) {
@@ -32,9 +38,7 @@ export async function runTool(
         notes.add('web search', failureMessage(r.reason));
         return { query, sourceIds: [], error: failureMessage(r.reason) };
       });
-      await calls.store.appendToolResult.executeWithOptions({ summary: `tool result: web_search (${search.length} queries)` }, [
-        { ...common, search },
-      ]);
+      await write(`tool result: web_search (${search.length} queries)`, { ...common, search });
       return ZERO_USAGE;
     }
     case 'crawl': {
@@ -48,9 +52,7 @@ export async function runTool(
       const pages = results.map((r, i) =>
         r.status === 'fulfilled' ? r.value : { url: call.args.urls[i]!, status: 'failed' as const, reason: failureMessage(r.reason) },
       );
-      await calls.store.appendToolResult.executeWithOptions({ summary: `tool result: crawl (${pages.length} pages)` }, [
-        { ...common, crawl: pages },
-      ]);
+      await write(`tool result: crawl (${pages.length} pages)`, { ...common, crawl: pages });
       return pages.reduce((sum, p) => addUsage(sum, p.usage ?? ZERO_USAGE), ZERO_USAGE);
     }
     case 'knowledge_search': {
@@ -62,7 +64,7 @@ export async function runTool(
           ...(input.knowledge ? { scope: input.knowledge } : {}),
         },
       ]);
-      await calls.store.appendToolResult.executeWithOptions({ summary: 'tool result: knowledge_search' }, [{ ...common, text: r.text }]);
+      await write('tool result: knowledge_search', { ...common, text: r.text });
       return ZERO_USAGE;
     }
     case 'python': {
@@ -79,17 +81,13 @@ export async function runTool(
           ...(data.length ? { files: data } : {}),
           ...(sources.length ? { sources } : {}),
         });
-        await calls.store.appendToolResult.executeWithOptions({ summary: `tool result: python (${run.status})` }, [
-          { ...common, python: { run, sources, data: data.map((d) => d.name) } },
-        ]);
+        await write(`tool result: python (${run.status})`, { ...common, python: { run, sources, data: data.map((d) => d.name) } });
       } catch (err) {
         if (isCancellation(err)) throw err;
         // The sandbox stayed down past the outage limit, its image is missing, or the program
         // printed more than a result can hold: the step goes on with the other tools.
         notes.add('python sandbox', failureMessage(err));
-        await calls.store.appendToolResult.executeWithOptions({ summary: 'tool result: python failed' }, [
-          { ...common, text: `python could not run: ${failureMessage(err)}` },
-        ]);
+        await write('tool result: python failed', { ...common, text: `python could not run: ${failureMessage(err)}` });
       }
       return ZERO_USAGE;
     }
@@ -102,9 +100,10 @@ export async function runTool(
         if (isCancellation(err)) throw err;
         notes.add(`MCP tool ${call.server}.${call.tool}`, failureMessage(err));
         // The model must hear that the tool failed, or the conversation has a call with no answer.
-        await calls.store.appendToolResult.executeWithOptions({ summary: `tool result: ${call.server}.${call.tool} failed` }, [
-          { ...common, text: `Tool ${call.server}.${call.tool} failed: ${failureMessage(err)}` },
-        ]);
+        await write(`tool result: ${call.server}.${call.tool} failed`, {
+          ...common,
+          text: `Tool ${call.server}.${call.tool} failed: ${failureMessage(err)}`,
+        });
       }
       return ZERO_USAGE;
     }

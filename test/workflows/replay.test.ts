@@ -57,6 +57,8 @@ describe('replay of recorded histories', () => {
         // v11: the researcher's python tool (patch 'researcher-python'): a crawled CSV, a failing
         // program, one naming an unknown source, then one that computes and keeps a chart.
         'researcher-python-v11.json',
+        // v12: tool results written by the next researcher turn (patch 'fold-tool-results').
+        'researcher-fold-v12.json',
       ]),
     );
   });

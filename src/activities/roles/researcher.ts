@@ -11,6 +11,7 @@ import { renderPrompt } from '../llm/render';
 import type { McpToolSpec } from '../mcp';
 import type { ArtifactRef, SandboxResult } from '../sandbox';
 import type { Message, Store } from '../store';
+import { createConversationActivities, type ToolResultInput } from './conversation';
 import { parseToolCalls, PYTHON_INPUT_DIR, toolDefinitions, trimToBudget, type PythonToolSpec } from './researcher-tools';
 
 /** Characters of one earlier step's result in the researcher's first message. */
@@ -37,6 +38,9 @@ export interface TurnInput {
   /** The workflow can run python calls (patch 'researcher-python'); the worker decides whether
    *  a sandbox is there to offer it. */
   python?: boolean;
+  /** The previous round's tool results, written into the conversation before the model is asked
+   *  (patch 'fold-tool-results': one activity fewer per tool call). */
+  toolResults?: ToolResultInput[];
 }
 
 export interface TurnResult {
@@ -62,6 +66,7 @@ const PYTHON_RULE =
   `as \`files\` by their source ids (the program reads ${PYTHON_INPUT_DIR}/<id>.md) and cite those sources for what it computes.`;
 
 export function createResearcherActivities(deps: { llm: Llm; store: Store; contextChars: number; python?: PythonTool }) {
+  const { appendToolResult } = createConversationActivities({ store: deps.store });
   const { conversations } = deps.store;
 
   /** The step's tools: no web for a step that works from given material (needSearch: false),
@@ -104,6 +109,8 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
   }
 
   async function researcherTurn(input: TurnInput): Promise<TurnResult> {
+    // Each write is the same on every attempt of this turn: a retry rewrites what it wrote.
+    for (const r of input.toolResults ?? []) await appendToolResult(r);
     let seq = input.seq;
     const tools = input.mustAnswer ? [] : await offeredTools(input);
     if (seq === 0) {
