@@ -6,7 +6,7 @@
 // provider, PostgreSQL, a search API or the Docker engine only costs time, up to the run's
 // maxOutage (the schedule-to-close timeout), after which the call fails with its last error.
 // Permanent faults are non-retryable failures thrown by the activities themselves.
-import { proxyActivities, workflowInfo, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, workflowInfo, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import type {
   CrawlActivities,
   EmbeddingActivities,
@@ -54,6 +54,10 @@ export function activitiesFor(policy: CallPolicy) {
   });
   /** PostgreSQL reads and writes. */
   const store = proxyActivities<StoreActivities>({ startToCloseTimeout: '1 minute', ...waitOut });
+  /** The same, as local activities: run by the worker that runs the workflow task, with no round
+   *  trip through the server and one marker event each; for the run row's writes, which are
+   *  small, idempotent (ordered by a sequence number) and frequent. */
+  const localStore = proxyLocalActivities<StoreActivities>({ startToCloseTimeout: '1 minute', ...waitOut });
   /** One page read; heartbeats per stage. The page's own failures are bounded by attempts inside
    *  the activity; its extraction (an LLM call) waits out outages like any other. */
   const crawl = proxyActivities<CrawlActivities>({
@@ -85,6 +89,7 @@ export function activitiesFor(policy: CallPolicy) {
   return {
     llm,
     store,
+    localStore,
     crawl,
     mcp,
     knowledge,

@@ -59,6 +59,8 @@ describe('replay of recorded histories', () => {
         'researcher-python-v11.json',
         // v12: tool results written by the next researcher turn (patch 'fold-tool-results').
         'researcher-fold-v12.json',
+        // v12: the run row written by local activities (patch 'local-row-writes').
+        'research-local-v12.json',
       ]),
     );
   });

@@ -12,7 +12,9 @@ type RunExtra = { outcome?: string; answer?: string; error?: string };
 export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}): Promise<{ usage: Usage } | undefined> {
   const plan = run.view().plan;
   const seq = run.nextWriteSeq();
-  return run.calls.store.recordRun.executeWithOptions({ summary: `store: run ${status}, phase ${run.phase}` }, [
+  // Runs started before patch 'local-row-writes' write their row with a regular activity.
+  const store = patched('local-row-writes') ? run.calls.localStore : run.calls.store;
+  return store.recordRun.executeWithOptions({ summary: `store: run ${status}, phase ${run.phase}` }, [
     {
       id: run.id,
       tenant: run.tenant,
