@@ -5,6 +5,15 @@
 // process (dev = worker + API [+ PGlite], the Temporal server, PostgreSQL when --pg is given),
 // peak RSS, history events and bytes per run (parent and steps), and activities per run by type.
 //   npm run bench:load -- --runs 40 --concurrency 40 --latency-ms 200 [--pg URL] [--cpu-prof]
+//        [--follow events|poll] [--poll-ms 2000] [--llm-rate 1000]
+// --llm-rate is LLM_QUEUE_RATE, the server-side cap on model calls per second across all workers
+// (the product's default of 10 protects a real API key; the fake has no limit, so the bench lifts
+// it to measure orchestration rather than the cap: at 10/s, 100 runs of ~22 calls need 220 s).
+// For the same reason the SearXNG fake gets --llm-rate searches per second instead of the 5/s a
+// public SearXNG instance is given (100 runs of ~5 searches need 94 s at 5/s).
+// A client follows each run the way the web page and `deep-research watch` do, on its event stream
+// (`--follow events`, the default), or by asking for its status every --poll-ms (each GET costs a
+// describe and a status query, answered by a worker).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -26,11 +35,17 @@ const { values } = parseArgs({
     pg: { type: 'string' },
     'cpu-prof': { type: 'boolean' },
     'no-coder': { type: 'boolean' },
+    follow: { type: 'string', default: 'events' },
+    'poll-ms': { type: 'string', default: '2000' },
+    'llm-rate': { type: 'string', default: '1000' },
   },
 });
 const runs = Number(values.runs);
 const concurrency = Number(values.concurrency);
 const latency = Number(values['latency-ms']);
+const follow = values.follow;
+if (follow !== 'events' && follow !== 'poll') throw new Error(`--follow is events or poll, not ${follow}`);
+const pollMs = Number(values['poll-ms']);
 
 // ---- processes: CPU time and RSS from /proc ----------------------------------------------------
 
@@ -125,6 +140,10 @@ const dev = spawnCli(
     CRAWL_ALLOW_HOSTS: '127.0.0.1',
     RATE_LIMIT_SUBMITS: '100000',
     RATE_LIMIT_READS: '1000000',
+    LLM_QUEUE_RATE: values['llm-rate'],
+    SEARCH_QUEUE_RATE: values['llm-rate'],
+    SEARCH_RATE_LIMITS: `searxng=${values['llm-rate']}`,
+    SEARCH_CONCURRENCY: '32',
     ...(values['no-coder'] ? { RESEARCHER_PYTHON: 'false' } : {}),
     ...(values.pg ? { DATABASE_URL: values.pg } : {}),
   },
@@ -170,22 +189,60 @@ async function post(body: unknown): Promise<string> {
   if (r.status !== 202) throw new Error(`POST /v1/research: ${r.status} ${await r.text()}`);
   return ((await r.json()) as { id: string }).id;
 }
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+async function status(id: string): Promise<string> {
+  return ((await (await fetch(`${api}/v1/research/${id}`)).json()) as { status: string }).status;
+}
+/** Reads the run's event stream to its end (the `done` event), then its status once. */
+async function drainEvents(id: string): Promise<void> {
+  const r = await fetch(`${api}/v1/research/${id}/events`, { headers: { accept: 'text/event-stream' } });
+  if (!r.ok || !r.body) throw new Error(`GET /v1/research/${id}/events: ${r.status}`);
+  const reader = r.body.getReader();
+  while (!(await reader.read()).done);
+}
 async function finished(id: string): Promise<string> {
   for (;;) {
-    const v = (await (await fetch(`${api}/v1/research/${id}`)).json()) as { status: string };
-    if (v.status === 'completed' || v.status === 'failed' || v.status === 'cancelled') return v.status;
-    await new Promise((r) => setTimeout(r, 250));
+    if (follow === 'events') await drainEvents(id);
+    const s = await status(id);
+    if (TERMINAL.has(s)) return s;
+    await new Promise((r) => setTimeout(r, follow === 'events' ? 1000 : pollMs));
   }
 }
 
 const pg0 = values.pg ? postgresCpu() : new Map<number, number>();
 const cpu0 = { dev: cpuSeconds(devPid), temporal: cpuSeconds(temporalPid) };
+/** CPU-seconds of the dev process by thread name (main JS thread, workflow threads, Core's tokio
+ *  threads, libuv's pool, V8's GC helpers), so a profile of the main thread is read in proportion. */
+function threadCpu(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim().replace(/[-_:]?\d+$/, '');
+      // Node names none of its own threads: the main thread is the one whose id is the process's.
+      const key = name === 'node' ? (tid === String(pid) ? 'main' : 'node worker threads') : name;
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(key, (out.get(key) ?? 0) + (Number(f[11]) + Number(f[12])) / TICK);
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+const threads0 = threadCpu(devPid);
 const peak = { dev: rssMb(devPid), temporal: rssMb(temporalPid) };
 const sampler = setInterval(() => {
   peak.dev = Math.max(peak.dev, rssMb(devPid));
   peak.temporal = Math.max(peak.temporal, rssMb(temporalPid));
 }, 250);
 
+/** Jiffies of the whole machine: [idle + iowait, all]. */
+function machineJiffies(): [number, number] {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return [f[3]! + f[4]!, f.reduce((a, b) => a + b, 0)];
+}
+const machine0 = machineJiffies();
+const bench0 = process.cpuUsage();
 const t0 = performance.now();
 const times: number[] = [];
 const ids: string[] = [];
@@ -205,6 +262,10 @@ await Promise.all(
 );
 const wallS = (performance.now() - t0) / 1000;
 clearInterval(sampler);
+const machine1 = machineJiffies();
+const idleShare = (machine1[0] - machine0[0]) / (machine1[1] - machine0[1]);
+const benchCpu = process.cpuUsage(bench0);
+const threads1 = threadCpu(devPid);
 const cpu = {
   dev: cpuSeconds(devPid) - cpu0.dev,
   temporal: cpuSeconds(temporalPid) - cpu0.temporal,
@@ -218,6 +279,10 @@ const client = new Client({ connection });
 let events = 0;
 let bytes = 0;
 const activities = new Map<string, number>();
+/** Waits and durations in ms, by what they measure: where the time of a run goes under load. */
+const waits = new Map<string, number[]>();
+const addWait = (k: string, ms: number) => waits.set(k, [...(waits.get(k) ?? []), ms]);
+const ms = (t: unknown) => (t ? Number((t as { seconds?: unknown }).seconds ?? 0) * 1000 + Number((t as { nanos?: number }).nanos ?? 0) / 1e6 : 0);
 for (const id of ids) {
   const queue = [id];
   while (queue.length) {
@@ -226,8 +291,22 @@ for (const id of ids) {
     const desc = await handle.describe();
     bytes += Number(desc.raw.workflowExecutionInfo?.historySizeBytes ?? 0);
     const history = await handle.fetchHistory();
+    const at = new Map<string, number>();
+    const queueOf = new Map<string, string>();
     for (const e of history.events ?? []) {
       events++;
+      const t = ms(e.eventTime);
+      at.set(String(e.eventId), t);
+      const sched = e.activityTaskScheduledEventAttributes;
+      if (sched) queueOf.set(String(e.eventId), (sched.taskQueue?.name ?? '').replace(/^[^-]*/, 'main'));
+      const started = e.activityTaskStartedEventAttributes;
+      if (started) addWait(`activity schedule-to-start (${queueOf.get(String(started.scheduledEventId))})`, t - at.get(String(started.scheduledEventId))!);
+      const done = e.activityTaskCompletedEventAttributes;
+      if (done) addWait('activity run', t - at.get(String(done.startedEventId))!);
+      const wftStarted = e.workflowTaskStartedEventAttributes;
+      if (wftStarted) addWait('workflow task schedule-to-start', t - at.get(String(Number(e.eventId) - 1))!);
+      const wftDone = e.workflowTaskCompletedEventAttributes;
+      if (wftDone) addWait('workflow task run', t - at.get(String(wftDone.startedEventId))!);
       const type = e.activityTaskScheduledEventAttributes?.activityType?.name;
       if (type) activities.set(type, (activities.get(type) ?? 0) + 1);
       const child = e.childWorkflowExecutionStartedEventAttributes?.workflowExecution?.workflowId;
@@ -243,7 +322,7 @@ const sorted = [...times].sort((a, b) => a - b);
 const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! / 1000;
 const completed = statuses.filter((s) => s === 'completed').length;
 console.log(
-  `load: ${runs} runs, ${concurrency} at once, LLM latency ${latency} ms, ${values.pg ? 'PostgreSQL' : 'PGlite'}, ${sandboxReady ? 'a processing step in every third run' : 'no sandbox image: research steps only'}`,
+  `load: ${runs} runs, ${concurrency} at once, LLM latency ${latency} ms, model calls and searches at most ${values['llm-rate']}/s, ${values.pg ? 'PostgreSQL' : 'PGlite'}, ${sandboxReady ? 'a processing step in every third run' : 'no sandbox image: research steps only'}, ${follow === 'events' ? 'clients follow the event stream' : `clients poll the status every ${pollMs} ms`}`,
 );
 console.log(`completed:        ${completed}/${runs}`);
 console.log(`run time:         p50 ${pct(50).toFixed(1)} s, p95 ${pct(95).toFixed(1)} s`);
@@ -251,7 +330,25 @@ console.log(`throughput:       ${((runs / wallS) * 60).toFixed(1)} runs/min (${w
 console.log(
   `CPU-s per run:    dev (worker + API${values.pg ? '' : ' + PGlite'}) ${(cpu.dev / runs).toFixed(3)}, Temporal server ${(cpu.temporal / runs).toFixed(3)}${values.pg ? `, PostgreSQL ${(cpu.pg / runs).toFixed(3)}` : ''}`,
 );
+console.log(
+  `machine:          ${(100 * idleShare).toFixed(0)}% idle over the load; the bench's own fakes used ${((benchCpu.user + benchCpu.system) / 1e6 / runs).toFixed(3)} CPU-s per run`,
+);
+console.log(
+  `dev by thread:    ${[...threads1]
+    .map(([k, v]) => [k, v - (threads0.get(k) ?? 0)] as const)
+    .filter(([, v]) => v / runs >= 0.005)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${(v / runs).toFixed(3)}`)
+    .join(', ')} (CPU-s per run)`,
+);
 console.log(`peak RSS:         dev ${peak.dev.toFixed(0)} MB, Temporal server ${peak.temporal.toFixed(0)} MB`);
+const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+console.log(
+  `waits (p50/p95 ms): ${[...waits]
+    .sort()
+    .map(([k, xs]) => `${k} ${q(xs, 50).toFixed(0)}/${q(xs, 95).toFixed(0)}`)
+    .join(', ')}`,
+);
 console.log(`history per run:  ${(events / runs).toFixed(0)} events, ${(bytes / runs / 1024).toFixed(1)} KB (run and its steps)`);
 console.log(
   `activities/run:   ${[...activities.entries()]

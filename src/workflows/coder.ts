@@ -1,7 +1,7 @@
 // The coder child workflow: the model writes a Python program for the step, the sandbox runs it
 // (on its own queue), and a failed run goes back to the model with its error, at most
 // maxCodeAttempts programs; then the output becomes the step's cited findings.
-import { patched } from '@temporalio/workflow';
+import { hasPatch } from './patches';
 import type { SandboxResult } from '../activities/sandbox';
 import { addUsage, stepTask, ZERO_USAGE, type StepInput, type StepOutput } from '../shared/schemas';
 import { legacyAnalyst } from './legacy';
@@ -11,7 +11,7 @@ import { watchStepWaits } from './waits';
 
 export async function coderWorkflow(input: StepInput): Promise<StepOutput> {
   watchStepWaits(input.step.id, input.step.title);
-  if (!patched('sandbox-coder')) return legacyAnalyst(input);
+  if (!hasPatch('sandbox-coder')) return legacyAnalyst(input);
   const { llm, runCode } = activitiesFor(input);
   const maxAttempts = input.maxCodeAttempts ?? 3;
   let usage = ZERO_USAGE;

@@ -70,6 +70,12 @@ export function activitiesFor(policy: CallPolicy) {
     startToCloseTimeout: '2 minutes',
     retry: { ...unlimited, maximumAttempts: MCP_ATTEMPTS },
   });
+  /** MCP tool discovery as a local activity: asked once per step, answered at once when no server
+   *  is configured, so not worth a round trip through the server (patch 'lean-history'). */
+  const localMcp = proxyLocalActivities<Pick<McpActivities, 'discoverMcpTools'>>({
+    startToCloseTimeout: '2 minutes',
+    retry: { ...unlimited, maximumAttempts: MCP_ATTEMPTS },
+  });
   /** One search query across the routed providers, on the rate-limited search queue. */
   const search = proxyActivities<SearchActivities>({ startToCloseTimeout: '1 minute', ...waitOut });
   /** Sandbox runs heartbeat while the container runs; a finished run is recorded once. */
@@ -77,6 +83,8 @@ export function activitiesFor(policy: CallPolicy) {
 
   /** Knowledge base reads and document parsing (a large PDF takes a while; heartbeats per stage). */
   const knowledge = proxyActivities<KnowledgeActivities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '2 minutes', ...waitOut });
+  /** The tenant's collections, once per run: one small query, as a local activity. */
+  const localKnowledge = proxyLocalActivities<Pick<KnowledgeActivities, 'listUsableCollections'>>({ startToCloseTimeout: '1 minute', ...waitOut });
   /** Embedding requests, on the LLM queue with the model calls: the same provider and rate limit. */
   const embedding = proxyActivities<EmbeddingActivities>({
     taskQueue: llmQueue,
@@ -92,7 +100,9 @@ export function activitiesFor(policy: CallPolicy) {
     localStore,
     crawl,
     mcp,
+    localMcp,
     knowledge,
+    localKnowledge,
     embedding,
     /** One web search, on `<queue>-search`: the server rate-limits that queue across all workers. */
     webSearch(summary: string, input: Input<SearchActivities['webSearch']>) {

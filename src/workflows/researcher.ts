@@ -2,7 +2,7 @@
 // activity that may return tool calls; the workflow runs the tools as activities (tools.ts) and
 // feeds their results back through the stored conversation, at most maxToolRounds rounds, then
 // compresses the findings into a step result citing stable source ids.
-import { patched } from '@temporalio/workflow';
+import { hasPatch, lean } from './patches';
 import { ErrorType } from '../shared/errors';
 import { addUsage, stepKey, ZERO_USAGE, type StepInput, type StepOutput } from '../shared/schemas';
 import type { McpToolSpec } from '../activities/mcp';
@@ -19,17 +19,17 @@ const TRIM_KEEP_LAST = [1, 0];
 
 export async function researcherWorkflow(input: StepInput): Promise<StepOutput> {
   watchStepWaits(input.step.id, input.step.title);
-  if (!patched('react-researcher')) return legacyResearcher(input);
+  if (!hasPatch('react-researcher')) return legacyResearcher(input);
   const convKey = `${input.step.id}/${input.attempt}`;
   const maxRounds = input.maxToolRounds ?? 8;
   const notes = new StepNotes();
   const calls = activitiesFor(input);
   // MCP tools are discovered when the step starts, so a server added later serves later steps.
-  const mcpTools = patched('mcp-tools') ? await discoverMcpTools(calls, input, notes) : [];
+  const mcpTools = hasPatch('mcp-tools') ? await discoverMcpTools(calls, input, notes) : [];
   // Steps started before the python tool are never offered it: their code cannot run it.
-  const python = patched('researcher-python');
+  const python = hasPatch('researcher-python');
   // Tool results ride along with the next turn instead of an activity each.
-  const fold = patched('fold-tool-results');
+  const fold = hasPatch('fold-tool-results');
   let pending: ToolResultInput[] = [];
   const write: WriteToolResult = fold
     ? async (_summary, result) => void pending.push(result)
@@ -65,7 +65,8 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
 }
 
 async function discoverMcpTools(calls: Calls, input: StepInput, notes: StepNotes): Promise<McpToolSpec[]> {
-  const found = await calls.mcp.discoverMcpTools.executeWithOptions({ summary: `researcher ${input.step.id}: discover MCP tools` }, [
+  const mcp = lean() ? calls.localMcp : calls.mcp;
+  const found = await mcp.discoverMcpTools.executeWithOptions({ summary: `researcher ${input.step.id}: discover MCP tools` }, [
     { role: 'researcher' },
   ]);
   for (const e of found.errors) notes.add('MCP discovery', e);

@@ -61,6 +61,11 @@ describe('replay of recorded histories', () => {
         'researcher-fold-v12.json',
         // v12: the run row written by local activities (patch 'local-row-writes').
         'research-local-v12.json',
+        // v13: one patch marker per execution for every patch (patch 'lean-history'), no upserts
+        // of the start's own attributes, MCP discovery and the collection lookup as local
+        // activities; a reviewed run and its first researcher step.
+        'research-lean-v13.json',
+        'researcher-lean-v13.json',
       ]),
     );
   });

@@ -99,6 +99,15 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(200);
     expect((await result(id)).outcome).toBe('report');
     expect(requestsFor('researcher')).toHaveLength(2);
+    // A run started now records every patch as one marker, and repeats no start attribute.
+    for (const wid of [id, `${id}/step/a`]) {
+      const events = (await h.client.workflow.getHandle(wid).fetchHistory()).events!;
+      const patches = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
+      expect(patches).toHaveLength(1);
+      const upserted = events.flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}));
+      expect(upserted.filter((k) => k === 'TemporalChangeVersion')).toHaveLength(1);
+      expect(upserted).not.toContain('ResearchTenant');
+    }
     // RECORD_HISTORIES=1 refreshes the histories the replay test checks the workflow code against.
     if (process.env.RECORD_HISTORIES === '1') {
       const indexFile = path.join(ROOT, 'test', 'histories', 'workflow-ids.json');

@@ -2,7 +2,7 @@
 // question; with knowledge gaps it adds follow-up steps (a new plan version, in the status and the
 // events) and the team runs them, at most `maxResearchLoops` times and within the budget. Runs
 // recorded before patch 'gap-reflection' go straight to the report.
-import { patched } from '@temporalio/workflow';
+import { hasPatch } from '../patches';
 import { summarize, type Plan, type StepOutput } from '../../shared/schemas';
 import type { RunState } from './run-state';
 import { runTeam } from './team';
@@ -14,7 +14,7 @@ export async function closeGaps(
   accepted: Map<string, StepOutput>,
 ): Promise<{ plan: Plan; accepted: Map<string, StepOutput> }> {
   const loops = run.options.maxResearchLoops ?? 0;
-  if (loops === 0 || plan.hasEnoughContext || !patched('gap-reflection')) return { plan, accepted };
+  if (loops === 0 || plan.hasEnoughContext || !hasPatch('gap-reflection')) return { plan, accepted };
   let current = plan;
   let results = accepted;
   for (let loop = 1; loop <= loops && !run.budgetSpent(); loop++) {

@@ -1,6 +1,7 @@
 // Writes of the run's row in PostgreSQL (status, phase, plan, usage) and how a run ends: with a
 // result, cancelled (its row still says so), or failed with the reason.
-import { ApplicationFailure, CancellationScope, condition, isCancellation, log, patched } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, isCancellation, log } from '@temporalio/workflow';
+import { hasPatch } from '../patches';
 import { ErrorType } from '../../shared/errors';
 import { describeFailure, rethrowUnknown } from '../failures';
 import { summarize, type ResearchResult, type RunStatus, type Usage } from '../../shared/schemas';
@@ -13,7 +14,7 @@ export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}
   const plan = run.view().plan;
   const seq = run.nextWriteSeq();
   // Runs started before patch 'local-row-writes' write their row with a regular activity.
-  const store = patched('local-row-writes') ? run.calls.localStore : run.calls.store;
+  const store = hasPatch('local-row-writes') ? run.calls.localStore : run.calls.store;
   return store.recordRun.executeWithOptions({ summary: `store: run ${status}, phase ${run.phase}` }, [
     {
       id: run.id,
@@ -37,7 +38,7 @@ export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}
  * Runs started before patch 'row-sync' write at their milestones only.
  */
 export function startRowSync(run: RunState): void {
-  if (!patched('row-sync')) return;
+  if (!hasPatch('row-sync')) return;
   const loop = (async () => {
     for (;;) {
       await condition(() => run.rowBehind || run.rowSyncStopped);

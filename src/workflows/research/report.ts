@@ -4,7 +4,7 @@
 // then code puts them together, so no single completion's length cuts it. Then the claim check
 // (patch 'claim-check'): each cited sentence is compared with its source's stored evidence, and a
 // citation the evidence does not support is removed; the figures go into the status and report.
-import { patched } from '@temporalio/workflow';
+import { hasPatch } from '../patches';
 import type { Plan, StepOutput } from '../../shared/schemas';
 import type { RunState } from './run-state';
 
@@ -27,7 +27,7 @@ export async function writeReport(run: RunState, plan: Plan, question: string, a
       `Removed ${report.removedCitations.length} citation(s) that pointed at no retrieved source: [${report.removedCitations.join('], [')}].`,
     );
   }
-  if (patched('claim-check')) await checkClaims(run, stepKeys, notes);
+  if (hasPatch('claim-check')) await checkClaims(run, stepKeys, notes);
   return report;
 }
 

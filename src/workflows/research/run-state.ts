@@ -1,7 +1,8 @@
 // The research run's state: the plan and its step board, usage, notes, the review and the
 // clarification being waited for. The status view the query returns is derived from it, and the
 // message handlers are its methods.
-import { ApplicationFailure, patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { hasPatch, lean } from '../patches';
 import type {
   AnswerClarification,
   CallWait,
@@ -264,10 +265,21 @@ export class RunState {
 
   // ---- progress ----------------------------------------------------------------------------
 
-  /** The run's tenant for the Temporal UI's filters, and the first phase. */
+  /** The run's tenant for the Temporal UI's filters, and the first phase. A run the API started
+   *  carries both from its start: it upserts nothing (patch 'lean-history'). */
   begin(): void {
+    if (lean() && this.startedWithAttributes()) return this.publish();
     upsertSearchAttributes([{ key: ResearchTenantKey, value: this.input.tenant }]);
     this.moveTo('coordinating');
+  }
+
+  private startedWithAttributes(): boolean {
+    const given = workflowInfo().typedSearchAttributes;
+    return (
+      given.get(ResearchTenantKey) === this.input.tenant &&
+      given.get(ResearchPhaseKey) === this.phase &&
+      given.get(ResearchStatusKey) === this.status
+    );
   }
 
   /** Enters a phase: search attributes for the Temporal UI's filters, details for its run page. */
@@ -321,7 +333,7 @@ export class RunState {
   /** `deadline` counts from here: the research itself, not the time the plan waited for review. */
   startResearchClock(): void {
     const { deadline } = this.options;
-    if (deadline && patched('deadline-after-review')) this.deadlineAt = Date.now() + durationToMs(deadline);
+    if (deadline && hasPatch('deadline-after-review')) this.deadlineAt = Date.now() + durationToMs(deadline);
   }
 
   /**
