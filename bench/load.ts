@@ -217,7 +217,9 @@ function threadCpu(pid: number): Map<string, number> {
   const out = new Map<string, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim().replace(/[-_:]?\d+$/, '');
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8')
+        .trim()
+        .replace(/[-_:]?\d+$/, '');
       // Node names none of its own threads: the main thread is the one whose id is the process's.
       const key = name === 'node' ? (tid === String(pid) ? 'main' : 'node worker threads') : name;
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
@@ -282,7 +284,8 @@ const activities = new Map<string, number>();
 /** Waits and durations in ms, by what they measure: where the time of a run goes under load. */
 const waits = new Map<string, number[]>();
 const addWait = (k: string, ms: number) => waits.set(k, [...(waits.get(k) ?? []), ms]);
-const ms = (t: unknown) => (t ? Number((t as { seconds?: unknown }).seconds ?? 0) * 1000 + Number((t as { nanos?: number }).nanos ?? 0) / 1e6 : 0);
+const ms = (t: unknown) =>
+  t ? Number((t as { seconds?: unknown }).seconds ?? 0) * 1000 + Number((t as { nanos?: number }).nanos ?? 0) / 1e6 : 0;
 for (const id of ids) {
   const queue = [id];
   while (queue.length) {
@@ -300,7 +303,11 @@ for (const id of ids) {
       const sched = e.activityTaskScheduledEventAttributes;
       if (sched) queueOf.set(String(e.eventId), (sched.taskQueue?.name ?? '').replace(/^[^-]*/, 'main'));
       const started = e.activityTaskStartedEventAttributes;
-      if (started) addWait(`activity schedule-to-start (${queueOf.get(String(started.scheduledEventId))})`, t - at.get(String(started.scheduledEventId))!);
+      if (started)
+        addWait(
+          `activity schedule-to-start (${queueOf.get(String(started.scheduledEventId))})`,
+          t - at.get(String(started.scheduledEventId))!,
+        );
       const done = e.activityTaskCompletedEventAttributes;
       if (done) addWait('activity run', t - at.get(String(done.startedEventId))!);
       const wftStarted = e.workflowTaskStartedEventAttributes;

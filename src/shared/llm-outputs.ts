@@ -154,14 +154,7 @@ export const PythonArgs = z
   })
   .strict();
 
-/** Python calls of one researcher step attempt are numbered by their place in the conversation,
- *  far below this (at most 30 rounds of a few calls each). */
-export const PYTHON_RUNS_PER_ATTEMPT = 100_000;
-/** The sandbox run number (SandboxInput.attempt) of the python call at conversation position `seq`:
- *  unique in the step across its attempts, and so are its artifacts' ids. */
-export function pythonRunNumber(attempt: number, seq: number): number {
-  return attempt * PYTHON_RUNS_PER_ATTEMPT + seq;
-}
+export { PYTHON_RUNS_PER_ATTEMPT, pythonRunNumber } from './plain';
 
 export type ToolCall =
   | { id: string; name: 'web_search'; args: z.infer<typeof WebSearchArgs> }

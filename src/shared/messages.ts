@@ -3,22 +3,8 @@
 import { z } from 'zod';
 import { Outcome, Phase, RunStatus, StepType, Usage } from './schemas';
 
-/** Longest reviewer feedback or clarification answer the workflow keeps. */
-export const MESSAGE_TEXT_MAX = 4_000;
-
-export const ApprovePlan = z.object({ planVersion: z.number().int().positive() });
-export type ApprovePlan = z.infer<typeof ApprovePlan>;
-
-export const RevisePlan = z.object({
-  planVersion: z.number().int().positive(),
-  feedback: z.string().trim().min(1, 'feedback must not be empty').max(MESSAGE_TEXT_MAX),
-});
-export type RevisePlan = z.infer<typeof RevisePlan>;
-
-export const AnswerClarification = z.object({
-  answer: z.string().trim().min(1, 'answer must not be empty').max(MESSAGE_TEXT_MAX),
-});
-export type AnswerClarification = z.infer<typeof AnswerClarification>;
+// The review and clarification messages live in updates.ts (the workflow validates them).
+export { AnswerClarification, ApprovePlan, MESSAGE_TEXT_MAX, RevisePlan } from './updates';
 
 /** What a failed attempt of a retried call says: which outside system, how long, the last error. */
 export const CallWaitDetails = z.object({

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_MAX_OUTAGE, SUMMARY_MAX_CHARS } from './constants';
+// Plain values and functions, kept free of zod for the workflow bundle (re-exported here).
+export { addUsage, DEFAULT_RETRY, durationToMs, stepKey, stepTask, summarize, ZERO_USAGE, type StepTask } from './plain';
 
 /** A duration such as `90s`, `30m`, `24h`, `3d` (the units Temporal's timers accept). */
 export const Duration = z
@@ -7,13 +9,6 @@ export const Duration = z
   .trim()
   .regex(/^\d+(\.\d+)?(ms|s|m|h|d)$/, 'expected a duration such as "90s", "30m", "24h" or "3d"');
 export type Duration = z.infer<typeof Duration>;
-
-const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-export function durationToMs(d: Duration): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(d.trim());
-  if (!m) throw new Error(`not a duration: ${d}`);
-  return Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
-}
 
 /** BCP 47 language tag, e.g. `en-US`, `zh-CN`, `de`. */
 export const Locale = z
@@ -109,7 +104,6 @@ export const RetrySettings = z.object({
   heartbeatTimeout: Duration.optional(),
 });
 export type RetrySettings = z.infer<typeof RetrySettings>;
-export const DEFAULT_RETRY: RetrySettings = { initialInterval: '2s', maximumInterval: '1m' };
 
 /** Input of the research workflow: the id is the workflow id, known before the run starts. */
 export const ResearchInput = z.object({
@@ -192,14 +186,6 @@ export const Usage = z.object({
   costUsd: z.number().nonnegative(),
 });
 export type Usage = z.infer<typeof Usage>;
-export const ZERO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
-export function addUsage(a: Usage, b: Usage): Usage {
-  return {
-    promptTokens: a.promptTokens + b.promptTokens,
-    completionTokens: a.completionTokens + b.completionTokens,
-    costUsd: Math.round((a.costUsd + b.costUsd) * 1e6) / 1e6,
-  };
-}
 
 /** A search hit as the workflow sees it: the text stays in the store. */
 export const SourceRef = z.object({ sourceId: z.string(), title: z.string(), url: z.string() });
@@ -252,31 +238,6 @@ export const StepOutput = z.object({
 export type StepOutput = z.infer<typeof StepOutput>;
 
 /** Documents table key of one attempt of a step's result. */
-export function stepKey(stepId: string, attempt: number): string {
-  return `step/${stepId}/${attempt}`;
-}
-
-/** What an activity that writes a step's result needs to know about the step. */
-export interface StepTask {
-  researchId: string;
-  /** Where the result is stored: stepKey(step id, attempt). */
-  key: string;
-  question: string;
-  locale: string;
-  step: PlanStep;
-  dependencyKeys: string[];
-}
-
-export function stepTask(input: StepInput): StepTask {
-  return {
-    researchId: input.researchId,
-    key: stepKey(input.step.id, input.attempt),
-    question: input.question,
-    locale: input.locale,
-    step: input.step,
-    dependencyKeys: input.dependencyKeys,
-  };
-}
 
 export const ResearchResult = z.object({
   id: z.string(),
@@ -293,8 +254,3 @@ export const ResearchResult = z.object({
   notes: z.array(z.string()),
 });
 export type ResearchResult = z.infer<typeof ResearchResult>;
-
-export function summarize(text: string, max = SUMMARY_MAX_CHARS): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
-}

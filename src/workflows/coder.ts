@@ -3,7 +3,8 @@
 // maxCodeAttempts programs; then the output becomes the step's cited findings.
 import { hasPatch } from './patches';
 import type { SandboxResult } from '../activities/sandbox';
-import { addUsage, stepTask, ZERO_USAGE, type StepInput, type StepOutput } from '../shared/schemas';
+import { addUsage, stepTask, ZERO_USAGE } from '../shared/plain';
+import type { StepInput, StepOutput } from '../shared/schemas';
 import { legacyAnalyst } from './legacy';
 import { stepBudgetSpent } from './research/budget';
 import { activitiesFor } from './proxies';

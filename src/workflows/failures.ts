@@ -5,7 +5,7 @@
 import { ActivityFailure, TemporalFailure, TimeoutFailure } from '@temporalio/workflow';
 import { failureMessage } from '../shared/errors';
 import { DEFAULT_MAX_OUTAGE } from '../shared/constants';
-import { durationToMs } from '../shared/schemas';
+import { durationToMs } from '../shared/plain';
 
 /** Rethrows what the workflow does not know how to handle (bugs); returns otherwise. */
 export function rethrowUnknown(err: unknown): void {

@@ -11,7 +11,8 @@
 //    and analyst.md, and the -v1 histories.
 // 2. When no execution started before deploy 1 is open or retained: delete the deprecatePatch calls.
 import { failureMessage } from '../shared/errors';
-import { stepTask, type StepInput, type StepOutput } from '../shared/schemas';
+import { stepTask } from '../shared/plain';
+import type { StepInput, StepOutput } from '../shared/schemas';
 import { activitiesFor } from './proxies';
 
 /** The search-and-summarise researcher. */

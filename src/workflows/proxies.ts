@@ -24,7 +24,8 @@ import {
   SANDBOX_QUEUE_SUFFIX,
   SEARCH_QUEUE_SUFFIX,
 } from '../shared/constants';
-import { DEFAULT_RETRY, type Duration, type RetrySettings } from '../shared/schemas';
+import { DEFAULT_RETRY } from '../shared/plain';
+import type { Duration, RetrySettings } from '../shared/schemas';
 
 /** A run's outage limit and retry settings; runs started before they existed get the defaults. */
 export interface CallPolicy {
@@ -84,7 +85,10 @@ export function activitiesFor(policy: CallPolicy) {
   /** Knowledge base reads and document parsing (a large PDF takes a while; heartbeats per stage). */
   const knowledge = proxyActivities<KnowledgeActivities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '2 minutes', ...waitOut });
   /** The tenant's collections, once per run: one small query, as a local activity. */
-  const localKnowledge = proxyLocalActivities<Pick<KnowledgeActivities, 'listUsableCollections'>>({ startToCloseTimeout: '1 minute', ...waitOut });
+  const localKnowledge = proxyLocalActivities<Pick<KnowledgeActivities, 'listUsableCollections'>>({
+    startToCloseTimeout: '1 minute',
+    ...waitOut,
+  });
   /** Embedding requests, on the LLM queue with the model calls: the same provider and rate limit. */
   const embedding = proxyActivities<EmbeddingActivities>({
     taskQueue: llmQueue,

@@ -4,7 +4,8 @@
 // compresses the findings into a step result citing stable source ids.
 import { hasPatch, lean } from './patches';
 import { ErrorType } from '../shared/errors';
-import { addUsage, stepKey, ZERO_USAGE, type StepInput, type StepOutput } from '../shared/schemas';
+import { addUsage, stepKey, ZERO_USAGE } from '../shared/plain';
+import type { StepInput, StepOutput } from '../shared/schemas';
 import type { McpToolSpec } from '../activities/mcp';
 import type { ToolResultInput } from '../activities/roles/conversation';
 import { legacyResearcher } from './legacy';

@@ -1,7 +1,7 @@
 // Failures a step worked around (a search provider that failed while others answered, an MCP
 // server that could not be reached, a tool that errored): one line per failing source with a
 // count, returned in the step's result so that the run's notes and the report can say so.
-import { summarize } from '../shared/schemas';
+import { summarize } from '../shared/plain';
 
 export class StepNotes {
   private readonly bySource = new Map<string, { count: number; first: string }>();

@@ -4,8 +4,10 @@
 // retried round finds it there.
 import { ApplicationFailure, isCancellation } from '@temporalio/workflow';
 import { ErrorType, failureMessage } from '../shared/errors';
-import { pythonRunNumber, type ToolCall } from '../shared/llm-outputs';
-import { addUsage, ZERO_USAGE, type StepInput, type Usage } from '../shared/schemas';
+import { pythonRunNumber } from '../shared/plain';
+import type { ToolCall } from '../shared/llm-outputs';
+import { addUsage, ZERO_USAGE } from '../shared/plain';
+import type { StepInput, Usage } from '../shared/schemas';
 import type { ToolResultInput } from '../activities/roles/conversation';
 import type { Calls } from './proxies';
 import type { StepNotes } from './step-notes';

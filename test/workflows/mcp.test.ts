@@ -93,7 +93,9 @@ describe.skipIf(!ready)(`MCP tools in the researcher (${ready ? 'live' : missing
     const decode = (p: { data?: Uint8Array | null } | undefined) => JSON.parse(Buffer.from(p!.data!).toString()) as unknown;
     const localCalls = history.events!.flatMap((e, i) => {
       const d = e.markerRecordedEventAttributes?.markerName === 'core_local_activity' ? e.markerRecordedEventAttributes.details : undefined;
-      return d ? [{ i, type: (decode(d.data!.payloads![0]) as { activity_type: string }).activity_type, result: d.result!.payloads![0] }] : [];
+      return d
+        ? [{ i, type: (decode(d.data!.payloads![0]) as { activity_type: string }).activity_type, result: d.result!.payloads![0] }]
+        : [];
     });
     const discovery = localCalls.find((c) => c.type === 'discoverMcpTools')!;
     const firstTurn = history.events!.findIndex((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'researcherTurn');

@@ -104,7 +104,9 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
       const events = (await h.client.workflow.getHandle(wid).fetchHistory()).events!;
       const patches = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
       expect(patches).toHaveLength(1);
-      const upserted = events.flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}));
+      const upserted = events.flatMap((e) =>
+        Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}),
+      );
       expect(upserted.filter((k) => k === 'TemporalChangeVersion')).toHaveLength(1);
       expect(upserted).not.toContain('ResearchTenant');
     }

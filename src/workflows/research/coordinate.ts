@@ -2,7 +2,7 @@
 // locale is settled and, with maxClarifications > 0, an ambiguous question gets one clarifying
 // question per round, answered by the answerClarification signal (or not, by reviewTimeout).
 import { condition } from '@temporalio/workflow';
-import { durationToMs } from '../../shared/schemas';
+import { durationToMs } from '../../shared/plain';
 import type { RunState } from './run-state';
 
 export type Coordination = { kind: 'answer'; answer: string } | { kind: 'research'; topic: string };

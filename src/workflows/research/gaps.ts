@@ -3,7 +3,8 @@
 // events) and the team runs them, at most `maxResearchLoops` times and within the budget. Runs
 // recorded before patch 'gap-reflection' go straight to the report.
 import { hasPatch } from '../patches';
-import { summarize, type Plan, type StepOutput } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
+import type { Plan, StepOutput } from '../../shared/schemas';
 import type { RunState } from './run-state';
 import { runTeam } from './team';
 

@@ -2,7 +2,7 @@
 // parallel, and write a background brief for the planner from what they found.
 import { isCancellation } from '@temporalio/workflow';
 import { failureMessage } from '../../shared/errors';
-import { summarize } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
 import { searchKnowledge } from './knowledge';
 import type { RunState } from './run-state';
 

@@ -4,7 +4,7 @@
 import { isCancellation } from '@temporalio/workflow';
 import { hasPatch, lean } from '../patches';
 import { failureMessage } from '../../shared/errors';
-import { summarize } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
 import type { RunState } from './run-state';
 
 export async function chooseKnowledge(run: RunState): Promise<void> {

@@ -4,7 +4,8 @@ import { ApplicationFailure, CancellationScope, condition, isCancellation, log }
 import { hasPatch } from '../patches';
 import { ErrorType } from '../../shared/errors';
 import { describeFailure, rethrowUnknown } from '../failures';
-import { summarize, type ResearchResult, type RunStatus, type Usage } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
+import type { ResearchResult, RunStatus, Usage } from '../../shared/schemas';
 import type { RunState } from './run-state';
 
 type RunExtra = { outcome?: string; answer?: string; error?: string };

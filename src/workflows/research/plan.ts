@@ -2,7 +2,8 @@
 // re-asked with the problems quoted, at most MAX_PLAN_ATTEMPTS times.
 import { ApplicationFailure } from '@temporalio/workflow';
 import { ErrorType } from '../../shared/errors';
-import { summarize, type Plan } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
+import type { Plan } from '../../shared/schemas';
 import type { RunState } from './run-state';
 
 const MAX_PLAN_ATTEMPTS = 3;

@@ -10,7 +10,8 @@ import {
   TerminatedFailure,
 } from '@temporalio/workflow';
 import { failureMessage } from '../../shared/errors';
-import { summarize, type PlanStep, type StepInput, type StepOutput } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
+import type { PlanStep, StepInput, StepOutput } from '../../shared/schemas';
 import { coderWorkflow } from '../coder';
 import { describeFailure, rethrowUnknown } from '../failures';
 import { researcherWorkflow } from '../researcher';

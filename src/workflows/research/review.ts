@@ -2,7 +2,8 @@
 // needs no research) and waits for approvePlan or revisePlan; a revision re-plans with the
 // feedback. reviewTimeout ends the wait with onReviewTimeout. Waiting holds no worker.
 import { condition } from '@temporalio/workflow';
-import { durationToMs, type Plan } from '../../shared/schemas';
+import { durationToMs } from '../../shared/plain';
+import type { Plan } from '../../shared/schemas';
 import { recordRun } from './persist';
 import { makePlan } from './plan';
 import type { ReviewDecision, RunState } from './run-state';

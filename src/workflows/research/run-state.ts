@@ -23,23 +23,11 @@ import {
   ApprovePlan as ApprovePlanSchema,
   MESSAGE_TEXT_MAX,
   RevisePlan as RevisePlanSchema,
-} from '../../shared/messages';
+} from '../../shared/updates';
 import type { z } from 'zod';
 import { ErrorType } from '../../shared/errors';
-import {
-  addUsage,
-  durationToMs,
-  summarize,
-  ZERO_USAGE,
-  type Phase,
-  type KnowledgeScope,
-  type Plan,
-  type ResearchInput,
-  type ResearchOptions,
-  type ResearchResult,
-  type RunStatus,
-  type Usage,
-} from '../../shared/schemas';
+import { addUsage, durationToMs, summarize, ZERO_USAGE } from '../../shared/plain';
+import type { Phase, KnowledgeScope, Plan, ResearchInput, ResearchOptions, ResearchResult, RunStatus, Usage } from '../../shared/schemas';
 import { activitiesFor, type Calls } from '../proxies';
 import { BackgroundWrites } from './persist';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from '../search-attributes';

@@ -1,0 +1,64 @@
+// Plain values and functions that workflows use: no zod here. A workflow evaluates its imports
+// anew each time one starts (the SDK's sandbox), and building the zod schemas was most of that
+// cost, so the workflow code imports these from here and types from schemas.ts (`import type`,
+// erased). schemas.ts re-exports them for everyone else.
+import { SUMMARY_MAX_CHARS } from './constants';
+import type { Duration, PlanStep, RetrySettings, StepInput, Usage } from './schemas';
+
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+export function durationToMs(d: Duration): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(d.trim());
+  if (!m) throw new Error(`not a duration: ${d}`);
+  return Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
+}
+
+export const DEFAULT_RETRY: RetrySettings = { initialInterval: '2s', maximumInterval: '1m' };
+
+export const ZERO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    promptTokens: a.promptTokens + b.promptTokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+    costUsd: Math.round((a.costUsd + b.costUsd) * 1e6) / 1e6,
+  };
+}
+
+export function stepKey(stepId: string, attempt: number): string {
+  return `step/${stepId}/${attempt}`;
+}
+
+/** What an activity that writes a step's result needs to know about the step. */
+export interface StepTask {
+  researchId: string;
+  /** Where the result is stored: stepKey(step id, attempt). */
+  key: string;
+  question: string;
+  locale: string;
+  step: PlanStep;
+  dependencyKeys: string[];
+}
+
+export function stepTask(input: StepInput): StepTask {
+  return {
+    researchId: input.researchId,
+    key: stepKey(input.step.id, input.attempt),
+    question: input.question,
+    locale: input.locale,
+    step: input.step,
+    dependencyKeys: input.dependencyKeys,
+  };
+}
+
+export function summarize(text: string, max = SUMMARY_MAX_CHARS): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+/** Python calls of one researcher step attempt are numbered by their place in the conversation,
+ *  far below this (at most 30 rounds of a few calls each). */
+export const PYTHON_RUNS_PER_ATTEMPT = 100_000;
+/** The sandbox run number (SandboxInput.attempt) of the python call at conversation position `seq`:
+ *  unique in the step across its attempts, and so are its artifacts' ids. */
+export function pythonRunNumber(attempt: number, seq: number): number {
+  return attempt * PYTHON_RUNS_PER_ATTEMPT + seq;
+}
