@@ -232,7 +232,8 @@ function threadCpu(pid: number): Map<string, number> {
   return out;
 }
 const threads0 = threadCpu(devPid);
-const peak = { dev: rssMb(devPid), temporal: rssMb(temporalPid) };
+const rssAtStart = rssMb(devPid);
+const peak = { dev: rssAtStart, temporal: rssMb(temporalPid) };
 const sampler = setInterval(() => {
   peak.dev = Math.max(peak.dev, rssMb(devPid));
   peak.temporal = Math.max(peak.temporal, rssMb(temporalPid));
@@ -348,7 +349,9 @@ console.log(
     .map(([k, v]) => `${k} ${(v / runs).toFixed(3)}`)
     .join(', ')} (CPU-s per run)`,
 );
-console.log(`peak RSS:         dev ${peak.dev.toFixed(0)} MB, Temporal server ${peak.temporal.toFixed(0)} MB`);
+console.log(
+  `peak RSS:         dev ${peak.dev.toFixed(0)} MB (${rssAtStart.toFixed(0)} MB before the load), Temporal server ${peak.temporal.toFixed(0)} MB`,
+);
 const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 console.log(
   `waits (p50/p95 ms): ${[...waits]

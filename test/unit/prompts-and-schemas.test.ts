@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PROMPTS } from '../../src/activities/llm/prompts';
-import { loadTemplate, renderPrompt, renderTemplate, templateVariables, untrusted } from '../../src/activities/llm/render';
+import { dateLine, loadTemplate, renderPrompt, renderTemplate, templateVariables, untrusted } from '../../src/activities/llm/render';
 import { redact } from '../../src/infra/logger';
 import { durationToMs, ResearchOptions, ResearchRequest, summarize } from '../../src/shared/schemas';
 
@@ -46,6 +46,14 @@ describe('prompt rendering', () => {
 
   it('fails clearly on an unknown prompt', () => {
     expect(() => loadTemplate('no-such-prompt')).toThrow(/prompt "no-such-prompt" not found/);
+  });
+
+  it('states the date, weekday and time in UTC, and the locale when given', () => {
+    expect(dateLine(Date.UTC(2026, 10, 22, 12, 34, 56))).toBe('Current date and time: Sunday, 2026-11-22 12:34 UTC.');
+    // Just before midnight UTC is still that day, whatever the host's time zone.
+    expect(dateLine(Date.UTC(2027, 0, 1, 23, 59), 'de-DE')).toBe(
+      "Current date and time: Friday, 2027-01-01 23:59 UTC. The user's locale: de-DE.",
+    );
   });
 
   it('keeps untrusted text from closing its own block', () => {

@@ -105,10 +105,13 @@ export function promptTime(): number {
   }
 }
 
-/** "Current date and time: Sunday, 2026-11-22 12:34 UTC." and the run's locale when the prompt has one. */
+const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+
+/** "Current date and time: Sunday, 2026-11-22 12:34 UTC." and the run's locale when the prompt has one.
+ *  (No toLocaleDateString: it builds an Intl formatter per call, a visible cost at every LLM call.) */
 export function dateLine(ms: number, locale?: string): string {
   const d = new Date(ms);
-  const weekday = d.toLocaleDateString('en-US', { weekday: 'long', timeZone: 'UTC' });
+  const weekday = WEEKDAYS[d.getUTCDay()]!;
   const stamp = `${d.toISOString().slice(0, 10)} ${d.toISOString().slice(11, 16)} UTC`;
   return `Current date and time: ${weekday}, ${stamp}.${locale ? ` The user's locale: ${locale}.` : ''}`;
 }
