@@ -15,7 +15,7 @@
 // (`--follow events`, the default), or by asking for its status every --poll-ms (each GET costs a
 // describe and a status query, answered by a worker).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -38,6 +38,7 @@ const { values } = parseArgs({
     follow: { type: 'string', default: 'events' },
     'poll-ms': { type: 'string', default: '2000' },
     'llm-rate': { type: 'string', default: '1000' },
+    json: { type: 'string' },
   },
 });
 const runs = Number(values.runs);
@@ -366,6 +367,28 @@ console.log(
     .map(([k, v]) => `${k} ${(v / runs).toFixed(1)}`)
     .join(', ')}`,
 );
+
+// --json FILE: the figures for bench/load-vs.ts, which compares two commits.
+if (values.json) {
+  writeFileSync(
+    values.json,
+    JSON.stringify({
+      completed,
+      runs,
+      p50S: pct(50),
+      p95S: pct(95),
+      runsPerMin: (runs / wallS) * 60,
+      devCpuPerRun: cpu.dev / runs,
+      temporalCpuPerRun: cpu.temporal / runs,
+      ...(values.pg ? { postgresCpuPerRun: cpu.pg / runs } : {}),
+      peakRssMb: peak.dev,
+      rssAtStartMb: rssAtStart,
+      eventsPerRun: events / runs,
+      historyKbPerRun: bytes / runs / 1024,
+      activitiesPerRun: [...activities.values()].reduce((a, b) => a + b, 0) / runs,
+    }),
+  );
+}
 
 dev.child.kill('SIGINT');
 await dev.exited(60_000);
