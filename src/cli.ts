@@ -17,6 +17,7 @@ import { findTemporalCli, startTemporalDevServer, type DevServer } from './infra
 import { ConfigError, LLM_NOT_CONFIGURED_MESSAGE } from './shared/errors';
 import { startApiServer } from './server';
 import { bundleWorkflows, createWorker } from './worker';
+import { cachedWorkflowBundle } from './infra/workflow-bundle';
 import { runKeys } from './cli/keys';
 import { CLIENT_COMMANDS, CLIENT_USAGE, runClientCommand, type Io } from './cli/commands';
 
@@ -102,14 +103,14 @@ async function runDev(config: Config, log: Logger): Promise<void> {
         return t;
       }),
       openDatabase(config, log, { allowEmbedded: true }),
-      bundleWorkflows(plugins),
+      workflowBundleFor(plugins),
     ]);
     if (temporalR.status === 'fulfilled' && temporalR.value.dev) cleanups.push(() => temporalR.value.dev!.stop());
     if (dbR.status === 'fulfilled') cleanups.push(() => dbR.value.close());
     for (const r of [temporalR, dbR, bundleR]) if (r.status === 'rejected') throw r.reason;
     const temporal = (temporalR as PromiseFulfilledResult<Awaited<ReturnType<typeof startTemporal>>>).value;
     const db = (dbR as PromiseFulfilledResult<Awaited<ReturnType<typeof openDatabase>>>).value;
-    const workflowBundle = (bundleR as PromiseFulfilledResult<Awaited<ReturnType<typeof bundleWorkflows>>>).value;
+    const workflowBundle = (bundleR as PromiseFulfilledResult<Awaited<ReturnType<typeof workflowBundleFor>>>).value;
     const conns = await connectTemporal(temporal.address, config.temporal.namespace, plugins);
     cleanups.push(() => conns.close());
     const worker = await createWorker({ config, connection: conns.nativeConnection, pool: db.pool, workflowBundle, plugins });
@@ -169,11 +170,11 @@ async function runWorker(config: Config, log: Logger): Promise<void> {
   const cleanups: Cleanup[] = [];
   const shutdown = onShutdown(log, cleanups);
   const plugins = tracingPlugins(config, cleanups);
-  const db = await openDatabase(config, log, { allowEmbedded: false });
+  const [db, workflowBundle] = await Promise.all([openDatabase(config, log, { allowEmbedded: false }), workflowBundleFor(plugins)]);
   cleanups.push(() => db.close());
   const conns = await connectTemporal(config.temporal.address ?? `127.0.0.1:${config.temporal.port}`, config.temporal.namespace, plugins);
   cleanups.push(() => conns.close());
-  const worker = await createWorker({ config, connection: conns.nativeConnection, pool: db.pool, plugins });
+  const worker = await createWorker({ config, connection: conns.nativeConnection, pool: db.pool, workflowBundle, plugins });
   const running = worker.run();
   cleanups.push(async () => {
     worker.shutdown();
@@ -212,6 +213,11 @@ async function runApi(config: Config, log: Logger): Promise<void> {
 }
 
 /** The OpenTelemetry plugin when OTEL_* variables ask for tracing (its spans flushed on stop). */
+/** The cached bundle of this code; with tracing, one built here with the tracing interceptors. */
+function workflowBundleFor(plugins: OpenTelemetryPlugin[]) {
+  return plugins.length ? bundleWorkflows(plugins) : cachedWorkflowBundle();
+}
+
 function tracingPlugins(config: Config, cleanups: Cleanup[]): OpenTelemetryPlugin[] {
   const tracing = startTracing(config);
   if (!tracing) return [];

@@ -6,6 +6,7 @@ import {
   type BundlerPlugin,
   type WorkerPlugin,
   type WorkflowBundle,
+  type WorkflowBundleOption,
 } from '@temporalio/worker';
 import type pg from 'pg';
 import type OpenAI from 'openai';
@@ -21,8 +22,8 @@ export interface WorkerDeps {
   pool: pg.Pool;
   taskQueue?: string;
   llmClient?: OpenAI;
-  /** A prebuilt bundle (tests build it once per file); otherwise bundled from source at start. */
-  workflowBundle?: WorkflowBundle;
+  /** The workflow bundle: cached per version of the code (`dev`, `worker`), or built once per test run. */
+  workflowBundle: WorkflowBundleOption;
   identity?: string;
   /** Worker plugins (OpenTelemetry tracing). */
   plugins?: WorkerPlugin[];
@@ -83,7 +84,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     connection: deps.connection,
     namespace: deps.config.temporal.namespace,
     taskQueue,
-    ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_ENTRY }),
+    workflowBundle: deps.workflowBundle,
     activities,
     interceptors,
     plugins,
