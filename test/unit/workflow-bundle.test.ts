@@ -1,0 +1,34 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { workflowBundleKey } from '../../src/infra/workflow-bundle';
+
+describe('the workflow bundle cache key', () => {
+  it('changes with any workflow or shared source and with the lockfile, and only then', () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'bundle-key-'));
+    mkdirSync(path.join(root, 'src', 'workflows', 'research'), { recursive: true });
+    mkdirSync(path.join(root, 'src', 'shared'), { recursive: true });
+    mkdirSync(path.join(root, 'src', 'activities'), { recursive: true });
+    const write = (rel: string, text: string) => writeFileSync(path.join(root, rel), text);
+    write('src/workflows/research/team.ts', 'export const a = 1;');
+    write('src/shared/plain.ts', 'export const b = 2;');
+    write('src/activities/llm.ts', 'export const c = 3;');
+    write('package-lock.json', '{}');
+    const keys = [workflowBundleKey(root)];
+    expect(workflowBundleKey(root)).toBe(keys[0]);
+    // Activities are not in the bundle.
+    write('src/activities/llm.ts', 'export const c = 4;');
+    expect(workflowBundleKey(root)).toBe(keys[0]);
+    for (const [rel, text] of [
+      ['src/workflows/research/team.ts', 'export const a = 2;'],
+      ['src/shared/plain.ts', 'export const b = 3;'],
+      ['src/shared/new.ts', ''],
+      ['package-lock.json', '{"v":2}'],
+    ] as const) {
+      write(rel, text);
+      keys.push(workflowBundleKey(root));
+    }
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+});
