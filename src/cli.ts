@@ -130,6 +130,7 @@ async function runDev(config: Config, log: Logger): Promise<void> {
       preflight: () => (llmConfigured(config) ? undefined : LLM_NOT_CONFIGURED_MESSAGE),
       retry: config.retry,
       llm: config.llm,
+      webhook: config.webhook,
       knowledge: config.knowledge,
     });
     cleanups.push(() => api.close());
@@ -205,6 +206,7 @@ async function runApi(config: Config, log: Logger): Promise<void> {
     log,
     retry: config.retry,
     llm: config.llm,
+    webhook: config.webhook,
     knowledge: config.knowledge,
   });
   cleanups.push(() => api.close());

@@ -166,6 +166,19 @@ const EnvSchema = z.object({
         .map((x) => x.trim())
         .filter(Boolean),
     ),
+  /** Signs webhook deliveries (HMAC-SHA256); without it, requests that ask for a webhook are refused. */
+  WEBHOOK_SECRET: optionalString.refine((v) => v === undefined || v.length >= 16, 'WEBHOOK_SECRET must be at least 16 characters'),
+  /** Hosts (`host` or `host:port`) a webhook may reach although private, as CRAWL_ALLOW_HOSTS. */
+  WEBHOOK_ALLOW_HOSTS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    ),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(10_000),
   CRAWL_MAX_BYTES: z.coerce.number().int().min(10_000).max(100_000_000).default(5_000_000),
   CRAWL_TIMEOUT_MS: z.coerce.number().int().min(500).max(300_000).default(20_000),
   CRAWL_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
@@ -269,6 +282,7 @@ export interface Config {
   /** JSON file listing MCP servers (stdio or streamable HTTP) and the roles that may use them. */
   mcp: { configPath: string | undefined };
   crawl: { allowHosts: string[]; maxBytes: number; timeoutMs: number; connectTimeoutMs: number; respectRobots: boolean; userAgent: string };
+  webhook: { secret: string | undefined; allowHosts: string[]; timeoutMs: number };
   /** How fast outside calls are retried (no attempt limit: a run's maxOutage bounds them). */
   retry: RetrySettings;
   /** The knowledge base: uploads, chunking, and the OpenAI-compatible /embeddings endpoint. */
@@ -404,6 +418,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       respectRobots: e.CRAWL_RESPECT_ROBOTS,
       userAgent: e.CRAWL_USER_AGENT,
     },
+    webhook: { secret: e.WEBHOOK_SECRET, allowHosts: e.WEBHOOK_ALLOW_HOSTS, timeoutMs: e.WEBHOOK_TIMEOUT_MS },
     retry: { initialInterval: e.RETRY_INITIAL_INTERVAL, maximumInterval: e.RETRY_MAX_INTERVAL, heartbeatTimeout: e.LLM_HEARTBEAT_TIMEOUT },
     knowledge: {
       embedding: {

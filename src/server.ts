@@ -22,6 +22,8 @@ export interface ApiServerDeps {
   preflight?: () => string | undefined;
   retry?: RetrySettings;
   llm?: Pick<Config['llm'], 'models' | 'prices'>;
+  /** WEBHOOK_*: webhooks are refused unless there is a secret to sign them with. */
+  webhook?: Config['webhook'];
   knowledge: Config['knowledge'];
 }
 
@@ -53,6 +55,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
       store,
       ...(deps.retry ? { retry: deps.retry } : {}),
       ...(deps.llm ? { llm: deps.llm } : {}),
+      webhook: { enabled: Boolean(deps.webhook?.secret), allowHosts: deps.webhook?.allowHosts ?? [] },
     }),
     knowledge: {
       service: createKnowledgeService({

@@ -17,7 +17,7 @@ import { WORKFLOWS_ENTRY } from './infra/paths';
 import { LLM_QUEUE_SUFFIX, SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from './shared/constants';
 
 export interface WorkerDeps {
-  config: Pick<Config, 'llm' | 'temporal' | 'search' | 'crawl' | 'mcp' | 'sandbox' | 'worker' | 'knowledge'>;
+  config: Pick<Config, 'llm' | 'temporal' | 'search' | 'crawl' | 'mcp' | 'sandbox' | 'worker' | 'knowledge' | 'webhook'>;
   connection: NativeConnection;
   pool: pg.Pool;
   taskQueue?: string;

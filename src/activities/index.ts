@@ -32,9 +32,10 @@ import { createMemoryActivities } from './knowledge/memory';
 import { createRetriever } from './knowledge/retrieve';
 import { createKnowledgeSearchActivities } from './knowledge/search';
 import { contentTypeOf, DOC_FORMATS } from './knowledge/parse';
+import { createWebhookActivities } from './notify/webhook';
 
 export interface ActivityDeps {
-  config: Pick<Config, 'llm' | 'search' | 'crawl' | 'mcp' | 'temporal' | 'sandbox' | 'knowledge'>;
+  config: Pick<Config, 'llm' | 'search' | 'crawl' | 'mcp' | 'temporal' | 'sandbox' | 'knowledge' | 'webhook'>;
   pool: pg.Pool;
   llmClient?: OpenAI;
 }
@@ -137,6 +138,8 @@ export function createActivities(deps: ActivityDeps) {
       envPath: deps.config.temporal.searchPath,
       writeToolResult: (i) => conversation.appendToolResult(i),
     }),
+    /** Signed POSTs to a run's webhook, on the main queue. */
+    notify: createWebhookActivities({ ...deps.config.webhook, userAgent: deps.config.crawl.userAgent }),
     /** Not an activity: the worker's sweep of containers a crashed worker left behind. */
     sweepSandboxes: sandbox.sweepSandboxes,
   };
@@ -151,6 +154,7 @@ export type SandboxActivities = ActivityGroups['sandbox'];
 export type McpActivities = ActivityGroups['mcp'];
 export type KnowledgeActivities = ActivityGroups['knowledge'];
 export type EmbeddingActivities = ActivityGroups['embedding'];
+export type NotifyActivities = ActivityGroups['notify'];
 
 /** The outside system each activity waits for when it is retried, for "waiting for …" reports. */
 export function activityDependencies(groups: ActivityGroups): Record<string, string> {
@@ -164,6 +168,7 @@ export function activityDependencies(groups: ActivityGroups): Record<string, str
     ...named(groups.mcp, 'an MCP server'),
     ...named(groups.knowledge, 'PostgreSQL'),
     ...named(groups.embedding, 'the embeddings endpoint'),
+    ...named(groups.notify, 'the webhook receiver'),
   };
 }
 
@@ -178,6 +183,7 @@ export function activityMap(groups: ActivityGroups) {
     ...groups.mcp,
     ...groups.knowledge,
     ...groups.embedding,
+    ...groups.notify,
   };
 }
 export type Activities = ReturnType<typeof activityMap>;

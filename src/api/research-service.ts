@@ -12,6 +12,7 @@ import { ApplicationFailure, defaultPayloadConverter, type UpdateDefinition } fr
 import type { temporal } from '@temporalio/proto';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { withTimeout } from './timeout';
+import { BlockedError, checkUrl } from '../activities/crawl/ssrf';
 import { metrics } from '../infra/metrics';
 import { RESEARCH_ID_PREFIX } from '../shared/constants';
 import { ApiError, ErrorType, failureMessage } from '../shared/errors';
@@ -52,6 +53,8 @@ export interface ResearchServiceDeps {
   queryTimeoutMs?: number;
   /** The operator's retry settings, handed to every run (RETRY_* variables). */
   retry?: RetrySettings;
+  /** Webhooks: on when the server has a WEBHOOK_SECRET to sign with; the hosts a URL may name. */
+  webhook?: { enabled: boolean; allowHosts: string[] };
 }
 
 export interface StartResult {
@@ -228,6 +231,19 @@ export function createResearchService(deps: ResearchServiceDeps) {
     };
   }
 
+  /** A webhook needs the server's secret to be signed, and a URL the SSRF guard lets through. */
+  function checkWebhook(url: string): void {
+    if (!deps.webhook?.enabled) {
+      throw new ApiError(400, 'webhooks_disabled', 'this server has no WEBHOOK_SECRET to sign deliveries with: options.webhook cannot be used');
+    }
+    try {
+      checkUrl({ allowHosts: deps.webhook.allowHosts, allowedPorts: [80, 443] }, new URL(url));
+    } catch (err) {
+      if (err instanceof BlockedError) throw new ApiError(400, 'invalid_webhook', `options.webhook.url is not allowed: ${err.message}`);
+      throw err;
+    }
+  }
+
   /** A session and collections the request names must be the tenant's: 404 before anything starts. */
   async function checkKnowledge(sessionId: string | undefined, collections: string[] | undefined, tenant: string): Promise<void> {
     if (sessionId && !(await deps.store.knowledge.getSession(tenant, sessionId))) {
@@ -258,6 +274,7 @@ export function createResearchService(deps: ResearchServiceDeps) {
       }
     }
     await checkKnowledge(req.sessionId, options.collections, tenant);
+    if (options.webhook) checkWebhook(options.webhook.url);
     const id = idempotencyKey ? idForIdempotencyKey(tenant, idempotencyKey) : `${RESEARCH_ID_PREFIX}${randomUUID()}`;
     const hash = requestHash(tenant, req);
     try {

@@ -39,6 +39,10 @@ export const ErrorType = {
   SandboxCancelled: 'CancelledFailure',
   /** The worker stopped (a deploy) while the call ran: retried by the next worker. */
   WorkerShutdown: 'WorkerShutdown',
+  /** A webhook receiver refused the delivery (4xx other than 408/429), or its URL is not allowed. */
+  WebhookRejected: 'WebhookRejected',
+  /** No WEBHOOK_SECRET on this worker: deliveries cannot be signed. */
+  WebhookNotConfigured: 'WebhookNotConfigured',
   /** A review or clarification update was refused by the workflow's validator; details: Refusal. */
   MessageRefused: 'MessageRefused',
   /** A sandbox program printed more than any valid result can be. */

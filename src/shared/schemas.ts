@@ -24,6 +24,20 @@ export type Effort = z.infer<typeof Effort>;
 export const ReportLength = z.enum(['brief', 'standard', 'long']);
 export type ReportLength = z.infer<typeof ReportLength>;
 
+/** What a run tells its webhook about. */
+export const WebhookEvent = z.enum(['review_needed', 'report_ready', 'run_failed']);
+export type WebhookEvent = z.infer<typeof WebhookEvent>;
+
+/** Where a run's notifications go (signed with the server's WEBHOOK_SECRET, which never travels). */
+export const Webhook = z
+  .object({
+    url: z.url({ protocol: /^https?$/, error: 'webhook.url must be an http or https URL' }).max(2_000),
+    /** Absent: all of them. */
+    events: z.array(WebhookEvent).min(1).max(3).optional(),
+  })
+  .strict();
+export type Webhook = z.infer<typeof Webhook>;
+
 export const ResearchOptions = z
   .object({
     /** Fills the options it covers (EFFORT_PRESETS) where the request does not set them. */
@@ -56,6 +70,8 @@ export const ResearchOptions = z
       .array(z.string().regex(/^C[0-9a-f]{16}$/, 'not a collection id'))
       .max(20)
       .optional(),
+    /** POSTed to when the plan needs a review, the report is ready or the run failed. */
+    webhook: Webhook.optional(),
   })
   .strict();
 export type ResearchOptions = z.infer<typeof ResearchOptions>;

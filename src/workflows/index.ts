@@ -3,3 +3,4 @@ export { researchWorkflow } from './research';
 export { researcherWorkflow } from './researcher';
 export { coderWorkflow } from './coder';
 export { ingestDocumentWorkflow } from './ingest';
+export { webhookWorkflow } from './webhook';

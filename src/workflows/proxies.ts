@@ -13,6 +13,7 @@ import type {
   KnowledgeActivities,
   LlmActivities,
   McpActivities,
+  NotifyActivities,
   SandboxActivities,
   SearchActivities,
   StoreActivities,
@@ -32,6 +33,9 @@ export interface CallPolicy {
   maxOutage?: Duration | undefined;
   retry?: RetrySettings | undefined;
 }
+
+/** How long a webhook delivery is retried while its receiver fails or is unreachable. */
+const WEBHOOK_RETRY_FOR = '24h';
 
 /** MCP servers are other people's machines: a few tries, then the step goes on without. */
 const MCP_ATTEMPTS = 3;
@@ -97,6 +101,13 @@ export function activitiesFor(policy: CallPolicy) {
     ...waitOut,
   });
 
+  /** Webhook POSTs: retried with the run's backoff for up to a day; refusals (4xx) fail at once. */
+  const notify = proxyActivities<NotifyActivities>({
+    startToCloseTimeout: '1 minute',
+    retry: unlimited,
+    scheduleToCloseTimeout: WEBHOOK_RETRY_FOR,
+  });
+
   type Input<F extends (...args: never[]) => unknown> = Parameters<F>[0];
   return {
     llm,
@@ -108,6 +119,7 @@ export function activitiesFor(policy: CallPolicy) {
     knowledge,
     localKnowledge,
     embedding,
+    notify,
     /** One web search, on `<queue>-search`: the server rate-limits that queue across all workers. */
     webSearch(summary: string, input: Input<SearchActivities['webSearch']>) {
       return search.webSearch.executeWithOptions({ summary, taskQueue: `${workflowInfo().taskQueue}${SEARCH_QUEUE_SUFFIX}` }, [input]);

@@ -84,7 +84,14 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const log = createLogger('warn');
   const store = createStore(pool);
   const app = createApp({
-    research: createResearchService({ client, taskQueue, store, retry: config.retry, llm: config.llm }),
+    research: createResearchService({
+      client,
+      taskQueue,
+      store,
+      retry: config.retry,
+      llm: config.llm,
+      webhook: { enabled: Boolean(config.webhook.secret), allowHosts: config.webhook.allowHosts },
+    }),
     knowledge: {
       service: createKnowledgeService({ client, taskQueue, store, limits: config.knowledge, retry: config.retry }),
       maxFileBytes: config.knowledge.maxFileBytes,

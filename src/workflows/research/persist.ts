@@ -6,6 +6,7 @@ import { ErrorType } from '../../shared/errors';
 import { describeFailure, rethrowUnknown } from '../failures';
 import { summarize } from '../../shared/plain';
 import type { ResearchResult, RunStatus, Usage } from '../../shared/schemas';
+import { notify } from './notify';
 import type { RunState } from './run-state';
 
 type RunExtra = { outcome?: string; answer?: string; error?: string };
@@ -94,6 +95,8 @@ export async function finish(
   if (outcome === 'answered_directly') run.answer = row.answer;
   run.moveTo('done', status);
   await recordLast(run, status, row);
+  if (status === 'completed')
+    await notify(run, 'report_ready', { outcome, title: row.answer ?? '', summary: summarize(summary, 500), usage: run.usage });
   return run.result(outcome, summary, status);
 }
 
@@ -119,6 +122,7 @@ export async function endOnError(run: RunState, err: unknown): Promise<never> {
   run.error = summarize(describeFailure(err, run.options.maxOutage));
   run.moveTo('done', 'failed');
   await recordLast(run, 'failed', { error: run.error });
+  await notify(run, 'run_failed', { error: run.error });
   if (err instanceof ApplicationFailure) throw err;
   throw ApplicationFailure.nonRetryable(run.error, ErrorType.ResearchFailed);
 }

@@ -4,6 +4,7 @@
 import { condition } from '@temporalio/workflow';
 import { durationToMs } from '../../shared/plain';
 import type { Plan } from '../../shared/schemas';
+import { notify } from './notify';
 import { recordRun } from './persist';
 import { makePlan } from './plan';
 import type { ReviewDecision, RunState } from './run-state';
@@ -40,6 +41,13 @@ export async function planAndReview(run: RunState, question: string): Promise<Re
 async function awaitReview(run: RunState): Promise<ReviewDecision | undefined> {
   run.review = undefined;
   run.moveTo('reviewing', 'awaiting_review');
+  const plan = run.plan!;
+  await notify(
+    run,
+    'review_needed',
+    { planVersion: plan.version, title: plan.title, steps: plan.steps.map((s) => ({ id: s.id, title: s.title })) },
+    plan.version,
+  );
   const decided = await condition(() => run.review !== undefined, durationToMs(run.options.reviewTimeout));
   return decided ? run.review : undefined;
 }
