@@ -234,7 +234,11 @@ export function createResearchService(deps: ResearchServiceDeps) {
   /** A webhook needs the server's secret to be signed, and a URL the SSRF guard lets through. */
   function checkWebhook(url: string): void {
     if (!deps.webhook?.enabled) {
-      throw new ApiError(400, 'webhooks_disabled', 'this server has no WEBHOOK_SECRET to sign deliveries with: options.webhook cannot be used');
+      throw new ApiError(
+        400,
+        'webhooks_disabled',
+        'this server has no WEBHOOK_SECRET to sign deliveries with: options.webhook cannot be used',
+      );
     }
     try {
       checkUrl({ allowHosts: deps.webhook.allowHosts, allowedPorts: [80, 443] }, new URL(url));
