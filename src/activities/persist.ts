@@ -38,5 +38,10 @@ export function createPersistActivities(deps: { store: Store }) {
     if (taken && terminal) metrics.runsFinished.inc({ status: run.status, outcome: run.outcome ?? 'none' });
     return terminal ? { usage: written.usage } : undefined;
   }
-  return { recordRun };
+  /** Stores a steering message's guidance, for every later model call of the run to read. */
+  async function recordGuidance(input: { researchId: string; seq: number; text: string }): Promise<void> {
+    await deps.store.guidance.add(input.researchId, input.seq, input.text);
+  }
+
+  return { recordRun, recordGuidance };
 }

@@ -1,7 +1,7 @@
 // The HTTP contract in one place: what the routes validate requests with and what they answer,
 // as zod schemas. The OpenAPI document (src/api/openapi.ts) is generated from these same schemas.
 import { z } from 'zod';
-import { AnswerClarification, ApprovePlan, Grounding, ResearchView, ReviewAnswer, RevisePlan } from '../shared/messages';
+import { AnswerClarification, ApprovePlan, Grounding, ResearchView, ReviewAnswer, RevisePlan, Steer } from '../shared/messages';
 import { Outcome, Phase, ResearchRequest, RunStatus } from '../shared/schemas';
 
 export const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'Idempotency-Key must be 1-200 visible ASCII characters');
@@ -20,6 +20,8 @@ export const SubmitBody = ResearchRequest;
 export const ApproveBody = ApprovePlan.strict();
 export const ReviseBody = RevisePlan.strict();
 export const ClarificationBody = AnswerClarification.strict();
+/** `POST /v1/research/:id/steer`: one steering message (see Steer). */
+export const SteerBody = Steer;
 
 export const ReportFormat = z
   .enum(['markdown', 'md', 'json', 'html', 'pdf'], { message: 'format must be md, json, html or pdf' })
@@ -59,6 +61,12 @@ export const RunList = z.object({ runs: z.array(ListedRun), nextCursor: z.string
 export type RunList = z.infer<typeof RunList>;
 export const ReviewAnswered = ReviewAnswer.extend({ id: z.string() });
 export const ClarificationAnswered = z.object({ id: z.string(), accepted: z.literal(true) });
+export const SteerAnswered = z.object({
+  id: z.string(),
+  kind: z.enum(['guidance', 'wrapUp', 'addStep', 'dropStep', 'editStep']),
+  accepted: z.literal(true),
+  planVersion: z.number().int().optional(),
+});
 export const Accepted = z.object({ id: z.string(), accepted: z.string() });
 export const ReportJson = z.object({
   id: z.string(),

@@ -7,6 +7,8 @@ import {
   ArtifactList,
   ClarificationAnswered,
   ClarificationBody,
+  SteerAnswered,
+  SteerBody,
   ErrorBody,
   ListQuery,
   ReportJson,
@@ -139,6 +141,15 @@ export function openApiDocument(): Schema {
           parameters: [idParam, keyHeader],
           requestBody: { required: true, content: content(ClarificationBody, 'input') },
           responses: { '200': { description: 'taken', content: content(ClarificationAnswered) }, ...errors(400, 401, 404, 409, 429, 503) },
+        },
+      },
+      '/v1/research/{id}/steer': {
+        post: {
+          summary:
+            'Steer the running research (Workflow Update steer): guidance for every later model call, wrapUp, or add/drop/edit a step not yet started',
+          parameters: [idParam, keyHeader],
+          requestBody: { required: true, content: content(SteerBody, 'input') },
+          responses: { '200': { description: 'taken', content: content(SteerAnswered) }, ...errors(400, 401, 404, 409, 429, 503) },
         },
       },
       '/v1/research/{id}/cancel': {

@@ -16,7 +16,16 @@ import { BlockedError, checkUrl } from '../activities/crawl/ssrf';
 import { metrics } from '../infra/metrics';
 import { RESEARCH_ID_PREFIX } from '../shared/constants';
 import { ApiError, ErrorType, failureMessage } from '../shared/errors';
-import { PlanView, Refusal, type ResearchStatusView, type ResearchView, type ReviewAnswer, type WaitingCall } from '../shared/messages';
+import {
+  PlanView,
+  Refusal,
+  type Steer,
+  type SteerAnswer,
+  type ResearchStatusView,
+  type ResearchView,
+  type ReviewAnswer,
+  type WaitingCall,
+} from '../shared/messages';
 import {
   Phase,
   ResearchOptions,
@@ -36,6 +45,7 @@ import {
   getStatusQuery,
   revisePlanSignal,
   revisePlanUpdate,
+  steerUpdate,
 } from '../workflows/messages';
 import { ResearchPhaseKey, ResearchQuestionKey, ResearchStatusKey, ResearchTenantKey } from '../workflows/search-attributes';
 import type { researchWorkflow } from '../workflows/research';
@@ -465,6 +475,13 @@ export function createResearchService(deps: ResearchServiceDeps) {
     });
   }
 
+  /** Steers the running research (guidance, wrap-up, a change to a step not yet started). */
+  function steer(id: string, tenant: string, message: Steer, idempotencyKey?: string): Promise<SteerAnswer> {
+    return update(id, tenant, steerUpdate, message, idempotencyKey, async () => {
+      throw new ApiError(409, 'not_supported', `research run ${id} runs on a worker too old to be steered`);
+    });
+  }
+
   async function cancel(id: string, tenant: string): Promise<void> {
     const handle = await running(id, tenant);
     await handle.cancel();
@@ -555,7 +572,7 @@ export function createResearchService(deps: ResearchServiceDeps) {
     return async () => (await handle.describe()).status.name !== 'RUNNING';
   }
 
-  return { start, get, list, owned, reportImages, source, approve, revise, answer, cancel, report, artifacts, artifact };
+  return { start, get, list, owned, reportImages, source, approve, revise, answer, steer, cancel, report, artifacts, artifact };
 }
 
 export type ResearchService = ReturnType<typeof createResearchService>;

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { Outcome, Phase, RunStatus, StepType, Usage } from './schemas';
 
 // The review and clarification messages live in updates.ts (the workflow validates them).
-export { AnswerClarification, ApprovePlan, MESSAGE_TEXT_MAX, RevisePlan } from './updates';
+export { AnswerClarification, ApprovePlan, MESSAGE_TEXT_MAX, RevisePlan, Steer, type SteerAnswer, type SteerInput } from './updates';
 
 /** What a failed attempt of a retried call says: which outside system, how long, the last error. */
 export const CallWaitDetails = z.object({
@@ -49,6 +49,13 @@ export const RefusalCode = z.enum([
   'run_ended',
   'no_question',
   'invalid_message',
+  'not_researching',
+  'unknown_step',
+  'step_not_pending',
+  'duplicate_step',
+  'too_many_steps',
+  'already_wrapping_up',
+  'too_much_guidance',
 ]);
 export type RefusalCode = z.infer<typeof RefusalCode>;
 export const Refusal = z.object({ code: RefusalCode, currentVersion: z.number().int().optional() });
@@ -134,6 +141,8 @@ export const ResearchStatusView = z.object({
   /** Things a reader of the report should know: budget stops, review timeouts, failed searches. */
   notes: z.array(z.string()),
   ignoredSignals: z.array(IgnoredSignal),
+  /** What the user changed while the run ran: its guidance, and whether it is wrapping up. */
+  steering: z.object({ guidance: z.array(z.string()), wrappingUp: z.boolean() }).optional(),
   report: ReportView.optional(),
   /** Set when the run ended with a result. */
   outcome: Outcome.optional(),

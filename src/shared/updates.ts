@@ -19,3 +19,37 @@ export const AnswerClarification = z.object({
   answer: z.string().trim().min(1, 'answer must not be empty').max(MESSAGE_TEXT_MAX),
 });
 export type AnswerClarification = z.infer<typeof AnswerClarification>;
+
+/** A step the user adds to a running research (the planner's step shape). */
+const SteerStep = z
+  .object({
+    id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'step id must be 1-32 lowercase letters, digits or "-"'),
+    title: z.string().trim().min(1).max(200),
+    description: z.string().trim().min(1).max(MESSAGE_TEXT_MAX),
+    type: z.enum(['research', 'processing']).default('research'),
+    needSearch: z.boolean().default(true),
+    dependsOn: z.array(z.string()).max(12).default([]),
+  })
+  .strict();
+
+/** Steering a running research: what the user changes, one thing per message. */
+export const Steer = z.discriminatedUnion('kind', [
+  /** Guidance every later model call of the run receives ("focus on costs in Europe"). */
+  z.object({ kind: z.literal('guidance'), text: z.string().trim().min(1, 'guidance must not be empty').max(MESSAGE_TEXT_MAX) }).strict(),
+  /** Stop researching: running steps answer with what they have, pending ones are skipped, the report is written. */
+  z.object({ kind: z.literal('wrapUp') }).strict(),
+  z.object({ kind: z.literal('addStep'), step: SteerStep }).strict(),
+  z.object({ kind: z.literal('dropStep'), stepId: z.string().min(1) }).strict(),
+  z
+    .object({ kind: z.literal('editStep'), stepId: z.string().min(1), description: z.string().trim().min(1).max(MESSAGE_TEXT_MAX) })
+    .strict(),
+]);
+export type Steer = z.infer<typeof Steer>;
+export type SteerInput = z.input<typeof Steer>;
+
+/** The answer to a steering update: what was changed, and the plan version it made. */
+export interface SteerAnswer {
+  kind: Steer['kind'];
+  accepted: true;
+  planVersion?: number;
+}

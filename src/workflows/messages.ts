@@ -2,7 +2,15 @@
 // workflow, the API, the CLI and the tests. Payloads and the status view are zod schemas in
 // src/shared/messages.ts.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { AnswerClarification, ApprovePlan, ResearchStatusView, ReviewAnswer, RevisePlan } from '../shared/messages';
+import type {
+  AnswerClarification,
+  ApprovePlan,
+  ResearchStatusView,
+  ReviewAnswer,
+  RevisePlan,
+  Steer,
+  SteerAnswer,
+} from '../shared/messages';
 
 // Review and clarification as updates (what the API sends): a validator refuses a stale version, a
 // decided review, the revision limit or an ended run, and the caller hears the outcome at once.
@@ -21,5 +29,10 @@ export const approvePlanSignal = defineSignal<[ApprovePlan]>('approvePlan');
 export const revisePlanSignal = defineSignal<[RevisePlan]>('revisePlan');
 /** The user's answer to the coordinator's clarifying question. */
 export const answerClarificationSignal = defineSignal<[AnswerClarification]>('answerClarification');
+
+/** Steer the running research: guidance, wrap-up, or a change to the steps not yet started. */
+export const steerUpdate = defineUpdate<SteerAnswer, [Steer]>('steer');
+/** Sent by the run to its running step children when the user asks to wrap up. */
+export const wrapUpSignal = defineSignal('wrapUp');
 
 export const getStatusQuery = defineQuery<ResearchStatusView>('getStatus');

@@ -12,6 +12,7 @@ import {
   getStatusQuery,
   revisePlanSignal,
   revisePlanUpdate,
+  steerUpdate,
 } from './messages';
 import { coordinate } from './research/coordinate';
 import { closeGaps } from './research/gaps';
@@ -21,6 +22,7 @@ import { endOnError, finish, startRowSync } from './research/persist';
 import { writeReport } from './research/report';
 import { planAndReview } from './research/review';
 import { RunState } from './research/run-state';
+import { steer } from './research/steering';
 import { runTeam } from './research/team';
 import { callWaitSignal } from './waits';
 
@@ -33,6 +35,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
   setHandler(approvePlanUpdate, (m) => run.approvePlanNow(m), { validator: (m) => run.validateApproval(m) });
   setHandler(revisePlanUpdate, (m) => run.revisePlanNow(m), { validator: (m) => run.validateRevision(m) });
   setHandler(answerClarificationUpdate, (m) => run.answerClarificationNow(m), { validator: (m) => run.validateClarification(m) });
+  setHandler(steerUpdate, (m) => steer(run, m), { validator: (m) => run.validateSteer(m) });
   setHandler(callWaitSignal, (m) => run.callWait(m));
   run.begin();
   startRowSync(run);
@@ -53,7 +56,8 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
       run.moveTo('researching');
       run.startResearchClock();
       accepted = await runTeam(run, plan, question);
-      ({ plan, accepted } = await closeGaps(run, plan, question, accepted));
+      ({ plan, accepted } = await closeGaps(run, run.steering.apply(plan), question, accepted));
+      plan = run.steering.apply(plan);
     }
     const report = await writeReport(run, plan, question, accepted);
     await rememberReport(run);

@@ -2,6 +2,8 @@
 // activity that may return tool calls; the workflow runs the tools as activities (tools.ts) and
 // feeds their results back through the stored conversation, at most maxToolRounds rounds, then
 // compresses the findings into a step result citing stable source ids.
+import { setHandler } from '@temporalio/workflow';
+import { wrapUpSignal } from './messages';
 import { hasPatch, lean } from './patches';
 import { ErrorType } from '../shared/errors';
 import { addUsage, stepKey, ZERO_USAGE } from '../shared/plain';
@@ -35,11 +37,14 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   const write: WriteToolResult = fold
     ? async (_summary, result) => void pending.push(result)
     : (summary, result) => calls.store.appendToolResult.executeWithOptions({ summary }, [result]);
+  // The user asked the run to wrap up: the next turn answers with what the step has.
+  let wrapUp = false;
+  setHandler(wrapUpSignal, () => void (wrapUp = true));
   let seq = 0;
   let usage = ZERO_USAGE;
   for (let round = 0; round <= maxRounds; round++) {
     // Out of rounds, or out of the budget the run had left: answer with what there is.
-    const mustAnswer = round === maxRounds || stepBudgetSpent(input.budget, usage, Date.now());
+    const mustAnswer = round === maxRounds || wrapUp || stepBudgetSpent(input.budget, usage, Date.now());
     const turn = await turnWithTrim(calls, input, convKey, { seq, round, mustAnswer, mcpTools, python, toolResults: pending });
     pending = [];
     usage = addUsage(usage, turn.usage);

@@ -66,6 +66,11 @@ describe('replay of recorded histories', () => {
         // activities; a reviewed run and its first researcher step.
         'research-lean-v13.json',
         'researcher-lean-v13.json',
+        // Steering (the steer update): guidance stored by a local activity, a step's new
+        // description, an added step; a wrap-up signalled to the running step, a dropped step.
+        'research-steered-v13.json',
+        'research-wrapup-v13.json',
+        'researcher-wrapup-v13.json',
       ]),
     );
   });

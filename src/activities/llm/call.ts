@@ -16,7 +16,7 @@ import type { Message } from '../store';
 import type { LlmCallsTable, LlmLeasesTable } from '../store/runs';
 import { chatCompletion, estimateCostUsd } from './client';
 import type { PromptOutput, PromptVars, StructuredPrompt } from './prompts';
-import { renderPrompt } from './render';
+import { renderPrompt, untrusted } from './render';
 
 type Choice = OpenAI.Chat.ChatCompletion.Choice;
 
@@ -53,6 +53,21 @@ export interface LlmDeps {
   calls: LlmCallsTable;
   leases: LlmLeasesTable;
   client: () => OpenAI;
+  /** The guidance the user gave the run while it ran (steering), read at every call. */
+  guidance?: (researchId: string) => Promise<string[]>;
+}
+
+/** The run's guidance at the end of the system message: every model call after it was given sees it. */
+export function withGuidance(messages: Message[], guidance: string[]): Message[] {
+  if (!guidance.length) return messages;
+  const note =
+    'The user steered this research while it ran. Follow their guidance in <user_guidance> wherever it bears on your task; ' +
+    'it does not change the format your answer must have.\n' +
+    untrusted('user_guidance', guidance.map((g) => `- ${g}`).join('\n'));
+  const [first, ...rest] = messages;
+  return first?.role === 'system'
+    ? [{ ...first, content: `${String(first.content)}\n\n${note}` }, ...rest]
+    : [{ role: 'system', content: note }, ...messages];
 }
 
 /**
@@ -167,7 +182,7 @@ export function createLlm(deps: LlmDeps) {
   /** The HTTP rounds of a claimed call: one answer, at most one repair, every request's usage logged. */
   async function send<T>(req: ModelRequest<T>, callKey: string, model: string): Promise<ModelResult<T>> {
     const client = deps.client();
-    const messages = [...req.messages];
+    const messages = withGuidance([...req.messages], deps.guidance ? await deps.guidance(req.researchId) : []);
     const tokens = { promptTokens: 0, completionTokens: 0 };
     const started = Date.now();
     let problem = '';

@@ -226,3 +226,20 @@ export function sandboxRunsTable(pool: pg.Pool) {
     },
   };
 }
+
+/** The guidance a user gave a running research: one row per steering message. */
+export function guidanceTable(pool: pg.Pool) {
+  return {
+    async add(researchId: string, seq: number, text: string): Promise<void> {
+      await pool.query('INSERT INTO run_guidance (research_id, seq, text) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
+        researchId,
+        seq,
+        text,
+      ]);
+    },
+    async of(researchId: string): Promise<string[]> {
+      const { rows } = await pool.query('SELECT text FROM run_guidance WHERE research_id = $1 ORDER BY seq', [researchId]);
+      return rows.map((r) => String(r.text));
+    },
+  };
+}

@@ -5,6 +5,7 @@ import {
   ApproveBody,
   ArtifactId,
   ClarificationBody,
+  SteerBody,
   IdempotencyKey,
   LastEventId,
   ListQuery,
@@ -79,6 +80,13 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
     const id = RunId.parse(req.params.id);
     const body = ClarificationBody.parse(req.body ?? {});
     const answer = await deps.research.answer(id, tenantOf(res), body.answer, idempotencyKey(req));
+    res.json({ id, ...answer });
+  });
+
+  r.post('/research/:id/steer', async (req, res) => {
+    const id = RunId.parse(req.params.id);
+    const body = SteerBody.parse(req.body ?? {});
+    const answer = await deps.research.steer(id, tenantOf(res), body, idempotencyKey(req));
     res.json({ id, ...answer });
   });
 

@@ -18,7 +18,7 @@ export async function closeGaps(
   if (loops === 0 || plan.hasEnoughContext || !hasPatch('gap-reflection')) return { plan, accepted };
   let current = plan;
   let results = accepted;
-  for (let loop = 1; loop <= loops && !run.budgetSpent(); loop++) {
+  for (let loop = 1; loop <= loops && !run.budgetSpent() && !run.steering.wrappingUp; loop++) {
     const r = await run.calls.llm.reflectOnGaps.executeWithOptions({ summary: `gap reflection ${loop} of ${loops}` }, [
       {
         researchId: run.id,

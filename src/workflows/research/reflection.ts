@@ -42,6 +42,10 @@ export async function runStepWithReflection(
         board.notes.push(n);
         run.note(`Step ${step.id}: ${n}`);
       }
+      if (run.steering.wrappingUp) {
+        board.notes.push('accepted without the judge: the user asked to wrap up');
+        break;
+      }
       const verdict = await judge(run, step, question, attempt, last);
       feedback = verdict.feedback;
       if (verdict.passed) break;

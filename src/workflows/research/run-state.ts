@@ -16,6 +16,7 @@ import type {
   ReportView,
   ResearchStatusView,
   RevisePlan,
+  Steer,
   StepView,
 } from '../../shared/messages';
 import {
@@ -23,6 +24,7 @@ import {
   ApprovePlan as ApprovePlanSchema,
   MESSAGE_TEXT_MAX,
   RevisePlan as RevisePlanSchema,
+  Steer as SteerSchema,
 } from '../../shared/updates';
 import type { z } from 'zod';
 import { ErrorType } from '../../shared/errors';
@@ -33,6 +35,7 @@ import { BackgroundWrites } from './persist';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from '../search-attributes';
 import { budgetSpent, type StepBudget } from './budget';
 import { Waits } from '../waits';
+import { Steering, steerRefusal } from './steering';
 
 const MAX_IGNORED_SIGNALS = 20;
 
@@ -56,6 +59,8 @@ export class RunState {
   phase: Phase = 'coordinating';
   usage: Usage = ZERO_USAGE;
   readonly notes: string[] = [];
+  /** What the user changed while the run ran (the `steer` update). */
+  readonly steering = new Steering();
   plan?: PlanView;
   report?: ReportView;
   outcome?: ResearchResult['outcome'];
@@ -151,6 +156,10 @@ export class RunState {
     this.refuse(malformed(AnswerClarificationSchema, m) ?? this.clarificationRefusal());
   }
 
+  validateSteer(m: Steer): void {
+    this.refuse(malformed(SteerSchema, m) ?? steerRefusal(this, m));
+  }
+
   approvePlanNow(m: ApprovePlan): ReviewAnswer {
     this.approvePlan(m);
     return { planVersion: m.planVersion, decision: 'approved' };
@@ -244,6 +253,7 @@ export class RunState {
       usage: this.usage,
       notes: [...this.notes],
       ignoredSignals: [...this.ignoredSignals],
+      ...(this.steering.version ? { steering: { guidance: [...this.steering.guidance], wrappingUp: this.steering.wrappingUp } } : {}),
       ...(this.report ? { report: this.report } : {}),
       ...(this.outcome ? { outcome: this.outcome } : {}),
       ...(this.answer !== undefined ? { answer: this.answer } : {}),

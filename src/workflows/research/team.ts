@@ -15,6 +15,8 @@ export async function runTeam(
 ): Promise<Map<string, StepOutput>> {
   const accepted = new Map(earlier);
   const byId = new Map(plan.steps.map((s) => [s.id, s]));
+  // Steps the user added while the team ran, with the descriptions the user changed.
+  const planStep = (id: string) => run.steering.step(byId.get(id) ?? run.steering.added.get(id)!);
   let running = 0;
   let changes = 0;
   const tasks: Promise<void>[] = [];
@@ -27,7 +29,7 @@ export async function runTeam(
       s.status = 'running';
       s.startedAt = Date.now();
       running++;
-      const task = runStepWithReflection(run, byId.get(s.id)!, question, accepted).finally(() => {
+      const task = runStepWithReflection(run, planStep(s.id), question, accepted).finally(() => {
         s.endedAt = Date.now();
         running--;
         changes++;
@@ -45,8 +47,9 @@ export async function runTeam(
       break;
     }
     const seen = changes;
+    const steered = run.steering.version;
     try {
-      await condition(() => changes !== seen);
+      await condition(() => changes !== seen || run.steering.version !== steered);
     } catch (err) {
       // Cancelled: the running children are being cancelled with this scope; wait until they
       // have stopped, so that the run never closes while a step still works.

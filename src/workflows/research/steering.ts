@@ -1,0 +1,122 @@
+// Steering a running research (the `steer` update): guidance that every later model call of the
+// run receives, a wrap-up (running steps answer with what they have, pending ones are skipped, the
+// report is written), and changes to the steps not yet started (add, drop, edit). The validator
+// refuses what cannot be done now, with the reason; the handler applies the change, stores the
+// guidance before it answers (so the next call reads it), and tells the running steps to wrap up.
+import { getExternalWorkflowHandle, isCancellation } from '@temporalio/workflow';
+import type { Refusal, Steer, SteerAnswer } from '../../shared/messages';
+import { Steer as SteerSchema } from '../../shared/updates';
+import { summarize } from '../../shared/plain';
+import type { Plan, PlanStep } from '../../shared/schemas';
+import { wrapUpSignal } from '../messages';
+import type { RunState } from './run-state';
+
+/** Guidance messages a run keeps; steps a plan may grow to. */
+const MAX_GUIDANCE = 10;
+const MAX_STEPS = 12;
+const STEERABLE_PHASES = new Set(['coordinating', 'planning', 'reviewing', 'researching']);
+
+export class Steering {
+  readonly guidance: string[] = [];
+  wrappingUp = false;
+  /** Steps the user added, by id: the team takes them from here. */
+  readonly added = new Map<string, PlanStep>();
+  /** New descriptions of steps not yet started. */
+  readonly edits = new Map<string, string>();
+  /** Bumped at every change, so the team's wait wakes up. */
+  version = 0;
+
+  /** The plan as steered: the user's steps added, the edited descriptions in place. */
+  apply(plan: Plan): Plan {
+    if (!this.added.size && !this.edits.size) return plan;
+    const steps = [...plan.steps, ...[...this.added.values()].filter((a) => !plan.steps.some((s) => s.id === a.id))];
+    return { ...plan, steps: steps.map((s) => this.step(s)) };
+  }
+
+  /** A step with the user's new description, if it has one. */
+  step(s: PlanStep): PlanStep {
+    const description = this.edits.get(s.id);
+    return description ? { ...s, description } : s;
+  }
+}
+
+type Refused = { code: Refusal['code']; reason: string };
+
+/** Why this steering message cannot be taken now, or undefined. */
+export function steerRefusal(run: RunState, m: Steer): Refused | undefined {
+  if (run.status !== 'running' && run.status !== 'awaiting_review')
+    return { code: 'run_ended', reason: `the run has ended (${run.status})` };
+  if (!STEERABLE_PHASES.has(run.phase))
+    return { code: 'not_researching', reason: `the run is ${run.phase}: there is nothing left to steer` };
+  const steering = run.steering;
+  if (m.kind === 'guidance') {
+    return steering.guidance.length >= MAX_GUIDANCE
+      ? { code: 'too_much_guidance', reason: `a run takes at most ${MAX_GUIDANCE} guidance messages` }
+      : undefined;
+  }
+  if (run.phase !== 'researching')
+    return { code: 'not_researching', reason: `${m.kind} needs the research under way; the run is ${run.phase}` };
+  if (steering.wrappingUp) return { code: 'already_wrapping_up', reason: 'the run is already wrapping up' };
+  if (m.kind === 'wrapUp') return undefined;
+  if (m.kind === 'addStep') {
+    if (run.steps.some((s) => s.id === m.step.id)) return { code: 'duplicate_step', reason: `the plan already has a step ${m.step.id}` };
+    if (run.steps.length >= MAX_STEPS) return { code: 'too_many_steps', reason: `a plan has at most ${MAX_STEPS} steps` };
+    const unknown = (m.step.dependsOn ?? []).find((d) => !run.steps.some((s) => s.id === d));
+    return unknown ? { code: 'unknown_step', reason: `step ${m.step.id} depends on ${unknown}, which the plan does not have` } : undefined;
+  }
+  const step = run.steps.find((s) => s.id === m.stepId);
+  if (!step) return { code: 'unknown_step', reason: `the plan has no step ${m.stepId}` };
+  if (step.status !== 'pending')
+    return { code: 'step_not_pending', reason: `step ${m.stepId} is ${step.status}: only a step not yet started can change` };
+  return undefined;
+}
+
+/** Applies a validated steering message. */
+export async function steer(run: RunState, message: Steer): Promise<SteerAnswer> {
+  const m = SteerSchema.parse(message); // the validator passed it; this fills the defaults
+  const steering = run.steering;
+  steering.version++;
+  switch (m.kind) {
+    case 'guidance':
+      steering.guidance.push(m.text);
+      run.note(`Guidance from the user: "${summarize(m.text, 300)}"`);
+      await run.calls.localStore.recordGuidance.executeWithOptions({ summary: 'store: guidance' }, [
+        { researchId: run.id, seq: steering.guidance.length, text: m.text },
+      ]);
+      break;
+    case 'wrapUp':
+      steering.wrappingUp = true;
+      run.note('The user asked to wrap up: the report is written from what was found so far.');
+      for (const s of run.steps) {
+        if (s.status === 'pending') Object.assign(s, { status: 'skipped', summary: 'skipped: the user asked to wrap up' });
+      }
+      await Promise.all(run.steps.filter((s) => s.status === 'running').map((s) => tellToWrapUp(`${run.id}/step/${s.id}`)));
+      break;
+    case 'addStep': {
+      const step: PlanStep = m.step;
+      steering.added.set(step.id, step);
+      run.extendPlan([step]);
+      run.note(`The user added step ${step.id}: ${summarize(step.title, 160)}`);
+      break;
+    }
+    case 'dropStep':
+      Object.assign(run.step(m.stepId), { status: 'skipped', summary: 'skipped: dropped by the user' });
+      run.note(`The user dropped step ${m.stepId}.`);
+      break;
+    case 'editStep':
+      steering.edits.set(m.stepId, m.description);
+      run.note(`The user changed step ${m.stepId}: "${summarize(m.description, 200)}"`);
+      break;
+  }
+  run.publish();
+  return { kind: m.kind, accepted: true, ...(run.plan ? { planVersion: run.plan.version } : {}) };
+}
+
+/** A step that ended meanwhile has nothing to wrap up. */
+async function tellToWrapUp(workflowId: string): Promise<void> {
+  try {
+    await getExternalWorkflowHandle(workflowId).signal(wrapUpSignal);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+  }
+}

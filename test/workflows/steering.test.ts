@@ -1,0 +1,119 @@
+// Steering a running research (the `steer` update): guidance reaches every later model call, a
+// pending step's new description reaches its researcher, an added step runs, a dropped one does
+// not, wrapUp ends the research with a report at once, and what cannot be done now is refused with
+// the reason.
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResearchResult } from '../../src/shared/schemas';
+import type { ChatRequest, LoggedRequest, Reply } from '../support/llm-server';
+import { defaultReact, planJson, researchRules, stepTitleOf } from '../support/research-script';
+import { startHarness, type Harness } from '../support/harness';
+import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+
+const ready = Boolean(temporalAddress() && databaseUrl());
+const GUIDANCE = 'Focus on costs in Europe.';
+
+/** Step a's first turn takes a while, so that the test can steer while it runs. */
+const slowFirstTurnOfA = (req: ChatRequest): Reply => {
+  const reply = defaultReact(req);
+  const first = !req.messages.some((m) => m.role === 'tool');
+  return stepTitleOf(req) === 'Step a' && first ? { ...reply, delayMs: 2_500 } : reply;
+};
+
+const system = (r: LoggedRequest) => String(r.body.messages[0]?.content ?? '');
+
+describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => h?.close());
+
+  /** Starts a run and returns while its step a runs; `from`: where its model calls begin in the log. */
+  async function startWhileAruns(plan: ReturnType<typeof planJson>): Promise<{ id: string; from: number }> {
+    h.llm.script(researchRules({ react: slowFirstTurnOfA }, plan));
+    const from = h.llm.requests.length;
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'What does solar power cost?', options: { autoAcceptPlan: true, maxResearchLoops: 0 } })
+      .expect(202);
+    const id = res.body.id as string;
+    for (let i = 0; ; i++) {
+      const s = (await request(h.app).get(`/v1/research/${id}`).expect(200)).body;
+      if (s.plan?.steps.find((x: { id: string }) => x.id === 'a')?.status === 'running') break;
+      if (i > 200) throw new Error('step a never ran');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return { id, from };
+  }
+  const steer = (id: string, body: object) => request(h.app).post(`/v1/research/${id}/steer`).send(body);
+
+  it('gives every later model call the guidance, edits a pending step, adds a step, and refuses what cannot change', async () => {
+    const { id } = await startWhileAruns(planJson([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }]));
+    const before = h.llm.requests.length;
+    expect((await steer(id, { kind: 'guidance', text: GUIDANCE }).expect(200)).body).toMatchObject({ kind: 'guidance', accepted: true });
+    const guidedFrom = h.llm.requests.length;
+    await steer(id, { kind: 'editStep', stepId: 'b', description: 'Compare module prices in Germany and Spain' }).expect(200);
+    const added = await steer(id, {
+      kind: 'addStep',
+      step: { id: 'c', title: 'Storage costs', description: 'Find battery storage costs', dependsOn: ['a'] },
+    }).expect(200);
+    expect(added.body.planVersion).toBe(2);
+    // Refused with the reason: a running step, an unknown one, a duplicate id, empty guidance.
+    expect((await steer(id, { kind: 'editStep', stepId: 'a', description: 'x' }).expect(409)).body.error).toMatchObject({
+      code: 'step_not_pending',
+    });
+    expect((await steer(id, { kind: 'dropStep', stepId: 'zzz' }).expect(409)).body.error.code).toBe('unknown_step');
+    expect((await steer(id, { kind: 'addStep', step: { id: 'b', title: 'B', description: 'B' } }).expect(409)).body.error.code).toBe(
+      'duplicate_step',
+    );
+    await steer(id, { kind: 'guidance', text: '  ' }).expect(400);
+
+    const result = (await h.client.workflow.getHandle(id).result()) as ResearchResult;
+    expect(result.outcome).toBe('report');
+    const status = (await request(h.app).get(`/v1/research/${id}`).expect(200)).body;
+    expect(status.plan.steps.map((s: { id: string; status: string }) => [s.id, s.status])).toEqual([
+      ['a', 'completed'],
+      ['b', 'completed'],
+      ['c', 'completed'],
+    ]);
+    expect(status.steering).toEqual({ guidance: [GUIDANCE], wrappingUp: false });
+    expect(status.notes.join('\n')).toContain(`Guidance from the user: "${GUIDANCE}"`);
+    // No call made before the guidance had it; every call sent after the API answered has it.
+    expect(h.llm.requests.slice(0, before).some((r) => system(r).includes(GUIDANCE))).toBe(false);
+    const later = h.llm.requests.slice(guidedFrom);
+    expect(later.length).toBeGreaterThan(5);
+    expect(later.filter((r) => !system(r).includes(GUIDANCE)).map((r) => r.rule)).toEqual([]);
+    expect(later.map((r) => r.rule)).toEqual(expect.arrayContaining(['react', 'researcher', 'judge', 'reporter']));
+    // Step b's researcher worked on the new description; step c ran with its own.
+    const forB = later.filter((r) => stepTitleOf(r.body) === 'Step b');
+    expect(forB.length).toBeGreaterThan(0);
+    expect(forB.every((r) => JSON.stringify(r.body.messages).includes('Compare module prices in Germany and Spain'))).toBe(true);
+    expect(later.some((r) => stepTitleOf(r.body) === 'Storage costs')).toBe(true);
+  });
+
+  it('wraps up: the running step answers at its next turn, pending and dropped steps are skipped, the report is written', async () => {
+    const { id, from } = await startWhileAruns(planJson([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }, { id: 'c', dependsOn: ['a'] }]));
+    await steer(id, { kind: 'dropStep', stepId: 'c' }).expect(200);
+    const wrapped = h.llm.requests.length;
+    await steer(id, { kind: 'wrapUp' }).expect(200);
+    expect((await steer(id, { kind: 'wrapUp' }).expect(409)).body.error.code).toBe('already_wrapping_up');
+    const result = (await h.client.workflow.getHandle(id).result()) as ResearchResult;
+    expect(result.outcome).toBe('report');
+    const status = (await request(h.app).get(`/v1/research/${id}`).expect(200)).body;
+    expect(status.plan.steps.map((s: { id: string; status: string; summary?: string }) => [s.id, s.status, s.summary])).toEqual([
+      ['a', 'completed', expect.any(String)],
+      ['b', 'skipped', 'skipped: the user asked to wrap up'],
+      ['c', 'skipped', 'skipped: dropped by the user'],
+    ]);
+    const after = h.llm.requests.slice(wrapped);
+    // Step a's turn after the wrap-up was offered no tools (answer now): two turns where it takes
+    // three (search, crawl, answer) unsteered; then no judge, no gap reflection, the report.
+    const turnsOfA = h.llm.requests.slice(from).filter((r) => r.rule === 'react' && stepTitleOf(r.body) === 'Step a');
+    expect(turnsOfA.map((r) => r.body.tools?.length ?? 0)).toEqual([3, 0]);
+    expect(after.map((r) => r.rule)).not.toContain('judge');
+    expect(after.map((r) => r.rule)).toContain('reporter');
+    // Once the run has ended, steering is refused.
+    expect((await steer(id, { kind: 'guidance', text: 'Too late' }).expect(409)).body.error.code).toMatch(/run_ended|not_running/);
+  });
+});
