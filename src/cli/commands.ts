@@ -23,13 +23,28 @@ export const CLIENT_USAGE = `Client commands (talk to the API: --api URL or DEEP
   approve <id> [--version N]       approve the plan under review
   revise <id> --feedback TEXT [--version N]
   answer <id> "<text>"             answer the clarifying question
+  steer <id> --guidance TEXT | --wrap-up | --drop STEP | --edit STEP --description TEXT
+        | --add STEP --title TEXT --description TEXT [--after STEP]...   steer the running research
   cancel <id>
   report <id> [--format md|json] [--out FILE]
 ${KB_USAGE}
 ${EVAL_USAGE}
   Add --json to any of them for machine-readable output.`;
 
-export const CLIENT_COMMANDS = ['run', 'status', 'list', 'approve', 'revise', 'answer', 'cancel', 'report', 'kb', 'session', 'eval'];
+export const CLIENT_COMMANDS = [
+  'run',
+  'status',
+  'list',
+  'approve',
+  'revise',
+  'answer',
+  'steer',
+  'cancel',
+  'report',
+  'kb',
+  'session',
+  'eval',
+];
 
 type View = {
   id: string;
@@ -83,6 +98,13 @@ export async function runClientCommand(
       concurrency: { type: 'string' },
       resume: { type: 'boolean' },
       'model-name': { type: 'string' },
+      guidance: { type: 'string' },
+      'wrap-up': { type: 'boolean' },
+      drop: { type: 'string' },
+      edit: { type: 'string' },
+      add: { type: 'string' },
+      title: { type: 'string' },
+      after: { type: 'string', multiple: true },
     },
   });
   const client = apiClient({ api: values.api ?? defaults.api, key: values.key ?? defaults.key });
@@ -167,6 +189,34 @@ export async function runClientCommand(
         const r = await client.call('POST', `/v1/research/${encodeURIComponent(id)}/clarification`, { answer });
         if (values.json) json(r);
         else io.out('answer sent\n');
+        return 0;
+      }
+      case 'steer': {
+        const id = positionals[0] ?? need('a run id');
+        const body = values.guidance
+          ? { kind: 'guidance', text: values.guidance }
+          : values['wrap-up']
+            ? { kind: 'wrapUp' }
+            : values.drop
+              ? { kind: 'dropStep', stepId: values.drop }
+              : values.edit
+                ? { kind: 'editStep', stepId: values.edit, description: values.description ?? need('--description TEXT') }
+                : values.add
+                  ? {
+                      kind: 'addStep',
+                      step: {
+                        id: values.add,
+                        title: values.title ?? need('--title TEXT'),
+                        description: values.description ?? need('--description TEXT'),
+                        dependsOn: values.after ?? [],
+                      },
+                    }
+                  : need('one of --guidance, --wrap-up, --drop, --edit, --add');
+        const r = await client.call<{ kind: string; planVersion?: number }>('POST', `/v1/research/${encodeURIComponent(id)}/steer`, body);
+        if (values.json) json(r);
+        else
+          io.out(`${r.kind} taken${r.planVersion ? ` (plan v${r.planVersion})` : ''}
+`);
         return 0;
       }
       case 'cancel': {

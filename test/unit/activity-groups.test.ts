@@ -23,7 +23,7 @@ describe('activity groups', () => {
   it('register every activity in exactly one group', async () => {
     const pool = createPool('postgres://unused@127.0.0.1:1/none', 1);
     const groups = createActivities({ config: loadConfig({}), pool });
-    const names = (['llm', 'store', 'search', 'crawl', 'sandbox', 'mcp', 'knowledge', 'embedding'] as const).flatMap((g) =>
+    const names = (['llm', 'store', 'search', 'crawl', 'sandbox', 'mcp', 'knowledge', 'embedding', 'notify'] as const).flatMap((g) =>
       Object.keys(groups[g]),
     );
     expect(new Set(names).size).toBe(names.length);

@@ -2,8 +2,11 @@
 // pending step's new description reaches its researcher, an added step runs, a dropped one does
 // not, wrapUp ends the research with a report at once, and what cannot be done now is refused with
 // the reason.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runClientCommand } from '../../src/cli/commands';
 import type { ResearchResult } from '../../src/shared/schemas';
 import type { ChatRequest, LoggedRequest, Reply } from '../support/llm-server';
 import { defaultReact, planJson, researchRules, stepTitleOf } from '../support/research-script';
@@ -53,7 +56,20 @@ describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => 
     const before = h.llm.requests.length;
     expect((await steer(id, { kind: 'guidance', text: GUIDANCE }).expect(200)).body).toMatchObject({ kind: 'guidance', accepted: true });
     const guidedFrom = h.llm.requests.length;
-    await steer(id, { kind: 'editStep', stepId: 'b', description: 'Compare module prices in Germany and Spain' }).expect(200);
+    // The CLI's steer command, against the API on a port.
+    const server = http.createServer(h.app).listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const out: string[] = [];
+    const io = { out: (t: string) => void out.push(t), err: (t: string) => void out.push(t), ask: async () => undefined };
+    const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const code = await runClientCommand(
+      'steer',
+      [id, '--edit', 'b', '--description', 'Compare module prices in Germany and Spain', '--api', api],
+      { api, key: undefined },
+      io,
+    );
+    server.close();
+    expect([code, out.join('')]).toEqual([0, 'editStep taken (plan v1)\n']);
     const added = await steer(id, {
       kind: 'addStep',
       step: { id: 'c', title: 'Storage costs', description: 'Find battery storage costs', dependsOn: ['a'] },
