@@ -7,3 +7,12 @@ CREATE TABLE run_guidance (
   created_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (research_id, seq)
 );
+
+-- Domains the user banned from a running research: its searches drop their results, its crawler
+-- refuses their pages and its report leaves out the sources already gathered from them.
+CREATE TABLE run_banned_domains (
+  research_id text NOT NULL,
+  domain text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (research_id, domain)
+);

@@ -43,5 +43,10 @@ export function createPersistActivities(deps: { store: Store }) {
     await deps.store.guidance.add(input.researchId, input.seq, input.text);
   }
 
-  return { recordRun, recordGuidance };
+  /** Stores domains the user banned from the run, for its searches, crawls and report to leave out. */
+  async function recordBannedDomains(input: { researchId: string; domains: string[] }): Promise<void> {
+    await deps.store.bans.add(input.researchId, input.domains);
+  }
+
+  return { recordRun, recordGuidance, recordBannedDomains };
 }

@@ -56,6 +56,7 @@ export const RefusalCode = z.enum([
   'too_many_steps',
   'already_wrapping_up',
   'too_much_guidance',
+  'too_many_bans',
 ]);
 export type RefusalCode = z.infer<typeof RefusalCode>;
 export const Refusal = z.object({ code: RefusalCode, currentVersion: z.number().int().optional() });
@@ -142,7 +143,7 @@ export const ResearchStatusView = z.object({
   notes: z.array(z.string()),
   ignoredSignals: z.array(IgnoredSignal),
   /** What the user changed while the run ran: its guidance, and whether it is wrapping up. */
-  steering: z.object({ guidance: z.array(z.string()), wrappingUp: z.boolean() }).optional(),
+  steering: z.object({ guidance: z.array(z.string()), bannedDomains: z.array(z.string()), wrappingUp: z.boolean() }).optional(),
   report: ReportView.optional(),
   /** Set when the run ended with a result. */
   outcome: Outcome.optional(),

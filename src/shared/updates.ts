@@ -2,6 +2,7 @@
 // the workflow code builds, so they import nothing but zod (a workflow evaluates its imports each
 // time one starts). messages.ts re-exports them with the views.
 import { z } from 'zod';
+import { DOMAIN_PATTERN } from './domains';
 
 /** Longest reviewer feedback or clarification answer the workflow keeps. */
 export const MESSAGE_TEXT_MAX = 4_000;
@@ -38,6 +39,16 @@ export const Steer = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('guidance'), text: z.string().trim().min(1, 'guidance must not be empty').max(MESSAGE_TEXT_MAX) }).strict(),
   /** Stop researching: running steps answer with what they have, pending ones are skipped, the report is written. */
   z.object({ kind: z.literal('wrapUp') }).strict(),
+  /** Domains (and their subdomains) the rest of the run leaves out: searches, crawls and the report. */
+  z
+    .object({
+      kind: z.literal('banDomains'),
+      domains: z
+        .array(z.string().trim().toLowerCase().regex(DOMAIN_PATTERN, 'a domain such as "example.com" (no scheme, port or path)'))
+        .min(1)
+        .max(20),
+    })
+    .strict(),
   z.object({ kind: z.literal('addStep'), step: SteerStep }).strict(),
   z.object({ kind: z.literal('dropStep'), stepId: z.string().min(1) }).strict(),
   z

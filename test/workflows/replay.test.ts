@@ -71,6 +71,8 @@ describe('replay of recorded histories', () => {
         'research-steered-v13.json',
         'research-wrapup-v13.json',
         'researcher-wrapup-v13.json',
+        // A domain banned mid-run (stored by a local activity in the update handler).
+        'research-ban-v13.json',
       ]),
     );
   });

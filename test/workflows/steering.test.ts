@@ -33,8 +33,11 @@ describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => 
   afterAll(async () => h?.close());
 
   /** Starts a run and returns while its step a runs; `from`: where its model calls begin in the log. */
-  async function startWhileAruns(plan: ReturnType<typeof planJson>): Promise<{ id: string; from: number }> {
-    h.llm.script(researchRules({ react: slowFirstTurnOfA }, plan));
+  async function startWhileAruns(
+    plan: ReturnType<typeof planJson>,
+    react: (req: ChatRequest) => Reply = slowFirstTurnOfA,
+  ): Promise<{ id: string; from: number }> {
+    h.llm.script(researchRules({ react }, plan));
     const from = h.llm.requests.length;
     const res = await request(h.app)
       .post('/v1/research')
@@ -93,7 +96,7 @@ describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => 
       ['b', 'completed'],
       ['c', 'completed'],
     ]);
-    expect(status.steering).toEqual({ guidance: [GUIDANCE], wrappingUp: false });
+    expect(status.steering).toEqual({ guidance: [GUIDANCE], bannedDomains: [], wrappingUp: false });
     expect(status.notes.join('\n')).toContain(`Guidance from the user: "${GUIDANCE}"`);
     // No call made before the guidance had it; every call sent after the API answered has it.
     expect(h.llm.requests.slice(0, before).some((r) => system(r).includes(GUIDANCE))).toBe(false);
@@ -131,5 +134,35 @@ describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => 
     expect(after.map((r) => r.rule)).toContain('reporter');
     // Once the run has ended, steering is refused.
     expect((await steer(id, { kind: 'guidance', text: 'Too late' }).expect(409)).body.error.code).toMatch(/run_ended|not_running/);
+  });
+
+  it('bans a domain: its pages are not fetched, its search results are dropped, its sources leave the report', async () => {
+    const page = '/never-fetched.html';
+    // Step a crawls a page on the site, then searches, then answers; the ban arrives during turn 1.
+    const react = (req: ChatRequest): Reply => {
+      if (stepTitleOf(req) !== 'Step a') return defaultReact(req);
+      const tools = req.messages.filter((m) => m.role === 'tool').length;
+      if (tools === 0)
+        return { toolCalls: [{ name: 'crawl', arguments: { urls: [`${h.site.url}${page}`], goal: 'costs' } }], delayMs: 2_500 };
+      if (tools === 1) return { toolCalls: [{ name: 'web_search', arguments: { queries: ['solar cost'] } }] };
+      return { content: 'Done.' };
+    };
+    const { id, from } = await startWhileAruns(planJson([{ id: 'a' }]), react);
+    const host = new URL(h.site.url).hostname;
+    await steer(id, { kind: 'banDomains', domains: ['https://example.com/x'] }).expect(400);
+    expect((await steer(id, { kind: 'banDomains', domains: [host] }).expect(200)).body.kind).toBe('banDomains');
+    expect(((await h.client.workflow.getHandle(id).result()) as ResearchResult).outcome).toBe('report');
+
+    expect(h.site.hits).not.toContain(page);
+    const turns = h.llm.requests.slice(from).filter((r) => r.rule === 'react' && stepTitleOf(r.body) === 'Step a');
+    const toolText = (r: LoggedRequest) => r.body.messages.filter((m) => m.role === 'tool').map((m) => String(m.content));
+    expect(toolText(turns[1]!).join('\n')).toContain(`the user banned ${host} from this research`);
+    // The search after the ban found the site's pages and dropped every one of them.
+    expect(toolText(turns[2]!).at(-1)).not.toContain(h.site.url);
+    const report = (await request(h.app).get(`/v1/research/${id}/report?format=json`).expect(200)).body;
+    expect(report.references).toEqual([]);
+    expect(report.markdown).not.toContain(h.site.url);
+    const status = (await request(h.app).get(`/v1/research/${id}`).expect(200)).body;
+    expect(status.steering.bannedDomains).toEqual([host]);
   });
 });

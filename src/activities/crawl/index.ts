@@ -1,6 +1,7 @@
 // The crawl activity: read one URL for a goal. Blocked and skipped pages are results with a
 // reason (the step goes on); transient failures throw so Temporal retries them.
 import { createHash } from 'node:crypto';
+import { bannedDomainOf } from '../../shared/domains';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Config } from '../../config';
 import { ErrorType } from '../../shared/errors';
@@ -66,6 +67,9 @@ export function createCrawlActivities(deps: { config: Pick<Config, 'crawl'>; sto
     } catch {
       return { ...base, status: 'blocked', reason: 'not a valid URL' };
     }
+    const banned = await deps.store.bans.of(input.researchId);
+    const ban = bannedDomainOf(normalized, banned);
+    if (ban) return { ...base, status: 'blocked', reason: `the user banned ${ban} from this research` };
     const urlHash = createHash('sha256').update(normalized).digest('hex');
     let page = await deps.store.getPage(input.researchId, urlHash);
     const cached = page !== undefined;
@@ -77,6 +81,9 @@ export function createCrawlActivities(deps: { config: Pick<Config, 'crawl'>; sto
         }
         ctx.heartbeat({ stage: 'fetch' });
         const fetched = await fetcher.get(input.url, { signal: ctx.cancellationSignal });
+        const redirectedToBan = bannedDomainOf(fetched.finalUrl, banned);
+        if (redirectedToBan)
+          return { ...base, status: 'blocked', reason: `redirected to ${redirectedToBan}, which the user banned from this research` };
         ctx.heartbeat({ stage: 'extract', bytes: fetched.body.length });
         const readable =
           (await officeToReadable(fetched.body, fetched.contentType, fetched.finalUrl)) ??

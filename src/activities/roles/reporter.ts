@@ -7,6 +7,7 @@ import { summarize, type ReportLength, type Usage } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
 import type { Store } from '../store';
+import { bannedDomainOf } from '../../shared/domains';
 
 export interface ReportOutput {
   title: string;
@@ -29,7 +30,13 @@ export async function reportSources(
 ): Promise<{ findings: Finding[]; refs: Reference[] }> {
   const findings = await store.getDocuments(researchId, ['background', ...stepKeys, 'memory']);
   const order = citationOrder(findings);
-  const refs = numberReferences(order, order.length ? await store.getSources(researchId, order) : []);
+  // Sources on domains the user banned mid-run are left out: their citations resolve to nothing.
+  const banned = await store.bans.of(researchId);
+  const sources = order.length ? await store.getSources(researchId, order) : [];
+  const refs = numberReferences(
+    order,
+    sources.filter((s) => !bannedDomainOf(s.url, banned)),
+  );
   return { findings, refs };
 }
 

@@ -9,6 +9,7 @@ import { routeQuery } from './providers';
 import { mergeHits } from './sources';
 import type { SearchHit, SearchProvider } from './types';
 import { metrics } from '../../infra/metrics';
+import { bannedDomainOf } from '../../shared/domains';
 
 export interface WebSearchResult {
   query: string;
@@ -53,7 +54,12 @@ export function createSearchActivities(deps: { store: Store; providers: Map<stri
         );
       throw new Error(`every search provider failed for "${input.query}": ${errors.join('; ')}`);
     }
-    const sources = mergeHits(hits, deps.maxResults);
+    // Results on domains the user banned from this run are dropped before anything is kept.
+    const banned = await deps.store.bans.of(input.researchId);
+    const sources = mergeHits(
+      hits.filter((h) => !bannedDomainOf(h.url, banned)),
+      deps.maxResults,
+    );
     await deps.store.saveSources(input.researchId, sources);
     return {
       query: input.query,

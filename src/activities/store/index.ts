@@ -7,7 +7,7 @@ import { documentTables } from './documents';
 import { apiKeysTable } from './keys';
 import { eventsTable } from './events';
 import { knowledgeTables } from './knowledge';
-import { guidanceTable, llmCallsTable, llmLeasesTable, runsTable, sandboxRunsTable } from './runs';
+import { bansTable, guidanceTable, llmCallsTable, llmLeasesTable, runsTable, sandboxRunsTable } from './runs';
 
 export type { Message } from './conversations';
 export type { ArtifactRecord, ReportRecord, StoredDocument, StoredPage, StoredSource } from './documents';
@@ -20,6 +20,7 @@ export function createStore(pool: pg.Pool) {
   return {
     runs: runsTable(pool),
     guidance: guidanceTable(pool),
+    bans: bansTable(pool),
     llmCalls: llmCallsTable(pool),
     llmLeases: llmLeasesTable(pool),
     sandboxRuns: sandboxRunsTable(pool),

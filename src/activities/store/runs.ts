@@ -243,3 +243,19 @@ export function guidanceTable(pool: pg.Pool) {
     },
   };
 }
+
+/** Domains the user banned from a running research. */
+export function bansTable(pool: pg.Pool) {
+  return {
+    async add(researchId: string, domains: string[]): Promise<void> {
+      await pool.query('INSERT INTO run_banned_domains (research_id, domain) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING', [
+        researchId,
+        domains,
+      ]);
+    },
+    async of(researchId: string): Promise<string[]> {
+      const { rows } = await pool.query('SELECT domain FROM run_banned_domains WHERE research_id = $1 ORDER BY domain', [researchId]);
+      return rows.map((r) => String(r.domain));
+    },
+  };
+}

@@ -253,7 +253,15 @@ export class RunState {
       usage: this.usage,
       notes: [...this.notes],
       ignoredSignals: [...this.ignoredSignals],
-      ...(this.steering.version ? { steering: { guidance: [...this.steering.guidance], wrappingUp: this.steering.wrappingUp } } : {}),
+      ...(this.steering.version
+        ? {
+            steering: {
+              guidance: [...this.steering.guidance],
+              bannedDomains: [...this.steering.bannedDomains],
+              wrappingUp: this.steering.wrappingUp,
+            },
+          }
+        : {}),
       ...(this.report ? { report: this.report } : {}),
       ...(this.outcome ? { outcome: this.outcome } : {}),
       ...(this.answer !== undefined ? { answer: this.answer } : {}),

@@ -13,11 +13,13 @@ import type { RunState } from './run-state';
 
 /** Guidance messages a run keeps; steps a plan may grow to. */
 const MAX_GUIDANCE = 10;
+const MAX_BANNED = 50;
 const MAX_STEPS = 12;
 const STEERABLE_PHASES = new Set(['coordinating', 'planning', 'reviewing', 'researching']);
 
 export class Steering {
   readonly guidance: string[] = [];
+  readonly bannedDomains: string[] = [];
   wrappingUp = false;
   /** Steps the user added, by id: the team takes them from here. */
   readonly added = new Map<string, PlanStep>();
@@ -54,6 +56,11 @@ export function steerRefusal(run: RunState, m: Steer): Refused | undefined {
       ? { code: 'too_much_guidance', reason: `a run takes at most ${MAX_GUIDANCE} guidance messages` }
       : undefined;
   }
+  if (m.kind === 'banDomains') {
+    return steering.bannedDomains.length + m.domains.length > MAX_BANNED
+      ? { code: 'too_many_bans', reason: `a run bans at most ${MAX_BANNED} domains` }
+      : undefined;
+  }
   if (run.phase !== 'researching')
     return { code: 'not_researching', reason: `${m.kind} needs the research under way; the run is ${run.phase}` };
   if (steering.wrappingUp) return { code: 'already_wrapping_up', reason: 'the run is already wrapping up' };
@@ -84,6 +91,15 @@ export async function steer(run: RunState, message: Steer): Promise<SteerAnswer>
         { researchId: run.id, seq: steering.guidance.length, text: m.text },
       ]);
       break;
+    case 'banDomains': {
+      const fresh = [...new Set(m.domains)].filter((d) => !steering.bannedDomains.includes(d));
+      steering.bannedDomains.push(...fresh);
+      run.note(`The user banned ${m.domains.join(', ')}: no search result, page or source from there is used.`);
+      await run.calls.localStore.recordBannedDomains.executeWithOptions({ summary: 'store: banned domains' }, [
+        { researchId: run.id, domains: steering.bannedDomains },
+      ]);
+      break;
+    }
     case 'wrapUp':
       steering.wrappingUp = true;
       run.note('The user asked to wrap up: the report is written from what was found so far.');
