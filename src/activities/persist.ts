@@ -38,15 +38,25 @@ export function createPersistActivities(deps: { store: Store }) {
     if (taken && terminal) metrics.runsFinished.inc({ status: run.status, outcome: run.outcome ?? 'none' });
     return terminal ? { usage: written.usage } : undefined;
   }
-  /** Stores a steering message's guidance, for every later model call of the run to read. */
-  async function recordGuidance(input: { researchId: string; seq: number; text: string }): Promise<void> {
-    await deps.store.guidance.add(input.researchId, input.seq, input.text);
+  /**
+   * Records a steering message before the update answers: guidance and banned domains where every
+   * later call of the run reads them, and a `steer` event in the run's log (the timeline's line).
+   */
+  async function recordSteering(input: {
+    researchId: string;
+    /** The run's steering number: makes a retried write a no-op. */
+    seq: number;
+    kind: string;
+    summary: string;
+    guidance?: string;
+    bannedDomains?: string[];
+  }): Promise<void> {
+    if (input.guidance !== undefined) await deps.store.guidance.add(input.researchId, input.seq, input.guidance);
+    if (input.bannedDomains?.length) await deps.store.bans.add(input.researchId, input.bannedDomains);
+    await deps.store.events.append(input.researchId, [
+      { key: `steer:${input.seq}`, type: 'steer', data: { kind: input.kind, summary: input.summary } },
+    ]);
   }
 
-  /** Stores domains the user banned from the run, for its searches, crawls and report to leave out. */
-  async function recordBannedDomains(input: { researchId: string; domains: string[] }): Promise<void> {
-    await deps.store.bans.add(input.researchId, input.domains);
-  }
-
-  return { recordRun, recordGuidance, recordBannedDomains };
+  return { recordRun, recordSteering };
 }

@@ -98,6 +98,9 @@ describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => 
     ]);
     expect(status.steering).toEqual({ guidance: [GUIDANCE], bannedDomains: [], wrappingUp: false });
     expect(status.notes.join('\n')).toContain(`Guidance from the user: "${GUIDANCE}"`);
+    // Each accepted message is a `steer` event in the run's log (the timeline), in order.
+    const { rows } = await h.pool.query("SELECT data FROM run_events WHERE research_id = $1 AND type = 'steer' ORDER BY seq", [id]);
+    expect(rows.map((r: { data: { kind: string } }) => r.data.kind)).toEqual(['guidance', 'editStep', 'addStep']);
     // No call made before the guidance had it; every call sent after the API answered has it.
     expect(h.llm.requests.slice(0, before).some((r) => system(r).includes(GUIDANCE))).toBe(false);
     const later = h.llm.requests.slice(guidedFrom);

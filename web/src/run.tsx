@@ -239,6 +239,8 @@ function describe(e: RunEvent): string {
       return `Check of step ${String(d.step)} (attempt ${String(d.attempt)}): ${d.passed ? 'passed' : `sent back${d.feedback ? `: ${String(d.feedback)}` : ''}`}`;
     case 'usage':
       return `${(Number(d.promptTokens) + Number(d.completionTokens)).toLocaleString()} tokens · $${Number(d.costUsd).toFixed(4)}`;
+    case 'steer':
+      return `Steered: ${String(d.summary)}`;
     case 'report':
       return `Report written: ${String(d.title)}`;
     case 'done':

@@ -87,17 +87,11 @@ export async function steer(run: RunState, message: Steer): Promise<SteerAnswer>
     case 'guidance':
       steering.guidance.push(m.text);
       run.note(`Guidance from the user: "${summarize(m.text, 300)}"`);
-      await run.calls.localStore.recordGuidance.executeWithOptions({ summary: 'store: guidance' }, [
-        { researchId: run.id, seq: steering.guidance.length, text: m.text },
-      ]);
       break;
     case 'banDomains': {
       const fresh = [...new Set(m.domains)].filter((d) => !steering.bannedDomains.includes(d));
       steering.bannedDomains.push(...fresh);
       run.note(`The user banned ${m.domains.join(', ')}: no search result, page or source from there is used.`);
-      await run.calls.localStore.recordBannedDomains.executeWithOptions({ summary: 'store: banned domains' }, [
-        { researchId: run.id, domains: steering.bannedDomains },
-      ]);
       break;
     }
     case 'wrapUp':
@@ -124,6 +118,17 @@ export async function steer(run: RunState, message: Steer): Promise<SteerAnswer>
       run.note(`The user changed step ${m.stepId}: "${summarize(m.description, 200)}"`);
       break;
   }
+  // Stored before the answer: the next model call reads the guidance and the bans.
+  await run.calls.localStore.recordSteering.executeWithOptions({ summary: `store: steer ${m.kind}` }, [
+    {
+      researchId: run.id,
+      seq: steering.version,
+      kind: m.kind,
+      summary: run.notes.at(-1) ?? m.kind,
+      ...(m.kind === 'guidance' ? { guidance: m.text } : {}),
+      ...(m.kind === 'banDomains' ? { bannedDomains: steering.bannedDomains } : {}),
+    },
+  ]);
   run.publish();
   return { kind: m.kind, accepted: true, ...(run.plan ? { planVersion: run.plan.version } : {}) };
 }
