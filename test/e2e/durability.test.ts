@@ -10,6 +10,8 @@ import { workerProcesses } from '../support/faults';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 const signature = (r: LoggedRequest) => JSON.stringify([r.rule, r.body.messages]);
+/** Time a finished answer may still need to reach the call log when the worker is killed. */
+const RECORD_WINDOW_MS = 1_000;
 
 describe.skipIf(!ready)(`durability (${ready ? 'live' : missingReason()})`, () => {
   const f = workerProcesses('durability', { LLM_TIMEOUT_MS: '20000' });
@@ -50,6 +52,12 @@ describe.skipIf(!ready)(`durability (${ready ? 'live' : missingReason()})`, () =
     await first.exited(10_000);
     const killedAt = Date.now();
     const completedBeforeKill = llm.completed().filter((r) => (r.endedAt ?? Infinity) < killedAt);
+    // "Finished" means the worker had the answer and its record committed: a response that left the
+    // server in the last moments before the kill may not have reached the call log yet (the window
+    // from the response's arrival to the llm_calls commit, a few ms, more under a loaded CI), and a
+    // retry pays for that one again. Calls that ended a second before the kill are past that window.
+    const recordedBeforeKill = completedBeforeKill.filter((r) => r.endedAt! < killedAt - RECORD_WINDOW_MS);
+    expect(recordedBeforeKill.length).toBeGreaterThanOrEqual(3);
     // (Step a may or may not have finished by then: the steps run side by side.)
     expect(completedBeforeKill.map((r) => r.rule)).toEqual(
       expect.arrayContaining(['coordinator', 'rewrite', 'background', 'planner', 'react']),
@@ -64,10 +72,10 @@ describe.skipIf(!ready)(`durability (${ready ? 'live' : missingReason()})`, () =
     expect(result).toMatchObject({ status: 'completed', outcome: 'report' });
     expect(result.steps?.map((s) => s.status)).toEqual(['completed', 'completed', 'completed']);
 
-    // Each call that had completed before the kill was made exactly once in the whole run.
+    // Each call that had finished before the kill was made exactly once in the whole run.
     const counts = new Map<string, number>();
     for (const r of llm.requests) counts.set(signature(r), (counts.get(signature(r)) ?? 0) + 1);
-    for (const r of completedBeforeKill) expect({ rule: r.rule, times: counts.get(signature(r)) }).toEqual({ rule: r.rule, times: 1 });
+    for (const r of recordedBeforeKill) expect({ rule: r.rule, times: counts.get(signature(r)) }).toEqual({ rule: r.rule, times: 1 });
     // The call that was cut off was made again, once, by the new worker.
     expect(counts.get(signature(inFlight))).toBe(2);
     // The new worker's /metrics: its own counters and the Temporal SDK's.
