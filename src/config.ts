@@ -5,6 +5,17 @@ import { DEFAULT_LLM_HEARTBEAT_TIMEOUT, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, L
 import { DEFAULT_RETRY, Duration, TENANT_PATTERN, type RetrySettings } from './shared/schemas';
 
 const port = z.coerce.number().int().min(0).max(65_535);
+/** Comma-separated `host` or `host:port` entries (allow lists of the SSRF guard). */
+const hostList = z
+  .string()
+  .default('')
+  .transform((v) =>
+    v
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  );
+
 const optionalString = z
   .string()
   .optional()
@@ -157,27 +168,11 @@ const EnvSchema = z.object({
   OPENALEX_BASE_URL: z.url().default('https://api.openalex.org'),
   OPENALEX_MAILTO: optionalString,
   ARXIV_BASE_URL: z.url().default('https://export.arxiv.org'),
-  CRAWL_ALLOW_HOSTS: z
-    .string()
-    .default('')
-    .transform((v) =>
-      v
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean),
-    ),
+  CRAWL_ALLOW_HOSTS: hostList,
   /** Signs webhook deliveries (HMAC-SHA256); without it, requests that ask for a webhook are refused. */
   WEBHOOK_SECRET: optionalString.refine((v) => v === undefined || v.length >= 16, 'WEBHOOK_SECRET must be at least 16 characters'),
   /** Hosts (`host` or `host:port`) a webhook may reach although private, as CRAWL_ALLOW_HOSTS. */
-  WEBHOOK_ALLOW_HOSTS: z
-    .string()
-    .default('')
-    .transform((v) =>
-      v
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean),
-    ),
+  WEBHOOK_ALLOW_HOSTS: hostList,
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(10_000),
   CRAWL_MAX_BYTES: z.coerce.number().int().min(10_000).max(100_000_000).default(5_000_000),
   CRAWL_TIMEOUT_MS: z.coerce.number().int().min(500).max(300_000).default(20_000),

@@ -26,6 +26,7 @@ import { createSearchActivities } from './search';
 import { buildProviders } from './search/providers';
 import { createStore } from './store';
 import { createSafeFetcher, DEFAULT_ALLOWED_TYPES } from './crawl/safe-fetch';
+import { WEB_PORTS } from './crawl/ssrf';
 import { createEmbedder } from './knowledge/embed';
 import { createIngestActivities } from './knowledge/ingest';
 import { createMemoryActivities } from './knowledge/memory';
@@ -78,7 +79,7 @@ export function createActivities(deps: ActivityDeps) {
     // Documents added by URL are fetched like crawled pages: SSRF guard, size and time limits.
     fetcher: createSafeFetcher({
       allowHosts: deps.config.crawl.allowHosts,
-      allowedPorts: [80, 443],
+      allowedPorts: WEB_PORTS,
       maxBytes: Math.max(deps.config.crawl.maxBytes, kbConfig.maxFileBytes),
       connectTimeoutMs: deps.config.crawl.connectTimeoutMs,
       totalTimeoutMs: deps.config.crawl.timeoutMs * 3,

@@ -12,7 +12,7 @@ import { ApplicationFailure, defaultPayloadConverter, type UpdateDefinition } fr
 import type { temporal } from '@temporalio/proto';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { withTimeout } from './timeout';
-import { BlockedError, checkUrl } from '../activities/crawl/ssrf';
+import { BlockedError, checkUrl, WEB_PORTS } from '../activities/crawl/ssrf';
 import { metrics } from '../infra/metrics';
 import { RESEARCH_ID_PREFIX } from '../shared/constants';
 import { ApiError, ErrorType, failureMessage } from '../shared/errors';
@@ -251,7 +251,7 @@ export function createResearchService(deps: ResearchServiceDeps) {
       );
     }
     try {
-      checkUrl({ allowHosts: deps.webhook.allowHosts, allowedPorts: [80, 443] }, new URL(url));
+      checkUrl({ allowHosts: deps.webhook.allowHosts, allowedPorts: WEB_PORTS }, new URL(url));
     } catch (err) {
       if (err instanceof BlockedError) throw new ApiError(400, 'invalid_webhook', `options.webhook.url is not allowed: ${err.message}`);
       throw err;

@@ -15,7 +15,7 @@ import { toReadable } from './extract';
 import { OFFICE_CONTENT_TYPES, officeToReadable } from './office';
 import { createRobotsChecker } from './robots';
 import { createSafeFetcher, DEFAULT_ALLOWED_TYPES, SkippedError } from './safe-fetch';
-import { BlockedError } from './ssrf';
+import { BlockedError, WEB_PORTS } from './ssrf';
 import { metrics } from '../../infra/metrics';
 
 export interface CrawlResult {
@@ -41,7 +41,7 @@ const PAGE_BUDGET_CHARS = 24_000;
 export function createCrawlActivities(deps: { config: Pick<Config, 'crawl'>; store: Store; llm: Llm }) {
   const fetcher = createSafeFetcher({
     allowHosts: deps.config.crawl.allowHosts,
-    allowedPorts: [80, 443],
+    allowedPorts: WEB_PORTS,
     maxBytes: deps.config.crawl.maxBytes,
     connectTimeoutMs: deps.config.crawl.connectTimeoutMs,
     totalTimeoutMs: deps.config.crawl.timeoutMs,

@@ -9,6 +9,9 @@ export class BlockedError extends Error {
   override readonly name = 'BlockedError';
 }
 
+/** The ports an outside URL may use unless its host is allowed: plain HTTP and HTTPS. */
+export const WEB_PORTS = [80, 443];
+
 export interface GuardPolicy {
   /** `host` (any port) or `host:port` entries that skip the address and port checks. */
   allowHosts: string[];

@@ -6,6 +6,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Config } from '../../config';
 import { ErrorType } from '../../shared/errors';
 import { shutdownFailure } from '../attempt';
+import { retryAfterMs } from '../retry-after';
 
 const HEARTBEAT_EVERY_MS = 3_000;
 
@@ -13,17 +14,6 @@ export function estimateCostUsd(prices: Config['llm']['prices'], model: string, 
   const p = prices[model];
   if (!p) return 0;
   return Math.round(((promptTokens * p.input + completionTokens * p.output) / 1e6) * 1e6) / 1e6;
-}
-
-function retryAfterMs(headers: Headers | undefined): number | undefined {
-  const ms = headers?.get('retry-after-ms');
-  if (ms && Number.isFinite(Number(ms))) return Number(ms);
-  const raw = headers?.get('retry-after');
-  if (!raw) return undefined;
-  const secs = Number(raw);
-  if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
-  const date = Date.parse(raw);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
 /** Maps an OpenAI SDK error to a Temporal failure with the retry semantics in SPEC.md. */

@@ -9,7 +9,8 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Agent, fetch } from 'undici';
 import { ErrorType } from '../../shared/errors';
 import type { WebhookEvent } from '../../shared/schemas';
-import { BlockedError, checkUrl, guardedLookup, type GuardPolicy } from '../crawl/ssrf';
+import { BlockedError, checkUrl, guardedLookup, WEB_PORTS, type GuardPolicy } from '../crawl/ssrf';
+import { retryAfterMs } from '../retry-after';
 
 export interface WebhookDelivery {
   researchId: string;
@@ -32,17 +33,8 @@ export function webhookSignature(secret: string, t: number, body: string): strin
   return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`;
 }
 
-/** Seconds from a Retry-After header (seconds or an HTTP date), if it has one. */
-function retryAfterSeconds(value: string | null): number | undefined {
-  if (!value) return undefined;
-  const s = Number(value);
-  if (Number.isFinite(s)) return Math.max(0, s);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, (at - Date.now()) / 1000);
-}
-
 export function createWebhookActivities(settings: WebhookSettings) {
-  const policy: GuardPolicy = { allowHosts: settings.allowHosts, allowedPorts: [80, 443] };
+  const policy: GuardPolicy = { allowHosts: settings.allowHosts, allowedPorts: WEB_PORTS };
   const agent = new Agent({
     connect: { lookup: guardedLookup(policy) as never, timeout: settings.timeoutMs },
     headersTimeout: settings.timeoutMs,
@@ -103,12 +95,8 @@ export function createWebhookActivities(settings: WebhookSettings) {
     if (res.status >= 200 && res.status < 300) return { status: res.status, attempt };
     const message = `webhook ${d.event} to ${url.host} answered ${res.status} (attempt ${attempt})`;
     if (res.status === 408 || res.status === 429 || res.status >= 500) {
-      const wait = retryAfterSeconds(res.headers.get('retry-after'));
-      throw ApplicationFailure.create({
-        message,
-        type: 'WebhookUnavailable',
-        ...(wait !== undefined ? { nextRetryDelay: `${Math.ceil(wait)}s` } : {}),
-      });
+      const wait = retryAfterMs(res.headers);
+      throw ApplicationFailure.create({ message, type: 'WebhookUnavailable', ...(wait !== undefined ? { nextRetryDelay: wait } : {}) });
     }
     // A redirect is not followed: the receiver moved, and the run's URL should say where.
     throw ApplicationFailure.nonRetryable(message, ErrorType.WebhookRejected);
