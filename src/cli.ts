@@ -132,6 +132,7 @@ async function runDev(config: Config, log: Logger): Promise<void> {
       llm: config.llm,
       webhook: config.webhook,
       knowledge: config.knowledge,
+      schedules: config.schedules,
     });
     cleanups.push(() => api.close());
 
@@ -208,6 +209,7 @@ async function runApi(config: Config, log: Logger): Promise<void> {
     llm: config.llm,
     webhook: config.webhook,
     knowledge: config.knowledge,
+    schedules: config.schedules,
   });
   cleanups.push(() => api.close());
   process.stdout.write(`API listening on ${api.url}${api.open ? ' (no API keys: open to this machine only)' : ''}\n`);

@@ -173,6 +173,8 @@ const EnvSchema = z.object({
   WEBHOOK_SECRET: optionalString.refine((v) => v === undefined || v.length >= 16, 'WEBHOOK_SECRET must be at least 16 characters'),
   /** Hosts (`host` or `host:port`) a webhook may reach although private, as CRAWL_ALLOW_HOSTS. */
   WEBHOOK_ALLOW_HOSTS: hostList,
+  /** The shortest interval a schedule may repeat at. */
+  SCHEDULE_MIN_INTERVAL: Duration.default('1m'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(10_000),
   CRAWL_MAX_BYTES: z.coerce.number().int().min(10_000).max(100_000_000).default(5_000_000),
   CRAWL_TIMEOUT_MS: z.coerce.number().int().min(500).max(300_000).default(20_000),
@@ -278,6 +280,8 @@ export interface Config {
   mcp: { configPath: string | undefined };
   crawl: { allowHosts: string[]; maxBytes: number; timeoutMs: number; connectTimeoutMs: number; respectRobots: boolean; userAgent: string };
   webhook: { secret: string | undefined; allowHosts: string[]; timeoutMs: number };
+  /** Recurring research (POST /v1/schedules). */
+  schedules: { minInterval: string };
   /** How fast outside calls are retried (no attempt limit: a run's maxOutage bounds them). */
   retry: RetrySettings;
   /** The knowledge base: uploads, chunking, and the OpenAI-compatible /embeddings endpoint. */
@@ -414,6 +418,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       userAgent: e.CRAWL_USER_AGENT,
     },
     webhook: { secret: e.WEBHOOK_SECRET, allowHosts: e.WEBHOOK_ALLOW_HOSTS, timeoutMs: e.WEBHOOK_TIMEOUT_MS },
+    schedules: { minInterval: e.SCHEDULE_MIN_INTERVAL },
     retry: { initialInterval: e.RETRY_INITIAL_INTERVAL, maximumInterval: e.RETRY_MAX_INTERVAL, heartbeatTimeout: e.LLM_HEARTBEAT_TIMEOUT },
     knowledge: {
       embedding: {

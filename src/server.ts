@@ -7,6 +7,8 @@ import { createApp } from './api/app';
 import { isLoopback } from './api/auth';
 import { createResearchService } from './api/research-service';
 import { createKnowledgeService } from './api/knowledge-service';
+import { createScheduleService } from './api/schedule-service';
+import { durationToMs } from './shared/plain';
 import { createStore } from './activities/store';
 import type { Logger } from './infra/logger';
 import type { Config } from './config';
@@ -25,6 +27,8 @@ export interface ApiServerDeps {
   /** WEBHOOK_*: webhooks are refused unless there is a secret to sign them with. */
   webhook?: Config['webhook'];
   knowledge: Config['knowledge'];
+  /** SCHEDULE_MIN_INTERVAL. */
+  schedules?: Config['schedules'];
 }
 
 export interface ApiServer {
@@ -45,17 +49,23 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
         'or create a key with `deep-research keys create --tenant <name>`, or listen on 127.0.0.1',
     );
   }
+  const research = createResearchService({
+    client: deps.client,
+    taskQueue: deps.taskQueue,
+    store,
+    ...(deps.retry ? { retry: deps.retry } : {}),
+    ...(deps.llm ? { llm: deps.llm } : {}),
+    webhook: { enabled: Boolean(deps.webhook?.secret), allowHosts: deps.webhook?.allowHosts ?? [] },
+  });
   const app = createApp({
     auth: { envKeys: keys, table: store.apiKeys, open: keyless },
     events: store.events,
     rateLimits,
-    research: createResearchService({
+    research,
+    schedules: createScheduleService({
       client: deps.client,
-      taskQueue: deps.taskQueue,
-      store,
-      ...(deps.retry ? { retry: deps.retry } : {}),
-      ...(deps.llm ? { llm: deps.llm } : {}),
-      webhook: { enabled: Boolean(deps.webhook?.secret), allowHosts: deps.webhook?.allowHosts ?? [] },
+      research,
+      minIntervalMs: durationToMs(deps.schedules?.minInterval ?? '1m'),
     }),
     knowledge: {
       service: createKnowledgeService({

@@ -10,6 +10,7 @@ import { createLlm } from './llm/call';
 import { createLlmClient } from './llm/client';
 import { createMcpActivities, loadMcpConfig } from './mcp';
 import { createPersistActivities } from './persist';
+import { createChangesActivities } from './roles/changes';
 import { createCoderActivities, sandboxPackages } from './roles/coder';
 import { createConversationActivities } from './roles/conversation';
 import { createCoordinatorActivities } from './roles/coordinator';
@@ -104,6 +105,7 @@ export function createActivities(deps: ActivityDeps) {
       outlineReport: reporter.outlineReport,
       writeSection: reporter.writeSection,
       ...createVerifierActivities({ llm, store }),
+      ...createChangesActivities({ llm, store }),
       ...createLegacyStepActivities({ llm, store }),
       ...createKnowledgeRouterActivities({ llm }),
     },

@@ -7,6 +7,8 @@ import { errorHandler, notFound } from './middleware/errors';
 import { healthRoutes, type ReadinessCheck } from './routes/health';
 import { researchRoutes } from './routes/research';
 import { knowledgeRoutes } from './routes/knowledge';
+import { scheduleRoutes } from './routes/schedules';
+import type { ScheduleService } from './schedule-service';
 import type { KnowledgeService } from './knowledge-service';
 import type { ResearchService } from './research-service';
 import type { EventsTable } from '../activities/store';
@@ -17,6 +19,8 @@ import { rateLimiter, type LimitKind } from './rate-limit';
 
 export interface AppDeps {
   research: ResearchService;
+  /** Recurring research (absent: the schedule routes are not served). */
+  schedules?: ScheduleService;
   /** Collections, documents and sessions (absent: those routes are not served). */
   knowledge?: { service: KnowledgeService; maxFileBytes: number };
   /** The run event log the events stream reads. */
@@ -80,10 +84,13 @@ export function createApp(deps: AppDeps): express.Express {
     authenticate(deps.auth),
     // New runs and new documents (work for the workers) count as submits.
     limiter.limit((method, path) =>
-      method === 'POST' && (path === '/research' || /^\/collections\/[^/]+\/documents$/.test(path)) ? 'submits' : 'reads',
+      method === 'POST' && (path === '/research' || path === '/schedules' || /^\/collections\/[^/]+\/documents$/.test(path))
+        ? 'submits'
+        : 'reads',
     ),
     express.json({ limit: '64kb' }),
     researchRoutes({ research: deps.research, events: deps.events, ...(deps.preflight ? { preflight: deps.preflight } : {}) }),
+    ...(deps.schedules ? [scheduleRoutes({ schedules: deps.schedules, ...(deps.preflight ? { preflight: deps.preflight } : {}) })] : []),
     ...(deps.knowledge ? [knowledgeRoutes({ knowledge: deps.knowledge.service, maxFileBytes: deps.knowledge.maxFileBytes })] : []),
   );
   app.use(notFound);

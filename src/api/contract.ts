@@ -2,7 +2,7 @@
 // as zod schemas. The OpenAPI document (src/api/openapi.ts) is generated from these same schemas.
 import { z } from 'zod';
 import { AnswerClarification, ApprovePlan, Grounding, ResearchView, ReviewAnswer, RevisePlan, Steer } from '../shared/messages';
-import { Outcome, Phase, ResearchRequest, RunStatus } from '../shared/schemas';
+import { Duration, Outcome, Phase, ResearchRequest, RunStatus } from '../shared/schemas';
 
 export const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'Idempotency-Key must be 1-200 visible ASCII characters');
 export const RunId = z.string().regex(/^[A-Za-z0-9._:/-]{1,200}$/, 'not a valid research id');
@@ -22,6 +22,35 @@ export const ReviseBody = RevisePlan.strict();
 export const ClarificationBody = AnswerClarification.strict();
 /** `POST /v1/research/:id/steer`: one steering message (see Steer). */
 export const SteerBody = Steer;
+
+export const ScheduleId = z.string().regex(/^schedule-[0-9a-f]{32}$/, 'not a valid schedule id');
+/**
+ * `POST /v1/schedules`: a research request that runs again and again, on a cron expression or
+ * every given interval. Its runs accept their plan unless options.autoAcceptPlan is false.
+ */
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** Nobody reviews a plan at 3 a.m.: a schedule's runs accept theirs unless the options say otherwise. */
+const acceptPlansByDefault = (b: unknown) =>
+  isRecord(b) && (b.options === undefined || isRecord(b.options)) ? { ...b, options: { autoAcceptPlan: true, ...(b.options ?? {}) } } : b;
+const ScheduleFields = z
+  .object({
+    ...ResearchRequest.shape,
+    cron: z
+      .string()
+      .trim()
+      .regex(/^(\S+\s+){4}\S+$/, 'cron must have five fields: minute hour day-of-month month day-of-week')
+      .optional(),
+    every: Duration.optional(),
+    timezone: z.string().trim().min(1).max(64).optional().describe('IANA time zone of a cron expression, e.g. Europe/Berlin (default UTC)'),
+    paused: z.boolean().optional(),
+    note: z.string().max(500).optional(),
+  })
+  .strict()
+  .refine((b) => (b.cron === undefined) !== (b.every === undefined), 'give exactly one of cron and every')
+  .refine((b) => b.timezone === undefined || b.cron !== undefined, 'timezone applies to cron only');
+export const ScheduleBody = z.preprocess(acceptPlansByDefault, ScheduleFields);
+export type ScheduleBody = z.infer<typeof ScheduleBody>;
+export const ScheduleNote = z.object({ note: z.string().max(500).optional() }).strict();
 
 export const ReportFormat = z
   .enum(['markdown', 'md', 'json', 'html', 'pdf'], { message: 'format must be md, json, html or pdf' })
@@ -68,6 +97,27 @@ export const SteerAnswered = z.object({
   planVersion: z.number().int().optional(),
 });
 export const Accepted = z.object({ id: z.string(), accepted: z.string() });
+export const ScheduleView = z.object({
+  id: z.string(),
+  question: z.string(),
+  cron: z.string().optional(),
+  every: z.string().optional(),
+  timezone: z.string().optional(),
+  paused: z.boolean(),
+  note: z.string().optional(),
+  createdAt: z.string().optional(),
+  /** Runs it started, and starts it skipped because a run was still going (overlap policy skip). */
+  runsStarted: z.number().int(),
+  runsSkipped: z.number().int(),
+  nextRunsAt: z.array(z.string()),
+  recentRuns: z.array(z.object({ id: z.string(), scheduledAt: z.string().optional(), startedAt: z.string().optional() })),
+  running: z.array(z.string()),
+});
+export type ScheduleView = z.infer<typeof ScheduleView>;
+export const ScheduleList = z.object({
+  schedules: z.array(ScheduleView.pick({ id: true, question: true, cron: true, every: true, paused: true, nextRunsAt: true })),
+});
+export type ScheduleList = z.infer<typeof ScheduleList>;
 export const ReportJson = z.object({
   id: z.string(),
   title: z.string(),

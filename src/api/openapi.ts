@@ -16,6 +16,10 @@ import {
   ReviewAnswered,
   ReviseBody,
   RunList,
+  ScheduleBody,
+  ScheduleList,
+  ScheduleNote,
+  ScheduleView,
   SourceView,
   Started,
   SubmitBody,
@@ -48,6 +52,7 @@ const ERROR_TEXT: Record<number, string> = {
   503: 'no worker answered or no LLM configured; see Retry-After',
 };
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'the run id' };
+const scheduleParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'the schedule id' };
 const colParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'the collection id' };
 const docParam = { name: 'docId', in: 'path', required: true, schema: { type: 'string' }, description: 'the document id' };
 const keyHeader = {
@@ -199,6 +204,59 @@ export function openApiDocument(): Schema {
           summary: 'One file, served nosniff with a strict CSP',
           parameters: [idParam, { name: 'artifactId', in: 'path', required: true, schema: { type: 'string' } }],
           responses: { '200': { description: 'the file' }, ...errors(401, 404, 429) },
+        },
+      },
+      '/v1/schedules': {
+        post: {
+          summary:
+            'Research that repeats (a Temporal Schedule): cron or every; a start is skipped while the previous run goes on; ' +
+            'each report after the first starts with "What changed since <date>". Runs accept their plan unless options.autoAcceptPlan is false.',
+          parameters: [keyHeader],
+          requestBody: { required: true, content: content(ScheduleBody, 'input') },
+          responses: {
+            '201': { description: 'created', content: content(ScheduleView) },
+            '200': { description: 'the Idempotency-Key matched an existing schedule', content: content(ScheduleView) },
+            ...errors(400, 401, 404, 409, 429, 503),
+          },
+        },
+        get: {
+          summary: "The tenant's schedules",
+          responses: { '200': { description: 'the schedules', content: content(ScheduleList) }, ...errors(401, 429) },
+        },
+      },
+      '/v1/schedules/{id}': {
+        get: {
+          summary: 'One schedule: its state, next start times and recent runs',
+          parameters: [scheduleParam],
+          responses: { '200': { description: 'the schedule', content: content(ScheduleView) }, ...errors(400, 401, 404, 429) },
+        },
+        delete: {
+          summary: 'Delete the schedule (runs it started go on)',
+          parameters: [scheduleParam],
+          responses: { '200': { description: 'deleted', content: content(Accepted) }, ...errors(400, 401, 404, 429) },
+        },
+      },
+      '/v1/schedules/{id}/pause': {
+        post: {
+          summary: 'Pause the schedule (with an optional note)',
+          parameters: [scheduleParam],
+          requestBody: { required: false, content: content(ScheduleNote, 'input') },
+          responses: { '200': { description: 'paused', content: content(ScheduleView) }, ...errors(400, 401, 404, 429) },
+        },
+      },
+      '/v1/schedules/{id}/resume': {
+        post: {
+          summary: 'Resume a paused schedule',
+          parameters: [scheduleParam],
+          requestBody: { required: false, content: content(ScheduleNote, 'input') },
+          responses: { '200': { description: 'resumed', content: content(ScheduleView) }, ...errors(400, 401, 404, 429) },
+        },
+      },
+      '/v1/schedules/{id}/trigger': {
+        post: {
+          summary: 'Start a run now (skipped if one is still running), also while paused',
+          parameters: [scheduleParam],
+          responses: { '202': { description: 'triggered', content: content(ScheduleView) }, ...errors(400, 401, 404, 429) },
         },
       },
       '/v1/collections': {

@@ -31,6 +31,7 @@ import {
   ResearchOptions,
   RunStatus,
   summarize,
+  type ResearchInput,
   type ResearchRequest,
   type ResearchResult,
   type RetrySettings,
@@ -274,7 +275,12 @@ export function createResearchService(deps: ResearchServiceDeps) {
     }
   }
 
-  async function start(req: ResearchRequest, tenant: string, idempotencyKey?: string): Promise<StartResult> {
+  /**
+   * Checks a request before anything starts (a run now, or a schedule's runs later): its options,
+   * prices for a cost budget, the tenant's session and collections, the webhook. Returns the
+   * options as the workflow gets them.
+   */
+  async function checkRequest(req: ResearchRequest, tenant: string): Promise<ResearchOptions> {
     const options = ResearchOptions.parse(req.options ?? {});
     if (options.maxCostUsd !== undefined && deps.llm) {
       const unpriced = [...new Set(Object.values(deps.llm.models))].filter((m) => !deps.llm!.prices[m]);
@@ -289,30 +295,43 @@ export function createResearchService(deps: ResearchServiceDeps) {
     }
     await checkKnowledge(req.sessionId, options.collections, tenant);
     if (options.webhook) checkWebhook(options.webhook.url);
+    return options;
+  }
+
+  /** What a run is started with: its input, and the search attributes and memo the list reads. */
+  function runStart(req: ResearchRequest, tenant: string, options: ResearchOptions, scheduleId?: string) {
+    return {
+      taskQueue: deps.taskQueue,
+      args: [
+        {
+          question: req.question,
+          tenant,
+          options,
+          ...(deps.retry ? { retry: deps.retry } : {}),
+          ...(req.sessionId ? { sessionId: req.sessionId } : {}),
+          ...(scheduleId ? { scheduleId } : {}),
+        },
+      ] as [ResearchInput],
+      typedSearchAttributes: [
+        { key: ResearchTenantKey, value: tenant },
+        { key: ResearchStatusKey, value: 'running' },
+        { key: ResearchPhaseKey, value: 'coordinating' },
+        { key: ResearchQuestionKey, value: summarize(req.question, 1_000) },
+      ],
+      memo: { requestHash: requestHash(tenant, req), question: summarize(req.question, 300) },
+      staticSummary: `Research: ${summarize(req.question, 120)}`,
+    };
+  }
+
+  async function start(req: ResearchRequest, tenant: string, idempotencyKey?: string): Promise<StartResult> {
+    const options = await checkRequest(req, tenant);
     const id = idempotencyKey ? idForIdempotencyKey(tenant, idempotencyKey) : `${RESEARCH_ID_PREFIX}${randomUUID()}`;
-    const hash = requestHash(tenant, req);
+    const run = runStart(req, tenant, options);
     try {
       await deps.client.workflow.start<typeof researchWorkflow>('researchWorkflow', {
-        taskQueue: deps.taskQueue,
+        ...run,
         workflowId: id,
-        args: [
-          {
-            question: req.question,
-            tenant,
-            options,
-            ...(deps.retry ? { retry: deps.retry } : {}),
-            ...(req.sessionId ? { sessionId: req.sessionId } : {}),
-          },
-        ],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: [
-          { key: ResearchTenantKey, value: tenant },
-          { key: ResearchStatusKey, value: 'running' },
-          { key: ResearchPhaseKey, value: 'coordinating' },
-          { key: ResearchQuestionKey, value: summarize(req.question, 1_000) },
-        ],
-        memo: { requestHash: hash, question: summarize(req.question, 300) },
-        staticSummary: `Research: ${summarize(req.question, 120)}`,
       });
       metrics.runsStarted.inc({ tenant });
       if (req.sessionId) await deps.store.knowledge.addSessionRun(req.sessionId, id, req.question);
@@ -320,7 +339,7 @@ export function createResearchService(deps: ResearchServiceDeps) {
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError) || !idempotencyKey) throw err;
       const existing = await deps.client.workflow.getHandle(id).describe();
-      if (existing.memo?.requestHash !== hash) {
+      if (existing.memo?.requestHash !== run.memo.requestHash) {
         throw new ApiError(409, 'idempotency_key_reused', 'this Idempotency-Key was already used for a different request');
       }
       const view = await get(id, tenant);
@@ -572,7 +591,24 @@ export function createResearchService(deps: ResearchServiceDeps) {
     return async () => (await handle.describe()).status.name !== 'RUNNING';
   }
 
-  return { start, get, list, owned, reportImages, source, approve, revise, answer, steer, cancel, report, artifacts, artifact };
+  return {
+    checkRequest,
+    runStart,
+    start,
+    get,
+    list,
+    owned,
+    reportImages,
+    source,
+    approve,
+    revise,
+    answer,
+    steer,
+    cancel,
+    report,
+    artifacts,
+    artifact,
+  };
 }
 
 export type ResearchService = ReturnType<typeof createResearchService>;

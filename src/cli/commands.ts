@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { apiClient, ApiFailure, type ApiClient, type RunEvent } from './api-client';
 import { EVAL_USAGE, EvalError, runEval } from './eval';
 import { KB_USAGE, resolveCollection, runKbCommand, runSessionCommand } from './kb';
+import { runScheduleCommand, SCHEDULE_USAGE } from './schedules';
 
 export interface Io {
   out(text: string): void;
@@ -28,6 +29,7 @@ export const CLIENT_USAGE = `Client commands (talk to the API: --api URL or DEEP
   cancel <id>
   report <id> [--format md|json] [--out FILE]
 ${KB_USAGE}
+${SCHEDULE_USAGE}
 ${EVAL_USAGE}
   Add --json to any of them for machine-readable output.`;
 
@@ -43,6 +45,7 @@ export const CLIENT_COMMANDS = [
   'report',
   'kb',
   'session',
+  'schedule',
   'eval',
 ];
 
@@ -106,6 +109,11 @@ export async function runClientCommand(
       add: { type: 'string' },
       title: { type: 'string' },
       after: { type: 'string', multiple: true },
+      every: { type: 'string' },
+      cron: { type: 'string' },
+      timezone: { type: 'string' },
+      paused: { type: 'boolean' },
+      note: { type: 'string' },
     },
   });
   const client = apiClient({ api: values.api ?? defaults.api, key: values.key ?? defaults.key });
@@ -244,6 +252,8 @@ export async function runClientCommand(
         return await runKbCommand(client, io, positionals, values);
       case 'session':
         return await runSessionCommand(client, io, positionals, values);
+      case 'schedule':
+        return await runScheduleCommand(client, io, positionals, values, parseOptions(values.option ?? []));
       case 'eval': {
         const count = (flag: string, v: string | undefined, fallback?: number) => {
           if (v === undefined) return fallback;

@@ -169,3 +169,16 @@ export const CodeDraft = z.object({
   explanation: z.string().describe('Two sentences: what the program computes and how'),
 });
 export type CodeDraft = z.infer<typeof CodeDraft>;
+
+/** A scheduled run against the schedule's previous report: claims and figures that changed. */
+export const ReportChanges = z.object({
+  changes: z.array(
+    z.object({
+      about: z.string().describe('What the claim or figure is about, in a few words'),
+      before: z.string().describe('What the earlier report said, with its figure where it had one'),
+      now: z.string().describe('What the current findings say instead, with the new figure'),
+      source: z.string().describe('The id of the current source that says it, e.g. S3f9a01c2'),
+    }),
+  ),
+});
+export type ReportChanges = z.infer<typeof ReportChanges>;

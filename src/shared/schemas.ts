@@ -129,6 +129,8 @@ export const ResearchInput = z.object({
   /** Absent in runs started before it existed: DEFAULT_RETRY. */
   retry: RetrySettings.optional(),
   sessionId: z.string().optional(),
+  /** Set on runs a schedule starts: the report then says what changed since the schedule's previous one. */
+  scheduleId: z.string().optional(),
 });
 export type ResearchInput = z.infer<typeof ResearchInput>;
 

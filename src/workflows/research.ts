@@ -14,6 +14,7 @@ import {
   revisePlanUpdate,
   steerUpdate,
 } from './messages';
+import { compareWithPrevious } from './research/changes';
 import { coordinate } from './research/coordinate';
 import { closeGaps } from './research/gaps';
 import { investigate } from './research/investigate';
@@ -60,6 +61,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
       plan = run.steering.apply(plan);
     }
     const report = await writeReport(run, plan, question, accepted);
+    await compareWithPrevious(run, plan, question, accepted);
     await rememberReport(run);
     return await finish(run, 'report', report.summary, { outcome: 'report', answer: report.title });
   } catch (err) {

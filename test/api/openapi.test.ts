@@ -6,10 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/api/app';
 import type { ResearchService } from '../../src/api/research-service';
 import type { KnowledgeService } from '../../src/api/knowledge-service';
+import type { ScheduleService } from '../../src/api/schedule-service';
 import { createLogger } from '../../src/infra/logger';
 
 const app = createApp({
   research: {} as ResearchService,
+  schedules: {} as ScheduleService,
   knowledge: { service: {} as KnowledgeService, maxFileBytes: 1_000 },
   events: { after: async () => [] },
   auth: { envKeys: [{ key: 'k-0123456789abcdef', tenant: 't' }], table: { tenantOf: async () => undefined }, open: false },
@@ -48,7 +50,7 @@ describe('OpenAPI', () => {
   it('describes every route the API serves, with the request schemas the routes validate with', async () => {
     const doc = (await request(app).get('/v1/openapi.json')).body as { paths: Record<string, Record<string, { requestBody?: unknown }>> };
     const documented = Object.entries(doc.paths).flatMap(([p, ms]) => Object.keys(ms).map((m) => `${m.toUpperCase()} ${p}`));
-    const served = servedRoutes().filter((r) => /\/v1\/(research|collections|sessions)/.test(r));
+    const served = servedRoutes().filter((r) => /\/v1\/(research|collections|sessions|schedules)/.test(r));
     expect(served.length).toBeGreaterThan(18);
     for (const r of served) expect(documented).toContain(r);
     const submit = doc.paths['/v1/research']!.post!.requestBody as {

@@ -8,6 +8,8 @@ import type pg from 'pg';
 import { createApp } from '../../src/api/app';
 import { createResearchService } from '../../src/api/research-service';
 import { createKnowledgeService } from '../../src/api/knowledge-service';
+import { createScheduleService } from '../../src/api/schedule-service';
+import { durationToMs } from '../../src/shared/plain';
 import { createStore } from '../../src/activities/store';
 import { loadConfig, llmConfigured, type Config } from '../../src/config';
 import { createLogger } from '../../src/infra/logger';
@@ -83,15 +85,17 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const running = worker.run();
   const log = createLogger('warn');
   const store = createStore(pool);
+  const research = createResearchService({
+    client,
+    taskQueue,
+    store,
+    retry: config.retry,
+    llm: config.llm,
+    webhook: { enabled: Boolean(config.webhook.secret), allowHosts: config.webhook.allowHosts },
+  });
   const app = createApp({
-    research: createResearchService({
-      client,
-      taskQueue,
-      store,
-      retry: config.retry,
-      llm: config.llm,
-      webhook: { enabled: Boolean(config.webhook.secret), allowHosts: config.webhook.allowHosts },
-    }),
+    research,
+    schedules: createScheduleService({ client, research, minIntervalMs: durationToMs(config.schedules.minInterval) }),
     knowledge: {
       service: createKnowledgeService({ client, taskQueue, store, limits: config.knowledge, retry: config.retry }),
       maxFileBytes: config.knowledge.maxFileBytes,

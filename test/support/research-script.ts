@@ -50,7 +50,8 @@ export type RoleOverrides = Partial<
     | 'gaps'
     | 'verify'
     | 'outline'
-    | 'section',
+    | 'section'
+    | 'changes',
     Rule['reply']
   >
 >;
@@ -176,6 +177,7 @@ export function researchRules(o: RoleOverrides = {}, plan = planJson([{ id: 'a' 
     { name: 'outline', match: bySchema('ReportOutline'), reply: o.outline ?? defaultOutline },
     { name: 'section', match: bySchema('ReportSection'), reply: o.section ?? defaultSection },
     { name: 'verify', match: bySchema('CitationVerdicts'), reply: o.verify ?? supportEveryClaim },
+    { name: 'changes', match: bySchema('ReportChanges'), reply: o.changes ?? { json: { changes: [] } } },
     { name: 'gaps', match: bySchema('GapReflection'), reply: o.gaps ?? { json: { answered: true, gaps: [], followUpSteps: [] } } },
     {
       name: 'reporter',

@@ -17,8 +17,14 @@ export class FakeSearxng {
   /** Results per exact query; `fallback` answers any other query. */
   constructor(
     private readonly byQuery: Record<string, SearxResult[]> = {},
-    private readonly fallback: (q: string) => SearxResult[] = () => [],
+    private fallback: (q: string) => SearxResult[] = () => [],
   ) {}
+
+  /** Answers every query not in `byQuery` with `fn` from now on (the web changed). */
+  setFallback(fn: (q: string) => SearxResult[]): this {
+    this.fallback = fn;
+    return this;
+  }
 
   get url(): string {
     if (!this.server) throw new Error('FakeSearxng not started');

@@ -36,9 +36,15 @@ export function createMemoryActivities(deps: { store: Store; embedder: Embedder;
   /**
    * Writes the run's 'memory' document from the session's earlier runs (the reporter reads it as
    * a finding, the planner and the query rewrite as context) and copies the sources those reports
-   * cited into this run. Returns what it found, for the run's notes.
+   * cited into this run. Returns what it found, for the run's notes. A run a schedule started
+   * joins the session here (`join`: its question), as the API does for a run it starts.
    */
-  async function loadSessionMemory(input: { researchId: string; sessionId: string }): Promise<{ turns: number; sourceIds: string[] }> {
+  async function loadSessionMemory(input: {
+    researchId: string;
+    sessionId: string;
+    join?: string;
+  }): Promise<{ turns: number; sourceIds: string[] }> {
+    if (input.join !== undefined) await kb.addSessionRun(input.sessionId, input.researchId, input.join);
     const runs = await kb.sessionRuns(input.sessionId);
     const mine = runs.findIndex((r) => r.researchId === input.researchId);
     const earlier = (mine >= 0 ? runs.slice(0, mine) : runs.filter((r) => r.researchId !== input.researchId)).filter((r) => r.reportTitle);

@@ -17,6 +17,7 @@ import {
   ReportDraft,
   ReportOutline,
   ReportSection,
+  ReportChanges,
 } from '../../shared/llm-outputs';
 import { Plan } from '../../shared/schemas';
 
@@ -227,6 +228,16 @@ export const PROMPTS = {
     },
     'CitationVerdicts',
     CitationVerdicts,
+  ),
+  changes: jsonPrompt(
+    {
+      file: 'changes',
+      role: 'reporter',
+      vars: { question: text, previous: text, current: text },
+      untrusted: { question: 'user_message', previous: 'earlier_report', current: 'current_findings' },
+    },
+    'ReportChanges',
+    ReportChanges,
   ),
   knowledgeRouter: jsonPrompt(
     {

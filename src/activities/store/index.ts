@@ -7,6 +7,7 @@ import { documentTables } from './documents';
 import { apiKeysTable } from './keys';
 import { eventsTable } from './events';
 import { knowledgeTables } from './knowledge';
+import { scheduledReportsTable } from './schedules';
 import { bansTable, guidanceTable, llmCallsTable, llmLeasesTable, runsTable, sandboxRunsTable } from './runs';
 
 export type { Message } from './conversations';
@@ -15,6 +16,7 @@ export type { LlmCallRecord, RunRecord } from './runs';
 export type { ApiKeyRow, ApiKeysTable } from './keys';
 export type { EventsTable, NewEvent, StoredEvent } from './events';
 export type * from './knowledge';
+export type { ScheduledReport } from './schedules';
 
 export function createStore(pool: pg.Pool) {
   return {
@@ -27,6 +29,7 @@ export function createStore(pool: pg.Pool) {
     conversations: conversationsTable(pool),
     apiKeys: apiKeysTable(pool),
     events: eventsTable(pool),
+    scheduledReports: scheduledReportsTable(pool),
     knowledge: knowledgeTables(pool),
     ...documentTables(pool),
     /** Readiness: the database answers. */

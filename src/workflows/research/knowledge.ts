@@ -12,7 +12,7 @@ export async function chooseKnowledge(run: RunState): Promise<void> {
   const sessionId = run.sessionId;
   if (sessionId) {
     const memory = await run.calls.knowledge.loadSessionMemory.executeWithOptions({ summary: 'session memory' }, [
-      { researchId: run.id, sessionId },
+      { researchId: run.id, sessionId, ...(run.scheduleId ? { join: run.question } : {}) },
     ]);
     if (memory.turns) run.note(`Follow-up in a session: the run saw ${memory.turns} earlier question(s) and their reports.`);
   }

@@ -8,9 +8,14 @@ import { hasPatch } from '../patches';
 import type { Plan, StepOutput } from '../../shared/schemas';
 import type { RunState } from './run-state';
 
+/** The document keys of the accepted step results, in plan order. */
+export function acceptedKeys(plan: Plan, accepted: Map<string, StepOutput>): string[] {
+  return plan.steps.map((s) => accepted.get(s.id)?.key).filter((k): k is string => k !== undefined);
+}
+
 export async function writeReport(run: RunState, plan: Plan, question: string, accepted: Map<string, StepOutput>) {
   run.moveTo('reporting');
-  const stepKeys = plan.steps.map((s) => accepted.get(s.id)?.key).filter((k): k is string => k !== undefined);
+  const stepKeys = acceptedKeys(plan, accepted);
   const notes = [...run.notes];
   const input = { researchId: run.id, question, locale: run.locale, stepKeys, notes };
   const length = run.options.reportLength ?? 'standard';

@@ -118,6 +118,11 @@ export class RunState {
     return this.input.sessionId;
   }
 
+  /** The schedule that started this run, if one did. */
+  get scheduleId(): string | undefined {
+    return this.input.scheduleId;
+  }
+
   get retry(): ResearchInput['retry'] {
     return this.input.retry;
   }

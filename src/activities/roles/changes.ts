@@ -1,0 +1,179 @@
+// "What changed since <date>": a run a schedule started is compared with the schedule's previous
+// report. New sources and sources no longer found are set differences of the stored sources (a
+// source id is a hash of its normalised URL). Changed claims and figures come from one model call
+// over the previous report and the current findings, and code keeps only those it can check: the
+// source must be one the current findings cite, every figure of `before` must be written in the
+// previous report or findings, every figure of `now` in the current findings or that source's
+// evidence. The section goes at the top of the stored report.
+import type { Usage } from '../../shared/schemas';
+import { summarize } from '../../shared/schemas';
+import type { Reference } from '../../shared/report';
+import type { Llm } from '../llm/call';
+import { PROMPTS } from '../llm/prompts';
+import type { Store, StoredSource } from '../store';
+import { reportSources } from './reporter';
+
+/** Characters of the previous report and of the current findings the comparison reads. */
+const PREVIOUS_CHARS = 12_000;
+const CURRENT_CHARS = 16_000;
+/** Entries per list in the section. */
+const MAX_LISTED = 12;
+
+export interface ChangesInput {
+  researchId: string;
+  scheduleId: string;
+  /** The run's start (ISO): orders the schedule's reports. */
+  startedAt: string;
+  question: string;
+  stepKeys: string[];
+}
+
+export interface ChangesOutput {
+  /** The run compared with, or undefined for a schedule's first report. */
+  previousId?: string;
+  since?: string;
+  newSources: number;
+  goneSources: number;
+  changedClaims: number;
+  /** Changes the model named that the stored texts do not bear out. */
+  droppedClaims: number;
+  usage: Usage;
+}
+
+const NO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
+
+/** Figures in a text: numbers with their decimal part, normalised ("1,200" → "1200"). */
+export function figuresIn(text: string): string[] {
+  return [...text.matchAll(/\d[\d,]*(?:\.\d+)?/g)].map((m) => m[0].replace(/,(?=\d{3}\b)/g, '').replace(/,/g, '.'));
+}
+
+/** True when every figure of `claim` is written in `text`. */
+function figuresFound(claim: string, text: string): boolean {
+  const written = new Set(figuresIn(text));
+  return figuresIn(claim).every((f) => written.has(f));
+}
+
+/** The day of a date in the report's language, e.g. "23 November 2026". */
+export function dayOf(date: Date, locale: string): string {
+  const opts = { dateStyle: 'long', timeZone: 'UTC' } as const;
+  try {
+    return new Intl.DateTimeFormat(locale || 'en', opts).format(date);
+  } catch {
+    return new Intl.DateTimeFormat('en', opts).format(date);
+  }
+}
+
+const entry = (s: { title: string; url: string }) => `[${(s.title || s.url).replace(/[[\]]/g, '')}](${s.url})`;
+
+const HEADING = '## What changed since ';
+
+/** Inserts the section after the report's title and its notes, before the body; a section an
+ *  earlier attempt inserted is replaced. */
+export function insertSection(markdown: string, section: string): string {
+  let lines = markdown.split('\n');
+  const at = lines.findIndex((l) => l.startsWith(HEADING));
+  if (at >= 0) {
+    const end = lines.findIndex((l, j) => j > at && l.startsWith('## '));
+    lines = [...lines.slice(0, at), ...(end >= 0 ? lines.slice(end) : [])];
+  }
+  let i = lines[0]?.startsWith('# ') ? 1 : 0;
+  while (i < lines.length && (lines[i]!.trim() === '' || lines[i]!.startsWith('>'))) i++;
+  return [...lines.slice(0, i), section.trim(), '', ...lines.slice(i)].join('\n');
+}
+
+export function createChangesActivities(deps: { llm: Llm; store: Store }) {
+  async function compareWithPrevious(input: ChangesInput): Promise<ChangesOutput> {
+    const { researchId } = input;
+    const startedAt = new Date(input.startedAt);
+    await deps.store.scheduledReports.record({ scheduleId: input.scheduleId, researchId, startedAt, stepKeys: input.stepKeys });
+    const previous = await deps.store.scheduledReports.before(input.scheduleId, startedAt);
+    const report = await deps.store.getReport(researchId);
+    if (!previous || !report) return { newSources: 0, goneSources: 0, changedClaims: 0, droppedClaims: 0, usage: NO_USAGE };
+
+    const [before, beforeReport, current] = await Promise.all([
+      deps.store.getSources(previous.researchId),
+      deps.store.getReport(previous.researchId),
+      reportSources(deps.store, researchId, input.stepKeys),
+    ]);
+    const seenBefore = new Set(before.map((s) => s.sourceId));
+    const citedNow = new Map(current.refs.map((r) => [r.sourceId, r]));
+    const nowSources = await deps.store.getSources(researchId);
+    const seenNow = new Set(nowSources.map((s) => s.sourceId));
+    const fresh = current.refs.filter((r) => !seenBefore.has(r.sourceId));
+    const citedBefore = new Set((beforeReport?.references ?? []).map((r) => r.sourceId));
+    const gone = before.filter((s) => citedBefore.has(s.sourceId) && !seenNow.has(s.sourceId));
+
+    // Claims and figures: one model call, then only what the stored texts bear out.
+    const previousFindings = await deps.store.getDocuments(previous.researchId, ['background', ...previous.stepKeys]);
+    // What the earlier run knew: its report, its findings and the evidence of the sources it cited.
+    const previousText = [
+      beforeReport?.markdown ?? '',
+      ...previousFindings.map((f) => f.content),
+      ...before.filter((s) => citedBefore.has(s.sourceId)).map((s) => s.content),
+    ].join('\n\n');
+    const currentText = current.findings.map((f) => `<finding key="${f.key}">\n${f.content}\n</finding>`).join('\n');
+    let usage = NO_USAGE;
+    const changed: { about: string; before: string; now: string; ref: Reference }[] = [];
+    let dropped = 0;
+    if (current.findings.length && previousText.trim()) {
+      const r = await deps.llm.structured(
+        PROMPTS.changes,
+        {
+          question: input.question,
+          previous: summarize(beforeReport?.markdown || previousText, PREVIOUS_CHARS),
+          current: summarize(currentText, CURRENT_CHARS),
+        },
+        { researchId, key: 'changes' },
+      );
+      usage = r.usage;
+      const evidence = new Map<string, StoredSource>(nowSources.map((s) => [s.sourceId, s]));
+      const findingsText = current.findings.map((f) => f.content).join('\n');
+      for (const c of r.output.changes) {
+        const id = /S[0-9a-f]{8}/.exec(c.source)?.[0];
+        const ref = id ? citedNow.get(id) : undefined;
+        const nowText = `${findingsText}\n${(id && evidence.get(id)?.content) || ''}`;
+        const checks =
+          ref !== undefined && c.before.trim() !== c.now.trim() && figuresFound(c.before, previousText) && figuresFound(c.now, nowText);
+        if (checks && changed.length < MAX_LISTED) changed.push({ about: c.about, before: c.before, now: c.now, ref: ref! });
+        else dropped++;
+      }
+    }
+
+    const since = dayOf(previous.startedAt, report.locale);
+    const lines = [`${HEADING}${since}`, ''];
+    lines.push(
+      `Compared with this schedule's report of ${since}, ${previous.startedAt.toISOString().slice(11, 16)} UTC (${previous.researchId}).`,
+      '',
+    );
+    if (fresh.length) {
+      lines.push('**New sources**', '');
+      for (const r of fresh.slice(0, MAX_LISTED)) lines.push(`- ${entry(r)} [${r.n}]`);
+      if (fresh.length > MAX_LISTED) lines.push(`- and ${fresh.length - MAX_LISTED} more in the references`);
+      lines.push('');
+    }
+    if (changed.length) {
+      lines.push('**Claims and figures that changed**', '');
+      for (const c of changed)
+        lines.push(`- ${summarize(c.about, 120)}: then "${summarize(c.before, 300)}", now "${summarize(c.now, 300)}" [${c.ref.n}]`);
+      lines.push('');
+    }
+    if (gone.length) {
+      lines.push('**Cited then, not found this time**', '');
+      for (const s of gone.slice(0, MAX_LISTED)) lines.push(`- ${entry(s)}`);
+      lines.push('');
+    }
+    if (!fresh.length && !changed.length && !gone.length) lines.push('No new sources, and no claim or figure changed.', '');
+    await deps.store.saveReport({ ...report, markdown: insertSection(report.markdown, lines.join('\n')) });
+    return {
+      previousId: previous.researchId,
+      since: previous.startedAt.toISOString(),
+      newSources: fresh.length,
+      goneSources: gone.length,
+      changedClaims: changed.length,
+      droppedClaims: dropped,
+      usage,
+    };
+  }
+
+  return { compareWithPrevious };
+}

@@ -1,0 +1,199 @@
+// Recurring research on Temporal Schedules: a schedule starts the same research request on a cron
+// expression or at an interval, skips a start while its previous run is still going (overlap
+// policy skip), and can be paused, resumed, triggered now and deleted. Each run it starts carries
+// the schedule's id, so its report says what changed since the schedule's previous report.
+import { createHash, randomUUID } from 'node:crypto';
+import {
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  type Client,
+  type ScheduleDescription,
+  type ScheduleHandle,
+} from '@temporalio/client';
+import { ApiError, failureMessage } from '../shared/errors';
+import { durationToMs } from '../shared/plain';
+import { summarize } from '../shared/schemas';
+import { ResearchTenantKey } from '../workflows/search-attributes';
+import type { researchWorkflow } from '../workflows/research';
+import type { ScheduleBody, ScheduleList, ScheduleView } from './contract';
+import type { ResearchService } from './research-service';
+
+export interface ScheduleServiceDeps {
+  client: Client;
+  research: Pick<ResearchService, 'checkRequest' | 'runStart'>;
+  /** The shortest interval a schedule may run at (SCHEDULE_MIN_INTERVAL). */
+  minIntervalMs: number;
+}
+
+/** What the schedule's memo keeps for the API: whose it is and what it was asked to do. */
+interface ScheduleMemo {
+  tenant: string;
+  question: string;
+  cron?: string;
+  every?: string;
+  timezone?: string;
+  requestHash?: string;
+}
+
+const SCHEDULE_PREFIX = 'schedule-';
+/** gRPC status INVALID_ARGUMENT: the server refused the spec. */
+const GRPC_INVALID_ARGUMENT = 3;
+
+function scheduleIdFor(tenant: string, idempotencyKey: string | undefined): string {
+  const hex = idempotencyKey
+    ? createHash('sha256').update(`schedule\u0000${tenant}\u0000${idempotencyKey}`).digest('hex').slice(0, 32)
+    : randomUUID().replace(/-/g, '');
+  return `${SCHEDULE_PREFIX}${hex}`;
+}
+
+/** The runs of a schedule are named after it; Temporal appends the time each was scheduled for. */
+export const scheduledRunPrefix = (scheduleId: string) => `research-${scheduleId}`;
+
+export function createScheduleService(deps: ScheduleServiceDeps) {
+  const schedules = deps.client.schedule;
+
+  async function owned(id: string, tenant: string): Promise<{ handle: ScheduleHandle; desc: ScheduleDescription }> {
+    const handle = schedules.getHandle(id);
+    try {
+      const desc = await handle.describe();
+      const memo = desc.memo as Partial<ScheduleMemo> | undefined;
+      if (memo?.tenant !== tenant) throw new ApiError(404, 'not_found', `no schedule with id ${id}`);
+      return { handle, desc };
+    } catch (err) {
+      if (err instanceof ScheduleNotFoundError) throw new ApiError(404, 'not_found', `no schedule with id ${id}`);
+      throw err;
+    }
+  }
+
+  function view(desc: ScheduleDescription): ScheduleView {
+    const memo = (desc.memo ?? {}) as Partial<ScheduleMemo>;
+    const iso = (d: Date | undefined) => d?.toISOString();
+    return {
+      id: desc.scheduleId,
+      question: memo.question ?? '',
+      ...(memo.cron ? { cron: memo.cron } : {}),
+      ...(memo.every ? { every: memo.every } : {}),
+      ...(memo.timezone ? { timezone: memo.timezone } : {}),
+      paused: desc.state.paused,
+      ...(desc.state.note ? { note: desc.state.note } : {}),
+      createdAt: iso(desc.info.createdAt),
+      runsStarted: desc.info.numActionsTaken,
+      runsSkipped: desc.info.numActionsSkippedOverlap,
+      nextRunsAt: desc.info.nextActionTimes.slice(0, 5).map((d) => d.toISOString()),
+      recentRuns: desc.info.recentActions
+        .slice(-10)
+        .reverse()
+        .map((a) => ({ id: a.action.workflow.workflowId, scheduledAt: iso(a.scheduledAt), startedAt: iso(a.takenAt) })),
+      running: desc.info.runningActions.map((a) => a.workflow.workflowId),
+    };
+  }
+
+  async function create(
+    body: ScheduleBody,
+    tenant: string,
+    idempotencyKey?: string,
+  ): Promise<{ schedule: ScheduleView; created: boolean }> {
+    const { cron, every, timezone, paused, note, ...request } = body;
+    if (every !== undefined && durationToMs(every) < deps.minIntervalMs) {
+      throw new ApiError(400, 'invalid_schedule', `every must be at least ${deps.minIntervalMs / 1000}s (SCHEDULE_MIN_INTERVAL)`);
+    }
+    const options = await deps.research.checkRequest(request, tenant);
+    const id = scheduleIdFor(tenant, idempotencyKey);
+    const run = deps.research.runStart(request, tenant, options, id);
+    const memo: ScheduleMemo = {
+      tenant,
+      question: summarize(request.question, 300),
+      requestHash: createHash('sha256').update(JSON.stringify(body)).digest('hex'),
+      ...(cron ? { cron } : {}),
+      ...(every ? { every } : {}),
+      ...(timezone ? { timezone } : {}),
+    };
+    try {
+      await schedules.create({
+        scheduleId: id,
+        spec: cron ? { cronExpressions: [cron], ...(timezone ? { timezone } : {}) } : { intervals: [{ every: every! }] },
+        action: {
+          type: 'startWorkflow',
+          workflowType: 'researchWorkflow' as unknown as typeof researchWorkflow,
+          workflowId: scheduledRunPrefix(id),
+          taskQueue: run.taskQueue,
+          args: run.args,
+          typedSearchAttributes: run.typedSearchAttributes,
+          memo: run.memo,
+          staticSummary: run.staticSummary,
+        },
+        policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+        state: { paused: paused ?? false, ...(note ? { note } : {}) },
+        memo: memo as unknown as Record<string, unknown>,
+        typedSearchAttributes: [{ key: ResearchTenantKey, value: tenant }],
+      });
+    } catch (err) {
+      if (err instanceof ScheduleAlreadyRunning && idempotencyKey) {
+        const existing = await owned(id, tenant);
+        if ((existing.desc.memo as Partial<ScheduleMemo>).requestHash !== memo.requestHash) {
+          throw new ApiError(409, 'idempotency_key_reused', 'this Idempotency-Key was already used for a different schedule');
+        }
+        return { schedule: view(existing.desc), created: false };
+      }
+      // The client and the server check the cron expression and the time zone.
+      if (err instanceof TypeError || (err as { code?: unknown }).code === GRPC_INVALID_ARGUMENT) {
+        throw new ApiError(400, 'invalid_schedule', `the schedule was refused: ${summarize(failureMessage(err), 300)}`);
+      }
+      throw err;
+    }
+    return { schedule: view((await owned(id, tenant)).desc), created: true };
+  }
+
+  async function get(id: string, tenant: string): Promise<ScheduleView> {
+    return view((await owned(id, tenant)).desc);
+  }
+
+  /** The tenant's schedules (from the schedule's search attribute; listing is eventually consistent). */
+  async function list(tenant: string): Promise<ScheduleList> {
+    const out: ScheduleList['schedules'] = [];
+    for await (const s of schedules.list({ query: `${ResearchTenantKey.name} = '${tenant.replace(/'/g, '')}'` })) {
+      const memo = (s.memo ?? {}) as Partial<ScheduleMemo>;
+      if (memo.tenant !== tenant) continue;
+      out.push({
+        id: s.scheduleId,
+        question: memo.question ?? '',
+        ...(memo.cron ? { cron: memo.cron } : {}),
+        ...(memo.every ? { every: memo.every } : {}),
+        paused: s.state.paused,
+        nextRunsAt: (s.info?.nextActionTimes ?? []).slice(0, 5).map((d) => d.toISOString()),
+      });
+      if (out.length >= 500) break;
+    }
+    return { schedules: out };
+  }
+
+  async function pause(id: string, tenant: string, note?: string): Promise<ScheduleView> {
+    const { handle } = await owned(id, tenant);
+    await handle.pause(note ?? 'paused through the API');
+    return get(id, tenant);
+  }
+
+  async function resume(id: string, tenant: string, note?: string): Promise<ScheduleView> {
+    const { handle } = await owned(id, tenant);
+    await handle.unpause(note ?? 'resumed through the API');
+    return get(id, tenant);
+  }
+
+  /** Starts a run now; with a run still going it is skipped, as the schedule's own starts are. */
+  async function trigger(id: string, tenant: string): Promise<ScheduleView> {
+    const { handle } = await owned(id, tenant);
+    await handle.trigger(ScheduleOverlapPolicy.SKIP);
+    return get(id, tenant);
+  }
+
+  /** Deletes the schedule; runs it started go on. */
+  async function remove(id: string, tenant: string): Promise<void> {
+    const { handle } = await owned(id, tenant);
+    await handle.delete();
+  }
+
+  return { create, get, list, pause, resume, trigger, remove };
+}
+
+export type ScheduleService = ReturnType<typeof createScheduleService>;

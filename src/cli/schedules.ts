@@ -1,0 +1,103 @@
+// `deep-research schedule`: recurring research through the HTTP API (Temporal Schedules).
+import { ApiFailure, type ApiClient } from './api-client';
+import type { Io } from './commands';
+
+export const SCHEDULE_USAGE = `  schedule create "<question>" --every 24h | --cron "0 6 * * 1" [--timezone Europe/Berlin]
+        [--option k=v]... [--session ID] [--paused] [--note TEXT]   research that repeats; each report says what changed
+  schedule list | show <id> | pause <id> [--note TEXT] | resume <id> | trigger <id> | delete <id>`;
+
+interface ScheduleView {
+  id: string;
+  question: string;
+  cron?: string;
+  every?: string;
+  timezone?: string;
+  paused: boolean;
+  note?: string;
+  runsStarted?: number;
+  runsSkipped?: number;
+  nextRunsAt: string[];
+  recentRuns?: { id: string; startedAt?: string }[];
+  running?: string[];
+}
+
+export interface ScheduleFlags {
+  json?: boolean | undefined;
+  every?: string | undefined;
+  cron?: string | undefined;
+  timezone?: string | undefined;
+  paused?: boolean | undefined;
+  note?: string | undefined;
+  session?: string | undefined;
+}
+
+const when = (s: Pick<ScheduleView, 'cron' | 'every' | 'timezone'>) =>
+  s.cron ? `cron "${s.cron}"${s.timezone ? ` (${s.timezone})` : ''}` : `every ${s.every ?? '?'}`;
+
+function describe(s: ScheduleView): string {
+  const lines = [
+    `${s.id}  ${s.paused ? 'paused' : 'active'}  ${when(s)}`,
+    `  ${s.question}`,
+    ...(s.note ? [`  note: ${s.note}`] : []),
+    ...(s.runsStarted !== undefined ? [`  runs started ${s.runsStarted}, skipped while one was running ${s.runsSkipped ?? 0}`] : []),
+    ...(s.nextRunsAt.length ? [`  next: ${s.nextRunsAt.slice(0, 3).join(', ')}`] : []),
+    ...(s.running?.length ? [`  running: ${s.running.join(', ')}`] : []),
+    ...(s.recentRuns ?? []).slice(0, 5).map((r) => `  ran ${r.startedAt ?? ''}  ${r.id}`),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+export async function runScheduleCommand(
+  client: ApiClient,
+  io: Io,
+  args: string[],
+  values: ScheduleFlags,
+  options: Record<string, unknown>,
+): Promise<number> {
+  const [sub, ...rest] = args;
+  const print = (s: ScheduleView) => io.out(values.json ? `${JSON.stringify(s, null, 2)}\n` : describe(s));
+  const path = (id: string | undefined, tail = '') => {
+    if (!id) throw new ApiFailure(0, 'usage', `schedule ${sub} needs a schedule id`);
+    return `/v1/schedules/${encodeURIComponent(id)}${tail}`;
+  };
+  switch (sub) {
+    case 'create': {
+      const question = rest.join(' ').trim();
+      if (!question) throw new ApiFailure(0, 'usage', 'schedule create needs a question');
+      const body = {
+        question,
+        ...(values.every ? { every: values.every } : {}),
+        ...(values.cron ? { cron: values.cron } : {}),
+        ...(values.timezone ? { timezone: values.timezone } : {}),
+        ...(values.paused ? { paused: true } : {}),
+        ...(values.note ? { note: values.note } : {}),
+        ...(values.session ? { sessionId: values.session } : {}),
+        ...(Object.keys(options).length ? { options } : {}),
+      };
+      print(await client.call<ScheduleView>('POST', '/v1/schedules', body));
+      return 0;
+    }
+    case 'list': {
+      const l = await client.call<{ schedules: ScheduleView[] }>('GET', '/v1/schedules');
+      if (values.json) io.out(`${JSON.stringify(l, null, 2)}\n`);
+      else io.out(l.schedules.map(describe).join('') || 'no schedules\n');
+      return 0;
+    }
+    case 'show':
+      print(await client.call<ScheduleView>('GET', path(rest[0])));
+      return 0;
+    case 'pause':
+    case 'resume':
+      print(await client.call<ScheduleView>('POST', path(rest[0], `/${sub}`), values.note ? { note: values.note } : {}));
+      return 0;
+    case 'trigger':
+      print(await client.call<ScheduleView>('POST', path(rest[0], '/trigger')));
+      return 0;
+    case 'delete':
+      await client.call('DELETE', path(rest[0]));
+      io.out(values.json ? `${JSON.stringify({ id: rest[0], deleted: true })}\n` : `deleted ${rest[0]}\n`);
+      return 0;
+    default:
+      throw new ApiFailure(0, 'usage', 'schedule commands: create, list, show, pause, resume, trigger, delete');
+  }
+}

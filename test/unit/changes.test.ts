@@ -1,0 +1,32 @@
+// "What changed since": figures are compared as written, and the section sits under the title and
+// notes, replaced (not repeated) when a retried activity writes it again.
+import { describe, expect, it } from 'vitest';
+import { dayOf, figuresIn, insertSection } from '../../src/activities/roles/changes';
+
+describe('what changed since', () => {
+  it('reads figures as written, with thousands separators and decimals', () => {
+    expect(figuresIn('Solar LCOE fell 89% from 2010 to 2022')).toEqual(['89', '2010', '2022']);
+    expect(figuresIn('1,200 MW at 0.049 USD/kWh, up 3.5%')).toEqual(['1200', '0.049', '3.5']);
+    expect(figuresIn('no figures here')).toEqual([]);
+  });
+
+  it('puts the section under the title and notes, and replaces an earlier one', () => {
+    const report = '# Solar costs\n\n> A note.\n\n## Key points\n\n- Costs fell [1].\n\n## References\n\n1. [A](https://a.example)\n';
+    const once = insertSection(report, '## What changed since May 1, 2026\n\n- first');
+    expect(once).toBe(
+      '# Solar costs\n\n> A note.\n\n## What changed since May 1, 2026\n\n- first\n\n## Key points\n\n- Costs fell [1].\n\n## References\n\n1. [A](https://a.example)\n',
+    );
+    const twice = insertSection(once, '## What changed since May 1, 2026\n\n- second');
+    expect(twice.match(/What changed since/g)).toHaveLength(1);
+    expect(twice).toContain('- second');
+    expect(twice).not.toContain('- first');
+    expect(twice).toContain('## Key points');
+  });
+
+  it("writes the day in the report's language", () => {
+    const d = new Date('2026-11-23T20:00:00Z');
+    expect(dayOf(d, 'en-US')).toBe('November 23, 2026');
+    expect(dayOf(d, 'de-DE')).toBe('23. November 2026');
+    expect(dayOf(d, 'not a locale!')).toBe('November 23, 2026');
+  });
+});
