@@ -68,6 +68,36 @@ const apiKeyTable = z
     return keys;
   });
 
+/** `tenant=number` pairs (TENANT_WEIGHTS, TENANT_PRIORITIES), each number checked by `value`. */
+const tenantNumbers = (value: z.ZodNumber, what: string) =>
+  z
+    .string()
+    .default('')
+    .transform((raw, ctx) => {
+      const out: Record<string, number> = {};
+      for (const entry of raw
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean)) {
+        const eq = entry.lastIndexOf('=');
+        const tenant = entry.slice(0, eq);
+        const n = value.safeParse(Number(entry.slice(eq + 1)));
+        if (eq <= 0 || !TENANT_PATTERN.test(tenant) || !n.success) {
+          ctx.addIssue({ code: 'custom', message: `"${entry}" is not tenant=${what}` });
+          return z.NEVER;
+        }
+        out[tenant] = n.data;
+      }
+      return out;
+    });
+
+export interface Fairness {
+  weights: Record<string, number>;
+  priorities: Record<string, number>;
+  /** 0: no limit. */
+  maxRuns: number;
+}
+
 // Keys are the environment variable names, so an error message can name the variable as-is.
 const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -94,6 +124,12 @@ const EnvSchema = z.object({
   API_HOST: z.string().default('127.0.0.1'),
   API_PORT: port.default(3000),
   API_KEYS: apiKeyTable,
+  /** Fair sharing: a tenant's share of the workers when several wait (Temporal fairness weight, default 1). */
+  TENANT_WEIGHTS: tenantNumbers(z.number().positive().max(1_000), 'weight (a positive number)'),
+  /** A tenant's priority: 1 (first) to 5 (last), default 3; its runs' tasks are dispatched in that order. */
+  TENANT_PRIORITIES: tenantNumbers(z.number().int().min(1).max(5), 'priority (1-5)'),
+  /** Runs of one tenant researching at once; more wait in the tenant's queue (0: no limit). */
+  TENANT_MAX_RUNS: z.coerce.number().int().min(0).max(10_000).default(0),
   /** Where the CLI's client commands find the API, and the key they send. */
   DEEP_RESEARCH_API: optionalUrl,
   DEEP_RESEARCH_KEY: optionalString,
@@ -225,6 +261,8 @@ export interface Config {
     keys: { key: string; tenant: string }[];
     /** Requests per minute and tenant: new runs, and everything else. */
     rateLimits: { submits: number; reads: number };
+    /** Fair sharing between tenants: fairness weights, priority keys, runs at once per tenant. */
+    fairness: Fairness;
   };
   /** OpenTelemetry tracing (src/infra/tracing.ts). */
   tracing: { enabled: boolean; serviceName: string };
@@ -359,6 +397,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       host: e.API_HOST,
       port: e.API_PORT,
       keys: e.API_KEYS,
+      fairness: { weights: e.TENANT_WEIGHTS, priorities: e.TENANT_PRIORITIES, maxRuns: e.TENANT_MAX_RUNS },
       rateLimits: { submits: e.RATE_LIMIT_SUBMITS, reads: e.RATE_LIMIT_READS },
     },
     metrics: { host: e.METRICS_HOST, port: e.METRICS_PORT },

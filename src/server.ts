@@ -56,6 +56,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
     ...(deps.retry ? { retry: deps.retry } : {}),
     ...(deps.llm ? { llm: deps.llm } : {}),
     webhook: { enabled: Boolean(deps.webhook?.secret), allowHosts: deps.webhook?.allowHosts ?? [] },
+    fairness: deps.api.fairness,
   });
   const app = createApp({
     auth: { envKeys: keys, table: store.apiKeys, open: keyless },

@@ -8,7 +8,7 @@ import {
   type WorkflowExecutionDescription,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { ApplicationFailure, defaultPayloadConverter, type UpdateDefinition } from '@temporalio/common';
+import { ApplicationFailure, defaultPayloadConverter, type Priority, type UpdateDefinition } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { withTimeout } from './timeout';
@@ -37,7 +37,7 @@ import {
   type RetrySettings,
 } from '../shared/schemas';
 import type { Store } from '../activities/store';
-import type { Config } from '../config';
+import type { Config, Fairness } from '../config';
 import {
   answerClarificationSignal,
   answerClarificationUpdate,
@@ -47,6 +47,8 @@ import {
   revisePlanSignal,
   revisePlanUpdate,
   steerUpdate,
+  admissionId,
+  admissionQueueQuery,
 } from '../workflows/messages';
 import { ResearchPhaseKey, ResearchQuestionKey, ResearchStatusKey, ResearchTenantKey } from '../workflows/search-attributes';
 import type { researchWorkflow } from '../workflows/research';
@@ -66,6 +68,21 @@ export interface ResearchServiceDeps {
   retry?: RetrySettings;
   /** Webhooks: on when the server has a WEBHOOK_SECRET to sign with; the hosts a URL may name. */
   webhook?: { enabled: boolean; allowHosts: string[] };
+  /** Fair sharing between tenants (TENANT_WEIGHTS, TENANT_PRIORITIES, TENANT_MAX_RUNS). */
+  fairness?: Fairness;
+}
+
+/** The default priority key of Temporal's task queues (1 first, 5 last). */
+const DEFAULT_PRIORITY = 3;
+
+/**
+ * A run's Temporal priority: its tenant's priority key (one lower for a `low` run) and the tenant
+ * as fairness key, with the tenant's weight. Its steps and calls inherit it, so tasks waiting in a
+ * queue are dispatched fairly across tenants, not in arrival order.
+ */
+export function runPriority(tenant: string, options: ResearchOptions, fairness: Fairness | undefined): Priority {
+  const key = Math.min(5, (fairness?.priorities[tenant] ?? DEFAULT_PRIORITY) + (options.priority === 'low' ? 1 : 0));
+  return { priorityKey: key, fairnessKey: tenant, fairnessWeight: fairness?.weights[tenant] ?? 1 };
 }
 
 export interface StartResult {
@@ -242,6 +259,16 @@ export function createResearchService(deps: ResearchServiceDeps) {
     };
   }
 
+  /** A queued run's place in its tenant's admission queue (src/workflows/admission.ts). */
+  async function queuePlace(id: string, tenant: string): Promise<ResearchView['queue']> {
+    const q = await withTimeout(
+      deps.client.workflow.getHandle(admissionId(deps.taskQueue, tenant)).query(admissionQueueQuery),
+      queryTimeoutMs,
+    ).catch(() => undefined);
+    const at = q?.waiting.indexOf(id) ?? -1;
+    return q && at >= 0 ? { position: at + 1, waiting: q.waiting.length, running: q.running.length, maxRuns: q.maxRuns } : undefined;
+  }
+
   /** A webhook needs the server's secret to be signed, and a URL the SSRF guard lets through. */
   function checkWebhook(url: string): void {
     if (!deps.webhook?.enabled) {
@@ -310,8 +337,10 @@ export function createResearchService(deps: ResearchServiceDeps) {
           ...(deps.retry ? { retry: deps.retry } : {}),
           ...(req.sessionId ? { sessionId: req.sessionId } : {}),
           ...(scheduleId ? { scheduleId } : {}),
+          ...(deps.fairness?.maxRuns ? { admission: { maxRuns: deps.fairness.maxRuns } } : {}),
         },
       ] as [ResearchInput],
+      priority: runPriority(tenant, options, deps.fairness),
       typedSearchAttributes: [
         { key: ResearchTenantKey, value: tenant },
         { key: ResearchStatusKey, value: 'running' },
@@ -373,6 +402,10 @@ export function createResearchService(deps: ResearchServiceDeps) {
       if (!closed) {
         const waiting = await waitingCalls(id, desc, view);
         if (waiting.length) view.waiting = waiting;
+        if (view.phase === 'queued') {
+          const queue = await queuePlace(id, tenant);
+          if (queue) view.queue = queue;
+        }
       }
       return view;
     } catch (err) {

@@ -109,20 +109,24 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
       ...(every ? { every } : {}),
       ...(timezone ? { timezone } : {}),
     };
+    // The SDK compiles the action's priority (its type does not list it yet): the runs a schedule
+    // starts are shared fairly, like the ones the API starts.
+    const action = {
+      type: 'startWorkflow' as const,
+      workflowType: 'researchWorkflow' as unknown as typeof researchWorkflow,
+      workflowId: scheduledRunPrefix(id),
+      taskQueue: run.taskQueue,
+      args: run.args,
+      typedSearchAttributes: run.typedSearchAttributes,
+      memo: run.memo,
+      staticSummary: run.staticSummary,
+      priority: run.priority,
+    };
     try {
       await schedules.create({
         scheduleId: id,
         spec: cron ? { cronExpressions: [cron], ...(timezone ? { timezone } : {}) } : { intervals: [{ every: every! }] },
-        action: {
-          type: 'startWorkflow',
-          workflowType: 'researchWorkflow' as unknown as typeof researchWorkflow,
-          workflowId: scheduledRunPrefix(id),
-          taskQueue: run.taskQueue,
-          args: run.args,
-          typedSearchAttributes: run.typedSearchAttributes,
-          memo: run.memo,
-          staticSummary: run.staticSummary,
-        },
+        action,
         policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
         state: { paused: paused ?? false, ...(note ? { note } : {}) },
         memo: memo as unknown as Record<string, unknown>,

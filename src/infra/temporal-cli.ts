@@ -87,6 +87,23 @@ export function installTemporalCli(log?: Logger): FoundCli | undefined {
   return undefined;
 }
 
+/**
+ * Task queue priority and fairness (Temporal 1.29+): tasks are dispatched by priority key, then
+ * fairly across fairness keys (the tenant), so one tenant's backlog cannot starve another's. Off
+ * by default in the server; a cluster sets the same dynamic config.
+ */
+export const FAIRNESS_DYNAMIC_CONFIG = [
+  'matching.useNewMatcher=true',
+  'matching.enableFairness=true',
+  // One partition per task queue on a one-node dev server: fairness and priority order the tasks
+  // of one partition, and a rate limit is split between partitions.
+  'matching.numTaskqueueReadPartitions=1',
+  'matching.numTaskqueueWritePartitions=1',
+];
+export function dynamicConfigArgs(): string[] {
+  return FAIRNESS_DYNAMIC_CONFIG.flatMap((v) => ['--dynamic-config-value', v]);
+}
+
 export function searchAttributeArgs(): string[] {
   return Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]);
 }
@@ -144,6 +161,7 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
     'warn',
     ...(opts.uiPort === undefined ? ['--headless'] : ['--ui-port', String(opts.uiPort)]),
     ...searchAttributeArgs(),
+    ...dynamicConfigArgs(),
   ];
   // Own process group: a terminal's Ctrl-C reaches only us, and we stop the server last, after
   // the worker has drained. If we exit any other way, the exit hook below still kills it.

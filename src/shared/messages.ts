@@ -175,5 +175,9 @@ export const ResearchView = ResearchStatusView.partial({ usage: true, notes: tru
   waiting: z.array(WaitingCall).optional(),
   /** Set when no worker answered: the view is what Temporal visibility and PostgreSQL last recorded. */
   stale: z.string().optional(),
+  /** In phase `queued`: the run's place in its tenant's queue (1: next), and how many research now. */
+  queue: z
+    .object({ position: z.number().int(), waiting: z.number().int(), running: z.number().int(), maxRuns: z.number().int() })
+    .optional(),
 });
 export type ResearchView = z.infer<typeof ResearchView>;

@@ -59,6 +59,8 @@ export const ResearchOptions = z
     locale: Locale.optional(),
     maxTokens: z.number().int().positive().optional(),
     maxCostUsd: z.number().positive().optional(),
+    /** `low`: the run's tasks wait behind the tenant's normal ones (batch work, evaluations). */
+    priority: z.enum(['normal', 'low']).optional(),
     /** Wall-clock budget of the research, counted from when it starts (after the plan review). */
     deadline: Duration.optional(),
     /** How long an outage of one outside system (LLM, PostgreSQL, search, Docker) is waited out
@@ -131,6 +133,8 @@ export const ResearchInput = z.object({
   sessionId: z.string().optional(),
   /** Set on runs a schedule starts: the report then says what changed since the schedule's previous one. */
   scheduleId: z.string().optional(),
+  /** Runs of the tenant researching at once (TENANT_MAX_RUNS): the run waits for a slot in its tenant's queue. */
+  admission: z.object({ maxRuns: z.number().int().positive() }).optional(),
 });
 export type ResearchInput = z.infer<typeof ResearchInput>;
 
@@ -140,7 +144,7 @@ export type Outcome = z.infer<typeof Outcome>;
 
 export const RunStatus = z.enum(['running', 'awaiting_review', 'completed', 'failed', 'cancelled']);
 export type RunStatus = z.infer<typeof RunStatus>;
-export const Phase = z.enum(['coordinating', 'planning', 'reviewing', 'researching', 'reporting', 'done']);
+export const Phase = z.enum(['coordinating', 'planning', 'reviewing', 'queued', 'researching', 'reporting', 'done']);
 export type Phase = z.infer<typeof Phase>;
 
 export const StepType = z.enum(['research', 'processing']);

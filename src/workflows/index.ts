@@ -4,3 +4,4 @@ export { researcherWorkflow } from './researcher';
 export { coderWorkflow } from './coder';
 export { ingestDocumentWorkflow } from './ingest';
 export { webhookWorkflow } from './webhook';
+export { admissionWorkflow } from './admission';

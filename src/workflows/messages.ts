@@ -36,3 +36,17 @@ export const steerUpdate = defineUpdate<SteerAnswer, [Steer]>('steer');
 export const wrapUpSignal = defineSignal('wrapUp');
 
 export const getStatusQuery = defineQuery<ResearchStatusView>('getStatus');
+
+// The tenant's admission queue (admission.ts): a run asks for a slot, is told when it has one, and
+// gives it back when it ends.
+
+/** The workflow id of a tenant's admission queue on a task queue. */
+export const admissionId = (taskQueue: string, tenant: string) => `admission/${taskQueue}/${tenant}`;
+/** A run asks its tenant's queue for a slot. */
+export const requestSlotSignal = defineSignal<[{ runId: string; low?: boolean }]>('requestSlot');
+/** A run that ended (or was cancelled while waiting) gives its slot or its place back. */
+export const releaseSlotSignal = defineSignal<[{ runId: string }]>('releaseSlot');
+/** The queue to the run: it may research now (sent again, harmlessly, as a check that it lives). */
+export const slotGrantedSignal = defineSignal('slotGranted');
+/** The queue's runs: researching, and waiting in order. */
+export const admissionQueueQuery = defineQuery<{ maxRuns: number; running: string[]; waiting: string[] }>('admissionQueue');

@@ -51,8 +51,12 @@ export function activitiesFor(policy: CallPolicy) {
   /** Model calls, on `<queue>-llm` (one rate limit for the provider across all workers): one HTTP request per attempt (the client does not retry); 429 waits for its
    *  Retry-After (nextRetryDelay); heartbeats, so a dead worker's call is retried quickly. */
   const llmQueue = `${workflowInfo().taskQueue}${LLM_QUEUE_SUFFIX}`;
+  // The run's priority and fairness key (its tenant), given to its model calls explicitly: the
+  // rate-limited model-call queue is where tenants' tasks wait behind each other.
+  const { priority } = workflowInfo();
   const llm = proxyActivities<LlmActivities>({
     taskQueue: llmQueue,
+    ...(priority?.fairnessKey ? { priority } : {}),
     startToCloseTimeout: '5 minutes',
     heartbeatTimeout: retry.heartbeatTimeout ?? DEFAULT_LLM_HEARTBEAT_TIMEOUT,
     ...waitOut,

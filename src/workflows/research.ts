@@ -14,6 +14,7 @@ import {
   revisePlanUpdate,
   steerUpdate,
 } from './messages';
+import { giveSlotBack, takeSlot } from './research/admission';
 import { compareWithPrevious } from './research/changes';
 import { coordinate } from './research/coordinate';
 import { closeGaps } from './research/gaps';
@@ -54,6 +55,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     let { plan } = reviewed;
     let accepted = new Map<string, StepOutput>();
     if (!plan.hasEnoughContext) {
+      await takeSlot(run);
       run.moveTo('researching');
       run.startResearchClock();
       accepted = await runTeam(run, plan, question);
@@ -66,5 +68,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     return await finish(run, 'report', report.summary, { outcome: 'report', answer: report.title });
   } catch (err) {
     return await endOnError(run, err);
+  } finally {
+    await giveSlotBack(run);
   }
 }

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../../src/infra/migrate';
-import { findTemporalCli } from '../../src/infra/temporal-cli';
+import { dynamicConfigArgs, findTemporalCli } from '../../src/infra/temporal-cli';
 import { bundleWorkflows } from '../../src/worker';
 import {
   ResearchPhaseKey,
@@ -32,6 +32,7 @@ async function startTemporal(): Promise<{ env: TestWorkflowEnvironment; cli: str
       ip: '127.0.0.1',
       searchAttributes: [ResearchStatusKey, ResearchPhaseKey, ResearchTenantKey, ResearchStepCountKey, ResearchQuestionKey],
       log: { format: 'pretty', level: 'error' },
+      extraArgs: dynamicConfigArgs(),
     },
   });
   return { env, cli: cli.path };

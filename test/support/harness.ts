@@ -92,6 +92,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     retry: config.retry,
     llm: config.llm,
     webhook: { enabled: Boolean(config.webhook.secret), allowHosts: config.webhook.allowHosts },
+    fairness: config.api.fairness,
   });
   const app = createApp({
     research,

@@ -3,6 +3,7 @@
 // message handlers are its methods.
 import { ApplicationFailure, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { hasPatch, lean } from '../patches';
+import type { Slot } from './admission';
 import type {
   AnswerClarification,
   CallWait,
@@ -73,6 +74,8 @@ export class RunState {
   clarificationAnswer?: string;
   /** Where knowledge_search looks (collections, session memory); undefined: no knowledge base. */
   knowledge?: KnowledgeScope;
+  /** The run's place in its tenant's admission queue (TENANT_MAX_RUNS), once it asked for one. */
+  slot?: Slot;
   /** The locale the coordinator settled on; until then the option's, or en-US. */
   private detectedLocale?: string;
   private readonly ignoredSignals: IgnoredSignal[] = [];
@@ -116,6 +119,11 @@ export class RunState {
 
   get sessionId(): string | undefined {
     return this.input.sessionId;
+  }
+
+  /** The tenant's limit of runs researching at once, when the API set one. */
+  get admission(): ResearchInput['admission'] {
+    return this.input.admission;
   }
 
   /** The schedule that started this run, if one did. */

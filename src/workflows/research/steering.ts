@@ -15,7 +15,7 @@ import type { RunState } from './run-state';
 const MAX_GUIDANCE = 10;
 const MAX_BANNED = 50;
 const MAX_STEPS = 12;
-const STEERABLE_PHASES = new Set(['coordinating', 'planning', 'reviewing', 'researching']);
+const STEERABLE_PHASES = new Set(['coordinating', 'planning', 'reviewing', 'queued', 'researching']);
 
 export class Steering {
   readonly guidance: string[] = [];
