@@ -337,7 +337,9 @@ export function createResearchService(deps: ResearchServiceDeps) {
           ...(deps.retry ? { retry: deps.retry } : {}),
           ...(req.sessionId ? { sessionId: req.sessionId } : {}),
           ...(scheduleId ? { scheduleId } : {}),
-          ...(deps.fairness?.maxRuns ? { admission: { maxRuns: deps.fairness.maxRuns } } : {}),
+          ...(deps.fairness?.maxRuns
+            ? { admission: { maxRuns: deps.fairness.maxRuns, queueId: admissionId(deps.taskQueue, tenant) } }
+            : {}),
         },
       ] as [ResearchInput],
       priority: runPriority(tenant, options, deps.fairness),

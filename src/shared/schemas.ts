@@ -134,7 +134,7 @@ export const ResearchInput = z.object({
   /** Set on runs a schedule starts: the report then says what changed since the schedule's previous one. */
   scheduleId: z.string().optional(),
   /** Runs of the tenant researching at once (TENANT_MAX_RUNS): the run waits for a slot in its tenant's queue. */
-  admission: z.object({ maxRuns: z.number().int().positive() }).optional(),
+  admission: z.object({ maxRuns: z.number().int().positive(), queueId: z.string() }).optional(),
 });
 export type ResearchInput = z.infer<typeof ResearchInput>;
 

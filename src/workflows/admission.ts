@@ -6,7 +6,6 @@
 // ended run fails. When nothing has happened for a while the queue ends; the next run starts it.
 import { condition, continueAsNew, getExternalWorkflowHandle, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
 import { admissionQueueQuery, releaseSlotSignal, requestSlotSignal, slotGrantedSignal } from './messages';
-export { admissionId } from './messages';
 
 export interface AdmissionState {
   tenant: string;

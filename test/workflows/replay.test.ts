@@ -73,6 +73,12 @@ describe('replay of recorded histories', () => {
         'researcher-wrapup-v13.json',
         // A domain banned mid-run (stored by a local activity in the update handler).
         'research-ban-v13.json',
+        // The second run of a schedule: its report compared with the first ("What changed since").
+        'research-scheduled-v13.json',
+        // A run of a tenant with TENANT_MAX_RUNS: it starts its tenant's admission queue, asks for
+        // a slot, researches when granted and gives the slot back; and that queue's history.
+        'research-admitted-v13.json',
+        'admission-queue-v13.json',
       ]),
     );
   });

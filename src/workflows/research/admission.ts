@@ -9,10 +9,9 @@ import {
   ParentClosePolicy,
   setHandler,
   startChild,
-  workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { admissionId, admissionWorkflow } from '../admission';
+import { admissionWorkflow } from '../admission';
 import { releaseSlotSignal, requestSlotSignal, slotGrantedSignal } from '../messages';
 import type { RunState } from './run-state';
 
@@ -27,9 +26,9 @@ export class Slot {
 }
 
 export async function takeSlot(run: RunState): Promise<void> {
-  const maxRuns = run.admission?.maxRuns;
-  if (!maxRuns) return;
-  const slot = new Slot(admissionId(workflowInfo().taskQueue, run.tenant));
+  if (!run.admission) return;
+  const { maxRuns, queueId } = run.admission;
+  const slot = new Slot(queueId);
   run.slot = slot;
   setHandler(slotGrantedSignal, () => void (slot.granted = true));
   run.moveTo('queued');
