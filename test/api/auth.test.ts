@@ -92,10 +92,13 @@ describe.skipIf(!ready)(`keys and tenants (${ready ? 'live' : missingReason()})`
       knowledge: h.config.knowledge,
     };
     const rateLimits = { submits: 10, reads: 10 };
-    await expect(startApiServer({ ...base, api: { host: '0.0.0.0', port: 0, keys: [], rateLimits, fairness: h.config.api.fairness } })).rejects.toThrow(
-      /without any API key.*set API_KEYS.*deep-research keys create/,
-    );
-    const open = await startApiServer({ ...base, api: { host: '127.0.0.1', port: 0, keys: [], rateLimits, fairness: h.config.api.fairness } });
+    await expect(
+      startApiServer({ ...base, api: { host: '0.0.0.0', port: 0, keys: [], rateLimits, fairness: h.config.api.fairness } }),
+    ).rejects.toThrow(/without any API key.*set API_KEYS.*deep-research keys create/);
+    const open = await startApiServer({
+      ...base,
+      api: { host: '127.0.0.1', port: 0, keys: [], rateLimits, fairness: h.config.api.fairness },
+    });
     try {
       expect(open.open).toBe(true);
       const res = await fetch(`${open.url}/v1/research/research-nope`);
