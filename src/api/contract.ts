@@ -92,7 +92,7 @@ export const ReviewAnswered = ReviewAnswer.extend({ id: z.string() });
 export const ClarificationAnswered = z.object({ id: z.string(), accepted: z.literal(true) });
 export const SteerAnswered = z.object({
   id: z.string(),
-  kind: z.enum(['guidance', 'banDomains', 'wrapUp', 'addStep', 'dropStep', 'editStep']),
+  kind: z.enum(['guidance', 'banDomains', 'mustRead', 'wrapUp', 'addStep', 'dropStep', 'editStep']),
   accepted: z.literal(true),
   planVersion: z.number().int().optional(),
 });

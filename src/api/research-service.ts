@@ -530,7 +530,8 @@ export function createResearchService(deps: ResearchServiceDeps) {
   }
 
   /** Steers the running research (guidance, wrap-up, a change to a step not yet started). */
-  function steer(id: string, tenant: string, message: Steer, idempotencyKey?: string): Promise<SteerAnswer> {
+  async function steer(id: string, tenant: string, message: Steer, idempotencyKey?: string): Promise<SteerAnswer> {
+    if (message.kind === 'mustRead' && message.collections.length) await checkKnowledge(undefined, message.collections, tenant);
     return update(id, tenant, steerUpdate, message, idempotencyKey, async () => {
       throw new ApiError(409, 'not_supported', `research run ${id} runs on a worker too old to be steered`);
     });

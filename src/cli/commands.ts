@@ -24,7 +24,7 @@ export const CLIENT_USAGE = `Client commands (talk to the API: --api URL or DEEP
   approve <id> [--version N]       approve the plan under review
   revise <id> --feedback TEXT [--version N]
   answer <id> "<text>"             answer the clarifying question
-  steer <id> --guidance TEXT | --ban DOMAIN... | --wrap-up | --drop STEP | --edit STEP --description TEXT
+  steer <id> --guidance TEXT | --ban DOMAIN... | --read URL... [--collection NAME|ID]... | --wrap-up | --drop STEP | --edit STEP --description TEXT
         | --add STEP --title TEXT --description TEXT [--after STEP]...   steer the running research
   cancel <id>
   report <id> [--format md|json] [--out FILE]
@@ -104,6 +104,7 @@ export async function runClientCommand(
       guidance: { type: 'string' },
       'wrap-up': { type: 'boolean' },
       ban: { type: 'string', multiple: true },
+      read: { type: 'string', multiple: true },
       drop: { type: 'string' },
       edit: { type: 'string' },
       add: { type: 'string' },
@@ -206,23 +207,29 @@ export async function runClientCommand(
           ? { kind: 'guidance', text: values.guidance }
           : values.ban?.length
             ? { kind: 'banDomains', domains: values.ban }
-            : values['wrap-up']
-              ? { kind: 'wrapUp' }
-              : values.drop
-                ? { kind: 'dropStep', stepId: values.drop }
-                : values.edit
-                  ? { kind: 'editStep', stepId: values.edit, description: values.description ?? need('--description TEXT') }
-                  : values.add
-                    ? {
-                        kind: 'addStep',
-                        step: {
-                          id: values.add,
-                          title: values.title ?? need('--title TEXT'),
-                          description: values.description ?? need('--description TEXT'),
-                          dependsOn: values.after ?? [],
-                        },
-                      }
-                    : need('one of --guidance, --ban, --wrap-up, --drop, --edit, --add');
+            : values.read?.length || values.collection?.length
+              ? {
+                  kind: 'mustRead',
+                  urls: values.read ?? [],
+                  collections: await Promise.all((values.collection ?? []).map(async (ref) => (await resolveCollection(client, ref)).id)),
+                }
+              : values['wrap-up']
+                ? { kind: 'wrapUp' }
+                : values.drop
+                  ? { kind: 'dropStep', stepId: values.drop }
+                  : values.edit
+                    ? { kind: 'editStep', stepId: values.edit, description: values.description ?? need('--description TEXT') }
+                    : values.add
+                      ? {
+                          kind: 'addStep',
+                          step: {
+                            id: values.add,
+                            title: values.title ?? need('--title TEXT'),
+                            description: values.description ?? need('--description TEXT'),
+                            dependsOn: values.after ?? [],
+                          },
+                        }
+                      : need('one of --guidance, --ban, --read, --collection, --wrap-up, --drop, --edit, --add');
         const r = await client.call<{ kind: string; planVersion?: number }>('POST', `/v1/research/${encodeURIComponent(id)}/steer`, body);
         if (values.json) json(r);
         else

@@ -57,6 +57,7 @@ export const RefusalCode = z.enum([
   'already_wrapping_up',
   'too_much_guidance',
   'too_many_bans',
+  'too_many_pages',
 ]);
 export type RefusalCode = z.infer<typeof RefusalCode>;
 export const Refusal = z.object({ code: RefusalCode, currentVersion: z.number().int().optional() });

@@ -244,6 +244,8 @@ export const StepInput = z.object({
   retry: RetrySettings.optional(),
   /** The run's knowledge base (absent: none, and in steps started before it existed). */
   knowledge: KnowledgeScope.optional(),
+  /** Pages the user asked the run to read (steering mustRead): the step reads them first. */
+  mustRead: z.array(z.string()).optional(),
 });
 export type StepInput = z.infer<typeof StepInput>;
 

@@ -49,6 +49,19 @@ export const Steer = z.discriminatedUnion('kind', [
         .max(20),
     })
     .strict(),
+  /** Pages the research must read (a running step reads them at its next round, or a new step
+   *  does) and collections its knowledge search covers from now on. */
+  z
+    .object({
+      kind: z.literal('mustRead'),
+      urls: z
+        .array(z.url({ protocol: /^https?$/, message: 'an http or https URL' }).max(2_000))
+        .max(10)
+        .default([]),
+      collections: z.array(z.string().min(1).max(100)).max(10).default([]),
+    })
+    .strict()
+    .refine((m) => m.urls.length + m.collections.length > 0, 'give at least one URL or collection'),
   z.object({ kind: z.literal('addStep'), step: SteerStep }).strict(),
   z.object({ kind: z.literal('dropStep'), stepId: z.string().min(1) }).strict(),
   z

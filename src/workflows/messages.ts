@@ -11,6 +11,7 @@ import type {
   Steer,
   SteerAnswer,
 } from '../shared/messages';
+import type { KnowledgeScope } from '../shared/schemas';
 
 // Review and clarification as updates (what the API sends): a validator refuses a stale version, a
 // decided review, the revision limit or an ended run, and the caller hears the outcome at once.
@@ -34,6 +35,8 @@ export const answerClarificationSignal = defineSignal<[AnswerClarification]>('an
 export const steerUpdate = defineUpdate<SteerAnswer, [Steer]>('steer');
 /** Sent by the run to its running step children when the user asks to wrap up. */
 export const wrapUpSignal = defineSignal('wrapUp');
+/** Sent by the run to a running researcher: pages to read at its next round, collections to search. */
+export const mustReadSignal = defineSignal<[{ urls: string[]; knowledge?: KnowledgeScope }]>('mustRead');
 
 export const getStatusQuery = defineQuery<ResearchStatusView>('getStatus');
 

@@ -3,7 +3,7 @@
 // feeds their results back through the stored conversation, at most maxToolRounds rounds, then
 // compresses the findings into a step result citing stable source ids.
 import { setHandler } from '@temporalio/workflow';
-import { wrapUpSignal } from './messages';
+import { mustReadSignal, wrapUpSignal } from './messages';
 import { hasPatch, lean } from './patches';
 import { ErrorType } from '../shared/errors';
 import { addUsage, stepKey, ZERO_USAGE } from '../shared/plain';
@@ -14,7 +14,7 @@ import { legacyResearcher } from './legacy';
 import { activitiesFor, type Calls } from './proxies';
 import { stepBudgetSpent } from './research/budget';
 import { StepNotes } from './step-notes';
-import { runTool, type WriteToolResult } from './tools';
+import { crawlPages, runTool, type WriteToolResult } from './tools';
 import { watchStepWaits } from './waits';
 
 /** After a context-length error, tool results kept whole: first the last one, then none. */
@@ -40,13 +40,23 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   // The user asked the run to wrap up: the next turn answers with what the step has.
   let wrapUp = false;
   setHandler(wrapUpSignal, () => void (wrapUp = true));
+  // Collections the user added mid-run: knowledge_search covers them from the next round.
+  setHandler(mustReadSignal, (m) => void (m.knowledge && (input.knowledge = m.knowledge)));
   let seq = 0;
   let usage = ZERO_USAGE;
+  // Pages the user asked the run to read: read before the first turn, which is shown them.
+  let userPages: ToolResultInput | undefined;
+  if (input.mustRead?.length) {
+    const read = await crawlPages(calls, input.researchId, input.mustRead, input.step.description);
+    usage = addUsage(usage, read.usage);
+    userPages = { researchId: input.researchId, convKey, seq: 2, toolCallId: 'user-pages', crawl: read.pages };
+  }
   for (let round = 0; round <= maxRounds; round++) {
     // Out of rounds, or out of the budget the run had left: answer with what there is.
     const mustAnswer = round === maxRounds || wrapUp || stepBudgetSpent(input.budget, usage, Date.now());
-    const turn = await turnWithTrim(calls, input, convKey, { seq, round, mustAnswer, mcpTools, python, toolResults: pending });
+    const turn = await turnWithTrim(calls, input, convKey, { seq, round, mustAnswer, mcpTools, python, toolResults: pending, userPages });
     pending = [];
+    userPages = undefined;
     usage = addUsage(usage, turn.usage);
     seq = turn.nextSeq;
     if (turn.calls.length === 0) break;
@@ -84,7 +94,15 @@ async function turnWithTrim(
   calls: Calls,
   input: StepInput,
   convKey: string,
-  turn: { seq: number; round: number; mustAnswer: boolean; mcpTools: McpToolSpec[]; python: boolean; toolResults: ToolResultInput[] },
+  turn: {
+    seq: number;
+    round: number;
+    mustAnswer: boolean;
+    mcpTools: McpToolSpec[];
+    python: boolean;
+    toolResults: ToolResultInput[];
+    userPages: ToolResultInput | undefined;
+  },
 ) {
   const turnInput = {
     researchId: input.researchId,
@@ -99,6 +117,7 @@ async function turnWithTrim(
     mcpTools: turn.mcpTools,
     ...(input.knowledge ? { knowledge: true } : {}),
     ...(turn.python ? { python: true } : {}),
+    ...(turn.userPages ? { userPages: turn.userPages } : {}),
   };
   const summary = `researcher ${input.step.id}: round ${turn.round + 1}${turn.mustAnswer ? ' (must answer)' : ''}`;
   for (let trim = 0; ; trim++) {

@@ -16,6 +16,17 @@ import type { StepNotes } from './step-notes';
  *  model turn, which writes it before asking. */
 export type WriteToolResult = (summary: string, result: ToolResultInput) => Promise<unknown>;
 
+/** Reads pages for a goal, each an activity; a page that fails is a result saying why. */
+export async function crawlPages(calls: Calls, researchId: string, urls: string[], goal: string) {
+  const results = await Promise.allSettled(
+    urls.map((url) => calls.crawl.crawlPage.executeWithOptions({ summary: `crawl: ${url.slice(0, 100)}` }, [{ researchId, url, goal }])),
+  );
+  const pages = results.map((r, i) =>
+    r.status === 'fulfilled' ? r.value : { url: urls[i]!, status: 'failed' as const, reason: failureMessage(r.reason) },
+  );
+  return { pages, usage: pages.reduce((sum, p) => addUsage(sum, p.usage ?? ZERO_USAGE), ZERO_USAGE) };
+}
+
 export async function runTool(
   calls: Calls,
   input: StepInput,
@@ -44,18 +55,9 @@ export async function runTool(
       return ZERO_USAGE;
     }
     case 'crawl': {
-      const results = await Promise.allSettled(
-        call.args.urls.map((url) =>
-          calls.crawl.crawlPage.executeWithOptions({ summary: `crawl: ${url.slice(0, 100)}` }, [
-            { researchId: input.researchId, url, goal: call.args.goal },
-          ]),
-        ),
-      );
-      const pages = results.map((r, i) =>
-        r.status === 'fulfilled' ? r.value : { url: call.args.urls[i]!, status: 'failed' as const, reason: failureMessage(r.reason) },
-      );
+      const { pages, usage } = await crawlPages(calls, input.researchId, call.args.urls, call.args.goal);
       await write(`tool result: crawl (${pages.length} pages)`, { ...common, crawl: pages });
-      return pages.reduce((sum, p) => addUsage(sum, p.usage ?? ZERO_USAGE), ZERO_USAGE);
+      return usage;
     }
     case 'knowledge_search': {
       const r = await calls.knowledge.knowledgeSearch.executeWithOptions({ summary: `knowledge search: ${call.args.query.slice(0, 80)}` }, [

@@ -6,7 +6,13 @@ describe('loadConfig', () => {
   it('has working defaults for an empty environment', () => {
     const c = loadConfig({});
     expect(c.temporal).toMatchObject({ address: undefined, namespace: 'default', taskQueue: 'deep-research', port: 7233, uiPort: 8233 });
-    expect(c.api).toEqual({ host: '127.0.0.1', port: 3000, keys: [], rateLimits: { submits: 30, reads: 1_200 } });
+    expect(c.api).toEqual({
+      host: '127.0.0.1',
+      port: 3000,
+      keys: [],
+      rateLimits: { submits: 30, reads: 1_200 },
+      fairness: { weights: {}, priorities: {}, maxRuns: 0 },
+    });
     expect(c.database.url).toBeUndefined();
     expect(c.llm.models.planner).toBe('gpt-4o-mini');
     expect(llmConfigured(c)).toBe(false);
@@ -65,5 +71,12 @@ describe('API_KEYS', () => {
     }
     expect(message).toMatch(/API_KEYS: entry 2 is not key=tenant/);
     expect(message).not.toMatch(/short|0123456789abcdef/);
+  });
+
+  it('reads the fair-sharing settings per tenant, and names a bad entry', () => {
+    const c = loadConfig({ TENANT_WEIGHTS: 'acme=3, globex=0.5', TENANT_PRIORITIES: 'acme=1', TENANT_MAX_RUNS: '4' });
+    expect(c.api.fairness).toEqual({ weights: { acme: 3, globex: 0.5 }, priorities: { acme: 1 }, maxRuns: 4 });
+    expect(() => loadConfig({ TENANT_PRIORITIES: 'acme=9' })).toThrow(/TENANT_PRIORITIES: "acme=9" is not tenant=priority \(1-5\)/);
+    expect(() => loadConfig({ TENANT_WEIGHTS: 'acme' })).toThrow(/TENANT_WEIGHTS: "acme" is not tenant=weight/);
   });
 });

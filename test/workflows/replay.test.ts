@@ -79,6 +79,10 @@ describe('replay of recorded histories', () => {
         // a slot, researches when granted and gives the slot back; and that queue's history.
         'research-admitted-v13.json',
         'admission-queue-v13.json',
+        // Pages the user named mid-run (steer mustRead): a step added to read them, and that step,
+        // which reads them before its first turn.
+        'research-mustread-v13.json',
+        'researcher-pages-v13.json',
       ]),
     );
   });

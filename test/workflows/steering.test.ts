@@ -168,4 +168,39 @@ describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => 
     const status = (await request(h.app).get(`/v1/research/${id}`).expect(200)).body;
     expect(status.steering.bannedDomains).toEqual([host]);
   });
+
+  it('reads the pages the user names in a step of their own, shown to its researcher before its first turn', async () => {
+    const page = '/articles/user-named.html';
+    h.site.route(page, (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(
+        '<html><head><title>Named by the user</title></head><body><article><p>Rooftop solar in Spain costs 0.05 EUR/kWh.</p><p>Utility-scale plants cost less.</p></article></body></html>',
+      );
+    });
+    const url = `${h.site.url}${page}`;
+    const { id, from } = await startWhileAruns(planJson([{ id: 'a' }]));
+    await steer(id, { kind: 'mustRead', urls: ['ftp://example.com/x'] }).expect(400);
+    await steer(id, { kind: 'mustRead', urls: [] }).expect(400);
+    const unknown = await steer(id, { kind: 'mustRead', collections: ['col-nope'] }).expect(404);
+    expect(unknown.body.error.code).toBe('collection_not_found');
+    const taken = (await steer(id, { kind: 'mustRead', urls: [url] }).expect(200)).body;
+    expect(taken).toMatchObject({ kind: 'mustRead', planVersion: 2 });
+    expect(((await h.client.workflow.getHandle(id).result()) as ResearchResult).outcome).toBe('report');
+
+    // Fetched by the crawler, by the new step, before its first model turn, which is shown it.
+    expect(h.site.hits).toContain(page);
+    const status = (await request(h.app).get(`/v1/research/${id}`).expect(200)).body;
+    const added = status.plan.steps.find((s: { title: string }) => s.title === 'Pages the user asked to read');
+    expect(added).toMatchObject({ status: 'completed' });
+    const first = h.llm.requests.slice(from).find((r) => r.rule === 'react' && stepTitleOf(r.body) === 'Pages the user asked to read')!;
+    const shown = first.body.messages[2]!;
+    expect(shown.role).toBe('user');
+    expect(String(shown.content)).toMatch(/^The user asked that these pages be read/);
+    expect(String(shown.content)).toContain(url);
+    expect(first.body.messages.some((m) => m.role === 'assistant')).toBe(false);
+    // Step a's researcher, running when the message came, never read the page.
+    const aTurns = h.llm.requests.slice(from).filter((r) => r.rule === 'react' && stepTitleOf(r.body) === 'Step a');
+    expect(aTurns.every((r) => !JSON.stringify(r.body.messages).includes(page))).toBe(true);
+    expect(status.notes.join('\n')).toContain('The user asked the run to read 1 page(s)');
+  });
 });

@@ -16,7 +16,12 @@ export interface ToolResultInput {
   /** A python call's sandbox run, with the input files it was given (source ids, inline names). */
   python?: { run: SandboxResult; sources: string[]; data: string[] };
   text?: string;
+  /** Pages the user asked the run to read: written as the user's message, not a tool's answer. */
+  fromUser?: boolean;
 }
+
+/** How the pages the user asked for are put to the researcher. */
+export const USER_PAGES_INTRO = 'The user asked that these pages be read. What they say:';
 
 /** The run's event for one tool call of a researcher: the queries or pages, and what they found. */
 function toolEvent(input: ToolResultInput, sources: number): NewEvent {
@@ -81,7 +86,14 @@ export function createConversationActivities(deps: { store: Store }) {
     if (input.text) parts.push(input.text);
     let content = parts.join('\n\n') || '(no output)';
     if (content.length > MAX_TOOL_CHARS) content = `${content.slice(0, MAX_TOOL_CHARS)}\n[output trimmed]`;
-    await store.conversations.put(input.researchId, input.convKey, input.seq, { role: 'tool', tool_call_id: input.toolCallId, content });
+    await store.conversations.put(
+      input.researchId,
+      input.convKey,
+      input.seq,
+      input.fromUser
+        ? { role: 'user', content: `${USER_PAGES_INTRO}\n\n${content}` }
+        : { role: 'tool', tool_call_id: input.toolCallId, content },
+    );
     await store.events.append(input.researchId, [toolEvent(input, ids.size)]);
     return { chars: content.length, sourceIds: [...ids] };
   }

@@ -41,6 +41,9 @@ export interface TurnInput {
   /** The previous round's tool results, written into the conversation before the model is asked
    *  (patch 'fold-tool-results': one activity fewer per tool call). */
   toolResults?: ToolResultInput[];
+  /** First turn only: pages the user asked the run to read, already read by the workflow; written
+   *  after the task as the user's message. */
+  userPages?: ToolResultInput;
 }
 
 export interface TurnResult {
@@ -116,6 +119,10 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
     if (seq === 0) {
       await writeTask(input, tools);
       seq = 2;
+      if (input.userPages) {
+        await appendToolResult({ ...input.userPages, seq, fromUser: true });
+        seq = 3;
+      }
     }
     const rows = await conversations.load(input.researchId, input.convKey);
     // A retried turn whose answer was already stored returns it: the model is not asked twice. The

@@ -108,6 +108,7 @@ function runAttempt(
     ...(budget ? { budget } : {}),
     ...(run.retry ? { retry: run.retry } : {}),
     ...(run.knowledge ? { knowledge: run.knowledge } : {}),
+    ...(run.steering.pagesFor.has(step.id) ? { mustRead: run.steering.pagesFor.get(step.id)! } : {}),
   };
   const role = step.type === 'research' ? 'researcher' : 'coder';
   return executeChild(step.type === 'research' ? researcherWorkflow : coderWorkflow, {

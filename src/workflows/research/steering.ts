@@ -8,13 +8,14 @@ import type { Refusal, Steer, SteerAnswer } from '../../shared/messages';
 import { Steer as SteerSchema } from '../../shared/updates';
 import { summarize } from '../../shared/plain';
 import type { Plan, PlanStep } from '../../shared/schemas';
-import { wrapUpSignal } from '../messages';
+import { mustReadSignal, wrapUpSignal } from '../messages';
 import type { RunState } from './run-state';
 
 /** Guidance messages a run keeps; steps a plan may grow to. */
 const MAX_GUIDANCE = 10;
 const MAX_BANNED = 50;
 const MAX_STEPS = 12;
+const MAX_PAGES = 30;
 const STEERABLE_PHASES = new Set(['coordinating', 'planning', 'reviewing', 'queued', 'researching']);
 
 export class Steering {
@@ -25,6 +26,9 @@ export class Steering {
   readonly added = new Map<string, PlanStep>();
   /** New descriptions of steps not yet started. */
   readonly edits = new Map<string, string>();
+  /** Pages the user asked the run to read, and the step added to read each batch. */
+  readonly pages: string[] = [];
+  readonly pagesFor = new Map<string, string[]>();
   /** Bumped at every change, so the team's wait wakes up. */
   version = 0;
 
@@ -65,6 +69,12 @@ export function steerRefusal(run: RunState, m: Steer): Refused | undefined {
     return { code: 'not_researching', reason: `${m.kind} needs the research under way; the run is ${run.phase}` };
   if (steering.wrappingUp) return { code: 'already_wrapping_up', reason: 'the run is already wrapping up' };
   if (m.kind === 'wrapUp') return undefined;
+  if (m.kind === 'mustRead') {
+    if (steering.pages.length + m.urls.length > MAX_PAGES)
+      return { code: 'too_many_pages', reason: `a run reads at most ${MAX_PAGES} pages the user names` };
+    if (m.urls.length && run.steps.length >= MAX_STEPS) return { code: 'too_many_steps', reason: `a plan has at most ${MAX_STEPS} steps` };
+    return undefined;
+  }
   if (m.kind === 'addStep') {
     if (run.steps.some((s) => s.id === m.step.id)) return { code: 'duplicate_step', reason: `the plan already has a step ${m.step.id}` };
     if (run.steps.length >= MAX_STEPS) return { code: 'too_many_steps', reason: `a plan has at most ${MAX_STEPS} steps` };
@@ -109,6 +119,9 @@ export async function steer(run: RunState, message: Steer): Promise<SteerAnswer>
       run.note(`The user added step ${step.id}: ${summarize(step.title, 160)}`);
       break;
     }
+    case 'mustRead':
+      await mustRead(run, m.urls, m.collections);
+      break;
     case 'dropStep':
       Object.assign(run.step(m.stepId), { status: 'skipped', summary: 'skipped: dropped by the user' });
       run.note(`The user dropped step ${m.stepId}.`);
@@ -133,10 +146,54 @@ export async function steer(run: RunState, message: Steer): Promise<SteerAnswer>
   return { kind: m.kind, accepted: true, ...(run.plan ? { planVersion: run.plan.version } : {}) };
 }
 
+/**
+ * Pages to read become a step of their own, which reads them before its first turn (so they are
+ * read whatever the running steps are doing); collections join the run's knowledge base, and the
+ * running researchers search them from their next round.
+ */
+async function mustRead(run: RunState, urls: string[], collections: string[]): Promise<void> {
+  const steering = run.steering;
+  const fresh = [...new Set(urls)].filter((u) => !steering.pages.includes(u));
+  const said: string[] = [];
+  if (fresh.length) {
+    steering.pages.push(...fresh);
+    const step: PlanStep = {
+      id: `pages-${steering.version}`,
+      title: 'Pages the user asked to read',
+      description: `Read the pages the user named and report what they say about the question: ${fresh.join(' ')}`,
+      type: 'research',
+      needSearch: true,
+      dependsOn: [],
+    };
+    steering.added.set(step.id, step);
+    steering.pagesFor.set(step.id, fresh);
+    run.extendPlan([step]);
+    said.push(`to read ${fresh.length} page(s) (step ${step.id})`);
+  }
+  if (collections.length) {
+    const known = run.knowledge?.collectionIds ?? [];
+    run.knowledge = {
+      tenant: run.tenant,
+      collectionIds: [...new Set([...known, ...collections])],
+      ...(run.knowledge?.sessionId ? { sessionId: run.knowledge.sessionId } : {}),
+    };
+    const knowledge = run.knowledge;
+    const running = run.steps.filter((s) => s.status === 'running' && s.type === 'research');
+    await Promise.all(running.map((s) => tell(`${run.id}/step/${s.id}`, (h) => h.signal(mustReadSignal, { urls: [], knowledge }))));
+    said.push(`to search collection(s) ${collections.join(', ')}`);
+  }
+  run.note(`The user asked the run ${said.join(' and ')}.`);
+}
+
 /** A step that ended meanwhile has nothing to wrap up. */
 async function tellToWrapUp(workflowId: string): Promise<void> {
+  await tell(workflowId, (h) => h.signal(wrapUpSignal));
+}
+
+/** Signals a step's child; one that ended meanwhile needs nothing. */
+async function tell(workflowId: string, send: (h: ReturnType<typeof getExternalWorkflowHandle>) => Promise<void>): Promise<void> {
   try {
-    await getExternalWorkflowHandle(workflowId).signal(wrapUpSignal);
+    await send(getExternalWorkflowHandle(workflowId));
   } catch (err) {
     if (isCancellation(err)) throw err;
   }
