@@ -134,6 +134,37 @@ describe.skipIf(!ready)(`the web page (${ready ? 'live' : hasBrowser ? missingRe
     await page.close();
   }, 120_000);
 
+  it('steers a running run from the page: guidance, a dropped step, wrap up', async () => {
+    let slow = 0;
+    const react = (req: Parameters<typeof defaultReact>[0]) =>
+      stepTitleOf(req) === 'Step a' && slow++ === 0 ? { ...defaultReact(req), delayMs: 4_000 } : defaultReact(req);
+    h.llm.script(researchRules({ react }, planJson([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }])));
+    const page = await signedIn(ACME);
+    await page.getByLabel('Question', { exact: true }).fill('What do heat pumps cost?');
+    await page.getByText('Review, budget and language').click();
+    await page.getByRole('checkbox', { name: /without waiting for my review/ }).check();
+    await page.getByRole('button', { name: 'Start research' }).click();
+    await page.getByRole('heading', { name: 'Steer this run' }).waitFor({ timeout: 30_000 });
+    await page.getByText(/Phase: researching/).waitFor({ timeout: 30_000 });
+
+    await page.getByLabel('Guidance for every later step').fill('Only prices in Germany.');
+    await page.getByRole('button', { name: 'Send guidance' }).click();
+    await page.getByText('Steered: Guidance from the user: "Only prices in Germany."').waitFor({ timeout: 15_000 });
+    const guidedFrom = h.llm.requests.length;
+    await page.getByLabel('A step not started yet, or a new one').fill('b');
+    await page.getByRole('button', { name: 'Drop step' }).click();
+    await page.getByText('Steered: The user dropped step b.').waitFor({ timeout: 15_000 });
+    await page.getByRole('button', { name: 'Wrap up now' }).click();
+    await page.getByText(/^.*Run completed$/).waitFor({ timeout: 60_000 });
+    await page.getByRole('article', { name: 'Report' }).waitFor({ timeout: 30_000 });
+    expect(await page.getByText('Step b skipped: skipped: dropped by the user').count()).toBeGreaterThan(0);
+    const later = h.llm.requests.slice(guidedFrom);
+    expect(later.length).toBeGreaterThan(0);
+    expect(later.every((r) => String(r.body.messages[0]?.content).includes('Only prices in Germany.'))).toBe(true);
+    expect((page as Page & { errors: string[] }).errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
   it('has no serious accessibility problems (axe-core), at desktop and phone width', async () => {
     const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
     for (const viewport of [

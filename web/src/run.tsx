@@ -21,7 +21,12 @@ interface Status {
   answer?: string;
   outcome?: string;
   error?: string;
+  steering?: { guidance: string[]; bannedDomains: string[]; wrappingUp: boolean };
+  queue?: { position: number; waiting: number; running: number; maxRuns: number };
 }
+
+/** Phases in which the run takes steering messages. */
+const STEERABLE = ['coordinating', 'planning', 'reviewing', 'queued', 'researching'];
 
 export function RunPage({ id }: { id: string }) {
   const [events, setEvents] = useState<RunEvent[]>([]);
@@ -88,6 +93,9 @@ export function RunPage({ id }: { id: string }) {
         )}
       </section>
       {status?.phase === 'reviewing' && status.plan && <Review id={id} s={status} onDone={() => refresh.current()} />}
+      {status && !done && status.status !== 'completed' && STEERABLE.includes(status.phase) && (
+        <Steer id={id} s={status} onDone={() => refresh.current()} />
+      )}
       {status?.clarificationQuestion && status.status === 'awaiting_review' && status.phase === 'coordinating' && (
         <Clarify id={id} question={status.clarificationQuestion} onDone={() => refresh.current()} />
       )}
@@ -113,6 +121,12 @@ function RunHeader({ s, link }: { s: Status; link: 'live' | 'reconnecting' | und
         {link === 'reconnecting' && <span class="muted"> · reconnecting…</span>}
       </p>
       {s.status === 'awaiting_review' && s.phase === 'reviewing' && <p class="notice">The plan waits for your review below.</p>}
+      {s.queue && (
+        <p class="notice" role="status">
+          Queued: place {s.queue.position} of {s.queue.waiting} in your queue; {s.queue.running} of your runs research now (at most{' '}
+          {s.queue.maxRuns} at once).
+        </p>
+      )}
       {(s.waiting ?? []).map((w, i) => (
         <p key={i} class="notice" role="status">
           Waiting{w.step ? ` (step ${w.step})` : ''}: {w.activity} is being retried, attempt {w.attempt}
@@ -180,6 +194,131 @@ function Review({ id, s, onDone }: { id: string; s: Status; onDone: () => void }
       >
         Revise the plan
       </button>
+      {message && <p role="status">{message}</p>}
+    </section>
+  );
+}
+
+/** Steering while the run goes on: guidance, banned domains, pages to read, step changes, wrap up. */
+function Steer({ id, s, onDone }: { id: string; s: Status; onDone: () => void }) {
+  const [guidance, setGuidance] = useState('');
+  const [domains, setDomains] = useState('');
+  const [urls, setUrls] = useState('');
+  const [stepId, setStepId] = useState('');
+  const [description, setDescription] = useState('');
+  const [title, setTitle] = useState('');
+  const [message, setMessage] = useState('');
+  const [busy, setBusy] = useState(false);
+  const researching = s.phase === 'researching' && !s.steering?.wrappingUp;
+  const pending = (s.plan?.steps ?? []).filter((st) => st.status === 'pending');
+  const words = (text: string) => text.split(/[\s,]+/).filter(Boolean);
+  const send = async (body: Record<string, unknown>, done: string, clear: () => void) => {
+    setBusy(true);
+    try {
+      await call('POST', `/v1/research/${encodeURIComponent(id)}/steer`, body);
+      setMessage(done);
+      clear();
+    } catch (err) {
+      setMessage(err instanceof ApiError && err.status === 409 ? `Not taken: ${err.message}.` : (err as Error).message);
+    } finally {
+      setBusy(false);
+      onDone();
+    }
+  };
+  return (
+    <section class="card steer" aria-labelledby="steer-title">
+      <h2 id="steer-title">Steer this run</h2>
+      {(s.steering?.guidance.length ?? 0) > 0 && <p class="muted">Guidance so far: {s.steering!.guidance.join(' · ')}</p>}
+      {(s.steering?.bannedDomains.length ?? 0) > 0 && <p class="muted">Left out: {s.steering!.bannedDomains.join(', ')}</p>}
+      <label for="guidance">Guidance for every later step</label>
+      <textarea id="guidance" rows={2} value={guidance} onInput={(e) => setGuidance(e.currentTarget.value)} />
+      <button
+        type="button"
+        disabled={busy || !guidance.trim()}
+        onClick={() => void send({ kind: 'guidance', text: guidance.trim() }, 'Guidance sent.', () => setGuidance(''))}
+      >
+        Send guidance
+      </button>
+      <label for="ban">Leave out these domains</label>
+      <input id="ban" placeholder="example.com" value={domains} onInput={(e) => setDomains(e.currentTarget.value)} />
+      <button
+        type="button"
+        class="secondary"
+        disabled={busy || !words(domains).length}
+        onClick={() => void send({ kind: 'banDomains', domains: words(domains) }, 'Domains left out.', () => setDomains(''))}
+      >
+        Ban domains
+      </button>
+      {researching && (
+        <>
+          <label for="must-read">Pages to read (addresses)</label>
+          <input id="must-read" placeholder="https://…" value={urls} onInput={(e) => setUrls(e.currentTarget.value)} />
+          <button
+            type="button"
+            class="secondary"
+            disabled={busy || !words(urls).length}
+            onClick={() => void send({ kind: 'mustRead', urls: words(urls) }, 'A step will read them.', () => setUrls(''))}
+          >
+            Read these pages
+          </button>
+          <label for="step-id">A step not started yet, or a new one</label>
+          <input id="step-id" list="pending-steps" value={stepId} onInput={(e) => setStepId(e.currentTarget.value.trim())} />
+          <datalist id="pending-steps">
+            {pending.map((st) => (
+              <option key={st.id} value={st.id}>
+                {st.title}
+              </option>
+            ))}
+          </datalist>
+          <label for="step-title">Title (new step)</label>
+          <input id="step-title" value={title} onInput={(e) => setTitle(e.currentTarget.value)} />
+          <label for="step-description">What the step should find</label>
+          <textarea id="step-description" rows={2} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+          <div class="row">
+            <button
+              type="button"
+              class="secondary"
+              disabled={busy || !stepId || !description.trim() || !pending.some((st) => st.id === stepId)}
+              onClick={() =>
+                void send({ kind: 'editStep', stepId, description: description.trim() }, `Step ${stepId} changed.`, () =>
+                  setDescription(''),
+                )
+              }
+            >
+              Change step
+            </button>
+            <button
+              type="button"
+              class="secondary"
+              disabled={busy || !stepId || !title.trim() || !description.trim() || s.plan?.steps.some((st) => st.id === stepId)}
+              onClick={() =>
+                void send(
+                  { kind: 'addStep', step: { id: stepId, title: title.trim(), description: description.trim() } },
+                  `Step ${stepId} added.`,
+                  () => (setTitle(''), setDescription('')),
+                )
+              }
+            >
+              Add step
+            </button>
+            <button
+              type="button"
+              class="secondary"
+              disabled={busy || !pending.some((st) => st.id === stepId)}
+              onClick={() => void send({ kind: 'dropStep', stepId }, `Step ${stepId} dropped.`, () => setStepId(''))}
+            >
+              Drop step
+            </button>
+          </div>
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() => void send({ kind: 'wrapUp' }, 'Wrapping up: the report is written from what was found.', () => undefined)}
+          >
+            Wrap up now
+          </button>
+        </>
+      )}
       {message && <p role="status">{message}</p>}
     </section>
   );
