@@ -77,4 +77,51 @@ describe.skipIf(!ready)(`LLM call claims (${ready ? 'live' : missingReason()})`,
     expect(b).toMatchObject({ reused: false, output: decision });
     expect(server.requests.map((r) => r.status)).toEqual([503, 200]);
   });
+
+  it('rebuilds an answer the killed attempt got but never recorded, without asking again', async () => {
+    server.script([{ match: bySchema('CoordinatorDecision'), reply: { json: decision } }]);
+    const runId = `claims-${randomUUID()}`;
+    const first = await attemptOf(runId, 1);
+    // The worker died after the answer was logged, before the call log took it.
+    await pool.query('DELETE FROM llm_calls WHERE research_id = $1', [runId]);
+    const second = await attemptOf(runId, 2);
+    expect(server.requests).toHaveLength(1);
+    expect(second).toMatchObject({ reused: true, output: decision, usage: first.usage });
+    const { rows } = await pool.query('SELECT count(*)::int AS n FROM llm_calls WHERE research_id = $1', [runId]);
+    expect(rows[0].n).toBe(1);
+  });
+
+  it('rebuilds a repaired call from both logged answers, and asks for the repair only when it is missing', async () => {
+    server.script([
+      { match: bySchema('CoordinatorDecision'), times: 1, reply: { content: 'not json at all' } },
+      { match: bySchema('CoordinatorDecision'), reply: { json: decision } },
+    ]);
+    const runId = `claims-${randomUUID()}`;
+    const first = await attemptOf(runId, 1);
+    expect(server.requests).toHaveLength(2);
+    await pool.query('DELETE FROM llm_calls WHERE research_id = $1', [runId]);
+    const second = await attemptOf(runId, 2);
+    expect(server.requests).toHaveLength(2);
+    expect(second).toMatchObject({ reused: true, output: decision, usage: first.usage });
+
+    // Killed after the unusable first answer: the next attempt sends only the repair request,
+    // with the first answer and the reason in it.
+    server.script([
+      { match: bySchema('CoordinatorDecision'), times: 1, reply: { content: 'still not json' } },
+      { match: bySchema('CoordinatorDecision'), reply: { json: decision } },
+    ]);
+    const runId2 = `claims-${randomUUID()}`;
+    await expect(attemptOf(runId2, 1)).resolves.toMatchObject({ output: decision });
+    const { rows } = await pool.query('SELECT id FROM llm_requests WHERE research_id = $1 ORDER BY id', [runId2]);
+    await pool.query('DELETE FROM llm_requests WHERE id = $1', [rows[1].id]);
+    await pool.query('DELETE FROM llm_calls WHERE research_id = $1', [runId2]);
+    const before = server.requests.length;
+    const third = await attemptOf(runId2, 2);
+    expect(third.output).toEqual(decision);
+    const asked = server.requests.slice(before);
+    expect(asked).toHaveLength(1);
+    const last = asked[0]!.body.messages;
+    expect(last.at(-2)).toMatchObject({ role: 'assistant', content: 'still not json' });
+    expect(String(last.at(-1)?.content)).toMatch(/could not be used: the answer was not valid JSON/);
+  });
 });

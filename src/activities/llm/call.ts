@@ -146,6 +146,15 @@ const LEASE_RENEW_MS = 10_000;
 /** How often an attempt that found the call claimed looks for the holder's answer. */
 const WAIT_POLL_MS = 500;
 
+/** An answer as the caller reads it, after the provider's own refusals are turned into failures. */
+function readChoice<T>(req: ModelRequest<T>, choice: Choice | undefined, model: string): ReplyReading<T> {
+  if (choice?.finish_reason === 'content_filter')
+    throw ApplicationFailure.nonRetryable(`model ${model} refused: content filter`, ErrorType.LlmContentFilter);
+  if (choice?.message?.refusal)
+    throw ApplicationFailure.nonRetryable(`model ${model} refused: ${choice.message.refusal}`, ErrorType.LlmContentFilter);
+  return req.read(choice);
+}
+
 export function createLlm(deps: LlmDeps) {
   /** The way of asking for JSON each endpoint and model accepted, learned from its refusals. */
   const structuredModes = new Map<string, StructuredMode>();
@@ -179,14 +188,47 @@ export function createLlm(deps: LlmDeps) {
     }
   }
 
-  /** The HTTP rounds of a claimed call: one answer, at most one repair, every request's usage logged. */
+  /**
+   * The HTTP rounds of a claimed call: one answer, at most one repair, every request's usage and
+   * answer logged in one insert. Answers an earlier attempt logged but did not live to record (a
+   * worker killed in between) are read again first, in order, so they are not paid for twice.
+   */
   async function send<T>(req: ModelRequest<T>, callKey: string, model: string): Promise<ModelResult<T>> {
     const client = deps.client();
     const messages = withGuidance([...req.messages], deps.guidance ? await deps.guidance(req.researchId) : []);
     const tokens = { promptTokens: 0, completionTokens: 0 };
     const started = Date.now();
     let problem = '';
-    for (let round = 0; round < 2; round++) {
+    const finish = async (value: T, logged: unknown, used: string, reused: boolean): Promise<ModelResult<T>> => {
+      const usage = { ...tokens, costUsd: estimateCostUsd(deps.config.llm.prices, model, tokens.promptTokens, tokens.completionTokens) };
+      const record = {
+        callKey,
+        researchId: req.researchId,
+        role: req.role,
+        model: used,
+        promptName: req.promptName,
+        response: logged,
+        usage,
+        durationMs: Date.now() - started,
+      };
+      await keep(() => deps.calls.record(record));
+      return { output: value, model: used, usage, reused };
+    };
+    let round = 0;
+    for (const earlier of await deps.calls.answers(callKey)) {
+      if (round >= 2) break;
+      round++;
+      tokens.promptTokens += earlier.usage.promptTokens;
+      tokens.completionTokens += earlier.usage.completionTokens;
+      const reading = readChoice(req, earlier.answer as Choice | undefined, model);
+      if ('problem' in reading) {
+        problem = reading.problem;
+        messages.push(...reading.repair);
+        continue;
+      }
+      return finish(reading.value, reading.logged, earlier.model, true);
+    }
+    for (; round < 2; round++) {
       const sentAt = Date.now();
       const labels = { model, role: req.role };
       let completion: OpenAI.Chat.ChatCompletion;
@@ -218,15 +260,6 @@ export function createLlm(deps: LlmDeps) {
       metrics.llmTokens.inc({ ...labels, kind: 'prompt' }, spent.promptTokens);
       metrics.llmTokens.inc({ ...labels, kind: 'completion' }, spent.completionTokens);
       metrics.llmCost.inc(labels, spentCost);
-      // A paid answer is kept even while PostgreSQL is away (see keep()).
-      await keep(() =>
-        deps.calls.logRequest({
-          researchId: req.researchId,
-          callKey,
-          model: completion.model || model,
-          usage: { ...spent, costUsd: spentCost },
-        }),
-      );
       const choice = completion.choices?.[0];
       if (choice?.message) {
         // A forced function call carries the JSON in its arguments.
@@ -237,30 +270,23 @@ export function createLlm(deps: LlmDeps) {
         }
         if (typeof choice.message.content === 'string') choice.message.content = stripReasoning(choice.message.content);
       }
-      if (choice?.finish_reason === 'content_filter')
-        throw ApplicationFailure.nonRetryable(`model ${model} refused: content filter`, ErrorType.LlmContentFilter);
-      if (choice?.message?.refusal)
-        throw ApplicationFailure.nonRetryable(`model ${model} refused: ${choice.message.refusal}`, ErrorType.LlmContentFilter);
-      const reading = req.read(choice);
+      // A paid answer is kept even while PostgreSQL is away (see keep()), with its usage.
+      await keep(() =>
+        deps.calls.logRequest({
+          researchId: req.researchId,
+          callKey,
+          model: completion.model || model,
+          usage: { ...spent, costUsd: spentCost },
+          answer: choice ?? null,
+        }),
+      );
+      const reading = readChoice(req, choice, model);
       if ('problem' in reading) {
         problem = reading.problem;
         messages.push(...reading.repair);
         continue;
       }
-      const usage = { ...tokens, costUsd: estimateCostUsd(deps.config.llm.prices, model, tokens.promptTokens, tokens.completionTokens) };
-      const used = completion.model || model;
-      const record = {
-        callKey,
-        researchId: req.researchId,
-        role: req.role,
-        model: used,
-        promptName: req.promptName,
-        response: reading.logged,
-        usage,
-        durationMs: Date.now() - started,
-      };
-      await keep(() => deps.calls.record(record));
-      return { output: reading.value, model: used, usage, reused: false };
+      return finish(reading.value, reading.logged, completion.model || model, false);
     }
     throw ApplicationFailure.nonRetryable(
       `model ${model} gave no usable ${req.expected} after a repair request: ${problem}`,

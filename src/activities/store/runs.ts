@@ -159,12 +159,40 @@ export function llmCallsTable(pool: pg.Pool) {
       const r = rows[0];
       return { promptTokens: Number(r.prompt), completionTokens: Number(r.completion), costUsd: Number(r.cost) };
     },
-    /** One HTTP request and the usage it reported (append-only). */
-    async logRequest(r: { researchId: string; callKey: string; model: string; usage: Usage }): Promise<void> {
+    /** One HTTP request, the usage it reported and its answer (append-only). */
+    async logRequest(r: { researchId: string; callKey: string; model: string; usage: Usage; answer?: unknown }): Promise<void> {
       await pool.query(
-        'INSERT INTO llm_requests (research_id, call_key, model, prompt_tokens, completion_tokens, cost_usd) VALUES ($1, $2, $3, $4, $5, $6)',
-        [r.researchId, r.callKey, r.model, r.usage.promptTokens, r.usage.completionTokens, r.usage.costUsd],
+        `INSERT INTO llm_requests (research_id, call_key, model, prompt_tokens, completion_tokens, cost_usd, answer)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [
+          r.researchId,
+          r.callKey,
+          r.model,
+          r.usage.promptTokens,
+          r.usage.completionTokens,
+          r.usage.costUsd,
+          r.answer === undefined ? null : JSON.stringify(r.answer),
+        ],
       );
+    },
+    /** The answers a call's requests got, in order (an attempt that did not live to record them). */
+    async answers(callKey: string): Promise<{ model: string; usage: Usage; answer: unknown }[]> {
+      const { rows } = await pool.query<{
+        model: string;
+        prompt_tokens: number;
+        completion_tokens: number;
+        cost_usd: string;
+        answer: unknown;
+      }>(
+        `SELECT model, prompt_tokens, completion_tokens, cost_usd, answer FROM llm_requests
+          WHERE call_key = $1 AND answer IS NOT NULL ORDER BY id`,
+        [callKey],
+      );
+      return rows.map((r) => ({
+        model: r.model,
+        usage: { promptTokens: r.prompt_tokens, completionTokens: r.completion_tokens, costUsd: Number(r.cost_usd) },
+        answer: r.answer,
+      }));
     },
   };
 }
