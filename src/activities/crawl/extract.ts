@@ -1,7 +1,7 @@
 // Turns a fetched body into readable Markdown: Readability + Turndown for HTML (no scripts, no
 // subresources), pdf.js text for PDF, pretty JSON, and text types as they are.
 import { Readability } from '@mozilla/readability';
-import { JSDOM, VirtualConsole } from 'jsdom';
+import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
 
 export interface Readable {
@@ -12,14 +12,35 @@ export interface Readable {
 const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' });
 turndown.remove(['script', 'style', 'noscript', 'iframe', 'form']);
 
+/** The address relative links resolve against: the page's `<base href>`, else the page's own. */
+function baseOf(doc: Document, url: string): string {
+  const href = doc.querySelector('base[href]')?.getAttribute('href');
+  try {
+    return href ? new URL(href, url).href : url;
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * HTML to Markdown with linkedom, a DOM without a browser window (no scripts, no subresources,
+ * about a fifth of jsdom's time and memory per page: bench/extract.ts). Readability resolves
+ * relative links against the document's base address, which linkedom does not know: it is set.
+ */
 export function htmlToMarkdown(html: string, url: string): Readable {
-  // A silent console: page scripts never run (jsdom's default), and page CSS errors are noise.
-  const dom = new JSDOM(html, { url, virtualConsole: new VirtualConsole() });
-  const doc = dom.window.document;
-  const article = new Readability(doc.cloneNode(true) as Document, { charThreshold: 100 }).parse();
-  const title = (article?.title || doc.title || '').trim();
-  const markdown = article?.content ? turndown.turndown(article.content) : turndown.turndown(doc.body?.innerHTML ?? '');
-  dom.window.close();
+  const { document } = parseHTML(html) as unknown as { document: Document };
+  const copy = document.cloneNode(true) as Document;
+  const base = baseOf(document, url);
+  for (const [key, value] of [
+    ['baseURI', base],
+    ['documentURI', url],
+    ['URL', url],
+  ] as const) {
+    Object.defineProperty(copy, key, { value, configurable: true });
+  }
+  const article = new Readability(copy, { charThreshold: 100 }).parse();
+  const title = (article?.title || document.title || '').trim();
+  const markdown = article?.content ? turndown.turndown(article.content) : turndown.turndown(document.body?.innerHTML ?? '');
   return { title, markdown: markdown.replace(/\n{3,}/g, '\n\n').trim() };
 }
 
