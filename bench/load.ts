@@ -5,7 +5,7 @@
 // process (dev = worker + API [+ PGlite], the Temporal server, PostgreSQL when --pg is given),
 // peak RSS, history events and bytes per run (parent and steps), and activities per run by type.
 //   npm run bench:load -- --runs 40 --concurrency 40 --latency-ms 200 [--pg URL] [--cpu-prof]
-//        [--follow events|poll] [--poll-ms 2000] [--llm-rate 1000]
+//        [--follow events|poll] [--poll-ms 2000] [--llm-rate 1000] [--env K=V]...
 // --llm-rate is LLM_QUEUE_RATE, the server-side cap on model calls per second across all workers
 // (the product's default of 10 protects a real API key; the fake has no limit, so the bench lifts
 // it to measure orchestration rather than the cap: at 10/s, 100 runs of ~22 calls need 220 s).
@@ -38,6 +38,7 @@ const { values } = parseArgs({
     follow: { type: 'string', default: 'events' },
     'poll-ms': { type: 'string', default: '2000' },
     'llm-rate': { type: 'string', default: '1000' },
+    env: { type: 'string', multiple: true },
     json: { type: 'string' },
   },
 });
@@ -147,6 +148,8 @@ const dev = spawnCli(
     SEARCH_CONCURRENCY: '32',
     ...(values['no-coder'] ? { RESEARCHER_PYTHON: 'false' } : {}),
     ...(values.pg ? { DATABASE_URL: values.pg } : {}),
+    // --env K=V: any other setting of the dev process (e.g. LLM_CONCURRENCY=64), printed below.
+    ...Object.fromEntries((values.env ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])),
   },
   values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, 'profiles')}`] : [],
 );
@@ -331,7 +334,7 @@ const sorted = [...times].sort((a, b) => a - b);
 const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! / 1000;
 const completed = statuses.filter((s) => s === 'completed').length;
 console.log(
-  `load: ${runs} runs, ${concurrency} at once, LLM latency ${latency} ms, model calls and searches at most ${values['llm-rate']}/s, ${values.pg ? 'PostgreSQL' : 'PGlite'}, ${sandboxReady ? 'a processing step in every third run' : 'no sandbox image: research steps only'}, ${follow === 'events' ? 'clients follow the event stream' : `clients poll the status every ${pollMs} ms`}`,
+  `load: ${runs} runs, ${concurrency} at once, LLM latency ${latency} ms, model calls and searches at most ${values['llm-rate']}/s, ${values.pg ? 'PostgreSQL' : 'PGlite'}, ${sandboxReady ? 'a processing step in every third run' : 'no sandbox image: research steps only'}, ${follow === 'events' ? 'clients follow the event stream' : `clients poll the status every ${pollMs} ms`}${values.env?.length ? `, ${values.env.join(' ')}` : ''}`,
 );
 console.log(`completed:        ${completed}/${runs}`);
 console.log(`run time:         p50 ${pct(50).toFixed(1)} s, p95 ${pct(95).toFixed(1)} s`);

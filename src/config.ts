@@ -227,6 +227,8 @@ const EnvSchema = z.object({
   RETRY_MAX_INTERVAL: Duration.default(DEFAULT_RETRY.maximumInterval),
   LLM_HEARTBEAT_TIMEOUT: Duration.default(DEFAULT_LLM_HEARTBEAT_TIMEOUT),
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
+  /** Workflows a worker keeps in memory between their tasks (the sticky cache); the SDK sizes it from the heap when unset. */
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
   EMBEDDING_MODEL: z.string().min(1).default('text-embedding-3-small'),
   EMBEDDING_BASE_URL: optionalUrl,
   EMBEDDING_API_KEY: optionalString,
@@ -344,6 +346,8 @@ export interface Config {
   worker: {
     /** How long a stopping worker lets activities in flight finish: by default an LLM request's timeout and 15 s. */
     shutdownGraceMs: number;
+    /** WORKER_MAX_CACHED_WORKFLOWS; undefined: the SDK's own sizing. */
+    maxCachedWorkflows: number | undefined;
   };
 }
 
@@ -474,6 +478,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       chunkTokens: e.KB_CHUNK_TOKENS,
       chunkOverlap: Math.min(e.KB_CHUNK_OVERLAP, Math.floor(e.KB_CHUNK_TOKENS / 2)),
     },
-    worker: { shutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS ?? e.LLM_TIMEOUT_MS + 15_000 },
+    worker: {
+      shutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS ?? e.LLM_TIMEOUT_MS + 15_000,
+      maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
+    },
   };
 }

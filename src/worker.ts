@@ -92,6 +92,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     // Enough for many runs on one host; LLM calls are I/O bound.
     maxConcurrentActivityTaskExecutions: 64,
     shutdownGraceTime: deps.config.worker.shutdownGraceMs,
+    ...(deps.config.worker.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: deps.config.worker.maxCachedWorkflows } : {}),
   });
   // Searches have their own queue: the server enforces its rate across every worker, and each
   // worker caps how many run at once (per-provider rates are applied inside the providers).
