@@ -167,7 +167,9 @@ export function createLlm(deps: LlmDeps) {
       const value = earlier ? req.reuse(earlier.response) : undefined;
       return earlier && value !== undefined ? { output: value, model: earlier.model, usage: earlier.usage, reused: true } : undefined;
     };
-    const earlier = await reusable();
+    // Only a retry can find an earlier attempt's answer: the first attempt skips the lookups.
+    const retry = Context.current().info.attempt > 1;
+    const earlier = retry ? await reusable() : undefined;
     if (earlier) return earlier;
     // Two attempts of one activity can be alive at once (a heartbeat timeout during a network cut):
     // the one that claims the call pays for it, the other waits for its answer.
@@ -181,7 +183,7 @@ export function createLlm(deps: LlmDeps) {
     const renew = setInterval(() => void deps.leases.claim(callKey, holder, LEASE_TTL_MS).catch(() => undefined), LEASE_RENEW_MS);
     try {
       // The previous holder may have answered between our look and our claim.
-      return (await reusable()) ?? (await send(req, callKey, model));
+      return (retry ? await reusable() : undefined) ?? (await send(req, callKey, model, retry));
     } finally {
       clearInterval(renew);
       await deps.leases.release(callKey, holder).catch(() => undefined);
@@ -193,7 +195,7 @@ export function createLlm(deps: LlmDeps) {
    * answer logged in one insert. Answers an earlier attempt logged but did not live to record (a
    * worker killed in between) are read again first, in order, so they are not paid for twice.
    */
-  async function send<T>(req: ModelRequest<T>, callKey: string, model: string): Promise<ModelResult<T>> {
+  async function send<T>(req: ModelRequest<T>, callKey: string, model: string, retry: boolean): Promise<ModelResult<T>> {
     const client = deps.client();
     const messages = withGuidance([...req.messages], deps.guidance ? await deps.guidance(req.researchId) : []);
     const tokens = { promptTokens: 0, completionTokens: 0 };
@@ -215,7 +217,7 @@ export function createLlm(deps: LlmDeps) {
       return { output: value, model: used, usage, reused };
     };
     let round = 0;
-    for (const earlier of await deps.calls.answers(callKey)) {
+    for (const earlier of retry ? await deps.calls.answers(callKey) : []) {
       if (round >= 2) break;
       round++;
       tokens.promptTokens += earlier.usage.promptTokens;
