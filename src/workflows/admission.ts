@@ -56,7 +56,11 @@ class AdmissionQueue {
 
 export async function admissionWorkflow(state: AdmissionState): Promise<void> {
   const q = new AdmissionQueue(state);
-  setHandler(requestSlotSignal, (m) => q.request(m.runId, m.low ?? false));
+  setHandler(requestSlotSignal, (m) => {
+    // TENANT_MAX_RUNS changed (a deploy): the newest run's limit holds from now on.
+    if (m.maxRuns) state.maxRuns = m.maxRuns;
+    q.request(m.runId, m.low ?? false);
+  });
   setHandler(releaseSlotSignal, (m) => q.release(m.runId));
   setHandler(admissionQueueQuery, () => ({ maxRuns: state.maxRuns, running: [...q.s.running], waiting: q.s.waiting.map((w) => w.runId) }));
 

@@ -45,8 +45,8 @@ export const getStatusQuery = defineQuery<ResearchStatusView>('getStatus');
 
 /** The workflow id of a tenant's admission queue on a task queue. */
 export const admissionId = (taskQueue: string, tenant: string) => `admission/${taskQueue}/${tenant}`;
-/** A run asks its tenant's queue for a slot. */
-export const requestSlotSignal = defineSignal<[{ runId: string; low?: boolean }]>('requestSlot');
+/** A run asks its tenant's queue for a slot, with the limit it was started under (the latest counts). */
+export const requestSlotSignal = defineSignal<[{ runId: string; low?: boolean; maxRuns?: number }]>('requestSlot');
 /** A run that ended (or was cancelled while waiting) gives its slot or its place back. */
 export const releaseSlotSignal = defineSignal<[{ runId: string }]>('releaseSlot');
 /** The queue to the run: it may research now (sent again, harmlessly, as a check that it lives). */

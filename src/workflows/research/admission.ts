@@ -33,7 +33,7 @@ export async function takeSlot(run: RunState): Promise<void> {
   setHandler(slotGrantedSignal, () => void (slot.granted = true));
   run.moveTo('queued');
   slot.queuedAt = Date.now();
-  const ask = { runId: run.id, ...(run.options.priority === 'low' ? { low: true } : {}) };
+  const ask = { runId: run.id, maxRuns, ...(run.options.priority === 'low' ? { low: true } : {}) };
   for (let attempt = 1; ; attempt++) {
     try {
       await getExternalWorkflowHandle(slot.queueId).signal(requestSlotSignal, ask);
