@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultReact, planJson, researchRules, stepTitleOf } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
@@ -139,6 +140,11 @@ describe.skipIf(!ready)(`the web page (${ready ? 'live' : hasBrowser ? missingRe
     const react = (req: Parameters<typeof defaultReact>[0]) =>
       stepTitleOf(req) === 'Step a' && slow++ === 0 ? { ...defaultReact(req), delayMs: 4_000 } : defaultReact(req);
     h.llm.script(researchRules({ react }, planJson([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }])));
+    const made = await request(h.app)
+      .post('/v1/collections')
+      .set('Authorization', `Bearer ${ACME}`)
+      .send({ name: 'Heat pump notes' })
+      .expect(201);
     const page = await signedIn(ACME);
     await page.getByLabel('Question', { exact: true }).fill('What do heat pumps cost?');
     await page.getByText('Review, budget and language').click();
@@ -154,6 +160,9 @@ describe.skipIf(!ready)(`the web page (${ready ? 'live' : hasBrowser ? missingRe
     await page.getByLabel('A step not started yet, or a new one').fill('b');
     await page.getByRole('button', { name: 'Drop step' }).click();
     await page.getByText('Steered: The user dropped step b.').waitFor({ timeout: 15_000 });
+    await page.getByRole('checkbox', { name: 'Heat pump notes' }).check();
+    await page.getByRole('button', { name: 'Search these collections' }).click();
+    await page.getByText(`Steered: The user asked the run to search collection(s) ${made.body.id as string}.`).waitFor({ timeout: 15_000 });
     await page.getByRole('button', { name: 'Wrap up now' }).click();
     await page.getByText(/^.*Run completed$/).waitFor({ timeout: 60_000 });
     await page.getByRole('article', { name: 'Report' }).waitFor({ timeout: 30_000 });

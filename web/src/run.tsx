@@ -209,6 +209,15 @@ function Steer({ id, s, onDone }: { id: string; s: Status; onDone: () => void })
   const [title, setTitle] = useState('');
   const [message, setMessage] = useState('');
   const [busy, setBusy] = useState(false);
+  const [collections, setCollections] = useState<{ id: string; name: string }[]>([]);
+  const [chosen, setChosen] = useState<string[]>([]);
+  useEffect(() => {
+    // The tenant's collections, to add to the run's knowledge base (none: the choice is not shown).
+    call<{ collections: { id: string; name: string }[] }>('GET', '/v1/collections').then(
+      (r) => setCollections(r.collections),
+      () => setCollections([]),
+    );
+  }, []);
   const researching = s.phase === 'researching' && !s.steering?.wrappingUp;
   const pending = (s.plan?.steps ?? []).filter((st) => st.status === 'pending');
   const words = (text: string) => text.split(/[\s,]+/).filter(Boolean);
@@ -261,6 +270,31 @@ function Steer({ id, s, onDone }: { id: string; s: Status; onDone: () => void })
           >
             Read these pages
           </button>
+          {collections.length > 0 && (
+            <fieldset>
+              <legend>Your collections to search from now on</legend>
+              {collections.map((c) => (
+                <label key={c.id} class="check">
+                  <input
+                    type="checkbox"
+                    checked={chosen.includes(c.id)}
+                    onChange={(e) => setChosen((all) => (e.currentTarget.checked ? [...all, c.id] : all.filter((x) => x !== c.id)))}
+                  />{' '}
+                  {c.name}
+                </label>
+              ))}
+              <button
+                type="button"
+                class="secondary"
+                disabled={busy || !chosen.length}
+                onClick={() =>
+                  void send({ kind: 'mustRead', collections: chosen }, 'The run searches them from now on.', () => setChosen([]))
+                }
+              >
+                Search these collections
+              </button>
+            </fieldset>
+          )}
           <label for="step-id">A step not started yet, or a new one</label>
           <input id="step-id" list="pending-steps" value={stepId} onInput={(e) => setStepId(e.currentTarget.value.trim())} />
           <datalist id="pending-steps">
