@@ -157,7 +157,20 @@ describe.skipIf(!ready)(`schedules (${ready ? 'live' : missingReason()})`, () =>
     const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const out: string[] = [];
     const io = { out: (t: string) => void out.push(t), err: (t: string) => void out.push(t), ask: async () => undefined };
-    const args = ['create', 'Wind costs?', '--cron', '0 6 * * 1', '--timezone', 'Europe/Berlin', '--paused', '--option', 'effort=quick'];
+    const session = (await request(h.app).post('/v1/sessions').send({ title: 'Wind watch' }).expect(201)).body.id as string;
+    const args = [
+      'create',
+      'Wind costs?',
+      '--cron',
+      '0 6 * * 1',
+      '--timezone',
+      'Europe/Berlin',
+      '--paused',
+      '--option',
+      'effort=quick',
+      '--session',
+      session,
+    ];
     const code = await runClientCommand('schedule', [...args, '--json'], { api, key: undefined }, io);
     server.close();
     expect(code).toBe(0);
@@ -177,6 +190,9 @@ describe.skipIf(!ready)(`schedules (${ready ? 'live' : missingReason()})`, () =>
       return s.recentRuns[0]?.id;
     });
     expect((await h.client.workflow.getHandle(run).result()) as { outcome: string }).toMatchObject({ outcome: 'report' });
+    // The scheduled run joined the schedule's session, as a run the API starts does.
+    const joined = (await request(h.app).get(`/v1/sessions/${session}`).expect(200)).body as { runs: { id: string; question: string }[] };
+    expect(joined.runs).toEqual([expect.objectContaining({ id: run, question: 'Wind costs?' })]);
 
     const resumed = await request(h.app).post(`/v1/schedules/${id}/resume`).send({}).expect(200);
     expect(resumed.body.paused).toBe(false);
