@@ -68,8 +68,9 @@ const apiKeyTable = z
     return keys;
   });
 
-/** `tenant=number` pairs (TENANT_WEIGHTS, TENANT_PRIORITIES), each number checked by `value`. */
-const tenantNumbers = (value: z.ZodNumber, what: string) =>
+/** `name=number` pairs (SEARCH_RATE_LIMITS, TENANT_WEIGHTS, TENANT_PRIORITIES): each name must match
+ *  `name`, each number `value`; a bad entry is named with the shape it should have (`what`). */
+const namedNumbers = (name: RegExp, value: z.ZodNumber, what: string) =>
   z
     .string()
     .default('')
@@ -80,13 +81,13 @@ const tenantNumbers = (value: z.ZodNumber, what: string) =>
         .map((x) => x.trim())
         .filter(Boolean)) {
         const eq = entry.lastIndexOf('=');
-        const tenant = entry.slice(0, eq);
+        const key = entry.slice(0, eq);
         const n = value.safeParse(Number(entry.slice(eq + 1)));
-        if (eq <= 0 || !TENANT_PATTERN.test(tenant) || !n.success) {
-          ctx.addIssue({ code: 'custom', message: `"${entry}" is not tenant=${what}` });
+        if (eq <= 0 || !name.test(key) || !n.success) {
+          ctx.addIssue({ code: 'custom', message: `"${entry}" is not ${what}` });
           return z.NEVER;
         }
-        out[tenant] = n.data;
+        out[key] = n.data;
       }
       return out;
     });
@@ -125,9 +126,9 @@ const EnvSchema = z.object({
   API_PORT: port.default(3000),
   API_KEYS: apiKeyTable,
   /** Fair sharing: a tenant's share of the workers when several wait (Temporal fairness weight, default 1). */
-  TENANT_WEIGHTS: tenantNumbers(z.number().positive().max(1_000), 'weight (a positive number)'),
+  TENANT_WEIGHTS: namedNumbers(TENANT_PATTERN, z.number().positive().max(1_000), 'tenant=weight (a positive number)'),
   /** A tenant's priority: 1 (first) to 5 (last), default 3; its runs' tasks are dispatched in that order. */
-  TENANT_PRIORITIES: tenantNumbers(z.number().int().min(1).max(5), 'priority (1-5)'),
+  TENANT_PRIORITIES: namedNumbers(TENANT_PATTERN, z.number().int().min(1).max(5), 'tenant=priority (1-5)'),
   /** Runs of one tenant researching at once; more wait in the tenant's queue (0: no limit). */
   TENANT_MAX_RUNS: z.coerce.number().int().min(0).max(10_000).default(0),
   /** Where the CLI's client commands find the API, and the key they send. */
@@ -167,24 +168,7 @@ const EnvSchema = z.object({
           .filter(Boolean),
   ),
   SEARCH_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(15_000),
-  SEARCH_RATE_LIMITS: z
-    .string()
-    .default('')
-    .transform((raw, ctx) => {
-      const out: Record<string, number> = {};
-      for (const entry of raw
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean)) {
-        const m = /^([a-z]+)=(\d+(?:\.\d+)?)$/.exec(entry);
-        if (!m || Number(m[2]) <= 0) {
-          ctx.addIssue({ code: 'custom', message: `"${entry}" is not provider=requestsPerSecond` });
-          return z.NEVER;
-        }
-        out[m[1]!] = Number(m[2]);
-      }
-      return out;
-    }),
+  SEARCH_RATE_LIMITS: namedNumbers(/^[a-z]+$/, z.number().positive(), 'provider=requestsPerSecond'),
   SEARCH_QUEUE_RATE: z.coerce.number().positive().max(1_000).default(20),
   MCP_CONFIG: optionalString,
   SANDBOX_IMAGE: z.string().min(1).default('deep-research-sandbox:latest'),

@@ -35,8 +35,8 @@ export const answerClarificationSignal = defineSignal<[AnswerClarification]>('an
 export const steerUpdate = defineUpdate<SteerAnswer, [Steer]>('steer');
 /** Sent by the run to its running step children when the user asks to wrap up. */
 export const wrapUpSignal = defineSignal('wrapUp');
-/** Sent by the run to a running researcher: pages to read at its next round, collections to search. */
-export const mustReadSignal = defineSignal<[{ urls: string[]; knowledge?: KnowledgeScope }]>('mustRead');
+/** Sent by the run to a running researcher: the run's knowledge base grew (collections the user added). */
+export const knowledgeSignal = defineSignal<[{ knowledge: KnowledgeScope }]>('knowledge');
 
 export const getStatusQuery = defineQuery<ResearchStatusView>('getStatus');
 

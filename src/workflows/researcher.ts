@@ -3,7 +3,7 @@
 // feeds their results back through the stored conversation, at most maxToolRounds rounds, then
 // compresses the findings into a step result citing stable source ids.
 import { setHandler } from '@temporalio/workflow';
-import { mustReadSignal, wrapUpSignal } from './messages';
+import { knowledgeSignal, wrapUpSignal } from './messages';
 import { hasPatch, lean } from './patches';
 import { ErrorType } from '../shared/errors';
 import { addUsage, stepKey, ZERO_USAGE } from '../shared/plain';
@@ -41,7 +41,7 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   let wrapUp = false;
   setHandler(wrapUpSignal, () => void (wrapUp = true));
   // Collections the user added mid-run: knowledge_search covers them from the next round.
-  setHandler(mustReadSignal, (m) => void (m.knowledge && (input.knowledge = m.knowledge)));
+  setHandler(knowledgeSignal, (m) => void (input.knowledge = m.knowledge));
   let seq = 0;
   let usage = ZERO_USAGE;
   // Pages the user asked the run to read: read before the first turn, which is shown them.

@@ -78,5 +78,9 @@ describe('API_KEYS', () => {
     expect(c.api.fairness).toEqual({ weights: { acme: 3, globex: 0.5 }, priorities: { acme: 1 }, maxRuns: 4 });
     expect(() => loadConfig({ TENANT_PRIORITIES: 'acme=9' })).toThrow(/TENANT_PRIORITIES: "acme=9" is not tenant=priority \(1-5\)/);
     expect(() => loadConfig({ TENANT_WEIGHTS: 'acme' })).toThrow(/TENANT_WEIGHTS: "acme" is not tenant=weight/);
+    expect(loadConfig({ SEARCH_RATE_LIMITS: 'searxng=2.5' }).search.rateLimits.searxng).toBe(2.5);
+    expect(() => loadConfig({ SEARCH_RATE_LIMITS: 'searxng=0' })).toThrow(
+      /SEARCH_RATE_LIMITS: "searxng=0" is not provider=requestsPerSecond/,
+    );
   });
 });

@@ -21,7 +21,6 @@ const REACH_ATTEMPTS = 5;
 export class Slot {
   granted = false;
   asked = false;
-  queuedAt: number | undefined;
   constructor(readonly queueId: string) {}
 }
 
@@ -32,7 +31,7 @@ export async function takeSlot(run: RunState): Promise<void> {
   run.slot = slot;
   setHandler(slotGrantedSignal, () => void (slot.granted = true));
   run.moveTo('queued');
-  slot.queuedAt = Date.now();
+  const queuedAt = Date.now();
   const ask = { runId: run.id, maxRuns, ...(run.options.priority === 'low' ? { low: true } : {}) };
   for (let attempt = 1; ; attempt++) {
     try {
@@ -55,7 +54,7 @@ export async function takeSlot(run: RunState): Promise<void> {
     }
   }
   await condition(() => slot.granted);
-  const waited = Math.round((Date.now() - slot.queuedAt) / 1000);
+  const waited = Math.round((Date.now() - queuedAt) / 1000);
   if (waited >= 1) run.note(`Waited ${waited} s for a slot: tenant ${run.tenant} may research ${maxRuns} run(s) at once.`);
 }
 

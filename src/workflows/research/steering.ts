@@ -8,7 +8,7 @@ import type { Refusal, Steer, SteerAnswer } from '../../shared/messages';
 import { Steer as SteerSchema } from '../../shared/updates';
 import { summarize } from '../../shared/plain';
 import type { Plan, PlanStep } from '../../shared/schemas';
-import { mustReadSignal, wrapUpSignal } from '../messages';
+import { knowledgeSignal, wrapUpSignal } from '../messages';
 import type { RunState } from './run-state';
 
 /** Guidance messages a run keeps; steps a plan may grow to. */
@@ -179,7 +179,7 @@ async function mustRead(run: RunState, urls: string[], collections: string[]): P
     };
     const knowledge = run.knowledge;
     const running = run.steps.filter((s) => s.status === 'running' && s.type === 'research');
-    await Promise.all(running.map((s) => tell(`${run.id}/step/${s.id}`, (h) => h.signal(mustReadSignal, { urls: [], knowledge }))));
+    await Promise.all(running.map((s) => tell(`${run.id}/step/${s.id}`, (h) => h.signal(knowledgeSignal, { knowledge }))));
     said.push(`to search collection(s) ${collections.join(', ')}`);
   }
   run.note(`The user asked the run ${said.join(' and ')}.`);
