@@ -104,6 +104,16 @@ export function dynamicConfigArgs(): string[] {
   return FAIRNESS_DYNAMIC_CONFIG.flatMap((v) => ['--dynamic-config-value', v]);
 }
 
+// The dev server keeps its state in SQLite, by default in rollback-journal mode with a full sync at
+// every commit: each of the server's many small transactions writes, syncs and deletes a journal.
+// A write-ahead log with `synchronous=normal` commits by appending to the log. A killed server
+// (or worker) loses nothing, since the log is read back at the next start; a power cut can lose the
+// last commits before a checkpoint but never corrupts the file. A cluster has its own database.
+export const SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'];
+export function sqlitePragmaArgs(): string[] {
+  return SQLITE_PRAGMAS.flatMap((v) => ['--sqlite-pragma', v]);
+}
+
 export function searchAttributeArgs(): string[] {
   return Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]);
 }
@@ -162,6 +172,7 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
     ...(opts.uiPort === undefined ? ['--headless'] : ['--ui-port', String(opts.uiPort)]),
     ...searchAttributeArgs(),
     ...dynamicConfigArgs(),
+    ...sqlitePragmaArgs(),
   ];
   // Own process group: a terminal's Ctrl-C reaches only us, and we stop the server last, after
   // the worker has drained. If we exit any other way, the exit hook below still kills it.

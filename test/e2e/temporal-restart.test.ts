@@ -1,7 +1,8 @@
-// The Temporal server restarts while a plan waits for review: an approval sent just before the
-// stop is in the history, and after the restart the run goes on from it and completes, with no
-// completed LLM call paid for twice.
-import { mkdtempSync } from 'node:fs';
+// The Temporal server is killed (SIGKILL) while a plan waits for review: an approval it
+// acknowledged just before is in the history after the restart, and the run goes on from it and
+// completes, with no completed LLM call paid for twice.
+import { existsSync, mkdtempSync } from 'node:fs';
+import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -71,10 +72,16 @@ describe.skipIf(!ready)(`Temporal server restart (${ready ? 'live' : missingReas
       if (Date.now() > end) throw new Error('the plan never went to review');
       await new Promise((r) => setTimeout(r, 100));
     }
-    // Approve, and stop everything at once: the worker may or may not have seen the signal.
+    // The server's SQLite file runs with a write-ahead log (see SQLITE_PRAGMAS).
+    expect(existsSync(`${dbFile}-wal`)).toBe(true);
+    // Approve, and kill the server at once: the signal was acknowledged, so it must survive a
+    // crash of the server (the write-ahead log is read back at the next start). The worker may or
+    // may not have seen it.
     await client.workflow.getHandle(id).signal(approvePlanSignal, { planVersion: 1 });
+    const killed = once(server.process, 'exit');
+    server.process.kill('SIGKILL');
     w.worker.shutdown();
-    await server.stop();
+    await killed;
     await w.done.catch(() => undefined);
     await w.conn.close().catch(() => undefined);
     await connection.close();
