@@ -3,8 +3,9 @@
 import { z } from 'zod';
 import { Outcome, Phase, RunStatus, StepType, Usage } from './schemas';
 
-// The review and clarification messages live in updates.ts (the workflow validates them).
-export { AnswerClarification, ApprovePlan, MESSAGE_TEXT_MAX, RevisePlan, Steer, type SteerAnswer, type SteerInput } from './updates';
+// The review, clarification and steering messages live in update-schemas.ts (the workflow checks
+// the same rules without zod, in updates.ts).
+export { AnswerClarification, ApprovePlan, MESSAGE_TEXT_MAX, RevisePlan, Steer, type SteerAnswer, type SteerInput } from './update-schemas';
 
 /** What a failed attempt of a retried call says: which outside system, how long, the last error. */
 export const CallWaitDetails = z.object({

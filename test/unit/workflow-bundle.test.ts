@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { workflowBundleKey } from '../../src/infra/workflow-bundle';
+import { workflowBundle } from '../support/services';
 
 describe('the workflow bundle cache key', () => {
   it('changes with any workflow or shared source and with the lockfile, and only then', () => {
@@ -30,5 +31,18 @@ describe('the workflow bundle cache key', () => {
       keys.push(workflowBundleKey(root));
     }
     expect(new Set(keys).size).toBe(keys.length);
+  });
+});
+
+describe('the workflow bundle', () => {
+  // Every workflow that starts evaluates the bundle's modules again: what is in it costs CPU at
+  // every run and step. Validation libraries, the activity side and Node-only code stay out.
+  it('holds no zod, no schema module and no activity code', () => {
+    const modules = [...workflowBundle().code.matchAll(/^\/\*\*\*\/ "([^"]+)"$/gm)].map((m) => m[1]!);
+    expect(modules.length).toBeGreaterThan(20);
+    expect(modules).toContain('./src/workflows/research.ts');
+    expect(
+      modules.filter((m) => /node_modules\/zod\/|src\/shared\/(schemas|messages|llm-outputs|update-schemas)\.ts|src\/activities\//.test(m)),
+    ).toEqual([]);
   });
 });

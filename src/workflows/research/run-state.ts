@@ -21,13 +21,13 @@ import type {
   StepView,
 } from '../../shared/messages';
 import {
-  AnswerClarification as AnswerClarificationSchema,
-  ApprovePlan as ApprovePlanSchema,
+  checkAnswerClarification,
+  checkApprovePlan,
+  checkRevisePlan,
+  checkSteer,
+  type Checked,
   MESSAGE_TEXT_MAX,
-  RevisePlan as RevisePlanSchema,
-  Steer as SteerSchema,
 } from '../../shared/updates';
-import type { z } from 'zod';
 import { ErrorType } from '../../shared/errors';
 import { addUsage, durationToMs, summarize, ZERO_USAGE } from '../../shared/plain';
 import type { Phase, KnowledgeScope, Plan, ResearchInput, ResearchOptions, ResearchResult, RunStatus, Usage } from '../../shared/schemas';
@@ -43,11 +43,8 @@ const MAX_IGNORED_SIGNALS = 20;
 type Refused = { code: RefusalCode; reason: string };
 
 /** An update sent by hand (the Temporal UI, the CLI) may not match its schema. */
-function malformed(schema: z.ZodType, m: unknown): Refused | undefined {
-  const r = schema.safeParse(m);
-  return r.success
-    ? undefined
-    : { code: 'invalid_message', reason: r.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; ') };
+function malformed(checked: Checked<unknown>): Refused | undefined {
+  return checked.ok ? undefined : { code: 'invalid_message', reason: checked.error };
 }
 
 export type ReviewDecision = { kind: 'approve' } | { kind: 'revise'; feedback: string };
@@ -158,19 +155,19 @@ export class RunState {
   }
 
   validateApproval(m: ApprovePlan): void {
-    this.refuse(malformed(ApprovePlanSchema, m) ?? this.approvalRefusal(m));
+    this.refuse(malformed(checkApprovePlan(m)) ?? this.approvalRefusal(m));
   }
 
   validateRevision(m: RevisePlan): void {
-    this.refuse(malformed(RevisePlanSchema, m) ?? this.revisionRefusal(m));
+    this.refuse(malformed(checkRevisePlan(m)) ?? this.revisionRefusal(m));
   }
 
   validateClarification(m: AnswerClarification): void {
-    this.refuse(malformed(AnswerClarificationSchema, m) ?? this.clarificationRefusal());
+    this.refuse(malformed(checkAnswerClarification(m)) ?? this.clarificationRefusal());
   }
 
   validateSteer(m: Steer): void {
-    this.refuse(malformed(SteerSchema, m) ?? steerRefusal(this, m));
+    this.refuse(malformed(checkSteer(m)) ?? steerRefusal(this, m));
   }
 
   approvePlanNow(m: ApprovePlan): ReviewAnswer {

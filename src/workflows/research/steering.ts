@@ -5,7 +5,7 @@
 // guidance before it answers (so the next call reads it), and tells the running steps to wrap up.
 import { getExternalWorkflowHandle, isCancellation } from '@temporalio/workflow';
 import type { Refusal, Steer, SteerAnswer } from '../../shared/messages';
-import { Steer as SteerSchema } from '../../shared/updates';
+import { checkSteer } from '../../shared/updates';
 import { summarize } from '../../shared/plain';
 import type { Plan, PlanStep } from '../../shared/schemas';
 import { knowledgeSignal, wrapUpSignal } from '../messages';
@@ -90,7 +90,9 @@ export function steerRefusal(run: RunState, m: Steer): Refused | undefined {
 
 /** Applies a validated steering message. */
 export async function steer(run: RunState, message: Steer): Promise<SteerAnswer> {
-  const m = SteerSchema.parse(message); // the validator passed it; this fills the defaults
+  const checked = checkSteer(message); // the validator passed it; this fills the defaults
+  if (!checked.ok) throw new Error(`a steering message the validator refused: ${checked.error}`);
+  const m = checked.value;
   const steering = run.steering;
   steering.version++;
   switch (m.kind) {
