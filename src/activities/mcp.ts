@@ -3,9 +3,7 @@
 // session, so a retried activity needs no state from an earlier attempt.
 import { readFileSync } from 'node:fs';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { z } from 'zod';
 import { LLM_ROLES } from '../shared/constants';
 import { ErrorType } from '../shared/errors';
@@ -62,6 +60,12 @@ async function withClient<T>(
   envPath: string,
   fn: (c: Client) => Promise<T>,
 ): Promise<T> {
+  // The MCP SDK is loaded with the first server asked (most workers have none).
+  const [{ Client }, { StdioClientTransport }, { StreamableHTTPClientTransport }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+  ]);
   const client = new Client({ name: 'deep-research', version: '0.1.0' });
   const transport =
     'command' in server

@@ -2,9 +2,6 @@
 // PGlite database served on a loopback socket so that the same `pg` code talks to both.
 import { mkdirSync } from 'node:fs';
 import pg from 'pg';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { vector } from '@electric-sql/pglite-pgvector';
 import type { Logger } from './logger';
 import { assertPortFree } from './temporal-cli';
 
@@ -17,6 +14,12 @@ export interface EmbeddedPostgres {
 export async function startEmbeddedPostgres(opts: { dataDir: string; port: number; log: Logger }): Promise<EmbeddedPostgres> {
   await assertPortFree(opts.port, '127.0.0.1', 'embedded PostgreSQL; set PGLITE_PORT, or DATABASE_URL for a real server');
   mkdirSync(opts.dataDir, { recursive: true });
+  // Loaded only here: a worker on a PostgreSQL server never holds PGlite (27 MB).
+  const [{ PGlite }, { PGLiteSocketServer }, { vector }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('@electric-sql/pglite-socket'),
+    import('@electric-sql/pglite-pgvector'),
+  ]);
   // pgvector is loaded so that the knowledge base gets its HNSW index in the embedded default too.
   const db = await PGlite.create({ dataDir: opts.dataDir, extensions: { vector } });
   // PGlite is a single session: the server queues queries from all connections in order.

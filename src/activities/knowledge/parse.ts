@@ -3,12 +3,16 @@
 // ExcelJS (XLSX), JSZip with fast-xml-parser (PPTX), Readability + Turndown (HTML); CSV and
 // Markdown are small enough to read here.
 import path from 'node:path';
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 import { XMLParser } from 'fast-xml-parser';
-import { JSDOM, VirtualConsole } from 'jsdom';
 import JSZip from 'jszip';
-import mammoth from 'mammoth';
+import { lazyRequire } from '../../infra/lazy';
 import { htmlToMarkdown } from '../crawl/extract';
+
+// Each parser is loaded with the first document of its format.
+const excel = lazyRequire<typeof ExcelJS>('exceljs');
+const jsdom = lazyRequire<typeof import('jsdom')>('jsdom');
+const mammothLib = lazyRequire<typeof import('mammoth')>('mammoth');
 
 export const DOC_FORMATS = ['pdf', 'docx', 'pptx', 'xlsx', 'csv', 'html', 'markdown', 'text'] as const;
 export type DocFormat = (typeof DOC_FORMATS)[number];
@@ -275,6 +279,8 @@ async function parsePdf(bytes: Buffer, maxPages: number): Promise<ParsedDocument
 /** DOCX through mammoth's HTML: headings become the path, paragraphs, lists and tables the text. */
 async function parseDocx(bytes: Buffer): Promise<ParsedDocument> {
   // Images are not text: an empty src spares base64-encoding every picture into the HTML.
+  const mammoth = mammothLib();
+  const { JSDOM, VirtualConsole } = jsdom();
   const convertImage = mammoth.images.imgElement(() => Promise.resolve({ src: '' }));
   const { value: html } = await mammoth.convertToHtml({ buffer: bytes }, { convertImage });
   const dom = new JSDOM(`<!doctype html><body>${html}</body>`, { virtualConsole: new VirtualConsole() });
@@ -445,7 +451,7 @@ function flattenGroups(n: XNode): XNode[] {
 
 /** XLSX: a section per sheet under the sheet's name, each row as "header: value" pairs. */
 async function parseXlsx(bytes: Buffer, lim: Limits): Promise<ParsedDocument> {
-  const book = new ExcelJS.Workbook();
+  const book = new (excel().Workbook)();
   await book.xlsx.load(bytes as unknown as ArrayBuffer);
   const sections: Section[] = [];
   for (const sheet of book.worksheets.slice(0, lim.maxPages)) {

@@ -1,7 +1,6 @@
 // Search providers behind one interface. Each parses its API's own response shape into
 // { title, url, content, score, source }. Base URLs are configurable so a mirror, a proxy or a
 // test server can stand in.
-import { JSDOM } from 'jsdom';
 import type { SearchHit, SearchProvider } from './types';
 import { rateLimited } from './rate-limit';
 import { searxngProvider } from './searxng';
@@ -171,6 +170,7 @@ export function arxivProvider(opts: { baseUrl: string; timeoutMs: number }): Sea
       const timeout = AbortSignal.timeout(opts.timeoutMs);
       const res = await fetch(u, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
       if (!res.ok) throw new ProviderHttpError(`arXiv answered ${res.status}`, res.status);
+      const { JSDOM } = await import('jsdom'); // loaded with the first arXiv search
       const doc = new JSDOM(await res.text(), { contentType: 'text/xml' }).window.document;
       const text = (el: Element, tag: string) => el.getElementsByTagName(tag)[0]?.textContent?.replace(/\s+/g, ' ').trim() ?? '';
       return [...doc.getElementsByTagName('entry')].map((e, i) => {

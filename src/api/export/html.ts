@@ -2,9 +2,12 @@
 // DOMPurify (the report's text comes from models and web pages: no script, no handler, no outside
 // resource survives), each citation [n] a link to its reference, the run's charts inlined as data
 // URLs, the style inline. Served with a CSP that allows nothing else.
-import createDOMPurify from 'dompurify';
-import { JSDOM } from 'jsdom';
+import type createDOMPurifyType from 'dompurify';
 import { marked } from 'marked';
+import { lazyRequire } from '../../infra/lazy';
+
+const jsdom = lazyRequire<typeof import('jsdom')>('jsdom');
+const dompurify = lazyRequire<typeof createDOMPurifyType>('dompurify');
 
 export interface ExportableReport {
   title: string;
@@ -27,8 +30,9 @@ code{background:#f1f3f5;padding:.1rem .25rem;border-radius:3px}pre{background:#f
 ol.references li{margin:.25rem 0;word-break:break-word}:target{background:#fef9c3}`;
 
 export function reportHtml(report: ExportableReport, artifacts: ArtifactBytes): string {
+  const { JSDOM } = jsdom();
   const window = new JSDOM('').window;
-  const purify = createDOMPurify(window);
+  const purify = dompurify()(window);
   const raw = marked.parse(report.markdown, { async: false, gfm: true });
   const clean = purify.sanitize(raw, { USE_PROFILES: { html: true }, FORBID_TAGS: ['style', 'form', 'input'], FORBID_ATTR: ['style'] });
   const doc = new JSDOM(`<body>${clean}</body>`).window.document;

@@ -5,22 +5,29 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { marked, type Token, type Tokens } from 'marked';
-import pdfmake from 'pdfmake';
+import type pdfmakeType from 'pdfmake';
 import type { ArtifactBytes, ExportableReport } from './html';
 
 const require = createRequire(import.meta.url);
 const FONT_DIR = path.join(path.dirname(require.resolve('pdfmake/package.json')), 'fonts', 'Roboto');
-pdfmake.setFonts({
-  Roboto: {
-    normal: path.join(FONT_DIR, 'Roboto-Regular.ttf'),
-    bold: path.join(FONT_DIR, 'Roboto-Medium.ttf'),
-    italics: path.join(FONT_DIR, 'Roboto-Italic.ttf'),
-    bolditalics: path.join(FONT_DIR, 'Roboto-MediumItalic.ttf'),
-  },
-});
-// The document holds only what the report gives it: no URL is fetched, no file but the fonts read.
-pdfmake.setUrlAccessPolicy(() => false);
-pdfmake.setLocalAccessPolicy((p) => path.resolve(p).startsWith(FONT_DIR));
+let loaded: typeof pdfmakeType | undefined;
+/** pdfmake, loaded at the first export (it holds 13 MB). */
+function pdfmake(): typeof pdfmakeType {
+  if (loaded) return loaded;
+  const p = require('pdfmake') as typeof pdfmakeType;
+  p.setFonts({
+    Roboto: {
+      normal: path.join(FONT_DIR, 'Roboto-Regular.ttf'),
+      bold: path.join(FONT_DIR, 'Roboto-Medium.ttf'),
+      italics: path.join(FONT_DIR, 'Roboto-Italic.ttf'),
+      bolditalics: path.join(FONT_DIR, 'Roboto-MediumItalic.ttf'),
+    },
+  });
+  // The document holds only what the report gives it: no URL is fetched, no file but the fonts read.
+  p.setUrlAccessPolicy(() => false);
+  p.setLocalAccessPolicy((f) => path.resolve(f).startsWith(FONT_DIR));
+  return (loaded = p);
+}
 
 type Inline = string | Record<string, unknown>;
 const RASTER = /^image\/(png|jpeg)$/;
@@ -135,7 +142,7 @@ export async function reportPdf(report: ExportableReport, artifacts: ArtifactByt
       }
     });
 
-  const doc = pdfmake.createPdf({
+  const doc = pdfmake().createPdf({
     info: { title: report.title, subject: 'deep-research report' },
     language: report.locale ?? 'en',
     pageMargins: [48, 56, 48, 56],
