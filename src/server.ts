@@ -10,6 +10,7 @@ import { createKnowledgeService } from './api/knowledge-service';
 import { createScheduleService } from './api/schedule-service';
 import { durationToMs } from './shared/plain';
 import { createStore } from './activities/store';
+import { listenForEvents } from './api/event-wakeups';
 import type { Logger } from './infra/logger';
 import type { Config } from './config';
 import type { RetrySettings } from './shared/schemas';
@@ -58,9 +59,11 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
     webhook: { enabled: Boolean(deps.webhook?.secret), allowHosts: deps.webhook?.allowHosts ?? [] },
     fairness: deps.api.fairness,
   });
+  const wakeups = listenForEvents(deps.pool, deps.log);
   const app = createApp({
     auth: { envKeys: keys, table: store.apiKeys, open: keyless },
     events: store.events,
+    eventStream: { wakeups },
     rateLimits,
     research,
     schedules: createScheduleService({
@@ -99,10 +102,12 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
     url: `http://${shown}:${addr.port}`,
     open: keyless,
     server,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+      await wakeups.close();
+    },
   };
 }

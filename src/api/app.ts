@@ -12,6 +12,7 @@ import type { ScheduleService } from './schedule-service';
 import type { KnowledgeService } from './knowledge-service';
 import type { ResearchService } from './research-service';
 import type { EventsTable } from '../activities/store';
+import type { StreamSettings } from './events';
 import { authenticate, type AuthDeps } from './auth';
 import { docsPage, openApiDocument } from './openapi';
 import { webRoutes } from './web';
@@ -25,6 +26,8 @@ export interface AppDeps {
   knowledge?: { service: KnowledgeService; maxFileBytes: number };
   /** The run event log the events stream reads. */
   events: Pick<EventsTable, 'after'>;
+  /** How event streams wait: woken by notifications, or polling (see events.ts). */
+  eventStream?: StreamSettings;
   auth: AuthDeps;
   /** Requests per minute and tenant. */
   rateLimits: Record<LimitKind, number>;
@@ -89,7 +92,12 @@ export function createApp(deps: AppDeps): express.Express {
         : 'reads',
     ),
     express.json({ limit: '64kb' }),
-    researchRoutes({ research: deps.research, events: deps.events, ...(deps.preflight ? { preflight: deps.preflight } : {}) }),
+    researchRoutes({
+      research: deps.research,
+      events: deps.events,
+      ...(deps.eventStream ? { eventStream: deps.eventStream } : {}),
+      ...(deps.preflight ? { preflight: deps.preflight } : {}),
+    }),
     ...(deps.schedules ? [scheduleRoutes({ schedules: deps.schedules, ...(deps.preflight ? { preflight: deps.preflight } : {}) })] : []),
     ...(deps.knowledge ? [knowledgeRoutes({ knowledge: deps.knowledge.service, maxFileBytes: deps.knowledge.maxFileBytes })] : []),
   );

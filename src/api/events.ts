@@ -3,22 +3,37 @@
 // API's) gets what followed and nothing twice. The stream ends after the run's `done` event (or
 // when the run has ended and its log is read out); a comment line every few seconds keeps proxies
 // from closing an idle stream. A client going away changes nothing in the run.
+// The log is read again when a notification says it grew (event-wakeups.ts), or every `pollMs`
+// when notifications are not arriving; with them, every `idleReadMs` all the same.
 import type { Request, Response } from 'express';
 import type { EventsTable } from '../activities/store';
+import { NO_WAKEUPS, type EventWakeups } from './event-wakeups';
 
 export interface EventStreamOptions {
   events: Pick<EventsTable, 'after'>;
   /** Whether the run has ended (Temporal says so), for runs whose log has no `done` event. */
   ended: () => Promise<boolean>;
+  wakeups?: EventWakeups;
+  /** Between reads when notifications are not arriving. */
   pollMs?: number;
+  /** Between reads when they are (in case one was lost). */
+  idleReadMs?: number;
   heartbeatMs?: number;
+  /** How long a quiet stream waits before asking Temporal whether its run has ended. */
+  endCheckMs?: number;
 }
+
+/** What the API sets for all its streams. */
+export type StreamSettings = Omit<EventStreamOptions, 'events' | 'ended'>;
 
 const PAGE = 200;
 
 export async function streamEvents(req: Request, res: Response, id: string, after: number, o: EventStreamOptions): Promise<void> {
   const pollMs = o.pollMs ?? 500;
+  const idleReadMs = o.idleReadMs ?? 10_000;
   const heartbeatMs = o.heartbeatMs ?? 15_000;
+  const endCheckMs = o.endCheckMs ?? 15_000;
+  const wakeups = o.wakeups ?? NO_WAKEUPS;
   res.status(200).set({
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache, no-transform',
@@ -28,34 +43,57 @@ export async function streamEvents(req: Request, res: Response, id: string, afte
   res.flushHeaders();
   res.write('retry: 2000\n\n');
   let open = true;
-  req.on('close', () => (open = false));
+  // Set by a notification (or the client leaving); the wait below ends early on it.
+  let woken = false;
+  let wake = () => undefined as void;
+  const unsubscribe = wakeups.subscribe(id, () => {
+    woken = true;
+    wake();
+  });
+  req.on('close', () => {
+    open = false;
+    wake();
+  });
   let last = after;
   let lastWrite = Date.now();
   let idleSince = Date.now();
-  while (open) {
-    const batch = await o.events.after(id, last, PAGE);
-    for (const e of batch) {
-      res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify({ ...e.data, at: e.at })}\n\n`);
-      last = e.seq;
-      if (e.type === 'done') {
-        res.end();
-        return;
+  try {
+    while (open) {
+      woken = false;
+      const batch = await o.events.after(id, last, PAGE);
+      for (const e of batch) {
+        res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify({ ...e.data, at: e.at })}\n\n`);
+        last = e.seq;
+        if (e.type === 'done') return;
+      }
+      if (batch.length) {
+        lastWrite = idleSince = Date.now();
+        if (batch.length === PAGE) continue;
+      }
+      // A run that ended without a `done` event (terminated, or older than them) ends the stream
+      // once read out.
+      if (Date.now() - idleSince > endCheckMs) {
+        if (await o.ended()) break;
+        idleSince = Date.now();
+      }
+      if (Date.now() - lastWrite >= heartbeatMs) {
+        res.write(': keep-alive\n\n');
+        lastWrite = Date.now();
+      }
+      if (!woken && open) {
+        await new Promise<void>((resolve) => {
+          const untilHeartbeat = Math.max(0, lastWrite + heartbeatMs - Date.now());
+          const timer = setTimeout(resolve, Math.min(wakeups.live ? idleReadMs : pollMs, untilHeartbeat));
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        wake = () => undefined;
       }
     }
-    if (batch.length) {
-      lastWrite = idleSince = Date.now();
-      if (batch.length === PAGE) continue;
-    }
-    // A run that ended without a `done` event (it predates them) ends the stream once read out.
-    if (Date.now() - idleSince > 5_000) {
-      if (await o.ended()) break;
-      idleSince = Date.now();
-    }
-    if (Date.now() - lastWrite >= heartbeatMs) {
-      res.write(': keep-alive\n\n');
-      lastWrite = Date.now();
-    }
-    await new Promise((r) => setTimeout(r, pollMs));
+  } finally {
+    unsubscribe();
+    res.end();
   }
-  res.end();
 }

@@ -6,7 +6,9 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/api/app';
 import { createResearchService } from '../../src/api/research-service';
-import { createStore } from '../../src/activities/store';
+import { createStore, type EventsTable } from '../../src/activities/store';
+import { listenForEvents } from '../../src/api/event-wakeups';
+import type { StreamSettings } from '../../src/api/events';
 import { createLogger } from '../../src/infra/logger';
 import { planJson, researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
@@ -24,11 +26,12 @@ describe.skipIf(!ready)(`run events (${ready ? 'live' : missingReason()})`, () =
   afterAll(async () => h?.close());
 
   /** An API process of its own on a port: stopping it is an API restart. */
-  async function apiProcess() {
+  async function apiProcess(eventStream?: StreamSettings, events?: Pick<EventsTable, 'after'>) {
     const store = createStore(h.pool);
     const app = createApp({
+      ...(eventStream ? { eventStream } : {}),
       research: createResearchService({ client: h.client, taskQueue: h.taskQueue, store }),
-      events: store.events,
+      events: events ?? store.events,
       auth: { envKeys: [], table: store.apiKeys, open: true },
       rateLimits: h.config.api.rateLimits,
       readiness: {},
@@ -107,4 +110,48 @@ describe.skipIf(!ready)(`run events (${ready ? 'live' : missingReason()})`, () =
     expect(bad.body.error.message).toMatch(/Last-Event-ID/);
     await h.client.workflow.getHandle(id).result();
   });
+
+  it('wakes a stream when its run writes an event: no reading every half second, and none lost when the listener reconnects', async () => {
+    const wakeups = listenForEvents(h.pool, createLogger('error'), { retryMs: 200 });
+    try {
+      await until(() => wakeups.live, 'the listener heard its own test notification');
+      // Streams read again only when woken: 60 s without a notification would time the test out.
+      const store = createStore(h.pool);
+      let reads = 0;
+      const counted = { after: (...a: Parameters<EventsTable['after']>) => (reads++, store.events.after(...a)) };
+      const api = await apiProcess({ wakeups, pollMs: 60_000, idleReadMs: 60_000, heartbeatMs: 60_000 }, counted);
+      const started = await request(h.app)
+        .post('/v1/research')
+        .send({ question: 'How much cheaper has solar become?', options: { autoAcceptPlan: true } })
+        .expect(202);
+      const id = started.body.id as string;
+      const halfway = await readEvents(`${api.url}/v1/research/${id}/events`, { until: (e) => e.type === 'plan', timeoutMs: 30_000 });
+
+      // The listening connection is killed: streams poll until it is back, then it wakes them all.
+      await h.pool.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN run_events' AND pid <> pg_backend_pid()`,
+      );
+      await until(() => !wakeups.live, 'the listener saw its connection go');
+      await until(() => wakeups.live, 'the listener reconnected');
+      const rest = await readEvents(`${api.url}/v1/research/${id}/events`, {
+        headers: { 'last-event-id': String(halfway.events.at(-1)!.id) },
+        timeoutMs: 30_000,
+      });
+      await api.close();
+      expect(rest.ended).toBe(true);
+      const all = [...halfway.events, ...rest.events];
+      expect(all.map((e) => e.id)).toEqual(all.map((_, i) => i + 1));
+      expect(all.at(-1)!.type).toBe('done');
+      // Far fewer reads than events: a read takes whatever arrived since the last one.
+      expect(reads).toBeLessThanOrEqual(all.length + 4);
+    } finally {
+      await wakeups.close();
+    }
+  }, 60_000);
 });
+
+async function until(ok: () => boolean, what: string, ms = 10_000): Promise<void> {
+  for (const end = Date.now() + ms; !ok(); await new Promise((r) => setTimeout(r, 25))) {
+    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
+  }
+}

@@ -17,13 +17,14 @@ import {
 } from '../contract';
 import type { ResearchService } from '../research-service';
 import type { EventsTable } from '../../activities/store';
-import { streamEvents } from '../events';
+import { streamEvents, type StreamSettings } from '../events';
 import { HTML_EXPORT_CSP, reportHtml } from '../export/html';
 import { reportPdf } from '../export/pdf';
 
 export interface ResearchRouteDeps {
   research: ResearchService;
   events: Pick<EventsTable, 'after'>;
+  eventStream?: StreamSettings;
   /** Returns why a research run cannot start (e.g. no LLM configured), or undefined. */
   preflight?: () => string | undefined;
 }
@@ -100,7 +101,7 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
     const id = RunId.parse(req.params.id);
     const after = LastEventId.parse(req.get('last-event-id') ?? req.query.after ?? '0');
     const ended = await deps.research.owned(id, tenantOf(res));
-    await streamEvents(req, res, id, after, { events: deps.events, ended });
+    await streamEvents(req, res, id, after, { ...deps.eventStream, events: deps.events, ended });
   });
 
   r.get('/research/:id/report', async (req, res) => {
