@@ -18,6 +18,14 @@ import { chatCompletion, estimateCostUsd } from './client';
 import type { PromptOutput, PromptVars, StructuredPrompt } from './prompts';
 import { renderPrompt, untrusted } from './render';
 
+/** A prompt's response format, converted from its zod schema once (not at every call). */
+const responseFormats = new WeakMap<object, ReturnType<typeof zodResponseFormat>>();
+function responseFormatOf(schema: Parameters<typeof zodResponseFormat>[0], name: string): ReturnType<typeof zodResponseFormat> {
+  let format = responseFormats.get(schema);
+  if (!format || format.json_schema.name !== name) responseFormats.set(schema, (format = zodResponseFormat(schema, name)));
+  return format;
+}
+
 type Choice = OpenAI.Chat.ChatCompletion.Choice;
 
 /** What a caller makes of a reply: the value (and what to log), or a problem to send back once. */
@@ -314,7 +322,7 @@ export function createLlm(deps: LlmDeps) {
         { role: 'system', content: prompt.system },
         { role: 'user', content: prompt.user },
       ],
-      responseFormat: zodResponseFormat(schema, def.output.name),
+      responseFormat: responseFormatOf(schema, def.output.name),
       expected: def.output.name,
       reuse: (logged) => {
         const parsed = parse(logged);

@@ -48,6 +48,17 @@ function pythonDescription(spec: PythonToolSpec): string {
   ].join(' ');
 }
 
+/** A built-in tool's parameters as JSON Schema, converted once per process. */
+const parameterSchemas = new Map<ToolName, Record<string, unknown>>();
+function toolParameters(name: ToolName): Record<string, unknown> {
+  let parameters = parameterSchemas.get(name);
+  if (!parameters) {
+    const { $schema: _drop, ...rest } = z.toJSONSchema(TOOL_SCHEMAS[name]) as Record<string, unknown>;
+    parameterSchemas.set(name, (parameters = rest));
+  }
+  return parameters;
+}
+
 /** The tools a researcher is offered: knowledge_search only when the run has a knowledge base, the
  *  web unless the step works from given material, python only when a sandbox can run it. */
 export function toolDefinitions(
@@ -62,7 +73,7 @@ export function toolDefinitions(
   };
   const names = (Object.keys(TOOL_SCHEMAS) as ToolName[]).filter((n) => offered[n]);
   const builtIn = names.map((name): OpenAI.Chat.ChatCompletionTool => {
-    const { $schema: _drop, ...parameters } = z.toJSONSchema(TOOL_SCHEMAS[name]) as Record<string, unknown>;
+    const parameters = toolParameters(name);
     const description = name === 'python' ? pythonDescription(opts.python!) : TOOL_DESCRIPTIONS[name];
     return { type: 'function', function: { name, description, parameters } };
   });
