@@ -60,7 +60,6 @@ export function createActivities(deps: ActivityDeps) {
     calls: store.llmCalls,
     leases: store.llmLeases,
     client: () => (client ??= createLlmClient(deps.config)),
-    guidance: (researchId) => store.guidance.of(researchId),
   });
   const sb = deps.config.sandbox;
   const docker = new Docker({ socketPath: sb.dockerSocket });

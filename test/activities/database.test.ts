@@ -111,4 +111,30 @@ describe.skipIf(!databaseUrl())(`store on PostgreSQL (${databaseUrl() ? 'live' :
     expect(await calls.find('nope')).toBeUndefined();
     await pool.end();
   });
+
+  it("numbers a run's events without gaps or repeats when batches race, and skips keys it has", async () => {
+    const pool = createPool(databaseUrl()!, 6);
+    const events = createStore(pool).events;
+    const id = `events-${Date.now()}`;
+    const ev = (key: string) => ({ key, type: 't', data: { key } });
+    // Six writers at once, batches and single events, overlapping keys (retried writes).
+    await Promise.all([
+      events.append(id, [ev('a'), ev('b'), ev('c')]),
+      events.append(id, [ev('b'), ev('d')]),
+      events.append(id, [ev('e')]),
+      events.append(id, [ev('f'), ev('g'), ev('f')]),
+      events.append(id, [ev('a'), ev('h')]),
+      events.append(id, [ev('i'), ev('j'), ev('k'), ev('l')]),
+    ]);
+    const all = await events.after(id, 0, 100);
+    expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
+    expect(all.map((e) => e.data.key).sort()).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l']);
+    // A batch keeps its order.
+    const keys = all.map((e) => e.data.key as string);
+    expect(keys.indexOf('i')).toBeLessThan(keys.indexOf('j'));
+    expect(keys.indexOf('k')).toBeLessThan(keys.indexOf('l'));
+    await events.append(id, [ev('c'), ev('m')]);
+    expect((await events.after(id, all.length, 100)).map((e) => [e.seq, e.data.key])).toEqual([[13, 'm']]);
+    await pool.end();
+  });
 });

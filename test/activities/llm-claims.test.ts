@@ -63,6 +63,38 @@ describe.skipIf(!ready)(`LLM call claims (${ready ? 'live' : missingReason()})`,
     expect(rows[0].n).toBe(1);
   });
 
+  it('records the answer, its request and the release of the claim in one statement, and reads the guidance with the claim', async () => {
+    server.script([{ match: bySchema('CoordinatorDecision'), reply: { json: decision } }]);
+    const runId = `claims-${randomUUID()}`;
+    await pool.query('INSERT INTO run_guidance (research_id, seq, text) VALUES ($1, 1, $2)', [runId, 'Only count Europe.']);
+    const statements: string[] = [];
+    const counting = new Proxy(pool, {
+      get: (target, p) =>
+        p === 'query' ? (text: string, values?: unknown[]) => (statements.push(text), target.query(text, values)) : Reflect.get(target, p),
+    });
+    const store = createStore(counting);
+    const client = createLlmClient(testConfig(server.url));
+    const counted = createLlm({ config: testConfig(server.url), calls: store.llmCalls, leases: store.llmLeases, client: () => client });
+    const out = await new MockActivityEnvironment({
+      activityId: 'classify',
+      attempt: 1,
+      workflowExecution: { workflowId: 'w', runId },
+    }).run(() => counted.structured(PROMPTS.coordinator, vars, { researchId: runId }));
+    expect(out).toMatchObject({ reused: false, output: decision });
+    // The claim (with the guidance), then the record (with the request and the release).
+    expect(statements).toHaveLength(2);
+    expect(server.requests.at(-1)!.body.messages[0]!.content).toContain('Only count Europe.');
+    const [requests, calls, leases] = await Promise.all([
+      pool.query('SELECT answer FROM llm_requests WHERE research_id = $1', [runId]),
+      pool.query('SELECT response FROM llm_calls WHERE research_id = $1', [runId]),
+      pool.query("SELECT count(*)::int AS n FROM llm_call_leases WHERE call_key LIKE '%' || $1 || '%'", [runId]),
+    ]);
+    expect(requests.rows).toHaveLength(1);
+    expect(requests.rows[0].answer.message.content).toContain('answer_directly');
+    expect(calls.rows).toHaveLength(1);
+    expect(leases.rows[0].n).toBe(0);
+  });
+
   it('lets the waiting attempt take over when the one holding the call fails', async () => {
     server.script([
       { match: bySchema('CoordinatorDecision'), times: 1, reply: { status: 503, delayMs: 800 } },

@@ -13,11 +13,11 @@ describe('LLM critical path', () => {
       { startedAt: 230, endedAt: 300 }, // follows the fast one: 100 + 100 + 70 = 270 < 390
       { startedAt: 410, endedAt: 500 },
     ];
-    expect(llmCriticalPath(calls)).toEqual({ ms: 100 + 290 + 90, calls: 3 });
+    expect(llmCriticalPath(calls)).toEqual({ ms: 100 + 290 + 90, calls: 3, chain: [calls[0], calls[2], calls[5]] });
   });
 
   it('ignores calls that never ended and is zero without calls', () => {
-    expect(llmCriticalPath([])).toEqual({ ms: 0, calls: 0 });
-    expect(llmCriticalPath([{ startedAt: 0 }, { startedAt: 5, endedAt: 15 }])).toEqual({ ms: 10, calls: 1 });
+    expect(llmCriticalPath([])).toEqual({ ms: 0, calls: 0, chain: [] });
+    expect(llmCriticalPath([{ startedAt: 0 }, { startedAt: 5, endedAt: 15 }])).toEqual({ ms: 10, calls: 1, chain: [{ startedAt: 5, endedAt: 15 }] });
   });
 });

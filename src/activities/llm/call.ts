@@ -13,7 +13,7 @@ import type { Usage } from '../../shared/schemas';
 import { metrics } from '../../infra/metrics';
 import { activityCallKey, keep } from '../attempt';
 import type { Message } from '../store';
-import type { LlmCallsTable, LlmLeasesTable } from '../store/runs';
+import type { LlmCallsTable, LlmLeasesTable, LoggedRequest } from '../store/runs';
 import { chatCompletion, estimateCostUsd } from './client';
 import type { PromptOutput, PromptVars, StructuredPrompt } from './prompts';
 import { renderPrompt, untrusted } from './render';
@@ -61,8 +61,6 @@ export interface LlmDeps {
   calls: LlmCallsTable;
   leases: LlmLeasesTable;
   client: () => OpenAI;
-  /** The guidance the user gave the run while it ran (steering), read at every call. */
-  guidance?: (researchId: string) => Promise<string[]>;
 }
 
 /** The run's guidance at the end of the system message: every model call after it was given sees it. */
@@ -181,20 +179,24 @@ export function createLlm(deps: LlmDeps) {
     if (earlier) return earlier;
     // Two attempts of one activity can be alive at once (a heartbeat timeout during a network cut):
     // the one that claims the call pays for it, the other waits for its answer.
+    // The claim's round trip also brings the guidance the user gave the run (steering).
     const holder = `${Context.current().info.attempt}/${randomUUID()}`;
-    while (!(await deps.leases.claim(callKey, holder, LEASE_TTL_MS))) {
+    let claim: { claimed: boolean; guidance: string[] };
+    while (!(claim = await deps.leases.claim(callKey, holder, LEASE_TTL_MS, req.researchId)).claimed) {
       Context.current().heartbeat({ waitingFor: 'another attempt of this call' });
       await Context.current().sleep(WAIT_POLL_MS);
       const answered = await reusable();
       if (answered) return answered;
     }
     const renew = setInterval(() => void deps.leases.claim(callKey, holder, LEASE_TTL_MS).catch(() => undefined), LEASE_RENEW_MS);
+    // Recording the answer releases the claim in the same statement; otherwise the end does.
+    const lease = { holder, released: false };
     try {
       // The previous holder may have answered between our look and our claim.
-      return (retry ? await reusable() : undefined) ?? (await send(req, callKey, model, retry));
+      return (retry ? await reusable() : undefined) ?? (await send(req, callKey, model, retry, claim.guidance, lease));
     } finally {
       clearInterval(renew);
-      await deps.leases.release(callKey, holder).catch(() => undefined);
+      if (!lease.released) await deps.leases.release(callKey, holder).catch(() => undefined);
     }
   }
 
@@ -203,13 +205,21 @@ export function createLlm(deps: LlmDeps) {
    * answer logged in one insert. Answers an earlier attempt logged but did not live to record (a
    * worker killed in between) are read again first, in order, so they are not paid for twice.
    */
-  async function send<T>(req: ModelRequest<T>, callKey: string, model: string, retry: boolean): Promise<ModelResult<T>> {
+  async function send<T>(
+    req: ModelRequest<T>,
+    callKey: string,
+    model: string,
+    retry: boolean,
+    guidance: string[],
+    lease: { holder: string; released: boolean },
+  ): Promise<ModelResult<T>> {
     const client = deps.client();
-    const messages = withGuidance([...req.messages], deps.guidance ? await deps.guidance(req.researchId) : []);
+    const messages = withGuidance([...req.messages], guidance);
     const tokens = { promptTokens: 0, completionTokens: 0 };
     const started = Date.now();
     let problem = '';
-    const finish = async (value: T, logged: unknown, used: string, reused: boolean): Promise<ModelResult<T>> => {
+    /** Records the call (with the request that answered it, when not logged yet) and releases the claim. */
+    const finish = async (value: T, logged: unknown, used: string, reused: boolean, request?: LoggedRequest): Promise<ModelResult<T>> => {
       const usage = { ...tokens, costUsd: estimateCostUsd(deps.config.llm.prices, model, tokens.promptTokens, tokens.completionTokens) };
       const record = {
         callKey,
@@ -221,7 +231,8 @@ export function createLlm(deps: LlmDeps) {
         usage,
         durationMs: Date.now() - started,
       };
-      await keep(() => deps.calls.record(record));
+      await keep(() => deps.calls.record(record, { ...(request ? { request } : {}), release: lease.holder }));
+      lease.released = true;
       return { output: value, model: used, usage, reused };
     };
     let round = 0;
@@ -280,23 +291,25 @@ export function createLlm(deps: LlmDeps) {
         }
         if (typeof choice.message.content === 'string') choice.message.content = stripReasoning(choice.message.content);
       }
-      // A paid answer is kept even while PostgreSQL is away (see keep()), with its usage.
-      await keep(() =>
-        deps.calls.logRequest({
-          researchId: req.researchId,
-          callKey,
-          model: completion.model || model,
-          usage: { ...spent, costUsd: spentCost },
-          answer: choice ?? null,
-        }),
-      );
-      const reading = readChoice(req, choice, model);
+      // A paid answer is kept even while PostgreSQL is away (see keep()), with its usage: with the
+      // call's record when it is the answer, in the request log alone when it is refused or needs
+      // a repair.
+      const request: LoggedRequest = { model: completion.model || model, usage: { ...spent, costUsd: spentCost }, answer: choice ?? null };
+      const logAlone = () => keep(() => deps.calls.logRequest({ researchId: req.researchId, callKey, ...request }));
+      let reading: ReplyReading<T>;
+      try {
+        reading = readChoice(req, choice, model);
+      } catch (err) {
+        await logAlone();
+        throw err;
+      }
       if ('problem' in reading) {
+        await logAlone();
         problem = reading.problem;
         messages.push(...reading.repair);
         continue;
       }
-      return finish(reading.value, reading.logged, completion.model || model, false);
+      return finish(reading.value, reading.logged, completion.model || model, false, request);
     }
     throw ApplicationFailure.nonRetryable(
       `model ${model} gave no usable ${req.expected} after a repair request: ${problem}`,

@@ -37,10 +37,37 @@ export function eventsTable(pool: pg.Pool) {
       }
     }
   }
+  /** Several events in one statement (one notification): numbered in order after the log's end. */
+  async function appendMany(researchId: string, events: NewEvent[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await pool.query(
+          `WITH input AS (
+             SELECT k, t, d::jsonb AS d, o FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS x(k, t, d, o)),
+           fresh AS (
+             SELECT * FROM input WHERE NOT EXISTS (SELECT 1 FROM run_events e WHERE e.research_id = $1 AND e.event_key = input.k))
+           INSERT INTO run_events (research_id, seq, event_key, type, data)
+           SELECT $1, coalesce((SELECT max(seq) FROM run_events WHERE research_id = $1), 0) + row_number() OVER (ORDER BY o), k, t, d
+             FROM fresh`,
+          [researchId, events.map((e) => e.key), events.map((e) => e.type), events.map((e) => JSON.stringify(e.data))],
+        );
+        return;
+      } catch (err) {
+        // Another append took a number or a key first (its commit is visible now): try again,
+        // skipping what is in the log by then.
+        const raced = (err as { code?: string }).code === '23505';
+        if (!raced || attempt >= RACE_ATTEMPTS) throw err;
+      }
+    }
+  }
   return {
     /** Appends in order; events already in the log (same key) are skipped. */
     async append(researchId: string, events: NewEvent[]): Promise<void> {
-      for (const e of events) await appendOne(researchId, e);
+      const byKey = new Map<string, NewEvent>();
+      for (const e of events) if (!byKey.has(e.key)) byKey.set(e.key, e);
+      const unique = [...byKey.values()];
+      if (unique.length === 1) await appendOne(researchId, unique[0]!);
+      else if (unique.length > 1) await appendMany(researchId, unique);
     },
     async after(researchId: string, seq: number, limit: number): Promise<StoredEvent[]> {
       const { rows } = await pool.query(

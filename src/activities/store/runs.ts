@@ -110,6 +110,13 @@ export function runsTable(pool: pg.Pool) {
   };
 }
 
+/** One HTTP request to the model as the request log keeps it. */
+export interface LoggedRequest {
+  model: string;
+  usage: Usage;
+  answer?: unknown;
+}
+
 export function llmCallsTable(pool: pg.Pool) {
   return {
     async find(callKey: string): Promise<{ model: string; response: unknown; usage: Usage } | undefined> {
@@ -128,24 +135,49 @@ export function llmCallsTable(pool: pg.Pool) {
         usage: { promptTokens: r.prompt_tokens, completionTokens: r.completion_tokens, costUsd: Number(r.cost_usd) },
       };
     },
-    /** The first record of a call key wins: a late duplicate never replaces what was used. */
-    async record(c: LlmCallRecord): Promise<void> {
+    /**
+     * The first record of a call key wins: a late duplicate never replaces what was used. In the
+     * same statement (one round trip instead of three): the request that got the answer (see
+     * logRequest), and the release of the holder's claim on the call.
+     */
+    async record(c: LlmCallRecord, also: { request?: LoggedRequest; release?: string } = {}): Promise<void> {
+      const values: unknown[] = [
+        c.callKey,
+        c.researchId,
+        c.role,
+        c.model,
+        c.promptName,
+        JSON.stringify(c.response),
+        c.usage.promptTokens,
+        c.usage.completionTokens,
+        c.usage.costUsd,
+        c.durationMs,
+      ];
+      const ctes: string[] = [];
+      if (also.request) {
+        const r = also.request;
+        const at = values.length;
+        values.push(
+          r.model,
+          r.usage.promptTokens,
+          r.usage.completionTokens,
+          r.usage.costUsd,
+          r.answer === undefined ? null : JSON.stringify(r.answer),
+        );
+        ctes.push(
+          `request AS (INSERT INTO llm_requests (research_id, call_key, model, prompt_tokens, completion_tokens, cost_usd, answer)
+           VALUES ($2, $1, $${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}))`,
+        );
+      }
+      if (also.release !== undefined) {
+        values.push(also.release);
+        ctes.push(`released AS (DELETE FROM llm_call_leases WHERE call_key = $1 AND holder = $${values.length})`);
+      }
       await pool.query(
-        `INSERT INTO llm_calls (call_key, research_id, role, model, prompt_name, response, prompt_tokens, completion_tokens, cost_usd, duration_ms)
+        `${ctes.length ? `WITH ${ctes.join(', ')} ` : ''}INSERT INTO llm_calls (call_key, research_id, role, model, prompt_name, response, prompt_tokens, completion_tokens, cost_usd, duration_ms)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
          ON CONFLICT (call_key) DO NOTHING`,
-        [
-          c.callKey,
-          c.researchId,
-          c.role,
-          c.model,
-          c.promptName,
-          JSON.stringify(c.response),
-          c.usage.promptTokens,
-          c.usage.completionTokens,
-          c.usage.costUsd,
-          c.durationMs,
-        ],
+        values,
       );
     },
     /** What the run's HTTP requests to the model cost, as the append-only request log has them. */
@@ -160,7 +192,7 @@ export function llmCallsTable(pool: pg.Pool) {
       return { promptTokens: Number(r.prompt), completionTokens: Number(r.completion), costUsd: Number(r.cost) };
     },
     /** One HTTP request, the usage it reported and its answer (append-only). */
-    async logRequest(r: { researchId: string; callKey: string; model: string; usage: Usage; answer?: unknown }): Promise<void> {
+    async logRequest(r: { researchId: string; callKey: string } & LoggedRequest): Promise<void> {
       await pool.query(
         `INSERT INTO llm_requests (research_id, call_key, model, prompt_tokens, completion_tokens, cost_usd, answer)
          VALUES ($1, $2, $3, $4, $5, $6, $7)`,
@@ -201,16 +233,23 @@ export type LlmCallsTable = ReturnType<typeof llmCallsTable>;
 /** Claims on LLM calls in flight: one attempt of an activity pays, another waits for its answer. */
 export function llmLeasesTable(pool: pg.Pool) {
   return {
-    /** Takes the claim, or renews it for its holder; false while another holder's claim is live. */
-    async claim(callKey: string, holder: string, ttlMs: number): Promise<boolean> {
-      const { rows } = await pool.query(
-        `INSERT INTO llm_call_leases (call_key, holder, expires_at) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
-         ON CONFLICT (call_key) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
-         WHERE llm_call_leases.expires_at < now() OR llm_call_leases.holder = EXCLUDED.holder
-         RETURNING holder`,
-        [callKey, holder, ttlMs],
+    /**
+     * Takes the claim, or renews it for its holder; `claimed` is false while another holder's claim
+     * is live. With a research id, the same round trip reads the guidance the user gave that run
+     * (steering), which the call about to be paid for must follow.
+     */
+    async claim(callKey: string, holder: string, ttlMs: number, researchId?: string): Promise<{ claimed: boolean; guidance: string[] }> {
+      const { rows } = await pool.query<{ claimed: number; guidance: string[] | null }>(
+        `WITH claim AS (
+           INSERT INTO llm_call_leases (call_key, holder, expires_at) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
+           ON CONFLICT (call_key) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+           WHERE llm_call_leases.expires_at < now() OR llm_call_leases.holder = EXCLUDED.holder
+           RETURNING holder)
+         SELECT (SELECT count(*) FROM claim)::int AS claimed,
+                ARRAY(SELECT text FROM run_guidance WHERE research_id = $4 ORDER BY seq) AS guidance`,
+        [callKey, holder, ttlMs, researchId ?? null],
       );
-      return rows.length === 1;
+      return { claimed: rows[0]!.claimed === 1, guidance: rows[0]!.guidance ?? [] };
     },
     async release(callKey: string, holder: string): Promise<void> {
       await pool.query('DELETE FROM llm_call_leases WHERE call_key = $1 AND holder = $2', [callKey, holder]);
