@@ -3,7 +3,8 @@
 // from the scripted server's request log of that run (bench/critical-path.ts): the longest chain
 // of calls each starting after the previous ended. Also the run's history size and its largest
 // payload. Runs on a real Temporal dev server and an embedded PGlite database.
-//   node bin/run-ts.mjs bench/workflow-latency.ts [--latency 500] [--runs 3] [--no-coder]
+//   node bin/run-ts.mjs bench/workflow-latency.ts [--latency 500] [--runs 3] [--no-coder] [--gaps]
+// --gaps prints the last run's chain: the wait before each call on it (what orchestration added).
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,10 +24,15 @@ import { ScriptedLlmServer } from '../test/support/llm-server';
 import { planJson, researchRules, searchResults } from '../test/support/research-script';
 import { FakeSearxng } from '../test/support/search-server';
 import { freePort } from '../test/support/spawn';
-import { llmCriticalPath } from './critical-path';
+import { describeChain, llmCriticalPath } from './critical-path';
 
 const { values } = parseArgs({
-  options: { latency: { type: 'string', default: '500' }, runs: { type: 'string', default: '3' }, 'no-coder': { type: 'boolean' } },
+  options: {
+    latency: { type: 'string', default: '500' },
+    runs: { type: 'string', default: '3' },
+    'no-coder': { type: 'boolean' },
+    gaps: { type: 'boolean' },
+  },
 });
 const latency = Number(values.latency);
 const runs = Number(values.runs);
@@ -102,12 +108,14 @@ async function sizeOf(workflowId: string): Promise<{ bytes: number; maxPayload: 
   };
 }
 
+let lastChain = '';
 async function oneRun(): Promise<Sample> {
   llm.script(
     researchRules({}, planJson([{ id: 's1' }, { id: 's2' }, { id: 's3' }, { id: 's4', type: coder ? 'processing' : 'research' }])),
   );
   const id = `research-bench-${randomUUID()}`;
   const t0 = performance.now();
+  const startedAt = Date.now();
   const result = (await env.client.workflow.execute('researchWorkflow', {
     taskQueue,
     workflowId: id,
@@ -121,6 +129,8 @@ async function oneRun(): Promise<Sample> {
   })) as ResearchResult;
   const wallMs = performance.now() - t0;
   const chain = llmCriticalPath(llm.requests);
+  const lastEnd = chain.chain.at(-1)?.endedAt ?? startedAt;
+  if (values.gaps) lastChain = `${describeChain(chain, startedAt)}\n  +${String(Date.now() - lastEnd).padStart(5)} ms to the result`;
   if (result.steps?.some((s) => s.status !== 'completed' || s.attempts !== 1))
     throw new Error(`unexpected steps ${JSON.stringify(result.steps)}`);
   const parent = await sizeOf(id);
@@ -159,6 +169,7 @@ const childrenKb = kb(median(samples.map((s) => s.childHistoryBytes)));
 console.log(
   `history:       parent ${parentKb} KB in ${median(samples.map((s) => s.events))} events; 4 children ${childrenKb} KB together (goal <= 300 KB)`,
 );
+if (lastChain) console.log(`the last run's chain (wait before each call, then the call):\n${lastChain}`);
 console.log(`largest payload: ${Math.max(...samples.map((s) => s.maxPayloadBytes))} bytes (goal <= 65536)`);
 
 await pool.end();

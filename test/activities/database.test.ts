@@ -137,4 +137,33 @@ describe.skipIf(!databaseUrl())(`store on PostgreSQL (${databaseUrl() ? 'live' :
     expect((await events.after(id, all.length, 100)).map((e) => [e.seq, e.data.key])).toEqual([[13, 'm']]);
     await pool.end();
   });
+
+  it('saves a batch of sources in one statement as one write after another would', async () => {
+    const pool = createPool(databaseUrl()!, 2);
+    const store = createStore(pool);
+    const id = `sources-${Date.now()}`;
+    const src = (sourceId: string, provider: string, title: string, content: string) => ({
+      sourceId,
+      url: `https://x.test/${sourceId}`,
+      title,
+      content,
+      provider,
+    });
+    await store.saveSources(id, [src('a', 'searxng', '', 'short'), src('b', 'searxng', 'B', 'bee')]);
+    // In one batch: a longer snippet, then a crawl (which wins), for a; a shorter snippet for b.
+    await store.saveSources(id, [
+      src('a', 'tavily', 'A', 'a longer snippet'),
+      src('a', 'crawl', 'A page', 'x'),
+      src('b', 'tavily', 'B2', 'b'),
+      src('c', 'searxng', 'C', 'c'),
+    ]);
+    const got = await store.getSources(id, ['a', 'b', 'c']);
+    const byId = Object.fromEntries(got.map((g) => [g.sourceId, { title: g.title, content: g.content, provider: g.provider }]));
+    expect(byId).toEqual({
+      a: { title: 'A', content: 'x', provider: 'crawl' },
+      b: { title: 'B', content: 'bee', provider: 'searxng' },
+      c: { title: 'C', content: 'c', provider: 'searxng' },
+    });
+    await pool.end();
+  });
 });

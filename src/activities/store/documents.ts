@@ -50,21 +50,45 @@ export interface ArtifactRecord {
   bytes: Buffer;
 }
 
+/** What the upsert below makes of a stored source and a new write of it (kept in step with its SQL). */
+export function mergeSource(stored: StoredSource, next: StoredSource): StoredSource {
+  return {
+    ...stored,
+    content: next.provider === 'crawl' || next.content.length > stored.content.length ? next.content : stored.content,
+    provider: next.provider === 'crawl' ? 'crawl' : stored.provider,
+    title: stored.title === '' ? next.title : stored.title,
+  };
+}
+
 export function documentTables(pool: pg.Pool) {
   return {
+    /** Upserts a batch in one statement; a source met twice in it is merged first, as two writes would be. */
     async saveSources(researchId: string, sources: StoredSource[]): Promise<void> {
+      const merged = new Map<string, StoredSource>();
       for (const s of sources) {
-        await pool.query(
-          `INSERT INTO sources (research_id, source_id, url, title, content, provider) VALUES ($1, $2, $3, $4, $5, $6)
-           ON CONFLICT (research_id, source_id) DO UPDATE SET
-             -- A page read for a goal says more than a search snippet: crawled evidence wins.
-             content = CASE WHEN EXCLUDED.provider = 'crawl' OR length(EXCLUDED.content) > length(sources.content)
-                            THEN EXCLUDED.content ELSE sources.content END,
-             provider = CASE WHEN EXCLUDED.provider = 'crawl' THEN 'crawl' ELSE sources.provider END,
-             title = CASE WHEN sources.title = '' THEN EXCLUDED.title ELSE sources.title END`,
-          [researchId, s.sourceId, s.url, s.title, s.content, s.provider],
-        );
+        const was = merged.get(s.sourceId);
+        merged.set(s.sourceId, was ? mergeSource(was, s) : s);
       }
+      if (!merged.size) return;
+      const rows = [...merged.values()];
+      await pool.query(
+        `INSERT INTO sources (research_id, source_id, url, title, content, provider)
+         SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+         ON CONFLICT (research_id, source_id) DO UPDATE SET
+           -- A page read for a goal says more than a search snippet: crawled evidence wins.
+           content = CASE WHEN EXCLUDED.provider = 'crawl' OR length(EXCLUDED.content) > length(sources.content)
+                          THEN EXCLUDED.content ELSE sources.content END,
+           provider = CASE WHEN EXCLUDED.provider = 'crawl' THEN 'crawl' ELSE sources.provider END,
+           title = CASE WHEN sources.title = '' THEN EXCLUDED.title ELSE sources.title END`,
+        [
+          researchId,
+          rows.map((r) => r.sourceId),
+          rows.map((r) => r.url),
+          rows.map((r) => r.title),
+          rows.map((r) => r.content),
+          rows.map((r) => r.provider),
+        ],
+      );
     },
     async getSources(researchId: string, ids?: string[]): Promise<StoredSource[]> {
       const { rows } = await pool.query<{ source_id: string; url: string; title: string; content: string; provider: string }>(
