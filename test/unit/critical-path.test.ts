@@ -18,6 +18,10 @@ describe('LLM critical path', () => {
 
   it('ignores calls that never ended and is zero without calls', () => {
     expect(llmCriticalPath([])).toEqual({ ms: 0, calls: 0, chain: [] });
-    expect(llmCriticalPath([{ startedAt: 0 }, { startedAt: 5, endedAt: 15 }])).toEqual({ ms: 10, calls: 1, chain: [{ startedAt: 5, endedAt: 15 }] });
+    expect(llmCriticalPath([{ startedAt: 0 }, { startedAt: 5, endedAt: 15 }])).toEqual({
+      ms: 10,
+      calls: 1,
+      chain: [{ startedAt: 5, endedAt: 15 }],
+    });
   });
 });
