@@ -2,8 +2,9 @@
 // in node_modules/.cache, by a child process, so a process that runs workflows never loads webpack
 // (which left about 140 MB of its own in the heap after every start) and a restart of an unchanged
 // worker skips the build. The cache key is a hash of every file the bundle can contain (the
-// workflow code and src/shared, which is all it may import; the lint rules hold that boundary) and
-// of the locked dependencies, so a changed workflow can never start on an old bundle.
+// workflow code and src/shared, which is all it may import; the lint rules hold that boundary), of
+// the files that set the bundler's options, and of the locked dependencies, so a changed workflow
+// can never start on an old bundle.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
@@ -13,6 +14,8 @@ import type { WorkflowBundleOption } from '@temporalio/worker';
 import { PROJECT_ROOT } from './paths';
 
 const SOURCES = ['src/workflows', 'src/shared'];
+/** Where the bundler's options are set: a change there must build a new bundle too. */
+const BUNDLER_FILES = ['src/worker.ts', 'scripts/bundle-workflows.ts'];
 const CACHE_DIR = path.join(PROJECT_ROOT, 'node_modules', '.cache', 'deep-research');
 
 function filesUnder(dir: string): string[] {
@@ -21,10 +24,15 @@ function filesUnder(dir: string): string[] {
     .sort();
 }
 
-/** Hash of the bundle's possible inputs: the workflow and shared sources, and package-lock.json. */
+/** Hash of the bundle's possible inputs: the workflow and shared sources, the files that set the
+ *  bundler's options, and package-lock.json. */
 export function workflowBundleKey(root = PROJECT_ROOT): string {
   const h = createHash('sha256');
-  const files = [...SOURCES.flatMap((d) => filesUnder(path.join(root, d))), path.join(root, 'package-lock.json')];
+  const files = [
+    ...SOURCES.flatMap((d) => filesUnder(path.join(root, d))),
+    ...BUNDLER_FILES.map((f) => path.join(root, f)),
+    path.join(root, 'package-lock.json'),
+  ];
   for (const f of files) {
     h.update(path.relative(root, f));
     h.update('\0');

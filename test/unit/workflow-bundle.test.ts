@@ -25,6 +25,8 @@ describe('the workflow bundle cache key', () => {
       ['src/workflows/research/team.ts', 'export const a = 2;'],
       ['src/shared/plain.ts', 'export const b = 3;'],
       ['src/shared/new.ts', ''],
+      // The bundler's options (preloadModules, plugins) are set here.
+      ['src/worker.ts', 'bundleWorkflowCode({ preloadModules: [] })'],
       ['package-lock.json', '{"v":2}'],
     ] as const) {
       write(rel, text);
