@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { htmlToMarkdown, toReadable } from '../../src/activities/crawl/extract';
+import { extractThread, OFF_THREAD_BYTES } from '../../src/activities/crawl/extract-thread';
+import { longPage } from '../support/long-page';
 import { SITE_DIR } from '../support/fixture-site';
 
 describe('readable text', () => {
@@ -30,4 +32,35 @@ describe('readable text', () => {
     expect((await toReadable(Buffer.from('{"a":1}'), 'application/json', 'http://x')).markdown).toBe('```json\n{\n  "a": 1\n}\n```');
     expect((await toReadable(Buffer.from('plain'), 'text/plain', 'http://x')).markdown).toBe('plain');
   });
+
+  it('parses a large page on the extraction thread: the same Markdown, and the calling thread stays free', async () => {
+    const url = 'http://fixture.test/deep/long.html';
+    const small = readFileSync(path.join(SITE_DIR, 'articles', 'solar-costs.html'));
+    expect(small.length).toBeLessThan(OFF_THREAD_BYTES);
+    const before = extractThread.started;
+    await toReadable(small, 'text/html', url);
+    expect(extractThread.started).toBe(before); // small pages stay here
+
+    const big = Buffer.from(longPage(600));
+    const inline = htmlToMarkdown(big.toString('utf8'), url);
+    // While the thread parses, this thread's timers keep firing: the longest gap between them is
+    // far shorter than the parse itself (which, inline, is one gap).
+    const t0 = performance.now();
+    htmlToMarkdown(big.toString('utf8'), url);
+    const inlineMs = performance.now() - t0;
+    let last = performance.now();
+    let longestGap = 0;
+    const tick = setInterval(() => {
+      const now = performance.now();
+      longestGap = Math.max(longestGap, now - last);
+      last = now;
+    }, 5);
+    const [a, b] = await Promise.all([toReadable(big, 'text/html', url), toReadable(big, 'text/html', url)]);
+    clearInterval(tick);
+    expect(extractThread.started).toBe(before + 1);
+    expect(a).toEqual(inline);
+    expect(b).toEqual(inline);
+    expect(inlineMs).toBeGreaterThan(200);
+    expect(longestGap).toBeLessThan(inlineMs / 2);
+  }, 30_000);
 });

@@ -3,6 +3,7 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
+import { extractThread, OFF_THREAD_BYTES } from './extract-thread';
 
 export interface Readable {
   title: string;
@@ -72,7 +73,12 @@ export async function pdfToText(data: Buffer, maxPages = 50): Promise<Readable> 
 }
 
 export async function toReadable(body: Buffer, contentType: string, url: string): Promise<Readable> {
-  if (contentType === 'text/html' || contentType === 'application/xhtml+xml') return htmlToMarkdown(body.toString('utf8'), url);
+  if (contentType === 'text/html' || contentType === 'application/xhtml+xml') {
+    // A large page is parsed on the extraction thread (extract-thread.ts), a small one here.
+    return body.length >= OFF_THREAD_BYTES
+      ? extractThread.htmlToMarkdown(body.toString('utf8'), url)
+      : htmlToMarkdown(body.toString('utf8'), url);
+  }
   if (contentType === 'application/pdf') return pdfToText(body);
   if (contentType === 'application/json') {
     let text = body.toString('utf8');

@@ -7,7 +7,7 @@ import type ExcelJS from 'exceljs';
 import { XMLParser } from 'fast-xml-parser';
 import JSZip from 'jszip';
 import { lazyRequire } from '../../infra/lazy';
-import { htmlToMarkdown } from '../crawl/extract';
+import { toReadable } from '../crawl/extract';
 
 // Each parser is loaded with the first document of its format.
 const excel = lazyRequire<typeof ExcelJS>('exceljs');
@@ -209,10 +209,8 @@ function readFormat(bytes: Buffer, format: DocFormat, name: string, lim: Limits)
       return parseXlsx(bytes, lim);
     case 'csv':
       return { title: '', sections: [{ headingPath: [name], text: renderRows(parseCsv(decodeText(bytes)), lim.maxChars) }] };
-    case 'html': {
-      const readable = htmlToMarkdown(decodeText(bytes), 'https://upload.invalid/');
-      return { title: readable.title, sections: markdownSections(readable.markdown) };
-    }
+    case 'html':
+      return parseHtml(bytes);
     case 'markdown':
       return { title: '', sections: markdownSections(decodeText(bytes)) };
     case 'text':
@@ -274,6 +272,12 @@ async function parsePdf(bytes: Buffer, maxPages: number): Promise<ParsedDocument
   } finally {
     await pdf.destroy();
   }
+}
+
+/** HTML as the crawler reads a page (a large one on the extraction thread). */
+async function parseHtml(bytes: Buffer): Promise<ParsedDocument> {
+  const readable = await toReadable(Buffer.from(decodeText(bytes)), 'text/html', 'https://upload.invalid/');
+  return { title: readable.title, sections: markdownSections(readable.markdown) };
 }
 
 /** DOCX through mammoth's HTML: headings become the path, paragraphs, lists and tables the text. */
