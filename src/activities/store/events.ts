@@ -20,25 +20,8 @@ export interface StoredEvent {
 const RACE_ATTEMPTS = 20;
 
 export function eventsTable(pool: pg.Pool) {
-  async function appendOne(researchId: string, e: NewEvent): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await pool.query(
-          `INSERT INTO run_events (research_id, seq, event_key, type, data)
-           SELECT $1, coalesce((SELECT max(seq) FROM run_events WHERE research_id = $1), 0) + 1, $2, $3, $4
-           ON CONFLICT (research_id, event_key) DO NOTHING`,
-          [researchId, e.key, e.type, JSON.stringify(e.data)],
-        );
-        return;
-      } catch (err) {
-        // Another append took this number first (its commit is visible now): take the next.
-        const raced = (err as { code?: string; constraint?: string }).code === '23505';
-        if (!raced || attempt >= RACE_ATTEMPTS) throw err;
-      }
-    }
-  }
-  /** Several events in one statement (one notification): numbered in order after the log's end. */
-  async function appendMany(researchId: string, events: NewEvent[]): Promise<void> {
+  /** Events in one statement (one notification): numbered in order after the log's end. */
+  async function appendAll(researchId: string, events: NewEvent[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
         await pool.query(
@@ -66,8 +49,7 @@ export function eventsTable(pool: pg.Pool) {
       const byKey = new Map<string, NewEvent>();
       for (const e of events) if (!byKey.has(e.key)) byKey.set(e.key, e);
       const unique = [...byKey.values()];
-      if (unique.length === 1) await appendOne(researchId, unique[0]!);
-      else if (unique.length > 1) await appendMany(researchId, unique);
+      if (unique.length) await appendAll(researchId, unique);
     },
     async after(researchId: string, seq: number, limit: number): Promise<StoredEvent[]> {
       const { rows } = await pool.query(

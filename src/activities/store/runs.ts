@@ -294,7 +294,8 @@ export function sandboxRunsTable(pool: pg.Pool) {
   };
 }
 
-/** The guidance a user gave a running research: one row per steering message. */
+/** The guidance a user gave a running research: one row per steering message (an LLM call reads
+ *  it with its claim, in llmLeasesTable). */
 export function guidanceTable(pool: pg.Pool) {
   return {
     async add(researchId: string, seq: number, text: string): Promise<void> {
@@ -303,10 +304,6 @@ export function guidanceTable(pool: pg.Pool) {
         seq,
         text,
       ]);
-    },
-    async of(researchId: string): Promise<string[]> {
-      const { rows } = await pool.query('SELECT text FROM run_guidance WHERE research_id = $1 ORDER BY seq', [researchId]);
-      return rows.map((r) => String(r.text));
     },
   };
 }
