@@ -2,6 +2,8 @@
 FROM node:20-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
+# npm install's postinstall applies these to the installed packages.
+COPY patches ./patches
 RUN npm install --omit=dev --no-audit --no-fund
 COPY bin ./bin
 COPY src ./src

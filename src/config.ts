@@ -213,6 +213,11 @@ const EnvSchema = z.object({
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
   /** Workflows a worker keeps in memory between their tasks (the sticky cache); the SDK sizes it from the heap when unset. */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
+  /** Workflow stack traces for the `__stack_trace` query (the Web UI's Stack Trace tab): a stack recorded for every promise a workflow makes. */
+  WORKFLOW_STACK_TRACES: z
+    .enum(['true', 'false'], { message: 'expected true or false' })
+    .default('false')
+    .transform((v) => v === 'true'),
   EMBEDDING_MODEL: z.string().min(1).default('text-embedding-3-small'),
   EMBEDDING_BASE_URL: optionalUrl,
   EMBEDDING_API_KEY: optionalString,
@@ -332,6 +337,8 @@ export interface Config {
     shutdownGraceMs: number;
     /** WORKER_MAX_CACHED_WORKFLOWS; undefined: the SDK's own sizing. */
     maxCachedWorkflows: number | undefined;
+    /** WORKFLOW_STACK_TRACES: whether workflow threads record the stack traces the Web UI shows (patched SDK; off by default, about a third of those threads' CPU). */
+    stackTraces: boolean;
   };
 }
 
@@ -465,6 +472,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     worker: {
       shutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS ?? e.LLM_TIMEOUT_MS + 15_000,
       maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
+      stackTraces: e.WORKFLOW_STACK_TRACES,
     },
   };
 }
