@@ -337,7 +337,7 @@ export interface Config {
     shutdownGraceMs: number;
     /** WORKER_MAX_CACHED_WORKFLOWS; undefined: the SDK's own sizing. */
     maxCachedWorkflows: number | undefined;
-    /** WORKFLOW_STACK_TRACES: whether workflow threads record the stack traces the Web UI shows (patched SDK; off by default, about a third of those threads' CPU). */
+    /** WORKFLOW_STACK_TRACES: whether workflow threads record the stack traces the Web UI shows (patched SDK; off by default: recording them costs about a quarter of those threads' CPU). */
     stackTraces: boolean;
   };
 }
