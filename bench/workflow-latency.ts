@@ -3,13 +3,16 @@
 // from the scripted server's request log of that run (bench/critical-path.ts): the longest chain
 // of calls each starting after the previous ended. Also the run's history size and its largest
 // payload. Runs on a real Temporal dev server and an embedded PGlite database.
-//   node bin/run-ts.mjs bench/workflow-latency.ts [--latency 500] [--runs 3] [--no-coder] [--gaps]
+//   node bin/run-ts.mjs bench/workflow-latency.ts [--latency 500] [--runs 3] [--no-coder] [--gaps] [--timeline]
 // --gaps prints the last run's chain: the wait before each call on it (what orchestration added).
+// --timeline prints the last run's first step child event by event, with the time since the one
+// before (where a hop's time goes: workflow tasks, activity dispatch).
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
+import proto from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Runtime, DefaultLogger } from '@temporalio/worker';
 import { loadConfig } from '../src/config';
@@ -32,6 +35,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '3' },
     'no-coder': { type: 'boolean' },
     gaps: { type: 'boolean' },
+    timeline: { type: 'boolean' },
   },
 });
 const latency = Number(values.latency);
@@ -109,6 +113,24 @@ async function sizeOf(workflowId: string): Promise<{ bytes: number; maxPayload: 
 }
 
 let lastChain = '';
+let lastTimeline = '';
+
+const eventName = (type: proto.temporal.api.enums.v1.EventType | null | undefined): string =>
+  type === null || type === undefined ? '?' : String(proto.temporal.api.enums.v1.EventType[type]).replace(/^EVENT_TYPE_/, '');
+
+/** A workflow's events with the time since the one before, for --timeline. */
+async function timeline(workflowId: string): Promise<string> {
+  const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+  let prev: number | undefined;
+  return (history.events ?? [])
+    .map((e) => {
+      const at = Number(e.eventTime?.seconds ?? 0) * 1000 + Math.round((e.eventTime?.nanos ?? 0) / 1e6);
+      const line = `  +${String(prev === undefined ? 0 : at - prev).padStart(5)} ms  ${eventName(e.eventType)}`;
+      prev = at;
+      return line;
+    })
+    .join('\n');
+}
 async function oneRun(): Promise<Sample> {
   llm.script(
     researchRules({}, planJson([{ id: 's1' }, { id: 's2' }, { id: 's3' }, { id: 's4', type: coder ? 'processing' : 'research' }])),
@@ -133,6 +155,7 @@ async function oneRun(): Promise<Sample> {
   if (values.gaps) lastChain = `${describeChain(chain, startedAt)}\n  +${String(Date.now() - lastEnd).padStart(5)} ms to the result`;
   if (result.steps?.some((s) => s.status !== 'completed' || s.attempts !== 1))
     throw new Error(`unexpected steps ${JSON.stringify(result.steps)}`);
+  if (values.timeline) lastTimeline = `${id}/step/s1:\n${await timeline(`${id}/step/s1`)}`;
   const parent = await sizeOf(id);
   const children = await Promise.all(['s1', 's2', 's3', 's4'].map((s) => sizeOf(`${id}/step/${s}`)));
   return {
@@ -169,6 +192,7 @@ const childrenKb = kb(median(samples.map((s) => s.childHistoryBytes)));
 console.log(
   `history:       parent ${parentKb} KB in ${median(samples.map((s) => s.events))} events; 4 children ${childrenKb} KB together (goal <= 300 KB)`,
 );
+if (lastTimeline) console.log(`the last run's first step, event by event:\n${lastTimeline}`);
 if (lastChain) console.log(`the last run's chain (wait before each call, then the call):\n${lastChain}`);
 console.log(`largest payload: ${Math.max(...samples.map((s) => s.maxPayloadBytes))} bytes (goal <= 65536)`);
 
