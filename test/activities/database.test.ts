@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities';
+import { createConversationActivities } from '../../src/activities/roles/conversation';
 import { loadConfig } from '../../src/config';
 import { createStore } from '../../src/activities/store';
 import { createLogger } from '../../src/infra/logger';
@@ -163,6 +164,52 @@ describe.skipIf(!databaseUrl())(`store on PostgreSQL (${databaseUrl() ? 'live' :
       a: { title: 'A', content: 'x', provider: 'crawl' },
       b: { title: 'B', content: 'bee', provider: 'searxng' },
       c: { title: 'C', content: 'c', provider: 'searxng' },
+    });
+    await pool.end();
+  });
+
+  it("writes a search's tool result from one read of all its queries' sources, each query's hits in the store's order", async () => {
+    const pool = createPool(databaseUrl()!, 2);
+    const id = `tool-result-${Date.now()}`;
+    const store = createStore(pool);
+    const src = (sourceId: string) => ({
+      sourceId,
+      url: `https://x.test/${sourceId}`,
+      title: sourceId.toUpperCase(),
+      content: `${sourceId} text`,
+      provider: 'searxng',
+    });
+    await store.saveSources(id, [src('a'), src('b'), src('c')]);
+    const statements: string[] = [];
+    const counted = new Proxy(pool, {
+      get: (target, p) =>
+        p === 'query' ? (text: string, values?: unknown[]) => (statements.push(text), target.query(text, values)) : Reflect.get(target, p),
+    });
+    const { appendToolResult } = createConversationActivities({ store: createStore(counted) });
+    const out = await appendToolResult({
+      researchId: id,
+      convKey: 's1/1',
+      seq: 2,
+      toolCallId: 'call-1',
+      search: [
+        { query: 'first', sourceIds: ['b', 'a'] },
+        { query: 'second', sourceIds: ['c', 'a'] },
+        { query: 'third', sourceIds: [], error: 'HTTP 503' },
+        { query: 'fourth', sourceIds: [] },
+      ],
+    });
+    expect(statements.filter((q) => /FROM sources/.test(q))).toHaveLength(1);
+    expect(out.sourceIds.sort()).toEqual(['a', 'b', 'c']);
+    const [row] = await store.conversations.load(id, 's1/1');
+    expect(row?.message).toEqual({
+      role: 'tool',
+      tool_call_id: 'call-1',
+      content: [
+        'Search "first":\n[a] A — https://x.test/a\na text\n[b] B — https://x.test/b\nb text',
+        'Search "second":\n[a] A — https://x.test/a\na text\n[c] C — https://x.test/c\nc text',
+        'Search "third" failed: HTTP 503',
+        'Search "fourth":\n(no results)',
+      ].join('\n\n'),
     });
     await pool.end();
   });

@@ -59,12 +59,23 @@ export function createConversationActivities(deps: { store: Store }) {
   async function appendToolResult(input: ToolResultInput): Promise<{ chars: number; sourceIds: string[] }> {
     const parts: string[] = [];
     const ids = new Set<string>();
+    // The sources of all its queries, pages and program inputs in one read, in the store's order.
+    const wanted = [
+      ...(input.search ?? []).flatMap((s) => (s.error ? [] : s.sourceIds)),
+      ...(input.crawl ?? []).flatMap((c) => (c.status === 'ok' && c.sourceId ? [c.sourceId] : [])),
+      ...(input.python?.sources ?? []),
+    ];
+    const stored = wanted.length ? await store.getSources(input.researchId, [...new Set(wanted)]) : [];
+    const among = (sourceIds: string[]) => {
+      const set = new Set(sourceIds);
+      return stored.filter((x) => set.has(x.sourceId));
+    };
     for (const s of input.search ?? []) {
       if (s.error) {
         parts.push(`Search "${s.query}" failed: ${s.error}`);
         continue;
       }
-      const sources = await store.getSources(input.researchId, s.sourceIds);
+      const sources = among(s.sourceIds);
       const hits = sources.map((x) => `[${x.sourceId}] ${x.title} — ${x.url}\n${x.content.slice(0, 400)}`);
       parts.push(`Search "${s.query}":\n${hits.length ? hits.join('\n') : '(no results)'}`);
       sources.forEach((x) => ids.add(x.sourceId));
@@ -74,12 +85,12 @@ export function createConversationActivities(deps: { store: Store }) {
         parts.push(`${c.url}: ${c.status}${c.reason ? ` (${c.reason})` : ''}`);
         continue;
       }
-      const [source] = await store.getSources(input.researchId, [c.sourceId]);
+      const source = stored.find((x) => x.sourceId === c.sourceId);
       parts.push(`[${c.sourceId}] ${c.title ?? ''} — ${c.url}\n${source?.content.slice(0, 2_500) ?? c.summary ?? ''}`);
       ids.add(c.sourceId);
     }
     if (input.python) {
-      const sources = await store.getSources(input.researchId, input.python.sources);
+      const sources = among(input.python.sources);
       sources.forEach((x) => ids.add(x.sourceId));
       parts.push(pythonResultText(input.python, sources));
     }
