@@ -32,7 +32,9 @@ describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => 
   });
   afterAll(async () => h?.close());
 
-  /** Starts a run and returns while its step a runs; `from`: where its model calls begin in the log. */
+  /** Starts a run and returns while its step a's first turn is at the model (the step's status says
+   *  running a little before that turn is sent, and a wrap-up then would make the first turn answer);
+   *  `from`: where its model calls begin in the log. */
   async function startWhileAruns(
     plan: ReturnType<typeof planJson>,
     react: (req: ChatRequest) => Reply = slowFirstTurnOfA,
@@ -44,10 +46,11 @@ describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => 
       .send({ question: 'What does solar power cost?', options: { autoAcceptPlan: true, maxResearchLoops: 0 } })
       .expect(202);
     const id = res.body.id as string;
+    const firstTurnOfA = () => h.llm.requests.slice(from).some((r) => r.rule === 'react' && stepTitleOf(r.body) === 'Step a');
     for (let i = 0; ; i++) {
       const s = (await request(h.app).get(`/v1/research/${id}`).expect(200)).body;
-      if (s.plan?.steps.find((x: { id: string }) => x.id === 'a')?.status === 'running') break;
-      if (i > 200) throw new Error('step a never ran');
+      if (s.plan?.steps.find((x: { id: string }) => x.id === 'a')?.status === 'running' && firstTurnOfA()) break;
+      if (i > 200) throw new Error("step a's first turn never reached the model");
       await new Promise((r) => setTimeout(r, 50));
     }
     return { id, from };
