@@ -34,13 +34,45 @@ export function llmCriticalPath<T extends TimedCall>(requests: T[]): CriticalPat
   return top < 0 ? { ms: 0, calls: 0, chain } : { ms: best[top]!.ms, calls: best[top]!.calls, chain };
 }
 
-/** The chain with the time before each call (after the one before it ended), for --gaps. */
-export function describeChain(path: CriticalPath<TimedCall & { rule?: string | undefined }>, t0: number): string {
+/** An activity's times from a history (ms since the epoch), to place a model call inside it. */
+export interface ActivitySpan {
+  type: string;
+  scheduledAt: number;
+  startedAt: number;
+  completedAt: number;
+}
+
+/** The chain with the time before each call (after the one before it ended), for --gaps. With the
+ *  run's activities, each wait is split into: the previous call's activity after its answer came
+ *  (tail), Temporal's part between that activity's completion and this one's start (workflow
+ *  tasks, dispatch, other activities in between), and this activity before it sent the request
+ *  (head). */
+export function describeChain(
+  path: CriticalPath<TimedCall & { rule?: string | undefined }>,
+  t0: number,
+  activities: ActivitySpan[] = [],
+): string {
+  const around = (c: TimedCall) =>
+    activities
+      .filter((a) => a.startedAt <= c.startedAt && a.completedAt >= c.endedAt!)
+      .sort((a, b) => a.completedAt - a.startedAt - (b.completedAt - b.startedAt))[0];
   let end = t0;
+  let prevActivity: ActivitySpan | undefined;
+  let prevEnd: number | undefined;
   return path.chain
     .map((c) => {
-      const line = `  +${String(Math.round(c.startedAt - end)).padStart(5)} ms then ${String(Math.round(c.endedAt! - c.startedAt)).padStart(5)} ms  ${c.rule ?? '?'}`;
+      const act = around(c);
+      let parts = '';
+      if (act && prevActivity && prevEnd !== undefined) {
+        const tail = prevActivity.completedAt - prevEnd;
+        const between = act.startedAt - prevActivity.completedAt;
+        const head = c.startedAt - act.startedAt;
+        parts = ` (tail ${tail}, between ${between}, head ${head})`;
+      }
+      const line = `  +${String(Math.round(c.startedAt - end)).padStart(5)} ms then ${String(Math.round(c.endedAt! - c.startedAt)).padStart(5)} ms  ${(c.rule ?? '?').padEnd(12)}${act ? ` ${act.type}` : ''}${parts}`;
       end = c.endedAt!;
+      prevActivity = act;
+      prevEnd = c.endedAt;
       return line;
     })
     .join('\n');

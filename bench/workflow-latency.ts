@@ -4,9 +4,13 @@
 // of calls each starting after the previous ended. Also the run's history size and its largest
 // payload. Runs on a real Temporal dev server and an embedded PGlite database.
 //   node bin/run-ts.mjs bench/workflow-latency.ts [--latency 500] [--runs 3] [--no-coder] [--gaps] [--timeline]
-// --gaps prints the last run's chain: the wait before each call on it (what orchestration added).
-// --timeline prints the last run's first step child event by event, with the time since the one
-// before (where a hop's time goes: workflow tasks, activity dispatch).
+//        [--llm-rate N]
+// --gaps prints the last run's chain: the wait before each call on it (what orchestration added),
+// split into the previous call's activity after its answer (tail), Temporal and the activities in
+// between (between), and this call's activity before its request (head).
+// --timeline prints the last run and its first step event by event, with the time since the one
+// before (where a hop's time goes: workflow tasks, activity dispatch), and each step's duration.
+// --llm-rate sets LLM_QUEUE_RATE (the product's default of 10 model calls a second otherwise).
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,7 +31,7 @@ import { ScriptedLlmServer } from '../test/support/llm-server';
 import { planJson, researchRules, searchResults } from '../test/support/research-script';
 import { FakeSearxng } from '../test/support/search-server';
 import { freePort } from '../test/support/spawn';
-import { describeChain, llmCriticalPath } from './critical-path';
+import { describeChain, llmCriticalPath, type ActivitySpan } from './critical-path';
 
 const { values } = parseArgs({
   options: {
@@ -36,6 +40,7 @@ const { values } = parseArgs({
     'no-coder': { type: 'boolean' },
     gaps: { type: 'boolean' },
     timeline: { type: 'boolean' },
+    'llm-rate': { type: 'string' },
   },
 });
 const latency = Number(values.latency);
@@ -66,6 +71,7 @@ const config = loadConfig({
   SEARXNG_URL: search.url,
   SEARCH_PROVIDERS: 'searxng',
   LOG_LEVEL: 'warn',
+  ...(values['llm-rate'] ? { LLM_QUEUE_RATE: values['llm-rate'] } : {}),
 });
 const coder = !values['no-coder'] && (await dockerHasImage(config.sandbox.dockerSocket, config.sandbox.image));
 const taskQueue = `bench-${randomUUID()}`;
@@ -118,6 +124,14 @@ let lastTimeline = '';
 const eventName = (type: proto.temporal.api.enums.v1.EventType | null | undefined): string =>
   type === null || type === undefined ? '?' : String(proto.temporal.api.enums.v1.EventType[type]).replace(/^EVENT_TYPE_/, '');
 
+/** Milliseconds from a workflow's first event to its last. */
+async function spanOf(workflowId: string): Promise<number> {
+  const events = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const at = (e: (typeof events)[number] | undefined) =>
+    Number(e?.eventTime?.seconds ?? 0) * 1000 + Math.round((e?.eventTime?.nanos ?? 0) / 1e6);
+  return at(events.at(-1)) - at(events[0]);
+}
+
 /** A workflow's events with the time since the one before, for --timeline. */
 async function timeline(workflowId: string): Promise<string> {
   const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
@@ -125,12 +139,44 @@ async function timeline(workflowId: string): Promise<string> {
   return (history.events ?? [])
     .map((e) => {
       const at = Number(e.eventTime?.seconds ?? 0) * 1000 + Math.round((e.eventTime?.nanos ?? 0) / 1e6);
-      const line = `  +${String(prev === undefined ? 0 : at - prev).padStart(5)} ms  ${eventName(e.eventType)}`;
+      const what =
+        e.activityTaskScheduledEventAttributes?.activityType?.name ??
+        e.markerRecordedEventAttributes?.markerName ??
+        e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId ??
+        '';
+      const line = `  +${String(prev === undefined ? 0 : at - prev).padStart(5)} ms  ${eventName(e.eventType)}${what ? ` ${what}` : ''}`;
       prev = at;
       return line;
     })
     .join('\n');
 }
+/** The activities of these workflows with their times, from their histories. */
+async function activitySpans(workflowIds: string[]): Promise<ActivitySpan[]> {
+  const spans: ActivitySpan[] = [];
+  for (const wid of workflowIds) {
+    const history = await env.client.workflow.getHandle(wid).fetchHistory();
+    const at = new Map<string, number>();
+    const typeOf = new Map<string, string>();
+    for (const e of history.events ?? []) {
+      const t = Number(e.eventTime?.seconds ?? 0) * 1000 + Math.round((e.eventTime?.nanos ?? 0) / 1e6);
+      at.set(String(e.eventId), t);
+      const type = e.activityTaskScheduledEventAttributes?.activityType?.name;
+      if (type) typeOf.set(String(e.eventId), type);
+      const done = e.activityTaskCompletedEventAttributes;
+      if (done) {
+        const scheduled = String(done.scheduledEventId);
+        spans.push({
+          type: typeOf.get(scheduled) ?? '?',
+          scheduledAt: at.get(scheduled)!,
+          startedAt: at.get(String(done.startedEventId))!,
+          completedAt: t,
+        });
+      }
+    }
+  }
+  return spans;
+}
+
 async function oneRun(): Promise<Sample> {
   llm.script(
     researchRules({}, planJson([{ id: 's1' }, { id: 's2' }, { id: 's3' }, { id: 's4', type: coder ? 'processing' : 'research' }])),
@@ -152,10 +198,14 @@ async function oneRun(): Promise<Sample> {
   const wallMs = performance.now() - t0;
   const chain = llmCriticalPath(llm.requests);
   const lastEnd = chain.chain.at(-1)?.endedAt ?? startedAt;
-  if (values.gaps) lastChain = `${describeChain(chain, startedAt)}\n  +${String(Date.now() - lastEnd).padStart(5)} ms to the result`;
+  if (values.gaps)
+    lastChain = `${describeChain(chain, startedAt, await activitySpans([id, ...['s1', 's2', 's3', 's4'].map((s) => `${id}/step/${s}`)]))}\n  +${String(Date.now() - lastEnd).padStart(5)} ms to the result`;
   if (result.steps?.some((s) => s.status !== 'completed' || s.attempts !== 1))
     throw new Error(`unexpected steps ${JSON.stringify(result.steps)}`);
-  if (values.timeline) lastTimeline = `${id}/step/s1:\n${await timeline(`${id}/step/s1`)}`;
+  if (values.timeline) {
+    const spans = await Promise.all(['s1', 's2', 's3', 's4'].map(async (s) => `${s} ${await spanOf(`${id}/step/${s}`)} ms`));
+    lastTimeline = `${id}:\n${await timeline(id)}\n${id}/step/s1:\n${await timeline(`${id}/step/s1`)}\nsteps, first to last event: ${spans.join(', ')}`;
+  }
   const parent = await sizeOf(id);
   const children = await Promise.all(['s1', 's2', 's3', 's4'].map((s) => sizeOf(`${id}/step/${s}`)));
   return {
