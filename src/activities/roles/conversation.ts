@@ -3,7 +3,7 @@
 import type { CrawlResult } from '../crawl';
 import { summarize } from '../../shared/schemas';
 import type { SandboxResult } from '../sandbox';
-import type { NewEvent, Store } from '../store';
+import type { Message, NewEvent, Store, StoredSource } from '../store';
 import { MAX_TOOL_CHARS, PYTHON_INPUT_DIR, trimToBudget } from './researcher-tools';
 
 export interface ToolResultInput {
@@ -55,58 +55,42 @@ function toolEvent(input: ToolResultInput, sources: number): NewEvent {
 export function createConversationActivities(deps: { store: Store }) {
   const { store } = deps;
 
-  /** Writes the result of one tool call into the conversation, built from what the store holds. */
-  async function appendToolResult(input: ToolResultInput): Promise<{ chars: number; sourceIds: string[] }> {
-    const parts: string[] = [];
-    const ids = new Set<string>();
-    // The sources of all its queries, pages and program inputs in one read, in the store's order.
-    const wanted = [
+  /** The messages of tool results (and their run events), built from what the store holds: the
+   *  sources of all their queries, pages and program inputs in one read. */
+  async function toolResultMessages(researchId: string, inputs: ToolResultInput[]): Promise<WrittenToolResult[]> {
+    const wanted = inputs.flatMap((input) => [
       ...(input.search ?? []).flatMap((s) => (s.error ? [] : s.sourceIds)),
       ...(input.crawl ?? []).flatMap((c) => (c.status === 'ok' && c.sourceId ? [c.sourceId] : [])),
       ...(input.python?.sources ?? []),
-    ];
-    const stored = wanted.length ? await store.getSources(input.researchId, [...new Set(wanted)]) : [];
-    const among = (sourceIds: string[]) => {
-      const set = new Set(sourceIds);
-      return stored.filter((x) => set.has(x.sourceId));
-    };
-    for (const s of input.search ?? []) {
-      if (s.error) {
-        parts.push(`Search "${s.query}" failed: ${s.error}`);
-        continue;
-      }
-      const sources = among(s.sourceIds);
-      const hits = sources.map((x) => `[${x.sourceId}] ${x.title} — ${x.url}\n${x.content.slice(0, 400)}`);
-      parts.push(`Search "${s.query}":\n${hits.length ? hits.join('\n') : '(no results)'}`);
-      sources.forEach((x) => ids.add(x.sourceId));
-    }
-    for (const c of input.crawl ?? []) {
-      if (c.status !== 'ok' || !c.sourceId) {
-        parts.push(`${c.url}: ${c.status}${c.reason ? ` (${c.reason})` : ''}`);
-        continue;
-      }
-      const source = stored.find((x) => x.sourceId === c.sourceId);
-      parts.push(`[${c.sourceId}] ${c.title ?? ''} — ${c.url}\n${source?.content.slice(0, 2_500) ?? c.summary ?? ''}`);
-      ids.add(c.sourceId);
-    }
-    if (input.python) {
-      const sources = among(input.python.sources);
-      sources.forEach((x) => ids.add(x.sourceId));
-      parts.push(pythonResultText(input.python, sources));
-    }
-    if (input.text) parts.push(input.text);
-    let content = parts.join('\n\n') || '(no output)';
-    if (content.length > MAX_TOOL_CHARS) content = `${content.slice(0, MAX_TOOL_CHARS)}\n[output trimmed]`;
-    await store.conversations.put(
-      input.researchId,
-      input.convKey,
-      input.seq,
-      input.fromUser
-        ? { role: 'user', content: `${USER_PAGES_INTRO}\n\n${content}` }
-        : { role: 'tool', tool_call_id: input.toolCallId, content },
-    );
-    await store.events.append(input.researchId, [toolEvent(input, ids.size)]);
-    return { chars: content.length, sourceIds: [...ids] };
+    ]);
+    const stored = wanted.length ? await store.getSources(researchId, [...new Set(wanted)]) : [];
+    return inputs.map((input) => toolResultMessage(input, stored));
+  }
+
+  /**
+   * Writes tool results into one conversation, with any other messages at their positions, in one
+   * statement, and their run events in another; each write is the same on every attempt.
+   */
+  async function writeToolResults(
+    conversation: { researchId: string; convKey: string },
+    inputs: ToolResultInput[],
+    others: { seq: number; message: Message }[] = [],
+  ): Promise<WrittenToolResult[]> {
+    const written = await toolResultMessages(conversation.researchId, inputs);
+    await store.conversations.putAll(conversation.researchId, conversation.convKey, [...others, ...written]);
+    if (written.length)
+      await store.events.append(
+        conversation.researchId,
+        written.map((w) => w.event),
+      );
+    return written;
+  }
+
+  /** Writes the result of one tool call into the conversation (the activity of runs before patch
+   *  'fold-tool-results'). */
+  async function appendToolResult(input: ToolResultInput): Promise<{ chars: number; sourceIds: string[] }> {
+    const [w] = await writeToolResults(input, [input]);
+    return { chars: w!.chars, sourceIds: w!.sourceIds };
   }
 
   /** After a context-length error: shortens every tool result but the last `keepLast`. */
@@ -125,7 +109,58 @@ export function createConversationActivities(deps: { store: Store }) {
     return { trimmed: fitted.trimmed };
   }
 
-  return { appendToolResult, trimConversation };
+  return { appendToolResult, writeToolResults, trimConversation };
+}
+
+/** A tool result written into a conversation: its position and message, its run event, and what
+ *  it holds. */
+export interface WrittenToolResult {
+  seq: number;
+  message: Message;
+  event: NewEvent;
+  chars: number;
+  sourceIds: string[];
+}
+
+/** One tool call's result as the model reads it, from the sources the store holds. */
+function toolResultMessage(input: ToolResultInput, stored: StoredSource[]): WrittenToolResult {
+  const parts: string[] = [];
+  const ids = new Set<string>();
+  const among = (sourceIds: string[]) => {
+    const set = new Set(sourceIds);
+    return stored.filter((x) => set.has(x.sourceId));
+  };
+  for (const s of input.search ?? []) {
+    if (s.error) {
+      parts.push(`Search "${s.query}" failed: ${s.error}`);
+      continue;
+    }
+    const sources = among(s.sourceIds);
+    const hits = sources.map((x) => `[${x.sourceId}] ${x.title} — ${x.url}\n${x.content.slice(0, 400)}`);
+    parts.push(`Search "${s.query}":\n${hits.length ? hits.join('\n') : '(no results)'}`);
+    sources.forEach((x) => ids.add(x.sourceId));
+  }
+  for (const c of input.crawl ?? []) {
+    if (c.status !== 'ok' || !c.sourceId) {
+      parts.push(`${c.url}: ${c.status}${c.reason ? ` (${c.reason})` : ''}`);
+      continue;
+    }
+    const source = stored.find((x) => x.sourceId === c.sourceId);
+    parts.push(`[${c.sourceId}] ${c.title ?? ''} — ${c.url}\n${source?.content.slice(0, 2_500) ?? c.summary ?? ''}`);
+    ids.add(c.sourceId);
+  }
+  if (input.python) {
+    const sources = among(input.python.sources);
+    sources.forEach((x) => ids.add(x.sourceId));
+    parts.push(pythonResultText(input.python, sources));
+  }
+  if (input.text) parts.push(input.text);
+  let content = parts.join('\n\n') || '(no output)';
+  if (content.length > MAX_TOOL_CHARS) content = `${content.slice(0, MAX_TOOL_CHARS)}\n[output trimmed]`;
+  const message: Message = input.fromUser
+    ? { role: 'user', content: `${USER_PAGES_INTRO}\n\n${content}` }
+    : { role: 'tool', tool_call_id: input.toolCallId, content };
+  return { seq: input.seq, message, event: toolEvent(input, ids.size), chars: content.length, sourceIds: [...ids] };
 }
 
 /** A python run as the model reads it: what it was given, how it ended, what it printed and kept. */

@@ -1,6 +1,7 @@
 // The ReAct researcher's model calls. The conversation lives in PostgreSQL at positions the
 // workflow chooses; the workflow carries only positions, tool names, arguments and ids.
 import type OpenAI from 'openai';
+import { Context } from '@temporalio/activity';
 import { citedSourceIds, keepKnownSourceIds } from '../../shared/citations';
 import { PYTHON_RUNS_PER_ATTEMPT, pythonRunNumber, type ToolCall } from '../../shared/llm-outputs';
 import { summarize, ZERO_USAGE, type PlanStep, type StepOutput, type Usage } from '../../shared/schemas';
@@ -69,7 +70,7 @@ const PYTHON_RULE =
   `as \`files\` by their source ids (the program reads ${PYTHON_INPUT_DIR}/<id>.md) and cite those sources for what it computes.`;
 
 export function createResearcherActivities(deps: { llm: Llm; store: Store; contextChars: number; python?: PythonTool }) {
-  const { appendToolResult } = createConversationActivities({ store: deps.store });
+  const { writeToolResults } = createConversationActivities({ store: deps.store });
   const { conversations } = deps.store;
 
   /** The step's tools: no web for a step that works from given material (needSearch: false),
@@ -83,10 +84,12 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
     });
   }
 
-  /** Writes the system prompt and the task at positions 0 and 1. */
-  async function writeTask(input: TurnInput, tools: OpenAI.Chat.ChatCompletionTool[]): Promise<void> {
-    const docs = await deps.store.getDocuments(input.researchId, input.dependencyKeys);
-    const [background] = await deps.store.getDocuments(input.researchId, ['background']);
+  /** The system prompt and the task, for positions 0 and 1. */
+  async function taskMessages(input: TurnInput, tools: OpenAI.Chat.ChatCompletionTool[]): Promise<{ seq: number; message: Message }[]> {
+    // The earlier steps' results and the background brief in one read.
+    const docs = await deps.store.getDocuments(input.researchId, [...input.dependencyKeys, 'background']);
+    const background = docs.find((d) => d.key === 'background');
+    const dependencies = docs.filter((d) => d.key !== 'background' || input.dependencyKeys.includes('background'));
     const web = input.step.needSearch;
     const prompt = renderPrompt(PROMPTS.researcherTurn, {
       question: input.question,
@@ -105,26 +108,36 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
           'its session); prefer them where they cover the step, and cite their passages by source id like web sources.'
         : '',
       pythonTool: tools.some((t) => t.type === 'function' && t.function.name === 'python') ? PYTHON_RULE : '',
-      dependencies: docs.map((d) => `<result key="${d.key}">\n${d.content.slice(0, DEPENDENCY_CHARS)}\n</result>`).join('\n') || '(none)',
+      dependencies:
+        dependencies.map((d) => `<result key="${d.key}">\n${d.content.slice(0, DEPENDENCY_CHARS)}\n</result>`).join('\n') || '(none)',
     });
-    await conversations.put(input.researchId, input.convKey, 0, { role: 'system', content: prompt.system });
-    await conversations.put(input.researchId, input.convKey, 1, { role: 'user', content: prompt.user });
+    return [
+      { seq: 0, message: { role: 'system', content: prompt.system } },
+      { seq: 1, message: { role: 'user', content: prompt.user } },
+    ];
   }
 
   async function researcherTurn(input: TurnInput): Promise<TurnResult> {
-    // Each write is the same on every attempt of this turn: a retry rewrites what it wrote.
-    for (const r of input.toolResults ?? []) await appendToolResult(r);
+    // Each write is the same on every attempt of this turn: a retry rewrites what it wrote. The
+    // tool results (and, on the first turn, the task and the user's pages) are one write.
+    const conversation = { researchId: input.researchId, convKey: input.convKey };
     let seq = input.seq;
     const tools = input.mustAnswer ? [] : await offeredTools(input);
+    let rows: { seq: number; message: Message }[];
     if (seq === 0) {
-      await writeTask(input, tools);
-      seq = 2;
-      if (input.userPages) {
-        await appendToolResult({ ...input.userPages, seq, fromUser: true });
-        seq = 3;
-      }
+      const task = await taskMessages(input, tools);
+      const userPages = input.userPages
+        ? [{ ...input.userPages, researchId: input.researchId, convKey: input.convKey, seq: 2, fromUser: true }]
+        : [];
+      const written = await writeToolResults(conversation, userPages, task);
+      seq = userPages.length ? 3 : 2;
+      // A first attempt knows the whole conversation: it just wrote it. A retry reads it, to find
+      // the answer an earlier attempt may have stored.
+      rows = Context.current().info.attempt === 1 ? [...task, ...written] : await conversations.load(input.researchId, input.convKey);
+    } else {
+      await writeToolResults(conversation, input.toolResults ?? []);
+      rows = await conversations.load(input.researchId, input.convKey);
     }
-    const rows = await conversations.load(input.researchId, input.convKey);
     // A retried turn whose answer was already stored returns it: the model is not asked twice. The
     // attempt that paid for it never reported, so its usage comes from the call log.
     const done = rows.find((r) => r.seq === seq && r.message.role === 'assistant');
