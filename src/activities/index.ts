@@ -92,12 +92,23 @@ export function createActivities(deps: ActivityDeps) {
   });
   const memory = createMemoryActivities({ store, embedder, chunkTokens: kbConfig.chunkTokens, chunkOverlap: kbConfig.chunkOverlap });
   const reporter = createReporterActivities({ llm, store });
+  const mcp = createMcpActivities({
+    config: loadMcpConfig(deps.config.mcp.configPath),
+    envPath: deps.config.temporal.searchPath,
+    writeToolResult: (i) => conversation.appendToolResult(i),
+  });
   return {
     /** Model calls (LLM_OPTIONS). */
     llm: {
       ...createCoordinatorActivities({ llm }),
       ...createPlannerActivities({ llm, store }),
-      ...createResearcherActivities({ llm, store, contextChars: deps.config.llm.contextChars, python: researcherPython(sb, docker) }),
+      ...createResearcherActivities({
+        llm,
+        store,
+        contextChars: deps.config.llm.contextChars,
+        python: researcherPython(sb, docker),
+        discoverMcp: mcp.discoverMcpTools,
+      }),
       ...createCoderActivities({ llm, store, limits: sb }),
       ...createJudgeActivities({ llm, store }),
       writeReport: reporter.writeReport,
@@ -136,11 +147,7 @@ export function createActivities(deps: ActivityDeps) {
       indexSessionReport: memory.indexSessionReport,
     },
     /** Other people's servers (MCP_OPTIONS). */
-    mcp: createMcpActivities({
-      config: loadMcpConfig(deps.config.mcp.configPath),
-      envPath: deps.config.temporal.searchPath,
-      writeToolResult: (i) => conversation.appendToolResult(i),
-    }),
+    mcp,
     /** Signed POSTs to a run's webhook, on the main queue. */
     notify: createWebhookActivities({ ...deps.config.webhook, userAgent: deps.config.crawl.userAgent }),
     /** Not an activity: the worker's sweep of containers a crashed worker left behind. */

@@ -11,10 +11,16 @@
 // turns on whatever patches it has not reached yet — as their own markers would have.
 //
 // A new patch is `patched('its-id')` alone until the next generation folds it in (a new LEAN
-// id whose check precedes the old one's).
+// id whose check precedes the old one's). Generation 2 (`lean-history-2`) folds in
+// 'turn-discovers-mcp': a run started now records that one marker and takes every patch; a run
+// recorded with `lean-history` takes the generation-1 patches from it and asks for the later ones
+// as before (a replay finds no marker, so it takes the old path it recorded).
 import { patched } from '@temporalio/workflow';
 
 const LEAN = 'lean-history';
+const LEAN_2 = 'lean-history-2';
+/** The patches after generation 1: only generation 2 (or their own marker) turns them on. */
+const AFTER_LEAN: ReadonlySet<PatchId> = new Set<PatchId>(['turn-discovers-mcp']);
 
 export type PatchId =
   | 'react-researcher'
@@ -27,15 +33,16 @@ export type PatchId =
   | 'claim-check'
   | 'row-sync'
   | 'local-row-writes'
-  | 'deadline-after-review';
+  | 'deadline-after-review'
+  | 'turn-discovers-mcp';
 
 /** Whether this run takes the patched code path. */
 export function hasPatch(id: PatchId): boolean {
-  return lean() || patched(id);
+  return (AFTER_LEAN.has(id) ? patched(LEAN_2) : lean()) || patched(id);
 }
 
 /** Whether this run started on code with the lean history: it also skips upserts that repeat its
  *  start attributes and runs its short lookups as local activities. */
 export function lean(): boolean {
-  return patched(LEAN);
+  return patched(LEAN_2) || patched(LEAN);
 }

@@ -27,8 +27,10 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   const maxRounds = input.maxToolRounds ?? 8;
   const notes = new StepNotes();
   const calls = activitiesFor(input);
-  // MCP tools are discovered when the step starts, so a server added later serves later steps.
-  const mcpTools = hasPatch('mcp-tools') ? await discoverMcpTools(calls, input, notes) : [];
+  // MCP tools are discovered when the step starts, so a server added later serves later steps:
+  // by its first turn, or (steps started before patch 'turn-discovers-mcp') a local activity before it.
+  const turnDiscovers = hasPatch('turn-discovers-mcp');
+  let mcpTools = !turnDiscovers && hasPatch('mcp-tools') ? await discoverMcpTools(calls, input, notes) : [];
   // Steps started before the python tool are never offered it: their code cannot run it.
   const python = hasPatch('researcher-python');
   // Tool results ride along with the next turn instead of an activity each.
@@ -54,7 +56,21 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   for (let round = 0; round <= maxRounds; round++) {
     // Out of rounds, or out of the budget the run had left: answer with what there is.
     const mustAnswer = round === maxRounds || wrapUp || stepBudgetSpent(input.budget, usage, Date.now());
-    const turn = await turnWithTrim(calls, input, convKey, { seq, round, mustAnswer, mcpTools, python, toolResults: pending, userPages });
+    const discoverMcp = turnDiscovers && round === 0;
+    const turn = await turnWithTrim(calls, input, convKey, {
+      seq,
+      round,
+      mustAnswer,
+      mcpTools,
+      python,
+      toolResults: pending,
+      userPages,
+      discoverMcp,
+    });
+    if (turn.mcp) {
+      mcpTools = turn.mcp.tools;
+      for (const e of turn.mcp.errors) notes.add('MCP discovery', e);
+    }
     pending = [];
     userPages = undefined;
     usage = addUsage(usage, turn.usage);
@@ -102,6 +118,7 @@ async function turnWithTrim(
     python: boolean;
     toolResults: ToolResultInput[];
     userPages: ToolResultInput | undefined;
+    discoverMcp: boolean;
   },
 ) {
   const turnInput = {
@@ -118,6 +135,7 @@ async function turnWithTrim(
     ...(input.knowledge ? { knowledge: true } : {}),
     ...(turn.python ? { python: true } : {}),
     ...(turn.userPages ? { userPages: turn.userPages } : {}),
+    ...(turn.discoverMcp ? { discoverMcp: true } : {}),
   };
   const summary = `researcher ${input.step.id}: round ${turn.round + 1}${turn.mustAnswer ? ' (must answer)' : ''}`;
   for (let trim = 0; ; trim++) {

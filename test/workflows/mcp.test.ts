@@ -89,25 +89,27 @@ describe.skipIf(!ready)(`MCP tools in the researcher (${ready ? 'live' : missing
     const toolMsg = turns[1]!.body.messages.find((m) => m.role === 'tool')!;
     expect(toolMsg.content).toBe('Germany: 82 GW of solar installed (fixture data, 2023).');
     const history = await h.client.workflow.getHandle(id).fetchHistory();
-    // Discovery is a local activity (a marker, no task), before the first model turn.
+    // The first model turn discovers the tools (no local activity, no task of its own) and
+    // returns them for the turns after it.
     const decode = (p: { data?: Uint8Array | null } | undefined) => JSON.parse(Buffer.from(p!.data!).toString()) as unknown;
-    const localCalls = history.events!.flatMap((e, i) => {
-      const d = e.markerRecordedEventAttributes?.markerName === 'core_local_activity' ? e.markerRecordedEventAttributes.details : undefined;
-      return d
-        ? [{ i, type: (decode(d.data!.payloads![0]) as { activity_type: string }).activity_type, result: d.result!.payloads![0] }]
-        : [];
-    });
-    const discovery = localCalls.find((c) => c.type === 'discoverMcpTools')!;
-    const firstTurn = history.events!.findIndex((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'researcherTurn');
-    expect(discovery.i).toBeLessThan(firstTurn);
+    const markers = history.events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+    expect(markers).toHaveLength(0);
     const names = history.events!.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
     expect(names).not.toContain('discoverMcpTools');
     expect(names).toContain('callMcpTool');
+    const firstTurn = history.events!.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'researcherTurn')!;
+    const firstResult = history.events!.find(
+      (e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? '') === String(firstTurn.eventId),
+    )!;
+    const { mcp: discovered } = decode(firstResult.activityTaskCompletedEventAttributes!.result!.payloads![0]) as {
+      mcp: { tools: { server: string }[]; errors: string[] };
+    };
     // The broken server was reported, not fatal; the coder-only server was not offered.
-    const discovered = decode(discovery.result) as { tools: { server: string }[]; errors: string[] };
     expect(discovered.tools.map((t) => t.server)).toEqual(['energy']);
     expect(discovered.errors).toHaveLength(1);
     expect(discovered.errors[0]).toMatch(/^broken: MCP server broken did not start or answer/);
+    // Later turns are offered the same tools without asking the servers again.
+    expect(turns[1]!.body.tools!.map((t) => t.function.name)).toEqual(offered);
     // ... and the step's result says so, for the run's notes and the report.
     expect(out.notes).toEqual([expect.stringMatching(/^MCP discovery failed: broken: MCP server broken did not start or answer/)]);
   });

@@ -83,6 +83,10 @@ describe('replay of recorded histories', () => {
         // which reads them before its first turn.
         'research-mustread-v13.json',
         'researcher-pages-v13.json',
+        // v14: the second lean generation ('lean-history-2'): a step's first turn discovers its
+        // MCP tools (patch 'turn-discovers-mcp') instead of a local activity before it.
+        'research-lean2-v14.json',
+        'researcher-lean2-v14.json',
       ]),
     );
   });

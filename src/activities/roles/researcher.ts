@@ -34,6 +34,9 @@ export interface TurnInput {
   mustAnswer: boolean;
   /** MCP tools discovered for this step. */
   mcpTools?: McpToolSpec[];
+  /** The step's first turn finds its MCP tools itself, and returns them for the turns after it
+   *  (patch 'turn-discovers-mcp'; before it, a local activity found them before this turn). */
+  discoverMcp?: boolean;
   /** The run has a knowledge base: knowledge_search is offered. */
   knowledge?: boolean;
   /** The workflow can run python calls (patch 'researcher-python'); the worker decides whether
@@ -54,6 +57,14 @@ export interface TurnResult {
   usage: Usage;
   /** Why the model had to answer without tools, if it did. */
   forcedAnswer?: string;
+  /** The MCP tools a first turn found (discoverMcp) and the servers it could not ask; absent when
+   *  there were neither. */
+  mcp?: McpDiscovery;
+}
+
+export interface McpDiscovery {
+  tools: McpToolSpec[];
+  errors: string[];
 }
 
 type AssistantMessage = OpenAI.Chat.ChatCompletionAssistantMessageParam;
@@ -69,7 +80,14 @@ const PYTHON_RULE =
   '(totals, shares, growth rates, unit conversions, charts) instead of doing arithmetic yourself. Give it earlier results ' +
   `as \`files\` by their source ids (the program reads ${PYTHON_INPUT_DIR}/<id>.md) and cite those sources for what it computes.`;
 
-export function createResearcherActivities(deps: { llm: Llm; store: Store; contextChars: number; python?: PythonTool }) {
+export function createResearcherActivities(deps: {
+  llm: Llm;
+  store: Store;
+  contextChars: number;
+  python?: PythonTool;
+  /** The MCP servers' tools for a role (none when no server is configured). */
+  discoverMcp?: (input: { role: string }) => Promise<McpDiscovery>;
+}) {
   const { writeToolResults } = createConversationActivities({ store: deps.store });
   const { conversations } = deps.store;
 
@@ -117,7 +135,10 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
     ];
   }
 
-  async function researcherTurn(input: TurnInput): Promise<TurnResult> {
+  async function researcherTurn(turnInput: TurnInput): Promise<TurnResult> {
+    const mcp = turnInput.discoverMcp && deps.discoverMcp ? await deps.discoverMcp({ role: 'researcher' }) : undefined;
+    const input = mcp ? { ...turnInput, mcpTools: mcp.tools } : turnInput;
+    const found = mcp && (mcp.tools.length || mcp.errors.length) ? { mcp } : {};
     // Each write is the same on every attempt of this turn: a retry rewrites what it wrote. The
     // tool results (and, on the first turn, the task and the user's pages) are one write.
     const conversation = { researchId: input.researchId, convKey: input.convKey };
@@ -144,7 +165,7 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
     if (done) {
       const parsed = parseToolCalls((done.message as AssistantMessage).tool_calls ?? [], input.mcpTools);
       const paid = await deps.store.llmCalls.find(activityCallKey());
-      return { nextSeq: seq + 1, calls: parsed.calls, usage: paid?.usage ?? ZERO_USAGE };
+      return { nextSeq: seq + 1, calls: parsed.calls, usage: paid?.usage ?? ZERO_USAGE, ...found };
     }
     const fitted = trimToBudget(
       rows.filter((r) => r.seq < seq).map((r) => r.message),
@@ -181,7 +202,7 @@ export function createResearcherActivities(deps: { llm: Llm; store: Store; conte
       JSON.stringify(stored) === JSON.stringify(turn.output.message)
         ? turn.output.calls
         : parseToolCalls(stored.tool_calls ?? [], input.mcpTools).calls;
-    return { nextSeq: seq + 1, calls, usage: turn.usage, ...(forcedAnswer ? { forcedAnswer } : {}) };
+    return { nextSeq: seq + 1, calls, usage: turn.usage, ...(forcedAnswer ? { forcedAnswer } : {}), ...found };
   }
 
   /** Compresses the conversation into the step's findings, citing only sources it retrieved. */
