@@ -35,6 +35,10 @@ export function createSearchActivities(deps: { store: Store; providers: Map<stri
     }
     const names = routeQuery(input.query, [...deps.providers.keys()]);
     const signal = Context.current().cancellationSignal;
+    // The run's banned domains are read while the providers answer (awaited below; a failed read
+    // fails the attempt there, and is marked handled here in case a provider failure comes first).
+    const bannedRead = deps.store.bans.of(input.researchId);
+    bannedRead.catch(() => undefined);
     const settled = await Promise.allSettled(
       names.map((n) => deps.providers.get(n)!.search(input.query, { maxResults: deps.maxResults, signal })),
     );
@@ -55,7 +59,7 @@ export function createSearchActivities(deps: { store: Store; providers: Map<stri
       throw new Error(`every search provider failed for "${input.query}": ${errors.join('; ')}`);
     }
     // Results on domains the user banned from this run are dropped before anything is kept.
-    const banned = await deps.store.bans.of(input.researchId);
+    const banned = await bannedRead;
     const sources = mergeHits(
       hits.filter((h) => !bannedDomainOf(h.url, banned)),
       deps.maxResults,
