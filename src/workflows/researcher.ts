@@ -56,7 +56,8 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   for (let round = 0; round <= maxRounds; round++) {
     // Out of rounds, or out of the budget the run had left: answer with what there is.
     const mustAnswer = round === maxRounds || wrapUp || stepBudgetSpent(input.budget, usage, Date.now());
-    const discoverMcp = turnDiscovers && round === 0;
+    // A turn that must answer is offered no tools, and no turn follows it: nothing to discover.
+    const discoverMcp = turnDiscovers && round === 0 && !mustAnswer;
     const turn = await turnWithTrim(calls, input, convKey, {
       seq,
       round,
