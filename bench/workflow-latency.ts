@@ -132,6 +132,14 @@ async function spanOf(workflowId: string): Promise<number> {
   return at(events.at(-1)) - at(events[0]);
 }
 
+/** The activity type of a local activity's marker. */
+function localActivityType(marker: proto.temporal.api.history.v1.IMarkerRecordedEventAttributes | null | undefined): string | undefined {
+  const data = marker?.markerName === 'core_local_activity' ? marker.details?.data?.payloads?.[0]?.data : undefined;
+  if (!data) return undefined;
+  const type = (JSON.parse(Buffer.from(data).toString()) as { activity_type?: string }).activity_type;
+  return type ? `local ${type}` : undefined;
+}
+
 /** A workflow's events with the time since the one before, for --timeline. */
 async function timeline(workflowId: string): Promise<string> {
   const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
@@ -141,6 +149,7 @@ async function timeline(workflowId: string): Promise<string> {
       const at = Number(e.eventTime?.seconds ?? 0) * 1000 + Math.round((e.eventTime?.nanos ?? 0) / 1e6);
       const what =
         e.activityTaskScheduledEventAttributes?.activityType?.name ??
+        localActivityType(e.markerRecordedEventAttributes) ??
         e.markerRecordedEventAttributes?.markerName ??
         e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId ??
         '';

@@ -12,15 +12,15 @@
 //
 // A new patch is `patched('its-id')` alone until the next generation folds it in (a new LEAN
 // id whose check precedes the old one's). Generation 2 (`lean-history-2`) folds in
-// 'turn-discovers-mcp': a run started now records that one marker and takes every patch; a run
-// recorded with `lean-history` takes the generation-1 patches from it and asks for the later ones
-// as before (a replay finds no marker, so it takes the old path it recorded).
+// 'turn-discovers-mcp' and 'plan-by-row-sync': a run started now records that one marker and takes
+// every patch; a run recorded with `lean-history` takes the generation-1 patches from it and asks
+// for the later ones as before (a replay finds no marker, so it takes the old path it recorded).
 import { patched } from '@temporalio/workflow';
 
 const LEAN = 'lean-history';
 const LEAN_2 = 'lean-history-2';
 /** The patches after generation 1: only generation 2 (or their own marker) turns them on. */
-const AFTER_LEAN: ReadonlySet<PatchId> = new Set<PatchId>(['turn-discovers-mcp']);
+const AFTER_LEAN: ReadonlySet<PatchId> = new Set<PatchId>(['turn-discovers-mcp', 'plan-by-row-sync']);
 
 export type PatchId =
   | 'react-researcher'
@@ -34,7 +34,8 @@ export type PatchId =
   | 'row-sync'
   | 'local-row-writes'
   | 'deadline-after-review'
-  | 'turn-discovers-mcp';
+  | 'turn-discovers-mcp'
+  | 'plan-by-row-sync';
 
 /** Whether this run takes the patched code path. */
 export function hasPatch(id: PatchId): boolean {
