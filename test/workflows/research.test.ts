@@ -110,6 +110,19 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
       expect(upserted.filter((k) => k === 'TemporalChangeVersion')).toHaveLength(1);
       expect(upserted).not.toContain('ResearchTenant');
     }
+    // No workflow task writes the run's row twice (a new plan is written by the row's sync loop
+    // alone, patch 'plan-by-row-sync'): each write is a local activity the task waits for.
+    const runEvents = (await h.client.workflow.getHandle(id).fetchHistory()).events!;
+    const writesPerTask: number[] = [0];
+    for (const e of runEvents) {
+      if (e.workflowTaskCompletedEventAttributes) writesPerTask.push(0);
+      const marker = e.markerRecordedEventAttributes;
+      const details = marker?.markerName === 'core_local_activity' ? marker.details?.data?.payloads?.[0]?.data : undefined;
+      if (details && (JSON.parse(Buffer.from(details).toString()) as { activity_type: string }).activity_type === 'recordRun')
+        writesPerTask[writesPerTask.length - 1]!++;
+    }
+    expect(Math.max(...writesPerTask)).toBe(1);
+    expect(writesPerTask.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(5);
     // RECORD_HISTORIES=1 refreshes the histories the replay test checks the workflow code against.
     if (process.env.RECORD_HISTORIES === '1') {
       const indexFile = path.join(ROOT, 'test', 'histories', 'workflow-ids.json');
