@@ -89,6 +89,12 @@ async function withClient<T>(
   }
 }
 
+/** The tools of the MCP servers a role may use, and the servers that could not be asked. */
+export interface McpDiscovery {
+  tools: McpToolSpec[];
+  errors: string[];
+}
+
 export function createMcpActivities(deps: {
   config: McpConfig;
   envPath: string;
@@ -100,7 +106,7 @@ export function createMcpActivities(deps: {
     text: string;
   }) => Promise<{ chars: number }>;
 }) {
-  async function discoverMcpTools(input: { role: string }): Promise<{ tools: McpToolSpec[]; errors: string[] }> {
+  async function discoverMcpTools(input: { role: string }): Promise<McpDiscovery> {
     const tools: McpToolSpec[] = [];
     const errors: string[] = [];
     for (const [name, server] of Object.entries(deps.config.servers)) {

@@ -78,11 +78,10 @@ export function createConversationActivities(deps: { store: Store }) {
   ): Promise<WrittenToolResult[]> {
     const written = await toolResultMessages(conversation.researchId, inputs);
     await store.conversations.putAll(conversation.researchId, conversation.convKey, [...others, ...written]);
-    if (written.length)
-      await store.events.append(
-        conversation.researchId,
-        written.map((w) => w.event),
-      );
+    await store.events.append(
+      conversation.researchId,
+      written.map((w) => w.event),
+    );
     return written;
   }
 

@@ -9,7 +9,7 @@ import { activityCallKey } from '../attempt';
 import type { Llm, ReplyReading } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
 import { renderPrompt } from '../llm/render';
-import type { McpToolSpec } from '../mcp';
+import type { McpDiscovery, McpToolSpec } from '../mcp';
 import type { ArtifactRef, SandboxResult } from '../sandbox';
 import type { Message, Store } from '../store';
 import { createConversationActivities, type ToolResultInput } from './conversation';
@@ -60,11 +60,6 @@ export interface TurnResult {
   /** The MCP tools a first turn found (discoverMcp) and the servers it could not ask; absent when
    *  there were neither. */
   mcp?: McpDiscovery;
-}
-
-export interface McpDiscovery {
-  tools: McpToolSpec[];
-  errors: string[];
 }
 
 type AssistantMessage = OpenAI.Chat.ChatCompletionAssistantMessageParam;
@@ -147,9 +142,7 @@ export function createResearcherActivities(deps: {
     let rows: { seq: number; message: Message }[];
     if (seq === 0) {
       const task = await taskMessages(input, tools);
-      const userPages = input.userPages
-        ? [{ ...input.userPages, researchId: input.researchId, convKey: input.convKey, seq: 2, fromUser: true }]
-        : [];
+      const userPages = input.userPages ? [{ ...input.userPages, seq: 2, fromUser: true }] : [];
       const written = await writeToolResults(conversation, userPages, task);
       seq = userPages.length ? 3 : 2;
       // A first attempt knows the whole conversation: it just wrote it. A retry reads it, to find
