@@ -1,16 +1,20 @@
 // The worker's CPU per workflow run, measured by replaying recorded histories (a reviewed research
 // run and its researcher step, test/histories/*-lean-v13.json) many times: no server, network or
 // activities, only the SDK and the workflow code, on a workflow thread as a worker runs them (not in
-// the replayer's default debug mode). Rounds alternate between workflow stack traces off
-// (the default) and on (WORKFLOW_STACK_TRACES=true, the SDK's promise hook), and it prints the ratio.
-//   npm run bench:workflow-cpu -- [--times 100] [--rounds 3]
+// the replayer's default debug mode). Each round measures, in turn:
+//   - the defaults: no stack traces, one isolate watchdog per activation (the SDK patch);
+//   - the SDK's own watchdog, one per call into the VM (WORKFLOW_VM_WATCHDOG=per-call);
+//   - stack traces on (WORKFLOW_STACK_TRACES=true, the SDK's promise hook).
+// and prints each round's ratios to the defaults and their medians (the machine's speed drifts, so
+// only figures from the same round are compared).
+//   npm run bench:workflow-cpu -- [--times 200] [--rounds 5]
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker } from '@temporalio/worker';
 import { bundleWorkflows } from '../src/worker';
 
-const { values } = parseArgs({ options: { times: { type: 'string', default: '100' }, rounds: { type: 'string', default: '3' } } });
+const { values } = parseArgs({ options: { times: { type: 'string', default: '200' }, rounds: { type: 'string', default: '5' } } });
 const times = Number(values.times);
 const rounds = Number(values.rounds);
 const dir = path.join(import.meta.dirname, '..', 'test', 'histories');
@@ -23,10 +27,20 @@ const histories = ['research-lean-v13.json', 'researcher-lean-v13.json'].map((f)
 // its option type leaves debugMode out, but the replayer takes it.
 const replayOptions = { workflowBundle: await bundleWorkflows(), debugMode: false };
 
-/** CPU ms of this process per replayed run (a run and its step), with stack traces on or off. */
-async function measure(stackTraces: boolean): Promise<number> {
-  // The patched SDK reads this in the replay worker's workflow thread, which copies the environment.
-  process.env.WORKFLOW_STACK_TRACES = String(stackTraces);
+interface Setting {
+  name: string;
+  env: { WORKFLOW_STACK_TRACES: string; WORKFLOW_VM_WATCHDOG: string };
+}
+const settings: Setting[] = [
+  { name: 'defaults', env: { WORKFLOW_STACK_TRACES: 'false', WORKFLOW_VM_WATCHDOG: 'per-activation' } },
+  { name: 'watchdog per call', env: { WORKFLOW_STACK_TRACES: 'false', WORKFLOW_VM_WATCHDOG: 'per-call' } },
+  { name: 'stack traces on', env: { WORKFLOW_STACK_TRACES: 'true', WORKFLOW_VM_WATCHDOG: 'per-activation' } },
+];
+
+/** CPU ms of this process per replayed run (a run and its step) with one setting. */
+async function measure(setting: Setting): Promise<number> {
+  // The patched SDK reads these in the replay worker's workflow thread, which copies the environment.
+  Object.assign(process.env, setting.env);
   const all = function* () {
     for (let i = 0; i < times; i++) yield* histories;
   };
@@ -46,14 +60,28 @@ async function measure(stackTraces: boolean): Promise<number> {
   return (used.user + used.system) / 1000 / (n / histories.length);
 }
 
-const off: number[] = [];
-const on: number[] = [];
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const ratios = settings.map(() => [] as number[]);
+const ms = settings.map(() => [] as number[]);
 for (let r = 0; r < rounds; r++) {
-  off.push(await measure(false));
-  on.push(await measure(true));
-  console.log(`round ${r + 1}: ${off[r]!.toFixed(1)} ms per run without stack traces, ${on[r]!.toFixed(1)} ms with them`);
+  // Alternate the order, so that a drift within a round does not always favour the same setting.
+  const order = r % 2 ? [...settings.keys()].reverse() : [...settings.keys()];
+  const got: number[] = [];
+  for (const i of order) got[i] = await measure(settings[i]!);
+  settings.forEach((_, i) => {
+    ms[i]!.push(got[i]!);
+    ratios[i]!.push(got[i]! / got[0]!);
+  });
+  console.log(`round ${r + 1}: ${settings.map((s, i) => `${s.name} ${got[i]!.toFixed(1)} ms`).join(', ')} per run`);
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-console.log(
-  `median: ${median(off).toFixed(1)} ms / ${median(on).toFixed(1)} ms per replayed run = ${(median(off) / median(on)).toFixed(2)} (stack traces off ÷ on)`,
-);
+for (const [i, s] of settings.entries()) {
+  if (i === 0) console.log(`median: ${s.name} ${median(ms[0]!).toFixed(1)} ms per replayed run`);
+  else
+    console.log(
+      `median: ${s.name} ${median(ms[i]!).toFixed(1)} ms, ${median(ratios[i]!).toFixed(2)} × the defaults (each round: ${ratios[i]!.map((x) => x.toFixed(2)).join(', ')})`,
+    );
+}

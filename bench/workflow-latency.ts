@@ -23,7 +23,7 @@ import { loadConfig } from '../src/config';
 import { createLogger } from '../src/infra/logger';
 import { migrate } from '../src/infra/migrate';
 import { createPool, startEmbeddedPostgres } from '../src/infra/postgres';
-import { findTemporalCli } from '../src/infra/temporal-cli';
+import { dynamicConfigArgs, findTemporalCli } from '../src/infra/temporal-cli';
 import { ResearchOptions, type ResearchResult } from '../src/shared/schemas';
 import { bundleWorkflows, createWorker } from '../src/worker';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from '../src/workflows/search-attributes';
@@ -53,6 +53,8 @@ const env = await TestWorkflowEnvironment.createLocal({
   server: {
     executable: { type: 'existing-path', path: cli.path },
     searchAttributes: [ResearchStatusKey, ResearchPhaseKey, ResearchTenantKey, ResearchStepCountKey],
+    // The dynamic config of `deep-research dev`'s server: one partition per task queue, fairness.
+    extraArgs: dynamicConfigArgs(),
   },
 });
 const pg = await startEmbeddedPostgres({

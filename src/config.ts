@@ -218,6 +218,10 @@ const EnvSchema = z.object({
     .enum(['true', 'false'], { message: 'expected true or false' })
     .default('false')
     .transform((v) => v === 'true'),
+  /** The isolate watchdog that stops a workflow which does not yield: one per activation (patched SDK), or the SDK's own one per call into the VM. */
+  WORKFLOW_VM_WATCHDOG: z
+    .enum(['per-activation', 'per-call'], { message: 'expected per-activation or per-call' })
+    .default('per-activation'),
   EMBEDDING_MODEL: z.string().min(1).default('text-embedding-3-small'),
   EMBEDDING_BASE_URL: optionalUrl,
   EMBEDDING_API_KEY: optionalString,
@@ -339,6 +343,8 @@ export interface Config {
     maxCachedWorkflows: number | undefined;
     /** WORKFLOW_STACK_TRACES: whether workflow threads record the stack traces the Web UI shows (patched SDK; off by default: recording them costs about a quarter of those threads' CPU). */
     stackTraces: boolean;
+    /** WORKFLOW_VM_WATCHDOG: one isolate watchdog per activation (patched SDK; the default), or per call into the VM as the SDK does. */
+    vmWatchdog: 'per-activation' | 'per-call';
   };
 }
 
@@ -473,6 +479,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       shutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS ?? e.LLM_TIMEOUT_MS + 15_000,
       maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
       stackTraces: e.WORKFLOW_STACK_TRACES,
+      vmWatchdog: e.WORKFLOW_VM_WATCHDOG,
     },
   };
 }

@@ -80,10 +80,12 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
   const activities = activityMap(groups);
   const interceptors = { activity: [reportWaits(activityDependencies(groups))] };
   const plugins = deps.plugins ?? [];
-  // Not configuration read here: the setting handed to the workflow threads this worker starts,
+  // Not configuration read here: the settings handed to the workflow threads this worker starts,
   // which copy the environment when they start (patches/@temporalio+worker+1.24.0.patch).
   // eslint-disable-next-line no-restricted-properties
   process.env.WORKFLOW_STACK_TRACES = String(deps.config.worker.stackTraces);
+  // eslint-disable-next-line no-restricted-properties
+  process.env.WORKFLOW_VM_WATCHDOG = deps.config.worker.vmWatchdog;
   const main = await Worker.create({
     connection: deps.connection,
     namespace: deps.config.temporal.namespace,
