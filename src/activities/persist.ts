@@ -11,7 +11,8 @@ export function createPersistActivities(deps: { store: Store }) {
   /**
    * Writes the run's row. The last write (a terminal status) takes its usage from the request log,
    * which holds what the workflow never saw: repair rounds, answers that could not be used, the
-   * calls of a step that failed. It returns that usage for the workflow's result. What changed
+   * calls of a step that failed. It returns that usage for the workflow's result, and keeps the
+   * run's final status view with it, from which the API answers for the ended run. What changed
    * since the row's last write goes to the run's event log.
    */
   async function recordRun(run: RunRecord): Promise<{ usage: Usage } | undefined> {
@@ -19,14 +20,13 @@ export function createPersistActivities(deps: { store: Store }) {
     let written = run;
     if (terminal) {
       const logged = await deps.store.llmCalls.spent(run.id);
-      written = {
-        ...run,
-        usage: {
-          promptTokens: Math.max(run.usage.promptTokens, logged.promptTokens),
-          completionTokens: Math.max(run.usage.completionTokens, logged.completionTokens),
-          costUsd: Math.max(run.usage.costUsd, logged.costUsd),
-        },
+      const usage = {
+        promptTokens: Math.max(run.usage.promptTokens, logged.promptTokens),
+        completionTokens: Math.max(run.usage.completionTokens, logged.completionTokens),
+        costUsd: Math.max(run.usage.costUsd, logged.costUsd),
       };
+      // The view keeps what the workflow's own view will say once it takes this usage.
+      written = { ...run, usage, ...(run.view && typeof run.view === 'object' ? { view: { ...run.view, usage } } : {}) };
     }
     // What changed since the row's last write goes to the run's event log (GET …/events), before
     // the row itself: a retry after a lost answer sees the same change again (appends are keyed).

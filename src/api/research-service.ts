@@ -21,7 +21,7 @@ import {
   Refusal,
   type Steer,
   type SteerAnswer,
-  type ResearchStatusView,
+  ResearchStatusView,
   type ResearchView,
   type ReviewAnswer,
   type WaitingCall,
@@ -378,6 +378,13 @@ export function createResearchService(deps: ResearchServiceDeps) {
     }
   }
 
+  /** The status view an ended run's last write kept in its row, if it kept one. */
+  async function endedView(id: string): Promise<ResearchView | undefined> {
+    const row = await deps.store.runs.get(id);
+    const view = ResearchStatusView.safeParse(row?.finalView);
+    return view.success ? fromStatus(id, view.data) : undefined;
+  }
+
   /** The run, if it is the tenant's: another tenant's run is as unknown as one that does not exist. */
   async function describe(id: string, tenant: string) {
     const handle = deps.client.workflow.getHandle(id);
@@ -397,6 +404,12 @@ export function createResearchService(deps: ResearchServiceDeps) {
     const { handle, desc } = await describe(id, tenant);
     const question = String(desc.memo?.question ?? '');
     const closed = TERMINAL_STATUS[desc.status.name];
+    if (closed) {
+      // An ended run answers from the view its last write kept: a query would have a worker
+      // replay the run's whole history. Runs that ended before the view was kept have none.
+      const ended = await endedView(id);
+      if (ended) return closed === 'completed' ? ended : { ...ended, status: closed };
+    }
     try {
       // Queries are answered by a worker (on closed runs, by replaying the history).
       const view = fromStatus(id, await withTimeout(handle.query(getStatusQuery), queryTimeoutMs));

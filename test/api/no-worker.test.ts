@@ -1,6 +1,7 @@
 // When no worker polls (all stopped, a deploy in progress), the API still answers: the status from
 // Temporal's visibility and the run's row in PostgreSQL, marked stale; a review answers 503 with
-// Retry-After. Never a 500.
+// Retry-After. Never a 500. An ended run needs no worker at all: its last row write kept the view
+// the status query would answer (by replaying the run's whole history).
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/api/app';
@@ -13,6 +14,19 @@ import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
+
+/** An API on the harness's Temporal and database whose status queries give up after a second. */
+function apiWithoutWorker(h: Harness) {
+  const store = createStore(h.pool);
+  return createApp({
+    research: createResearchService({ client: h.client, taskQueue: h.taskQueue, store, queryTimeoutMs: 1_000 }),
+    auth: { envKeys: [], table: store.apiKeys, open: true },
+    events: store.events,
+    rateLimits: h.config.api.rateLimits,
+    readiness: {},
+    log: createLogger('warn'),
+  });
+}
 
 describe.skipIf(!ready)(`the API without a worker (${ready ? 'live' : missingReason()})`, () => {
   let h: Harness;
@@ -38,15 +52,7 @@ describe.skipIf(!ready)(`the API without a worker (${ready ? 'live' : missingRea
     h.worker.shutdown();
     await new Promise((r) => setTimeout(r, 500));
 
-    const store = createStore(h.pool);
-    const app = createApp({
-      research: createResearchService({ client: h.client, taskQueue: h.taskQueue, store, queryTimeoutMs: 1_000 }),
-      auth: { envKeys: [], table: store.apiKeys, open: true },
-      events: store.events,
-      rateLimits: h.config.api.rateLimits,
-      readiness: {},
-      log: createLogger('warn'),
-    });
+    const app = apiWithoutWorker(h);
     const view = await request(app).get(`/v1/research/${id}`).expect(200);
     expect(view.body).toMatchObject({
       id,
@@ -67,5 +73,37 @@ describe.skipIf(!ready)(`the API without a worker (${ready ? 'live' : missingRea
     expect(approve.headers['retry-after']).toBe('5');
     expect(approve.body.error.code).toBe('no_worker');
     await handle.terminate('test over');
+  }, 60_000);
+});
+
+describe.skipIf(!ready)(`an ended run without a worker (${ready ? 'live' : missingReason()})`, () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => h?.close());
+
+  it('answers in full from its row: the view the status query gives by replaying the run', async () => {
+    h.llm.script(researchRules());
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'How much cheaper has solar power become?', options: { autoAcceptPlan: true } })
+      .expect(202);
+    const id = res.body.id as string;
+    const handle = h.client.workflow.getHandle(id);
+    await handle.result();
+    // What a worker answers for the ended run: its history replayed, then the query.
+    const replayed = await handle.query(getStatusQuery);
+    expect(replayed).toMatchObject({ status: 'completed', phase: 'done', outcome: 'report' });
+    expect(replayed.report?.references).toBeGreaterThan(0);
+    expect(replayed.usage.promptTokens).toBeGreaterThan(0);
+    h.worker.shutdown();
+    await new Promise((r) => setTimeout(r, 500));
+
+    const started = Date.now();
+    const view = await request(apiWithoutWorker(h)).get(`/v1/research/${id}`).expect(200);
+    expect(view.body).toEqual({ id, ...replayed });
+    // No query was tried: one would have waited out the second before giving up.
+    expect(Date.now() - started).toBeLessThan(1_000);
   }, 60_000);
 });

@@ -16,6 +16,7 @@ const asRow = (r: RunRecord): RecordedRun => ({
   answer: r.answer ?? null,
   question: r.question,
   writeSeq: r.seq ?? 0,
+  finalView: null,
 });
 const plan = (status: string, attempts = 0) => ({
   version: 1,

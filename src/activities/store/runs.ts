@@ -18,6 +18,8 @@ export interface RunRecord {
   usage: Usage;
   /** The workflow's number for this write; runs started before it existed send none (0). */
   seq?: number | undefined;
+  /** With the last write (a terminal status): the run's status view as the `getStatus` query answers it. */
+  view?: unknown;
 }
 
 export interface LlmCallRecord {
@@ -43,13 +45,15 @@ export interface RecordedRun {
   question: string;
   /** The workflow's number of the write this row holds. */
   writeSeq: number;
+  /** The status view the run's last write left (runs that ended before it was kept: null). */
+  finalView: unknown;
 }
 
 export function runsTable(pool: pg.Pool) {
   return {
     async get(id: string): Promise<RecordedRun | undefined> {
       const { rows } = await pool.query(
-        'SELECT status, phase, plan, error, outcome, answer, question, write_seq, prompt_tokens, completion_tokens, cost_usd FROM research_runs WHERE id = $1',
+        'SELECT status, phase, plan, error, outcome, answer, question, write_seq, prompt_tokens, completion_tokens, cost_usd, final_view FROM research_runs WHERE id = $1',
         [id],
       );
       const r = rows[0];
@@ -63,6 +67,7 @@ export function runsTable(pool: pg.Pool) {
         answer: r.answer,
         question: r.question,
         writeSeq: Number(r.write_seq ?? 0),
+        finalView: r.final_view ?? null,
         usage: { promptTokens: r.prompt_tokens, completionTokens: r.completion_tokens, costUsd: Number(r.cost_usd) },
       };
     },
@@ -75,8 +80,8 @@ export function runsTable(pool: pg.Pool) {
       const terminal = run.status === 'completed' || run.status === 'failed' || run.status === 'cancelled';
       const { rowCount } = await pool.query(
         `INSERT INTO research_runs (id, tenant, question, status, outcome, locale, answer, error, prompt_tokens, completion_tokens, cost_usd,
-                                    completed_at, phase, plan, plan_version, write_seq)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 THEN now() END, $13, $14, $15, $16)
+                                    completed_at, phase, plan, plan_version, write_seq, final_view)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 THEN now() END, $13, $14, $15, $16, $17)
          ON CONFLICT (id) DO UPDATE SET
            status = EXCLUDED.status, outcome = COALESCE(EXCLUDED.outcome, research_runs.outcome),
            locale = COALESCE(EXCLUDED.locale, research_runs.locale), answer = COALESCE(EXCLUDED.answer, research_runs.answer),
@@ -84,7 +89,7 @@ export function runsTable(pool: pg.Pool) {
            plan_version = COALESCE(EXCLUDED.plan_version, research_runs.plan_version),
            error = EXCLUDED.error, prompt_tokens = EXCLUDED.prompt_tokens, completion_tokens = EXCLUDED.completion_tokens,
            cost_usd = EXCLUDED.cost_usd, updated_at = now(), write_seq = EXCLUDED.write_seq,
-           completed_at = COALESCE(research_runs.completed_at, EXCLUDED.completed_at)
+           completed_at = COALESCE(research_runs.completed_at, EXCLUDED.completed_at), final_view = EXCLUDED.final_view
          WHERE research_runs.status NOT IN ('completed', 'failed', 'cancelled') AND research_runs.write_seq <= EXCLUDED.write_seq`,
         [
           run.id,
@@ -103,6 +108,7 @@ export function runsTable(pool: pg.Pool) {
           run.plan === undefined ? null : JSON.stringify(run.plan),
           run.planVersion ?? null,
           run.seq ?? 0,
+          terminal && run.view !== undefined ? JSON.stringify(run.view) : null,
         ],
       );
       return (rowCount ?? 0) > 0;

@@ -5,11 +5,12 @@ import { hasPatch } from '../patches';
 import { ErrorType } from '../../shared/errors';
 import { describeFailure, rethrowUnknown } from '../failures';
 import { summarize } from '../../shared/plain';
+import type { ResearchStatusView } from '../../shared/messages';
 import type { ResearchResult, RunStatus, Usage } from '../../shared/schemas';
 import { notify } from './notify';
 import type { RunState } from './run-state';
 
-type RunExtra = { outcome?: string; answer?: string; error?: string };
+type RunExtra = { outcome?: string; answer?: string; error?: string; view?: ResearchStatusView };
 
 /** Writes the run's row; a terminal write answers with the usage the request log holds. */
 export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}): Promise<{ usage: Usage } | undefined> {
@@ -60,9 +61,13 @@ async function stopRowSync(run: RunState): Promise<void> {
   await run.rowSync;
 }
 
-/** The run's last write; the usage it answers with (every paid request of the run) is the run's. */
+/**
+ * The run's last write; the usage it answers with (every paid request of the run) is the run's.
+ * It carries the run's status view, which the row keeps for the API to answer from once the run
+ * has ended (a query would have a worker replay the whole history).
+ */
 async function recordLast(run: RunState, status: RunStatus, extra: RunExtra): Promise<void> {
-  const recorded = await recordRun(run, status, extra);
+  const recorded = await recordRun(run, status, { ...extra, view: run.view() });
   if (recorded) run.settleUsage(recorded.usage);
 }
 
