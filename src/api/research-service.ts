@@ -380,7 +380,9 @@ export function createResearchService(deps: ResearchServiceDeps) {
 
   /** The status view an ended run's last write kept in its row, if it kept one. */
   async function endedView(id: string): Promise<ResearchView | undefined> {
-    const row = await deps.store.runs.get(id);
+    // PostgreSQL unreachable: a worker can still answer the query for a run in flight (and for an
+    // ended one, by replaying it), so the GET goes on as it did before the view was kept.
+    const row = await deps.store.runs.get(id).catch(() => undefined);
     const view = ResearchStatusView.safeParse(row?.finalView);
     return view.success ? fromStatus(id, view.data) : undefined;
   }
@@ -404,12 +406,12 @@ export function createResearchService(deps: ResearchServiceDeps) {
     const { handle, desc } = await describe(id, tenant);
     const question = String(desc.memo?.question ?? '');
     const closed = TERMINAL_STATUS[desc.status.name];
-    if (closed) {
-      // An ended run answers from the view its last write kept: a query would have a worker
-      // replay the run's whole history. Runs that ended before the view was kept have none.
-      const ended = await endedView(id);
-      if (ended) return closed === 'completed' ? ended : { ...ended, status: closed };
-    }
+    // A run that has made its last write answers from the view that write kept, closed or in its
+    // last steps (a client woken by the `done` event asks at once): a query would have a worker
+    // replay the run's whole history once it has closed. Runs that ended before the view was kept
+    // have none, and are asked.
+    const ended = await endedView(id);
+    if (ended) return closed && closed !== 'completed' ? { ...ended, status: closed } : ended;
     try {
       // Queries are answered by a worker (on closed runs, by replaying the history).
       const view = fromStatus(id, await withTimeout(handle.query(getStatusQuery), queryTimeoutMs));
