@@ -2,7 +2,9 @@
 // worktree of it, given this checkout's bench/load.ts so both are measured the same way), one after
 // the other, --rounds times in alternating order, and the ratio of each figure (this ÷ baseline in
 // each round, and their geometric mean).
-//   npm run bench:load-vs -- --baseline <commit> [--rounds 1] -- <bench:load arguments>
+//   npm run bench:load-vs -- --baseline <commit> [--rounds 1] [--baseline-env K=V]... -- <bench:load arguments>
+// --baseline-env gives the baseline's dev process a setting this checkout does not get (e.g. the
+// SDK's own behaviour where node_modules, shared with the baseline, carries a newer patch).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
@@ -11,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../src/infra/paths';
 
 const { values, positionals } = parseArgs({
-  options: { baseline: { type: 'string' }, rounds: { type: 'string', default: '1' } },
+  options: { baseline: { type: 'string' }, rounds: { type: 'string', default: '1' }, 'baseline-env': { type: 'string', multiple: true } },
   allowPositionals: true,
 });
 if (!values.baseline) throw new Error('--baseline <commit> is required');
@@ -31,7 +33,14 @@ function measure(root: string, label: string, round: number): Figures {
   console.log(`round ${round + 1}/${rounds}: ${label}`);
   const r = spawnSync(
     process.execPath,
-    [path.join(root, 'bin', 'run-ts.mjs'), path.join(root, 'bench', 'load.ts'), ...positionals, '--json', out],
+    [
+      path.join(root, 'bin', 'run-ts.mjs'),
+      path.join(root, 'bench', 'load.ts'),
+      ...positionals,
+      ...(label === 'baseline' ? (values['baseline-env'] ?? []).flatMap((kv) => ['--env', kv]) : []),
+      '--json',
+      out,
+    ],
     {
       cwd: root,
       stdio: ['ignore', 'inherit', 'inherit'],

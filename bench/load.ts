@@ -383,6 +383,10 @@ if (values.json) {
       runsPerMin: (runs / wallS) * 60,
       devCpuPerRun: cpu.dev / runs,
       temporalCpuPerRun: cpu.temporal / runs,
+      // The fakes do the same work per run whatever the commit: their CPU tells how fast the
+      // machine ran during this load, and the dev process's CPU in that unit drifts less.
+      fakesCpuPerRun: (benchCpu.user + benchCpu.system) / 1e6 / runs,
+      devCpuPerFakesCpu: cpu.dev / ((benchCpu.user + benchCpu.system) / 1e6),
       ...(values.pg ? { postgresCpuPerRun: cpu.pg / runs } : {}),
       peakRssMb: peak.dev,
       rssAtStartMb: rssAtStart,
