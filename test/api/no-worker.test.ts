@@ -3,7 +3,7 @@
 // Retry-After. Never a 500. An ended run needs no worker at all: its last row write kept the view
 // the status query would answer (by replaying the run's whole history).
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/api/app';
 import { createResearchService } from '../../src/api/research-service';
 import { createStore } from '../../src/activities/store';
@@ -29,11 +29,12 @@ function apiWithoutWorker(h: Harness) {
 }
 
 describe.skipIf(!ready)(`the API without a worker (${ready ? 'live' : missingReason()})`, () => {
+  // Each test stops its harness's worker: a harness of its own each.
   let h: Harness;
-  beforeAll(async () => {
+  beforeEach(async () => {
     h = await startHarness();
   });
-  afterAll(async () => h?.close());
+  afterEach(async () => h?.close());
 
   it('answers from what was recorded, and 503 with Retry-After for a review', async () => {
     h.llm.script(researchRules());
@@ -74,16 +75,8 @@ describe.skipIf(!ready)(`the API without a worker (${ready ? 'live' : missingRea
     expect(approve.body.error.code).toBe('no_worker');
     await handle.terminate('test over');
   }, 60_000);
-});
 
-describe.skipIf(!ready)(`an ended run without a worker (${ready ? 'live' : missingReason()})`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness();
-  });
-  afterAll(async () => h?.close());
-
-  it('answers in full from its row: the view the status query gives by replaying the run', async () => {
+  it('answers for an ended run in full from its row: the view the status query gives by replaying the run', async () => {
     h.llm.script(researchRules());
     const res = await request(h.app)
       .post('/v1/research')
