@@ -26,7 +26,7 @@ export function createPersistActivities(deps: { store: Store }) {
         costUsd: Math.max(run.usage.costUsd, logged.costUsd),
       };
       // The view keeps what the workflow's own view will say once it takes this usage.
-      written = { ...run, usage, ...(run.view && typeof run.view === 'object' ? { view: { ...run.view, usage } } : {}) };
+      written = { ...run, usage, ...(run.view ? { view: { ...run.view, usage } } : {}) };
     }
     // What changed since the row's last write goes to the run's event log (GET …/events), before
     // the row itself: a retry after a lost answer sees the same change again (appends are keyed).

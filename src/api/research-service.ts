@@ -37,6 +37,7 @@ import {
   type RetrySettings,
 } from '../shared/schemas';
 import type { Store } from '../activities/store';
+import type { RecordedRun } from '../activities/store/runs';
 import type { Config, Fairness } from '../config';
 import {
   answerClarificationSignal,
@@ -233,10 +234,15 @@ export function createResearchService(deps: ResearchServiceDeps) {
    * No worker answered the status query (none is polling, or all are busy): the status and phase
    * Temporal's visibility holds, the plan and usage of the run's row in PostgreSQL.
    */
-  async function recordedView(id: string, question: string, desc: WorkflowExecutionDescription, cause: unknown): Promise<ResearchView> {
+  async function recordedView(
+    id: string,
+    question: string,
+    desc: WorkflowExecutionDescription,
+    row: RecordedRun | undefined,
+    cause: unknown,
+  ): Promise<ResearchView> {
     const status = RunStatus.safeParse(desc.searchAttributes?.ResearchStatus?.[0]);
     const phase = Phase.safeParse(desc.searchAttributes?.ResearchPhase?.[0]);
-    const row = await deps.store.runs.get(id).catch(() => undefined);
     if (!status.success || !phase.success) {
       throw new ApiError(
         503,
@@ -378,15 +384,6 @@ export function createResearchService(deps: ResearchServiceDeps) {
     }
   }
 
-  /** The status view an ended run's last write kept in its row, if it kept one. */
-  async function endedView(id: string): Promise<ResearchView | undefined> {
-    // PostgreSQL unreachable: a worker can still answer the query for a run in flight (and for an
-    // ended one, by replaying it), so the GET goes on as it did before the view was kept.
-    const row = await deps.store.runs.get(id).catch(() => undefined);
-    const view = ResearchStatusView.safeParse(row?.finalView);
-    return view.success ? fromStatus(id, view.data) : undefined;
-  }
-
   /** The run, if it is the tenant's: another tenant's run is as unknown as one that does not exist. */
   async function describe(id: string, tenant: string) {
     const handle = deps.client.workflow.getHandle(id);
@@ -406,12 +403,15 @@ export function createResearchService(deps: ResearchServiceDeps) {
     const { handle, desc } = await describe(id, tenant);
     const question = String(desc.memo?.question ?? '');
     const closed = TERMINAL_STATUS[desc.status.name];
+    // PostgreSQL unreachable: a worker can still answer the query for a run in flight (and for an
+    // ended one, by replaying it), so the GET goes on without the row.
+    const row = await deps.store.runs.get(id).catch(() => undefined);
     // A run that has made its last write answers from the view that write kept, closed or in its
     // last steps (a client woken by the `done` event asks at once): a query would have a worker
     // replay the run's whole history once it has closed. Runs that ended before the view was kept
     // have none, and are asked.
-    const ended = await endedView(id);
-    if (ended) return closed && closed !== 'completed' ? { ...ended, status: closed } : ended;
+    const kept = ResearchStatusView.safeParse(row?.finalView);
+    if (kept.success) return fromStatus(id, closed && closed !== 'completed' ? { ...kept.data, status: closed } : kept.data);
     try {
       // Queries are answered by a worker (on closed runs, by replaying the history).
       const view = fromStatus(id, await withTimeout(handle.query(getStatusQuery), queryTimeoutMs));
@@ -426,11 +426,10 @@ export function createResearchService(deps: ResearchServiceDeps) {
       }
       return view;
     } catch (err) {
-      if (!closed) return recordedView(id, question, desc, err);
+      if (!closed) return recordedView(id, question, desc, row, err);
     }
     if (closed === 'completed') {
       const r = (await handle.result()) as ResearchResult;
-      const row = r.outcome === 'answered_directly' ? await deps.store.runs.get(id).catch(() => undefined) : undefined;
       return {
         id,
         status: r.status,
@@ -438,7 +437,7 @@ export function createResearchService(deps: ResearchServiceDeps) {
         question,
         usage: r.usage,
         outcome: r.outcome,
-        ...(row?.answer ? { answer: row.answer } : {}),
+        ...(r.outcome === 'answered_directly' && row?.answer ? { answer: row.answer } : {}),
       };
     }
     let error: string | undefined;

@@ -1,6 +1,7 @@
 // Rows that record what happened once, keyed by a stable id: the run itself, every finished LLM
 // call (keyed by the activity that made it) and every finished sandbox run.
 import type pg from 'pg';
+import type { ResearchStatusView } from '../../shared/messages';
 import type { RunStatus, Usage } from '../../shared/schemas';
 
 export interface RunRecord {
@@ -19,7 +20,7 @@ export interface RunRecord {
   /** The workflow's number for this write; runs started before it existed send none (0). */
   seq?: number | undefined;
   /** With the last write (a terminal status): the run's status view as the `getStatus` query answers it. */
-  view?: unknown;
+  view?: ResearchStatusView | undefined;
 }
 
 export interface LlmCallRecord {
