@@ -18,6 +18,7 @@ import { ConfigError, LLM_NOT_CONFIGURED_MESSAGE } from './shared/errors';
 import { startApiServer } from './server';
 import { bundleWorkflows, createWorker } from './worker';
 import { cachedWorkflowBundle } from './infra/workflow-bundle';
+import { tuneHeap } from './infra/heap';
 import { runKeys } from './cli/keys';
 import { CLIENT_COMMANDS, CLIENT_USAGE, runClientCommand, type Io } from './cli/commands';
 
@@ -293,6 +294,8 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   const log = createLogger(config.logLevel, { cmd: command });
+  // Before any worker thread starts: its young generation is sized when it is made.
+  tuneHeap(config.heap);
   await installTemporalRuntime(config.logLevel, [
     config.api.port,
     config.temporal.port,

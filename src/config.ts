@@ -222,6 +222,10 @@ const EnvSchema = z.object({
   WORKFLOW_VM_WATCHDOG: z
     .enum(['per-activation', 'per-call'], { message: 'expected per-activation or per-call' })
     .default('per-activation'),
+  /** V8's old-generation growth after a full collection, in percent of the live heap (0: V8's adaptive factor, up to 300%). */
+  HEAP_GROWTH_PERCENT: z.coerce.number().int().min(0).max(1_000).default(50),
+  /** Largest semi-space of the process's worker threads (workflow thread, page extraction), in MB (0: V8's default, 16). */
+  THREAD_SEMI_SPACE_MB: z.coerce.number().int().min(0).max(256).default(4),
   EMBEDDING_MODEL: z.string().min(1).default('text-embedding-3-small'),
   EMBEDDING_BASE_URL: optionalUrl,
   EMBEDDING_API_KEY: optionalString,
@@ -345,6 +349,13 @@ export interface Config {
     stackTraces: boolean;
     /** WORKFLOW_VM_WATCHDOG: one isolate watchdog per activation (patched SDK; the default), or per call into the VM as the SDK does. */
     vmWatchdog: 'per-activation' | 'per-call';
+  };
+  /** V8 heap sizing of the long-running commands (src/infra/heap.ts). */
+  heap: {
+    /** HEAP_GROWTH_PERCENT */
+    growthPercent: number;
+    /** THREAD_SEMI_SPACE_MB */
+    threadSemiSpaceMb: number;
   };
 }
 
@@ -481,5 +492,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       stackTraces: e.WORKFLOW_STACK_TRACES,
       vmWatchdog: e.WORKFLOW_VM_WATCHDOG,
     },
+    heap: { growthPercent: e.HEAP_GROWTH_PERCENT, threadSemiSpaceMb: e.THREAD_SEMI_SPACE_MB },
   };
 }

@@ -1,0 +1,30 @@
+// Prints the young generation a worker thread reaches while it makes objects that live a little, for a thread
+// started before tuneHeap and one started after it (test/unit/heap.test.ts runs this in a process
+// of its own, since V8 flags hold for the whole process).
+import { getHeapSpaceStatistics } from 'node:v8';
+import { Worker } from 'node:worker_threads';
+import { loadConfig } from '../../src/config';
+import { tuneHeap } from '../../src/infra/heap';
+
+const THREAD = `
+const { getHeapSpaceStatistics } = require('node:v8');
+const { parentPort } = require('node:worker_threads');
+// A window of recent objects survives a few scavenges, which is what makes V8 grow the new space.
+const window = new Array(300000);
+for (let i = 0; i < 4e6; i++) window[i % window.length] = { i };
+parentPort.postMessage(getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size);
+`;
+
+function youngGeneration(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const w = new Worker(THREAD, { eval: true });
+    w.once('message', (n: number) => void w.terminate().then(() => resolve(n)));
+    w.once('error', reject);
+  });
+}
+
+const before = await youngGeneration();
+tuneHeap(loadConfig({}).heap);
+const after = await youngGeneration();
+const main = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.space_size;
+process.stdout.write(JSON.stringify({ before, after, main }) + '\n');
