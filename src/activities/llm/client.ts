@@ -7,6 +7,7 @@ import type { Config } from '../../config';
 import { ErrorType } from '../../shared/errors';
 import { shutdownFailure } from '../attempt';
 import { retryAfterMs } from '../retry-after';
+import { leanFetch } from '../../infra/http';
 
 const HEARTBEAT_EVERY_MS = 3_000;
 
@@ -102,5 +103,6 @@ export function createLlmClient(config: Pick<Config, 'llm'>): OpenAI {
     ...(config.llm.baseUrl ? { baseURL: config.llm.baseUrl } : {}),
     maxRetries: 0,
     timeout: config.llm.timeoutMs,
+    fetch: leanFetch,
   });
 }

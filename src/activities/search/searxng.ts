@@ -1,3 +1,4 @@
+import { leanFetch } from '../../infra/http';
 import type { SearchHit, SearchProvider } from './types';
 
 interface SearxResponse {
@@ -12,7 +13,7 @@ export function searxngProvider(baseUrl: string, timeoutMs = 15_000): SearchProv
       u.searchParams.set('q', query);
       u.searchParams.set('format', 'json');
       const timeout = AbortSignal.timeout(timeoutMs);
-      const res = await fetch(u, {
+      const res = await leanFetch(u, {
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
         headers: { accept: 'application/json' },
       });
