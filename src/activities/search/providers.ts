@@ -4,6 +4,7 @@
 import type { SearchHit, SearchProvider } from './types';
 import { rateLimited } from './rate-limit';
 import { searxngProvider } from './searxng';
+import { leanFetch } from '../../infra/http';
 
 export class ProviderHttpError extends Error {
   constructor(
@@ -20,7 +21,7 @@ async function getJson(
   provider: string,
 ): Promise<unknown> {
   const timeout = AbortSignal.timeout(init.timeoutMs);
-  const res = await fetch(url, { ...init, signal: init.signal ? AbortSignal.any([init.signal, timeout]) : timeout });
+  const res = await leanFetch(url, { ...init, signal: init.signal ? AbortSignal.any([init.signal, timeout]) : timeout });
   if (!res.ok) throw new ProviderHttpError(`${provider} answered ${res.status}`, res.status);
   return res.json();
 }
@@ -168,7 +169,7 @@ export function arxivProvider(opts: { baseUrl: string; timeoutMs: number }): Sea
       u.searchParams.set('search_query', `all:${query}`);
       u.searchParams.set('max_results', String(maxResults));
       const timeout = AbortSignal.timeout(opts.timeoutMs);
-      const res = await fetch(u, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+      const res = await leanFetch(u, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
       if (!res.ok) throw new ProviderHttpError(`arXiv answered ${res.status}`, res.status);
       const { JSDOM } = await import('jsdom'); // loaded with the first arXiv search
       const doc = new JSDOM(await res.text(), { contentType: 'text/xml' }).window.document;
