@@ -17,12 +17,9 @@ const pool = new Agent({ keepAliveTimeout: 30_000 }).compose(interceptors.redire
 /** Statuses whose Response can have no body. */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
-type Body = string | Uint8Array | ArrayBuffer;
-
-function plainBody(body: RequestInit['body']): Body | null | undefined | false {
-  if (body === undefined || body === null) return body;
-  if (typeof body === 'string' || body instanceof Uint8Array || body instanceof ArrayBuffer) return body;
-  return false;
+/** A body sent as it is: none, text or bytes. */
+function isPlain(body: unknown): body is string | Uint8Array | ArrayBuffer | null | undefined {
+  return body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array || body instanceof ArrayBuffer;
 }
 
 function failure(err: unknown, signal: AbortSignal | null | undefined): unknown {
@@ -31,8 +28,8 @@ function failure(err: unknown, signal: AbortSignal | null | undefined): unknown 
 }
 
 export async function leanFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
-  const body = plainBody(init.body);
-  if (input instanceof Request || body === false || (init.redirect && init.redirect !== 'follow')) return fetch(input, init);
+  const { body } = init;
+  if (input instanceof Request || !isPlain(body) || (init.redirect && init.redirect !== 'follow')) return fetch(input, init);
   const signal = init.signal ?? undefined;
   if (signal?.aborted) throw failure(undefined, signal);
   const headers: Record<string, string> = {};
