@@ -5,7 +5,10 @@
 // process (dev = worker + API [+ PGlite], the Temporal server, PostgreSQL when --pg is given),
 // peak RSS, history events and bytes per run (parent and steps), and activities per run by type.
 //   npm run bench:load -- --runs 40 --concurrency 40 --latency-ms 200 [--pg URL] [--cpu-prof]
-//        [--follow events|poll] [--poll-ms 2000] [--llm-rate 1000] [--env K=V]...
+//        [--follow events|poll] [--poll-ms 2000] [--llm-rate 1000] [--warmup N] [--env K=V]...
+// --warmup N: N runs first, not measured, so the figures are those of a worker that has been up a
+// while (V8 has compiled its hot code) rather than of one just started; the default 0 measures a
+// fresh process, compile time included.
 // --llm-rate is LLM_QUEUE_RATE, the server-side cap on model calls per second across all workers
 // (the product's default of 10 protects a real API key; the fake has no limit, so the bench lifts
 // it to measure orchestration rather than the cap: at 10/s, 100 runs of ~22 calls need 220 s).
@@ -38,6 +41,7 @@ const { values } = parseArgs({
     follow: { type: 'string', default: 'events' },
     'poll-ms': { type: 'string', default: '2000' },
     'llm-rate': { type: 'string', default: '1000' },
+    warmup: { type: 'string', default: '0' },
     env: { type: 'string', multiple: true },
     json: { type: 'string' },
   },
@@ -48,6 +52,8 @@ const latency = Number(values['latency-ms']);
 const follow = values.follow;
 if (follow !== 'events' && follow !== 'poll') throw new Error(`--follow is events or poll, not ${follow}`);
 const pollMs = Number(values['poll-ms']);
+const warmup = Number(values.warmup);
+if (!Number.isInteger(warmup) || warmup < 0) throw new Error(`--warmup is a number of runs, not ${values.warmup}`);
 
 // ---- processes: CPU time and RSS from /proc ----------------------------------------------------
 
@@ -213,21 +219,52 @@ async function finished(id: string): Promise<string> {
   }
 }
 
+/** Runs `count` runs, `concurrency` at a time; returns each run's id, final status and time. */
+async function drive(count: number, label: string): Promise<{ ids: string[]; statuses: string[]; times: number[] }> {
+  const out = { ids: [] as string[], statuses: [] as string[], times: [] as number[] };
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) {
+        const i = next++;
+        const s0 = performance.now();
+        const id = await post({ question: `How cheap is solar power now? (${label} run ${i})`, options: { autoAcceptPlan: true } });
+        out.ids.push(id);
+        out.statuses.push(await finished(id));
+        out.times.push(performance.now() - s0);
+      }
+    }),
+  );
+  return out;
+}
+if (warmup > 0) {
+  const w = await drive(warmup, 'warm-up');
+  const failed = w.statuses.filter((s) => s !== 'completed').length;
+  if (failed) throw new Error(`${failed} of ${warmup} warm-up runs did not complete`);
+}
+
 const pg0 = values.pg ? postgresCpu() : new Map<number, number>();
 const cpu0 = { dev: cpuSeconds(devPid), temporal: cpuSeconds(temporalPid) };
-/** CPU-seconds of the dev process by thread name (main JS thread, workflow threads, Core's tokio
- *  threads, libuv's pool, V8's GC helpers), so a profile of the main thread is read in proportion. */
+/** CPU-seconds of the dev process by thread (main JS thread, the workflow and extraction threads,
+ *  V8's platform threads, Core's tokio threads), so a profile of one thread is read in proportion. */
 function threadCpu(pid: number): Map<string, number> {
   const out = new Map<string, number>();
+  const statOf = (tid: string) => {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  };
+  const mainStart = Number(statOf(String(pid))[19]);
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
       const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8')
         .trim()
         .replace(/[-_:]?\d+$/, '');
-      // Node names none of its own threads: the main thread is the one whose id is the process's.
-      const key = name === 'node' ? (tid === String(pid) ? 'main' : 'node worker threads') : name;
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const f = statOf(tid);
+      // Node names none of its own threads: the main thread is the one whose id is the process's;
+      // V8's platform threads (garbage collection, compilers) start with the process (within a
+      // second of it); the JS worker threads (workflow thread, page extraction) start later.
+      const startedLate = (Number(f[19]) - mainStart) / TICK > 1;
+      const key = name === 'node' ? (tid === String(pid) ? 'main' : startedLate ? 'JS worker threads' : 'V8 platform threads') : name;
       out.set(key, (out.get(key) ?? 0) + (Number(f[11]) + Number(f[12])) / TICK);
     } catch {
       // the thread ended
@@ -251,22 +288,7 @@ function machineJiffies(): [number, number] {
 const machine0 = machineJiffies();
 const bench0 = process.cpuUsage();
 const t0 = performance.now();
-const times: number[] = [];
-const ids: string[] = [];
-const statuses: string[] = [];
-let next = 0;
-await Promise.all(
-  Array.from({ length: Math.min(concurrency, runs) }, async () => {
-    while (next < runs) {
-      const i = next++;
-      const s0 = performance.now();
-      const id = await post({ question: `How cheap is solar power now? (load run ${i})`, options: { autoAcceptPlan: true } });
-      ids.push(id);
-      statuses.push(await finished(id));
-      times.push(performance.now() - s0);
-    }
-  }),
-);
+const { ids, statuses, times } = await drive(runs, 'load');
 const wallS = (performance.now() - t0) / 1000;
 clearInterval(sampler);
 const machine1 = machineJiffies();
@@ -334,7 +356,7 @@ const sorted = [...times].sort((a, b) => a - b);
 const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! / 1000;
 const completed = statuses.filter((s) => s === 'completed').length;
 console.log(
-  `load: ${runs} runs, ${concurrency} at once, LLM latency ${latency} ms, model calls and searches at most ${values['llm-rate']}/s, ${values.pg ? 'PostgreSQL' : 'PGlite'}, ${sandboxReady ? 'a processing step in every third run' : 'no sandbox image: research steps only'}, ${follow === 'events' ? 'clients follow the event stream' : `clients poll the status every ${pollMs} ms`}${values.env?.length ? `, ${values.env.join(' ')}` : ''}`,
+  `load: ${runs} runs, ${concurrency} at once, LLM latency ${latency} ms, model calls and searches at most ${values['llm-rate']}/s, ${values.pg ? 'PostgreSQL' : 'PGlite'}, ${sandboxReady ? 'a processing step in every third run' : 'no sandbox image: research steps only'}, ${follow === 'events' ? 'clients follow the event stream' : `clients poll the status every ${pollMs} ms`}${warmup ? `, after ${warmup} warm-up runs` : ', a fresh process'}${values.env?.length ? `, ${values.env.join(' ')}` : ''}`,
 );
 console.log(`completed:        ${completed}/${runs}`);
 console.log(`run time:         p50 ${pct(50).toFixed(1)} s, p95 ${pct(95).toFixed(1)} s`);
