@@ -237,8 +237,12 @@ async function drive(count: number, label: string): Promise<{ ids: string[]; sta
   );
   return out;
 }
+/** The dev process's CPU-seconds per run over the warm-up, printed against the measured load's. */
+let warmupCpuPerRun = 0;
 if (warmup > 0) {
+  const before = cpuSeconds(devPid);
   const w = await drive(warmup, 'warm-up');
+  warmupCpuPerRun = (cpuSeconds(devPid) - before) / warmup;
   const failed = w.statuses.filter((s) => s !== 'completed').length;
   if (failed) throw new Error(`${failed} of ${warmup} warm-up runs did not complete`);
 }
@@ -364,6 +368,8 @@ console.log(`throughput:       ${((runs / wallS) * 60).toFixed(1)} runs/min (${w
 console.log(
   `CPU-s per run:    dev (worker + API${values.pg ? '' : ' + PGlite'}) ${(cpu.dev / runs).toFixed(3)}, Temporal server ${(cpu.temporal / runs).toFixed(3)}${values.pg ? `, PostgreSQL ${(cpu.pg / runs).toFixed(3)}` : ''}`,
 );
+if (warmup > 0)
+  console.log(`warm-up:          dev (worker + API) ${warmupCpuPerRun.toFixed(3)} CPU-s per run over the ${warmup} warm-up runs`);
 console.log(
   `machine:          ${(100 * idleShare).toFixed(0)}% idle over the load; the bench's own fakes used ${((benchCpu.user + benchCpu.system) / 1e6 / runs).toFixed(3)} CPU-s per run`,
 );
@@ -415,6 +421,7 @@ if (values.json) {
       eventsPerRun: events / runs,
       historyKbPerRun: bytes / runs / 1024,
       activitiesPerRun: [...activities.values()].reduce((a, b) => a + b, 0) / runs,
+      ...(warmup ? { warmupDevCpuPerRun: warmupCpuPerRun } : {}),
     }),
   );
 }
