@@ -11,8 +11,15 @@ export const ErrorType = {
   LlmContextLength: 'LlmContextLength',
   /** The provider's content filter refused the request or the answer. */
   LlmContentFilter: 'LlmContentFilter',
-  /** The model's answer did not match the schema even after a repair request. */
+  /** The model's answer did not match the schema even after its repair requests. */
   LlmInvalidOutput: 'LlmInvalidOutput',
+  /** The server is reachable but did not answer within the role's timeout, even with a smaller
+   *  output limit: "too slow", not "down". Non-retryable: the role falls back. */
+  LlmTooSlow: 'LlmTooSlow',
+  /** The server lacks a feature the request used (tools without llama.cpp's --jinja, no
+   *  /embeddings: a 501, or a 4xx/5xx that names the missing feature). Permanent: the caller
+   *  switches to its fallback (JSON actions, full-text retrieval) instead of waiting. */
+  LlmUnsupported: 'LlmUnsupported',
   /** A prompt template is missing or was rendered without a variable it needs. */
   PromptError: 'PromptError',
   /** The input an activity received cannot be acted on. */

@@ -126,6 +126,21 @@ export function documentTables(pool: pg.Pool) {
       );
       return keys.map((k) => byKey.get(k)).filter((d): d is StoredDocument => d !== undefined);
     },
+    /** The documents of one kind, oldest key first (e.g. the notes of the fallbacks a run took). */
+    async getDocumentsOfKind(researchId: string, kind: string): Promise<StoredDocument[]> {
+      const { rows } = await pool.query<{
+        key: string;
+        kind: string;
+        content: string;
+        summary: string;
+        source_ids: string[];
+        meta: Record<string, unknown>;
+      }>('SELECT key, kind, content, summary, source_ids, meta FROM documents WHERE research_id = $1 AND kind = $2 ORDER BY key', [
+        researchId,
+        kind,
+      ]);
+      return rows.map((r) => ({ key: r.key, kind: r.kind, content: r.content, summary: r.summary, sourceIds: r.source_ids, meta: r.meta }));
+    },
     async getPage(researchId: string, urlHash: string): Promise<StoredPage | undefined> {
       const { rows } = await pool.query(
         'SELECT final_url, title, markdown, content_type FROM pages WHERE research_id = $1 AND url_hash = $2',

@@ -1,0 +1,71 @@
+// What a role does when the model cannot give a usable answer: every role has a fallback (SPEC:
+// degrade, don't die), and each fallback taken is written down as a note of the run, so the
+// published report says which one and why. The notes are documents of kind 'fallback'; the
+// reporter reads them with the workflow's own notes.
+import { ApplicationFailure } from '@temporalio/activity';
+import { ErrorType } from '../../shared/errors';
+import { summarize } from '../../shared/schemas';
+import type { Store } from '../store';
+
+export const FALLBACK_KIND = 'fallback';
+
+/** Failures after which a role falls back instead of failing the run: the model answered, but not
+ *  usably (after its repairs), too slowly, too long for its window, or the server lacks a feature. */
+const GIVE_UP_TYPES = new Set<string>([
+  ErrorType.LlmInvalidOutput,
+  ErrorType.LlmTooSlow,
+  ErrorType.LlmContextLength,
+  ErrorType.LlmUnsupported,
+  ErrorType.LlmBadRequest,
+]);
+
+/** True for a model failure a role answers with its fallback; outages and auth errors are not. */
+export function modelGaveUp(err: unknown): err is ApplicationFailure {
+  return err instanceof ApplicationFailure && err.type !== undefined && err.type !== null && GIVE_UP_TYPES.has(err.type);
+}
+
+/**
+ * Records that `role` fell back (`what`: what the run did instead) because of `err`. Keyed by role
+ * and `key`, so an activity retried after recording it writes the same note once.
+ */
+export async function noteFallback(
+  store: Pick<Store, 'saveDocument'>,
+  researchId: string,
+  role: string,
+  key: string,
+  what: string,
+  err: unknown,
+): Promise<string> {
+  const reason = err instanceof Error ? err.message : String(err);
+  const note = `Fallback (${role}): ${what}, because the model ${reasonInWords(err)}.`;
+  await store.saveDocument(researchId, {
+    key: `fallback/${role}/${key}`,
+    kind: FALLBACK_KIND,
+    content: note,
+    summary: summarize(note, 200),
+    sourceIds: [],
+    meta: { role, reason: summarize(reason, 500), type: err instanceof ApplicationFailure ? err.type : undefined },
+  });
+  return note;
+}
+
+/** The notes of every fallback the run took, in key order. */
+export async function fallbackNotes(store: Pick<Store, 'getDocumentsOfKind'>, researchId: string): Promise<string[]> {
+  return (await store.getDocumentsOfKind(researchId, FALLBACK_KIND)).map((d) => d.content);
+}
+
+function reasonInWords(err: unknown): string {
+  const type = err instanceof ApplicationFailure ? err.type : undefined;
+  switch (type) {
+    case ErrorType.LlmTooSlow:
+      return 'did not answer within its time limit';
+    case ErrorType.LlmContextLength:
+      return "was given more than its context window holds, even trimmed";
+    case ErrorType.LlmUnsupported:
+      return "server lacks a feature this call needs";
+    case ErrorType.LlmBadRequest:
+      return 'server refused the request';
+    default:
+      return 'gave no usable answer after repair requests';
+  }
+}
