@@ -60,9 +60,9 @@ function reasonInWords(err: unknown): string {
     case ErrorType.LlmTooSlow:
       return 'did not answer within its time limit';
     case ErrorType.LlmContextLength:
-      return "was given more than its context window holds, even trimmed";
+      return 'was given more than its context window holds, even trimmed';
     case ErrorType.LlmUnsupported:
-      return "server lacks a feature this call needs";
+      return 'server lacks a feature this call needs';
     case ErrorType.LlmBadRequest:
       return 'server refused the request';
     default:
