@@ -99,6 +99,25 @@ export interface Fairness {
   maxRuns: number;
 }
 
+/** Output limits by role: room for the longest answer each role should write (a plan, a turn of
+ *  tool calls, a program, a verdict, a report), so no request runs on until the timeout. */
+export const DEFAULT_MAX_TOKENS: Record<LlmRole, number> = {
+  coordinator: 512,
+  planner: 2_048,
+  researcher: 2_048,
+  coder: 3_072,
+  judge: 768,
+  reporter: 4_096,
+};
+
+/** `<NAME>_<ROLE>` variables for every role, optional. */
+function roleSettings<N extends string, T extends z.ZodTypeAny>(name: N, schema: T) {
+  return Object.fromEntries(LLM_ROLES.map((role) => [`${name}_${role.toUpperCase()}`, schema.optional()])) as Record<
+    `${N}_${Uppercase<LlmRole>}`,
+    z.ZodOptional<T>
+  >;
+}
+
 // Keys are the environment variable names, so an error message can name the variable as-is.
 const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -155,6 +174,11 @@ const EnvSchema = z.object({
   LLM_MODEL_JUDGE: optionalString,
   LLM_MODEL_REPORTER: optionalString,
   LLM_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
+  ...roleSettings('LLM_TIMEOUT_MS', z.coerce.number().int().min(1_000).max(3_600_000)),
+  ...roleSettings('LLM_MAX_TOKENS', z.coerce.number().int().min(16).max(1_000_000)),
+  /** The model's context window in tokens; learned from the server (llama.cpp's /props, vLLM's
+   *  max_model_len) when not set. */
+  LLM_CONTEXT_TOKENS: z.coerce.number().int().min(512).max(10_000_000).optional(),
   LLM_PRICES: priceTable,
   LLM_CONTEXT_CHARS: z.coerce.number().int().min(4_000).max(4_000_000).default(200_000),
 
@@ -273,7 +297,15 @@ export interface Config {
     apiKey: string | undefined;
     baseUrl: string | undefined;
     models: Record<LlmRole, string>;
+    /** The default time one model request may take (LLM_TIMEOUT_MS). */
     timeoutMs: number;
+    /** Per role (LLM_TIMEOUT_MS_<ROLE>, else LLM_TIMEOUT_MS): a request that takes longer while
+     *  the server answers is "too slow" (src/activities/llm/call.ts). */
+    timeouts: Record<LlmRole, number>;
+    /** Output limit per role (LLM_MAX_TOKENS_<ROLE>): every request carries max_tokens. */
+    maxTokens: Record<LlmRole, number>;
+    /** LLM_CONTEXT_TOKENS, when the operator sets the window instead of letting it be learned. */
+    contextTokens: number | undefined;
     prices: Record<string, { input: number; output: number }>;
     /** Characters of conversation a researcher may send (about 4 per token). */
     contextChars: number;
@@ -391,6 +423,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const models = Object.fromEntries(
     LLM_ROLES.map((role) => [role, e[`LLM_MODEL_${role.toUpperCase()}` as keyof typeof e] ?? e.LLM_MODEL]),
   ) as Record<LlmRole, string>;
+  const perRole = (name: 'LLM_TIMEOUT_MS' | 'LLM_MAX_TOKENS', fallback: (role: LlmRole) => number) =>
+    Object.fromEntries(
+      LLM_ROLES.map((role) => [role, (e[`${name}_${role.toUpperCase()}` as keyof typeof e] as number | undefined) ?? fallback(role)]),
+    ) as Record<LlmRole, number>;
   return {
     env: e.NODE_ENV,
     logLevel: e.LOG_LEVEL,
@@ -429,6 +465,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       baseUrl: e.OPENAI_BASE_URL,
       models,
       timeoutMs: e.LLM_TIMEOUT_MS,
+      timeouts: perRole('LLM_TIMEOUT_MS', () => e.LLM_TIMEOUT_MS),
+      maxTokens: perRole('LLM_MAX_TOKENS', (role) => DEFAULT_MAX_TOKENS[role]),
+      contextTokens: e.LLM_CONTEXT_TOKENS,
       prices: e.LLM_PRICES,
       contextChars: e.LLM_CONTEXT_CHARS,
       queueRate: e.LLM_QUEUE_RATE,

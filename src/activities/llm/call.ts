@@ -14,9 +14,11 @@ import { metrics } from '../../infra/metrics';
 import { activityCallKey, keep } from '../attempt';
 import type { Message } from '../store';
 import type { LlmCallsTable, LlmLeasesTable, LoggedRequest } from '../store/runs';
-import { chatCompletion, estimateCostUsd } from './client';
+import { chatCompletion, estimateCostUsd, LlmTimeout } from './client';
 import type { PromptOutput, PromptVars, StructuredPrompt } from './prompts';
 import { renderPrompt, untrusted } from './render';
+import { asJsonActions, refusesTools, toolCallsInText, toolNames } from './text-tools';
+import { fitRequest, probeWindow, windowFromError } from './window';
 
 /** A prompt's response format, converted from its zod schema once (not at every call). */
 const responseFormats = new WeakMap<object, ReturnType<typeof zodResponseFormat>>();
@@ -87,7 +89,7 @@ const NEXT_MODE: Record<StructuredMode, StructuredMode | undefined> = { json_sch
 
 /** A 400 that refuses the way we asked for JSON (not the prompt itself). */
 export function refusesResponseFormat(err: unknown): boolean {
-  if (!(err instanceof ApplicationFailure) || err.type !== ErrorType.LlmBadRequest) return false;
+  if (!(err instanceof ApplicationFailure) || (err.type !== ErrorType.LlmBadRequest && err.type !== ErrorType.LlmUnsupported)) return false;
   return /response_format|json_schema|json_object|structured output|tool_choice|Input should be 'text'/i.test(err.message);
 }
 
@@ -146,6 +148,46 @@ export function parseJsonAnswer(text: string): unknown {
   }
 }
 
+/** Requests per call: the answer and at most two repairs, each quoting what was wrong. */
+const MAX_ROUNDS = 3;
+/** Timeouts of one call while its server answers, before the call is "too slow". */
+const SLOW_TRIES = 2;
+/** Overflow errors of one call that trimming may answer, before it is too long for the model. */
+const OVERFLOW_TRIES = 2;
+/** A repair quotes at most this much of the answer it repairs: not the whole cut-off text again. */
+const REPAIR_QUOTE_CHARS = 600;
+/** How long a learned context window (or its absence) is believed. */
+const WINDOW_TTL_MS = 10 * 60_000;
+
+/** A repair's messages with the quoted answer shortened. */
+function clipRepair(m: Message): Message {
+  if (m.role !== 'assistant' || typeof m.content !== 'string' || m.content.length <= REPAIR_QUOTE_CHARS) return m;
+  return { ...m, content: `${m.content.slice(0, REPAIR_QUOTE_CHARS)} …[rest of the previous answer left out]` };
+}
+
+/** Whether the server answers at all (any HTTP status), within a few seconds: tells "slow" from "down". */
+async function answers(baseUrl: string | undefined): Promise<boolean> {
+  try {
+    await fetch(`${(baseUrl ?? 'https://api.openai.com/v1').replace(/\/+$/, '')}/models`, { signal: AbortSignal.timeout(5_000) });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function fetchJson(url: string): Promise<unknown> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(3_000) });
+  if (!res.ok) throw new Error(`${res.status} from ${url}`);
+  return res.json();
+}
+
+/** Milliseconds this activity attempt has left before its start-to-close timeout, less a margin. */
+function attemptTimeLeft(): number {
+  const info = Context.current().info;
+  if (!info.startToCloseTimeoutMs) return Infinity;
+  return info.currentAttemptScheduledTimestampMs + info.startToCloseTimeoutMs - Date.now() - 5_000;
+}
+
 /** A claim on a call lives this long unless its holder renews it (every LEASE_RENEW_MS). */
 const LEASE_TTL_MS = 30_000;
 const LEASE_RENEW_MS = 10_000;
@@ -164,6 +206,118 @@ function readChoice<T>(req: ModelRequest<T>, choice: Choice | undefined, model: 
 export function createLlm(deps: LlmDeps) {
   /** The way of asking for JSON each endpoint and model accepted, learned from its refusals. */
   const structuredModes = new Map<string, StructuredMode>();
+  /** Endpoints and models that refused `tools`: they get JSON actions (src/activities/llm/text-tools.ts). */
+  const jsonActionModels = new Set<string>();
+  /** Endpoints and models that want max_completion_tokens instead of max_tokens. */
+  const completionTokenModels = new Set<string>();
+  /** Each endpoint's context window: configured, asked of the server, or learned from its overflow error. */
+  const windows = new Map<string, { tokens: number | undefined; until: number }>();
+
+  async function windowOf(modeKey: string, model: string): Promise<number | undefined> {
+    if (deps.config.llm.contextTokens) return deps.config.llm.contextTokens;
+    const known = windows.get(modeKey);
+    if (known && known.until > Date.now()) return known.tokens;
+    const base = deps.config.llm.baseUrl;
+    const tokens = base ? await probeWindow(base, model, fetchJson) : undefined;
+    windows.set(modeKey, { tokens, until: Date.now() + WINDOW_TTL_MS });
+    return tokens;
+  }
+
+  /**
+   * One request of a call, bounded: the role's output limit (lowered to what the window leaves),
+   * the role's timeout (within what the attempt has left), the prompt trimmed to the window. It
+   * adapts to what the server says: another way of asking for JSON, JSON actions for a server that
+   * refuses tools, harder trimming after an overflow. A timeout while the server still answers is
+   * "too slow": asked once more with half the output limit, then a non-retryable LlmTooSlow (the
+   * role falls back); a timeout while the server does not answer stays transient (an outage).
+   */
+  async function ask(
+    req: ModelRequest<unknown>,
+    messages: Message[],
+    model: string,
+    modeKey: string,
+    outputBoost: number,
+  ): Promise<{ completion: OpenAI.Chat.ChatCompletion; mode: StructuredMode }> {
+    const client = deps.client();
+    const role = req.role;
+    let maxTokens = Math.round(deps.config.llm.maxTokens[role] * outputBoost);
+    let shrink = 1;
+    let slow = 0;
+    let overflow = 0;
+    let mode: StructuredMode = structuredModes.get(modeKey) ?? 'json_schema';
+    const labels = { model, role };
+    for (;;) {
+      const jsonActions = Boolean(req.tools?.length) && jsonActionModels.has(modeKey);
+      const base = req.responseFormat ? structuredParams(mode, req.responseFormat, messages) : { messages };
+      const tools = req.tools && !jsonActions ? req.tools : undefined;
+      const sent = jsonActions ? asJsonActions(base.messages, req.tools!) : base.messages;
+      const schemas = JSON.stringify(tools ?? base.tools ?? '') + JSON.stringify(base.response_format ?? '');
+      const fitted = fitRequest({ messages: sent, extra: schemas, maxTokens, window: await windowOf(modeKey, model), shrink });
+      const limitKey = completionTokenModels.has(modeKey) || !deps.config.llm.baseUrl ? 'max_completion_tokens' : 'max_tokens';
+      const timeoutMs = Math.max(5_000, Math.min(deps.config.llm.timeouts[role], attemptTimeLeft()));
+      try {
+        const completion = await chatCompletion(
+          client,
+          {
+            model,
+            ...base,
+            messages: fitted.messages,
+            ...(tools ? { tools, tool_choice: 'auto' as const } : {}),
+            [limitKey]: fitted.maxTokens,
+          },
+          { timeoutMs },
+        );
+        return { completion, mode };
+      } catch (err) {
+        metrics.llmRequests.inc({
+          ...labels,
+          outcome: err instanceof ApplicationFailure && err.type ? err.type : err instanceof Error ? err.name : 'error',
+        });
+        const next = NEXT_MODE[mode];
+        // A refused response_format is not a broken prompt: ask again the next way, and remember it.
+        if (req.responseFormat && next && refusesResponseFormat(err)) {
+          mode = next;
+          structuredModes.set(modeKey, mode);
+          continue;
+        }
+        if (tools && refusesTools(err)) {
+          jsonActionModels.add(modeKey);
+          continue;
+        }
+        if (limitKey === 'max_tokens' && err instanceof ApplicationFailure && /max_completion_tokens/.test(err.message)) {
+          completionTokenModels.add(modeKey);
+          continue;
+        }
+        if (err instanceof ApplicationFailure && err.type === ErrorType.LlmContextLength && overflow < OVERFLOW_TRIES) {
+          overflow++;
+          const stated = windowFromError(err.message);
+          if (stated) windows.set(modeKey, { tokens: stated, until: Date.now() + WINDOW_TTL_MS });
+          else shrink *= 0.6;
+          if (!stated && !(await windowOf(modeKey, model))) {
+            // Nothing to trim against: assume the prompt as sent was a bit too long.
+            windows.set(modeKey, { tokens: Math.floor((fitted.promptTokens + fitted.maxTokens) * 0.8), until: Date.now() + WINDOW_TTL_MS });
+          }
+          continue;
+        }
+        if (err instanceof LlmTimeout) {
+          if (!(await answers(deps.config.llm.baseUrl))) throw err; // down: an outage, retried by Temporal
+          slow++;
+          if (slow >= SLOW_TRIES || attemptTimeLeft() < 10_000) {
+            throw ApplicationFailure.nonRetryable(
+              `model ${model} did not answer the ${role} role within ${Math.round(timeoutMs / 1000)} s (${slow} time(s), the last with ` +
+                `max_tokens ${fitted.maxTokens}) while its server answered: too slow. Raise LLM_TIMEOUT_MS_${role.toUpperCase()} ` +
+                `or lower LLM_MAX_TOKENS_${role.toUpperCase()}, or use a faster model.`,
+              ErrorType.LlmTooSlow,
+            );
+          }
+          maxTokens = Math.max(64, Math.floor(fitted.maxTokens / 2));
+          shrink *= 0.75;
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
   async function complete<T>(req: ModelRequest<T>): Promise<ModelResult<T>> {
     if (!llmConfigured(deps.config)) throw ApplicationFailure.nonRetryable(LLM_NOT_CONFIGURED_MESSAGE, ErrorType.LlmNotConfigured);
     const callKey = activityCallKey(req.key);
@@ -213,7 +367,6 @@ export function createLlm(deps: LlmDeps) {
     guidance: string[],
     lease: { holder: string; released: boolean },
   ): Promise<ModelResult<T>> {
-    const client = deps.client();
     const messages = withGuidance([...req.messages], guidance);
     const tokens = { promptTokens: 0, completionTokens: 0 };
     const started = Date.now();
@@ -237,41 +390,24 @@ export function createLlm(deps: LlmDeps) {
     };
     let round = 0;
     for (const earlier of retry ? await deps.calls.answers(callKey) : []) {
-      if (round >= 2) break;
+      if (round >= MAX_ROUNDS - 1) break;
       round++;
       tokens.promptTokens += earlier.usage.promptTokens;
       tokens.completionTokens += earlier.usage.completionTokens;
       const reading = readChoice(req, earlier.answer as Choice | undefined, model);
       if ('problem' in reading) {
         problem = reading.problem;
-        messages.push(...reading.repair);
+        messages.push(...reading.repair.map(clipRepair));
         continue;
       }
       return finish(reading.value, reading.logged, earlier.model, true);
     }
-    for (; round < 2; round++) {
+    let boost = 1;
+    for (; round < MAX_ROUNDS; round++) {
       const sentAt = Date.now();
       const labels = { model, role: req.role };
-      let completion: OpenAI.Chat.ChatCompletion;
       const modeKey = `${deps.config.llm.baseUrl ?? 'openai'}|${model}`;
-      let mode: StructuredMode = structuredModes.get(modeKey) ?? 'json_schema';
-      for (;;) {
-        try {
-          completion = await chatCompletion(client, {
-            model,
-            ...(req.responseFormat ? structuredParams(mode, req.responseFormat, messages) : { messages }),
-            ...(req.tools ? { tools: req.tools, tool_choice: 'auto' as const } : {}),
-          });
-          break;
-        } catch (err) {
-          metrics.llmRequests.inc({ ...labels, outcome: err instanceof ApplicationFailure && err.type ? err.type : 'error' });
-          const next = NEXT_MODE[mode];
-          // A refused response_format is not a broken prompt: ask again the next way, and remember it.
-          if (!req.responseFormat || !next || !refusesResponseFormat(err)) throw err;
-          mode = next;
-          structuredModes.set(modeKey, mode);
-        }
-      }
+      const { completion, mode } = await ask(req as ModelRequest<unknown>, messages, model, modeKey, boost);
       metrics.llmSeconds.observe(labels, (Date.now() - sentAt) / 1000);
       const spent = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
       tokens.promptTokens += spent.promptTokens;
@@ -290,6 +426,17 @@ export function createLlm(deps: LlmDeps) {
           choice.message.tool_calls = [];
         }
         if (typeof choice.message.content === 'string') choice.message.content = stripReasoning(choice.message.content);
+        // A tool call written as text (JSON-action mode, or a model that ignores native tools) is
+        // a tool call, never an answer.
+        const offered = toolNames(req.tools);
+        if (offered.size && !choice.message.tool_calls?.length && choice.message.content) {
+          const calls = toolCallsInText(choice.message.content, offered);
+          if (calls) {
+            choice.message.tool_calls = calls;
+            choice.message.content = null;
+            if (choice.finish_reason === 'stop') choice.finish_reason = 'tool_calls';
+          }
+        }
       }
       // A paid answer is kept even while PostgreSQL is away (see keep()), with its usage: with the
       // call's record when it is the answer, in the request log alone when it is refused or needs
@@ -306,13 +453,15 @@ export function createLlm(deps: LlmDeps) {
       if ('problem' in reading) {
         await logAlone();
         problem = reading.problem;
-        messages.push(...reading.repair);
+        messages.push(...reading.repair.map(clipRepair));
+        // A cut-off answer gets room to finish.
+        boost = choice?.finish_reason === 'length' ? Math.min(boost * 2, 4) : boost;
         continue;
       }
       return finish(reading.value, reading.logged, completion.model || model, false, request);
     }
     throw ApplicationFailure.nonRetryable(
-      `model ${model} gave no usable ${req.expected} after a repair request: ${problem}`,
+      `model ${model} gave no usable ${req.expected} after ${MAX_ROUNDS - 1} repair requests: ${problem}`,
       ErrorType.LlmInvalidOutput,
     );
   }

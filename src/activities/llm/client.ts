@@ -17,11 +17,26 @@ export function estimateCostUsd(prices: Config['llm']['prices'], model: string, 
   return Math.round(((promptTokens * p.input + completionTokens * p.output) / 1e6) * 1e6) / 1e6;
 }
 
+/** A request the client gave up on after its timeout. Transient as such; the call path asks
+ *  whether the server still answers to tell "too slow" from "down" (src/activities/llm/call.ts). */
+export class LlmTimeout extends Error {
+  override readonly name = 'LlmTimeout';
+}
+
+/** A server's words for "the prompt does not fit": OpenAI's, vLLM's, llama.cpp's, Ollama's. */
+const CONTEXT_WORDS =
+  /context length|maximum context|too many tokens|exceeds? the (?:available )?context|context size|context window|exceed_context_size|prompt is too long|input is too long/i;
+/** …and for "this server cannot do that at all" (a missing feature, not a bad prompt). */
+const UNSUPPORTED_WORDS = /requires --jinja|--embeddings|not supported|does not support|not implemented|unsupported|not_supported_error/i;
+
 /** Maps an OpenAI SDK error to a Temporal failure with the retry semantics in SPEC.md. */
 export function mapLlmError(err: unknown, model: string): Error {
   if (err instanceof ApplicationFailure) return err;
   if (err instanceof APIUserAbortError) return err; // cancellation: let Temporal see it as such
-  if (err instanceof APIConnectionTimeoutError || err instanceof APIConnectionError) {
+  if (err instanceof APIConnectionTimeoutError) {
+    return new LlmTimeout(`LLM request to model ${model} timed out: ${err.message}`);
+  }
+  if (err instanceof APIConnectionError) {
     return new Error(`LLM request to model ${model} failed to connect or timed out: ${err.message}`);
   }
   if (err instanceof APIError) {
@@ -40,8 +55,13 @@ export function mapLlmError(err: unknown, model: string): Error {
     if (status === 401 || status === 403) {
       return ApplicationFailure.nonRetryable(`${detail}. Check OPENAI_API_KEY (and OPENAI_BASE_URL) for this endpoint.`, ErrorType.LlmAuth);
     }
-    if (code === 'context_length_exceeded' || /context length|maximum context|too many tokens/i.test(err.message)) {
+    if (code === 'context_length_exceeded' || code === 'exceed_context_size_error' || CONTEXT_WORDS.test(err.message)) {
       return ApplicationFailure.nonRetryable(detail, ErrorType.LlmContextLength);
+    }
+    // A feature the server lacks is permanent whatever the status (llama.cpp answers 500 for tools
+    // without --jinja, 501 for embeddings without --embeddings): the caller switches to its fallback.
+    if (status === 501 || ((status === 400 || status === 404 || status >= 500) && UNSUPPORTED_WORDS.test(err.message))) {
+      return ApplicationFailure.nonRetryable(detail, ErrorType.LlmUnsupported);
     }
     if (code === 'content_filter' || /content (management )?policy|content filter/i.test(err.message)) {
       return ApplicationFailure.nonRetryable(detail, ErrorType.LlmContentFilter);
@@ -62,6 +82,7 @@ export function mapLlmError(err: unknown, model: string): Error {
 export async function chatCompletion(
   client: OpenAI,
   params: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
+  options: { timeoutMs?: number } = {},
 ): Promise<OpenAI.Chat.ChatCompletion> {
   const ctx = Context.current();
   ctx.heartbeat();
@@ -69,7 +90,10 @@ export async function chatCompletion(
   const every = Math.min(HEARTBEAT_EVERY_MS, Math.max(100, (ctx.info.heartbeatTimeoutMs ?? Infinity) / 3));
   const beat = setInterval(() => ctx.heartbeat(), every);
   try {
-    return await client.chat.completions.create(params, { signal: requestSignal(ctx) });
+    return await client.chat.completions.create(params, {
+      signal: requestSignal(ctx),
+      ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
+    });
   } catch (err) {
     throw (
       (err instanceof APIUserAbortError ? shutdownFailure(`an LLM request to ${params.model}`) : undefined) ??

@@ -1,0 +1,110 @@
+// A recording proxy in front of a real OpenAI-compatible server: every request passes through
+// unchanged, and the proxy keeps what a test asserts on and reports (the role, read from the model
+// name the test gives each role, the output limit the request carried, tokens, seconds, status).
+import { listen, readBody, type RunningServer } from './http';
+
+export interface ProxiedRequest {
+  path: string;
+  model: string;
+  maxTokens: number | undefined;
+  tools: boolean;
+  status: number;
+  promptTokens: number;
+  completionTokens: number;
+  ms: number;
+  finishReason: string | undefined;
+}
+
+export interface LlmProxy extends RunningServer {
+  requests: ProxiedRequest[];
+}
+
+export async function startLlmProxy(target: string): Promise<LlmProxy> {
+  const requests: ProxiedRequest[] = [];
+  const base = target.replace(/\/+$/, '');
+  const server = await listen((req, res) => {
+    void (async () => {
+      const started = Date.now();
+      const body = await readBody(req);
+      let parsed: { model?: string; max_tokens?: number; max_completion_tokens?: number; tools?: unknown[] } = {};
+      try {
+        parsed = body ? JSON.parse(body) : {};
+      } catch {
+        // Passed through as it came.
+      }
+      const path = (req.url ?? '/').replace(/^\/v1/, '');
+      const abort = new AbortController();
+      res.on('close', () => {
+        if (!res.writableFinished) abort.abort();
+      });
+      try {
+        const upstream = await fetch(`${base}${path}`, {
+          method: req.method ?? 'GET',
+          headers: { 'content-type': 'application/json' },
+          ...(req.method === 'GET' || req.method === 'HEAD' ? {} : { body }),
+          signal: abort.signal,
+        });
+        const text = await upstream.text();
+        let usage: { prompt_tokens?: number; completion_tokens?: number } = {};
+        let finishReason: string | undefined;
+        try {
+          const j = JSON.parse(text) as { usage?: typeof usage; choices?: { finish_reason?: string }[] };
+          usage = j.usage ?? {};
+          finishReason = j.choices?.[0]?.finish_reason;
+        } catch {
+          // Not JSON: an error page.
+        }
+        if (path.startsWith('/chat/completions')) {
+          requests.push({
+            path,
+            model: parsed.model ?? '',
+            maxTokens: parsed.max_tokens ?? parsed.max_completion_tokens,
+            tools: Array.isArray(parsed.tools) && parsed.tools.length > 0,
+            status: upstream.status,
+            promptTokens: usage.prompt_tokens ?? 0,
+            completionTokens: usage.completion_tokens ?? 0,
+            ms: Date.now() - started,
+            finishReason,
+          });
+        }
+        res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+        res.end(text);
+      } catch (err) {
+        if (path.startsWith('/chat/completions')) {
+          requests.push({
+            path,
+            model: parsed.model ?? '',
+            maxTokens: parsed.max_tokens ?? parsed.max_completion_tokens,
+            tools: Array.isArray(parsed.tools) && parsed.tools.length > 0,
+            status: 0,
+            promptTokens: 0,
+            completionTokens: 0,
+            ms: Date.now() - started,
+            finishReason: `aborted: ${(err as Error).message}`,
+          });
+        }
+        if (!res.headersSent) res.writeHead(502);
+        res.end();
+      }
+    })();
+  });
+  return { ...server, requests };
+}
+
+/** Per role (the model name's suffix after "local-"): requests, tokens, seconds. */
+export function perRole(
+  requests: ProxiedRequest[],
+): Map<string, { requests: number; prompt: number; completion: number; seconds: number; cutOff: number }> {
+  const out = new Map<string, { requests: number; prompt: number; completion: number; seconds: number; cutOff: number }>();
+  for (const r of requests) {
+    const role = r.model.replace(/^local-/, '');
+    const row = out.get(role) ?? { requests: 0, prompt: 0, completion: 0, seconds: 0, cutOff: 0 };
+    row.requests++;
+    row.prompt += r.promptTokens;
+    row.completion += r.completionTokens;
+    row.seconds += r.ms / 1000;
+    if (r.finishReason === 'length') row.cutOff++;
+    out.set(role, row);
+  }
+  return out;
+}
