@@ -12,6 +12,11 @@
 // little, so full-text search keeps an edge on such queries. Hashing ~100 features of a chunk into
 // 256 dimensions collides, which adds noise of its own (cosines of unrelated texts are not 0).
 // Recall numbers measured with it say whether the plumbing works, not how good a real model would be.
+//
+// LlamaServerDouble (at the end) is llama.cpp's llama-server as a client of /embeddings sees it:
+// started without --embeddings it refuses them with its own 501; with them it serves these vectors.
+import type http from 'node:http';
+import { listen, readBody, type RunningServer } from './http';
 
 export const EMBEDDING_DIMENSIONS = 256;
 
@@ -218,4 +223,99 @@ export function cosine(a: readonly number[], b: readonly number[]): number {
     nb += b[i]! * b[i]!;
   }
   return dot / Math.sqrt(na * nb);
+}
+
+/** llama-server's error body (server.cpp: format_error_response; nlohmann::json orders its keys). */
+export function llamaError(code: number, message: string, type: string): { error: { code: number; message: string; type: string } } {
+  return { error: { code, message, type } };
+}
+
+/** Exactly what llama-server answers to an embeddings request when it was started without --embeddings. */
+export const LLAMA_NO_EMBEDDINGS = llamaError(
+  501,
+  'This server does not support embeddings. Start it with `--embeddings`',
+  'not_supported_error',
+);
+/** What llama-server answers while its model is still loading: a real outage, retried. */
+export const LLAMA_LOADING = llamaError(503, 'Loading model', 'unavailable_error');
+
+/**
+ * llama.cpp's llama-server, as far as the models list and embeddings go. By default it is one
+ * started without --embeddings: POST /embeddings and /v1/embeddings answer 501 with
+ * LLAMA_NO_EMBEDDINGS (status, body and content type as llama-server sends them); set
+ * `embeddings = true` for one restarted with the flag, which answers with embedText's vectors.
+ * `answerNext` queues other answers for the next embeddings requests (LLAMA_LOADING's 503).
+ */
+export class LlamaServerDouble {
+  /** As if started with --embeddings. */
+  embeddings = false;
+  /** Every request, in order, with the status it got. */
+  readonly requests: { method: string; path: string; status: number }[] = [];
+  private queued: { status: number; body: unknown }[] = [];
+  private server: RunningServer | undefined;
+
+  constructor(readonly modelAlias = 'qwen2.5-0.5b-instruct-q4_k_m.gguf') {}
+
+  /** The base URL a client is configured with (OPENAI_BASE_URL, EMBEDDING_BASE_URL). */
+  get url(): string {
+    if (!this.server) throw new Error('LlamaServerDouble not started');
+    return `${this.server.url}/v1`;
+  }
+
+  async start(): Promise<this> {
+    this.server = await listen((req, res) => void this.handle(req, res));
+    return this;
+  }
+
+  async close(): Promise<void> {
+    await this.server?.close();
+  }
+
+  answerNext(times: number, body: { error: { code: number } }): this {
+    for (let i = 0; i < times; i++) this.queued.push({ status: body.error.code, body });
+    return this;
+  }
+
+  /** Embeddings requests so far. */
+  embeddingRequests(): number {
+    return this.requests.filter((r) => r.path.endsWith('/embeddings')).length;
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const body = await readBody(req);
+    const send = (status: number, payload: unknown) => {
+      this.requests.push({ method: req.method ?? '', path, status });
+      const text = JSON.stringify(payload);
+      res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+      res.end(text);
+    };
+    if (req.method === 'GET' && (path === '/models' || path === '/v1/models')) {
+      return send(200, {
+        object: 'list',
+        data: [{ id: this.modelAlias, object: 'model', created: 1_700_000_000, owned_by: 'llamacpp', meta: null }],
+      });
+    }
+    if (req.method === 'POST' && (path === '/embeddings' || path === '/v1/embeddings')) {
+      const queued = this.queued.shift();
+      if (queued) return send(queued.status, queued.body);
+      if (!this.embeddings) return send(501, LLAMA_NO_EMBEDDINGS);
+      let input: unknown;
+      try {
+        input = (JSON.parse(body) as { input?: unknown }).input;
+      } catch {
+        return send(500, llamaError(500, 'parse error', 'server_error'));
+      }
+      const texts = typeof input === 'string' ? [input] : Array.isArray(input) ? input.map(String) : [];
+      if (!texts.length) return send(400, llamaError(400, '"input" must be provided', 'invalid_request_error'));
+      const tokens = texts.reduce((n, t) => n + Math.max(1, Math.ceil(t.length / 4)), 0);
+      return send(200, {
+        model: this.modelAlias,
+        object: 'list',
+        usage: { prompt_tokens: tokens, total_tokens: tokens },
+        data: texts.map((t, index) => ({ embedding: embedText(t), index, object: 'embedding' })),
+      });
+    }
+    send(404, llamaError(404, 'File Not Found', 'not_found_error'));
+  }
 }

@@ -1,6 +1,7 @@
 // The ingestion workflow's activities: fetch (for a URL), parse and chunk, embed in batches,
 // finish. Each is idempotent on the document's id: a retried parse replaces the chunks in one
-// transaction, a retried batch embeds only the chunks still without a vector.
+// transaction, a retried batch embeds only the chunks still without a vector. An endpoint without
+// embeddings does not fail the document: its passages stay, without vectors, found by full text.
 import { createHash } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
@@ -9,7 +10,7 @@ import { SkippedError, type SafeFetcher } from '../crawl/safe-fetch';
 import { BlockedError } from '../crawl/ssrf';
 import type { Store } from '../store';
 import { chunkDocument } from './chunk';
-import { withHeartbeat, type Embedder } from './embed';
+import { isEmbeddingsUnsupported, withHeartbeat, type Embedder } from './embed';
 import { contentTypeOf, detectFormat, DocumentUnreadable, parseDocument as parseBytes, type DocFormat } from './parse';
 
 export interface IngestLimits {
@@ -20,6 +21,11 @@ export interface IngestLimits {
 
 export function contentHash(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** The note a ready document keeps when its passages have no vectors (shown as its `error`). */
+export function withoutVectorsNote(reason: string): string {
+  return summarize(`Stored without vectors: its passages are found by full-text search only. ${reason}`, 1_000);
 }
 
 /** What an embedding model reads for a chunk: where it sits in the document, then its text. */
@@ -99,12 +105,27 @@ export function createIngestActivities(deps: { store: Store; embedder: Embedder;
     return { chunks: chunks.length, title, ...(parsed.pages ? { pages: parsed.pages } : {}) };
   }
 
-  /** Embeds the chunks in [fromSeq, toSeq) that have no vector yet; returns the document's count. */
-  async function embedChunks(input: { documentId: string; fromSeq: number; toSeq: number }): Promise<{ embedded: number; dims: number }> {
+  /**
+   * Embeds the chunks in [fromSeq, toSeq) that have no vector yet; returns the document's count.
+   * An endpoint that has no embeddings leaves the batch without vectors (`withoutVectors`) and a
+   * note on the document, instead of a failure retried until the run's outage budget is spent.
+   */
+  async function embedChunks(input: {
+    documentId: string;
+    fromSeq: number;
+    toSeq: number;
+  }): Promise<{ embedded: number; dims: number; withoutVectors?: true }> {
     if (!deps.embedder.enabled) return { embedded: 0, dims: 0 };
     const pending = await kb.chunksToEmbed(input.documentId, input.fromSeq, input.toSeq, deps.embedder.model);
     if (!pending.length) return { embedded: (await kb.getDocument(input.documentId))?.chunksEmbedded ?? 0, dims: 0 };
-    const { vectors } = await withHeartbeat((signal) => deps.embedder.embed(pending.map(embeddingText), signal));
+    let vectors: number[][];
+    try {
+      ({ vectors } = await withHeartbeat((signal) => deps.embedder.embed(pending.map(embeddingText), signal)));
+    } catch (err) {
+      if (!isEmbeddingsUnsupported(err)) throw err;
+      await kb.updateDocument(input.documentId, { error: withoutVectorsNote(err.message) });
+      return { embedded: (await kb.getDocument(input.documentId))?.chunksEmbedded ?? 0, dims: 0, withoutVectors: true };
+    }
     const dims = vectors[0]!.length;
     await kb.ensureVectorIndex(dims);
     const embedded = await kb.saveEmbeddings(
@@ -124,7 +145,9 @@ export function createIngestActivities(deps: { store: Store; embedder: Embedder;
       await kb.updateDocument(doc.documentId, { status: 'failed', error: summarize(input.error, 1_000) });
       return;
     }
-    await kb.updateDocument(doc.documentId, { status: 'ready', error: null });
+    // A document some of whose passages have no vectors keeps the note embedChunks left on it.
+    const note = deps.embedder.enabled && doc.chunksEmbedded < doc.chunksTotal ? doc.error : null;
+    await kb.updateDocument(doc.documentId, { status: 'ready', error: note });
   }
 
   return { fetchDocument, parseDocument, embedChunks, finishDocument };

@@ -5,8 +5,8 @@ import { createHash } from 'node:crypto';
 import { summarize } from '../../shared/schemas';
 import type { Store } from '../store';
 import { chunkDocument } from './chunk';
-import { withHeartbeat, type Embedder } from './embed';
-import { embeddingText } from './ingest';
+import { isEmbeddingsUnsupported, withHeartbeat, type Embedder } from './embed';
+import { embeddingText, withoutVectorsNote } from './ingest';
 
 /** Recent turns shown in full; older ones are listed by question and found by retrieval. */
 export const MEMORY_WINDOW = 3;
@@ -104,16 +104,23 @@ export function createMemoryActivities(deps: { store: Store; embedder: Embedder;
     });
     const chunks = chunkDocument({ title: report.title, sections }, { maxTokens: deps.chunkTokens, overlapTokens: deps.chunkOverlap });
     await kb.replaceChunks(documentId, chunks, { title: report.title });
+    let note: string | null = null;
     if (deps.embedder.enabled && chunks.length) {
-      const { vectors } = await withHeartbeat((signal) => deps.embedder.embed(chunks.map(embeddingText), signal));
-      await kb.ensureVectorIndex(vectors[0]!.length);
-      await kb.saveEmbeddings(
-        documentId,
-        deps.embedder.model,
-        chunks.map((c, i) => ({ seq: c.seq, embedding: vectors[i]! })),
-      );
+      try {
+        const { vectors } = await withHeartbeat((signal) => deps.embedder.embed(chunks.map(embeddingText), signal));
+        await kb.ensureVectorIndex(vectors[0]!.length);
+        await kb.saveEmbeddings(
+          documentId,
+          deps.embedder.model,
+          chunks.map((c, i) => ({ seq: c.seq, embedding: vectors[i]! })),
+        );
+      } catch (err) {
+        // No embeddings at this endpoint: the report is still found by full text.
+        if (!isEmbeddingsUnsupported(err)) throw err;
+        note = withoutVectorsNote(err.message);
+      }
     }
-    await kb.updateDocument(documentId, { status: 'ready' });
+    await kb.updateDocument(documentId, { status: 'ready', error: note });
     return { chunks: chunks.length };
   }
 

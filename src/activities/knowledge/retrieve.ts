@@ -1,9 +1,11 @@
 // Hybrid retrieval: full-text ranking and vector kNN in PostgreSQL, each over every query (the
 // question and its rewrites), fused by reciprocal rank fusion, then at most a few chunks per
-// document so that one long document does not crowd out the others.
+// document so that one long document does not crowd out the others. An embeddings endpoint that
+// has no embeddings leaves the full-text ranking alone, and the retrieval says why.
 import { createHash } from 'node:crypto';
+import type { ApplicationFailure } from '@temporalio/activity';
 import type { ChunkKey, ChunkRow, KnowledgeTables, SearchScope, VectorMode } from '../store';
-import type { Embedder } from './embed';
+import { isEmbeddingsUnsupported, type Embedder } from './embed';
 
 /** The constant of Cormack et al.'s reciprocal rank fusion: 1 / (k + rank). */
 export const RRF_K = 60;
@@ -28,8 +30,11 @@ export interface RetrieveOptions {
 
 export interface Retrieval {
   chunks: RetrievedChunk[];
-  /** How vectors were searched, or 'off' when no embeddings endpoint is configured. */
-  vectors: VectorMode | 'off';
+  /** How vectors were searched: 'off' when no embeddings endpoint is configured, 'unavailable'
+   *  when the configured one answered that it has no embeddings (see `vectorsFailed`). */
+  vectors: VectorMode | 'off' | 'unavailable';
+  /** The permanent LlmUnsupported failure that left the vectors out: full-text ranking only. */
+  vectorsFailed?: ApplicationFailure;
 }
 
 const keyOf = (c: ChunkKey) => `${c.documentId}#${c.seq}`;
@@ -84,11 +89,19 @@ export function createRetriever(deps: { kb: KnowledgeTables; embedder: Embedder 
       }
     }
     let vectors: Retrieval['vectors'] = 'off';
+    let vectorsFailed: ApplicationFailure | undefined;
     if (methods.includes('vector') && deps.embedder.enabled) {
-      const { vectors: embedded } = await deps.embedder.embed(qs);
-      vectors = await deps.kb.vectorMode();
-      for (const v of embedded)
-        lists.push({ method: 'vector', items: await deps.kb.vectorSearch(scope, v, deps.embedder.model, candidates) });
+      try {
+        const { vectors: embedded } = await deps.embedder.embed(qs);
+        vectors = await deps.kb.vectorMode();
+        for (const v of embedded)
+          lists.push({ method: 'vector', items: await deps.kb.vectorSearch(scope, v, deps.embedder.model, candidates) });
+      } catch (err) {
+        // Only "no embeddings here" degrades: an outage is retried like any other (Temporal backs off).
+        if (!isEmbeddingsUnsupported(err)) throw err;
+        vectors = 'unavailable';
+        vectorsFailed = err;
+      }
     }
 
     const fused = limitPerDocument(reciprocalRankFusion(lists.map((l) => l.items)), opts.perDocument ?? 2).slice(0, k);
@@ -111,7 +124,7 @@ export function createRetriever(deps: { kb: KnowledgeTables; embedder: Embedder 
       }
       return { ...r, score: score.get(keyOf(r)) ?? 0, ranks };
     });
-    return { chunks, vectors };
+    return { chunks, vectors, ...(vectorsFailed ? { vectorsFailed } : {}) };
   };
 }
 export type Retriever = ReturnType<typeof createRetriever>;

@@ -2,6 +2,7 @@
 // Every chunk found becomes a source of the run (stable id, the document's title with its page or
 // section, a link to the document in the API), cited and checked like a web page.
 import { summarize, type KnowledgeScope, type SourceRef } from '../../shared/schemas';
+import { noteFallback } from '../roles/fallbacks';
 import type { StoredSource, Store } from '../store';
 import { chunkSourceId, type RetrievedChunk, type Retriever } from './retrieve';
 
@@ -18,9 +19,17 @@ export interface KnowledgeSearchInput {
 export interface KnowledgeSearchResult {
   text: string;
   results: SourceRef[];
-  /** How the vectors were searched ('pgvector', 'exact') or 'off' (full-text only). */
+  /** How the vectors were searched ('pgvector', 'exact'), 'off' (none configured) or 'unavailable'
+   *  (the endpoint has no embeddings): the last two mean full-text only. */
   vectors?: string;
+  /** Set when the passages were found by full text only although embeddings are configured. */
+  warning?: string;
 }
+
+/** What the researcher reads when vectors were left out: it can make up for them with rewordings. */
+const FULL_TEXT_ONLY =
+  '(Full-text matches only: the embeddings endpoint is unavailable, so passages worded differently from the query may be missed. ' +
+  'Try alternatives in other words.)';
 
 /** The API path of a collection's document: where a chunk's reference links. */
 export function documentPath(collectionId: string, documentId: string): string {
@@ -58,10 +67,23 @@ export function createKnowledgeSearchActivities(deps: { store: Store; retrieve: 
     const sources = retrieval.chunks.map(chunkSource);
     await deps.store.saveSources(input.researchId, sources);
     const hits = sources.map((s) => `[${s.sourceId}] ${s.title} — ${s.url}\n${s.content.slice(0, 1_500)}`);
+    if (retrieval.vectorsFailed) {
+      // One note per run (keyed), however many searches fall back: the report says it once.
+      await noteFallback(
+        deps.store,
+        input.researchId,
+        'knowledge search',
+        'embeddings-unsupported',
+        'searched the knowledge base by full text only',
+        retrieval.vectorsFailed,
+      );
+    }
+    const body = hits.length ? hits.join('\n\n') : '(no matching passages)';
     return {
-      text: `Knowledge base "${summarize(input.query, 100)}":\n${hits.length ? hits.join('\n\n') : '(no matching passages)'}`,
+      text: `Knowledge base "${summarize(input.query, 100)}":\n${retrieval.vectorsFailed ? `${FULL_TEXT_ONLY}\n` : ''}${body}`,
       results: sources.map((s) => ({ sourceId: s.sourceId, title: summarize(s.title, 120), url: s.url })),
       vectors: retrieval.vectors,
+      ...(retrieval.vectorsFailed ? { warning: retrieval.vectorsFailed.message } : {}),
     };
   }
 
