@@ -45,11 +45,23 @@ export interface ActivityDeps {
 /** Sandbox limits beyond the configurable ones: output and artifact caps. */
 const SANDBOX_CAPS = { outputBytes: 65_536, artifactFiles: 20, artifactFileBytes: 5_000_000, artifactTotalBytes: 20_000_000 };
 
-/** The researcher's python tool as configured: off, always offered, or offered while this worker's Docker has the image. */
-function researcherPython(sb: ActivityDeps['config']['sandbox'], docker: Docker): PythonTool | undefined {
+/** The researcher's python tool as configured: off, always offered, or offered while the sandbox can run. */
+function researcherPython(sb: ActivityDeps['config']['sandbox'], sandboxUsable: () => Promise<boolean>): PythonTool | undefined {
   if (sb.researcherPython === 'false') return undefined;
   const spec = { timeoutSeconds: sb.timeoutSeconds, memoryMb: sb.memoryMb, packages: sandboxPackages() };
-  return { spec, usable: sb.researcherPython === 'true' ? async () => true : createSandboxProbe(docker, sb.image) };
+  return { spec, usable: sandboxUsable };
+}
+
+/**
+ * Whether sandbox runs (coder steps, the python tool) can be served. Every worker polls the
+ * sandbox queue, Docker or not, so the queue's pollers (describeTaskQueue) say nothing about it;
+ * what can be known is this worker's own Docker engine and image (probed, cached for a minute),
+ * or the operator's word (RESEARCHER_PYTHON=true: the sandbox queue's workers have Docker, this
+ * one need not). A deployment whose model workers lack Docker while its sandbox workers have it
+ * says so with RESEARCHER_PYTHON=true; otherwise the planner plans research steps only.
+ */
+function sandboxUsable(sb: ActivityDeps['config']['sandbox'], docker: Docker): () => Promise<boolean> {
+  return sb.researcherPython === 'true' ? async () => true : createSandboxProbe(docker, sb.image);
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -68,6 +80,7 @@ export function createActivities(deps: ActivityDeps) {
     store,
     limits: { image: sb.image, memoryMb: sb.memoryMb, cpus: sb.cpus, pids: sb.pids, timeoutSeconds: sb.timeoutSeconds, ...SANDBOX_CAPS },
   });
+  const canRunCode = sandboxUsable(sb, docker);
   const conversation = createConversationActivities({ store });
   const kbConfig = deps.config.knowledge;
   const embedder = createEmbedder(kbConfig.embedding);
@@ -100,13 +113,13 @@ export function createActivities(deps: ActivityDeps) {
   return {
     /** Model calls (LLM_OPTIONS). */
     llm: {
-      ...createCoordinatorActivities({ llm }),
-      ...createPlannerActivities({ llm, store }),
+      ...createCoordinatorActivities({ llm, store }),
+      ...createPlannerActivities({ llm, store, canRunCode }),
       ...createResearcherActivities({
         llm,
         store,
         contextChars: deps.config.llm.contextChars,
-        python: researcherPython(sb, docker),
+        python: researcherPython(sb, canRunCode),
         discoverMcp: mcp.discoverMcpTools,
       }),
       ...createCoderActivities({ llm, store, limits: sb }),

@@ -1,17 +1,49 @@
 // What the models are asked to produce (one schema per prompt, see src/activities/llm/prompts.ts)
 // and the arguments of the researcher's tools. LLM activities parse every answer with these
 // before returning, so workflows only ever see valid data.
+//
+// Counts and sizes the prompts state are bounds in the JSON Schema the model is sent (maxItems,
+// maxLength: servers that constrain decoding, llama.cpp among them, enforce them), but an answer
+// over a bound is cut before it is checked, never refused: a long answer is still an answer.
 import { z } from 'zod';
-import { Locale, PlanStep } from './schemas';
+import { StepType } from './schemas';
 
-/** Coordinator's answer: small talk is answered directly, research goes on. */
+/** A list of at most `max` items: longer lists are cut to `max` before they are checked. */
+export function cappedList<T extends z.ZodType>(item: T, max: number, min = 0) {
+  return z.preprocess((v) => (Array.isArray(v) ? v.slice(0, max) : v), z.array(item).min(min).max(max));
+}
+
+/** A text of at most `max` characters: a longer one is cut to `max` before it is checked. */
+export function cappedText(max: number) {
+  return z.preprocess((v) => (typeof v === 'string' ? v.slice(0, max) : v), z.string().max(max));
+}
+
+/** Limits the prompts state and the answers' schemas carry (see the prompts in prompts/). */
+export const LIMITS = {
+  /** The most search queries a rewrite may give (the `queryCount` option's maximum). */
+  queries: 10,
+  queryChars: 150,
+  /** The most steps a plan or a gap reflection may give (the `maxSteps` option's maximum). */
+  steps: 12,
+  stepIdChars: 32,
+  titleChars: 200,
+  descriptionChars: 1_000,
+  gaps: 10,
+  gapChars: 300,
+  feedbackChars: 1_000,
+  shortTextChars: 500,
+} as const;
+
+/** Coordinator's answer: small talk is answered directly, research goes on. The locale is checked
+ *  by code (src/shared/locale.ts), not here: a wrong tag is replaced, not sent back for a repair. */
 export const CoordinatorDecision = z.object({
   action: z.enum(['answer_directly', 'research']),
-  locale: Locale.describe('BCP 47 tag of the language the user wrote in, e.g. en-US'),
+  locale: cappedText(35).describe('BCP 47 tag of the language the user wrote in, e.g. en-US'),
   directAnswer: z.string().nullable().describe('The short reply when action is answer_directly; null otherwise'),
-  researchTopic: z.string().nullable().describe('The research task restated in one sentence when action is research; null otherwise'),
-  clarificationQuestion: z
-    .string()
+  researchTopic: cappedText(LIMITS.shortTextChars)
+    .nullable()
+    .describe('The research task restated in one sentence when action is research; null otherwise'),
+  clarificationQuestion: cappedText(LIMITS.shortTextChars)
     .nullable()
     .describe('One question to the user when the request is too ambiguous to research and clarification is allowed; null otherwise'),
 });
@@ -19,10 +51,35 @@ export type CoordinatorDecision = z.infer<typeof CoordinatorDecision>;
 
 /** Rewrite and expansion: a precise research question and diverse search queries. */
 export const QueryExpansion = z.object({
-  researchQuestion: z.string().min(1).describe('The user question rewritten as one precise research question'),
-  queries: z.array(z.string().min(1)).min(1).describe('Diverse web search queries, each a few words'),
+  researchQuestion: cappedText(LIMITS.shortTextChars).describe('The user question rewritten as one precise research question'),
+  queries: cappedList(cappedText(LIMITS.queryChars), LIMITS.queries, 1).describe('Diverse web search queries, each a few words'),
 });
 export type QueryExpansion = z.infer<typeof QueryExpansion>;
+
+/**
+ * A plan step as a model writes it: loose where code can repair it (ids, empty texts, dependencies,
+ * an unknown type) and strict only where it cannot. The planner's activities turn it into a
+ * PlanStep (src/shared/schemas.ts).
+ */
+export const PlanStepDraft = z.object({
+  id: cappedText(64).describe('Short id: lowercase letters, digits and "-", e.g. "prices-2010"'),
+  title: cappedText(LIMITS.titleChars),
+  description: cappedText(LIMITS.descriptionChars),
+  type: z.preprocess((v) => (v === 'processing' ? v : 'research'), StepType),
+  needSearch: z.boolean(),
+  dependsOn: cappedList(z.string(), LIMITS.steps).describe('ids of earlier steps whose results this step needs'),
+});
+export type PlanStepDraft = z.infer<typeof PlanStepDraft>;
+
+/** The planner's answer, repaired by code into a Plan. */
+export const PlanDraft = z.object({
+  title: cappedText(LIMITS.titleChars),
+  thought: cappedText(LIMITS.descriptionChars).describe('Why this plan answers the question'),
+  locale: cappedText(35),
+  hasEnoughContext: z.boolean().describe('True only if the background already answers the question fully'),
+  steps: cappedList(PlanStepDraft, LIMITS.steps),
+});
+export type PlanDraft = z.infer<typeof PlanDraft>;
 
 /** A short text that cites sources by their ids, e.g. "[S3f9a01c2]". */
 export const CitedText = z.object({
@@ -33,7 +90,7 @@ export type CitedText = z.infer<typeof CitedText>;
 
 export const JudgeVerdict = z.object({
   passed: z.boolean(),
-  feedback: z.string().describe('What is missing or wrong; empty when passed'),
+  feedback: cappedText(LIMITS.feedbackChars).describe('What is missing or wrong; empty when passed'),
 });
 export type JudgeVerdict = z.infer<typeof JudgeVerdict>;
 
@@ -76,8 +133,8 @@ export type PageExtract = z.infer<typeof PageExtract>;
 /** Gap reflection after the research team: do the findings answer the question, and if not, what next. */
 export const GapReflection = z.object({
   answered: z.boolean().describe('True when the findings answer every part of the question'),
-  gaps: z.array(z.string()).describe('What is still missing, one short sentence each'),
-  followUpSteps: z.array(PlanStep).describe('Research steps that close the gaps (empty when answered)'),
+  gaps: cappedList(cappedText(LIMITS.gapChars), LIMITS.gaps).describe('What is still missing, one short sentence each'),
+  followUpSteps: cappedList(PlanStepDraft, LIMITS.steps).describe('Research steps that close the gaps (empty when answered)'),
 });
 export type GapReflection = z.infer<typeof GapReflection>;
 

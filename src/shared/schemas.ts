@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_MAX_OUTAGE, SUMMARY_MAX_CHARS } from './constants';
+import { canonicalLocale } from './locale';
 // Plain values and functions, kept free of zod for the workflow bundle (re-exported here).
 export { addUsage, DEFAULT_RETRY, durationToMs, stepKey, stepTask, summarize, ZERO_USAGE, type StepTask } from './plain';
 
@@ -10,11 +11,13 @@ export const Duration = z
   .regex(/^\d+(\.\d+)?(ms|s|m|h|d)$/, 'expected a duration such as "90s", "30m", "24h" or "3d"');
 export type Duration = z.infer<typeof Duration>;
 
-/** BCP 47 language tag, e.g. `en-US`, `zh-CN`, `de`. */
+/** BCP 47 language tag of a real language, e.g. `en-US`, `zh-CN`, `de` ("yes" or "rnl" are not). */
 export const Locale = z
   .string()
   .trim()
-  .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'expected a BCP 47 language tag such as "en-US"');
+  .max(35)
+  .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'expected a BCP 47 language tag such as "en-US"')
+  .refine((tag) => canonicalLocale(tag) !== undefined, 'expected the BCP 47 tag of a known language, such as "en-US"');
 
 /** Tunables of one run. They travel in the workflow input: workflows never read the environment. */
 /** How much work a run does: a preset for the numbers below (explicit numbers win). */

@@ -13,13 +13,13 @@ import {
   CoordinatorDecision,
   JudgeVerdict,
   PageExtract,
+  PlanDraft,
   QueryExpansion,
   ReportDraft,
   ReportOutline,
   ReportSection,
   ReportChanges,
 } from '../../shared/llm-outputs';
-import { Plan } from '../../shared/schemas';
 
 type VarShape = Record<string, z.ZodString | z.ZodNumber>;
 
@@ -107,11 +107,12 @@ export const PROMPTS = {
     {
       file: 'planner',
       role: 'planner',
-      vars: { question: text, locale: text, maxSteps: count, background: text, feedback: text, problems: text },
+      vars: { question: text, locale: text, maxSteps: count, stepTypes: text, background: text, feedback: text, problems: text },
       untrusted: { question: 'user_message', background: 'background', feedback: 'feedback' },
     },
+    // A draft that code repairs into a Plan (src/activities/roles/planner.ts); still named Plan.
     'Plan',
-    Plan,
+    PlanDraft,
   ),
   researcherTurn: toolPrompt({
     file: 'researcher-react',
@@ -213,7 +214,7 @@ export const PROMPTS = {
     {
       file: 'gap-reflection',
       role: 'planner',
-      vars: { question: text, findings: text, maxSteps: count, existingIds: text },
+      vars: { question: text, findings: text, maxSteps: count, existingIds: text, stepTypes: text },
       untrusted: { question: 'user_message', findings: 'findings' },
     },
     'GapReflection',

@@ -1,12 +1,14 @@
 // The judge: does a step's stored result do what the step asked, with claims backed by sources?
+// A judge that cannot give a usable verdict passes the step with a note (the run never waits on it).
 import { ApplicationFailure } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
 import type { JudgeVerdict } from '../../shared/llm-outputs';
-import { summarize, type PlanStep, type Usage } from '../../shared/schemas';
+import { summarize, ZERO_USAGE, type PlanStep, type Usage } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
 import type { Store } from '../store';
 import { DOC_CHARS } from './cited';
+import { modelGaveUp, noteFallback } from './fallbacks';
 
 export function createJudgeActivities(deps: { llm: Llm; store: Store }) {
   async function judgeStep(input: {
@@ -17,19 +19,27 @@ export function createJudgeActivities(deps: { llm: Llm; store: Store }) {
   }): Promise<{ verdict: JudgeVerdict; usage: Usage }> {
     const [doc] = await deps.store.getDocuments(input.researchId, [input.key]);
     if (!doc) throw ApplicationFailure.nonRetryable(`no step result stored under ${input.key}`, ErrorType.NotFound);
-    const r = await deps.llm.structured(
-      PROMPTS.judge,
-      {
-        question: input.question,
-        stepTitle: input.step.title,
-        stepDescription: input.step.description,
-        result: doc.content.slice(0, DOC_CHARS),
-        citedSources: doc.sourceIds.length,
-      },
-      { researchId: input.researchId },
-    );
-    // The run's event log shows each check and its verdict (the web page's and CLI's timelines).
     const attempt = Number(input.key.split('/').at(-1)) || 1;
+    let r: { output: JudgeVerdict; usage: Usage };
+    try {
+      r = await deps.llm.structured(
+        PROMPTS.judge,
+        {
+          question: input.question,
+          stepTitle: input.step.title,
+          stepDescription: input.step.description,
+          result: doc.content.slice(0, DOC_CHARS),
+          citedSources: doc.sourceIds.length,
+        },
+        { researchId: input.researchId },
+      );
+    } catch (err) {
+      if (!modelGaveUp(err)) throw err;
+      const what = `step ${input.step.id} (attempt ${attempt}) passed unchecked`;
+      await noteFallback(deps.store, input.researchId, 'judge', input.key, what, err);
+      r = { output: { passed: true, feedback: '' }, usage: ZERO_USAGE };
+    }
+    // The run's event log shows each check and its verdict (the web page's and CLI's timelines).
     await deps.store.events.append(input.researchId, [
       {
         key: `verdict:${input.key}`,

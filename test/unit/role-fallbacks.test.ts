@@ -1,0 +1,323 @@
+// Degrade, don't die: each role's activity, driven against a scripted model that answers badly
+// (not JSON, a repair that is no better, a plan full of mistakes), returns what the workflow
+// expects and leaves a note for the report saying which fallback it took and why.
+import { randomUUID } from 'node:crypto';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLlm } from '../../src/activities/llm/call';
+import { createLlmClient } from '../../src/activities/llm/client';
+import { createCoordinatorActivities } from '../../src/activities/roles/coordinator';
+import { fallbackNotes } from '../../src/activities/roles/fallbacks';
+import { createJudgeActivities } from '../../src/activities/roles/judge';
+import { createPlannerActivities } from '../../src/activities/roles/planner';
+import { createStore, type Store } from '../../src/activities/store';
+import { createPool } from '../../src/infra/postgres';
+import { planProblems, type PlanStep } from '../../src/shared/schemas';
+import { bySchema, ScriptedLlmServer, type Reply } from '../support/llm-server';
+import { testConfig } from '../support/harness';
+import { databaseUrl, missingReason } from '../support/services';
+
+const ready = Boolean(databaseUrl());
+const QUESTION = 'How much cheaper has solar power become since 2010?';
+/** What a base model said: no JSON at all, to the question and to the repair request alike. */
+const mumble: Reply = { content: 'yes' };
+
+describe.skipIf(!ready)(`role fallbacks (${ready ? 'live' : missingReason()})`, () => {
+  const server = new ScriptedLlmServer();
+  let pool: ReturnType<typeof createPool>;
+  let store: Store;
+  let llm: ReturnType<typeof createLlm>;
+
+  beforeAll(async () => {
+    await server.start();
+    pool = createPool(databaseUrl()!, 4);
+    store = createStore(pool);
+    const config = testConfig(server.url);
+    const client = createLlmClient(config);
+    llm = createLlm({ config, calls: store.llmCalls, leases: store.llmLeases, client: () => client });
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await server.close();
+  });
+
+  /** Runs `fn` as the first attempt of an activity of a fresh run. */
+  const asActivity = <T>(researchId: string, fn: () => Promise<T>): Promise<T> =>
+    new MockActivityEnvironment({
+      activityId: `act-${randomUUID()}`,
+      attempt: 1,
+      workflowExecution: { workflowId: researchId, runId: 'r' },
+    }).run(fn);
+  const newRun = () => `fallback-${randomUUID()}`;
+  const planner = (canRunCode = true) => createPlannerActivities({ llm, store, canRunCode: async () => canRunCode });
+
+  it('coordinator: no usable answer → research the question as asked, locale detected or as requested', async () => {
+    server.script([{ match: bySchema('CoordinatorDecision'), reply: mumble }]);
+    const coordinator = createCoordinatorActivities({ llm, store });
+    const id = newRun();
+    const input = { researchId: id, question: QUESTION, allowClarification: true, clarifications: '' };
+    const r = await asActivity(id, () => coordinator.classifyRequest(input));
+    expect(r.decision).toEqual({
+      action: 'research',
+      locale: 'en-US',
+      directAnswer: null,
+      researchTopic: QUESTION,
+      clarificationQuestion: null,
+    });
+    expect(server.requests.length).toBeGreaterThanOrEqual(2); // the question and at least one repair request
+    const notes = await fallbackNotes(store, id);
+    expect(notes).toEqual([
+      expect.stringMatching(
+        /^Fallback \(coordinator\): the request was researched as asked, in en-US, because the model gave no usable answer/,
+      ),
+    ]);
+
+    const asked = await asActivity(id, () => coordinator.classifyRequest({ ...input, locale: 'de-DE' }));
+    expect(asked.decision.locale).toBe('de-DE');
+  });
+
+  it('coordinator: a usable answer with a locale that contradicts the question gets the question language, with a note', async () => {
+    server.script([
+      {
+        match: bySchema('CoordinatorDecision'),
+        reply: {
+          json: {
+            action: 'research',
+            locale: 'zh-CN',
+            directAnswer: null,
+            researchTopic: 'Solar costs',
+            clarificationQuestion: 'Which country?',
+          },
+        },
+      },
+    ]);
+    const coordinator = createCoordinatorActivities({ llm, store });
+    const id = newRun();
+    const r = await asActivity(id, () =>
+      coordinator.classifyRequest({ researchId: id, question: QUESTION, allowClarification: false, clarifications: '' }),
+    );
+    // Clarification was not allowed: the model's question is dropped.
+    expect(r.decision).toMatchObject({ action: 'research', locale: 'en-US', researchTopic: 'Solar costs', clarificationQuestion: null });
+    expect(await fallbackNotes(store, id)).toEqual([expect.stringMatching(/the report is in en-US: zh-CN does not match the language/)]);
+  });
+
+  it('rewrite: no usable answer → the question itself as research question and query', async () => {
+    server.script([{ match: bySchema('QueryExpansion'), reply: mumble }]);
+    const id = newRun();
+    const r = await asActivity(id, () =>
+      planner().expandQueries({
+        researchId: id,
+        question: `${QUESTION}\n(Coordinator's reading: solar prices)`,
+        locale: 'en-US',
+        count: 3,
+      }),
+    );
+    expect(r.expansion.researchQuestion).toBe(QUESTION);
+    expect(r.expansion.queries[0]).toBe(QUESTION);
+    expect(r.expansion.queries.length).toBeGreaterThanOrEqual(1);
+    expect(r.expansion.queries.length).toBeLessThanOrEqual(3);
+    expect(r.usage.promptTokens).toBe(0);
+    expect(await fallbackNotes(store, id)).toEqual([expect.stringMatching(/^Fallback \(rewrite\): the question itself was researched/)]);
+  });
+
+  it('rewrite: a long answer is cut to the count asked for, not refused', async () => {
+    const queries = Array.from({ length: 14 }, (_, i) => `solar query ${i}`);
+    server.script([{ match: bySchema('QueryExpansion'), reply: { json: { researchQuestion: QUESTION, queries } } }]);
+    const id = newRun();
+    const r = await asActivity(id, () => planner().expandQueries({ researchId: id, question: QUESTION, locale: 'en-US', count: 3 }));
+    expect(r.expansion.queries).toEqual(['solar query 0', 'solar query 1', 'solar query 2']);
+    expect(server.requests).toHaveLength(1);
+    const schema = server.requests[0]!.body.response_format!.json_schema!.schema as { properties: { queries: { maxItems: number } } };
+    expect(schema.properties.queries.maxItems).toBe(10);
+  });
+
+  it('planner: a plan with source ids, invented and self dependencies, a cycle, duplicate ids, an empty title, a processing step without a sandbox and too many steps is repaired by code', async () => {
+    const step = (id: string, dependsOn: string[], extra: Partial<PlanStep> = {}) => ({
+      id,
+      title: `Step ${id}`,
+      description: `Find facts for ${id}`,
+      type: 'research',
+      needSearch: true,
+      dependsOn,
+      ...extra,
+    });
+    const draft = {
+      title: '',
+      thought: 'Find prices.',
+      locale: 'rnl',
+      hasEnoughContext: false,
+      steps: [
+        step('prices', ['S3f9a01c2', 'prices', 'step-9']),
+        step('prices', ['prices']),
+        step('Causes Of Decline!', ['b-cycle'], { title: '' }),
+        step('b-cycle', ['causes-of-decline']),
+        step('calc', ['prices'], { type: 'processing', needSearch: false }),
+        step('extra', []),
+      ],
+    };
+    server.script([{ match: bySchema('Plan'), reply: { json: draft } }]);
+    const id = newRun();
+    const r = await asActivity(id, () =>
+      planner(false).planResearch({ researchId: id, question: QUESTION, locale: 'en-US', maxSteps: 5, feedback: '', problems: [] }),
+    );
+    expect(server.requests).toHaveLength(1); // repaired, not re-asked
+    expect(r.problems).toEqual([]);
+    expect(planProblems(r.plan, 5)).toEqual([]);
+    expect(r.plan.title).toBe(QUESTION);
+    expect(r.plan.locale).toBe('en-US');
+    expect(r.plan.steps.map((s) => [s.id, s.type, s.dependsOn])).toEqual([
+      ['prices', 'research', []],
+      ['prices-2', 'research', ['prices']],
+      ['causes-of-decline', 'research', ['b-cycle']],
+      ['b-cycle', 'research', []],
+      ['calc', 'research', ['prices']],
+    ]);
+    expect(r.plan.steps[2]!.title).toBe('Find facts for Causes Of Decline!');
+    // The planner was told there is no sandbox.
+    expect(server.requests[0]!.body.messages[0]!.content).toMatch(/No code sandbox is available/);
+    const [note] = await fallbackNotes(store, id);
+    expect(note).toMatch(/^Correction \(planner\): code adjusted the planner's plan: /);
+    expect(note).toMatch(/1 step\(s\) beyond the 5 allowed were cut/);
+    expect(note).toMatch(/step "prices": unknown dependencies dropped \(S3f9a01c2, prices, step-9\)/);
+    expect(note).toMatch(/dependency on "causes-of-decline" dropped to break a cycle/);
+    expect(note).toMatch(/step "calc" became a research step/);
+  });
+
+  it('planner: no usable answer → a one-step research plan from the question', async () => {
+    server.script([{ match: bySchema('Plan'), reply: mumble }]);
+    const id = newRun();
+    const r = await asActivity(id, () =>
+      planner().planResearch({ researchId: id, question: QUESTION, locale: 'en-US', maxSteps: 4, feedback: '', problems: [] }),
+    );
+    expect(r.problems).toEqual([]);
+    expect(r.plan.hasEnoughContext).toBe(false);
+    expect(r.plan.steps).toEqual([expect.objectContaining({ id: 'research', type: 'research', needSearch: true, dependsOn: [] })]);
+    expect(r.plan.steps[0]!.description).toContain(QUESTION);
+    expect(await fallbackNotes(store, id)).toEqual([expect.stringMatching(/^Fallback \(planner\): a one-step research plan was built/)]);
+  });
+
+  it('planner: "enough context" on a thin background does not skip research', async () => {
+    const id = newRun();
+    await store.saveDocument(id, {
+      key: 'background',
+      kind: 'background',
+      content: 'Solar is cheap.',
+      summary: '',
+      sourceIds: [],
+      meta: {},
+    });
+    server.script([
+      {
+        match: bySchema('Plan'),
+        reply: { json: { title: 'Done', thought: 'Known.', locale: 'en-US', hasEnoughContext: true, steps: [] } },
+      },
+    ]);
+    const r = await asActivity(id, () =>
+      planner().planResearch({ researchId: id, question: QUESTION, locale: 'en-US', maxSteps: 4, feedback: '', problems: [] }),
+    );
+    expect(r.plan.hasEnoughContext).toBe(false);
+    expect(r.plan.steps).toHaveLength(1);
+    expect(r.problems).toEqual([]);
+    const [note] = await fallbackNotes(store, id);
+    expect(note).toMatch(/the background .* missing or thin, so the question is researched/);
+    expect(note).toMatch(/a research step for the question was added/);
+  });
+
+  it('planner: "enough context" on a cited brief skips research and says so', async () => {
+    const id = newRun();
+    const content = `${'Solar power costs fell by about 90% between 2010 and 2023 [S00000001]. '.repeat(4)}Modules got cheaper [S00000002].`;
+    await store.saveDocument(id, {
+      key: 'background',
+      kind: 'background',
+      content,
+      summary: '',
+      sourceIds: ['S00000001', 'S00000002'],
+      meta: {},
+    });
+    const stepDraft = { id: 'a', title: 'A', description: 'Find A', type: 'research', needSearch: true, dependsOn: [] };
+    server.script([
+      {
+        match: bySchema('Plan'),
+        reply: { json: { title: 'Done', thought: 'Known.', locale: 'en-US', hasEnoughContext: true, steps: [stepDraft] } },
+      },
+    ]);
+    const r = await asActivity(id, () =>
+      planner().planResearch({ researchId: id, question: QUESTION, locale: 'en-US', maxSteps: 4, feedback: '', problems: [] }),
+    );
+    expect(r.plan).toMatchObject({ hasEnoughContext: true, steps: [] });
+    expect(await fallbackNotes(store, id)).toEqual([
+      expect.stringMatching(/background brief answers the question, so no research steps ran, and its 1 planned step/),
+    ]);
+  });
+
+  it('judge: no usable verdict → the step passes, with a note and its verdict event', async () => {
+    const id = newRun();
+    await store.saveDocument(id, { key: 'step/a/1', kind: 'step', content: 'Costs fell.', summary: '', sourceIds: [], meta: {} });
+    server.script([{ match: bySchema('JudgeVerdict'), reply: mumble }]);
+    const step: PlanStep = { id: 'a', title: 'A', description: 'Find A', type: 'research', needSearch: true, dependsOn: [] };
+    const judge = createJudgeActivities({ llm, store });
+    const r = await asActivity(id, () => judge.judgeStep({ researchId: id, key: 'step/a/1', step, question: QUESTION }));
+    expect(r.verdict).toEqual({ passed: true, feedback: '' });
+    expect(await fallbackNotes(store, id)).toEqual([
+      expect.stringMatching(/^Fallback \(judge\): step a \(attempt 1\) passed unchecked, because/),
+    ]);
+    const { rows } = await pool.query<{ data: { passed: boolean } }>(
+      `SELECT data FROM run_events WHERE research_id = $1 AND type = 'verdict'`,
+      [id],
+    );
+    expect(rows.map((row) => row.data.passed)).toEqual([true]);
+  });
+
+  it('gap reflection: no usable answer → no gaps, nothing added', async () => {
+    server.script([{ match: bySchema('GapReflection'), reply: mumble }]);
+    const id = newRun();
+    const r = await asActivity(id, () =>
+      planner().reflectOnGaps({ researchId: id, question: QUESTION, stepKeys: [], existingIds: ['a'], maxSteps: 2 }),
+    );
+    expect(r).toMatchObject({ answered: true, gaps: [], steps: [] });
+    expect(await fallbackNotes(store, id)).toEqual([
+      expect.stringMatching(/^Fallback \(gap-reflection\): no follow-up research was added/),
+    ]);
+  });
+
+  it('gap reflection: follow-up steps are repaired like a plan (taken ids renamed, unknown dependencies dropped)', async () => {
+    server.script([
+      {
+        match: bySchema('GapReflection'),
+        reply: {
+          json: {
+            answered: false,
+            gaps: ['No 2024 figure.'],
+            followUpSteps: [
+              {
+                id: 'a',
+                title: 'Prices 2024',
+                description: 'Find 2024 prices',
+                type: 'processing',
+                needSearch: false,
+                dependsOn: ['a', 'S00000001'],
+              },
+            ],
+          },
+        },
+      },
+    ]);
+    const id = newRun();
+    const r = await asActivity(id, () =>
+      planner(false).reflectOnGaps({ researchId: id, question: QUESTION, stepKeys: [], existingIds: ['a'], maxSteps: 2 }),
+    );
+    expect(r.answered).toBe(false);
+    expect(r.steps).toEqual([expect.objectContaining({ id: 'a-2', type: 'research', needSearch: true, dependsOn: ['a'] })]);
+  });
+
+  it('an outage is not a fallback: the activity fails and is retried', async () => {
+    server.script([{ match: bySchema('JudgeVerdict'), reply: { status: 401, error: { message: 'bad key' } } }]);
+    const id = newRun();
+    await store.saveDocument(id, { key: 'step/a/1', kind: 'step', content: 'Costs fell.', summary: '', sourceIds: [], meta: {} });
+    const step: PlanStep = { id: 'a', title: 'A', description: 'Find A', type: 'research', needSearch: true, dependsOn: [] };
+    await expect(
+      asActivity(id, () => createJudgeActivities({ llm, store }).judgeStep({ researchId: id, key: 'step/a/1', step, question: QUESTION })),
+    ).rejects.toMatchObject({ type: 'LlmAuth' });
+    expect(await fallbackNotes(store, id)).toEqual([]);
+  });
+});
