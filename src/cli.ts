@@ -15,6 +15,7 @@ import { redactUrl } from './infra/postgres';
 import { connectTemporal, installTemporalRuntime, openDatabase } from './infra/services';
 import { findTemporalCli, startTemporalDevServer, type DevServer } from './infra/temporal-cli';
 import { ConfigError, LLM_NOT_CONFIGURED_MESSAGE } from './shared/errors';
+import { describeEmbeddings, describeModels, probeLlmServer } from './activities/knowledge/probe';
 import { startApiServer } from './server';
 import { bundleWorkflows, createWorker } from './worker';
 import { cachedWorkflowBundle } from './infra/workflow-bundle';
@@ -97,6 +98,9 @@ async function runDev(config: Config, log: Logger): Promise<void> {
     // One dev per data directory; a Temporal server a killed dev left behind is stopped first.
     const lock = await acquireDevLock(resolveDataDir(config.dataDir), log);
     cleanups.push(async () => lock.release());
+    // What the LLM server really serves, for the banner: asked while the slow parts start (it
+    // takes at most PROBE_TIMEOUT_MS and never fails), so the start waits no longer for it.
+    const probing = probeLlmServer(config);
     // The three slow parts (Temporal server, PGlite's start, the workflow bundle) run side by side.
     const [temporalR, dbR, bundleR] = await Promise.allSettled([
       startTemporal(config, log).then((t) => {
@@ -137,6 +141,7 @@ async function runDev(config: Config, log: Logger): Promise<void> {
     });
     cleanups.push(() => api.close());
 
+    const probe = await probing;
     const lines = [
       '',
       'deep-research is running',
@@ -147,14 +152,13 @@ async function runDev(config: Config, log: Logger): Promise<void> {
       `  PostgreSQL   ${db.embedded ? `embedded PGlite at ${redactUrl(db.url)}` : redactUrl(db.url)}`,
       `  LLM          ${
         llmConfigured(config)
-          ? `${config.llm.baseUrl ?? 'https://api.openai.com/v1'} (model ${config.llm.models.planner})`
+          ? `${config.llm.baseUrl ?? 'https://api.openai.com/v1'} (model ${config.llm.models.planner})${describeModels(probe.models)}`
           : 'NOT CONFIGURED: research requests will be refused until it is'
       }`,
-      `  Knowledge    vectors: ${db.vectors === 'pgvector' ? 'pgvector (HNSW index)' : 'exact scan (pgvector is not installed in this PostgreSQL)'}; embeddings: ${
-        config.knowledge.embedding.enabled
-          ? `${config.knowledge.embedding.model} at ${config.knowledge.embedding.baseUrl ?? 'https://api.openai.com/v1'}`
-          : 'off (full-text retrieval only)'
-      }`,
+      `  Knowledge    vectors: ${db.vectors === 'pgvector' ? 'pgvector (HNSW index)' : 'exact scan (pgvector is not installed in this PostgreSQL)'}; embeddings: ${describeEmbeddings(
+        probe.embeddings,
+        config.knowledge.embedding,
+      )}`,
       'Press Ctrl-C to stop.',
       '',
     ];

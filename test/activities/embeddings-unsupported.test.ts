@@ -9,6 +9,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbedder, EmbeddingSupport } from '../../src/activities/knowledge/embed';
+import { describeEmbeddings, describeModels, probeLlmServer } from '../../src/activities/knowledge/probe';
 import { contentHash, createIngestActivities } from '../../src/activities/knowledge/ingest';
 import { createRetriever } from '../../src/activities/knowledge/retrieve';
 import { createKnowledgeSearchActivities } from '../../src/activities/knowledge/search';
@@ -18,6 +19,7 @@ import { createStore, type Store } from '../../src/activities/store';
 import { ErrorType } from '../../src/shared/errors';
 import { LLAMA_LOADING, LLAMA_NO_EMBEDDINGS, LlamaServerDouble, llamaError } from '../support/embeddings';
 import { testConfig } from '../support/harness';
+import { listen } from '../support/http';
 import { databaseUrl, missingReason } from '../support/services';
 
 const servers: LlamaServerDouble[] = [];
@@ -138,6 +140,60 @@ describe('an embeddings endpoint without embeddings', () => {
       '{"error":{"code":501,"message":"This server does not support embeddings. Start it with `--embeddings`","type":"not_supported_error"}}',
     );
     expect(LLAMA_NO_EMBEDDINGS.error.code).toBe(501);
+  });
+});
+
+describe("the dev banner's probe of the LLM server", () => {
+  it('says embeddings are not available at a llama-server without --embeddings, and the worker beside it remembers', async () => {
+    const llama = await llamaServer();
+    const config = testConfig(llama.url);
+    const support = new EmbeddingSupport();
+    const probe = await probeLlmServer(config, { support });
+    expect(probe.models).toEqual({ state: 'ok', ids: [llama.modelAlias] });
+    expect(probe.embeddings).toMatchObject({ state: 'unsupported', status: 501 });
+    expect(describeModels(probe.models)).toBe(`, serves ${llama.modelAlias}`);
+    expect(describeEmbeddings(probe.embeddings, config.knowledge.embedding)).toBe(
+      `not available at ${llama.url} (501: start llama-server with --embeddings; or set EMBEDDING_BASE_URL and EMBEDDING_MODEL) — knowledge search uses full-text only`,
+    );
+    expect(llama.embeddingRequests()).toBe(1);
+    const embedder = createEmbedder(config.knowledge.embedding, { support });
+    expect(((await failureOf(embedder.embed(['x']))) as ApplicationFailure).type).toBe(ErrorType.LlmUnsupported);
+    expect(llama.embeddingRequests()).toBe(1);
+  });
+
+  it('says what answered when embeddings are there', async () => {
+    const llama = await llamaServer();
+    llama.embeddings = true;
+    const config = testConfig(llama.url);
+    const probe = await probeLlmServer(config, { support: new EmbeddingSupport() });
+    expect(probe.embeddings).toEqual({ state: 'ok', dims: 256 });
+    expect(describeEmbeddings(probe.embeddings, config.knowledge.embedding)).toBe(
+      `text-embedding-3-small at ${llama.url} (answered, 256 dimensions)`,
+    );
+  });
+
+  it('says "not reachable" for a server that is down or silent, within its timeout, and remembers nothing', async () => {
+    const llama = await llamaServer();
+    const downUrl = llama.url;
+    await llama.close();
+    const support = new EmbeddingSupport();
+    const down = await probeLlmServer(testConfig(downUrl), { support, timeoutMs: 1_000 });
+    expect(down.models).toEqual({ state: 'unreachable', reason: 'ECONNREFUSED' });
+    expect(down.embeddings).toEqual({ state: 'unreachable', reason: 'ECONNREFUSED' });
+    expect(describeModels(down.models)).toBe(': not reachable (ECONNREFUSED); runs wait for it');
+
+    const silent = await listen(() => undefined);
+    try {
+      const started = Date.now();
+      const hung = await probeLlmServer(testConfig(`${silent.url}/v1`), { support, timeoutMs: 300 });
+      expect(Date.now() - started).toBeLessThan(1_500);
+      expect(hung.models).toEqual({ state: 'unreachable', reason: 'no answer within 0.3 s' });
+      expect(hung.embeddings).toEqual({ state: 'unreachable', reason: 'no answer within 0.3 s' });
+    } finally {
+      await silent.close();
+    }
+    const key = `${downUrl} text-embedding-3-small`;
+    expect(support.unsupported(key)).toBeUndefined();
   });
 });
 

@@ -70,7 +70,9 @@ export function missingEmbeddings(err: unknown): { status: number; detail: strin
   if (status === 401 || status === 403 || status === 408 || status === 429) return undefined;
   const type = (err as { type?: unknown }).type;
   const named = MISSING_FEATURE.test(err.message) || (typeof type === 'string' && MISSING_FEATURE.test(type));
-  return status === 501 || status === 404 || (status >= 400 && named) ? { status, detail: err.message } : undefined;
+  if (status === 501 || status === 404 || (status >= 400 && named)) return { status, detail: err.message };
+  // The chat client's reading of "a feature the server lacks" counts too: one rule for both.
+  return isEmbeddingsUnsupported(mapLlmError(err, 'embeddings')) ? { status, detail: err.message } : undefined;
 }
 
 /** What an operator reads: what the endpoint said, and the two ways to get embeddings. */
@@ -135,17 +137,13 @@ export function createEmbedder(
             ErrorType.LlmAuth,
           );
         }
-        const mapped = mapLlmError(err, `${config.model} (embeddings)`);
-        // The chat client's own reading of "missing feature" counts too: either way it is remembered.
-        const missing =
-          missingEmbeddings(err) ??
-          (isEmbeddingsUnsupported(mapped) && err instanceof APIError ? { status: err.status ?? 0, detail: err.message } : undefined);
+        const missing = missingEmbeddings(err);
         if (missing) {
           const message = unsupportedMessage(endpoint, config.model, missing.status, missing.detail);
           support.markUnsupported(key, message);
           throw ApplicationFailure.nonRetryable(message, ErrorType.LlmUnsupported);
         }
-        throw mapped;
+        throw mapLlmError(err, `${config.model} (embeddings)`);
       }
       support.markSupported(key);
       const data = [...(res.data ?? [])].sort((a, b) => a.index - b.index);
