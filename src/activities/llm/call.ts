@@ -254,7 +254,7 @@ export function createLlm(deps: LlmDeps) {
       const schemas = JSON.stringify(tools ?? base.tools ?? '') + JSON.stringify(base.response_format ?? '');
       const fitted = fitRequest({ messages: sent, extra: schemas, maxTokens, window: await windowOf(modeKey, model), shrink });
       const limitKey = completionTokenModels.has(modeKey) || !deps.config.llm.baseUrl ? 'max_completion_tokens' : 'max_tokens';
-      const timeoutMs = Math.max(5_000, Math.min(deps.config.llm.timeouts[role], attemptTimeLeft()));
+      const timeoutMs = Math.min(deps.config.llm.timeouts[role], Math.max(5_000, attemptTimeLeft()));
       try {
         const completion = await chatCompletion(
           client,
