@@ -5,6 +5,7 @@
 // and says so. Outages (503 while the model loads, 429, a refused connection) stay retryable.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import request from 'supertest';
 import { ApplicationFailure } from '@temporalio/activity';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -18,9 +19,9 @@ import type { SafeFetcher } from '../../src/activities/crawl/safe-fetch';
 import { createStore, type Store } from '../../src/activities/store';
 import { ErrorType } from '../../src/shared/errors';
 import { LLAMA_LOADING, LLAMA_NO_EMBEDDINGS, LlamaServerDouble, llamaError } from '../support/embeddings';
-import { testConfig } from '../support/harness';
+import { startHarness, testConfig } from '../support/harness';
 import { listen } from '../support/http';
-import { databaseUrl, missingReason } from '../support/services';
+import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
 const servers: LlamaServerDouble[] = [];
 async function llamaServer(): Promise<LlamaServerDouble> {
@@ -312,5 +313,39 @@ describe.skipIf(!ready)(`ingestion and knowledge search without embeddings (${re
     expect((await store.knowledge.getDocument(documentId))!.error).toBeNull();
     // Temporal's next attempt: the model has loaded.
     expect(await env().run(ingest.embedChunks, { documentId, fromSeq: 0, toSeq: chunks })).toMatchObject({ embedded: chunks });
+  });
+});
+
+const live = Boolean(temporalAddress() && databaseUrl());
+
+describe.skipIf(!live)(`the ingestion workflow without embeddings (${live ? 'live' : missingReason()})`, () => {
+  it('an upload ends ready, its passages without vectors and a note, after one embeddings request', async () => {
+    const llama = await llamaServer();
+    const h = await startHarness({ env: { EMBEDDING_BASE_URL: llama.url } });
+    try {
+      const tenant = `kb-noemb-wf-${randomBytes(4).toString('hex')}`;
+      const send = (r: request.Test) => r.set('x-tenant-id', tenant);
+      const collection = (await send(request(h.app).post('/v1/collections')).send({ name: 'Veyra' }).expect(201)).body.id as string;
+      const text = '# Lake Veyra\n\nThe Lake Veyra pumped hydro plant has a capacity of 412 MW.\n';
+      const id = (
+        await send(request(h.app).post(`/v1/collections/${collection}/documents`))
+          .attach('file', Buffer.from(text), { filename: 'veyra.md', contentType: 'text/markdown' })
+          .expect(202)
+      ).body.id as string;
+      let doc: { status: string; chunks: number; embedded: number; error?: string };
+      for (let i = 0; ; i++) {
+        doc = (await send(request(h.app).get(`/v1/collections/${collection}/documents/${id}`)).expect(200)).body;
+        if (doc.status === 'ready' || doc.status === 'failed') break;
+        if (i > 150) throw new Error(`document still ${doc.status} (an embeddings failure retried?)`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(doc.status).toBe('ready');
+      expect(doc.chunks).toBeGreaterThan(0);
+      expect(doc.embedded).toBe(0);
+      expect(doc.error).toMatch(/^Stored without vectors/);
+      expect(llama.embeddingRequests()).toBe(1);
+    } finally {
+      await h.close();
+    }
   });
 });
