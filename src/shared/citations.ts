@@ -31,49 +31,236 @@ export function sourceIdsToNumbers(text: string, numberOf: Map<string, number>):
   });
 }
 
-export interface CitationCheck {
+/** A link, image or bare URL taken out of model text because it points nowhere the run went. */
+export interface RemovedLink {
+  url: string;
+  reason: string;
+}
+
+/** A source a citation can resolve to: its number in the list the model was shown, its id, its URL. */
+export interface CitableSource {
+  n: number;
+  sourceId: string;
+  url: string;
+}
+
+export interface GroundedCitations {
+  /** The text with every resolvable citation written [n] (numbers of the list given), the rest gone. */
   markdown: string;
-  /** Citation numbers that resolved to no reference and were removed. */
-  removed: number[];
-  /** How many times such numbers were cited (each occurrence). */
-  removedMarks: number;
-  /** Reference numbers cited at least once. */
-  used: number[];
+  /** Citation marks found, resolvable or not, each occurrence counted. */
+  marks: number;
+  /** Marks that named no known source (an unknown number, id or footnote): removed. */
+  unresolved: number;
+  removedNumbers: number[];
+  removedIds: string[];
+  removedLinks: RemovedLink[];
+}
+
+// Private-use characters stand in for resolved citations and removals while the text is scanned,
+// so that a later pattern never reads a citation an earlier one wrote.
+const CITE = '\uE001';
+const GONE = '\uE002';
+const HELD = '\uE003';
+const CODE = /(```[\s\S]*?```|~~~[\s\S]*?~~~|`[^`\n]*`)/g;
+const ID = 'S[0-9a-fA-F]{8}';
+const ITEM = `(?:${ID}|\\d+(?:\\s*[-–]\\s*\\d+)?)`;
+const PREFIX = '(?:(?:sources?|refs?|references?)\\s*:?\\s*)?';
+/** [1], [1, 2], [1-3], [S…], [S…; S…], [Source: S…]; not a link's text. */
+const BRACKETS = new RegExp(`\\[\\s*${PREFIX}(${ITEM}(?:\\s*[,;]\\s*${ITEM})*)\\s*\\](?!\\()`, 'gi');
+/** (S…), (S…, S…): ids only, as a year in parentheses is no citation. */
+const PARENS = new RegExp(`\\(\\s*${PREFIX}(${ID}(?:\\s*[,;]\\s*${ID})*)\\s*\\)`, 'gi');
+const BARE_ID = new RegExp(`(?<![\\w/])${ID}(?![\\w/])`, 'g');
+const FOOTNOTE_DEF = /^[ \t]*\[\^([^\]\s]+)\]:[ \t]*(.*)$/gm;
+const FOOTNOTE_REF = /\[\^([^\]\s]+)\]/g;
+const LINK = /(!?)\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g;
+const BARE_URL = /<(https?:\/\/[^>\s]+)>|\bhttps?:\/\/[^\s<>()[\]"'`]*[^\s<>()[\]"'`.,;:!?]/g;
+
+/** A URL as compared with a source's: no fragment, no trailing slash, the scheme and host in lower case. */
+export function normalizeUrl(url: string): string {
+  return url
+    .trim()
+    .replace(/#.*$/, '')
+    .replace(/\/+$/, '')
+    .replace(/^[a-z]+:\/\/[^/?]+/i, (m) => m.toLowerCase());
+}
+
+const idOf = (raw: string) => `S${raw.slice(1).toLowerCase()}`;
+
+/**
+ * Turns the citations a model writes, in whatever form, into [n] of `sources`' numbers: [n] and
+ * [n, m] and [n-m], [S…] and (S…) and a bare S…, footnotes ([^1] with its `[^1]: …` definition, or
+ * [^S…]), and links and bare URLs to a source's address (a link keeps its text). Citations of
+ * nothing known are removed and counted; links and images to addresses `allowLink` refuses are
+ * unlinked (a link keeps its text) and recorded. Code spans and fences are left alone.
+ */
+export function groundCitations(
+  markdown: string,
+  sources: CitableSource[],
+  allowLink: (url: string) => boolean = () => false,
+): GroundedCitations {
+  const byNumber = new Map(sources.map((s) => [s.n, s]));
+  const byId = new Map(sources.map((s) => [s.sourceId, s]));
+  const byUrl = new Map(sources.map((s) => [normalizeUrl(s.url), s]));
+  const removedNumbers = new Set<number>();
+  const removedIds = new Set<string>();
+  const removedLinks: RemovedLink[] = [];
+  let marks = 0;
+  let unresolved = 0;
+  const cite = (s: CitableSource) => (marks++, `${CITE}${s.n}${CITE}`);
+  /** A citation of nothing known: a number, an id, or (null) a footnote that names no source. */
+  const unknown = (what: number | string | null) => {
+    marks++;
+    unresolved++;
+    if (typeof what === 'number') removedNumbers.add(what);
+    else if (what !== null) removedIds.add(what);
+    return GONE;
+  };
+  const sourceAt = (url: string) => byUrl.get(normalizeUrl(url));
+
+  const parts = markdown.split(CODE);
+  const prose = (f: (text: string) => string) => {
+    for (let i = 0; i < parts.length; i += 2) parts[i] = f(parts[i]!);
+  };
+
+  // Footnote definitions first: what a footnote cites is whatever known source its definition names.
+  const footnotes = new Map<string, CitableSource[]>();
+  prose((text) =>
+    text.replace(FOOTNOTE_DEF, (_m, label: string, def: string) => {
+      const found = new Set<CitableSource>();
+      for (const m of def.matchAll(new RegExp(ID, 'g'))) {
+        const s = byId.get(idOf(m[0]));
+        if (s) found.add(s);
+      }
+      for (const m of def.matchAll(/https?:\/\/[^\s<>()[\]"'`]*[^\s<>()[\]"'`.,;:!?]/g)) {
+        const s = sourceAt(m[0]);
+        if (s) found.add(s);
+        else if (!allowLink(m[0])) removedLinks.push({ url: m[0], reason: 'footnote to an address the run did not retrieve' });
+      }
+      for (const m of def.matchAll(/^\s*\[?(\d+)\]?[\s.:]/g)) {
+        const s = byNumber.get(Number(m[1]));
+        if (s) found.add(s);
+      }
+      footnotes.set(label, [...found]);
+      return GONE;
+    }),
+  );
+
+  const held: string[] = [];
+  const hold = (text: string) => `${HELD}${held.push(text) - 1}${HELD}`;
+  prose((text) =>
+    text
+      .replace(LINK, (m, bang: string, label: string, url: string) => {
+        const s = bang ? undefined : sourceAt(url);
+        if (s) {
+          const words = label.trim();
+          const isCitation = !words || /^\[?\s*(?:\d+|S[0-9a-f]{8}|https?:\/\/\S+)\s*\]?$/i.test(words);
+          return isCitation ? cite(s) : `${words} ${cite(s)}`;
+        }
+        if (allowLink(url)) return hold(m);
+        removedLinks.push({ url, reason: bang ? 'image not made by this run' : 'link to an address the run did not retrieve' });
+        return bang || /^https?:\/\//.test(label.trim()) ? GONE : label;
+      })
+      .replace(BARE_URL, (m, inAngle: string | undefined) => {
+        const url = inAngle ?? m;
+        const s = sourceAt(url);
+        if (s) return cite(s);
+        if (allowLink(url)) return hold(m);
+        removedLinks.push({ url, reason: 'bare URL the run did not retrieve' });
+        return GONE;
+      })
+      .replace(FOOTNOTE_REF, (_m, label: string) => {
+        const defined = footnotes.get(label);
+        if (defined) return defined.length ? defined.map(cite).join('') : unknown(null);
+        if (new RegExp(`^${ID}$`).test(label)) {
+          const s = byId.get(idOf(label));
+          return s ? cite(s) : unknown(idOf(label));
+        }
+        if (/^\d+$/.test(label)) {
+          const s = byNumber.get(Number(label));
+          return s ? cite(s) : unknown(Number(label));
+        }
+        return unknown(null);
+      })
+      .replace(BRACKETS, (_m, inner: string) => items(inner))
+      .replace(PARENS, (_m, inner: string) => items(inner))
+      .replace(BARE_ID, (raw) => {
+        const s = byId.get(idOf(raw));
+        return s ? cite(s) : unknown(idOf(raw));
+      }),
+  );
+
+  function items(inner: string): string {
+    let out = '';
+    for (const piece of inner.split(/[,;]/)) {
+      const item = piece.trim();
+      if (new RegExp(`^${ID}$`).test(item)) {
+        const s = byId.get(idOf(item));
+        out += s ? cite(s) : unknown(idOf(item));
+        continue;
+      }
+      const range = item.split(/[-–]/).map((x) => Number(x.trim()));
+      const [from, to] = [range[0]!, range[1] ?? range[0]!];
+      const numbers = from <= to && to - from < 50 ? Array.from({ length: to - from + 1 }, (_, k) => from + k) : [from, to];
+      for (const n of numbers) {
+        const s = byNumber.get(n);
+        out += s ? cite(s) : unknown(n);
+      }
+    }
+    return out;
+  }
+
+  const text = parts
+    .map((part, i) => (i % 2 === 1 ? part : tidy(part)))
+    .join('')
+    .replace(new RegExp(`${HELD}(\\d+)${HELD}`, 'g'), (_m, k: string) => held[Number(k)]!);
+  return {
+    markdown: text,
+    marks,
+    unresolved,
+    removedNumbers: [...removedNumbers].sort((a, b) => a - b),
+    removedIds: [...removedIds],
+    removedLinks,
+  };
+}
+
+/** Writes the resolved citations as [n] (one citation of a source twice in a row once), and closes
+ *  the gaps removals left: no space before punctuation, no empty parentheses, no line of a footnote
+ *  definition. */
+function tidy(text: string): string {
+  return text
+    .replace(new RegExp(`(${CITE}\\d+${CITE})(?:\\s*\\1)+`, 'g'), '$1')
+    .replace(new RegExp(`${CITE}(\\d+)${CITE}`, 'g'), '[$1]')
+    .replace(new RegExp(`^[ \\t]*${GONE}[ \\t]*(?:\\n|$)`, 'gm'), '')
+    .replace(new RegExp(`\\([ \\t]*(?:${GONE}[ \\t]*)+\\)`, 'g'), GONE)
+    .replace(new RegExp(`([ \\t]*)(?:${GONE})+([ \\t]*)`, 'g'), (m: string, before: string, after: string, at: number, all: string) => {
+      const next = all[at + m.length];
+      if (next === undefined || /[\n.,;:!?)\]]/.test(next)) return '';
+      return before || after ? ' ' : '';
+    });
 }
 
 /**
- * Checks every [n] (also [n, m] and [n-m]) against 1..referenceCount: resolvable ones are kept as
- * [n], the rest removed. Code spans and fenced code are left alone.
+ * Renumbers a text's [n] citations (n from `sources`) 1..k in order of first citation, outside
+ * code. Returns the text and, for every source, its new number: the cited ones first, in that
+ * order, then the others in their old order.
  */
-export function checkCitations(markdown: string, referenceCount: number): CitationCheck {
-  const removed = new Set<number>();
-  const used = new Set<number>();
-  let removedMarks = 0;
-  const parts = markdown.split(/(```[\s\S]*?```|`[^`\n]*`)/g);
-  const out = parts.map((part, i) => {
-    if (i % 2 === 1) return part; // code
-    return part.replace(/\[(\d+(?:\s*[-–,]\s*\d+)*)\](?!\()/g, (_m, inner: string) => {
-      const nums: number[] = [];
-      for (const piece of inner.split(',')) {
-        const range = piece.split(/[-–]/).map((x) => Number(x.trim()));
-        if (range.length === 2 && range[0]! <= range[1]! && range[1]! - range[0]! < 50) {
-          for (let n = range[0]!; n <= range[1]!; n++) nums.push(n);
-        } else nums.push(range[0]!);
-      }
-      const ok = nums.filter((n) => Number.isInteger(n) && n >= 1 && n <= referenceCount);
-      for (const n of nums) {
-        if (ok.includes(n)) continue;
-        removed.add(n);
-        removedMarks++;
-      }
-      for (const n of ok) used.add(n);
-      return ok.map((n) => `[${n}]`).join('');
+export function renumberCitations<S extends CitableSource>(
+  markdown: string,
+  sources: S[],
+): { markdown: string; sources: (S & { cited: boolean })[]; numberOf: Map<number, number> } {
+  const known = new Set(sources.map((s) => s.n));
+  const numberOf = new Map<number, number>();
+  const parts = markdown.split(CODE);
+  for (let i = 0; i < parts.length; i += 2) {
+    parts[i] = parts[i]!.replace(/\[(\d+)\](?!\()/g, (m, raw: string) => {
+      const n = Number(raw);
+      if (!known.has(n)) return m;
+      if (!numberOf.has(n)) numberOf.set(n, numberOf.size + 1);
+      return `[${numberOf.get(n)}]`;
     });
-  });
-  return {
-    markdown: out.join(''),
-    removed: [...removed].sort((a, b) => a - b),
-    removedMarks,
-    used: [...used].sort((a, b) => a - b),
-  };
+  }
+  const cited = numberOf.size;
+  for (const s of sources) if (!numberOf.has(s.n)) numberOf.set(s.n, numberOf.size + 1);
+  const renumbered = sources.map((s) => ({ ...s, n: numberOf.get(s.n)!, cited: numberOf.get(s.n)! <= cited })).sort((a, b) => a.n - b.n);
+  return { markdown: parts.join(''), sources: renumbered, numberOf };
 }

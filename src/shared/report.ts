@@ -1,7 +1,10 @@
-// Report assembly, done by code and not by the prompt: reference numbers in first-citation order,
-// the findings the reporter reads (with [S…] ids turned into [n]), and the final Markdown with
-// checked citations, linked charts, the run's notes and the numbered reference list.
-import { checkCitations, sourceIdsToNumbers } from './citations';
+// Report assembly, done by code and not by the prompt: the numbers the reporter is shown, the
+// findings it reads (with [S…] ids turned into [n]), and the final Markdown: every citation the
+// model wrote, in whatever form, grounded and renumbered 1..k in order of first citation, linked
+// charts, the run's notes (grounded the same way) and the reference list.
+import { groundCitations, renumberCitations, sourceIdsToNumbers, type GroundedCitations, type RemovedLink } from './citations';
+
+export type { RemovedLink } from './citations';
 
 /** Characters of one finding the reporter is shown. */
 export const FINDING_CHARS = 12_000;
@@ -10,6 +13,9 @@ export interface Finding {
   key: string;
   content: string;
   sourceIds: string[];
+  /** The writer's one-line summary (stored findings have one). */
+  summary?: string;
+  meta?: Record<string, unknown>;
 }
 
 export interface Reference {
@@ -17,6 +23,9 @@ export interface Reference {
   sourceId: string;
   url: string;
   title: string;
+  /** In a stored report: true for the sources the text cites (numbered 1..k under References),
+   *  false for those listed under "Also consulted" (numbered after them). */
+  cited?: boolean;
 }
 
 /** The API path of an artifact a coder step wrote; the report links charts with it. */
@@ -53,20 +62,6 @@ export function reporterInputs(findings: Finding[], refs: Reference[]): { findin
 
 const ARTIFACT_LINK = /\(artifact:([A-Za-z0-9._-]+)\)/g;
 
-export interface AssembledReport {
-  markdown: string;
-  /** The draft's body after the citation check, without title, notes, charts or references. */
-  body: string;
-  removedCitations: number[];
-  /** Links and bare URLs the draft made up (not a retrieved source, not an artifact of the run). */
-  removedLinks: RemovedLink[];
-}
-
-export interface RemovedLink {
-  url: string;
-  reason: string;
-}
-
 /** A citation the claim check flagged (partly supported) or removed (not supported). */
 export interface CitationCheckRecord {
   n: number;
@@ -77,41 +72,50 @@ export interface CitationCheckRecord {
   action: 'flagged' | 'removed';
 }
 
-const normalizeLink = (url: string) => url.replace(/#.*$/, '').replace(/\/+$/, '');
-
-/**
- * Every link, image and bare URL in the body must point at a source the run retrieved or at one
- * of its own artifacts: anything else is unlinked (a link keeps its text, an image and a bare URL
- * go) and recorded with the reason. Code is left alone.
- */
-export function groundLinks(markdown: string, allowed: (url: string) => boolean): { markdown: string; removed: RemovedLink[] } {
-  const removed: RemovedLink[] = [];
-  const parts = markdown.split(/(```[\s\S]*?```|`[^`\n]*`)/g);
-  const out = parts.map((part, i) => {
-    if (i % 2 === 1) return part;
-    const kept: string[] = [];
-    // Kept links wait behind private-use markers while bare URLs are looked for.
-    const hold = (text: string) => `\uE000${kept.push(text) - 1}\uE000`;
-    let text = part.replace(/(!?)\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g, (m, bang: string, label: string, url: string) => {
-      if (allowed(url)) return hold(m);
-      removed.push({ url, reason: bang ? 'image not made by this run' : 'link to an address the run did not retrieve' });
-      return bang ? '' : label;
-    });
-    text = text.replace(/<(https?:\/\/[^>\s]+)>|\bhttps?:\/\/[^\s<>()[\]"'`]*[^\s<>()[\]"'`.,;:!?]/g, (m, inAngle: string | undefined) => {
-      const url = inAngle ?? m;
-      if (allowed(url)) return hold(m);
-      removed.push({ url, reason: 'bare URL the run did not retrieve' });
-      return '';
-    });
-    return text.replace(/\uE000(\d+)\uE000/g, (_m, n: string) => kept[Number(n)]!);
-  });
-  return { markdown: out.join(''), removed };
+/** The artifacts the findings really made, by id. */
+function artifactIdsOf(findings: Finding[]): Set<string> {
+  return new Set(findings.flatMap((f) => [...f.content.matchAll(ARTIFACT_LINK)].map((m) => m[1]!)));
 }
 
 /**
- * Builds the stored report from the reporter's draft: every [n] checked against the references,
- * `(artifact:id)` links the findings really made turned into API paths (others into `#`), every PNG
- * chart a step produced linked once, the run's notes quoted under the title, and the references.
+ * A draft as code publishes it: `(artifact:id)` links the findings really made turned into API
+ * paths (others into `#`), then every citation grounded against the references the reporter was
+ * shown ([n] of those numbers, unknown ones removed) and every other link checked.
+ */
+export function groundDraft(args: { researchId: string; draft: string; findings: Finding[]; refs: Reference[] }): GroundedCitations {
+  const artifactIds = artifactIdsOf(args.findings);
+  const path = (id: string) => artifactPath(args.researchId, id);
+  const linked = args.draft.replace(ARTIFACT_LINK, (_m, id: string) => (artifactIds.has(id) ? `(${path(id)})` : '(#)'));
+  const artifacts = new Set([...artifactIds].map(path));
+  return groundCitations(linked, args.refs, (url) => url === '#' || artifacts.has(url));
+}
+
+export interface AssembledReport {
+  /** The title as published: model text, so without citations or links. */
+  title: string;
+  markdown: string;
+  /** The body as published (renumbered), without title, notes, charts or references. */
+  body: string;
+  /** Every source of the run with its published number: the cited ones first. */
+  references: Reference[];
+  /** Citation numbers of the draft that named no reference. */
+  removedCitations: number[];
+  /** Source ids the model cited that name no source of the run. */
+  removedIds: string[];
+  /** Links and bare URLs the model made up (not a retrieved source, not an artifact of the run). */
+  removedLinks: RemovedLink[];
+  /** Citation marks in the draft, the notes and the title, resolvable or not. */
+  marks: number;
+  /** Of those, the ones that named nothing known: removed. */
+  unresolved: number;
+}
+
+/**
+ * Builds the stored report from a draft: citations grounded (see groundDraft) and renumbered in
+ * order of first citation, every PNG chart a step produced linked once, the run's notes quoted
+ * under the title (model text: grounded the same way; a citation of a source the body does not
+ * cite is dropped), and the references. `earlier` carries what a first grounding of the same
+ * draft removed (the claim check grounds before it cuts citations out).
  */
 export function assembleReport(args: {
   researchId: string;
@@ -120,32 +124,167 @@ export function assembleReport(args: {
   findings: Finding[];
   refs: Reference[];
   notes: string[];
+  earlier?: GroundedCitations;
 }): AssembledReport {
-  const checked = checkCitations(args.draft, args.refs.length);
-  const artifactIds = new Set(args.findings.flatMap((f) => [...f.content.matchAll(ARTIFACT_LINK)].map((m) => m[1]!)));
-  const link = (id: string) => artifactPath(args.researchId, id);
-  const linked = checked.markdown.replace(ARTIFACT_LINK, (_m, id: string) => (artifactIds.has(id) ? `(${link(id)})` : '(#)'));
-  const sourceUrls = new Set(args.refs.map((r) => normalizeLink(r.url)));
-  const artifacts = new Set([...artifactIds].map(link));
-  const grounded = groundLinks(linked, (url) => url === '#' || artifacts.has(url) || sourceUrls.has(normalizeLink(url)));
-  const body = grounded.markdown;
-  const charts = [...artifactIds].filter((id) => id.toLowerCase().endsWith('.png') && !body.includes(link(id)));
-  const chartMd = charts.length ? `\n\n## Charts\n\n${charts.map((id) => `![${id}](${link(id)})`).join('\n\n')}` : '';
-  const notes = grounded.removed.length
-    ? [...args.notes, `Removed ${grounded.removed.length} link(s) to addresses this run never retrieved.`]
-    : args.notes;
-  const noteBlock = notes.length ? `\n\n> ${notes.join('\n> ')}\n` : '';
+  const now = groundDraft(args);
+  const g = merge(args.earlier, now);
+  const numbered = renumberCitations(now.markdown, args.refs);
+  const body = numbered.markdown.trim();
+  const references = numbered.sources;
+  const cited = references.filter((r) => r.cited);
+
+  const path = (id: string) => artifactPath(args.researchId, id);
+  const charts = [...artifactIdsOf(args.findings)].filter((id) => id.toLowerCase().endsWith('.png') && !body.includes(path(id)));
+  const chartMd = charts.length ? `\n\n## Charts\n\n${charts.map((id) => `![${id}](${path(id)})`).join('\n\n')}` : '';
+
+  // Notes and the title are model text too: their citations become the body's numbers, or go.
+  const extra = { marks: 0, unresolved: 0, links: [] as RemovedLink[], ids: [] as string[] };
+  const plain = (text: string, keepCitations: boolean) => {
+    const n = groundCitations(text, args.refs);
+    extra.marks += n.marks;
+    extra.unresolved += n.unresolved;
+    extra.links.push(...n.removedLinks);
+    extra.ids.push(...n.removedIds);
+    return n.markdown
+      .replace(/\[(\d+)\]/g, (_m, raw: string) => {
+        const to = numbered.numberOf.get(Number(raw));
+        return keepCitations && to !== undefined && to <= cited.length ? `[${to}]` : '';
+      })
+      .replace(/[ \t]+([.,;:!?])/g, '$1')
+      .replace(/\s+/g, ' ')
+      .trim();
+  };
+  const title = plain(args.title, false) || args.title.replace(/\s+/g, ' ').trim();
+  const notes = args.notes.map((n) => plain(n, true)).filter(Boolean);
+  const links = [...g.removedLinks, ...extra.links];
+  const ids = [...new Set([...g.removedIds, ...extra.ids])];
+  if (links.length) notes.push(`Removed ${links.length} link(s) to addresses this run never retrieved.`);
+  // The made-up ids themselves are not repeated: they would be made-up text in the report.
+  if (ids.length) notes.push(`Removed citation(s) of ${ids.length} source id(s) that name no source of this run.`);
+  if (references.length && !cited.length) {
+    notes.push(
+      `The report cites none of the ${references.length} source(s) the research retrieved; they are listed under "Also consulted".`,
+    );
+  }
+  const noteBlock = notes.length ? `\n\n${notes.map((n) => `> ${n}`).join('\n>\n')}\n` : '';
+
   // The reference list holds what the text cites; the other sources follow as "Also consulted".
-  const entry = (x: Reference) => `[${x.title.replace(/[[\]]/g, '')}](${x.url})`;
-  const cited = args.refs.filter((r) => checked.used.includes(r.n));
-  const consulted = args.refs.filter((r) => !checked.used.includes(r.n));
+  const entry = (x: Reference) => `[${x.title.replace(/[[\]]/g, '') || x.url}](${x.url})`;
+  const consulted = references.filter((r) => !r.cited);
   const refMd =
     (cited.length ? `\n\n## References\n\n${cited.map((x) => `${x.n}. ${entry(x)}`).join('\n')}\n` : '') +
     (consulted.length ? `\n${cited.length ? '' : '\n'}## Also consulted\n\n${consulted.map((x) => `- ${entry(x)}`).join('\n')}\n` : '');
   return {
-    markdown: `# ${args.title}${noteBlock}\n\n${body.trim()}${chartMd}${refMd}`,
-    body: checked.markdown,
-    removedCitations: checked.removed,
-    removedLinks: grounded.removed,
+    title,
+    markdown: `# ${title}${noteBlock}\n\n${body}${chartMd}${refMd}`,
+    body,
+    references,
+    removedCitations: g.removedNumbers,
+    removedIds: ids,
+    removedLinks: links,
+    marks: g.marks + extra.marks,
+    unresolved: g.unresolved + extra.unresolved,
   };
+}
+
+/** What two groundings of one draft removed together; marks are the first one's (it saw them all). */
+function merge(first: GroundedCitations | undefined, second: GroundedCitations): GroundedCitations {
+  if (!first) return second;
+  return {
+    markdown: second.markdown,
+    marks: first.marks + second.unresolved,
+    unresolved: first.unresolved + second.unresolved,
+    removedNumbers: [...new Set([...first.removedNumbers, ...second.removedNumbers])].sort((a, b) => a - b),
+    removedIds: [...new Set([...first.removedIds, ...second.removedIds])],
+    removedLinks: [...first.removedLinks, ...second.removedLinks],
+  };
+}
+
+/** Characters of prose in a Markdown body: no markup, no citations, no link targets. */
+export function proseChars(markdown: string): number {
+  return markdown
+    .replace(/```[\s\S]*?```/g, ' ')
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/\[\d+\]/g, '')
+    .replace(/^\s*(?:#+|[-*+]|\d+[.)]|>|\|?[-:| ]+\|?$)/gm, '')
+    .replace(/[*_`|]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim().length;
+}
+
+/** Headings of a body, bold lines standing alone ("**Key points**") included. */
+const HEADING_LINE = /^(?:#{1,4}\s+\S|\*\*[^*\n]+\*\*:?\s*$)/gm;
+
+/**
+ * Why a grounded draft is not a report worth the name, or undefined: too short for the findings
+ * it was written from, uncited although the findings cite sources, or (standard length, findings
+ * long enough to have parts) without sections.
+ */
+export function reportProblem(args: {
+  draft: GroundedCitations;
+  findingsChars: number;
+  references: number;
+  length: 'brief' | 'standard' | 'section';
+}): string | undefined {
+  const chars = proseChars(args.draft.markdown);
+  const share = args.length === 'brief' ? 0.08 : 0.15;
+  const cap = args.length === 'standard' ? 1_500 : 600;
+  const least = Math.min(cap, Math.round(args.findingsChars * share));
+  if (chars < least) {
+    return `it has ${chars} characters of text, too short for findings of ${args.findingsChars} characters (at least ${least} expected)`;
+  }
+  if (args.references > 0 && args.draft.marks - args.draft.unresolved === 0) {
+    return `it cites none of the ${args.references} numbered references, although the findings cite them`;
+  }
+  const headings = args.draft.markdown.match(HEADING_LINE)?.length ?? 0;
+  if (args.length === 'standard' && args.findingsChars >= 2_500 && headings < 2) {
+    return `it has ${headings === 0 ? 'no' : 'only one'} section heading: a report of this length needs sections (## headings)`;
+  }
+  return undefined;
+}
+
+/** Characters of the findings a report is written from (earlier reports of the session not counted). */
+export function findingsChars(findings: Finding[]): number {
+  return findings.filter((f) => f.key !== 'memory').reduce((sum, f) => sum + Math.min(f.content.length, FINDING_CHARS), 0);
+}
+
+/** A heading for a finding: the background, or the step's summary (its first sentence). */
+export function findingHeading(f: Finding): string {
+  if (f.key === 'background') return 'Background';
+  if (f.key === 'memory') return 'Earlier in this conversation';
+  const stepId = typeof f.meta?.stepId === 'string' ? f.meta.stepId : (/^step\/([^/]+)/.exec(f.key)?.[1] ?? f.key);
+  const first = (f.summary ?? '')
+    .split(/(?<=[.!?])\s/)[0]!
+    .replace(/\s+/g, ' ')
+    .trim();
+  return first && first.length <= 120 ? first.replace(/[.:]$/, '') : `Research step ${stepId}`;
+}
+
+/** A finding's text as part of a report: its headings below the section's, cut at FINDING_CHARS. */
+export function findingText(f: Finding): string {
+  const text = f.content.length > FINDING_CHARS ? `${f.content.slice(0, FINDING_CHARS).trimEnd()} …` : f.content;
+  return text.replace(/^(#{1,6})(?=\s)/gm, (h) => '#'.repeat(Math.min(6, Math.max(3, h.length + 2)))).trim();
+}
+
+/**
+ * The report code writes when the model gives none worth the name: the question as the title, a
+ * short overview saying what this is and why, then one section per finding (the background, then
+ * each step) with its own text and citations. The draft cites source ids; assembly numbers them.
+ */
+export function reportFromFindings(args: { question: string; findings: Finding[]; refs: Reference[]; reason: string }): {
+  title: string;
+  draft: string;
+} {
+  const title = args.question.replace(/\s+/g, ' ').trim().slice(0, 200) || 'Research report';
+  const parts = args.findings.filter((f) => f.key !== 'memory' && f.content.trim());
+  const steps = parts.filter((f) => f.key !== 'background').length;
+  const cited = new Set(parts.flatMap((f) => f.sourceIds)).size;
+  const overview = [
+    `This report was put together by code from the research findings, because the model did not write a usable report (${args.reason}).`,
+    parts.length
+      ? `It gives ${parts.some((f) => f.key === 'background') ? 'the background search and ' : ''}the findings of ${steps} research step(s) as the research team wrote them, citing ${cited} source(s); it has no summary or analysis beyond them.`
+      : 'The research produced no findings to report.',
+  ].join(' ');
+  const sections = parts.map((f) => `## ${findingHeading(f)}\n\n${findingText(f)}`);
+  return { title, draft: [`## Overview\n\n${overview}`, ...sections].join('\n\n') };
 }

@@ -1,13 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { checkCitations, citedSourceIds, keepKnownSourceIds, sourceIdsToNumbers } from '../../src/shared/citations';
+import { citedSourceIds, groundCitations, keepKnownSourceIds, sourceIdsToNumbers } from '../../src/shared/citations';
 import { planProblems, type Plan } from '../../src/shared/schemas';
 
-describe('checkCitations', () => {
+describe('groundCitations (numbers)', () => {
+  const two = [
+    { n: 1, sourceId: 'Saaaaaaaa', url: 'https://a.example/' },
+    { n: 2, sourceId: 'Sbbbbbbbb', url: 'https://b.example/' },
+  ];
   it('keeps resolvable citations, removes the rest, leaves code alone', () => {
-    const r = checkCitations('A [1]. B [3]. C [1, 4]. D [2-3]. E `x[9]` and\n```\n[8]\n```\nF [link](http://x) [0]', 2);
-    expect(r.markdown).toBe('A [1]. B . C [1]. D [2]. E `x[9]` and\n```\n[8]\n```\nF [link](http://x) ');
-    expect(r.removed).toEqual([0, 3, 4]);
-    expect(r.used).toEqual([1, 2]);
+    const r = groundCitations('A [1]. B [3]. C [1, 4]. D [2-3]. E `x[9]` and\n```\n[8]\n```\nF [link](http://x) [0]', two);
+    expect(r.markdown).toBe('A [1]. B. C [1]. D [2]. E `x[9]` and\n```\n[8]\n```\nF link');
+    expect(r.removedNumbers).toEqual([0, 3, 4]);
+    expect(r).toMatchObject({ marks: 7, unresolved: 4 });
+    expect(r.removedLinks).toEqual([{ url: 'http://x', reason: 'link to an address the run did not retrieve' }]);
   });
 });
 

@@ -39,8 +39,8 @@ describe('report assembly', () => {
     const draft = 'Costs fell [1][7]. See ![chart](artifact:calc-101-lcoe.png) and ![x](artifact:made-up.png).';
     const r = assembleReport({ researchId: 'research-1', title: 'Solar', draft, findings, refs, notes: ['Step a failed: timeout'] });
     expect(r.removedCitations).toEqual([7]);
-    expect(r.body).toBe('Costs fell [1]. See ![chart](artifact:calc-101-lcoe.png) and ![x](artifact:made-up.png).');
     const chart = artifactPath('research-1', 'calc-101-lcoe.png');
+    expect(r.body).toBe(`Costs fell [1]. See ![chart](${chart}) and ![x](#).`);
     expect(chart).toBe('/v1/research/research-1/artifacts/calc-101-lcoe.png');
     expect(r.markdown).toBe(
       [
@@ -63,7 +63,7 @@ describe('report assembly', () => {
     );
   });
 
-  it('unlinks made-up links, images and bare URLs, keeping links to retrieved sources and artifacts', () => {
+  it('unlinks made-up links, images and bare URLs, turns links to retrieved sources into citations, keeps artifacts', () => {
     const refs = numberReferences(citationOrder(findings), sources);
     const chart = artifactPath('research-1', 'calc-101-lcoe.png');
     const draft = [
@@ -77,8 +77,9 @@ describe('report assembly', () => {
       { url: 'https://img.example/x.png', reason: 'image not made by this run' },
       { url: 'https://invented.example/report.pdf', reason: 'bare URL the run did not retrieve' },
     ]);
-    expect(r.markdown).toContain('Costs fell [1] per [A](https://a.example) and the IEA.');
-    expect(r.markdown).toContain('See , <https://b.example/> and .');
+    expect(r.markdown).toContain('Costs fell [1] per A [1] and the IEA.');
+    expect(r.markdown).toContain('See, [2] and.');
+    expect(r.markdown).toContain('## References\n\n1. [A](https://a.example/)\n2. [B draft](https://b.example/)\n');
     expect(r.markdown).toContain(`Chart: ![c](${chart}). Code keeps \`https://code.example\`.`);
     expect(r.markdown).toContain('> Removed 3 link(s) to addresses this run never retrieved.');
   });

@@ -4,7 +4,10 @@
 // over the previous report and the current findings, and code keeps only those it can check: the
 // source must be one the current findings cite, every figure of `before` must be written in the
 // previous report or findings, every figure of `now` in the current findings or that source's
-// evidence. The section goes at the top of the stored report.
+// evidence. The section goes at the top of the stored report. The model's words in it are grounded
+// like the report's (no citations of its own, no links); a source is cited by the number the
+// published report gives it, or linked where the report does not cite it.
+import { groundCitations, type RemovedLink } from '../../shared/citations';
 import type { Usage } from '../../shared/schemas';
 import { summarize } from '../../shared/schemas';
 import type { Reference } from '../../shared/report';
@@ -65,6 +68,14 @@ export function dayOf(date: Date, locale: string): string {
 
 const entry = (s: { title: string; url: string }) => `[${(s.title || s.url).replace(/[[\]]/g, '')}](${s.url})`;
 
+/** Model text for the section: on one line, its citations and links taken out (a link keeps its
+ *  text), what it pointed at recorded. */
+export function groundedWords(text: string, removed: RemovedLink[]): { text: string; unresolved: number } {
+  const g = groundCitations(text, []);
+  removed.push(...g.removedLinks);
+  return { text: g.markdown.replace(/\s+/g, ' ').trim(), unresolved: g.unresolved };
+}
+
 const HEADING = '## What changed since ';
 
 /** Inserts the section after the report's title and its notes, before the body; a section an
@@ -100,7 +111,13 @@ export function createChangesActivities(deps: { llm: Llm; store: Store }) {
     const nowSources = await deps.store.getSources(researchId);
     const seenNow = new Set(nowSources.map((s) => s.sourceId));
     const fresh = current.refs.filter((r) => !seenBefore.has(r.sourceId));
-    const citedBefore = new Set((beforeReport?.references ?? []).map((r) => r.sourceId));
+    // Reports stored before references were marked cited list only what they numbered.
+    const citedBefore = new Set((beforeReport?.references ?? []).filter((r) => r.cited !== false).map((r) => r.sourceId));
+    const published = new Map(report.references.map((r) => [r.sourceId, r]));
+    const cite = (r: Reference) => {
+      const p = published.get(r.sourceId);
+      return p?.cited === false || !p ? `(${entry(r)})` : `[${p.n}]`;
+    };
     const gone = before.filter((s) => citedBefore.has(s.sourceId) && !seenNow.has(s.sourceId));
 
     // Claims and figures: one model call, then only what the stored texts bear out.
@@ -147,14 +164,24 @@ export function createChangesActivities(deps: { llm: Llm; store: Store }) {
     );
     if (fresh.length) {
       lines.push('**New sources**', '');
-      for (const r of fresh.slice(0, MAX_LISTED)) lines.push(`- ${entry(r)} [${r.n}]`);
+      for (const r of fresh.slice(0, MAX_LISTED)) {
+        const p = published.get(r.sourceId);
+        lines.push(`- ${entry(r)}${p?.cited === false || !p ? '' : ` [${p.n}]`}`);
+      }
       if (fresh.length > MAX_LISTED) lines.push(`- and ${fresh.length - MAX_LISTED} more in the references`);
       lines.push('');
     }
+    const removedLinks: RemovedLink[] = [];
+    let unresolved = 0;
+    const words = (text: string, max: number) => {
+      const g = groundedWords(text, removedLinks);
+      unresolved += g.unresolved;
+      return summarize(g.text, max);
+    };
     if (changed.length) {
       lines.push('**Claims and figures that changed**', '');
       for (const c of changed)
-        lines.push(`- ${summarize(c.about, 120)}: then "${summarize(c.before, 300)}", now "${summarize(c.now, 300)}" [${c.ref.n}]`);
+        lines.push(`- ${words(c.about, 120)}: then "${words(c.before, 300)}", now "${words(c.now, 300)}" ${cite(c.ref)}`);
       lines.push('');
     }
     if (gone.length) {
@@ -163,7 +190,23 @@ export function createChangesActivities(deps: { llm: Llm; store: Store }) {
       lines.push('');
     }
     if (!fresh.length && !changed.length && !gone.length) lines.push('No new sources, and no claim or figure changed.', '');
-    await deps.store.saveReport({ ...report, markdown: insertSection(report.markdown, lines.join('\n')) });
+    // An earlier attempt that inserted the section counted what it removed already.
+    if (report.markdown.split('\n').some((l) => l.startsWith(HEADING))) removedLinks.length = unresolved = 0;
+    await deps.store.saveReport({
+      ...report,
+      markdown: insertSection(report.markdown, lines.join('\n')),
+      removedLinks: [...(report.removedLinks ?? []), ...removedLinks],
+      ...(report.grounding
+        ? {
+            grounding: {
+              ...report.grounding,
+              citations: report.grounding.citations + unresolved,
+              unresolved: report.grounding.unresolved + unresolved,
+              linksRemoved: report.grounding.linksRemoved + removedLinks.length,
+            },
+          }
+        : {}),
+    });
     return {
       previousId: previous.researchId,
       since: previous.startedAt.toISOString(),

@@ -1,6 +1,21 @@
 // The reporter: the model writes the report from the findings with numbered references; code
-// (shared/report.ts) checks the citations, links the charts and appends the reference list.
-import { assembleReport, citationOrder, numberReferences, reporterInputs, type Finding, type Reference } from '../../shared/report';
+// (shared/report.ts) grounds and renumbers the citations, links the charts and appends the
+// reference list. Code also judges the draft: one that is no report worth the name is asked for
+// again once, then replaced by a report code puts together from the findings (noted as a fallback).
+import {
+  assembleReport,
+  citationOrder,
+  findingHeading,
+  findingsChars,
+  findingText,
+  groundDraft,
+  numberReferences,
+  reportFromFindings,
+  reporterInputs,
+  reportProblem,
+  type Finding,
+  type Reference,
+} from '../../shared/report';
 import { ApplicationFailure } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
 import { summarize, type ReportLength, type Usage } from '../../shared/schemas';
@@ -8,6 +23,7 @@ import type { Llm } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
 import type { Store } from '../store';
 import { bannedDomainOf } from '../../shared/domains';
+import { fallbackNotes, modelGaveUp, noteFallback } from './fallbacks';
 
 export interface ReportOutput {
   title: string;
@@ -38,6 +54,14 @@ export async function reportSources(
     sources.filter((s) => !bannedDomainOf(s.url, banned)),
   );
   return { findings, refs };
+}
+
+/** The notes a report carries: the workflow's, then every fallback the run took, then what code
+ *  knows about the run's shape. The reporter and the claim check both publish them. */
+export async function reportNotes(store: Store, input: { researchId: string; stepKeys: string[]; notes: string[] }): Promise<string[]> {
+  const notes = [...input.notes, ...(await fallbackNotes(store, input.researchId))];
+  if (!input.stepKeys.length) notes.push('The run ended without any research step: this report rests on the background search alone.');
+  return notes;
 }
 
 /** How long a one-call report should be, in the prompt's words. */
@@ -81,7 +105,7 @@ export interface ReportInput {
 export function createReporterActivities(deps: { llm: Llm; store: Store }) {
   /** Saves the draft (for the claim check) and the assembled report; what the workflow is told. */
   async function saveDraft(
-    input: Pick<ReportInput, 'researchId' | 'locale' | 'notes'>,
+    input: Pick<ReportInput, 'researchId' | 'locale' | 'notes' | 'stepKeys'>,
     title: string,
     draft: string,
     sources: { findings: Finding[]; refs: Reference[] },
@@ -92,7 +116,7 @@ export function createReporterActivities(deps: { llm: Llm; store: Store }) {
       draft,
       findings: sources.findings,
       refs: sources.refs,
-      notes: input.notes,
+      notes: await reportNotes(deps.store, input),
     });
     // The draft as written, for the claim check to start from (on any of its attempts).
     await deps.store.saveDocument(input.researchId, {
@@ -105,63 +129,105 @@ export function createReporterActivities(deps: { llm: Llm; store: Store }) {
     });
     await deps.store.saveReport({
       researchId: input.researchId,
-      title,
+      title: report.title,
       locale: input.locale,
       markdown: report.markdown,
-      references: sources.refs,
+      references: report.references,
       removedCitations: report.removedCitations,
       removedLinks: report.removedLinks,
     });
     return {
-      title: summarize(title, 200),
+      title: summarize(report.title, 200),
       summary: summarize(report.body, 300),
       references: sources.refs.length,
       removedCitations: report.removedCitations.slice(0, 50),
     };
   }
 
-  /** The report in one model call (brief and standard lengths). */
+  /** The report in one model call (brief and standard lengths); a draft code finds wanting is asked
+   *  for once more with the reason, then replaced by the report code puts together. */
   async function writeReport(input: ReportInput): Promise<ReportOutput> {
     const sources = await reportSources(deps.store, input.researchId, input.stepKeys);
-    const r = await deps.llm.structured(
-      PROMPTS.reporter,
-      {
-        question: input.question,
-        locale: languageOf(input.locale),
-        ...reporterInputs(sources.findings, sources.refs),
-        notes: input.notes.join('\n') || '(none)',
-        length: LENGTH[input.length ?? 'standard'],
-      },
-      { researchId: input.researchId },
-    );
-    return { ...(await saveDraft(input, r.output.title, r.output.markdown, sources)), usage: r.usage };
+    const length = input.length ?? 'standard';
+    const usage: Usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
+    const ask = async (rejected?: string) => {
+      const r = await deps.llm.structured(
+        PROMPTS.reporter,
+        {
+          question: input.question,
+          locale: languageOf(input.locale),
+          ...reporterInputs(sources.findings, sources.refs),
+          notes: input.notes.join('\n') || '(none)',
+          length: rejected ? `${LENGTH[length]}\n\n${rewriteRequest(rejected)}` : LENGTH[length],
+        },
+        { researchId: input.researchId, ...(rejected ? { key: 'rewrite' } : {}) },
+      );
+      usage.promptTokens += r.usage.promptTokens;
+      usage.completionTokens += r.usage.completionTokens;
+      usage.costUsd += r.usage.costUsd;
+      const problem = reportProblem({
+        draft: groundDraft({ researchId: input.researchId, draft: r.output.markdown, ...sources }),
+        findingsChars: findingsChars(sources.findings),
+        references: sources.refs.length,
+        length,
+      });
+      return { ...r.output, problem };
+    };
+    let reason: string;
+    let err: unknown;
+    try {
+      const first = await ask();
+      if (!first.problem) return { ...(await saveDraft(input, first.title, first.markdown, sources)), usage };
+      const second = await ask(first.problem);
+      if (!second.problem) return { ...(await saveDraft(input, second.title, second.markdown, sources)), usage };
+      reason = `its report was not usable twice: ${second.problem}`;
+      err = ApplicationFailure.nonRetryable(`the report ${second.problem}`, ErrorType.LlmInvalidOutput);
+    } catch (e) {
+      if (!modelGaveUp(e)) throw e;
+      // The failure's message may quote the model's answer: the report says only what happened.
+      reason = 'the model gave no usable answer';
+      err = e;
+    }
+    await noteFallback(deps.store, input.researchId, 'reporter', 'report', 'the report was put together by code from the findings', err);
+    const fallback = reportFromFindings({ question: input.question, ...sources, reason });
+    return { ...(await saveDraft(input, fallback.title, fallback.draft, sources)), usage };
   }
 
   /** A long report, first call: the outline. Finding keys the model made up are dropped; a
-   *  section left without findings gets the background. */
+   *  section left without findings gets the background. Without a usable outline, one section per
+   *  finding. */
   async function outlineReport(input: ReportInput): Promise<{ title: string; headings: string[]; usage: Usage }> {
     const { findings } = await reportSources(deps.store, input.researchId, input.stepKeys);
     const listed = findings.map((f) => `<finding key="${f.key}">\n${f.content.slice(0, OUTLINE_FINDING_CHARS)}\n</finding>`).join('\n');
-    const r = await deps.llm.structured(
-      PROMPTS.reportOutline,
-      {
-        question: input.question,
-        locale: languageOf(input.locale),
-        findings: listed || '(no findings)',
-        notes: input.notes.join('\n') || '(none)',
-        maxSections: MAX_SECTIONS,
-      },
-      { researchId: input.researchId },
-    );
-    const keys = new Set(findings.map((f) => f.key));
-    const fallback = keys.has('background') ? ['background'] : [...keys].slice(0, 1);
-    const outline: StoredOutline = {
-      title: r.output.title,
-      sections: r.output.sections.slice(0, MAX_SECTIONS).map((s) => {
-        const own = [...new Set(s.findings.filter((k) => keys.has(k)))];
-        return { heading: s.heading.replace(/^#+\s*/, '').trim(), covers: s.covers, findings: own.length ? own : fallback };
-      }),
-    };
+    let outline: StoredOutline;
+    let usage: Usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
+    try {
+      const r = await deps.llm.structured(
+        PROMPTS.reportOutline,
+        {
+          question: input.question,
+          locale: languageOf(input.locale),
+          findings: listed || '(no findings)',
+          notes: input.notes.join('\n') || '(none)',
+          maxSections: MAX_SECTIONS,
+        },
+        { researchId: input.researchId },
+      );
+      usage = r.usage;
+      const keys = new Set(findings.map((f) => f.key));
+      const fallback = keys.has('background') ? ['background'] : [...keys].slice(0, 1);
+      outline = {
+        title: r.output.title,
+        sections: r.output.sections.slice(0, MAX_SECTIONS).map((s) => {
+          const own = [...new Set(s.findings.filter((k) => keys.has(k)))];
+          return { heading: s.heading.replace(/^#+\s*/, '').trim(), covers: s.covers, findings: own.length ? own : fallback };
+        }),
+      };
+    } catch (err) {
+      if (!modelGaveUp(err)) throw err;
+      await noteFallback(deps.store, input.researchId, 'reporter', 'outline', 'the long report has one section per finding', err);
+      outline = outlineFromFindings(input.question, findings);
+    }
     await deps.store.saveDocument(input.researchId, {
       key: OUTLINE_KEY,
       kind: 'report-outline',
@@ -170,7 +236,7 @@ export function createReporterActivities(deps: { llm: Llm; store: Store }) {
       sourceIds: [],
       meta: {},
     });
-    return { title: summarize(outline.title, 200), headings: outline.sections.map((s) => summarize(s.heading, 120)), usage: r.usage };
+    return { title: summarize(outline.title, 200), headings: outline.sections.map((s) => summarize(s.heading, 120)), usage };
   }
 
   async function loadOutline(researchId: string): Promise<StoredOutline> {
@@ -180,7 +246,8 @@ export function createReporterActivities(deps: { llm: Llm; store: Store }) {
   }
 
   /** A long report, one call per section: the section from its own findings, with the reference
-   *  numbers of the whole report. */
+   *  numbers of the whole report. A section the model cannot write, or writes uncited or far too
+   *  short, is its findings as they were written. */
   async function writeSection(input: ReportInput & { section: number }): Promise<{ chars: number; usage: Usage }> {
     const outline = await loadOutline(input.researchId);
     const section = outline.sections[input.section];
@@ -188,30 +255,60 @@ export function createReporterActivities(deps: { llm: Llm; store: Store }) {
     const sources = await reportSources(deps.store, input.researchId, input.stepKeys);
     const own = sources.findings.filter((f) => section.findings.includes(f.key));
     const cited = new Set(own.flatMap((f) => f.sourceIds));
-    const r = await deps.llm.structured(
-      PROMPTS.reportSection,
-      {
-        question: input.question,
-        locale: languageOf(input.locale),
-        outline: outline.sections.map((s, i) => `${i + 1}. ${s.heading}: ${s.covers}`).join('\n'),
-        heading: section.heading,
-        covers: section.covers,
-        ...reporterInputs(
-          own,
-          sources.refs.filter((ref) => cited.has(ref.sourceId)),
-        ),
-      },
-      { researchId: input.researchId },
-    );
+    const refs = sources.refs.filter((ref) => cited.has(ref.sourceId));
+    let markdown: string;
+    let usage: Usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
+    try {
+      const r = await deps.llm.structured(
+        PROMPTS.reportSection,
+        {
+          question: input.question,
+          locale: languageOf(input.locale),
+          outline: outline.sections.map((s, i) => `${i + 1}. ${s.heading}: ${s.covers}`).join('\n'),
+          heading: section.heading,
+          covers: section.covers,
+          ...reporterInputs(own, refs),
+        },
+        { researchId: input.researchId },
+      );
+      usage = r.usage;
+      markdown = r.output.markdown;
+      const problem = reportProblem({
+        draft: groundDraft({ researchId: input.researchId, draft: markdown, findings: own, refs }),
+        findingsChars: findingsChars(own),
+        references: refs.length,
+        length: 'section',
+      });
+      if (problem) {
+        const err = ApplicationFailure.nonRetryable(`the section ${problem}`, ErrorType.LlmInvalidOutput);
+        markdown = await sectionFallback(input, section.heading, own, err);
+      }
+    } catch (err) {
+      if (!modelGaveUp(err)) throw err;
+      markdown = await sectionFallback(input, section.heading, own, err);
+    }
     await deps.store.saveDocument(input.researchId, {
       key: sectionKey(input.section),
       kind: 'report-section',
-      content: r.output.markdown,
+      content: markdown,
       summary: summarize(section.heading, 200),
       sourceIds: [],
       meta: { heading: section.heading },
     });
-    return { chars: r.output.markdown.length, usage: r.usage };
+    return { chars: markdown.length, usage };
+  }
+
+  async function sectionFallback(input: ReportInput & { section: number }, heading: string, own: Finding[], err: unknown): Promise<string> {
+    await noteFallback(
+      deps.store,
+      input.researchId,
+      'reporter',
+      `section-${input.section + 1}`,
+      `section ${input.section + 1} ("${summarize(heading, 60)}") gives its findings as the research wrote them`,
+      err,
+    );
+    const texts = own.filter((f) => f.key !== 'memory' && f.content.trim()).map((f) => findingText(f));
+    return texts.join('\n\n') || 'The research produced no findings for this section.';
   }
 
   /** A long report, last: the sections under their headings, assembled like a one-call report. */
@@ -230,4 +327,25 @@ export function createReporterActivities(deps: { llm: Llm; store: Store }) {
   }
 
   return { writeReport, outlineReport, writeSection, assembleSections };
+}
+
+/** What the model is told when its report is asked for again: the reason code found, quoted. */
+function rewriteRequest(problem: string): string {
+  return `Your previous report was not accepted, because ${problem}. Write the whole report again and fix this.`;
+}
+
+/** The outline code plans without the model: one section per finding, in the findings' order. */
+function outlineFromFindings(question: string, findings: Finding[]): StoredOutline {
+  const own = findings.filter((f) => f.key !== 'memory' && f.content.trim());
+  return {
+    title: question.replace(/\s+/g, ' ').trim().slice(0, 200) || 'Research report',
+    sections: own.length
+      ? own.slice(0, MAX_SECTIONS).map((f, i) => ({
+          heading: findingHeading(f),
+          covers: 'This part of the research, as its findings give it.',
+          // Findings past the last section go with it, so none is left out.
+          findings: i === MAX_SECTIONS - 1 ? own.slice(i).map((x) => x.key) : [f.key],
+        }))
+      : [{ heading: 'Findings', covers: 'What the research found.', findings: [] }],
+  };
 }

@@ -3,17 +3,18 @@
 // flight). A citation the evidence does not support is removed from its sentence; a partly
 // supported one is kept and flagged. The report is then assembled again from the checked draft,
 // so the reference list, "Also consulted" and the link check follow, and saved with the figures.
+// A batch the model cannot answer is left unchecked, and the run's notes say so.
 import { ApplicationFailure } from '@temporalio/activity';
-import { citedClaims, countCitationMarkers, evidenceFor, removeCitations } from '../../shared/claims';
-import { checkCitations } from '../../shared/citations';
+import { citedClaims, evidenceFor, removeCitations } from '../../shared/claims';
 import { ErrorType } from '../../shared/errors';
 import type { Grounding } from '../../shared/messages';
-import { assembleReport, type CitationCheckRecord } from '../../shared/report';
+import { assembleReport, groundDraft, type CitationCheckRecord } from '../../shared/report';
 import { summarize, type Usage } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
 import type { Store } from '../store';
-import { REPORT_DRAFT_KEY, reportSources } from './reporter';
+import { modelGaveUp, noteFallback } from './fallbacks';
+import { REPORT_DRAFT_KEY, reportNotes, reportSources } from './reporter';
 
 export interface VerifierLimits {
   /** Sentence–source pairs checked per report; the rest count as unchecked. */
@@ -51,7 +52,8 @@ export function createVerifierActivities(deps: { llm: Llm; store: Store; limits?
     if (!draft) throw ApplicationFailure.nonRetryable(`no report draft stored for ${researchId}`, ErrorType.NotFound);
     const title = typeof draft.meta.title === 'string' ? draft.meta.title : draft.summary;
     const { findings, refs } = await reportSources(deps.store, researchId, input.stepKeys);
-    const checked = checkCitations(draft.content, refs.length);
+    // Citations in whatever form the model wrote them become [n] of the numbers it was shown.
+    const checked = groundDraft({ researchId, draft: draft.content, findings, refs });
     const claims = citedClaims(checked.markdown);
     const sources = new Map(
       (refs.length
@@ -101,11 +103,26 @@ export function createVerifierActivities(deps: { llm: Llm; store: Store; limits?
       while (next < batches.length) {
         const b = next++;
         const batch = batches[b]!;
-        const r = await deps.llm.structured(
-          PROMPTS.citationCheck,
-          { claims: batch.map(renderPair).join('\n\n'), count: batch.length },
-          { researchId, key: `claims-${b + 1}` },
-        );
+        let r;
+        try {
+          r = await deps.llm.structured(
+            PROMPTS.citationCheck,
+            { claims: batch.map(renderPair).join('\n\n'), count: batch.length },
+            { researchId, key: `claims-${b + 1}` },
+          );
+        } catch (err) {
+          if (!modelGaveUp(err)) throw err;
+          // Its pairs get no verdict and count as unchecked.
+          await noteFallback(
+            deps.store,
+            researchId,
+            'claim-check',
+            `batch-${b + 1}`,
+            `${batch.length} citation(s) were left unchecked`,
+            err,
+          );
+          continue;
+        }
         usage.promptTokens += r.usage.promptTokens;
         usage.completionTokens += r.usage.completionTokens;
         usage.costUsd += r.usage.costUsd;
@@ -138,17 +155,28 @@ export function createVerifierActivities(deps: { llm: Llm; store: Store; limits?
     const removed = records.filter((r) => r.action === 'removed').length;
     const flagged = records.length - removed;
 
-    const notes = [...input.notes];
+    const notes = await reportNotes(deps.store, input);
     if (removed || flagged) {
       notes.push(
         `The claim check removed ${removed} citation(s) whose source did not support the sentence` +
           (flagged ? ` and flagged ${flagged} as only partly supported.` : '.'),
       );
     }
-    const report = assembleReport({ researchId, title, draft: removeCitations(checked.markdown, claims, drop), findings, refs, notes });
+    const report = assembleReport({
+      researchId,
+      title,
+      draft: removeCitations(checked.markdown, claims, drop),
+      findings,
+      refs,
+      notes,
+      earlier: checked,
+    });
+    // The records name the numbers the published report gives their sources.
+    const published = new Map(report.references.map((r) => [r.sourceId, r.n]));
+    for (const r of records) r.n = published.get(r.sourceId) ?? r.n;
     const grounding: Grounding = {
-      citations: countCitationMarkers(checked.markdown) + checked.removedMarks,
-      unresolved: checked.removedMarks,
+      citations: report.marks,
+      unresolved: report.unresolved,
       checked: supported + records.length,
       supported,
       flagged,
@@ -159,12 +187,11 @@ export function createVerifierActivities(deps: { llm: Llm; store: Store; limits?
     const stored = await deps.store.getReport(researchId);
     await deps.store.saveReport({
       researchId,
-      title,
+      title: report.title,
       locale: stored?.locale ?? '',
       markdown: report.markdown,
-      references: refs,
-      // Made-up numbers were removed by the check of the draft, before the claims were cut out.
-      removedCitations: checked.removed,
+      references: report.references,
+      removedCitations: report.removedCitations,
       removedLinks: report.removedLinks,
       grounding,
       citationChecks: records,
