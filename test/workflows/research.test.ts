@@ -3,14 +3,13 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { WorkflowFailedError } from '@temporalio/client';
 import { execFileSync } from 'node:child_process';
 import { inject } from 'vitest';
 import { ROOT } from '../support/spawn';
 import type { ResearchStatusView } from '../../src/shared/messages';
 import { approvePlanSignal, getStatusQuery } from '../../src/workflows/messages';
 import type { ResearchResult, StepInput } from '../../src/shared/schemas';
-import { planJson, researchRules, stepTitleOf, userText, type RoleOverrides } from '../support/research-script';
+import { planJson, researchRules, sourceIdsIn, stepTitleOf, userText, type RoleOverrides } from '../support/research-script';
 import type { ChatRequest, Reply } from '../support/llm-server';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
@@ -49,27 +48,32 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
   const result = (id: string) => h.client.workflow.getHandle(id).result() as Promise<ResearchResult>;
   const requestsFor = (rule: string) => h.llm.requests.filter((r) => r.rule === rule);
 
-  it('re-asks an invalid plan quoting the validation problem, then uses the valid one', async () => {
-    const bad = planJson([{ id: 'a', dependsOn: ['zzz'] }, { id: 'b' }]);
-    const id = await start(
-      { autoAcceptPlan: true },
-      { planner: (_req, n) => ({ json: n === 0 ? bad : planJson([{ id: 'a' }, { id: 'b' }]) }) },
+  /** The notes of what code decided instead of a model, as the run stored them for its report. */
+  const fallbackDocs = async (id: string) =>
+    (await h.pool.query<{ content: string }>(`SELECT content FROM documents WHERE research_id = $1 AND kind = 'fallback'`, [id])).rows.map(
+      (row) => row.content,
     );
+
+  it('repairs a plan with an unknown dependency by code instead of asking again, and says so', async () => {
+    const bad = planJson([
+      { id: 'a', dependsOn: ['zzz'] },
+      { id: 'b', dependsOn: ['S3f9a01c2'] },
+    ]);
+    const id = await start({ autoAcceptPlan: true }, { planner: { json: bad } });
     const r = await result(id);
     expect(r.status).toBe('completed');
-    const planner = requestsFor('planner');
-    expect(planner).toHaveLength(2);
-    expect(planner[1]!.body.messages[0]!.content).toMatch(/Your previous plan was invalid: steps\.a\.dependsOn: unknown step id "zzz"/);
-    expect(r.notes.join('\n')).toMatch(/Planner attempt 1 was invalid/);
+    expect(requestsFor('planner')).toHaveLength(1);
+    expect(r.steps?.map((s) => s.status)).toEqual(['completed', 'completed']);
+    expect(r.notes.join('\n')).not.toMatch(/Planner attempt 1 was invalid/);
+    expect((await fallbackDocs(id)).join('\n')).toMatch(/step "a": unknown dependencies dropped \(zzz\)/);
   });
 
-  it('fails the run after three invalid plans, saying why', async () => {
+  it('cuts a plan longer than maxSteps instead of failing the run', async () => {
     const id = await start({ autoAcceptPlan: true, maxSteps: 1 });
-    await expect(result(id)).rejects.toThrow(WorkflowFailedError);
-    const v = await request(h.app).get(`/v1/research/${id}`).expect(200);
-    expect(v.body.status).toBe('failed');
-    expect(v.body.error).toMatch(/no valid plan in 3 attempts: steps: at most 1 steps are allowed, got 2/);
-    expect(requestsFor('planner')).toHaveLength(3);
+    const r = await result(id);
+    expect(r.steps).toEqual([{ id: 'a', status: 'completed', attempts: 1 }]);
+    expect(requestsFor('planner')).toHaveLength(1);
+    expect((await fallbackDocs(id)).join('\n')).toMatch(/1 step\(s\) beyond the 1 allowed were cut/);
   });
 
   it('waits for review, then runs the approved plan', async () => {
@@ -258,12 +262,28 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(rows[0].status).toBe('cancelled');
   });
 
-  it('skips to the reporter when the plan has enough context', async () => {
-    const id = await start({}, {}, planJson([], { hasEnoughContext: true }));
+  it('skips to the reporter when the plan has enough context and the background is a cited brief', async () => {
+    // A brief of some length that cites two retrieved sources: the planner may call it enough.
+    const brief = (req: ChatRequest): Reply => {
+      const cite = sourceIdsIn(req)
+        .slice(0, 2)
+        .map((s) => `[${s}]`);
+      const sentence = `Solar power got far cheaper between 2010 and 2022 ${cite.join('')}. `;
+      return { json: { text: sentence.repeat(6), summary: 'Solar got cheaper.' } };
+    };
+    const id = await start({}, { background: brief }, planJson([], { hasEnoughContext: true }));
     const r = await result(id);
     expect(r.outcome).toBe('report');
     expect(requestsFor('researcher')).toHaveLength(0);
     expect(requestsFor('reporter')).toHaveLength(1);
+  });
+
+  it('researches anyway when the planner says the context is enough but the background is thin', async () => {
+    const id = await start({ autoAcceptPlan: true }, {}, planJson([], { hasEnoughContext: true }));
+    const r = await result(id);
+    expect(r.outcome).toBe('report');
+    expect(r.steps).toEqual([{ id: 'research', status: 'completed', attempts: 1 }]);
+    expect(requestsFor('researcher')).toHaveLength(1);
   });
 
   it('runs a step after the steps it depends on and hands it their results', async () => {
@@ -337,7 +357,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(v.plan!.steps[0]!.notes).toEqual(["passed after 2 attempts without the judge's approval: Still vague"]);
   });
 
-  it('counts a judge error as a pass and records it', async () => {
+  it('passes a step the judge cannot check (its server refuses the request) and records it for the report', async () => {
     const id = await start(
       { autoAcceptPlan: true },
       { judge: { status: 400, error: { message: 'judge model rejected the request' } } },
@@ -345,8 +365,10 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     );
     const r = await result(id);
     expect(r.steps).toEqual([{ id: 'a', status: 'completed', attempts: 1 }]);
-    const v = await status(id);
-    expect(v.plan!.steps[0]!.notes[0]).toMatch(/^judge error on attempt 1, counted as a pass: .*judge model rejected the request/);
+    // The judge activity falls back by itself: the workflow never sees an error.
+    expect(await fallbackDocs(id)).toEqual([
+      expect.stringMatching(/^Fallback \(judge\): step a \(attempt 1\) passed unchecked, because the model server refused the request/),
+    ]);
   });
 
   it('removes a fabricated citation from the report and records it', async () => {
