@@ -5,13 +5,14 @@ import { bannedDomainOf } from '../../shared/domains';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Config } from '../../config';
 import { ErrorType } from '../../shared/errors';
-import { summarize, type Usage } from '../../shared/schemas';
+import { summarize, ZERO_USAGE, type Usage } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
 import { sourceIdFor } from '../search/sources';
 import { normalizeUrl } from '../search/types';
 import type { Store } from '../store';
 import { toReadable } from './extract';
+import { modelGaveUp, noteFallback } from '../roles/fallbacks';
 import { OFFICE_CONTENT_TYPES, officeToReadable } from './office';
 import { createRobotsChecker } from './robots';
 import { createSafeFetcher, DEFAULT_ALLOWED_TYPES, SkippedError } from './safe-fetch';
@@ -150,10 +151,37 @@ export function createCrawlActivities(deps: { config: Pick<Config, 'crawl'>; sto
           budget = Math.floor(budget / 2);
           continue;
         }
-        throw err;
+        if (!modelGaveUp(err)) throw err;
+        // The model could not read the page for the goal: the page's opening is the evidence.
+        const sourceId = sourceIdFor(page.finalUrl);
+        const opening = page.markdown.replace(/\s+/g, ' ').trim().slice(0, FALLBACK_EVIDENCE_CHARS);
+        await deps.store.saveSources(input.researchId, [
+          { sourceId, url: page.finalUrl, title: page.title || page.finalUrl, content: opening, provider: 'crawl' },
+        ]);
+        await noteFallback(
+          deps.store,
+          input.researchId,
+          'extractor',
+          sourceId,
+          `the page ${page.finalUrl} is quoted from its opening instead of read for the goal`,
+          err,
+        );
+        return {
+          ...base,
+          status: 'ok',
+          sourceId,
+          title: summarize(page.title || page.finalUrl, 120),
+          summary: summarize(opening, 300),
+          relevant: true,
+          cached,
+          usage: ZERO_USAGE,
+        };
       }
     }
   }
 
   return { crawlPage };
 }
+
+/** Characters of a page kept as evidence when the model cannot extract from it. */
+const FALLBACK_EVIDENCE_CHARS = 1_500;

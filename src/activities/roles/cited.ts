@@ -1,10 +1,11 @@
 // What the writing roles share: source and dependency blocks for prompts, and a cited document
 // written by a model, with every citation checked against the sources it was shown.
 import { citedSourceIds, keepKnownSourceIds } from '../../shared/citations';
-import { summarize, type PlanStep, type StepOutput } from '../../shared/schemas';
+import { summarize, ZERO_USAGE, type PlanStep, type StepOutput } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
 import type { PromptVars, StructuredPrompt } from '../llm/prompts';
 import type { Store, StoredSource } from '../store';
+import { modelGaveUp, noteFallback } from './fallbacks';
 
 /** Characters of one source's text shown to a writer. */
 const SOURCE_CHARS = 2_000;
@@ -16,6 +17,18 @@ export function sourcesBlock(sources: StoredSource[]): string {
   return sources
     .map((s) => `<source id="${s.sourceId}" url="${s.url}">\nTitle: ${s.title}\n${s.content.slice(0, SOURCE_CHARS)}\n</source>`)
     .join('\n');
+}
+
+/** Characters of one source in a list written by code. */
+const LISTED_CHARS = 400;
+
+/** A cited text written by code from the sources: one line each, with its id. */
+export function sourcesListed(sources: StoredSource[]): { text: string; summary: string } {
+  if (!sources.length) return { text: 'No sources were found.', summary: 'No sources were found.' };
+  const lines = sources.map(
+    (s) => `- **${s.title.replace(/[[\]*]/g, '')}**: ${s.content.replace(/\s+/g, ' ').trim().slice(0, LISTED_CHARS)} [${s.sourceId}]`,
+  );
+  return { text: lines.join('\n'), summary: `${sources.length} source(s) found.` };
 }
 
 /** Template variables every step prompt shares. */
@@ -50,7 +63,22 @@ export async function writeCitedDocument<P extends StructuredPrompt>(
     meta?: Record<string, unknown>;
   },
 ): Promise<StepOutput> {
-  const r = await deps.llm.structured(args.prompt, args.vars, { researchId: args.researchId });
+  let r: { output: unknown; usage: StepOutput['usage'] };
+  try {
+    r = await deps.llm.structured(args.prompt, args.vars, { researchId: args.researchId });
+  } catch (err) {
+    if (!modelGaveUp(err)) throw err;
+    // The sources themselves, listed and cited by code: what the model would have summarised.
+    r = { output: sourcesListed(args.sources), usage: ZERO_USAGE };
+    await noteFallback(
+      deps.store,
+      args.researchId,
+      args.kind,
+      args.key,
+      `the ${args.kind} lists the sources found instead of summarising them`,
+      err,
+    );
+  }
   const output = r.output as { text: string; summary: string };
   const known = new Set(args.sources.map((s) => s.sourceId));
   const { text, dropped } = keepKnownSourceIds(output.text, known);

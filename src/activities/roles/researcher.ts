@@ -13,6 +13,9 @@ import type { McpDiscovery, McpToolSpec } from '../mcp';
 import type { ArtifactRef, SandboxResult } from '../sandbox';
 import type { Message, Store } from '../store';
 import { createConversationActivities, type ToolResultInput } from './conversation';
+import { modelGaveUp, noteFallback } from './fallbacks';
+import { ErrorType } from '../../shared/errors';
+import type { StoredSource } from '../store';
 import { parseToolCalls, PYTHON_INPUT_DIR, toolDefinitions, trimToBudget, type PythonToolSpec } from './researcher-tools';
 
 /** Characters of one earlier step's result in the researcher's first message. */
@@ -172,22 +175,40 @@ export function createResearcherActivities(deps: {
         content: `Stop using tools: ${forcedAnswer}. Write your findings now from what you have, citing source ids.`,
       });
 
-    const turn = await deps.llm.complete<{ message: AssistantMessage; calls: ToolCall[] }>({
-      researchId: input.researchId,
-      role: PROMPTS.researcherTurn.role,
-      promptName: PROMPTS.researcherTurn.file,
-      messages,
-      ...(forcedAnswer || tools.length === 0 ? {} : { tools }),
-      expected: 'researcher turn',
-      reuse: (logged) => {
-        const message = logged as AssistantMessage;
-        return message?.role === 'assistant'
-          ? { message, calls: parseToolCalls(message.tool_calls ?? [], input.mcpTools).calls }
-          : undefined;
-      },
-      read: (choice) =>
-        readTurn(choice, input.mcpTools, forcedAnswer, new Set(tools.map((t) => (t.type === 'function' ? t.function.name : '')))),
-    });
+    type Turn = { output: { message: AssistantMessage; calls: ToolCall[] }; usage: Usage };
+    let turn: Turn;
+    try {
+      turn = await deps.llm.complete<{ message: AssistantMessage; calls: ToolCall[] }>({
+        researchId: input.researchId,
+        role: PROMPTS.researcherTurn.role,
+        promptName: PROMPTS.researcherTurn.file,
+        messages,
+        ...(forcedAnswer || tools.length === 0 ? {} : { tools }),
+        expected: 'researcher turn',
+        reuse: (logged) => {
+          const message = logged as AssistantMessage;
+          return message?.role === 'assistant'
+            ? { message, calls: parseToolCalls(message.tool_calls ?? [], input.mcpTools).calls }
+            : undefined;
+        },
+        read: (choice) =>
+          readTurn(choice, input.mcpTools, forcedAnswer, new Set(tools.map((t) => (t.type === 'function' ? t.function.name : '')))),
+      });
+    } catch (err) {
+      // The workflow answers a context error by trimming the conversation; other give-ups end the
+      // step's tool use here, and the step is written from what its tools found.
+      if (!modelGaveUp(err) || err.type === ErrorType.LlmContextLength) throw err;
+      await noteFallback(
+        deps.store,
+        input.researchId,
+        'researcher',
+        `${input.convKey}/${seq}`,
+        `"${summarize(input.step.title, 80)}" stopped using tools and was written from the results gathered so far`,
+        err,
+      );
+      turn = { output: { message: { role: 'assistant', content: GAVE_UP_TURN }, calls: [] }, usage: ZERO_USAGE };
+    }
+
     // First writer wins: if another attempt stored this turn already, its tool calls are the ones
     // the conversation goes on with.
     const stored = (await conversations.putFirst(input.researchId, input.convKey, seq, turn.output.message)) as AssistantMessage;
@@ -210,17 +231,32 @@ export function createResearcherActivities(deps: {
     const rows = await conversations.load(input.researchId, input.convKey);
     const ids = [...new Set(rows.filter((r) => r.message.role === 'tool').flatMap((r) => citedSourceIds(String(r.message.content ?? ''))))];
     const known = new Set((await deps.store.getSources(input.researchId, ids)).map((s) => s.sourceId));
-    const r = await deps.llm.structured(
-      PROMPTS.compressor,
-      {
-        question: input.question,
-        locale: input.locale,
-        stepTitle: input.step.title,
-        stepDescription: input.step.description,
-        transcript: transcriptOf(rows.map((row) => row.message)).slice(-TRANSCRIPT_CHARS),
-      },
-      { researchId: input.researchId },
-    );
+    let r: { output: { text: string; summary: string }; usage: Usage };
+    try {
+      r = await deps.llm.structured(
+        PROMPTS.compressor,
+        {
+          question: input.question,
+          locale: input.locale,
+          stepTitle: input.step.title,
+          stepDescription: input.step.description,
+          transcript: transcriptOf(rows.map((row) => row.message)).slice(-TRANSCRIPT_CHARS),
+        },
+        { researchId: input.researchId },
+      );
+    } catch (err) {
+      if (!modelGaveUp(err)) throw err;
+      const sources = await deps.store.getSources(input.researchId, [...known]);
+      r = { output: findingsFromSources(input.step.title, sources), usage: ZERO_USAGE };
+      await noteFallback(
+        deps.store,
+        input.researchId,
+        'researcher',
+        `${input.key}/compress`,
+        `the findings of "${summarize(input.step.title, 80)}" are the evidence its tools retrieved, listed by code`,
+        err,
+      );
+    }
     const { text, dropped } = keepKnownSourceIds(r.output.text, known);
     const sourceIds = citedSourceIds(text);
     const artifacts = await pythonArtifacts(input.researchId, input.step.id, input.convKey);
@@ -253,6 +289,26 @@ export function createResearcherActivities(deps: {
   }
 
   return { researcherTurn, compressResearch };
+}
+
+/** What a turn that gave up leaves in the conversation: it ends the tool use, and says why. */
+const GAVE_UP_TURN = 'I could not go on with tools; my findings are the results gathered so far.';
+/** Characters of one source's evidence in findings listed by code. */
+const FALLBACK_EVIDENCE_CHARS = 700;
+
+/** A step's findings when the model cannot write them: each retrieved source's evidence, cited. */
+export function findingsFromSources(title: string, sources: StoredSource[]): { text: string; summary: string } {
+  if (!sources.length) return { text: `No sources were retrieved for "${title}".`, summary: `No sources were retrieved for "${title}".` };
+  const items = sources.map((s) => {
+    const evidence = s.content.replace(/\s+/g, ' ').trim().slice(0, FALLBACK_EVIDENCE_CHARS);
+    return `- **${s.title.replace(/[[\]*]/g, '')}**: ${evidence || '(no text kept)'} [${s.sourceId}]`;
+  });
+  return {
+    text: `Evidence retrieved for "${title}":
+
+${items.join('\n')}`,
+    summary: `Evidence from ${sources.length} source(s) for "${title}".`,
+  };
 }
 
 /** Charts shown, other files linked, as the coder's findings do: the report links them from there. */
