@@ -263,7 +263,7 @@ export function findingHeading(f: Finding): string {
 /** A finding's text as part of a report: its headings below the section's, cut at FINDING_CHARS. */
 export function findingText(f: Finding): string {
   const text = f.content.length > FINDING_CHARS ? `${f.content.slice(0, FINDING_CHARS).trimEnd()} …` : f.content;
-  return text.replace(/^(#{1,6})(?=\s)/gm, (h) => '#'.repeat(Math.min(6, Math.max(3, h.length + 2)))).trim();
+  return text.replace(/^(#{1,6})(?=\s)/gm, (h) => '#'.repeat(Math.min(6, Math.max(3, h.length + 1)))).trim();
 }
 
 /**

@@ -1,0 +1,215 @@
+// The reporter and the claim check as activities, against a scripted model and a real PostgreSQL:
+// what a real small model writes (source ids, a made-up id, a made-up URL, one sentence, no JSON)
+// ends as a grounded report numbered 1..n, or as the report code puts together, with a note.
+import { randomUUID } from 'node:crypto';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLlm } from '../../src/activities/llm/call';
+import { createLlmClient } from '../../src/activities/llm/client';
+import { noteFallback } from '../../src/activities/roles/fallbacks';
+import { createReporterActivities } from '../../src/activities/roles/reporter';
+import { createVerifierActivities } from '../../src/activities/roles/verifier';
+import { createStore, type Store } from '../../src/activities/store';
+import { ErrorType } from '../../src/shared/errors';
+import { createPool } from '../../src/infra/postgres';
+import { ApplicationFailure } from '@temporalio/activity';
+import { bySchema, ScriptedLlmServer, type ChatRequest, type Reply } from '../support/llm-server';
+import { testConfig } from '../support/harness';
+import { databaseUrl, missingReason } from '../support/services';
+
+const ready = Boolean(databaseUrl());
+const A = 'Sa1b2c3d4';
+const B = 'Sb1b2c3d4';
+const SOLAR = 'Solar LCOE fell 89% from 2010 to 2022 as module prices collapsed and plants grew larger. ';
+const WIND = 'Onshore wind costs fell by about 70% over the same years, with taller turbines. ';
+
+/** Every claim supported: the verdicts name the ids the request shows. */
+const supportAll = (req: ChatRequest): Reply => ({
+  json: {
+    verdicts: [...String(req.messages.at(-1)?.content ?? '').matchAll(/<claim id="(c\d+)">/g)].map((m) => ({
+      id: m[1],
+      verdict: 'supported',
+      reason: 'The evidence says so.',
+    })),
+  },
+});
+
+describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' : missingReason()})`, () => {
+  const server = new ScriptedLlmServer();
+  let pool: ReturnType<typeof createPool>;
+  let store: Store;
+  let reporter: ReturnType<typeof createReporterActivities>;
+  let verifier: ReturnType<typeof createVerifierActivities>;
+
+  beforeAll(async () => {
+    await server.start();
+    pool = createPool(databaseUrl()!, 4);
+    const config = testConfig(server.url);
+    store = createStore(pool);
+    const client = createLlmClient(config);
+    const llm = createLlm({ config, calls: store.llmCalls, leases: store.llmLeases, client: () => client });
+    reporter = createReporterActivities({ llm, store });
+    verifier = createVerifierActivities({ llm, store });
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await server.close();
+  });
+
+  const inActivity = <T>(name: string, fn: () => Promise<T>) =>
+    new MockActivityEnvironment({ activityId: name, attempt: 1, workflowExecution: { workflowId: 'w', runId: randomUUID() } }).run(fn);
+
+  /** A run with a background and one step citing two sources; `repeat` makes the findings long. */
+  async function seed(repeat = 1): Promise<string> {
+    const id = `research-${randomUUID()}`;
+    await store.saveSources(id, [
+      { sourceId: A, url: 'https://solar.example/lcoe', title: 'Solar LCOE report', content: SOLAR, provider: 'crawl' },
+      { sourceId: B, url: 'https://wind.example/costs', title: 'Wind cost study', content: WIND, provider: 'crawl' },
+    ]);
+    await store.saveDocument(id, {
+      key: 'background',
+      kind: 'background',
+      content: `${WIND.repeat(repeat)}[${B}]`,
+      summary: 'Wind costs.',
+      sourceIds: [B],
+      meta: {},
+    });
+    await store.saveDocument(id, {
+      key: 'step/a/1',
+      kind: 'step',
+      content: `## Solar\n\n${SOLAR.repeat(repeat)}[${A}]`,
+      summary: 'Solar costs since 2010.',
+      sourceIds: [A],
+      meta: { stepId: 'a' },
+    });
+    return id;
+  }
+  const input = (researchId: string, notes: string[] = []) => ({
+    researchId,
+    question: 'How far did solar costs fall?',
+    locale: 'en-US',
+    stepKeys: ['step/a/1'],
+    notes,
+  });
+
+  it('numbers [S…] ids 1..n, removes a made-up id and URL and counts them, and grounds the notes', async () => {
+    const id = await seed();
+    await noteFallback(
+      store,
+      id,
+      'planner',
+      'plan',
+      'the plan has one step per query',
+      ApplicationFailure.nonRetryable('x', ErrorType.LlmTooSlow),
+    );
+    const markdown = [
+      '## Key points',
+      '',
+      `- Solar LCOE fell 89% from 2010 to 2022 [${A}].`,
+      `- A rumour says 99% [S0f93beef], see https://fabricated.example/rumour.`,
+      '',
+      '## Overview',
+      '',
+      `Module prices collapsed (${A}) and [the study](https://solar.example/lcoe) agrees.`,
+    ].join('\n');
+    server.script([
+      { name: 'reporter', match: bySchema('ReportDraft'), reply: { json: { title: 'Solar costs', markdown } } },
+      { name: 'verify', match: bySchema('CitationVerdicts'), reply: supportAll },
+    ]);
+    const notes = [`Gap reflection 1: wind unclear [Sf7c0beef] (https://fabricated.example/x); solar covered [${A}].`];
+    const out = await inActivity('report', () => reporter.writeReport(input(id, notes)));
+    expect(out.references).toBe(2);
+    const v = await inActivity('verify', () => verifier.verifyCitations(input(id, notes)));
+    const report = (await store.getReport(id))!;
+
+    expect(report.markdown).not.toMatch(/S[0-9a-f]{8}|fabricated/);
+    expect(report.markdown).toContain('- Solar LCOE fell 89% from 2010 to 2022 [1].');
+    expect(report.markdown).toContain('Module prices collapsed [1] and the study [1] agrees.');
+    // The only cited source is 1 (it was [2] in the list the model saw); the other is consulted.
+    expect(report.markdown).toContain('## References\n\n1. [Solar LCOE report](https://solar.example/lcoe)\n');
+    expect(report.markdown).toContain('## Also consulted\n\n- [Wind cost study](https://wind.example/costs)');
+    expect(report.references.map((r) => [r.n, r.sourceId, r.cited])).toEqual([
+      [1, A, true],
+      [2, B, false],
+    ]);
+    // Notes: the workflow's (grounded), then every fallback of the run, then what code removed.
+    const quoted = report.markdown.split('\n').filter((l) => l.startsWith('> ') && l.length > 2);
+    expect(quoted[0]).toBe('> Gap reflection 1: wind unclear; solar covered [1].');
+    expect(quoted[1]).toMatch(/^> Fallback \(planner\): the plan has one step per query, because the model did not answer/);
+    expect(quoted.join('\n')).toContain('Removed citation(s) of 2 source id(s) that name no source of this run.');
+    expect(report.removedLinks!.map((l) => l.url)).toEqual(['https://fabricated.example/rumour', 'https://fabricated.example/x']);
+    expect(v.grounding).toMatchObject({ unresolved: 2, linksRemoved: 2, supported: 2, removed: 0 });
+    expect(report.grounding).toEqual(v.grounding);
+    expect(server.requests.filter((r) => r.rule === 'reporter')).toHaveLength(1);
+  });
+
+  it('asks again once for a one-sentence report, then publishes the report code puts together, with a note', async () => {
+    const id = await seed(30);
+    server.script([
+      { name: 'reporter', match: bySchema('ReportDraft'), reply: { json: { title: 'Solar', markdown: 'Solar got much cheaper.' } } },
+      { name: 'verify', match: bySchema('CitationVerdicts'), reply: supportAll },
+    ]);
+    const out = await inActivity('report', () => reporter.writeReport(input(id)));
+    const asked = server.requests.filter((r) => r.rule === 'reporter');
+    expect(asked).toHaveLength(2);
+    const again = JSON.stringify(asked[1]!.body.messages);
+    expect(again).toMatch(/Your previous report was not accepted, because it has 2\d characters of text, too short for findings of \d{4}/);
+    expect(JSON.stringify(asked[0]!.body.messages)).not.toContain('not accepted');
+
+    await inActivity('verify', () => verifier.verifyCitations(input(id)));
+    const report = (await store.getReport(id))!;
+    expect(out.title).toBe('How far did solar costs fall?');
+    expect(report.markdown).toMatch(/^# How far did solar costs fall\?\n/);
+    expect(report.markdown).toMatch(/> Fallback \(reporter\): the report was put together by code from the findings, because the model/);
+    expect(report.markdown).toContain('## Overview\n\nThis report was put together by code from the research findings');
+    expect(report.markdown).toMatch(/## Background\n\nOnshore wind costs fell/);
+    expect(report.markdown).toMatch(/## Solar costs since 2010\n\n### Solar\n\nSolar LCOE fell 89%/);
+    expect(report.markdown).toContain(
+      '## References\n\n1. [Wind cost study](https://wind.example/costs)\n2. [Solar LCOE report](https://solar.example/lcoe)\n',
+    );
+    expect(report.markdown).not.toContain('Solar got much cheaper');
+    expect(report.grounding).toMatchObject({ citations: 2, unresolved: 0, supported: 2 });
+  });
+
+  it('falls back to the code report when the model gives no usable answer, and the claim check to unchecked', async () => {
+    const id = await seed();
+    server.script([
+      { name: 'reporter', match: bySchema('ReportDraft'), reply: { content: 'I cannot write JSON today.' } },
+      { name: 'verify', match: bySchema('CitationVerdicts'), reply: { content: 'no verdicts either' } },
+    ]);
+    await inActivity('report', () => reporter.writeReport(input(id)));
+    // The answer and its repair requests, but no report asked for again after the model gave up.
+    const asked = server.requests.filter((r) => r.rule === 'reporter');
+    expect(asked.length).toBeGreaterThanOrEqual(2);
+    expect(asked.some((r) => JSON.stringify(r.body.messages).includes('not accepted'))).toBe(false);
+    const v = await inActivity('verify', () => verifier.verifyCitations(input(id)));
+    expect(v.grounding).toMatchObject({ citations: 2, checked: 0, unchecked: 2 });
+    const report = (await store.getReport(id))!;
+    expect(report.markdown).toContain(
+      '> Fallback (claim-check): 2 citation(s) were left unchecked, because the model gave no usable answer',
+    );
+    expect(report.markdown).toContain('> Fallback (reporter): the report was put together by code');
+    expect(report.markdown).not.toContain('cannot write JSON');
+  });
+
+  it('writes a long report from the findings when the outline and a section fail', async () => {
+    const id = await seed();
+    server.script([
+      { name: 'outline', match: bySchema('ReportOutline'), reply: { content: 'no outline' } },
+      { name: 'section', match: bySchema('ReportSection'), reply: { content: 'nope' } },
+    ]);
+    const long = { ...input(id), stepKeys: [] };
+    const outline = await inActivity('outline', () => reporter.outlineReport(long));
+    expect(outline.headings).toEqual(['Background']);
+    await inActivity('section', () => reporter.writeSection({ ...long, section: 0 }));
+    const out = await inActivity('assemble', () => reporter.assembleSections({ ...long, sections: 1 }));
+    expect(out.references).toBe(1);
+    const report = (await store.getReport(id))!;
+    expect(report.markdown).toContain(
+      '## Background\n\nOnshore wind costs fell by about 70% over the same years, with taller turbines. [1]',
+    );
+    expect(report.markdown).toContain('> Fallback (reporter): the long report has one section per finding');
+    expect(report.markdown).toContain('> Fallback (reporter): section 1 ("Background") gives its findings as the research wrote them');
+    expect(report.markdown).toContain('> The run ended without any research step: this report rests on the background search alone.');
+  });
+});
