@@ -280,7 +280,15 @@ describe.skipIf(!ready)(`role fallbacks (${ready ? 'live' : missingReason()})`, 
     ]);
   });
 
-  it('gap reflection: follow-up steps are repaired like a plan (taken ids renamed, unknown dependencies dropped)', async () => {
+  it('gap reflection: follow-up steps are repaired like a plan; one under a taken id is dropped', async () => {
+    const followUp = (id: string, dependsOn: string[]) => ({
+      id,
+      title: `Prices ${id}`,
+      description: 'Find 2024 prices',
+      type: 'processing',
+      needSearch: false,
+      dependsOn,
+    });
     server.script([
       {
         match: bySchema('GapReflection'),
@@ -288,16 +296,7 @@ describe.skipIf(!ready)(`role fallbacks (${ready ? 'live' : missingReason()})`, 
           json: {
             answered: false,
             gaps: ['No 2024 figure.'],
-            followUpSteps: [
-              {
-                id: 'a',
-                title: 'Prices 2024',
-                description: 'Find 2024 prices',
-                type: 'processing',
-                needSearch: false,
-                dependsOn: ['a', 'S00000001'],
-              },
-            ],
+            followUpSteps: [followUp('a', []), followUp('Prices 2024', ['a', 'S00000001', 'prices-2024'])],
           },
         },
       },
@@ -307,7 +306,7 @@ describe.skipIf(!ready)(`role fallbacks (${ready ? 'live' : missingReason()})`, 
       planner(false).reflectOnGaps({ researchId: id, question: QUESTION, stepKeys: [], existingIds: ['a'], maxSteps: 2 }),
     );
     expect(r.answered).toBe(false);
-    expect(r.steps).toEqual([expect.objectContaining({ id: 'a-2', type: 'research', needSearch: true, dependsOn: ['a'] })]);
+    expect(r.steps).toEqual([expect.objectContaining({ id: 'prices-2024', type: 'research', needSearch: true, dependsOn: ['a'] })]);
   });
 
   it('an outage is not a fallback: the activity fails and is retried', async () => {

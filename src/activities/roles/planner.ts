@@ -197,7 +197,10 @@ export function createPlannerActivities(deps: PlannerDeps) {
         },
         { researchId: input.researchId },
       );
-      const steps = repairSteps(r.output.followUpSteps, {
+      // A follow-up under the id of a step that ran is that step again: dropped, not renamed.
+      const taken = new Set(input.existingIds);
+      const fresh = r.output.followUpSteps.filter((s) => !taken.has(stepId(s.id)));
+      const steps = repairSteps(fresh, {
         question: input.question,
         maxSteps: input.maxSteps,
         processing,
