@@ -56,8 +56,10 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
     await server.close();
   });
 
-  const inActivity = <T>(name: string, fn: () => Promise<T>) =>
-    new MockActivityEnvironment({ activityId: name, attempt: 1, workflowExecution: { workflowId: 'w', runId: randomUUID() } }).run(fn);
+  const inActivity = <T>(name: string, fn: () => Promise<T>): Promise<T> =>
+    new MockActivityEnvironment({ activityId: name, attempt: 1, workflowExecution: { workflowId: 'w', runId: randomUUID() } }).run(
+      fn,
+    ) as Promise<T>;
 
   /** A run with a background and one step citing two sources; `repeat` makes the findings long. */
   async function seed(repeat = 1): Promise<string> {
