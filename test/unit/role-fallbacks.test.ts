@@ -250,6 +250,35 @@ describe.skipIf(!ready)(`role fallbacks (${ready ? 'live' : missingReason()})`, 
     ]);
   });
 
+  it('planner: "enough context" on a brief that code listed from the sources (no usable brief) does not skip research', async () => {
+    const id = newRun();
+    const long = 'Solar power costs fell by about 90% between 2010 and 2023, according to this source. '.repeat(4);
+    await store.saveSources(id, [
+      { sourceId: 'S00000001', url: 'https://example.org/a', title: 'Costs A', content: long, provider: 'searxng' },
+      { sourceId: 'S00000002', url: 'https://example.org/b', title: 'Costs B', content: long, provider: 'searxng' },
+    ]);
+    const enough = { title: 'Done', thought: 'Known.', locale: 'en-US', hasEnoughContext: true, steps: [] };
+    server.script([
+      { match: bySchema('BackgroundBrief'), reply: mumble },
+      { match: bySchema('Plan'), reply: { json: enough } },
+    ]);
+    const brief = await asActivity(id, () =>
+      planner().writeBackground({
+        researchId: id,
+        question: QUESTION,
+        locale: 'en-US',
+        sourceIds: ['S00000001', 'S00000002'],
+        searchErrors: [],
+      }),
+    );
+    expect(brief.sourceIds).toEqual(['S00000001', 'S00000002']);
+    const r = await asActivity(id, () =>
+      planner().planResearch({ researchId: id, question: QUESTION, locale: 'en-US', maxSteps: 4, feedback: '', problems: [] }),
+    );
+    expect(r.plan.hasEnoughContext).toBe(false);
+    expect(r.plan.steps).toHaveLength(1);
+  });
+
   it('judge: no usable verdict → the step passes, with a note and its verdict event', async () => {
     const id = newRun();
     await store.saveDocument(id, { key: 'step/a/1', kind: 'step', content: 'Costs fell.', summary: '', sourceIds: [], meta: {} });

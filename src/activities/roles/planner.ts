@@ -23,6 +23,8 @@ export interface PlannerDeps {
 
 /** A background the planner may call enough: it cites this many retrieved sources and has this many characters. */
 const ENOUGH_BACKGROUND = { sources: 2, chars: 300 };
+/** The note writeCitedDocument leaves when it listed the sources because the model wrote no brief. */
+const BACKGROUND_FALLBACK_NOTE = 'fallback/background/background';
 /** The part of the rewrite's input the workflow appends after the user's question. */
 const COORDINATOR_READING = "\n(Coordinator's reading:";
 
@@ -77,48 +79,20 @@ export function createPlannerActivities(deps: PlannerDeps) {
     searchErrors: string[];
   }): Promise<StepOutput> {
     const sources = await store.getSources(input.researchId, input.sourceIds);
-    try {
-      return await writeCitedDocument(deps, {
-        researchId: input.researchId,
-        key: 'background',
-        kind: 'background',
-        prompt: PROMPTS.background,
-        vars: {
-          question: input.question,
-          locale: input.locale,
-          sources: sourcesBlock(sources),
-          searchErrors: input.searchErrors.join('\n') || '(none)',
-        },
-        sources,
-      });
-    } catch (err) {
-      if (!modelGaveUp(err)) throw err;
-      // The sources' titles as the brief: the planner still sees what was found. Marked, so that
-      // it never counts as a background that answers the question.
-      const listed = sources.slice(0, 10);
-      const content = listed.length
-        ? listed.map((s) => `- ${summarize(s.title || s.url, 150)} [${s.sourceId}]`).join('\n')
-        : '(no background could be gathered)';
-      const summary = `Sources found for the question (${listed.length}); no brief was written.`;
-      const sourceIds = listed.map((s) => s.sourceId);
-      await store.saveDocument(input.researchId, {
-        key: 'background',
-        kind: 'background',
-        content,
-        summary,
-        sourceIds,
-        meta: { fallback: true },
-      });
-      await noteFallback(
-        store,
-        input.researchId,
-        'background',
-        activityKey(),
-        'the background lists the sources found instead of a brief',
-        err,
-      );
-      return { key: 'background', summary, sourceIds, usage: ZERO_USAGE };
-    }
+    // A model that gives no usable brief: writeCitedDocument lists the sources instead, with a note.
+    return writeCitedDocument(deps, {
+      researchId: input.researchId,
+      key: 'background',
+      kind: 'background',
+      prompt: PROMPTS.background,
+      vars: {
+        question: input.question,
+        locale: input.locale,
+        sources: sourcesBlock(sources),
+        searchErrors: input.searchErrors.join('\n') || '(none)',
+      },
+      sources,
+    });
   }
 
   async function planResearch(input: {
@@ -129,7 +103,11 @@ export function createPlannerActivities(deps: PlannerDeps) {
     feedback: string;
     problems: string[];
   }): Promise<{ plan: Plan; problems: string[]; usage: Usage }> {
-    const [background, memory] = await store.getDocuments(input.researchId, ['background', 'memory']);
+    const docs = await store.getDocuments(input.researchId, ['background', 'memory', BACKGROUND_FALLBACK_NOTE]);
+    const byKey = (key: string) => docs.find((d) => d.key === key);
+    const [background, memory] = [byKey('background'), byKey('memory')];
+    // A brief that code listed from the sources (the model gave none) never stands in for research.
+    const briefWritten = background !== undefined && byKey(BACKGROUND_FALLBACK_NOTE) === undefined;
     const processing = await canRunCode();
     let draft: PlanDraft;
     let usage: Usage;
@@ -158,7 +136,7 @@ export function createPlannerActivities(deps: PlannerDeps) {
       return { plan, problems: planProblems(plan, input.maxSteps), usage: ZERO_USAGE };
     }
     const repaired = repairPlan(draft, { question: input.question, locale: input.locale, maxSteps: input.maxSteps, processing });
-    const plan = settleContext(repaired.plan, background, input.question, repaired.repairs);
+    const plan = settleContext(repaired.plan, briefWritten ? background : undefined, input.question, repaired.repairs);
     if (repaired.repairs.length) {
       await noteCorrection(
         store,
@@ -384,11 +362,10 @@ function breakCycles(steps: PlanStep[], repairs: string[]): void {
   for (const s of steps) if (!state.has(s.id)) visit(s);
 }
 
-/** Whether the background can stand in for research: a real brief that cites enough retrieved sources. */
+/** Whether the background can stand in for research: a brief that cites enough retrieved sources. */
 export function backgroundIsEnough(background: StoredDocument | undefined): boolean {
   return (
     background !== undefined &&
-    background.meta.fallback !== true &&
     new Set(background.sourceIds).size >= ENOUGH_BACKGROUND.sources &&
     background.content.trim().length >= ENOUGH_BACKGROUND.chars
   );
