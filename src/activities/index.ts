@@ -130,7 +130,7 @@ export function createActivities(deps: ActivityDeps) {
       ...createVerifierActivities({ llm, store }),
       ...createChangesActivities({ llm, store }),
       ...createLegacyStepActivities({ llm, store }),
-      ...createKnowledgeRouterActivities({ llm }),
+      ...createKnowledgeRouterActivities({ llm, store }),
     },
     /** PostgreSQL only (STORE_OPTIONS). */
     store: { ...createPersistActivities({ store }), ...conversation, assembleSections: reporter.assembleSections },

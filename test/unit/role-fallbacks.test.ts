@@ -9,6 +9,7 @@ import { createLlmClient } from '../../src/activities/llm/client';
 import { createCoordinatorActivities } from '../../src/activities/roles/coordinator';
 import { fallbackNotes } from '../../src/activities/roles/fallbacks';
 import { createJudgeActivities } from '../../src/activities/roles/judge';
+import { createKnowledgeRouterActivities } from '../../src/activities/roles/knowledge-router';
 import { createPlannerActivities } from '../../src/activities/roles/planner';
 import { createStore, type Store } from '../../src/activities/store';
 import { createPool } from '../../src/infra/postgres';
@@ -336,6 +337,22 @@ describe.skipIf(!ready)(`role fallbacks (${ready ? 'live' : missingReason()})`, 
     );
     expect(r.answered).toBe(false);
     expect(r.steps).toEqual([expect.objectContaining({ id: 'prices-2024', type: 'research', needSearch: true, dependsOn: ['a'] })]);
+  });
+
+  it('knowledge router: no usable choice → every usable collection is searched', async () => {
+    server.script([{ match: bySchema('KnowledgeChoice'), reply: mumble }]);
+    const id = newRun();
+    const collections = [
+      { collectionId: 'C0000000000000001', name: 'Energy', description: 'Reports', documents: 3 },
+      { collectionId: 'C0000000000000002', name: 'Misc', description: '', documents: 1 },
+    ];
+    const r = await asActivity(id, () =>
+      createKnowledgeRouterActivities({ llm, store }).chooseCollections({ researchId: id, question: QUESTION, collections }),
+    );
+    expect(r.collectionIds).toEqual(['C0000000000000001', 'C0000000000000002']);
+    expect(await fallbackNotes(store, id)).toEqual([
+      expect.stringMatching(/^Fallback \(knowledge-router\): every usable knowledge base collection/),
+    ]);
   });
 
   it('an outage is not a fallback: the activity fails and is retried', async () => {

@@ -1,9 +1,14 @@
 // The knowledge-base decision: which of the tenant's collections a run searches, chosen by the
 // model from their descriptions (Spring AI Alibaba's "professional knowledge base" node). Code
-// keeps only ids from the list it gave.
-import type { Usage } from '../../shared/schemas';
+// keeps only ids from the list it gave. A model that cannot choose: every usable collection is
+// searched (they are the tenant's own documents; retrieval ranks passages, so one that does not
+// fit costs little), with a note.
+import { Context } from '@temporalio/activity';
+import { ZERO_USAGE, type Usage } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
+import type { Store } from '../store';
+import { modelGaveUp, noteFallback } from './fallbacks';
 
 export interface CollectionChoiceInput {
   researchId: string;
@@ -11,18 +16,26 @@ export interface CollectionChoiceInput {
   collections: { collectionId: string; name: string; description: string; documents: number }[];
 }
 
-export function createKnowledgeRouterActivities(deps: { llm: Llm }) {
+export function createKnowledgeRouterActivities(deps: { llm: Llm; store: Pick<Store, 'saveDocument'> }) {
   async function chooseCollections(input: CollectionChoiceInput): Promise<{ collectionIds: string[]; reason: string; usage: Usage }> {
-    const r = await deps.llm.structured(
-      PROMPTS.knowledgeRouter,
-      {
-        question: input.question,
-        collections: input.collections
-          .map((c) => `- id ${c.collectionId}: "${c.name}" (${c.documents} documents) — ${c.description || '(no description)'}`)
-          .join('\n'),
-      },
-      { researchId: input.researchId },
-    );
+    let r;
+    try {
+      r = await deps.llm.structured(
+        PROMPTS.knowledgeRouter,
+        {
+          question: input.question,
+          collections: input.collections
+            .map((c) => `- id ${c.collectionId}: "${c.name}" (${c.documents} documents) — ${c.description || '(no description)'}`)
+            .join('\n'),
+        },
+        { researchId: input.researchId },
+      );
+    } catch (err) {
+      if (!modelGaveUp(err)) throw err;
+      const what = 'every usable knowledge base collection was searched';
+      await noteFallback(deps.store, input.researchId, 'knowledge-router', Context.current().info.activityId, what, err);
+      return { collectionIds: input.collections.map((c) => c.collectionId), reason: 'the model could not choose', usage: ZERO_USAGE };
+    }
     const known = new Set(input.collections.map((c) => c.collectionId));
     return { collectionIds: [...new Set(r.output.collectionIds.filter((id) => known.has(id)))], reason: r.output.reason, usage: r.usage };
   }
