@@ -227,7 +227,8 @@ export function reportProblem(args: {
   length: 'brief' | 'standard' | 'section';
 }): string | undefined {
   const chars = proseChars(args.draft.markdown);
-  const share = args.length === 'brief' ? 0.08 : 0.15;
+  // A short report is fine for short findings; below this, any length is.
+  const share = args.findingsChars < 1_000 ? 0 : args.length === 'brief' ? 0.06 : 0.12;
   const cap = args.length === 'standard' ? 1_500 : 600;
   const least = Math.min(cap, Math.round(args.findingsChars * share));
   if (chars < least) {

@@ -377,7 +377,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     const r = await result(id);
     expect(r.removedCitations).toEqual([42, 99]);
     const report = await request(h.app).get(`/v1/research/${id}/report`).expect(200);
-    expect(report.text).toMatch(/Costs fell \[1\]\. Made up \. Also \[2\] and `code \[7\]`\./);
+    expect(report.text).toMatch(/Costs fell \[1\]\. Made up\. Also \[2\] and `code \[7\]`\./);
     expect(report.text).not.toMatch(/\[42\]|\[99\]/);
     expect(r.notes.join('\n')).toMatch(/Removed 2 citation\(s\) that pointed at no retrieved source: \[42\], \[99\]/);
   });
