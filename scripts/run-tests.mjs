@@ -1,33 +1,57 @@
 #!/usr/bin/env node
 // Runs vitest, then prints one plain closing line, "N passed, N failed, N skipped". Under CI=true
 // a skipped test fails the run: every test must have found the services it needs.
+//
+// The real-model tests (test/e2e/real-model.test.ts: a llama-server on this machine's CPU) run
+// after the rest, alone: beside other test files the model's threads fight them for the two cores
+// and a call that takes 10 s alone takes minutes. Arguments (file filters) go to both runs; a run
+// whose filters match none of its files is not started.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 
-const out = path.resolve('.data', 'test-results.json');
-mkdirSync(path.dirname(out), { recursive: true });
-rmSync(out, { force: true });
-const r = spawnSync(
-  process.execPath,
-  ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`, ...process.argv.slice(2)],
-  { stdio: 'inherit' },
-);
-let code = r.status ?? 1;
-try {
-  const res = JSON.parse(readFileSync(out, 'utf8'));
-  const skipped = res.numPendingTests + res.numTodoTests;
-  console.log(`\n${res.numPassedTests} passed, ${res.numFailedTests} failed, ${skipped} skipped`);
-  if (process.env.CI === 'true' && skipped > 0) {
-    console.error(`CI=true: ${skipped} test(s) skipped; under CI every test must run`);
-    code = code || 1;
+const REAL_MODEL = 'test/e2e/real-model.test.ts';
+const args = process.argv.slice(2);
+const filters = args.filter((a) => !a.startsWith('-'));
+const wantsReal = filters.length === 0 || filters.some((f) => REAL_MODEL.includes(f));
+const wantsRest = filters.length === 0 || filters.some((f) => !f.includes('real-model'));
+
+function vitest(name, extra) {
+  const out = path.resolve('.data', `test-results-${name}.json`);
+  mkdirSync(path.dirname(out), { recursive: true });
+  rmSync(out, { force: true });
+  const r = spawnSync(
+    process.execPath,
+    ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`, ...extra],
+    { stdio: 'inherit' },
+  );
+  let res;
+  try {
+    res = JSON.parse(readFileSync(out, 'utf8'));
+  } catch (err) {
+    console.error(`no test results from the ${name} run (${err.message})`);
   }
-  if (res.numTotalTests === 0) {
-    console.error('no tests ran');
-    code = code || 1;
-  }
-} catch (err) {
-  console.error(`no test results (${err.message})`);
+  return { status: r.status ?? 1, res };
+}
+
+const runs = [];
+if (wantsRest) runs.push(vitest('suite', ['--exclude', REAL_MODEL, ...args]));
+if (wantsReal) {
+  const started = Date.now();
+  runs.push(vitest('real-model', ['--maxWorkers=1', ...(filters.length ? args : [REAL_MODEL, ...args])]));
+  console.log(`real-model tests took ${Math.round((Date.now() - started) / 1000)} s`);
+}
+
+let code = runs.some((r) => r.status !== 0 || !r.res) ? 1 : 0;
+const sum = (key) => runs.reduce((n, r) => n + (r.res?.[key] ?? 0), 0);
+const skipped = sum('numPendingTests') + sum('numTodoTests');
+console.log(`\n${sum('numPassedTests')} passed, ${sum('numFailedTests')} failed, ${skipped} skipped`);
+if (process.env.CI === 'true' && skipped > 0) {
+  console.error(`CI=true: ${skipped} test(s) skipped; under CI every test must run`);
+  code = code || 1;
+}
+if (sum('numTotalTests') === 0) {
+  console.error('no tests ran');
   code = code || 1;
 }
 process.exit(code);
