@@ -481,12 +481,12 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(r.usage).toMatchObject({ promptTokens: rows[0].prompt, completionTokens: rows[0].completion });
   });
 
-  it('counts the requests that gave no usable answer: a judge whose repair failed too', async () => {
+  it('counts the requests that gave no usable answer: a judge whose repairs failed too', async () => {
     const judge: Reply = { content: 'I think it is fine.', usage: { prompt: 700, completion: 50 } };
     const id = await start({ autoAcceptPlan: true }, { judge }, planJson([{ id: 'a' }]));
     const r = await result(id);
     expect(r.steps).toEqual([{ id: 'a', status: 'completed', attempts: 1 }]);
-    expect(requestsFor('judge')).toHaveLength(2); // the answer and the repair, both unusable
+    expect(requestsFor('judge')).toHaveLength(3); // the answer and two repairs, all unusable
     const { rows } = await h.pool.query(
       'SELECT sum(prompt_tokens)::int AS prompt, sum(completion_tokens)::int AS completion FROM llm_requests WHERE research_id = $1',
       [id],
