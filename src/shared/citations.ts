@@ -234,7 +234,8 @@ function tidy(text: string): string {
     .replace(new RegExp(`\\([ \\t]*(?:${GONE}[ \\t]*)+\\)`, 'g'), GONE)
     .replace(new RegExp(`([ \\t]*)(?:${GONE})+([ \\t]*)`, 'g'), (m: string, before: string, after: string, at: number, all: string) => {
       const next = all[at + m.length];
-      if (next === undefined || /[\n.,;:!?)\]]/.test(next)) return '';
+      const previous = at > 0 ? all[at - 1] : '\n';
+      if (next === undefined || previous === '\n' || /[\n.,;:!?)\]]/.test(next)) return '';
       return before || after ? ' ' : '';
     });
 }

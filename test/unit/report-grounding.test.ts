@@ -54,6 +54,12 @@ describe('groundCitations', () => {
     expect(g.removedLinks).toEqual([{ url: 'https://fabricated.example/x', reason: 'footnote to an address the run did not retrieve' }]);
   });
 
+  it('closes the gaps a removal leaves: no space before punctuation, no empty parentheses, no space at a line start', () => {
+    const g = groundCitations('[S0f93beef] Solar fell.\n- [9] Wind too, see (S0f93beef), and (https://made-up.example/x).', refs);
+    expect(g.markdown).toBe('Solar fell.\n- Wind too, see, and.');
+    expect(g).toMatchObject({ marks: 3, unresolved: 3, removedNumbers: [9], removedIds: ['S0f93beef'] });
+  });
+
   it('renumbers in order of first citation and puts the uncited sources after the cited ones', () => {
     const r = renumberCitations('First [2], then [1], again [2]; `[1]` in code.', refs);
     expect(r.markdown).toBe('First [1], then [2], again [1]; `[1]` in code.');
