@@ -2,7 +2,8 @@
 // first citation, unknown ones go and are counted, the run's notes are grounded the same way, and a
 // draft that is no report worth the name is found and replaced by a report code puts together.
 import { describe, expect, it } from 'vitest';
-import { groundCitations, renumberCitations } from '../../src/shared/citations';
+import { groundedWords } from '../../src/activities/roles/changes';
+import { groundCitations, renumberCitations, type RemovedLink } from '../../src/shared/citations';
 import {
   assembleReport,
   citationOrder,
@@ -169,5 +170,15 @@ describe('reportFromFindings', () => {
         length: 'standard',
       }),
     ).toBeUndefined();
+  });
+});
+
+describe('"What changed" words', () => {
+  it('are published without citations or links of their own, and what they pointed at is recorded', () => {
+    const removed: RemovedLink[] = [];
+    const g = groundedWords(`Solar LCOE [${A}] fell\n91% [3] [S0f93beef] per [IEA](https://made-up.example/iea).`, refs, removed);
+    // The known source is cited by the section's own number; the made-up ones count as unresolved.
+    expect(g).toEqual({ text: 'Solar LCOE fell 91% per IEA.', unresolved: 2 });
+    expect(removed).toEqual([{ url: 'https://made-up.example/iea', reason: 'link to an address the run did not retrieve' }]);
   });
 });

@@ -7,7 +7,7 @@
 // evidence. The section goes at the top of the stored report. The model's words in it are grounded
 // like the report's (no citations of its own, no links); a source is cited by the number the
 // published report gives it, or linked where the report does not cite it.
-import { groundCitations, type RemovedLink } from '../../shared/citations';
+import { groundCitations, type CitableSource, type RemovedLink } from '../../shared/citations';
 import type { Usage } from '../../shared/schemas';
 import { summarize } from '../../shared/schemas';
 import type { Reference } from '../../shared/report';
@@ -70,10 +70,11 @@ const entry = (s: { title: string; url: string }) => `[${(s.title || s.url).repl
 
 /** Model text for the section: on one line, its citations and links taken out (a link keeps its
  *  text), what it pointed at recorded. */
-export function groundedWords(text: string, removed: RemovedLink[]): { text: string; unresolved: number } {
-  const g = groundCitations(text, []);
+export function groundedWords(text: string, known: CitableSource[], removed: RemovedLink[]): { text: string; unresolved: number } {
+  const g = groundCitations(text, known);
   removed.push(...g.removedLinks);
-  return { text: g.markdown.replace(/\s+/g, ' ').trim(), unresolved: g.unresolved };
+  const plain = g.markdown.replace(/\[\d+\]/g, '').replace(/[ \t]+([.,;:!?])/g, '$1');
+  return { text: plain.replace(/\s+/g, ' ').trim(), unresolved: g.unresolved };
 }
 
 const HEADING = '## What changed since ';
@@ -174,7 +175,7 @@ export function createChangesActivities(deps: { llm: Llm; store: Store }) {
     const removedLinks: RemovedLink[] = [];
     let unresolved = 0;
     const words = (text: string, max: number) => {
-      const g = groundedWords(text, removedLinks);
+      const g = groundedWords(text, report.references, removedLinks);
       unresolved += g.unresolved;
       return summarize(g.text, max);
     };
