@@ -57,7 +57,7 @@ describe.skipIf(!ready)(`bounded model calls (${ready ? 'live' : missingReason()
       startToCloseTimeoutMs,
       currentAttemptScheduledTimestampMs: Date.now(),
       workflowExecution: { workflowId: 'w', runId: randomUUID() },
-    }).run(fn);
+    }).run(fn) as Promise<T>;
 
   function turn(messages: ModelRequest<Turn>['messages'], tools = TOOLS): ModelRequest<Turn> {
     return {
@@ -264,7 +264,7 @@ describe.skipIf(!ready)(`bounded model calls (${ready ? 'live' : missingReason()
             : { value: choice?.message.content ?? '', logged: null },
       }),
     );
-    expect(JSON.parse(out.output)).toEqual({ title: 'Solar' });
+    expect(JSON.parse(String(out.output))).toEqual({ title: 'Solar' });
     expect(chats(from).map((b) => b.max_tokens)).toEqual([300, 600]);
   });
 });
