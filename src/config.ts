@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { ConfigError } from './shared/errors';
 import { DEFAULT_LLM_HEARTBEAT_TIMEOUT, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, LLM_ROLES, type LlmRole } from './shared/constants';
-import { DEFAULT_RETRY, Duration, TENANT_PATTERN, type RetrySettings } from './shared/schemas';
+import { DEFAULT_RETRY, Duration, durationToMs, TENANT_PATTERN, type RetrySettings } from './shared/schemas';
 
 const port = z.coerce.number().int().min(0).max(65_535);
 /** Comma-separated `host` or `host:port` entries (allow lists of the SSRF guard). */
@@ -181,6 +181,15 @@ const EnvSchema = z.object({
   LLM_CONTEXT_TOKENS: z.coerce.number().int().min(512).max(10_000_000).optional(),
   LLM_PRICES: priceTable,
   LLM_CONTEXT_CHARS: z.coerce.number().int().min(4_000).max(4_000_000).default(200_000),
+  /** A second OpenAI-compatible provider, used while the first is down (src/activities/llm/providers.ts). */
+  LLM_FALLBACK_BASE_URL: optionalUrl,
+  LLM_FALLBACK_API_KEY: optionalString,
+  LLM_FALLBACK_MODEL: optionalString,
+  ...roleSettings('LLM_FALLBACK_MODEL', z.string().trim().min(1)),
+  /** How long the primary must have been failing (no success in between) before calls go to the fallback. */
+  LLM_FALLBACK_AFTER: Duration.default('2m'),
+  /** Model requests in flight per provider in one worker (the adaptive limit's ceiling); LLM_CONCURRENCY when unset. */
+  LLM_PROVIDER_CONCURRENCY: z.coerce.number().int().min(1).max(512).optional(),
 
   SEARXNG_URL: optionalUrl,
   SEARCH_PROVIDERS: optionalString.transform((v) =>
@@ -313,6 +322,19 @@ export interface Config {
     queueRate: number;
     /** LLM activities at once in one worker. */
     concurrency: number;
+    /** The ceiling of each provider's adaptive in-flight limit (LLM_PROVIDER_CONCURRENCY, else LLM_CONCURRENCY). */
+    providerConcurrency: number;
+    /** The second provider (LLM_FALLBACK_*), when LLM_FALLBACK_BASE_URL or LLM_FALLBACK_API_KEY is set. */
+    fallback:
+      | {
+          apiKey: string | undefined;
+          baseUrl: string | undefined;
+          /** LLM_FALLBACK_MODEL_<ROLE>, else LLM_FALLBACK_MODEL, else the primary's model for the role. */
+          models: Record<LlmRole, string>;
+          /** LLM_FALLBACK_AFTER in milliseconds. */
+          afterMs: number;
+        }
+      | undefined;
   };
   search: {
     /** Enabled providers; by default the keyless ones (plus SearXNG when SEARXNG_URL is set). */
@@ -472,6 +494,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       contextChars: e.LLM_CONTEXT_CHARS,
       queueRate: e.LLM_QUEUE_RATE,
       concurrency: e.LLM_CONCURRENCY,
+      providerConcurrency: e.LLM_PROVIDER_CONCURRENCY ?? e.LLM_CONCURRENCY,
+      fallback:
+        e.LLM_FALLBACK_BASE_URL || e.LLM_FALLBACK_API_KEY
+          ? {
+              apiKey: e.LLM_FALLBACK_API_KEY,
+              baseUrl: e.LLM_FALLBACK_BASE_URL,
+              models: Object.fromEntries(
+                LLM_ROLES.map((role) => [
+                  role,
+                  e[`LLM_FALLBACK_MODEL_${role.toUpperCase()}` as keyof typeof e] ?? e.LLM_FALLBACK_MODEL ?? models[role],
+                ]),
+              ) as Record<LlmRole, string>,
+              afterMs: durationToMs(e.LLM_FALLBACK_AFTER),
+            }
+          : undefined,
     },
     search: {
       providers: e.SEARCH_PROVIDERS ?? [...(e.SEARXNG_URL ? ['searxng'] : []), 'wikipedia', 'openalex', 'arxiv'],

@@ -9,6 +9,7 @@ client.collectDefaultMetrics({ register: registry, prefix: 'deep_research_' });
 const counter = (name: string, help: string, labelNames: string[]) => new client.Counter({ name, help, labelNames, registers: [registry] });
 const histogram = (name: string, help: string, labelNames: string[], buckets: number[]) =>
   new client.Histogram({ name, help, labelNames, buckets, registers: [registry] });
+const gauge = (name: string, help: string, labelNames: string[]) => new client.Gauge({ name, help, labelNames, registers: [registry] });
 
 export const metrics = {
   httpRequests: counter('deep_research_http_requests_total', 'HTTP requests answered', ['method', 'route', 'status']),
@@ -19,6 +20,19 @@ export const metrics = {
   llmTokens: counter('deep_research_llm_tokens_total', 'tokens the model reported', ['model', 'role', 'kind']),
   llmCost: counter('deep_research_llm_cost_usd_total', 'estimated cost of the model requests (LLM_PRICES)', ['model', 'role']),
   llmSeconds: histogram('deep_research_llm_request_seconds', 'model request time', ['model', 'role'], [0.25, 1, 3, 10, 30, 90, 300]),
+  llmProviderLimit: gauge('deep_research_llm_provider_limit', 'model requests a provider may have in flight in this worker (adaptive)', [
+    'provider',
+  ]),
+  llmProviderInFlight: gauge('deep_research_llm_provider_in_flight', 'model requests in flight to a provider from this worker', [
+    'provider',
+  ]),
+  llmProviderWaiting: gauge('deep_research_llm_provider_waiting', 'model requests waiting for a provider slot in this worker', [
+    'provider',
+  ]),
+  llmProviderDecreases: counter('deep_research_llm_provider_limit_decreases_total', 'halvings of a provider limit after a 429', [
+    'provider',
+  ]),
+  llmFailovers: counter('deep_research_llm_failovers_total', 'model requests sent to the fallback provider, by reason', ['reason']),
   searches: counter('deep_research_search_queries_total', 'search queries by provider and outcome', ['provider', 'outcome']),
   pages: counter('deep_research_pages_total', 'pages read, by outcome', ['status']),
   sandboxRuns: counter('deep_research_sandbox_runs_total', 'sandbox runs, by outcome', ['status']),

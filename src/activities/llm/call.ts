@@ -15,6 +15,8 @@ import { activityCallKey, keep } from '../attempt';
 import type { Message } from '../store';
 import type { LlmCallsTable, LlmLeasesTable, LoggedRequest } from '../store/runs';
 import { chatCompletion, estimateCostUsd, LlmTimeout } from './client';
+import { acquireSlot, createLimiters, type Limiter } from './limiter';
+import { isOutage, Providers, type Provider, type Route } from './providers';
 import type { PromptOutput, PromptVars, StructuredPrompt } from './prompts';
 import { renderPrompt, untrusted } from './render';
 import { asJsonActions, refusesTools, toolCallsInText, toolNames } from './text-tools';
@@ -63,6 +65,10 @@ export interface LlmDeps {
   calls: LlmCallsTable;
   leases: LlmLeasesTable;
   client: () => OpenAI;
+  /** Primary and fallback provider with their health; by default from the config, around `client`. */
+  providers?: Providers;
+  /** Each provider's adaptive in-flight limit; by default one per endpoint, up to LLM_PROVIDER_CONCURRENCY. */
+  limiterOf?: (endpoint: string) => Limiter;
 }
 
 /** The run's guidance at the end of the system message: every model call after it was given sees it. */
@@ -212,12 +218,15 @@ export function createLlm(deps: LlmDeps) {
   const completionTokenModels = new Set<string>();
   /** Each endpoint's context window: configured, asked of the server, or learned from its overflow error. */
   const windows = new Map<string, { tokens: number | undefined; until: number }>();
+  // One set per createLlm, which the worker makes once: provider health and limits are per worker process.
+  const providers = deps.providers ?? new Providers(deps.config, deps.client);
+  const limiterOf = deps.limiterOf ?? createLimiters(deps.config.llm.providerConcurrency);
 
-  async function windowOf(modeKey: string, model: string): Promise<number | undefined> {
-    if (deps.config.llm.contextTokens) return deps.config.llm.contextTokens;
+  async function windowOf(provider: Provider, modeKey: string, model: string): Promise<number | undefined> {
+    if (provider.contextTokens) return provider.contextTokens;
     const known = windows.get(modeKey);
     if (known && known.until > Date.now()) return known.tokens;
-    const base = deps.config.llm.baseUrl;
+    const base = provider.baseUrl;
     const tokens = base ? await probeWindow(base, model, fetchJson) : undefined;
     windows.set(modeKey, { tokens, until: Date.now() + WINDOW_TTL_MS });
     return tokens;
@@ -230,34 +239,74 @@ export function createLlm(deps: LlmDeps) {
    * refuses tools, harder trimming after an overflow. A timeout while the server still answers is
    * "too slow": asked once more with half the output limit, then a non-retryable LlmTooSlow (the
    * role falls back); a timeout while the server does not answer stays transient (an outage).
+   *
+   * It goes to the primary provider unless that has been down for LLM_FALLBACK_AFTER, and moves to
+   * the fallback when the primary refuses it as too long after trimming. An outage before then
+   * stays a transient failure: Temporal's retry asks again, and a later attempt finds the fallback.
+   * Each HTTP request waits for a slot of its provider's adaptive limit (src/activities/llm/limiter.ts).
    */
   async function ask(
     req: ModelRequest<unknown>,
     messages: Message[],
-    model: string,
-    modeKey: string,
     outputBoost: number,
-  ): Promise<{ completion: OpenAI.Chat.ChatCompletion; mode: StructuredMode }> {
-    const client = deps.client();
+  ): Promise<{ completion: OpenAI.Chat.ChatCompletion; mode: StructuredMode; model: string }> {
     const role = req.role;
-    let maxTokens = Math.round(deps.config.llm.maxTokens[role] * outputBoost);
-    let shrink = 1;
-    let slow = 0;
-    let overflow = 0;
-    let mode: StructuredMode = structuredModes.get(modeKey) ?? 'json_schema';
-    const labels = { model, role };
+    // What a provider has taught this request starts over when the request moves to the other one.
+    let route!: Route;
+    let provider!: Provider;
+    let model!: string;
+    let modeKey!: string;
+    let mode!: StructuredMode;
+    let maxTokens!: number;
+    let shrink!: number;
+    let slow!: number;
+    let overflow!: number;
+    const use = (next: Route) => {
+      route = next;
+      provider = next.provider;
+      model = provider.models[role];
+      modeKey = `${provider.baseUrl ?? 'openai'}|${model}`;
+      mode = structuredModes.get(modeKey) ?? 'json_schema';
+      maxTokens = Math.round(deps.config.llm.maxTokens[role] * outputBoost);
+      [shrink, slow, overflow] = [1, 0, 0];
+    };
+    use(providers.route());
+    /** Moves this request to the fallback, when there is one and it is not there yet. */
+    const failOver = (reason: 'outage' | 'too_long'): boolean => {
+      const fallback = providers.fallback;
+      if (!fallback || provider === fallback) return false;
+      metrics.llmFailovers.inc({ reason });
+      Context.current().log.warn('LLM request moves to the fallback provider', {
+        reason,
+        from: `${provider.endpoint} (${model})`,
+        to: `${fallback.endpoint} (${fallback.models[role]})`,
+      });
+      use({ provider: fallback, trial: false });
+      return true;
+    };
+    /** Counts an outage failure; true when the request moved to the fallback (the primary is down long enough). */
+    const outage = (): boolean => {
+      providers.failed(provider);
+      return providers.primaryDown() && failOver('outage');
+    };
     for (;;) {
+      // A trial of a primary believed down first asks whether it answers at all: a dead server
+      // would otherwise hold this request for the whole timeout.
+      if (route.trial && !(await answers(provider.baseUrl)) && outage()) continue;
+      const labels = { model, role };
       const jsonActions = Boolean(req.tools?.length) && jsonActionModels.has(modeKey);
       const base = req.responseFormat ? structuredParams(mode, req.responseFormat, messages) : { messages };
       const tools = req.tools && !jsonActions ? req.tools : undefined;
       const sent = jsonActions ? asJsonActions(base.messages, req.tools!) : base.messages;
       const schemas = JSON.stringify(tools ?? base.tools ?? '') + JSON.stringify(base.response_format ?? '');
-      const fitted = fitRequest({ messages: sent, extra: schemas, maxTokens, window: await windowOf(modeKey, model), shrink });
-      const limitKey = completionTokenModels.has(modeKey) || !deps.config.llm.baseUrl ? 'max_completion_tokens' : 'max_tokens';
+      const window = await windowOf(provider, modeKey, model);
+      const fitted = fitRequest({ messages: sent, extra: schemas, maxTokens, window, shrink });
+      const limitKey = completionTokenModels.has(modeKey) || !provider.baseUrl ? 'max_completion_tokens' : 'max_tokens';
+      const slot = await acquireSlot(limiterOf(provider.endpoint));
       const timeoutMs = Math.min(deps.config.llm.timeouts[role], Math.max(5_000, attemptTimeLeft()));
       try {
         const completion = await chatCompletion(
-          client,
+          provider.client(),
           {
             model,
             ...base,
@@ -267,12 +316,14 @@ export function createLlm(deps: LlmDeps) {
           },
           { timeoutMs },
         );
-        return { completion, mode };
+        slot.release('ok');
+        providers.succeeded(provider);
+        return { completion, mode, model };
       } catch (err) {
-        metrics.llmRequests.inc({
-          ...labels,
-          outcome: err instanceof ApplicationFailure && err.type ? err.type : err instanceof Error ? err.name : 'error',
-        });
+        const type = err instanceof ApplicationFailure ? err.type : undefined;
+        const retryAfterMs = err instanceof ApplicationFailure && typeof err.nextRetryDelay === 'number' ? err.nextRetryDelay : undefined;
+        slot.release(type === ErrorType.LlmRateLimited ? 'rate-limited' : 'failed', retryAfterMs);
+        metrics.llmRequests.inc({ ...labels, outcome: type ? type : err instanceof Error ? err.name : 'error' });
         const next = NEXT_MODE[mode];
         // A refused response_format is not a broken prompt: ask again the next way, and remember it.
         if (req.responseFormat && next && refusesResponseFormat(err)) {
@@ -288,19 +339,25 @@ export function createLlm(deps: LlmDeps) {
           completionTokenModels.add(modeKey);
           continue;
         }
-        if (err instanceof ApplicationFailure && err.type === ErrorType.LlmContextLength && overflow < OVERFLOW_TRIES) {
+        if (type === ErrorType.LlmContextLength && overflow < OVERFLOW_TRIES) {
           overflow++;
-          const stated = windowFromError(err.message);
+          const stated = windowFromError((err as Error).message);
           if (stated) windows.set(modeKey, { tokens: stated, until: Date.now() + WINDOW_TTL_MS });
           else shrink *= 0.6;
-          if (!stated && !(await windowOf(modeKey, model))) {
+          if (!stated && !window) {
             // Nothing to trim against: assume the prompt as sent was a bit too long.
             windows.set(modeKey, { tokens: Math.floor((fitted.promptTokens + fitted.maxTokens) * 0.8), until: Date.now() + WINDOW_TTL_MS });
           }
           continue;
         }
+        // Still too long after trimming: the fallback's model may have the larger window.
+        if (type === ErrorType.LlmContextLength && failOver('too_long')) continue;
         if (err instanceof LlmTimeout) {
-          if (!(await answers(deps.config.llm.baseUrl))) throw err; // down: an outage, retried by Temporal
+          // Down: an outage, retried by Temporal (or answered by the fallback once the primary is down long enough).
+          if (!(await answers(provider.baseUrl))) {
+            if (outage()) continue;
+            throw err;
+          }
           slow++;
           if (slow >= SLOW_TRIES || attemptTimeLeft() < 10_000) {
             throw ApplicationFailure.nonRetryable(
@@ -314,10 +371,12 @@ export function createLlm(deps: LlmDeps) {
           shrink *= 0.75;
           continue;
         }
+        if (isOutage(err) && outage()) continue;
         throw err;
       }
     }
   }
+
   async function complete<T>(req: ModelRequest<T>): Promise<ModelResult<T>> {
     if (!llmConfigured(deps.config)) throw ApplicationFailure.nonRetryable(LLM_NOT_CONFIGURED_MESSAGE, ErrorType.LlmNotConfigured);
     const callKey = activityCallKey(req.key);
@@ -371,9 +430,11 @@ export function createLlm(deps: LlmDeps) {
     const tokens = { promptTokens: 0, completionTokens: 0 };
     const started = Date.now();
     let problem = '';
+    /** The configured model of the provider that answered last (the fallback's, when it did): prices are by it. */
+    let priced = model;
     /** Records the call (with the request that answered it, when not logged yet) and releases the claim. */
     const finish = async (value: T, logged: unknown, used: string, reused: boolean, request?: LoggedRequest): Promise<ModelResult<T>> => {
-      const usage = { ...tokens, costUsd: estimateCostUsd(deps.config.llm.prices, model, tokens.promptTokens, tokens.completionTokens) };
+      const usage = { ...tokens, costUsd: estimateCostUsd(deps.config.llm.prices, priced, tokens.promptTokens, tokens.completionTokens) };
       const record = {
         callKey,
         researchId: req.researchId,
@@ -405,14 +466,15 @@ export function createLlm(deps: LlmDeps) {
     let boost = 1;
     for (; round < MAX_ROUNDS; round++) {
       const sentAt = Date.now();
-      const labels = { model, role: req.role };
-      const modeKey = `${deps.config.llm.baseUrl ?? 'openai'}|${model}`;
-      const { completion, mode } = await ask(req as ModelRequest<unknown>, messages, model, modeKey, boost);
+      const asked = await ask(req as ModelRequest<unknown>, messages, boost);
+      const { completion, mode } = asked;
+      priced = asked.model;
+      const labels = { model: priced, role: req.role };
       metrics.llmSeconds.observe(labels, (Date.now() - sentAt) / 1000);
       const spent = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
       tokens.promptTokens += spent.promptTokens;
       tokens.completionTokens += spent.completionTokens;
-      const spentCost = estimateCostUsd(deps.config.llm.prices, model, spent.promptTokens, spent.completionTokens);
+      const spentCost = estimateCostUsd(deps.config.llm.prices, priced, spent.promptTokens, spent.completionTokens);
       metrics.llmRequests.inc({ ...labels, outcome: round === 0 ? 'ok' : 'repair' });
       metrics.llmTokens.inc({ ...labels, kind: 'prompt' }, spent.promptTokens);
       metrics.llmTokens.inc({ ...labels, kind: 'completion' }, spent.completionTokens);
@@ -441,7 +503,7 @@ export function createLlm(deps: LlmDeps) {
       // A paid answer is kept even while PostgreSQL is away (see keep()), with its usage: with the
       // call's record when it is the answer, in the request log alone when it is refused or needs
       // a repair.
-      const request: LoggedRequest = { model: completion.model || model, usage: { ...spent, costUsd: spentCost }, answer: choice ?? null };
+      const request: LoggedRequest = { model: completion.model || priced, usage: { ...spent, costUsd: spentCost }, answer: choice ?? null };
       const logAlone = () => keep(() => deps.calls.logRequest({ researchId: req.researchId, callKey, ...request }));
       let reading: ReplyReading<T>;
       try {
@@ -458,10 +520,10 @@ export function createLlm(deps: LlmDeps) {
         boost = choice?.finish_reason === 'length' ? Math.min(boost * 2, 4) : boost;
         continue;
       }
-      return finish(reading.value, reading.logged, completion.model || model, false, request);
+      return finish(reading.value, reading.logged, completion.model || priced, false, request);
     }
     throw ApplicationFailure.nonRetryable(
-      `model ${model} gave no usable ${req.expected} after ${MAX_ROUNDS - 1} repair requests: ${problem}`,
+      `model ${priced} gave no usable ${req.expected} after ${MAX_ROUNDS - 1} repair requests: ${problem}`,
       ErrorType.LlmInvalidOutput,
     );
   }

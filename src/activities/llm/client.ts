@@ -23,6 +23,12 @@ export class LlmTimeout extends Error {
   override readonly name = 'LlmTimeout';
 }
 
+/** The server cannot be reached or fails (connection refused or cut, 5xx): transient, and the
+ *  kind of failure that counts toward the provider being down (src/activities/llm/providers.ts). */
+export class LlmUnavailable extends Error {
+  override readonly name = 'LlmUnavailable';
+}
+
 /** A server's words for "the prompt does not fit": OpenAI's, vLLM's, llama.cpp's, Ollama's. */
 const CONTEXT_WORDS =
   /context length|maximum context|too many tokens|exceeds? the (?:available )?context|context size|context window|exceed_context_size|prompt is too long|input is too long/i;
@@ -37,7 +43,7 @@ export function mapLlmError(err: unknown, model: string): Error {
     return new LlmTimeout(`LLM request to model ${model} timed out: ${err.message}`);
   }
   if (err instanceof APIConnectionError) {
-    return new Error(`LLM request to model ${model} failed to connect or timed out: ${err.message}`);
+    return new LlmUnavailable(`LLM request to model ${model} failed to connect or timed out: ${err.message}`);
   }
   if (err instanceof APIError) {
     const status = err.status ?? 0;
@@ -69,7 +75,8 @@ export function mapLlmError(err: unknown, model: string): Error {
     if (status === 400 || status === 404 || status === 422) {
       return ApplicationFailure.nonRetryable(detail, ErrorType.LlmBadRequest);
     }
-    return new Error(detail); // 408, 409, 5xx: transient, Temporal backs off
+    if (status >= 500) return new LlmUnavailable(detail); // transient, Temporal backs off
+    return new Error(detail); // 408, 409: transient
   }
   return err instanceof Error ? err : new Error(String(err));
 }
