@@ -265,3 +265,28 @@ export function renumberCitations<S extends CitableSource>(
   const renumbered = sources.map((s) => ({ ...s, n: numberOf.get(s.n)!, cited: numberOf.get(s.n)! <= cited })).sort((a, b) => a.n - b.n);
   return { markdown: parts.join(''), sources: renumbered, numberOf };
 }
+
+/** Numbers no model writes by itself: the stand-ins for source ids while findings are grounded. */
+const FINDING_BASE = 900_000;
+
+/**
+ * Findings (a step's, the background brief) cite sources by id, [S…]. A model writes them in other
+ * forms too — (S…), a bare id, a footnote, a link or a bare URL to the page — and makes some up:
+ * every form of a source the writer was shown becomes [S…]; the rest is removed, and counted.
+ */
+export function groundFindings(
+  text: string,
+  sources: { sourceId: string; url: string }[],
+): { text: string; cited: string[]; dropped: string[]; removedLinks: RemovedLink[] } {
+  const citable = sources.map((s, i) => ({ n: FINDING_BASE + i, sourceId: s.sourceId, url: s.url }));
+  const grounded = groundCitations(text, citable);
+  const idOfNumber = new Map(citable.map((s) => [s.n, s.sourceId]));
+  const cited = new Set<string>();
+  const back = grounded.markdown.replace(/\[(\d+)\](?!\()/g, (m, raw: string) => {
+    const id = idOfNumber.get(Number(raw));
+    if (!id) return m;
+    cited.add(id);
+    return `[${id}]`;
+  });
+  return { text: back, cited: [...cited], dropped: grounded.removedIds, removedLinks: grounded.removedLinks };
+}

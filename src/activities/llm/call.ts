@@ -585,6 +585,13 @@ export function createLlm(deps: LlmDeps) {
     });
   }
 
-  return { complete, structured };
+  /** The context window of the role's model, in tokens, when it is known (set or learned). */
+  async function contextWindow(role: LlmRole): Promise<number | undefined> {
+    if (!llmConfigured(deps.config)) return undefined;
+    const model = deps.config.llm.models[role];
+    return windowOf(providers.primary, `${deps.config.llm.baseUrl ?? 'openai'}|${model}`, model);
+  }
+
+  return { complete, structured, contextWindow };
 }
 export type Llm = ReturnType<typeof createLlm>;

@@ -1,6 +1,6 @@
 // What the writing roles share: source and dependency blocks for prompts, and a cited document
 // written by a model, with every citation checked against the sources it was shown.
-import { citedSourceIds, keepKnownSourceIds } from '../../shared/citations';
+import { groundFindings } from '../../shared/citations';
 import { summarize, ZERO_USAGE, type PlanStep, type StepOutput } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
 import type { PromptVars, StructuredPrompt } from '../llm/prompts';
@@ -29,6 +29,37 @@ export function sourcesListed(sources: StoredSource[]): { text: string; summary:
     (s) => `- **${s.title.replace(/[[\]*]/g, '')}**: ${s.content.replace(/\s+/g, ' ').trim().slice(0, LISTED_CHARS)} [${s.sourceId}]`,
   );
   return { text: lines.join('\n'), summary: `${sources.length} source(s) found.` };
+}
+
+/**
+ * A writer's text with its citations grounded (src/shared/citations.ts groundFindings): every form
+ * of a source it was shown becomes [S…], made-up ones go. A text that cites none of the sources
+ * it was given keeps its words, and the evidence follows, listed by code with its ids, so nothing
+ * unsourced stands alone in the report; that is noted.
+ */
+export async function groundedFindings(
+  store: Pick<Store, 'saveDocument'>,
+  researchId: string,
+  key: string,
+  written: string,
+  sources: StoredSource[],
+): Promise<{ text: string; sourceIds: string[]; dropped: string[] }> {
+  const g = groundFindings(written, sources);
+  if (g.cited.length || !sources.length) return { text: g.text, sourceIds: g.cited, dropped: g.dropped };
+  const listed = sourcesListed(sources);
+  await store.saveDocument(researchId, {
+    key: `fallback/uncited/${key}`,
+    kind: 'fallback',
+    content: `Fallback (citations): the text written for ${key} cited none of its sources, so the evidence retrieved is listed with it.`,
+    summary: `uncited ${key}`,
+    sourceIds: [],
+    meta: { role: 'citations', reason: 'no citation of a source the writer was shown' },
+  });
+  return {
+    text: `${g.text.trim()}\n\nEvidence retrieved (listed by code, as the text above cites no source):\n${listed.text}`,
+    sourceIds: sources.map((s) => s.sourceId),
+    dropped: g.dropped,
+  };
 }
 
 /** Template variables every step prompt shares. */
@@ -80,9 +111,7 @@ export async function writeCitedDocument<P extends StructuredPrompt>(
     );
   }
   const output = r.output as { text: string; summary: string };
-  const known = new Set(args.sources.map((s) => s.sourceId));
-  const { text, dropped } = keepKnownSourceIds(output.text, known);
-  const sourceIds = citedSourceIds(text);
+  const { text, sourceIds, dropped } = await groundedFindings(deps.store, args.researchId, args.key, output.text, args.sources);
   await deps.store.saveDocument(args.researchId, {
     key: args.key,
     kind: args.kind,

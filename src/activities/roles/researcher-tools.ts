@@ -125,7 +125,7 @@ export function parseToolCalls(
       problems.push(`the arguments of ${name} are not valid JSON: ${tc.function.arguments.slice(0, 200)}`);
       continue;
     }
-    const parsed = schema.safeParse(json);
+    const parsed = schema.safeParse(looseArgs(name, json));
     if (!parsed.success) {
       problems.push(
         `the arguments of ${name} are invalid: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
@@ -135,6 +135,36 @@ export function parseToolCalls(
     calls.push({ id: tc.id, name, args: parsed.data } as ToolCall);
   }
   return { calls, problems };
+}
+
+const asList = (v: unknown): unknown[] | undefined => (Array.isArray(v) ? v : typeof v === 'string' && v.trim() ? [v] : undefined);
+
+/**
+ * The arguments small models get nearly right, put in the tool's shape: one `query` where a list
+ * of `queries` is asked for, a `url` for `urls`, too many items, a missing crawl goal, stray keys.
+ * What cannot be read this way still fails the schema and is asked for again.
+ */
+export function looseArgs(name: ToolName, json: unknown): unknown {
+  if (!json || typeof json !== 'object' || Array.isArray(json)) return json;
+  const o = json as Record<string, unknown>;
+  switch (name) {
+    case 'web_search': {
+      const queries = asList(o.queries ?? o.query ?? o.q ?? o.search_query ?? o.keywords);
+      return queries ? { queries: queries.slice(0, 5) } : json;
+    }
+    case 'crawl': {
+      const urls = asList(o.urls ?? o.url ?? o.links ?? o.pages);
+      const goal = o.goal ?? o.purpose ?? o.query ?? o.question;
+      return urls ? { urls: urls.slice(0, 5), goal: typeof goal === 'string' && goal.trim() ? goal : 'facts that answer the step' } : json;
+    }
+    case 'knowledge_search': {
+      const all = asList(o.query ?? o.queries);
+      const alternatives = asList(o.alternatives)?.slice(0, 3) ?? all?.slice(1, 4);
+      return all ? { query: all[0], ...(alternatives?.length ? { alternatives } : {}) } : json;
+    }
+    default:
+      return json;
+  }
 }
 
 function messageChars(m: Message): number {

@@ -2,7 +2,7 @@
 // workflow chooses; the workflow carries only positions, tool names, arguments and ids.
 import type OpenAI from 'openai';
 import { Context } from '@temporalio/activity';
-import { citedSourceIds, keepKnownSourceIds } from '../../shared/citations';
+import { citedSourceIds } from '../../shared/citations';
 import { PYTHON_RUNS_PER_ATTEMPT, pythonRunNumber, type ToolCall } from '../../shared/llm-outputs';
 import { summarize, ZERO_USAGE, type PlanStep, type StepOutput, type Usage } from '../../shared/schemas';
 import { activityCallKey } from '../attempt';
@@ -13,9 +13,9 @@ import type { McpDiscovery, McpToolSpec } from '../mcp';
 import type { ArtifactRef, SandboxResult } from '../sandbox';
 import type { Message, Store } from '../store';
 import { createConversationActivities, type ToolResultInput } from './conversation';
+import { groundedFindings, sourcesListed } from './cited';
 import { modelGaveUp, noteFallback } from './fallbacks';
 import { ErrorType } from '../../shared/errors';
-import type { StoredSource } from '../store';
 import { parseToolCalls, PYTHON_INPUT_DIR, toolDefinitions, trimToBudget, type PythonToolSpec } from './researcher-tools';
 
 /** Characters of one earlier step's result in the researcher's first message. */
@@ -230,7 +230,8 @@ export function createResearcherActivities(deps: {
   }): Promise<StepOutput> {
     const rows = await conversations.load(input.researchId, input.convKey);
     const ids = [...new Set(rows.filter((r) => r.message.role === 'tool').flatMap((r) => citedSourceIds(String(r.message.content ?? ''))))];
-    const known = new Set((await deps.store.getSources(input.researchId, ids)).map((s) => s.sourceId));
+    const retrieved = await deps.store.getSources(input.researchId, ids);
+    const known = new Set(retrieved.map((s) => s.sourceId));
     let r: { output: { text: string; summary: string }; usage: Usage };
     try {
       r = await deps.llm.structured(
@@ -246,8 +247,11 @@ export function createResearcherActivities(deps: {
       );
     } catch (err) {
       if (!modelGaveUp(err)) throw err;
-      const sources = await deps.store.getSources(input.researchId, [...known]);
-      r = { output: findingsFromSources(input.step.title, sources), usage: ZERO_USAGE };
+      const listed = sourcesListed(retrieved);
+      r = {
+        output: { text: `Evidence retrieved for "${input.step.title}":\n\n${listed.text}`, summary: listed.summary },
+        usage: ZERO_USAGE,
+      };
       await noteFallback(
         deps.store,
         input.researchId,
@@ -257,8 +261,7 @@ export function createResearcherActivities(deps: {
         err,
       );
     }
-    const { text, dropped } = keepKnownSourceIds(r.output.text, known);
-    const sourceIds = citedSourceIds(text);
+    const { text, sourceIds, dropped } = await groundedFindings(deps.store, input.researchId, input.key, r.output.text, retrieved);
     const artifacts = await pythonArtifacts(input.researchId, input.step.id, input.convKey);
     await deps.store.saveDocument(input.researchId, {
       key: input.key,
@@ -293,24 +296,6 @@ export function createResearcherActivities(deps: {
 
 /** What a turn that gave up leaves in the conversation: it ends the tool use, and says why. */
 const GAVE_UP_TURN = 'I could not go on with tools; my findings are the results gathered so far.';
-/** Characters of one source's evidence in findings listed by code. */
-const FALLBACK_EVIDENCE_CHARS = 700;
-
-/** A step's findings when the model cannot write them: each retrieved source's evidence, cited. */
-export function findingsFromSources(title: string, sources: StoredSource[]): { text: string; summary: string } {
-  if (!sources.length) return { text: `No sources were retrieved for "${title}".`, summary: `No sources were retrieved for "${title}".` };
-  const items = sources.map((s) => {
-    const evidence = s.content.replace(/\s+/g, ' ').trim().slice(0, FALLBACK_EVIDENCE_CHARS);
-    return `- **${s.title.replace(/[[\]*]/g, '')}**: ${evidence || '(no text kept)'} [${s.sourceId}]`;
-  });
-  return {
-    text: `Evidence retrieved for "${title}":
-
-${items.join('\n')}`,
-    summary: `Evidence from ${sources.length} source(s) for "${title}".`,
-  };
-}
-
 /** Charts shown, other files linked, as the coder's findings do: the report links them from there. */
 function artifactLinks(artifacts: ArtifactRef[]): string[] {
   const charts = artifacts.filter((a) => a.contentType === 'image/png');

@@ -1,0 +1,78 @@
+// Findings cite sources by id whatever form the writer used; arguments small models get nearly
+// right are put in the tool's shape; tool calls written as text are found, answers are left alone.
+import { describe, expect, it } from 'vitest';
+import { groundFindings } from '../../src/shared/citations';
+import { looseArgs, parseToolCalls } from '../../src/activities/roles/researcher-tools';
+import { toolCallsInText } from '../../src/activities/llm/text-tools';
+import { fitRequest, windowFromError } from '../../src/activities/llm/window';
+
+const sources = [
+  { sourceId: 'S1a2b3c4d', url: 'http://site.test/articles/solar-costs.html' },
+  { sourceId: 'S5e6f7a8b', url: 'http://site.test/articles/battery-storage.html' },
+];
+
+describe('findings grounding', () => {
+  it('turns every form of a known source into [S…] and drops made-up ones', () => {
+    const g = groundFindings(
+      'Solar fell 89% (S1a2b3c4d). Packs cost 139 USD/kWh S5e6f7a8b. Wind too [S0f93beef]. ' +
+        'See [the article](http://site.test/articles/solar-costs.html) and https://fabricated.example/x. Old claim [1].',
+      sources,
+    );
+    expect(g.text).toContain('Solar fell 89% [S1a2b3c4d].');
+    expect(g.text).toContain('139 USD/kWh [S5e6f7a8b]');
+    expect(g.text).not.toMatch(/S0f93beef|fabricated|\[1\]/);
+    expect(g.text).toContain('the article [S1a2b3c4d]');
+    expect(g.cited.sort()).toEqual(['S1a2b3c4d', 'S5e6f7a8b']);
+    expect(g.dropped).toEqual(['S0f93beef']);
+    expect(g.removedLinks.map((l) => l.url)).toEqual(['https://fabricated.example/x']);
+  });
+});
+
+describe('tool calls from small models', () => {
+  it('puts nearly right arguments in shape', () => {
+    expect(looseArgs('web_search', { query: 'solar LCOE' })).toEqual({ queries: ['solar LCOE'] });
+    expect(looseArgs('crawl', { url: 'http://a.test/x' })).toEqual({ urls: ['http://a.test/x'], goal: 'facts that answer the step' });
+    const parsed = parseToolCalls([
+      { id: 'c1', type: 'function', function: { name: 'web_search', arguments: '{"query":"x","extra":1}' } },
+      { id: 'c2', type: 'function', function: { name: 'crawl', arguments: '{"goal":"prices"}' } },
+    ]);
+    expect(parsed.calls).toEqual([{ id: 'c1', name: 'web_search', args: { queries: ['x'] } }]);
+    expect(parsed.problems[0]).toMatch(/arguments of crawl are invalid/);
+  });
+
+  it('finds tool calls written as text, in the shapes models use, and leaves answers alone', () => {
+    const offered = new Set(['web_search', 'crawl']);
+    const names = (t: string) => toolCallsInText(t, offered)?.map((c) => [c.function.name, JSON.parse(c.function.arguments)]);
+    expect(names('{"name": "web_search", "arguments": {"query": "solar"}}')).toEqual([['web_search', { query: 'solar' }]]);
+    expect(names('```json\n{"tool_calls":[{"name":"crawl","arguments":"{\\"urls\\":[\\"http://a.test\\"]}"}]}\n```')).toEqual([
+      ['crawl', { urls: ['http://a.test'] }],
+    ]);
+    expect(names('<tool_call>\n{"name": "web_search", "arguments": {"queries": ["a"]}}\n</tool_call>')).toEqual([
+      ['web_search', { queries: ['a'] }],
+    ]);
+    expect(names('{"function": {"name": "web_search", "arguments": {}}}\n{"name": "crawl", "arguments": {}}')).toHaveLength(2);
+    expect(names('Solar fell 89% [S1a2b3c4d].')).toBeUndefined();
+    expect(names('{"summary": "not a call"}')).toBeUndefined();
+    expect(names('{"name": "rm_rf", "arguments": {}}')).toBeUndefined();
+  });
+});
+
+describe('context window', () => {
+  it("reads the window from servers' overflow errors", () => {
+    expect(windowFromError('request (9030 tokens) exceeds the available context size (8192 tokens), try increasing it')).toBe(8192);
+    expect(windowFromError("This model's maximum context length is 16385 tokens. However, you requested 20000")).toBe(16385);
+    expect(windowFromError('something else went wrong')).toBeUndefined();
+  });
+
+  it('lowers the output limit to what the window leaves, and trims the prompt to leave the output a share', () => {
+    const small = fitRequest({ messages: [{ role: 'user', content: 'hi' }], maxTokens: 4096, window: 2048 });
+    expect(small.maxTokens).toBeLessThanOrEqual(2048 - small.promptTokens);
+    expect(small.trimmed).toBe(false);
+    const big = fitRequest({ messages: [{ role: 'user', content: 'x'.repeat(40_000) }], maxTokens: 1024, window: 4096 });
+    expect(big.trimmed).toBe(true);
+    expect(big.promptTokens + big.maxTokens).toBeLessThanOrEqual(4096);
+    expect(big.maxTokens).toBe(1024);
+    const unknown = fitRequest({ messages: [{ role: 'user', content: 'x'.repeat(40_000) }], maxTokens: 1024, window: undefined });
+    expect(unknown).toMatchObject({ trimmed: false, maxTokens: 1024 });
+  });
+});
