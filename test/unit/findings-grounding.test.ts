@@ -42,7 +42,8 @@ describe('tool calls from small models', () => {
 
   it('finds tool calls written as text, in the shapes models use, and leaves answers alone', () => {
     const offered = new Set(['web_search', 'crawl']);
-    const names = (t: string) => toolCallsInText(t, offered)?.map((c) => [c.function.name, JSON.parse(c.function.arguments)]);
+    const names = (t: string) =>
+      toolCallsInText(t, offered)?.map((c) => (c.type === 'function' ? [c.function.name, JSON.parse(c.function.arguments)] : []));
     expect(names('{"name": "web_search", "arguments": {"query": "solar"}}')).toEqual([['web_search', { query: 'solar' }]]);
     expect(names('```json\n{"tool_calls":[{"name":"crawl","arguments":"{\\"urls\\":[\\"http://a.test\\"]}"}]}\n```')).toEqual([
       ['crawl', { urls: ['http://a.test'] }],
@@ -53,7 +54,9 @@ describe('tool calls from small models', () => {
     expect(names('{"function": {"name": "web_search", "arguments": {}}}\n{"name": "crawl", "arguments": {}}')).toHaveLength(2);
     expect(names('Solar fell 89% [S1a2b3c4d].')).toBeUndefined();
     expect(names('{"summary": "not a call"}')).toBeUndefined();
-    expect(names('{"name": "rm_rf", "arguments": {}}')).toBeUndefined();
+    // A call of a tool that is not offered is still a call (asked for again), never findings.
+    expect(names('{"name": "Solar costs", "arguments": ["fell 89%"]}')).toEqual([['Solar costs', ['fell 89%']]]);
+    expect(names('{"name": "John Smith"}')).toBeUndefined();
   });
 });
 

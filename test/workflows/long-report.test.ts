@@ -108,3 +108,29 @@ describe.skipIf(!ready)(`report length and effort (${ready ? 'live' : missingRea
       .expect(400);
   });
 });
+
+describe.skipIf(!ready)(`a report whose findings do not fit the model (${ready ? 'live' : missingReason()})`, () => {
+  let h: Harness;
+  beforeAll(async () => {
+    // A window this small holds a one-call prompt but not six steps' findings beside it.
+    h = await startHarness({ env: { LLM_CONTEXT_TOKENS: '512' } });
+  });
+  afterAll(async () => h?.close());
+
+  it('is written section by section, and the notes say why', async () => {
+    h.llm.script(researchRules({}, planJson(SIX)));
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'How far did solar costs fall?', options: { autoAcceptPlan: true, maxSteps: 6 } })
+      .expect(202);
+    const result = (await h.client.workflow.getHandle(res.body.id).result()) as ResearchResult;
+    expect(result.status).toBe('completed');
+    expect(h.llm.requests.filter((r) => r.rule === 'reporter')).toHaveLength(0);
+    expect(h.llm.requests.filter((r) => r.rule === 'outline')).toHaveLength(1);
+    expect(h.llm.requests.filter((r) => r.rule === 'section').length).toBeGreaterThan(0);
+    // Every request left the output room within the window.
+    for (const r of h.llm.requests) expect(r.body.max_tokens as number).toBeLessThanOrEqual(512);
+    const report = (await request(h.app).get(`/v1/research/${res.body.id}/report`).expect(200)).text;
+    expect(report).toContain('written section by section');
+  });
+});

@@ -133,23 +133,26 @@ function safeJson(text: string): unknown {
 }
 
 /** One call out of the shapes models write: {name, arguments}, {function: {…}}, {tool, args}, {action, action_input}. */
-function callOf(v: unknown): { name: string; args: unknown } | undefined {
+function callOf(v: unknown): { name: string; args: unknown; explicit: boolean } | undefined {
   if (!v || typeof v !== 'object' || Array.isArray(v)) return undefined;
   const o = v as Record<string, unknown>;
   if (o.function && typeof o.function === 'object') return callOf(o.function);
   const name = o.name ?? o.tool ?? o.tool_name ?? o.action;
   if (typeof name !== 'string' || !name) return undefined;
-  const args = o.arguments ?? o.args ?? o.parameters ?? o.action_input ?? o.input ?? {};
-  return { name, args: typeof args === 'string' ? safeParse(args) : args };
+  const given = o.arguments ?? o.args ?? o.parameters ?? o.action_input ?? o.input;
+  const args = given ?? {};
+  return { name, args: typeof args === 'string' ? safeParse(args) : args, explicit: given !== undefined };
 }
 
 /**
- * The tool calls a reply wrote as text, when the whole reply is tool calls naming offered tools
- * (an answer that merely mentions JSON is left as an answer). Ids are made here: the model gave none.
+ * The tool calls a reply wrote as text, when the whole reply is tool calls (an answer that merely
+ * mentions JSON is left as an answer). A call of a tool that is not offered counts when it has
+ * arguments: it is a failed tool call, which the caller asks for again, not findings. Ids are made
+ * here: the model gave none.
  */
 export function toolCallsInText(content: string, offered: Set<string>): ToolCall[] | undefined {
   if (!content.trim() || !/[{[]/.test(content)) return undefined;
-  const calls: { name: string; args: unknown }[] = [];
+  const calls: { name: string; args: unknown; explicit: boolean }[] = [];
   for (const v of jsonValues(content)) {
     const list = Array.isArray(v)
       ? v
@@ -162,7 +165,7 @@ export function toolCallsInText(content: string, offered: Set<string>): ToolCall
       calls.push(c);
     }
   }
-  if (!calls.length || !calls.every((c) => offered.has(c.name))) return undefined;
+  if (!calls.length || !calls.every((c) => offered.has(c.name) || c.explicit)) return undefined;
   const stamp = Date.now().toString(36);
   return calls.map((c, i) => ({
     id: `call_text_${stamp}_${i}`,

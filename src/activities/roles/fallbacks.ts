@@ -25,7 +25,8 @@ export function modelGaveUp(err: unknown): err is ApplicationFailure {
 }
 
 /**
- * Records that `role` fell back (`what`: what the run did instead) because of `err`. Keyed by role
+ * Records that `role` fell back (`what`: what the run did instead) because of `err` (a failure, or
+ * the reason in words: "the model …"). Keyed by role
  * and `key`, so an activity retried after recording it writes the same note once.
  */
 export async function noteFallback(
@@ -55,6 +56,7 @@ export async function fallbackNotes(store: Pick<Store, 'getDocumentsOfKind'>, re
 }
 
 function reasonInWords(err: unknown): string {
+  if (typeof err === 'string') return err;
   const type = err instanceof ApplicationFailure ? err.type : undefined;
   switch (type) {
     case ErrorType.LlmTooSlow:

@@ -20,6 +20,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
 import { summarize, type ReportLength, type Usage } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
+import { estimateTokens } from '../llm/window';
 import { PROMPTS } from '../llm/prompts';
 import type { Store } from '../store';
 import { bannedDomainOf } from '../../shared/domains';
@@ -31,7 +32,13 @@ export interface ReportOutput {
   references: number;
   removedCitations: number[];
   usage: Usage;
+  /** Nothing was written: the findings do not fit the reporter's context window in one call, and
+   *  the workflow asked to be told (`sectionsIfTooLong`); it writes the report section by section. */
+  bySection?: true;
 }
+
+/** Share of the reporter's window the findings and references may take in a one-call report. */
+const ONE_CALL_SHARE = 0.5;
 
 /** The stored draft of the run's report, before the claim check (src/activities/roles/verifier.ts). */
 export const REPORT_DRAFT_KEY = 'report-draft';
@@ -100,6 +107,8 @@ export interface ReportInput {
   notes: string[];
   /** Absent in runs started before report lengths: standard. */
   length?: Exclude<ReportLength, 'long'> | undefined;
+  /** The workflow can write a report section by section when one call cannot hold the findings. */
+  sectionsIfTooLong?: boolean;
 }
 
 export function createReporterActivities(deps: { llm: Llm; store: Store }) {
@@ -150,6 +159,13 @@ export function createReporterActivities(deps: { llm: Llm; store: Store }) {
     const sources = await reportSources(deps.store, input.researchId, input.stepKeys);
     const length = input.length ?? 'standard';
     const usage: Usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
+    if (input.sectionsIfTooLong && sources.findings.length > 1) {
+      const window = await deps.llm.contextWindow(PROMPTS.reporter.role);
+      const { findings, references } = reporterInputs(sources.findings, sources.refs);
+      if (window && estimateTokens(findings + references) > window * ONE_CALL_SHARE) {
+        return { title: '', summary: '', references: 0, removedCitations: [], usage, bySection: true };
+      }
+    }
     const ask = async (rejected?: string) => {
       const r = await deps.llm.structured(
         PROMPTS.reporter,

@@ -209,6 +209,34 @@ export function createResearcherActivities(deps: {
       turn = { output: { message: { role: 'assistant', content: GAVE_UP_TURN }, calls: [] }, usage: ZERO_USAGE };
     }
 
+    // A step that must search but whose first turn answers without searching (small models write
+    // findings from the background alone, or from nothing) gets a search made by code from its
+    // title and description; the model reads the results on its next turn.
+    if (
+      input.seq === 0 &&
+      !forcedAnswer &&
+      turn.output.calls.length === 0 &&
+      tools.some((t) => t.type === 'function' && t.function.name === 'web_search')
+    ) {
+      const search: OpenAI.Chat.ChatCompletionMessageToolCall = {
+        id: 'call_code_search',
+        type: 'function',
+        function: { name: 'web_search', arguments: JSON.stringify({ queries: stepQueries(input.step) }) },
+      };
+      turn = {
+        output: { message: { role: 'assistant', content: null, tool_calls: [search] }, calls: parseToolCalls([search]).calls },
+        usage: turn.usage,
+      };
+      await noteFallback(
+        deps.store,
+        input.researchId,
+        'researcher',
+        `${input.convKey}/first-search`,
+        `"${summarize(input.step.title, 80)}" was searched by code from its title, as the model answered without searching`,
+        'called no tool on its first turn',
+      );
+    }
+
     // First writer wins: if another attempt stored this turn already, its tool calls are the ones
     // the conversation goes on with.
     const stored = (await conversations.putFirst(input.researchId, input.convKey, seq, turn.output.message)) as AssistantMessage;
@@ -292,6 +320,12 @@ export function createResearcherActivities(deps: {
   }
 
   return { researcherTurn, compressResearch };
+}
+
+/** Queries for a step searched by code: its title, and its description's opening words. */
+function stepQueries(step: PlanStep): string[] {
+  const words = step.description.replace(/\s+/g, ' ').trim().split(' ').slice(0, 12).join(' ');
+  return [...new Set([step.title.trim(), words].filter(Boolean))].slice(0, 2);
 }
 
 /** What a turn that gave up leaves in the conversation: it ends the tool use, and says why. */

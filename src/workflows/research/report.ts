@@ -19,12 +19,16 @@ export async function writeReport(run: RunState, plan: Plan, question: string, a
   const notes = [...run.notes];
   const input = { researchId: run.id, question, locale: run.locale, stepKeys, notes };
   const length = run.options.reportLength ?? 'standard';
-  const report =
+  // A one-call report whose findings do not fit the reporter's context window comes back unwritten
+  // (bySection) and is written section by section; a history recorded before that has no such answer.
+  const oneCall =
     length === 'long'
-      ? await writeBySection(run, input)
+      ? undefined
       : await run.calls.llm.writeReport.executeWithOptions({ summary: `reporter: report from ${stepKeys.length} step results` }, [
-          { ...input, length },
+          { ...input, length, sectionsIfTooLong: true },
         ]);
+  if (oneCall?.bySection) run.note('The findings did not fit the model in one call: the report was written section by section.');
+  const report = oneCall && !oneCall.bySection ? oneCall : await writeBySection(run, input);
   run.addUsage(report.usage);
   run.setReport({ title: report.title, references: report.references, removedCitations: report.removedCitations });
   if (report.removedCitations.length) {
