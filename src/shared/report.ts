@@ -85,9 +85,39 @@ function artifactIdsOf(findings: Finding[]): Set<string> {
 export function groundDraft(args: { researchId: string; draft: string; findings: Finding[]; refs: Reference[] }): GroundedCitations {
   const artifactIds = artifactIdsOf(args.findings);
   const path = (id: string) => artifactPath(args.researchId, id);
-  const linked = args.draft.replace(ARTIFACT_LINK, (_m, id: string) => (artifactIds.has(id) ? `(${path(id)})` : '(#)'));
+  const linked = withoutReferenceList(args.draft).replace(ARTIFACT_LINK, (_m, id: string) =>
+    artifactIds.has(id) ? `(${path(id)})` : '(#)',
+  );
   const artifacts = new Set([...artifactIds].map(path));
   return groundCitations(linked, args.refs, (url) => url === '#' || artifacts.has(url));
+}
+
+/** A heading of a reference list, in the languages reports are asked in. */
+const REFERENCE_HEADING =
+  /^(#{1,6})[ \t]*\**[ \t]*(?:references?|sources?|bibliography|works cited|citations|further reading|参考文献|参考资料|来源|出典|참고 ?문헌|quellen|literatur|références|sources et références|fuentes|referencias|fonti|riferimenti|referências|источники|литература)[ \t]*:?\**[ \t]*$/i;
+
+/**
+ * The draft without a reference list of its own: code writes the report's list from the sources
+ * the run retrieved. A model's list would show numbers as citations that no sentence makes, and
+ * titles and addresses of its own making. The section ends at the next heading of its level or above.
+ */
+export function withoutReferenceList(draft: string): string {
+  const lines = draft.split('\n');
+  const out: string[] = [];
+  let skipping = 0;
+  for (const line of lines) {
+    const heading = /^(#{1,6})\s/.exec(line);
+    if (skipping && heading && heading[1]!.length <= skipping) skipping = 0;
+    if (!skipping) {
+      const ref = REFERENCE_HEADING.exec(line.trim());
+      if (ref) {
+        skipping = ref[1]!.length;
+        continue;
+      }
+      out.push(line);
+    }
+  }
+  return out.join('\n').trimEnd();
 }
 
 export interface AssembledReport {

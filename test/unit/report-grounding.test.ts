@@ -6,6 +6,7 @@ import { groundedWords } from '../../src/activities/roles/changes';
 import { groundCitations, renumberCitations, type RemovedLink } from '../../src/shared/citations';
 import {
   assembleReport,
+  withoutReferenceList,
   citationOrder,
   findingsChars,
   groundDraft,
@@ -180,5 +181,15 @@ describe('"What changed" words', () => {
     // The known source is cited by the section's own number; the made-up ones count as unresolved.
     expect(g).toEqual({ text: 'Solar LCOE fell 91% per IEA.', unresolved: 2 });
     expect(removed).toEqual([{ url: 'https://made-up.example/iea', reason: 'link to an address the run did not retrieve' }]);
+  });
+});
+
+describe('a reference list the model wrote itself', () => {
+  it('is dropped: code writes the list, and numbers in it are no citations', () => {
+    const draft =
+      '## Key points\n\nSolar fell 89% [1].\n\n## References\n\n[1] Solar costs — [1]\n[2] Battery prices — [2]\n\n### Notes\n\nstill the list\n\n## Outlook\n\nMore to come.';
+    expect(withoutReferenceList(draft)).toBe('## Key points\n\nSolar fell 89% [1].\n\n## Outlook\n\nMore to come.');
+    expect(withoutReferenceList('Text.\n\n**Sources:**\n- a')).toBe('Text.\n\n**Sources:**\n- a');
+    expect(withoutReferenceList('# Title\n\n## Quellen\n[1] x')).toBe('# Title');
   });
 });

@@ -133,11 +133,15 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
     expect(repair.content).toMatch(/the arguments of web_search are not valid JSON: \{"queries": \[/);
   });
 
-  it('fails the step clearly when the tool JSON stays malformed', async () => {
-    const react: Reply = { toolCalls: [{ name: 'web_search', arguments: { query: 'wrong shape' } }] };
-    await expect(research({ react })).rejects.toThrow();
+  it('ends the tool use with a note when the tool JSON stays malformed after two repairs', async () => {
+    const react: Reply = { toolCalls: [{ name: 'web_search', arguments: '{"queries": ["unclosed"' }] };
+    const { id, out } = await research({ react });
+    expect(out.key).toBe('step/costs/1');
     const turns = requestsFor('react');
-    expect(turns).toHaveLength(2);
+    expect(turns).toHaveLength(3);
+    expect(String(turns[2]!.body.messages.at(-1)!.content)).toMatch(/not valid JSON/);
+    const notes = await h.pool.query("SELECT content FROM documents WHERE research_id = $1 AND kind = 'fallback'", [id]);
+    expect(notes.rows.map((r) => r.content).join('\n')).toMatch(/stopped using tools/);
   });
 
   it('asks again when a reply is cut off (finish_reason: length)', async () => {
@@ -216,11 +220,12 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
   });
 
   it('trims old tool results and asks again after a context-length error', async () => {
-    let errors = 0;
+    // The server refuses until old tool results are trimmed: the activity's own trimming (to the
+    // window the error states) does not shorten a conversation this small, so the workflow trims.
     const react = (req: ChatRequest): Reply => {
       const tools = req.messages.filter((m) => m.role === 'tool').length;
-      if (tools >= 2 && errors === 0) {
-        errors++;
+      const trimmed = req.messages.some((m) => m.role === 'tool' && String(m.content).includes('[trimmed to save context]'));
+      if (tools >= 2 && !trimmed) {
         return { status: 400, error: { message: "This model's maximum context length is 8192 tokens", code: 'context_length_exceeded' } };
       }
       if (tools < 3) return { toolCalls: [{ name: 'web_search', arguments: { queries: [`q${tools}`] } }] };
@@ -228,9 +233,10 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
     };
     const { id } = await research({ react });
     const after = requestsFor('react').filter((r) => r.body.messages.filter((m) => m.role === 'tool').length >= 2);
-    expect(after[0]!.status).toBe(400);
-    expect(after[1]!.status).toBe(200);
-    const trimmedMessages = after[1]!.body.messages.filter(
+    // The activity asks twice more itself, then the workflow trims the conversation.
+    expect(after.slice(0, 3).map((r) => r.status)).toEqual([400, 400, 400]);
+    expect(after[3]!.status).toBe(200);
+    const trimmedMessages = after[3]!.body.messages.filter(
       (m) => m.role === 'tool' && String(m.content).includes('[trimmed to save context]'),
     );
     expect(trimmedMessages.length).toBeGreaterThan(0);

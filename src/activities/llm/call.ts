@@ -342,7 +342,9 @@ export function createLlm(deps: LlmDeps) {
         if (type === ErrorType.LlmContextLength && overflow < OVERFLOW_TRIES) {
           overflow++;
           const stated = windowFromError((err as Error).message);
-          if (stated) windows.set(modeKey, { tokens: stated, until: Date.now() + WINDOW_TTL_MS });
+          // A window we did not know yet is learned; one we trimmed to already means the estimate
+          // ran short: the prompt gets less of it.
+          if (stated && stated !== window) windows.set(modeKey, { tokens: stated, until: Date.now() + WINDOW_TTL_MS });
           else shrink *= 0.6;
           if (!stated && !window) {
             // Nothing to trim against: assume the prompt as sent was a bit too long.

@@ -177,6 +177,7 @@ export function createResearcherActivities(deps: {
 
     type Turn = { output: { message: AssistantMessage; calls: ToolCall[] }; usage: Usage };
     let turn: Turn;
+    let gaveUp = false;
     try {
       turn = await deps.llm.complete<{ message: AssistantMessage; calls: ToolCall[] }>({
         researchId: input.researchId,
@@ -207,6 +208,7 @@ export function createResearcherActivities(deps: {
         err,
       );
       turn = { output: { message: { role: 'assistant', content: GAVE_UP_TURN }, calls: [] }, usage: ZERO_USAGE };
+      gaveUp = true;
     }
 
     // A step that must search but whose first turn answers without searching (small models write
@@ -215,6 +217,7 @@ export function createResearcherActivities(deps: {
     if (
       input.seq === 0 &&
       !forcedAnswer &&
+      !gaveUp &&
       turn.output.calls.length === 0 &&
       tools.some((t) => t.type === 'function' && t.function.name === 'web_search')
     ) {

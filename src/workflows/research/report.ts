@@ -27,8 +27,12 @@ export async function writeReport(run: RunState, plan: Plan, question: string, a
       : await run.calls.llm.writeReport.executeWithOptions({ summary: `reporter: report from ${stepKeys.length} step results` }, [
           { ...input, length, sectionsIfTooLong: true },
         ]);
-  if (oneCall?.bySection) run.note('The findings did not fit the model in one call: the report was written section by section.');
-  const report = oneCall && !oneCall.bySection ? oneCall : await writeBySection(run, input);
+  if (oneCall?.bySection) {
+    const why = 'The findings did not fit the model in one call: the report was written section by section.';
+    run.note(why);
+    notes.push(why);
+  }
+  const report = oneCall && !oneCall.bySection ? oneCall : await writeBySection(run, { ...input, notes: [...notes] });
   run.addUsage(report.usage);
   run.setReport({ title: report.title, references: report.references, removedCitations: report.removedCitations });
   if (report.removedCitations.length) {
