@@ -260,11 +260,19 @@ describe.skipIf(!ready)(`bounded model calls (${ready ? 'live' : missingReason()
         reuse: () => undefined,
         read: (choice) =>
           choice?.finish_reason === 'length'
-            ? { problem: 'cut off', repair: [{ role: 'user', content: 'again, briefer' }] }
+            ? {
+                problem: 'cut off',
+                repair: [
+                  { role: 'assistant', content: choice.message.content ?? '' },
+                  { role: 'user', content: 'again, briefer' },
+                ],
+              }
             : { value: choice?.message.content ?? '', logged: null },
       }),
     );
     expect(JSON.parse(String(out.output))).toEqual({ title: 'Solar' });
     expect(chats(from).map((b) => b.max_tokens)).toEqual([300, 600]);
+    // The cut-off start is not quoted back: the model would copy it and run on again.
+    expect(chats(from)[1]!.messages.map((m) => m.role)).toEqual(['user', 'user']);
   });
 });

@@ -89,6 +89,36 @@ async function report(h: Harness, proxy: LlmProxy, id: string, label: string, se
   return fallbacks;
 }
 
+interface Stack {
+  proxy: LlmProxy;
+  h: Harness;
+  close(): Promise<void>;
+}
+
+/** The model behind a recording proxy, and a worker and API that use it with per-role model names. */
+async function startStack(jinja: boolean, timeoutMs: number): Promise<Stack> {
+  const llm: RealLlm = await startRealLlm({ jinja, ctx: 4096, parallel: 1 });
+  const proxy = await startLlmProxy(llm.baseUrl);
+  const h = await startHarness({
+    env: {
+      OPENAI_BASE_URL: `${proxy.url}/v1`,
+      LLM_MODEL: 'local-default',
+      ...roleModels,
+      LLM_TIMEOUT_MS: String(timeoutMs),
+      LLM_PRICES: '',
+    },
+  });
+  return {
+    proxy,
+    h,
+    close: async () => {
+      await h.close();
+      await proxy.close();
+      await llm.stop();
+    },
+  };
+}
+
 describe.skipIf(!ready && !CI)(`a real model (${!services ? missingReason() : (missing ?? 'llama-server')})`, () => {
   it('the local model is there (CI provisions it with .ci/run)', () => {
     expect(missing).toBeUndefined();
@@ -98,31 +128,16 @@ describe.skipIf(!ready && !CI)(`a real model (${!services ? missingReason() : (m
     describe(
       jinja ? 'llama-server with --jinja (native tool calls), 4096 tokens a slot' : 'llama-server without --jinja (JSON actions)',
       () => {
-        let llm: RealLlm;
-        let proxy: LlmProxy;
-        let h: Harness;
+        let stack: Stack | undefined;
         beforeAll(async () => {
-          llm = await startRealLlm({ jinja, ctx: 4096, parallel: 1 });
-          proxy = await startLlmProxy(llm.baseUrl);
-          h = await startHarness({
-            env: {
-              OPENAI_BASE_URL: `${proxy.url}/v1`,
-              LLM_MODEL: 'local-default',
-              ...roleModels,
-              LLM_TIMEOUT_MS: '150000',
-              LLM_PRICES: '',
-            },
-          });
+          stack = await startStack(jinja, 150_000);
         }, 180_000);
-        afterAll(async () => {
-          await h?.close();
-          await proxy?.close();
-          await llm?.stop();
-        });
+        afterAll(async () => stack?.close());
 
         it(
           'completes a quick run with a grounded report, every request bounded',
           async () => {
+            const { h, proxy } = stack!;
             const { id, result, seconds } = await researchRun(
               h,
               'How much cheaper has solar power become since 2010, and what do battery packs cost?',
@@ -156,25 +171,16 @@ describe.skipIf(!ready && !CI)(`a real model (${!services ? missingReason() : (m
   }
 
   describe('a model too slow for its timeout', () => {
-    let llm: RealLlm;
-    let proxy: LlmProxy;
-    let h: Harness;
+    let stack: Stack | undefined;
     beforeAll(async () => {
-      llm = await startRealLlm({ jinja: true, ctx: 4096, parallel: 1 });
-      proxy = await startLlmProxy(llm.baseUrl);
-      h = await startHarness({
-        env: { OPENAI_BASE_URL: `${proxy.url}/v1`, LLM_MODEL: 'local-default', ...roleModels, LLM_TIMEOUT_MS: '1500', LLM_PRICES: '' },
-      });
+      stack = await startStack(true, 1_500);
     }, 180_000);
-    afterAll(async () => {
-      await h?.close();
-      await proxy?.close();
-      await llm?.stop();
-    });
+    afterAll(async () => stack?.close());
 
     it(
       'ends within minutes with the reason, never waiting out maxOutage',
       async () => {
+        const { h, proxy } = stack!;
         const { id, result, seconds } = await researchRun(h, 'How much cheaper has solar power become since 2010?');
         const fallbacks = await report(h, proxy, id, 'too slow', seconds);
         expect(seconds).toBeLessThan(8 * 60);

@@ -33,6 +33,20 @@ export async function startLlmProxy(target: string): Promise<LlmProxy> {
         // Passed through as it came.
       }
       const path = (req.url ?? '/').replace(/^\/v1/, '');
+      const record = (status: number, promptTokens: number, completionTokens: number, finishReason: string | undefined) => {
+        if (!path.startsWith('/chat/completions')) return;
+        requests.push({
+          path,
+          model: parsed.model ?? '',
+          maxTokens: parsed.max_tokens ?? parsed.max_completion_tokens,
+          tools: Array.isArray(parsed.tools) && parsed.tools.length > 0,
+          status,
+          promptTokens,
+          completionTokens,
+          ms: Date.now() - started,
+          finishReason,
+        });
+      };
       const abort = new AbortController();
       res.on('close', () => {
         if (!res.writableFinished) abort.abort();
@@ -54,35 +68,11 @@ export async function startLlmProxy(target: string): Promise<LlmProxy> {
         } catch {
           // Not JSON: an error page.
         }
-        if (path.startsWith('/chat/completions')) {
-          requests.push({
-            path,
-            model: parsed.model ?? '',
-            maxTokens: parsed.max_tokens ?? parsed.max_completion_tokens,
-            tools: Array.isArray(parsed.tools) && parsed.tools.length > 0,
-            status: upstream.status,
-            promptTokens: usage.prompt_tokens ?? 0,
-            completionTokens: usage.completion_tokens ?? 0,
-            ms: Date.now() - started,
-            finishReason,
-          });
-        }
+        record(upstream.status, usage.prompt_tokens ?? 0, usage.completion_tokens ?? 0, finishReason);
         res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
         res.end(text);
       } catch (err) {
-        if (path.startsWith('/chat/completions')) {
-          requests.push({
-            path,
-            model: parsed.model ?? '',
-            maxTokens: parsed.max_tokens ?? parsed.max_completion_tokens,
-            tools: Array.isArray(parsed.tools) && parsed.tools.length > 0,
-            status: 0,
-            promptTokens: 0,
-            completionTokens: 0,
-            ms: Date.now() - started,
-            finishReason: `aborted: ${(err as Error).message}`,
-          });
-        }
+        record(0, 0, 0, `aborted: ${(err as Error).message}`);
         if (!res.headersSent) res.writeHead(502);
         res.end();
       }

@@ -45,6 +45,8 @@ export interface ModelRequest<T> {
   messages: Message[];
   tools?: OpenAI.Chat.ChatCompletionTool[];
   responseFormat?: OpenAI.ResponseFormatJSONSchema;
+  /** An output limit below the role's (a prompt whose answer is short). */
+  maxTokens?: number | undefined;
   /** What the caller expected, for the error after a failed repair. */
   expected: string;
   read: (choice: Choice | undefined) => ReplyReading<T>;
@@ -165,10 +167,18 @@ const REPAIR_QUOTE_CHARS = 600;
 /** How long a learned context window (or its absence) is believed. */
 const WINDOW_TTL_MS = 10 * 60_000;
 
-/** A repair's messages with the quoted answer shortened. */
-function clipRepair(m: Message): Message {
-  if (m.role !== 'assistant' || typeof m.content !== 'string' || m.content.length <= REPAIR_QUOTE_CHARS) return m;
-  return { ...m, content: `${m.content.slice(0, REPAIR_QUOTE_CHARS)} …[rest of the previous answer left out]` };
+const CLIPPED = ' …[rest of the previous answer left out]';
+
+/**
+ * A repair's messages as sent: the answer they quote shortened, and left out altogether when it
+ * was cut off (a model shown the start of its cut-off answer copies it, and runs on again).
+ */
+function repairMessages(repair: Message[], cutOff: boolean): Message[] {
+  return repair.flatMap((m): Message[] => {
+    if (m.role !== 'assistant' || typeof m.content !== 'string') return [m];
+    if (cutOff) return [];
+    return [m.content.length <= REPAIR_QUOTE_CHARS ? m : { ...m, content: `${m.content.slice(0, REPAIR_QUOTE_CHARS)}${CLIPPED}` }];
+  });
 }
 
 /** Whether the server answers at all (any HTTP status), within a few seconds: tells "slow" from "down". */
@@ -267,7 +277,7 @@ export function createLlm(deps: LlmDeps) {
       model = provider.models[role];
       modeKey = `${provider.baseUrl ?? 'openai'}|${model}`;
       mode = structuredModes.get(modeKey) ?? 'json_schema';
-      maxTokens = Math.round(deps.config.llm.maxTokens[role] * outputBoost);
+      maxTokens = Math.round(Math.min(deps.config.llm.maxTokens[role], req.maxTokens ?? Infinity) * outputBoost);
       [shrink, slow, overflow] = [1, 0, 0];
     };
     use(providers.route());
@@ -460,7 +470,7 @@ export function createLlm(deps: LlmDeps) {
       const reading = readChoice(req, earlier.answer as Choice | undefined, model);
       if ('problem' in reading) {
         problem = reading.problem;
-        messages.push(...reading.repair.map(clipRepair));
+        messages.push(...repairMessages(reading.repair, (earlier.answer as Choice | undefined)?.finish_reason === 'length'));
         continue;
       }
       return finish(reading.value, reading.logged, earlier.model, true);
@@ -489,7 +499,9 @@ export function createLlm(deps: LlmDeps) {
           choice.message.content = call?.type === 'function' ? call.function.arguments : null;
           choice.message.tool_calls = [];
         }
-        if (typeof choice.message.content === 'string') choice.message.content = stripReasoning(choice.message.content);
+        // The marker of a clipped quote never comes back as text of the answer.
+        if (typeof choice.message.content === 'string')
+          choice.message.content = stripReasoning(choice.message.content).replaceAll(CLIPPED.trim(), '');
         // A tool call written as text (JSON-action mode, or a model that ignores native tools) is
         // a tool call, never an answer.
         const offered = toolNames(req.tools);
@@ -517,9 +529,9 @@ export function createLlm(deps: LlmDeps) {
       if ('problem' in reading) {
         await logAlone();
         problem = reading.problem;
-        messages.push(...reading.repair.map(clipRepair));
+        messages.push(...repairMessages(reading.repair, choice?.finish_reason === 'length'));
         // A cut-off answer gets room to finish.
-        boost = choice?.finish_reason === 'length' ? Math.min(boost * 2, 4) : boost;
+        boost = choice?.finish_reason === 'length' ? 2 : boost;
         continue;
       }
       return finish(reading.value, reading.logged, completion.model || priced, false, request);
@@ -543,6 +555,7 @@ export function createLlm(deps: LlmDeps) {
       researchId: ctx.researchId,
       role: def.role,
       promptName: def.file,
+      maxTokens: def.maxTokens,
       key: ctx.key,
       messages: [
         { role: 'system', content: prompt.system },

@@ -32,6 +32,8 @@ export interface PromptDef<S extends VarShape = VarShape, O extends z.ZodType = 
   untrusted: { [K in keyof S]?: string };
   /** The answer's schema and its name; absent for the tool-calling researcher turn. */
   output?: { name: string; schema: O };
+  /** An output limit below the role's (see PromptSpec). */
+  maxTokens?: number;
 }
 
 /** Any registered prompt, whatever its variables and answer. */
@@ -41,6 +43,7 @@ export interface AnyPrompt {
   vars: z.ZodType<Record<string, string | number>>;
   untrusted: Partial<Record<string, string>>;
   output?: { name: string; schema: z.ZodType };
+  maxTokens?: number;
 }
 export type StructuredPrompt = AnyPrompt & { output: { name: string; schema: z.ZodType } };
 export type PromptVars<P extends AnyPrompt> = z.input<P['vars']>;
@@ -51,6 +54,8 @@ interface PromptSpec<S extends VarShape> {
   role: LlmRole;
   vars: S;
   untrusted: { [K in keyof S]?: string };
+  /** An output limit below the role's, for a prompt whose answer is short whatever the role. */
+  maxTokens?: number;
 }
 
 /** A prompt answered with tool calls or free text. */
@@ -124,6 +129,9 @@ export const PROMPTS = {
     {
       file: 'extractor',
       role: 'researcher',
+      // A summary and the evidence a page holds for one goal: a small model that loops runs on to
+      // the role's limit otherwise (2,048 tokens, minutes on a CPU).
+      maxTokens: 1_024,
       vars: { goal: text, url: text, title: text, page: text, truncation: text },
       untrusted: { page: 'page', title: 'title' },
     },

@@ -5,7 +5,7 @@ import { summarize, ZERO_USAGE, type PlanStep, type StepOutput } from '../../sha
 import type { Llm } from '../llm/call';
 import type { PromptVars, StructuredPrompt } from '../llm/prompts';
 import type { Store, StoredSource } from '../store';
-import { modelGaveUp, noteFallback } from './fallbacks';
+import { modelGaveUp, noteCorrection, noteFallback } from './fallbacks';
 
 /** Characters of one source's text shown to a writer. */
 const SOURCE_CHARS = 2_000;
@@ -47,14 +47,13 @@ export async function groundedFindings(
   const g = groundFindings(written, sources);
   if (g.cited.length || !sources.length) return { text: g.text, sourceIds: g.cited, dropped: g.dropped };
   const listed = sourcesListed(sources);
-  await store.saveDocument(researchId, {
-    key: `fallback/uncited/${key}`,
-    kind: 'fallback',
-    content: `Fallback (citations): the text written for ${key} cited none of its sources, so the evidence retrieved is listed with it.`,
-    summary: `uncited ${key}`,
-    sourceIds: [],
-    meta: { role: 'citations', reason: 'no citation of a source the writer was shown' },
-  });
+  await noteCorrection(
+    store,
+    researchId,
+    'citations',
+    `uncited/${key}`,
+    `the text written for ${key} cited none of its sources, so the evidence retrieved is listed with it`,
+  );
   return {
     text: `${g.text.trim()}\n\nEvidence retrieved (listed by code, as the text above cites no source):\n${listed.text}`,
     sourceIds: sources.map((s) => s.sourceId),

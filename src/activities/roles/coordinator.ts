@@ -10,7 +10,7 @@ import type { Llm } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
 import type { Store } from '../store';
 import { modelGaveUp, noteFallback } from './fallbacks';
-import { noteCorrection } from './planner';
+import { noteCorrection } from './fallbacks';
 
 const ALLOW_CLARIFICATION =
   'If the request is too ambiguous to research (the subject, scope or goal could mean very different things), ' +

@@ -39,15 +39,44 @@ export async function noteFallback(
 ): Promise<string> {
   const reason = err instanceof Error ? err.message : String(err);
   const note = `Fallback (${role}): ${what}, because the model ${reasonInWords(err)}.`;
+  const type = err instanceof ApplicationFailure ? err.type : undefined;
+  await saveNote(store, researchId, role, key, note, { role, reason: summarize(reason, 500), type });
+  return note;
+}
+
+/**
+ * A note for the report about something code decided instead of the model (a repaired plan, a
+ * replaced locale, evidence listed beside uncited text), in the same place as the fallbacks' notes.
+ */
+export async function noteCorrection(
+  store: Pick<Store, 'saveDocument'>,
+  researchId: string,
+  role: string,
+  key: string,
+  what: string,
+): Promise<string> {
+  const note = `Correction (${role}): ${what}.`;
+  await saveNote(store, researchId, role, key, note, { role, correction: true });
+  return note;
+}
+
+/** Keyed by role and key, so an activity retried after writing it writes the same note once. */
+async function saveNote(
+  store: Pick<Store, 'saveDocument'>,
+  researchId: string,
+  role: string,
+  key: string,
+  note: string,
+  meta: Record<string, unknown>,
+): Promise<void> {
   await store.saveDocument(researchId, {
     key: `fallback/${role}/${key}`,
     kind: FALLBACK_KIND,
     content: note,
     summary: summarize(note, 200),
     sourceIds: [],
-    meta: { role, reason: summarize(reason, 500), type: err instanceof ApplicationFailure ? err.type : undefined },
+    meta,
   });
-  return note;
 }
 
 /** The notes of every fallback the run took, in key order. */

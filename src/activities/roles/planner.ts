@@ -9,7 +9,7 @@ import type { Llm } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
 import type { Store, StoredDocument } from '../store';
 import { DOC_CHARS, sourcesBlock, writeCitedDocument } from './cited';
-import { FALLBACK_KIND, modelGaveUp, noteFallback } from './fallbacks';
+import { modelGaveUp, noteCorrection, noteFallback } from './fallbacks';
 
 export interface PlannerDeps {
   llm: Llm;
@@ -200,29 +200,6 @@ export function createPlannerActivities(deps: PlannerDeps) {
 /** Stable across the retries of one activity, distinct between activities of a run. */
 function activityKey(): string {
   return Context.current().info.activityId;
-}
-
-/**
- * A note for the report about something code decided instead of the model, in the same place as
- * the fallbacks' notes (keyed, so a retried activity writes it once).
- */
-export async function noteCorrection(
-  store: Pick<Store, 'saveDocument'>,
-  researchId: string,
-  role: string,
-  key: string,
-  what: string,
-): Promise<string> {
-  const note = `Correction (${role}): ${what}.`;
-  await store.saveDocument(researchId, {
-    key: `fallback/${role}/${key}`,
-    kind: FALLBACK_KIND,
-    content: note,
-    summary: summarize(note, 200),
-    sourceIds: [],
-    meta: { role, correction: true },
-  });
-  return note;
 }
 
 /** The user's question out of the rewrite's input (the workflow appends the coordinator's reading). */

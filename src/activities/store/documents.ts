@@ -61,6 +61,18 @@ export function mergeSource(stored: StoredSource, next: StoredSource): StoredSou
 }
 
 export function documentTables(pool: pg.Pool) {
+  /** A run's documents that `where` (on $2 and after) picks. */
+  async function selectDocuments(where: string, values: unknown[]): Promise<StoredDocument[]> {
+    const { rows } = await pool.query<{
+      key: string;
+      kind: string;
+      content: string;
+      summary: string;
+      source_ids: string[];
+      meta: Record<string, unknown>;
+    }>(`SELECT key, kind, content, summary, source_ids, meta FROM documents WHERE research_id = $1 AND ${where}`, values);
+    return rows.map((r) => ({ key: r.key, kind: r.kind, content: r.content, summary: r.summary, sourceIds: r.source_ids, meta: r.meta }));
+  }
   return {
     /** Upserts a batch in one statement; a source met twice in it is merged first, as two writes would be. */
     async saveSources(researchId: string, sources: StoredSource[]): Promise<void> {
@@ -107,39 +119,13 @@ export function documentTables(pool: pg.Pool) {
     },
     /** The documents under `keys` that exist, in the order of `keys`. */
     async getDocuments(researchId: string, keys: string[]): Promise<StoredDocument[]> {
-      const { rows } = await pool.query<{
-        key: string;
-        kind: string;
-        content: string;
-        summary: string;
-        source_ids: string[];
-        meta: Record<string, unknown>;
-      }>('SELECT key, kind, content, summary, source_ids, meta FROM documents WHERE research_id = $1 AND key = ANY($2)', [
-        researchId,
-        keys,
-      ]);
-      const byKey = new Map(
-        rows.map((r) => [
-          r.key,
-          { key: r.key, kind: r.kind, content: r.content, summary: r.summary, sourceIds: r.source_ids, meta: r.meta },
-        ]),
-      );
+      const docs = await selectDocuments('key = ANY($2)', [researchId, keys]);
+      const byKey = new Map(docs.map((d) => [d.key, d]));
       return keys.map((k) => byKey.get(k)).filter((d): d is StoredDocument => d !== undefined);
     },
-    /** The documents of one kind, oldest key first (e.g. the notes of the fallbacks a run took). */
+    /** The documents of one kind, in key order (e.g. the notes of the fallbacks a run took). */
     async getDocumentsOfKind(researchId: string, kind: string): Promise<StoredDocument[]> {
-      const { rows } = await pool.query<{
-        key: string;
-        kind: string;
-        content: string;
-        summary: string;
-        source_ids: string[];
-        meta: Record<string, unknown>;
-      }>('SELECT key, kind, content, summary, source_ids, meta FROM documents WHERE research_id = $1 AND kind = $2 ORDER BY key', [
-        researchId,
-        kind,
-      ]);
-      return rows.map((r) => ({ key: r.key, kind: r.kind, content: r.content, summary: r.summary, sourceIds: r.source_ids, meta: r.meta }));
+      return selectDocuments('kind = $2 ORDER BY key', [researchId, kind]);
     },
     async getPage(researchId: string, urlHash: string): Promise<StoredPage | undefined> {
       const { rows } = await pool.query(
