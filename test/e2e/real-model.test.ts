@@ -148,9 +148,14 @@ describe.skipIf(!ready && !CI)(`a real model (${!services ? missingReason() : (m
             // Every request to the model carried an output limit.
             expect(proxy.requests.length).toBeGreaterThan(3);
             for (const r of proxy.requests) expect(r.maxTokens, `${r.model} request without max_tokens`).toBeGreaterThan(0);
-            // No step failed on a context error: the small window was fitted, not overflowed.
-            const contextErrors = proxy.requests.filter((r) => r.status === 400);
-            expect(contextErrors).toEqual([]);
+            // No step failed on a context error: the small window was fitted. An overflow the
+            // estimate missed (the server counts tool schemas its own way) is answered by trimming
+            // harder with the server's count, a few times at most.
+            expect(
+              result.steps.every((st: { status: string }) => st.status === 'completed'),
+              JSON.stringify(result.steps),
+            ).toBe(true);
+            expect(proxy.requests.filter((r) => r.status === 400).length).toBeLessThanOrEqual(3);
             const { cited, references, markdown } = await expectGroundedReport(h, id);
             console.log(`\n[real model: ${jinja ? 'jinja' : 'no jinja'}] the report:\n${markdown}\n`);
             // The run read pages of the fixture site and the report cites at least one of them.

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { groundFindings } from '../../src/shared/citations';
 import { looseArgs, parseToolCalls } from '../../src/activities/roles/researcher-tools';
 import { toolCallsInText } from '../../src/activities/llm/text-tools';
-import { fitRequest, windowFromError } from '../../src/activities/llm/window';
+import { fitRequest, messageTokens, nextScale, promptTokensFromError, windowFromError } from '../../src/activities/llm/window';
 
 const sources = [
   { sourceId: 'S1a2b3c4d', url: 'http://site.test/articles/solar-costs.html' },
@@ -65,6 +65,20 @@ describe('context window', () => {
     expect(windowFromError('request (9030 tokens) exceeds the available context size (8192 tokens), try increasing it')).toBe(8192);
     expect(windowFromError("This model's maximum context length is 16385 tokens. However, you requested 20000")).toBe(16385);
     expect(windowFromError('something else went wrong')).toBeUndefined();
+    expect(promptTokensFromError('request (9030 tokens) exceeds the available context size (8192 tokens)')).toBe(9030);
+  });
+
+  it('corrects the estimate by what the server counted, within bounds', () => {
+    expect(nextScale(1, 1000, 2000)).toBe(2);
+    expect(nextScale(2, 1000, 1000)).toBe(1.5);
+    expect(nextScale(1, 1000, 9000)).toBe(3);
+    expect(nextScale(1, 1000, 500)).toBe(1);
+    const text = [{ role: 'user' as const, content: 'x'.repeat(3200) }];
+    expect(messageTokens(text, '', 2)).toBe(2 * messageTokens(text));
+    // A scaled estimate trims harder: the prompt and the output fit as the server counts.
+    const scaled = fitRequest({ messages: [{ role: 'user', content: 'x'.repeat(40_000) }], maxTokens: 1024, window: 4096, scale: 2 });
+    expect(scaled.trimmed).toBe(true);
+    expect(scaled.promptTokens + scaled.maxTokens).toBeLessThanOrEqual(4096);
   });
 
   it('lowers the output limit to what the window leaves, and trims the prompt to leave the output a share', () => {

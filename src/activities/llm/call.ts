@@ -20,7 +20,7 @@ import { isOutage, Providers, type Provider, type Route } from './providers';
 import type { PromptOutput, PromptVars, StructuredPrompt } from './prompts';
 import { renderPrompt, untrusted } from './render';
 import { asJsonActions, refusesTools, toolCallsInText, toolNames } from './text-tools';
-import { fitRequest, probeWindow, windowFromError } from './window';
+import { fitRequest, nextScale, probeWindow, promptTokensFromError, windowFromError } from './window';
 
 /** A prompt's response format, converted from its zod schema once (not at every call). */
 const responseFormats = new WeakMap<object, ReturnType<typeof zodResponseFormat>>();
@@ -226,6 +226,8 @@ export function createLlm(deps: LlmDeps) {
   const jsonActionModels = new Set<string>();
   /** Endpoints and models that want max_completion_tokens instead of max_tokens. */
   const completionTokenModels = new Set<string>();
+  /** How far each endpoint's token counts run above the estimate (src/activities/llm/window.ts nextScale). */
+  const scales = new Map<string, number>();
   /** Each endpoint's context window: configured, asked of the server, or learned from its overflow error. */
   const windows = new Map<string, { tokens: number | undefined; until: number }>();
   // One set per createLlm, which the worker makes once: provider health and limits are per worker process.
@@ -310,7 +312,10 @@ export function createLlm(deps: LlmDeps) {
       const sent = jsonActions ? asJsonActions(base.messages, req.tools!) : base.messages;
       const schemas = JSON.stringify(tools ?? base.tools ?? '') + JSON.stringify(base.response_format ?? '');
       const window = await windowOf(provider, modeKey, model);
-      const fitted = fitRequest({ messages: sent, extra: schemas, maxTokens, window, shrink });
+      const scale = scales.get(modeKey) ?? 1;
+      const fitted = fitRequest({ messages: sent, extra: schemas, maxTokens, window, shrink, scale });
+      // What the prompt is counted at without the correction: the base the server's count corrects.
+      const estimated = fitted.promptTokens / scale;
       const limitKey = completionTokenModels.has(modeKey) || !provider.baseUrl ? 'max_completion_tokens' : 'max_tokens';
       const slot = await acquireSlot(limiterOf(provider.endpoint));
       const timeoutMs = Math.min(deps.config.llm.timeouts[role], Math.max(5_000, attemptTimeLeft()));
@@ -328,6 +333,8 @@ export function createLlm(deps: LlmDeps) {
         );
         slot.release('ok');
         providers.succeeded(provider);
+        const counted = completion.usage?.prompt_tokens;
+        if (counted) scales.set(modeKey, nextScale(scale, estimated, counted));
         return { completion, mode, model };
       } catch (err) {
         const type = err instanceof ApplicationFailure ? err.type : undefined;
@@ -352,10 +359,13 @@ export function createLlm(deps: LlmDeps) {
         if (type === ErrorType.LlmContextLength && overflow < OVERFLOW_TRIES) {
           overflow++;
           const stated = windowFromError((err as Error).message);
+          // The count the server gives corrects the estimate before the prompt is cut again.
+          const counted = promptTokensFromError((err as Error).message);
+          if (counted) scales.set(modeKey, nextScale(scale, estimated, counted));
           // A window we did not know yet is learned; one we trimmed to already means the estimate
           // ran short: the prompt gets less of it.
           if (stated && stated !== window) windows.set(modeKey, { tokens: stated, until: Date.now() + WINDOW_TTL_MS });
-          else shrink *= 0.6;
+          else if (!counted) shrink *= 0.6;
           if (!stated && !window) {
             // Nothing to trim against: assume the prompt as sent was a bit too long.
             windows.set(modeKey, { tokens: Math.floor((fitted.promptTokens + fitted.maxTokens) * 0.8), until: Date.now() + WINDOW_TTL_MS });

@@ -26,14 +26,33 @@ function contentOf(m: Message): string {
   return c == null ? '' : JSON.stringify(c);
 }
 
-export function messageTokens(messages: Message[], extra = ''): number {
+/** The conversation's tokens, estimated; `scale` corrects the estimate to what this server counted before. */
+export function messageTokens(messages: Message[], extra = '', scale = 1): number {
   let chars = extra.length;
   for (const m of messages) {
     chars += contentOf(m).length;
     const calls = (m as { tool_calls?: unknown }).tool_calls;
     if (calls) chars += JSON.stringify(calls).length;
   }
-  return Math.ceil(chars / CHARS_PER_TOKEN) + PER_MESSAGE_TOKENS * messages.length;
+  return Math.ceil((chars / CHARS_PER_TOKEN + PER_MESSAGE_TOKENS * messages.length) * scale);
+}
+
+/**
+ * The correction of the estimate for one endpoint and model, from a prompt's estimated and counted
+ * tokens (the server's usage, or the count in its overflow error): never below 1 (the estimate
+ * errs high already), at most 3, and moved halfway each time so one odd prompt does not swing it.
+ */
+export function nextScale(current: number, estimated: number, counted: number): number {
+  if (!(estimated > 0) || !(counted > 0)) return current;
+  const seen = Math.min(3, Math.max(1, counted / estimated));
+  return current === 1 ? seen : (current + seen) / 2;
+}
+
+/** The prompt's size in tokens an overflow error states ("request (9030 tokens) exceeds…", n_prompt_tokens). */
+export function promptTokensFromError(message: string): number | undefined {
+  const m =
+    /request \((\d+) tokens?\)/i.exec(message) ?? /"n_prompt_tokens"\s*:\s*(\d+)/.exec(message) ?? /requested (\d+) tokens/i.exec(message);
+  return m ? Number(m[1]) : undefined;
 }
 
 /**
@@ -41,11 +60,11 @@ export function messageTokens(messages: Message[], extra = ''): number {
  * again and again, until the conversation is estimated at `budget` tokens or nothing is left to
  * cut. The system message is cut last.
  */
-export function trimMessages(messages: Message[], budget: number, extra = ''): { messages: Message[]; trimmed: boolean } {
+export function trimMessages(messages: Message[], budget: number, extra = '', scale = 1): { messages: Message[]; trimmed: boolean } {
   const out = messages.map((m) => ({ ...m })) as Message[];
   let trimmed = false;
   for (let guard = 0; guard < 64; guard++) {
-    const over = messageTokens(out, extra) - budget;
+    const over = messageTokens(out, extra, scale) - budget;
     if (over <= 0) break;
     const candidates = out
       .map((m, i) => ({ i, len: contentOf(m).length, system: m.role === 'system' }))
@@ -54,7 +73,7 @@ export function trimMessages(messages: Message[], budget: number, extra = ''): {
     const pick = candidates[0];
     if (!pick) break;
     const text = contentOf(out[pick.i]!);
-    const cut = Math.min(text.length - MIN_MESSAGE_CHARS, Math.ceil(over * CHARS_PER_TOKEN * 1.1) + TRIM_MARK.length);
+    const cut = Math.min(text.length - MIN_MESSAGE_CHARS, Math.ceil((over / scale) * CHARS_PER_TOKEN * 1.1) + TRIM_MARK.length);
     if (cut <= TRIM_MARK.length) break;
     const keep = text.length - cut;
     const head = Math.ceil(keep * 0.7);
@@ -83,16 +102,18 @@ export function fitRequest(args: {
   maxTokens: number;
   window: number | undefined;
   shrink?: number;
+  /** The estimate's correction for this server (nextScale). */
+  scale?: number;
 }): Fitted {
-  const { window, extra = '' } = args;
-  const prompt = messageTokens(args.messages, extra);
+  const { window, extra = '', scale = 1 } = args;
+  const prompt = messageTokens(args.messages, extra, scale);
   if (!window) return { messages: args.messages, maxTokens: args.maxTokens, trimmed: false, promptTokens: prompt };
   const shrink = args.shrink ?? 1;
   // The output's share: what the role asks for, at most 40% of the window, at least a little.
   const reserve = Math.max(Math.min(args.maxTokens, Math.floor(window * 0.4)), Math.min(args.maxTokens, MIN_OUTPUT_TOKENS));
   const budget = Math.floor((window - reserve - MARGIN_TOKENS) * shrink);
-  const fitted = prompt > budget ? trimMessages(args.messages, budget, extra) : { messages: args.messages, trimmed: false };
-  const used = messageTokens(fitted.messages, extra);
+  const fitted = prompt > budget ? trimMessages(args.messages, budget, extra, scale) : { messages: args.messages, trimmed: false };
+  const used = messageTokens(fitted.messages, extra, scale);
   const room = window - used - MARGIN_TOKENS;
   const maxTokens = Math.max(Math.min(args.maxTokens, room), Math.min(args.maxTokens, MIN_OUTPUT_TOKENS));
   return { messages: fitted.messages, maxTokens, trimmed: fitted.trimmed, promptTokens: used };

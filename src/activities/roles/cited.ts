@@ -43,9 +43,9 @@ export async function groundedFindings(
   key: string,
   written: string,
   sources: StoredSource[],
-): Promise<{ text: string; sourceIds: string[]; dropped: string[] }> {
+): Promise<{ text: string; sourceIds: string[]; dropped: string[]; listedByCode: boolean }> {
   const g = groundFindings(written, sources);
-  if (g.cited.length || !sources.length) return { text: g.text, sourceIds: g.cited, dropped: g.dropped };
+  if (g.cited.length || !sources.length) return { text: g.text, sourceIds: g.cited, dropped: g.dropped, listedByCode: false };
   const listed = sourcesListed(sources);
   await noteCorrection(
     store,
@@ -58,6 +58,7 @@ export async function groundedFindings(
     text: `${g.text.trim()}\n\nEvidence retrieved (listed by code, as the text above cites no source):\n${listed.text}`,
     sourceIds: sources.map((s) => s.sourceId),
     dropped: g.dropped,
+    listedByCode: true,
   };
 }
 
@@ -94,12 +95,14 @@ export async function writeCitedDocument<P extends StructuredPrompt>(
   },
 ): Promise<StepOutput> {
   let r: { output: unknown; usage: StepOutput['usage'] };
+  let listed = false;
   try {
     r = await deps.llm.structured(args.prompt, args.vars, { researchId: args.researchId });
   } catch (err) {
     if (!modelGaveUp(err)) throw err;
     // The sources themselves, listed and cited by code: what the model would have summarised.
     r = { output: sourcesListed(args.sources), usage: ZERO_USAGE };
+    listed = true;
     await noteFallback(
       deps.store,
       args.researchId,
@@ -110,14 +113,16 @@ export async function writeCitedDocument<P extends StructuredPrompt>(
     );
   }
   const output = r.output as { text: string; summary: string };
-  const { text, sourceIds, dropped } = await groundedFindings(deps.store, args.researchId, args.key, output.text, args.sources);
+  const grounded = await groundedFindings(deps.store, args.researchId, args.key, output.text, args.sources);
+  const { text, sourceIds, dropped } = grounded;
   await deps.store.saveDocument(args.researchId, {
     key: args.key,
     kind: args.kind,
     content: text,
     summary: summarize(output.summary),
     sourceIds,
-    meta: { ...(args.meta ?? {}), droppedSourceIds: dropped },
+    // Evidence listed by code is no summary: the planner does not take it for enough context.
+    meta: { ...(args.meta ?? {}), droppedSourceIds: dropped, ...(listed || grounded.listedByCode ? { listedByCode: true } : {}) },
   });
   return { key: args.key, summary: summarize(output.summary, 300), sourceIds, usage: r.usage };
 }

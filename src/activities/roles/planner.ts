@@ -343,6 +343,7 @@ function breakCycles(steps: PlanStep[], repairs: string[]): void {
 export function backgroundIsEnough(background: StoredDocument | undefined): boolean {
   return (
     background !== undefined &&
+    background.meta.listedByCode !== true &&
     new Set(background.sourceIds).size >= ENOUGH_BACKGROUND.sources &&
     background.content.trim().length >= ENOUGH_BACKGROUND.chars
   );
