@@ -70,6 +70,8 @@ const BRACKETS = new RegExp(`\\[\\s*${PREFIX}(${ITEM}(?:\\s*[,;]\\s*${ITEM})*)\\
 /** (S…), (S…, S…): ids only, as a year in parentheses is no citation. */
 const PARENS = new RegExp(`\\(\\s*${PREFIX}(${ID}(?:\\s*[,;]\\s*${ID})*)\\s*\\)`, 'gi');
 const BARE_ID = new RegExp(`(?<![\\w/])${ID}(?![\\w/])`, 'g');
+/** [S…] with the wrong number of hex digits: an id the model got wrong or made up. */
+const MISSHAPEN_ID = /\[\s*S[0-9a-fA-F]{5,16}\s*\]/g;
 const FOOTNOTE_DEF = /^[ \t]*\[\^([^\]\s]+)\]:[ \t]*(.*)$/gm;
 const FOOTNOTE_REF = /\[\^([^\]\s]+)\]/g;
 const LINK = /(!?)\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g;
@@ -186,7 +188,8 @@ export function groundCitations(
       .replace(BARE_ID, (raw) => {
         const s = byId.get(idOf(raw));
         return s ? cite(s) : unknown(idOf(raw));
-      }),
+      })
+      .replace(MISSHAPEN_ID, (raw) => unknown(raw.replace(/[[\]\s]/g, ''))),
   );
 
   function items(inner: string): string {

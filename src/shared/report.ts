@@ -85,11 +85,26 @@ function artifactIdsOf(findings: Finding[]): Set<string> {
 export function groundDraft(args: { researchId: string; draft: string; findings: Finding[]; refs: Reference[] }): GroundedCitations {
   const artifactIds = artifactIdsOf(args.findings);
   const path = (id: string) => artifactPath(args.researchId, id);
-  const linked = withoutReferenceList(args.draft).replace(ARTIFACT_LINK, (_m, id: string) =>
+  const linked = withoutReferenceList(withoutPromptTags(args.draft)).replace(ARTIFACT_LINK, (_m, id: string) =>
     artifactIds.has(id) ? `(${path(id)})` : '(#)',
   );
   const artifacts = new Set([...artifactIds].map(path));
   return groundCitations(linked, args.refs, (url) => url === '#' || artifacts.has(url));
+}
+
+/** The blocks the reporter's prompt wraps its inputs in: a small model copies them into its answer. */
+const PROMPT_TAG =
+  /<\/?(?:findings?|references|notes|background|sources?|source|result|dependencies|user_message|question|outline|transcript)(?:\s[^>]*)?>/gi;
+
+/**
+ * The draft without the prompt's own markup: the tags go, and an echoed `<references>` block with
+ * them (code writes the list); the text a finding tag wrapped stays, to be grounded like the rest.
+ */
+export function withoutPromptTags(draft: string): string {
+  return draft
+    .replace(/<references>[\s\S]*?(?:<\/references>|(?=\n#{1,6}\s)|$)/gi, '')
+    .replace(PROMPT_TAG, '')
+    .replace(/\n{3,}/g, '\n\n');
 }
 
 /** A heading of a reference list, in the languages reports are asked in. */

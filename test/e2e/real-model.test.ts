@@ -40,7 +40,7 @@ async function expectGroundedReport(h: Harness, id: string) {
   const markdown: string = json.body.markdown;
   const references: { n: number; url: string; sourceId: string }[] = json.body.references;
   // No raw source id survives, and no address the run did not retrieve.
-  expect(markdown).not.toMatch(/\bS[0-9a-f]{8}\b/);
+  expect(markdown).not.toMatch(/\bS[0-9a-f]{8}\b|\[\s*S[0-9a-f]{5,16}\s*\]/);
   const retrieved = new Set((await h.pool.query('SELECT url FROM sources WHERE research_id = $1', [id])).rows.map((r) => r.url));
   const siteHost = new URL(h.site.url).host;
   for (const m of markdown.matchAll(/https?:\/\/[^\s)>\]]+/g)) {

@@ -6,6 +6,7 @@ import { groundedWords } from '../../src/activities/roles/changes';
 import { groundCitations, renumberCitations, type RemovedLink } from '../../src/shared/citations';
 import {
   assembleReport,
+  withoutPromptTags,
   withoutReferenceList,
   citationOrder,
   findingsChars,
@@ -191,5 +192,18 @@ describe('a reference list the model wrote itself', () => {
     expect(withoutReferenceList(draft)).toBe('## Key points\n\nSolar fell 89% [1].\n\n## Outlook\n\nMore to come.');
     expect(withoutReferenceList('Text.\n\n**Sources:**\n- a')).toBe('Text.\n\n**Sources:**\n- a');
     expect(withoutReferenceList('# Title\n\n## Quellen\n[1] x')).toBe('# Title');
+  });
+});
+
+describe('what a small model copies from its prompt', () => {
+  it("drops the prompt's tags and an echoed reference block, keeps the text, removes misshapen ids", () => {
+    const draft =
+      '## Analysis\n\n<finding key="step/a/1">\nPrices fell [1] and [Se0a1644e9].\n</finding>\n<references>[1] Solar — [1]\n[2] Batteries — [2]\n\n## Outlook\n\nMore.';
+    const cleaned = withoutPromptTags(draft);
+    expect(cleaned).toBe('## Analysis\n\nPrices fell [1] and [Se0a1644e9].\n\n## Outlook\n\nMore.');
+    const g = groundCitations(cleaned, [{ n: 1, sourceId: 'S1a2b3c4d', url: 'http://site.test/a' }]);
+    expect(g.markdown).toContain('Prices fell [1] and.');
+    expect(g.unresolved).toBe(1);
+    expect(g.removedIds).toEqual(['Se0a1644e9']);
   });
 });
