@@ -18,7 +18,7 @@ import {
 } from '../../shared/report';
 import { ApplicationFailure } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
-import { summarize, type ReportLength, type Usage } from '../../shared/schemas';
+import { summarize, ZERO_USAGE, type ReportLength, type Usage } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
 import { estimateTokens } from '../llm/window';
 import { PROMPTS } from '../llm/prompts';
@@ -158,7 +158,7 @@ export function createReporterActivities(deps: { llm: Llm; store: Store }) {
   async function writeReport(input: ReportInput): Promise<ReportOutput> {
     const sources = await reportSources(deps.store, input.researchId, input.stepKeys);
     const length = input.length ?? 'standard';
-    const usage: Usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
+    const usage: Usage = { ...ZERO_USAGE };
     if (input.sectionsIfTooLong && sources.findings.length > 1) {
       const window = await deps.llm.contextWindow(PROMPTS.reporter.role);
       const { findings, references } = reporterInputs(sources.findings, sources.refs);
@@ -216,7 +216,7 @@ export function createReporterActivities(deps: { llm: Llm; store: Store }) {
     const { findings } = await reportSources(deps.store, input.researchId, input.stepKeys);
     const listed = findings.map((f) => `<finding key="${f.key}">\n${f.content.slice(0, OUTLINE_FINDING_CHARS)}\n</finding>`).join('\n');
     let outline: StoredOutline;
-    let usage: Usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
+    let usage: Usage = ZERO_USAGE;
     try {
       const r = await deps.llm.structured(
         PROMPTS.reportOutline,
@@ -273,7 +273,7 @@ export function createReporterActivities(deps: { llm: Llm; store: Store }) {
     const cited = new Set(own.flatMap((f) => f.sourceIds));
     const refs = sources.refs.filter((ref) => cited.has(ref.sourceId));
     let markdown: string;
-    let usage: Usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
+    let usage: Usage = ZERO_USAGE;
     try {
       const r = await deps.llm.structured(
         PROMPTS.reportSection,
