@@ -1,5 +1,6 @@
 # The service image (worker and API); the sandbox image is separate (sandbox/).
-FROM node:20-bookworm-slim
+# The Node LTS in .node-version (CI runs the same).
+FROM node:24.21.0-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
 # npm install's postinstall applies these to the installed packages.
