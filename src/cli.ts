@@ -17,7 +17,10 @@ import { findTemporalCli, startTemporalDevServer, type DevServer } from './infra
 import { ConfigError, LLM_NOT_CONFIGURED_MESSAGE } from './shared/errors';
 import { describeEmbeddings, describeModels, probeLlmServer } from './activities/knowledge/probe';
 import { startApiServer } from './server';
-import { bundleWorkflows, createWorker } from './worker';
+import { bundleWorkflows, createWorker, workerVersion } from './worker';
+import { deploymentRouting, describeRouting } from './infra/deployment';
+import type { Client } from '@temporalio/client';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { cachedWorkflowBundle } from './infra/workflow-bundle';
 import { tuneHeap } from './infra/heap';
 import { runKeys } from './cli/keys';
@@ -90,7 +93,11 @@ async function startTemporal(config: Config, log: Logger): Promise<{ address: st
   return { address: dev.address, dev };
 }
 
-async function runDev(config: Config, log: Logger): Promise<void> {
+async function runDev(given: Config, log: Logger): Promise<void> {
+  // One machine, one worker: a version of its own would leave the pinned steps of the last start
+  // waiting for a build that no longer runs. dev's worker is unversioned.
+  if (given.temporal.deployment) log.warn('TEMPORAL_WORKER_BUILD_ID is for `deep-research worker`; dev runs an unversioned worker');
+  const config: Config = { ...given, temporal: { ...given.temporal, deployment: undefined } };
   const cleanups: Cleanup[] = [];
   const shutdown = onShutdown(log, cleanups);
   const plugins = tracingPlugins(config, cleanups);
@@ -191,7 +198,11 @@ async function runWorker(config: Config, log: Logger): Promise<void> {
   cleanups.push(() => new Promise<void>((r) => metricsServer.close(() => r())));
   log.info('worker polling', { taskQueue: config.temporal.taskQueue });
   process.stdout.write(`metrics on http://${config.metrics.host}:${(metricsServer.address() as AddressInfo).port}/metrics\n`);
-  process.stdout.write(`worker ready on task queue ${config.temporal.taskQueue}\n`);
+  const version = workerVersion(config);
+  process.stdout.write(
+    `worker ready on task queue ${config.temporal.taskQueue}${version ? ` as deployment ${version.deploymentName}, build ${version.buildId}` : ' (unversioned)'}\n`,
+  );
+  if (version) void reportRouting(conns.client, config.temporal.namespace, version, log);
   await Promise.race([shutdown, running]);
 }
 
@@ -219,6 +230,19 @@ async function runApi(config: Config, log: Logger): Promise<void> {
   cleanups.push(() => api.close());
   process.stdout.write(`API listening on ${api.url}${api.open ? ' (no API keys: open to this machine only)' : ''}\n`);
   await shutdown;
+}
+
+/** Whether new runs go to this worker's version; if not, the command that makes it so. Asked once
+ *  the worker has polled (its first poll registers the version with the server). */
+async function reportRouting(client: Client, namespace: string, version: WorkerDeploymentVersion, log: Logger): Promise<void> {
+  await new Promise((r) => setTimeout(r, 2_000).unref());
+  try {
+    const { ok, line } = describeRouting(version, await deploymentRouting(client, namespace, version.deploymentName));
+    if (ok) log.info(line);
+    else log.warn(line);
+  } catch (err) {
+    log.warn('could not read the worker deployment from the server', { err });
+  }
 }
 
 /** The OpenTelemetry plugin when OTEL_* variables ask for tracing (its spans flushed on stop). */

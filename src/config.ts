@@ -131,6 +131,16 @@ const EnvSchema = z.object({
   PATH: z.string().default(''),
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
+  // Worker Versioning: set a build id and the worker polls as that version of the deployment
+  // ('auto': a hash of the code). Unset: an unversioned worker (dev, one-machine deploys).
+  TEMPORAL_DEPLOYMENT_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/, 'letters, digits, "_" and "-" (Temporal refuses "." and ":" in it), at most 100')
+    .default('deep-research'),
+  TEMPORAL_WORKER_BUILD_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}$/, 'letters, digits, "_", "-", "+" and "." (no "/"), at most 100')
+    .optional(),
 
   DATABASE_URL: optionalString.pipe(
     z
@@ -284,6 +294,9 @@ export interface Config {
     searchPath: string;
     port: number;
     uiPort: number;
+    /** Worker Versioning: the deployment and this worker's build id ('auto' = the code's hash);
+     *  undefined for an unversioned worker. */
+    deployment: { name: string; buildId: string } | undefined;
   };
   database: { url: string | undefined; poolMax: number; pglitePort: number };
   api: {
@@ -461,6 +474,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       searchPath: e.PATH,
       port: e.TEMPORAL_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
+      deployment: e.TEMPORAL_WORKER_BUILD_ID ? { name: e.TEMPORAL_DEPLOYMENT_NAME, buildId: e.TEMPORAL_WORKER_BUILD_ID } : undefined,
     },
     database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX, pglitePort: e.PGLITE_PORT },
     api: {

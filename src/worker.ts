@@ -7,13 +7,16 @@ import {
   type WorkerPlugin,
   type WorkflowBundle,
   type WorkflowBundleOption,
+  type WorkerOptions,
 } from '@temporalio/worker';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import type pg from 'pg';
 import type OpenAI from 'openai';
 import { activityDependencies, activityMap, createActivities } from './activities';
 import { reportWaits } from './activities/waits';
 import type { Config } from './config';
 import { WORKFLOWS_ENTRY } from './infra/paths';
+import { codeBuildId } from './infra/workflow-bundle';
 import { LLM_QUEUE_SUFFIX, SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from './shared/constants';
 
 export interface WorkerDeps {
@@ -74,8 +77,24 @@ export class WorkerGroup {
   }
 }
 
+/** This worker's version of the deployment, or undefined for an unversioned worker. */
+export function workerVersion(config: Pick<Config, 'temporal'>): WorkerDeploymentVersion | undefined {
+  const d = config.temporal.deployment;
+  if (!d) return undefined;
+  return { deploymentName: d.name, buildId: d.buildId === 'auto' ? codeBuildId() : d.buildId };
+}
+
+/** Worker Versioning: every worker of the process polls as the same version, so a pinned run's
+ *  activities (on the -llm, -search and -sandbox queues too) reach its own build. Workflow types
+ *  declare their behaviour (src/workflows/versioning.ts); PINNED is the default for any other. */
+function deploymentOptions(version: WorkerDeploymentVersion | undefined): Pick<WorkerOptions, 'workerDeploymentOptions'> {
+  if (!version) return {};
+  return { workerDeploymentOptions: { version, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' } };
+}
+
 export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
   const taskQueue = deps.taskQueue ?? deps.config.temporal.taskQueue;
+  const versioning = deploymentOptions(workerVersion(deps.config));
   const groups = createActivities({ config: deps.config, pool: deps.pool, ...(deps.llmClient ? { llmClient: deps.llmClient } : {}) });
   const activities = activityMap(groups);
   const interceptors = { activity: [reportWaits(activityDependencies(groups))] };
@@ -98,6 +117,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     // Enough for many runs on one host; LLM calls are I/O bound.
     maxConcurrentActivityTaskExecutions: 64,
     shutdownGraceTime: deps.config.worker.shutdownGraceMs,
+    ...versioning,
     ...(deps.config.worker.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: deps.config.worker.maxCachedWorkflows } : {}),
   });
   // Searches have their own queue: the server enforces its rate across every worker, and each
@@ -113,6 +133,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     maxConcurrentActivityTaskExecutions: deps.config.search.concurrency,
     maxTaskQueueActivitiesPerSecond: deps.config.search.queueRate,
     shutdownGraceTime: deps.config.worker.shutdownGraceMs,
+    ...versioning,
   });
   // Model calls (and page extraction, which is one) have their own queue: a hundred runs on one
   // API key slow down together under the server-side rate instead of each collecting 429s.
@@ -127,6 +148,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     maxConcurrentActivityTaskExecutions: deps.config.llm.concurrency,
     maxTaskQueueActivitiesPerSecond: deps.config.llm.queueRate,
     shutdownGraceTime: deps.config.worker.shutdownGraceMs,
+    ...versioning,
   });
   // Sandboxes are heavy: their own queue, and a small number at once per worker.
   const sandbox = await Worker.create({
@@ -139,6 +161,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     ...(deps.identity ? { identity: `${deps.identity}-sandbox` } : {}),
     maxConcurrentActivityTaskExecutions: deps.config.sandbox.concurrency,
     shutdownGraceTime: deps.config.worker.shutdownGraceMs,
+    ...versioning,
   });
   return new WorkerGroup([main, llm, search, sandbox], groups.sweepSandboxes);
 }

@@ -42,6 +42,20 @@ export function workflowBundleKey(root = PROJECT_ROOT): string {
   return h.digest('hex').slice(0, 20);
 }
 
+/** TEMPORAL_WORKER_BUILD_ID=auto: a hash of all the code a worker runs (src/, prompts/, the locked
+ *  dependencies), so two builds of the same code are one version and any change is a new one. */
+export function codeBuildId(root = PROJECT_ROOT): string {
+  const h = createHash('sha256');
+  const files = [...['src', 'prompts'].flatMap((d) => filesUnder(path.join(root, d))), path.join(root, 'package-lock.json')];
+  for (const f of files) {
+    h.update(path.relative(root, f));
+    h.update('\0');
+    h.update(readFileSync(f));
+    h.update('\0');
+  }
+  return `code-${h.digest('hex').slice(0, 16)}`;
+}
+
 /** The cached bundle of the current code, built (out of process) when there is none. */
 export async function cachedWorkflowBundle(): Promise<WorkflowBundleOption & { cached: boolean }> {
   const file = path.join(CACHE_DIR, `workflow-bundle-${workflowBundleKey()}.js`);

@@ -5,3 +5,5 @@ export { coderWorkflow } from './coder';
 export { ingestDocumentWorkflow } from './ingest';
 export { webhookWorkflow } from './webhook';
 export { admissionWorkflow } from './admission';
+// Each type's Worker Versioning behaviour (PINNED or AUTO_UPGRADE), set on the functions above.
+import './versioning';

@@ -35,9 +35,7 @@ describe('runtime pins', () => {
   });
 
   it('pins every @temporalio package to one exact version, and that version is what is installed', () => {
-    const temporal = Object.entries({ ...pkg.dependencies, ...pkg.devDependencies }).filter(([name]) =>
-      name.startsWith('@temporalio/'),
-    );
+    const temporal = Object.entries({ ...pkg.dependencies, ...pkg.devDependencies }).filter(([name]) => name.startsWith('@temporalio/'));
     expect(temporal.length).toBeGreaterThanOrEqual(8);
     const versions = new Set(temporal.map(([, v]) => v));
     expect([...versions], 'one version for every @temporalio/* package').toHaveLength(1);

@@ -1,0 +1,44 @@
+// How each workflow type moves between versions of the worker deployment (Worker Versioning; the
+// worker opts in when TEMPORAL_WORKER_BUILD_ID is set, see src/worker.ts and the README's
+// "Deploying a new version"). Unversioned workers ignore these.
+//
+// PINNED: an execution runs to its end on the build it started on; the old build's workers stay
+// until the server reports that version drained. Its code may change in any way from one build to
+// the next, with no patch. AUTO_UPGRADE: an execution moves to the deployment's current version
+// at its next workflow task, so the new build replays the old history: a change that alters the
+// commands an open execution already made needs `patched()` and a recorded history in
+// test/histories (the replay suite).
+import { setWorkflowOptions } from '@temporalio/workflow';
+import type { VersioningBehavior } from '@temporalio/common';
+import { admissionWorkflow } from './admission';
+import { coderWorkflow } from './coder';
+import { ingestDocumentWorkflow } from './ingest';
+import { researchWorkflow } from './research';
+import { researcherWorkflow } from './researcher';
+import { webhookWorkflow } from './webhook';
+
+export const VERSIONING_BEHAVIORS = {
+  // A run waits for review for days and lives through many deploys: pinned, it would hold its
+  // build's workers that long and never get a fix. It upgrades; its changes are patched.
+  researchWorkflow: 'AUTO_UPGRADE',
+  // A step lives minutes and is most of the code that changes (the ReAct loop, the coder): it
+  // finishes where it started, so step changes need no patches. A parent that upgraded starts
+  // its next steps on the new build.
+  researcherWorkflow: 'PINNED',
+  coderWorkflow: 'PINNED',
+  // One document's ingestion, minutes long.
+  ingestDocumentWorkflow: 'PINNED',
+  // A tenant's admission queue lives as long as the tenant has runs (continue-as-new): pinned, no
+  // old build could ever be retired. It upgrades.
+  admissionWorkflow: 'AUTO_UPGRADE',
+  // One delivery, retried up to the run's outage limit (MAX_OUTAGE, hours) while a receiver is
+  // down: it upgrades rather than holding an old build that long; its body is one activity.
+  webhookWorkflow: 'AUTO_UPGRADE',
+} as const satisfies Record<string, VersioningBehavior>;
+
+setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS.researchWorkflow }, researchWorkflow);
+setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS.researcherWorkflow }, researcherWorkflow);
+setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS.coderWorkflow }, coderWorkflow);
+setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS.ingestDocumentWorkflow }, ingestDocumentWorkflow);
+setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS.admissionWorkflow }, admissionWorkflow);
+setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS.webhookWorkflow }, webhookWorkflow);
