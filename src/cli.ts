@@ -12,7 +12,14 @@ import type { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry
 import { acquireDevLock } from './infra/dev-lock';
 import { resolveDataDir } from './infra/paths';
 import { redactUrl } from './infra/postgres';
-import { connectTemporal, installTemporalRuntime, openDatabase } from './infra/services';
+import { connectTemporal, installTemporalRuntime, openDatabase, type Database, type TemporalConnections } from './infra/services';
+import {
+  describeTemporalConnection,
+  externalTemporal,
+  temporalConnectionSettings,
+  temporalLogFields,
+  type TemporalConnectionSettings,
+} from './infra/temporal-connection';
 import { findTemporalCli, startTemporalDevServer, type DevServer } from './infra/temporal-cli';
 import { ConfigError, LLM_NOT_CONFIGURED_MESSAGE } from './shared/errors';
 import { describeEmbeddings, describeModels, probeLlmServer } from './activities/knowledge/probe';
@@ -72,8 +79,12 @@ function onShutdown(log: Logger, cleanups: Cleanup[]): Promise<void> & { stopNow
   return Object.assign(done, { stopNow: (reason: string) => stopFn(reason) });
 }
 
-async function startTemporal(config: Config, log: Logger): Promise<{ address: string; dev?: DevServer }> {
-  if (config.temporal.address) return { address: config.temporal.address };
+async function startTemporal(config: Config, log: Logger): Promise<{ settings: TemporalConnectionSettings; dev?: DevServer }> {
+  // TEMPORAL_ADDRESS or a profile chosen on purpose: that server, with its TLS and API key.
+  if (externalTemporal(config.temporal)) return { settings: temporalConnectionSettings(config.temporal) };
+  if (config.temporal.address) {
+    log.info(`dev starts its own Temporal server; set TEMPORAL_PROFILE to use the address in ${config.temporal.connection.file}`);
+  }
   const cli = findTemporalCli({ explicitPath: config.temporal.cliPath, envPath: config.temporal.searchPath, install: true, log });
   if (!cli) {
     throw new Error(
@@ -90,7 +101,8 @@ async function startTemporal(config: Config, log: Logger): Promise<{ address: st
     namespace: config.temporal.namespace,
     log,
   });
-  return { address: dev.address, dev };
+  // The dev server is plain text on loopback, whatever TLS or API key the profile has.
+  return { settings: { address: dev.address, namespace: config.temporal.namespace }, dev };
 }
 
 async function runDev(given: Config, log: Logger): Promise<void> {
@@ -123,7 +135,7 @@ async function runDev(given: Config, log: Logger): Promise<void> {
     const temporal = (temporalR as PromiseFulfilledResult<Awaited<ReturnType<typeof startTemporal>>>).value;
     const db = (dbR as PromiseFulfilledResult<Awaited<ReturnType<typeof openDatabase>>>).value;
     const workflowBundle = (bundleR as PromiseFulfilledResult<Awaited<ReturnType<typeof workflowBundleFor>>>).value;
-    const conns = await connectTemporal(temporal.address, config.temporal.namespace, plugins);
+    const conns = await connectTemporal(temporal.settings, plugins);
     cleanups.push(() => conns.close());
     const worker = await createWorker({ config, connection: conns.nativeConnection, pool: db.pool, workflowBundle, plugins });
     const running = worker.run();
@@ -155,7 +167,7 @@ async function runDev(given: Config, log: Logger): Promise<void> {
       `  Web page     ${api.url}/`,
       `  API          ${api.url}   (POST ${api.url}/v1/research, docs at ${api.url}/docs)${api.open ? '  no API keys: open to this machine only' : ''}`,
       `  Temporal UI  ${temporal.dev?.uiUrl ?? '(external server; see its own UI)'}`,
-      `  Temporal     ${temporal.address}  namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue}`,
+      `  Temporal     ${describeTemporalConnection(temporal.settings)}, task queue ${config.temporal.taskQueue}`,
       `  PostgreSQL   ${db.embedded ? `embedded PGlite at ${redactUrl(db.url)}` : redactUrl(db.url)}`,
       `  LLM          ${
         llmConfigured(config)
@@ -184,10 +196,21 @@ async function runWorker(config: Config, log: Logger): Promise<void> {
   const cleanups: Cleanup[] = [];
   const shutdown = onShutdown(log, cleanups);
   const plugins = tracingPlugins(config, cleanups);
-  const [db, workflowBundle] = await Promise.all([openDatabase(config, log, { allowEmbedded: false }), workflowBundleFor(plugins)]);
-  cleanups.push(() => db.close());
-  const conns = await connectTemporal(config.temporal.address ?? `127.0.0.1:${config.temporal.port}`, config.temporal.namespace, plugins);
-  cleanups.push(() => conns.close());
+  let conns: TemporalConnections;
+  let db: Database;
+  let workflowBundle: Awaited<ReturnType<typeof workflowBundleFor>>;
+  try {
+    // Certificate and key files are checked before anything starts.
+    const temporal = temporalConnectionSettings(config.temporal);
+    [db, workflowBundle] = await Promise.all([openDatabase(config, log, { allowEmbedded: false }), workflowBundleFor(plugins)]);
+    cleanups.push(() => db.close());
+    conns = await connectTemporal(temporal, plugins);
+    cleanups.push(() => conns.close());
+    log.info('connected to Temporal', temporalLogFields(temporal));
+    process.stdout.write(`Temporal ${describeTemporalConnection(temporal)}\n`);
+  } catch (err) {
+    return failedStart(err, log, shutdown);
+  }
   const worker = await createWorker({ config, connection: conns.nativeConnection, pool: db.pool, workflowBundle, plugins });
   const running = worker.run();
   cleanups.push(async () => {
@@ -206,14 +229,30 @@ async function runWorker(config: Config, log: Logger): Promise<void> {
   await Promise.race([shutdown, running]);
 }
 
+/** A start that failed: the reason in one line (no stack), what had started stopped, a non-zero exit. */
+async function failedStart(err: unknown, log: Logger, shutdown: ReturnType<typeof onShutdown>): Promise<void> {
+  log.error((err as Error).message);
+  await shutdown.stopNow('start failed');
+  process.exitCode = err instanceof ConfigError ? 2 : 1;
+}
+
 async function runApi(config: Config, log: Logger): Promise<void> {
   const cleanups: Cleanup[] = [];
   const shutdown = onShutdown(log, cleanups);
   const plugins = tracingPlugins(config, cleanups);
-  const db = await openDatabase(config, log, { allowEmbedded: false });
-  cleanups.push(() => db.close());
-  const conns = await connectTemporal(config.temporal.address ?? `127.0.0.1:${config.temporal.port}`, config.temporal.namespace, plugins);
-  cleanups.push(() => conns.close());
+  let conns: TemporalConnections;
+  let db: Database;
+  try {
+    const temporal = temporalConnectionSettings(config.temporal);
+    db = await openDatabase(config, log, { allowEmbedded: false });
+    cleanups.push(() => db.close());
+    conns = await connectTemporal(temporal, plugins);
+    cleanups.push(() => conns.close());
+    log.info('connected to Temporal', temporalLogFields(temporal));
+    process.stdout.write(`Temporal ${describeTemporalConnection(temporal)}\n`);
+  } catch (err) {
+    return failedStart(err, log, shutdown);
+  }
   const api = await startApiServer({
     client: conns.client,
     pool: db.pool,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ConfigError } from './shared/errors';
 import { DEFAULT_LLM_HEARTBEAT_TIMEOUT, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, LLM_ROLES, type LlmRole } from './shared/constants';
 import { DEFAULT_RETRY, Duration, durationToMs, TENANT_PATTERN, type RetrySettings } from './shared/schemas';
+import { loadTemporalProfile, type TemporalProfile } from './infra/temporal-connection';
 
 const port = z.coerce.number().int().min(0).max(65_535);
 /** Comma-separated `host` or `host:port` entries (allow lists of the SSRF guard). */
@@ -124,8 +125,23 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   DATA_DIR: z.string().default('.data'),
 
+  // Where Temporal is and how to reach it: src/infra/temporal-connection.ts decides, through the SDK's
+  // environment configuration (a temporal.toml profile with these and the other TEMPORAL_TLS_* and
+  // TEMPORAL_GRPC_META_* variables over it, as the Temporal CLI). Here they are only checked.
   TEMPORAL_ADDRESS: optionalString,
-  TEMPORAL_NAMESPACE: z.string().min(1).default(DEFAULT_NAMESPACE),
+  TEMPORAL_NAMESPACE: optionalString,
+  TEMPORAL_PROFILE: optionalString,
+  TEMPORAL_CONFIG_FILE: optionalString,
+  TEMPORAL_API_KEY: optionalString,
+  // The SDK takes anything but "true" or "1" as false: a typo must not turn TLS off.
+  TEMPORAL_TLS: optionalString.pipe(z.enum(['true', 'false', '1', '0'], { message: 'expected true or false' }).optional()),
+  TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: optionalString.pipe(
+    z
+      .enum(['false', '0'], {
+        message: 'not supported by the TypeScript SDK; set TEMPORAL_TLS_SERVER_NAME to a name the server certificate has',
+      })
+      .optional(),
+  ),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
   TEMPORAL_CLI_PATH: optionalString,
   PATH: z.string().default(''),
@@ -285,9 +301,13 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   dataDir: string;
   temporal: {
-    /** Unset means "start the embedded dev server" in `dev`, and localhost:7233 elsewhere. */
+    /** TEMPORAL_ADDRESS, else the profile's. Unset means "start the embedded dev server" in `dev`,
+     *  and localhost:7233 elsewhere. */
     address: string | undefined;
+    /** TEMPORAL_NAMESPACE, else the profile's, else "default". */
     namespace: string;
+    /** The rest of the connection (TLS, API key, gRPC headers) and where each setting came from. */
+    connection: TemporalProfile;
     taskQueue: string;
     cliPath: string | undefined;
     /** Directories searched for a `temporal` binary (the process PATH). */
@@ -455,6 +475,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (searchIssues.length) {
     throw new ConfigError(`Invalid configuration:\n${searchIssues.map((i) => `  ${i.variable}: ${i.reason}`).join('\n')}`, searchIssues);
   }
+  const temporal = loadTemporalProfile(env);
   const models = Object.fromEntries(
     LLM_ROLES.map((role) => [role, e[`LLM_MODEL_${role.toUpperCase()}` as keyof typeof e] ?? e.LLM_MODEL]),
   ) as Record<LlmRole, string>;
@@ -467,8 +488,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     dataDir: e.DATA_DIR,
     temporal: {
-      address: e.TEMPORAL_ADDRESS,
-      namespace: e.TEMPORAL_NAMESPACE,
+      address: temporal.address,
+      namespace: temporal.namespace ?? DEFAULT_NAMESPACE,
+      connection: temporal,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       cliPath: e.TEMPORAL_CLI_PATH,
       searchPath: e.PATH,

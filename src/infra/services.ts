@@ -10,6 +10,7 @@ import type { Logger } from './logger';
 import { migrate } from './migrate';
 import { resolveDataDir } from './paths';
 import { createPool, redactUrl, startEmbeddedPostgres, type EmbeddedPostgres } from './postgres';
+import { explainTemporalConnectError, type TemporalConnectionSettings } from './temporal-connection';
 
 let runtimeInstalled = false;
 /** The SDK must not install its own SIGINT/SIGTERM handlers: entry points shut down in order. */
@@ -47,10 +48,36 @@ export interface TemporalConnections {
   close(): Promise<void>;
 }
 
-export async function connectTemporal(address: string, namespace: string, plugins: ClientPlugin[] = []): Promise<TemporalConnections> {
-  const connection = await Connection.connect({ address });
-  const nativeConnection = await NativeConnection.connect({ address });
-  const client = new Client({ connection, namespace, plugins });
+/**
+ * The client and worker connections to one Temporal server. `settings` comes from
+ * temporalConnectionSettings (TLS, API key, headers), or is just `{ address, namespace }` for a
+ * plain-text server such as the dev server. A failure says why in words (an untrusted server
+ * certificate, a refused client certificate, ...) and which settings to check.
+ */
+export async function connectTemporal(settings: TemporalConnectionSettings, plugins: ClientPlugin[] = []): Promise<TemporalConnections> {
+  const { address, tls, apiKey, metadata } = settings;
+  const options = {
+    address,
+    ...(tls !== undefined ? { tls } : {}),
+    ...(apiKey !== undefined ? { apiKey } : {}),
+    ...(metadata ? { metadata } : {}),
+  };
+  // The worker's connection first: the SDK's core fails at once with the TLS reason, where the
+  // client's gRPC channel only times out.
+  let nativeConnection: NativeConnection;
+  try {
+    nativeConnection = await NativeConnection.connect(options);
+  } catch (err) {
+    throw explainTemporalConnectError(err, settings);
+  }
+  let connection: Connection;
+  try {
+    connection = await Connection.connect(options);
+  } catch (err) {
+    await nativeConnection.close();
+    throw explainTemporalConnectError(err, settings);
+  }
+  const client = new Client({ connection, namespace: settings.namespace, plugins });
   return {
     client,
     connection,
