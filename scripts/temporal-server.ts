@@ -1,0 +1,588 @@
+// The real Temporal server (not the CLI's dev server): go.temporal.io/server at a pinned version,
+// built from the Go module proxy into .tools/, on this machine's PostgreSQL (the postgres12
+// persistence plugin and SQL visibility), its schemas set up by its own temporal-sql-tool.
+// Tests import startTemporalServer; `.ci/run` installs it.
+//
+//   node bin/run-ts.mjs scripts/temporal-server.ts [--port 7233] [--namespace default]
+//   node bin/run-ts.mjs scripts/temporal-server.ts --install-only      build, do not serve
+//
+// Serving takes the admin URL from TEST_DATABASE_ADMIN_URL (a role that may CREATE DATABASE);
+// its two databases are dropped again at Ctrl-C.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Connection, type TLSConfig } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
+import proto from '@temporalio/proto';
+import pg from 'pg';
+import { TOOLS_DIR } from '../src/infra/paths';
+import { FAIRNESS_DYNAMIC_CONFIG } from '../src/infra/temporal-cli';
+import { SEARCH_ATTRIBUTES } from '../src/shared/constants';
+
+export const TEMPORAL_SERVER_VERSION = '1.32.1';
+const MODULE = 'go.temporal.io/server';
+const SERVER_DIR = path.join(TOOLS_DIR, `temporal-server-${TEMPORAL_SERVER_VERSION}`);
+const BIN_DIR = path.join(SERVER_DIR, 'bin');
+const SERVER_PATH = path.join(BIN_DIR, 'server');
+const SQL_TOOL_PATH = path.join(BIN_DIR, 'temporal-sql-tool');
+/** Holds temporal/versioned and visibility/versioned: the module's schema/postgresql/v12. */
+const SCHEMA_DIR = path.join(SERVER_DIR, 'schema');
+const BUILT_MARKER = path.join(SERVER_DIR, 'built.json');
+
+export interface TemporalServerPaths {
+  server: string;
+  sqlTool: string;
+  schemaDir: string;
+}
+
+type Log = (line: string) => void;
+const defaultLog: Log = (line) => console.error(`temporal-server: ${line}`);
+
+function runsAsVersion(file: string): boolean {
+  const r = spawnSync(file, ['--version'], { encoding: 'utf8', timeout: 20_000 });
+  return r.status === 0 && r.stdout.includes(TEMPORAL_SERVER_VERSION);
+}
+
+function builtForThisPin(): boolean {
+  try {
+    return (JSON.parse(readFileSync(BUILT_MARKER, 'utf8')) as { version?: string }).version === TEMPORAL_SERVER_VERSION;
+  } catch {
+    return false;
+  }
+}
+
+/** The binaries and schemas when they are in place (nothing is built), else undefined. */
+export function installedTemporalServer(): TemporalServerPaths | undefined {
+  if (!builtForThisPin() || !existsSync(path.join(SCHEMA_DIR, 'temporal', 'versioned'))) return undefined;
+  if (!runsAsVersion(SERVER_PATH) || !runsAsVersion(SQL_TOOL_PATH)) return undefined;
+  return { server: SERVER_PATH, sqlTool: SQL_TOOL_PATH, schemaDir: SCHEMA_DIR };
+}
+
+function go(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('go', args, { env: { ...process.env, GOTOOLCHAIN: 'local', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => out.push(b));
+    child.once('error', (err) => reject(new Error(`go: ${err.message} (the server is built with Go from the module proxy)`)));
+    child.once('close', (code) => {
+      const text = Buffer.concat(out).toString('utf8');
+      if (code === 0) resolve(text);
+      else reject(new Error(`go ${args.join(' ')} failed (exit ${code}):\n${text.split('\n').slice(-30).join('\n')}`));
+    });
+  });
+}
+
+/**
+ * Builds both binaries into .tools/ when they are missing and copies the PostgreSQL schemas out of
+ * the module cache. built.json is written last, so a half-finished install is done again.
+ */
+export async function ensureTemporalServer(log: Log = defaultLog): Promise<TemporalServerPaths> {
+  const ready = installedTemporalServer();
+  if (ready) return ready;
+  const t0 = Date.now();
+  rmSync(BUILT_MARKER, { force: true });
+  mkdirSync(BIN_DIR, { recursive: true });
+  // GOTOOLCHAIN=local: the module pins its Go version (1.32.1 wants go1.26.8); never download
+  // another toolchain behind the caller's back, fail with Go's message instead.
+  log(`building ${MODULE}@v${TEMPORAL_SERVER_VERSION} with go install (about 3-4 min on 2 cores with an empty cache)`);
+  const progress = setInterval(() => log('still building …'), 60_000);
+  try {
+    await go(['install', `${MODULE}/cmd/server@v${TEMPORAL_SERVER_VERSION}`, `${MODULE}/cmd/tools/sql@v${TEMPORAL_SERVER_VERSION}`], {
+      GOBIN: BIN_DIR,
+      GOFLAGS: '-trimpath',
+    });
+  } finally {
+    clearInterval(progress);
+  }
+  // `go install` names the schema tool after its package directory; the project calls it by the
+  // name Temporal's docs and images use.
+  renameSync(path.join(BIN_DIR, 'sql'), SQL_TOOL_PATH);
+  const modCache = (await go(['env', 'GOMODCACHE'])).trim();
+  const source = path.join(modCache, `${MODULE}@v${TEMPORAL_SERVER_VERSION}`, 'schema', 'postgresql', 'v12');
+  rmSync(SCHEMA_DIR, { recursive: true, force: true });
+  for (const kind of ['temporal', 'visibility']) cpSync(path.join(source, kind), path.join(SCHEMA_DIR, kind), { recursive: true });
+  // The module cache is read-only; the copy should not be (rm -rf .tools/ must work).
+  spawnSync('chmod', ['-R', 'u+w', SCHEMA_DIR]);
+  for (const file of [SERVER_PATH, SQL_TOOL_PATH]) {
+    if (!runsAsVersion(file)) throw new Error(`${file} was built but does not report version ${TEMPORAL_SERVER_VERSION}`);
+  }
+  writeFileSync(BUILT_MARKER, JSON.stringify({ version: TEMPORAL_SERVER_VERSION, go: (await go(['version'])).trim() }, null, 2));
+  log(`built in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${SERVER_DIR}`);
+  return { server: SERVER_PATH, sqlTool: SQL_TOOL_PATH, schemaDir: SCHEMA_DIR };
+}
+
+export type SearchAttributeType = 'Keyword' | 'Text' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList';
+
+export interface TemporalServerOptions {
+  /** postgres://user:pass@host:port/postgres of a role that may CREATE DATABASE. */
+  adminUrl: string;
+  /** Databases <prefix>_temporal and <prefix>_visibility (default: a random 'tsrv_xxxxxxxx'). */
+  databasePrefix?: string;
+  /** Frontend gRPC port; 0/undefined picks a free one (the other services always get free ones). */
+  port?: number;
+  /** Registered at start with a retention of one day; default 'default'. */
+  namespace?: string;
+  searchAttributes?: Record<string, SearchAttributeType>;
+  /** Frontend TLS; with clientCaFile, client certificates signed by it are required (mTLS). */
+  tls?: { certFile: string; keyFile: string; clientCaFile?: string };
+  /** Extra dynamic config keys (global values), over the defaults below. */
+  dynamicConfig?: Record<string, unknown>;
+  /** Everything the server prints is appended here (else only a tail is kept for errors). */
+  logFile?: string;
+}
+
+export interface RunningTemporalServer {
+  address: string;
+  namespace: string;
+  pid: number;
+  /** Default SIGKILL; resolves when the process is gone. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts again on the same databases and ports after kill(); resolves when the frontend serves. */
+  start(): Promise<void>;
+  /** SIGTERM, then drop both databases. */
+  stop(): Promise<void>;
+}
+
+const HOST = '127.0.0.1';
+
+/**
+ * What the dev server is given (the CLI's defaults for `start-dev` and the project's
+ * dynamicConfigArgs()), so tests see one behaviour on both, plus what a server that registers its
+ * namespace after starting needs.
+ */
+export function defaultDynamicConfig(): Record<string, unknown> {
+  const fairness = Object.fromEntries(
+    FAIRNESS_DYNAMIC_CONFIG.map((kv) => {
+      const [key, value] = kv.split(/=(.*)/s) as [string, string];
+      return [key, JSON.parse(value) as unknown];
+    }),
+  );
+  return {
+    // On by default in 1.32; stated so an older default cannot turn the review update off.
+    'frontend.enableUpdateWorkflowExecution': true,
+    'frontend.enableUpdateWorkflowExecutionAsyncAccepted': true,
+    'frontend.workerVersioningWorkflowAPIs': true,
+    'system.enableDeploymentVersions': true,
+    'matching.wv.VersionDrainageStatusRefreshInterval': '5s',
+    'matching.wv.VersionDrainageStatusVisibilityGracePeriod': '5s',
+    // The CLI's start-dev defaults: new search attributes and Nexus endpoints visible at once, and
+    // persistence limits raised to pay for those uncached reads.
+    'system.forceSearchAttributesCacheRefreshOnRead': true,
+    'system.forceNexusEndpointRefreshOnRead': true,
+    'frontend.persistenceMaxQPS': 10_000,
+    'history.persistenceMaxQPS': 45_000,
+    // The dev server's own: visibility reads 100/s per namespace (the default is 10: tests that
+    // poll the run list would be throttled), a smaller host-level mutable-state cache.
+    'frontend.namespaceRPS.visibility': 100,
+    'history.hostLevelCacheMaxSize': 8096,
+    ...fairness,
+    // The dev server writes its namespaces into the database before it starts; here the namespace
+    // is registered on a running server, and each service sees it at its next cache refresh (10 s).
+    'system.namespaceCacheRefreshInterval': '1s',
+  };
+}
+
+// The PostgreSQL schema stores each service's RPC port in cluster_membership.rpc_port, a SMALLINT:
+// a port above 32767 fails the membership heartbeat and the server exits at start. The kernel's
+// ephemeral ports (listen on 0) are 32768 and up, so free ports are picked below that.
+const PORT_RANGE = { min: 20_000, max: 32_767 };
+const pickedPorts = new Set<number>();
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, HOST, () => srv.close(() => resolve(true)));
+  });
+}
+
+async function freePort(): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const port = PORT_RANGE.min + Math.floor(Math.random() * (PORT_RANGE.max - PORT_RANGE.min + 1));
+    if (pickedPorts.has(port) || !(await canListen(port))) continue;
+    pickedPorts.add(port);
+    return port;
+  }
+  throw new Error(`no free port between ${PORT_RANGE.min} and ${PORT_RANGE.max}`);
+}
+
+function tcpOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: HOST, port });
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+interface Db {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+}
+
+function dbFromUrl(adminUrl: string): Db {
+  const u = new URL(adminUrl);
+  return {
+    host: u.hostname || HOST,
+    port: Number(u.port || 5432),
+    user: decodeURIComponent(u.username),
+    password: decodeURIComponent(u.password),
+  };
+}
+
+async function adminQuery(adminUrl: string, sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5_000 });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+function sqlTool(tool: string, db: Db, database: string, args: string[]): Promise<void> {
+  const base = ['--plugin', 'postgres12', '--ep', db.host, '--port', String(db.port), '--user', db.user, '--db', database];
+  return new Promise((resolve, reject) => {
+    // The password travels in the environment, not on a command line that `ps` shows.
+    const child = spawn(tool, [...base, ...args], {
+      env: { ...process.env, SQL_PASSWORD: db.password },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => out.push(b));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      if (code === 0) return resolve();
+      reject(
+        new Error(
+          `temporal-sql-tool ${args.join(' ')} on ${database} failed (exit ${code}):\n${Buffer.concat(out).toString('utf8').slice(-3000)}`,
+        ),
+      );
+    });
+  });
+}
+
+interface Ports {
+  frontend: number;
+  services: Record<string, { grpc: number; membership: number }>;
+}
+
+function serverConfig(o: { db: Db; prefix: string; ports: Ports; dynamicConfigFile: string; tls: TemporalServerOptions['tls'] }): object {
+  const datastore = (database: string, maxConns: number) => ({
+    sql: {
+      pluginName: 'postgres12',
+      databaseName: database,
+      connectAddr: `${o.db.host}:${o.db.port}`,
+      connectProtocol: 'tcp',
+      user: o.db.user,
+      password: o.db.password,
+      maxConns,
+      maxIdleConns: maxConns,
+      maxConnLifetime: '1h',
+    },
+  });
+  const services = Object.fromEntries(
+    Object.entries(o.ports.services).map(([name, p]) => [
+      name,
+      { rpc: { grpcPort: p.grpc, membershipPort: p.membership, bindOnIP: HOST } },
+    ]),
+  );
+  const tls = o.tls && {
+    frontend: {
+      server: {
+        certFile: o.tls.certFile,
+        keyFile: o.tls.keyFile,
+        ...(o.tls.clientCaFile ? { requireClientAuth: true, clientCaFiles: [o.tls.clientCaFile] } : {}),
+      },
+    },
+  };
+  const internal = o.ports.services['internal-frontend'];
+  return {
+    log: { stdout: true, level: 'warn' },
+    persistence: {
+      defaultStore: 'default',
+      visibilityStore: 'visibility',
+      numHistoryShards: 4,
+      datastores: { default: datastore(`${o.prefix}_temporal`, 20), visibility: datastore(`${o.prefix}_visibility`, 10) },
+    },
+    // No metrics and no pprof listener: fewer ports to find free.
+    global: { membership: { maxJoinDuration: '30s', broadcastAddress: HOST }, ...(tls ? { tls } : {}) },
+    services,
+    clusterMetadata: {
+      enableGlobalNamespace: false,
+      failoverVersionIncrement: 10,
+      masterClusterName: 'active',
+      currentClusterName: 'active',
+      clusterInformation: {
+        active: {
+          enabled: true,
+          initialFailoverVersion: 1,
+          rpcName: 'frontend',
+          rpcAddress: `${HOST}:${internal ? internal.grpc : o.ports.frontend}`,
+        },
+      },
+    },
+    dcRedirectionPolicy: { policy: 'noop' },
+    archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } },
+    namespaceDefaults: { archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } } },
+    dynamicConfigClient: { filepath: o.dynamicConfigFile, pollInterval: '10s' },
+  };
+}
+
+const { IndexedValueType } = proto.temporal.api.enums.v1;
+const SA_TYPES: Record<SearchAttributeType, proto.temporal.api.enums.v1.IndexedValueType> = {
+  Text: IndexedValueType.INDEXED_VALUE_TYPE_TEXT,
+  Keyword: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+  Int: IndexedValueType.INDEXED_VALUE_TYPE_INT,
+  Double: IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
+  Bool: IndexedValueType.INDEXED_VALUE_TYPE_BOOL,
+  Datetime: IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
+  KeywordList: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+};
+
+const grpcCode = (err: unknown): number | undefined => (err as { code?: number }).code;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Creates the two databases, sets up the schemas with temporal-sql-tool, starts frontend, history,
+ * matching and worker in one process, registers the namespace and search attributes and resolves
+ * once both are visible.
+ */
+export async function startTemporalServer(opts: TemporalServerOptions): Promise<RunningTemporalServer> {
+  const paths = installedTemporalServer();
+  if (!paths) throw new Error('the Temporal server is not built: run `node bin/run-ts.mjs scripts/temporal-server.ts --install-only`');
+  const prefix = opts.databasePrefix ?? `tsrv_${randomBytes(4).toString('hex')}`;
+  if (!/^[a-z_][a-z0-9_]{0,40}$/.test(prefix)) throw new Error(`databasePrefix ${prefix}: lower-case letters, digits and _ only`);
+  const namespace = opts.namespace ?? 'default';
+  const db = dbFromUrl(opts.adminUrl);
+  const databases = [`${prefix}_temporal`, `${prefix}_visibility`];
+  const dropDatabases = async () => {
+    for (const name of databases) await adminQuery(opts.adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  };
+  const workDir = mkdtempSync(path.join(os.tmpdir(), 'temporal-server-'));
+  const t0 = Date.now();
+  try {
+    for (const name of databases) await adminQuery(opts.adminUrl, `CREATE DATABASE ${name}`);
+    await Promise.all(
+      (['temporal', 'visibility'] as const).map(async (kind, i) => {
+        await sqlTool(paths.sqlTool, db, databases[i]!, ['setup-schema', '-v', '0.0']);
+        await sqlTool(paths.sqlTool, db, databases[i]!, ['update-schema', '-d', path.join(paths.schemaDir, kind, 'versioned')]);
+      }),
+    );
+  } catch (err) {
+    await dropDatabases().catch(() => undefined);
+    rmSync(workDir, { recursive: true, force: true });
+    throw err;
+  }
+  const schemaMs = Date.now() - t0;
+
+  // With TLS on the frontend, the server's own clients (the system worker that runs schedules,
+  // the admin calls made here) use an internal-frontend on plain internode transport instead:
+  // the frontend's client certificate requirement is for outside callers only.
+  const serviceNames = ['frontend', 'history', 'matching', 'worker', ...(opts.tls ? ['internal-frontend'] : [])];
+  if (opts.port && opts.port > PORT_RANGE.max)
+    throw new Error(`port ${opts.port}: the server's PostgreSQL schema keeps ports in a SMALLINT (<= 32767)`);
+  const ports: Ports = { frontend: opts.port || (await freePort()), services: {} };
+  for (const name of serviceNames) {
+    ports.services[name] = { grpc: name === 'frontend' ? ports.frontend : await freePort(), membership: await freePort() };
+  }
+  const dynamicConfigFile = path.join(workDir, 'dynamic-config.yaml');
+  const dynamic = { ...defaultDynamicConfig(), ...opts.dynamicConfig };
+  // JSON is YAML: no YAML writer needed for either file.
+  writeFileSync(
+    dynamicConfigFile,
+    JSON.stringify(Object.fromEntries(Object.entries(dynamic).map(([k, value]) => [k, [{ value }]])), null, 2),
+  );
+  const configFile = path.join(workDir, 'config.yaml');
+  writeFileSync(configFile, JSON.stringify(serverConfig({ db, prefix, ports, dynamicConfigFile, tls: opts.tls }), null, 2), {
+    mode: 0o600,
+  });
+
+  const address = `${HOST}:${ports.frontend}`;
+  const adminAddress = `${HOST}:${(ports.services['internal-frontend'] ?? ports.services.frontend!).grpc}`;
+  const log = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : undefined;
+  const tail: string[] = [];
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+
+  const spawnServer = async (): Promise<void> => {
+    for (const [name, p] of Object.entries(ports.services)) {
+      for (const port of [p.grpc, p.membership]) {
+        if (await tcpOpen(port)) throw new Error(`port ${port} (${name}) is taken: cannot start the Temporal server on it`);
+      }
+    }
+    const proc = spawn(
+      paths.server,
+      ['--config-file', configFile, '--allow-no-auth', 'start', ...serviceNames.flatMap((s) => ['--service', s])],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    child = proc;
+    const killOnExit = () => proc.kill('SIGKILL');
+    process.once('exit', killOnExit);
+    exited = once(proc, 'exit').then(() => void process.removeListener('exit', killOnExit));
+    const keep = (chunk: Buffer) => {
+      log?.write(chunk);
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
+        // Error lines carry a Go stack trace each: the message is what a failed start should show.
+        tail.push(line.replace(/,"stacktrace":".*$/, '}').slice(0, 600));
+        if (tail.length > 30) tail.shift();
+      }
+    };
+    proc.stdout!.on('data', keep);
+    proc.stderr!.on('data', keep);
+  };
+
+  const adminConnection = (): Promise<Connection> => Connection.connect({ address: adminAddress, connectTimeout: 2_000 });
+
+  /** Until the frontend answers and the namespace is in its cache (a visibility call needs both). */
+  const waitServing = async (timeoutMs: number, needNamespace: boolean): Promise<void> => {
+    const proc = child!;
+    const deadline = Date.now() + timeoutMs;
+    let last: unknown;
+    while (Date.now() < deadline) {
+      if (proc.exitCode !== null || proc.signalCode !== null) {
+        throw new Error(`the Temporal server exited during start (${proc.exitCode ?? proc.signalCode}):\n${tail.join('\n')}`);
+      }
+      try {
+        const conn = await adminConnection();
+        try {
+          await conn.workflowService.getSystemInfo({});
+          if (needNamespace) await conn.workflowService.countWorkflowExecutions({ namespace });
+          if (opts.tls && !(await tcpOpen(ports.frontend))) throw new Error('the TLS frontend does not listen yet');
+          return;
+        } finally {
+          await conn.close();
+        }
+      } catch (err) {
+        last = err;
+        await sleep(200);
+      }
+    }
+    throw new Error(`the Temporal server did not serve within ${timeoutMs / 1000} s: ${(last as Error)?.message}\n${tail.join('\n')}`);
+  };
+
+  const kill = async (signal: NodeJS.Signals = 'SIGKILL'): Promise<void> => {
+    const proc = child;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    proc.kill(signal);
+    const force = signal === 'SIGKILL' ? undefined : setTimeout(() => proc.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(force);
+  };
+
+  const stop = async (): Promise<void> => {
+    await kill('SIGTERM');
+    log?.end();
+    await dropDatabases();
+    rmSync(workDir, { recursive: true, force: true });
+  };
+
+  try {
+    const t1 = Date.now();
+    await spawnServer();
+    await waitServing(60_000, false);
+    const conn = await adminConnection();
+    try {
+      try {
+        await conn.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
+      } catch (err) {
+        if (grpcCode(err) !== 6 /* ALREADY_EXISTS */) throw err;
+      }
+      await waitServing(30_000, true);
+      const wanted = opts.searchAttributes ?? {};
+      if (Object.keys(wanted).length) {
+        const searchAttributes = Object.fromEntries(Object.entries(wanted).map(([name, type]) => [name, SA_TYPES[type]]));
+        await conn.operatorService.addSearchAttributes({ namespace, searchAttributes });
+        for (const deadline = Date.now() + 30_000; ; await sleep(200)) {
+          const { customAttributes } = await conn.operatorService.listSearchAttributes({ namespace });
+          const missing = Object.entries(searchAttributes).filter(([name, type]) => customAttributes?.[name] !== type);
+          if (!missing.length) break;
+          if (Date.now() > deadline) throw new Error(`search attributes not visible after 30 s: ${missing.map(([n]) => n).join(', ')}`);
+        }
+      }
+    } finally {
+      await conn.close();
+    }
+    if (process.env.TEMPORAL_SERVER_TIMINGS) {
+      defaultLog(`schemas ${(schemaMs / 1000).toFixed(1)} s, server + namespace ${((Date.now() - t1) / 1000).toFixed(1)} s`);
+    }
+  } catch (err) {
+    await stop().catch(() => undefined);
+    throw err;
+  }
+
+  return {
+    address,
+    namespace,
+    get pid() {
+      return child!.pid!;
+    },
+    kill,
+    start: async () => {
+      if (child && child.exitCode === null && child.signalCode === null) throw new Error('the Temporal server still runs');
+      await spawnServer();
+      await waitServing(90_000, true);
+    },
+    stop,
+  };
+}
+
+/** TLS for a client of a server started with `tls` (the CA that signed its certificate). */
+export function clientTls(o: { caFile: string; certFile?: string; keyFile?: string; serverName?: string }): TLSConfig {
+  return {
+    serverNameOverride: o.serverName,
+    serverRootCACertificate: readFileSync(o.caFile),
+    ...(o.certFile && o.keyFile ? { clientCertPair: { crt: readFileSync(o.certFile), key: readFileSync(o.keyFile) } } : {}),
+  };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      'install-only': { type: 'boolean' },
+      port: { type: 'string' },
+      namespace: { type: 'string' },
+    },
+  });
+  const t0 = Date.now();
+  const paths = await ensureTemporalServer();
+  defaultLog(`installed (${((Date.now() - t0) / 1000).toFixed(1)} s): ${paths.server}, ${paths.sqlTool}, schemas in ${paths.schemaDir}`);
+  if (values['install-only']) return;
+  const started = Date.now();
+  const server = await startTemporalServer({
+    adminUrl: process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://deep_research:deep_research@127.0.0.1:5432/postgres',
+    port: values.port ? Number(values.port) : 7233,
+    namespace: values.namespace,
+    searchAttributes: SEARCH_ATTRIBUTES,
+  });
+  console.log(
+    `\nTemporal server ${TEMPORAL_SERVER_VERSION} serves on ${server.address} (namespace ${server.namespace}) after ${((Date.now() - started) / 1000).toFixed(1)} s.`,
+  );
+  console.log(`In another terminal:\n\n  TEMPORAL_ADDRESS=${server.address} npm start\n\nCtrl-C stops it and drops its databases.`);
+  let stopping = false;
+  const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
+    void server.stop().then(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((err: unknown) => {
+    console.error(`temporal-server: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });
+}
