@@ -329,6 +329,8 @@ export function explainTemporalConnectError(err: unknown, s: TemporalConnectionS
     ? `the client certificate (${o.clientCert}${s.about?.clientSubject ? `, ${s.about.clientSubject}` : ''})`
     : 'the client certificate';
   const untrusted = "the server's certificate was not trusted";
+  const setPair =
+    'TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH (or tls.client_cert_path and tls.client_key_path in the profile)';
   let reason: string | undefined;
   if (/InvalidCertificate\(UnknownIssuer\)/.test(raw)) {
     reason = `${untrusted}: it is signed by a CA this process does not trust. Check ${ca} (the CA that signed the server's certificate; without it, the system's CAs are used)`;
@@ -340,16 +342,18 @@ export function explainTemporalConnectError(err: unknown, s: TemporalConnectionS
     reason = `${untrusted}: it has expired or is not valid yet. Check the server's certificate and this machine's clock`;
   } else if (/InvalidCertificate|invalid peer certificate/i.test(raw)) {
     reason = `${untrusted}. Check ${ca} and ${name}`;
+  } else if (/CertificateRequired/.test(raw)) {
+    reason = `the server requires a client certificate (mTLS) and none was sent: set ${setPair}`;
   } else if (
-    /CertificateRequired/.test(raw) ||
-    (/HandshakeFailure|close_notify|UnexpectedEof|ConnectionReset/.test(raw) && tls && !tls.clientCertPair)
+    tls &&
+    !tls.clientCertPair &&
+    /HandshakeFailure|close_notify|UnexpectedEof|ConnectionReset|BrokenPipe|connection closed/.test(raw)
   ) {
-    reason =
-      'the server requires a client certificate (mTLS) and none was sent: set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH ' +
-      '(or tls.client_cert_path and tls.client_key_path in the profile)';
+    // A Go server (TLS 1.3) that requires client certificates just closes the connection.
+    reason = `the server closed the connection, as one that requires a client certificate (mTLS) does when none is sent: set ${setPair}`;
   } else if (
     tls?.clientCertPair &&
-    /BadCertificate|UnknownCA|CertificateUnknown|UnsupportedCertificate|CertificateRevoked|AccessDenied|DecryptError|close_notify|UnexpectedEof|ConnectionReset/.test(
+    /BadCertificate|UnknownCA|CertificateUnknown|UnsupportedCertificate|CertificateRevoked|AccessDenied|DecryptError|close_notify|UnexpectedEof|ConnectionReset|BrokenPipe|connection closed/.test(
       raw,
     )
   ) {
