@@ -1,0 +1,161 @@
+// The production entry points against a real Temporal server that serves TLS and requires client
+// certificates (mTLS), configured only by the TEMPORAL_* variables a user sets: the worker reports
+// ready and the API's /readyz reaches Temporal; a wrong CA and a missing or untrusted client
+// certificate stop the process at start, non-zero, with a message that says what to check; the
+// API key and the key file's contents never appear in what either process prints.
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installedTemporalServer, startTemporalServer } from '../../scripts/temporal-server';
+import { SEARCH_ATTRIBUTES } from '../../src/shared/constants';
+import { makeTestCerts, type TestCerts } from '../support/certs';
+import { databaseUrl, missingReason } from '../support/services';
+import { freePort, spawnCli, type Spawned } from '../support/spawn';
+
+const CI = process.env.CI === 'true';
+const installed = installedTemporalServer();
+const ready = Boolean(installed && databaseUrl());
+const why = !installed
+  ? 'the Temporal server is not installed (node bin/run-ts.mjs scripts/temporal-server.ts --install-only)'
+  : missingReason();
+const API_KEY = 'tls-e2e-api-key-never-printed-7f3a9c';
+
+// Under CI a missing server or database fails here instead of skipping.
+describe.skipIf(!ready && !CI)(`Temporal over TLS (${ready ? 'live' : why})`, () => {
+  let certs: TestCerts;
+  let server: Awaited<ReturnType<typeof startTemporalServer>>;
+  const spawned: Spawned[] = [];
+
+  beforeAll(async () => {
+    if (!ready) throw new Error(`Temporal over TLS: ${why}`);
+    certs = makeTestCerts();
+    server = await startTemporalServer({
+      adminUrl: process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://deep_research:deep_research@127.0.0.1:5432/postgres',
+      namespace: 'tls-e2e',
+      searchAttributes: SEARCH_ATTRIBUTES,
+      tls: { certFile: certs.serverCert, keyFile: certs.serverKey, clientCaFile: certs.caCert },
+    });
+  }, 300_000);
+
+  afterAll(async () => {
+    for (const p of spawned) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+    await server?.stop();
+    certs?.remove();
+  }, 120_000);
+
+  /** What a user sets for a cluster with its own CA; DEBUG logs, so everything that could leak is printed. */
+  const env = (extra: Record<string, string>) => ({
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: server.namespace,
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.caCert,
+    TEMPORAL_TASK_QUEUE: `tls-${randomUUID()}`,
+    DATABASE_URL: databaseUrl()!,
+    OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+    SEARCH_PROVIDERS: 'wikipedia',
+    LOG_LEVEL: 'debug',
+    METRICS_PORT: '0',
+    ...extra,
+  });
+  const start = (command: 'worker' | 'api' | 'dev', extra: Record<string, string>) => {
+    const p = spawnCli([command], env(extra));
+    spawned.push(p);
+    return p;
+  };
+  const clientPair = () => ({ TEMPORAL_TLS_CLIENT_CERT_PATH: certs.clientCert, TEMPORAL_TLS_CLIENT_KEY_PATH: certs.clientKey });
+
+  function expectNoSecrets(output: string) {
+    expect(output).not.toContain(API_KEY);
+    const key = fs.readFileSync(certs.clientKey, 'utf8');
+    for (const line of key.split('\n').filter((l) => l.length > 16 && !l.startsWith('-----'))) expect(output).not.toContain(line);
+    expect(output).not.toMatch(/PRIVATE KEY/);
+  }
+
+  async function stop(p: Spawned) {
+    p.child.kill('SIGTERM');
+    expect(await p.exited(60_000)).toBe(0);
+  }
+
+  it('worker and API connect with mTLS (and an API key); /readyz reaches Temporal; nothing secret is printed', async () => {
+    const extra = { ...clientPair(), TEMPORAL_API_KEY: API_KEY };
+    const worker = start('worker', extra);
+    const api = start('api', { ...extra, API_PORT: String(await freePort()) });
+    await worker.waitFor(/worker ready/, 180_000);
+    const url = (await api.waitFor(/API listening on (http:\/\/\S+)/, 180_000))[1]!;
+    const res = await fetch(`${url}/readyz`);
+    const body = (await res.json()) as { status: string; checks: Record<string, { ok: boolean; error?: string }> };
+    expect(body.checks.temporal).toEqual({ ok: true });
+    expect(res.status).toBe(200);
+    for (const p of [worker, api]) {
+      expect(p.output()).toContain(
+        `Temporal ${server.address}  namespace ${server.namespace}, mTLS, API key (client certificate CN=deep-research-client; server CA from TEMPORAL_TLS_SERVER_CA_CERT_PATH)`,
+      );
+      // The logger's redaction masks the key in the structured line.
+      expect(p.output()).toMatch(/connected to Temporal .*"security":"mTLS, API key".*"apiKey":"\*\*\*"/);
+    }
+    await Promise.all([stop(worker), stop(api)]);
+    expectNoSecrets(worker.output());
+    expectNoSecrets(api.output());
+  }, 300_000);
+
+  it('dev against the cluster says in its banner where it connects and how', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dr-tls-dev-'));
+    const dev = start('dev', { ...clientPair(), API_PORT: String(await freePort()), DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+    try {
+      const line = (await dev.waitFor(/ {2}Temporal {5}(.*)/, 180_000))[1]!;
+      expect(line).toContain(
+        `${server.address}  namespace tls-e2e, mTLS (client certificate CN=deep-research-client; server CA from TEMPORAL_TLS_SERVER_CA_CERT_PATH), task queue tls-`,
+      );
+      expect(dev.output()).toContain('Temporal UI  (external server; see its own UI)');
+      await stop(dev);
+      expectNoSecrets(dev.output());
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 300_000);
+
+  it('a CA that did not sign the server certificate: the worker and the API stop at start, saying it was not trusted', async () => {
+    const extra = { ...clientPair(), TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.otherCaCert, TEMPORAL_API_KEY: API_KEY };
+    const worker = start('worker', extra);
+    const api = start('api', { ...extra, API_PORT: String(await freePort()) });
+    for (const p of [worker, api]) {
+      expect(await p.exited(120_000)).toBe(1);
+      expect(p.output()).toMatch(
+        /cannot connect to Temporal at 127\.0\.0\.1:\d+ \(mTLS, API key\): the server's certificate was not trusted: it is signed by a CA this process does not trust\. Check TEMPORAL_TLS_SERVER_CA_CERT_PATH/,
+      );
+      expect(p.output()).not.toMatch(/^\s+at /m);
+      expectNoSecrets(p.output());
+    }
+  }, 300_000);
+
+  it('no client certificate: the server refuses, and the worker says one is required', async () => {
+    const worker = start('worker', {});
+    expect(await worker.exited(120_000)).toBe(1);
+    expect(worker.output()).toMatch(
+      // The server's alert may arrive, or the connection may close before the SDK reads it.
+      /\(TLS\): the server (requires a client certificate \(mTLS\) and none was sent|closed the connection, as one that requires a client certificate \(mTLS\) does when none is sent): set TEMPORAL_TLS_CLIENT_CERT_PATH/,
+    );
+    expect(worker.output()).not.toMatch(/^\s+at /m);
+  }, 300_000);
+
+  it('a client certificate from a CA the server does not trust: refused, naming the certificate', async () => {
+    const worker = start('worker', {
+      TEMPORAL_TLS_CLIENT_CERT_PATH: certs.otherClientCert,
+      TEMPORAL_TLS_CLIENT_KEY_PATH: certs.otherClientKey,
+    });
+    expect(await worker.exited(120_000)).toBe(1);
+    expect(worker.output()).toMatch(
+      /\(mTLS\): the server refused the client certificate \(TEMPORAL_TLS_CLIENT_CERT_PATH, CN=untrusted-client\)/,
+    );
+  }, 300_000);
+
+  it('a key file that does not belong to the certificate stops the start before any connection (exit 2)', async () => {
+    const worker = start('worker', { TEMPORAL_TLS_CLIENT_CERT_PATH: certs.clientCert, TEMPORAL_TLS_CLIENT_KEY_PATH: certs.otherClientKey });
+    expect(await worker.exited(60_000)).toBe(2);
+    expect(worker.output()).toMatch(
+      /TEMPORAL_TLS_CLIENT_KEY_PATH: the client key \(.*other-client\.key\) does not belong to the client certificate/,
+    );
+    expect(worker.output()).not.toMatch(/^\s+at /m);
+  }, 120_000);
+});
