@@ -115,7 +115,7 @@ export function loadTemporalProfile(processEnv: NodeJS.ProcessEnv): TemporalProf
     if (data !== undefined) known = Object.keys(loadClientConfig({ configSource: { data } }).profiles);
   } catch (err) {
     // The SDK cannot read a file without any [profile.*] table (a TypeError): such a file has no profiles.
-    if (!(err instanceof TypeError)) fail(fileVariable, `${file} is not a valid temporal.toml: ${(err as Error).message}`);
+    if (!(err instanceof TypeError)) fail(fileVariable, `${file} is not a valid temporal.toml: ${tomlProblem(err)}`);
     if (env.TEMPORAL_PROFILE) fail('TEMPORAL_PROFILE', `${file} has no profiles, so no "${profileName}"`);
     data = undefined;
   }
@@ -148,7 +148,10 @@ export function loadTemporalProfile(processEnv: NodeJS.ProcessEnv): TemporalProf
     const field = typeof value === 'object' && 'data' in value ? dataField : pathField;
     origins[setting] = variable ?? `${field} of ${where}`;
   }
-  if (loaded.tls) origins.tls = env.TEMPORAL_TLS !== undefined ? 'TEMPORAL_TLS' : `tls of ${where}`;
+  if (loaded.tls) {
+    const tlsVariables = Object.keys(env).some((k) => k.startsWith('TEMPORAL_TLS_'));
+    origins.tls = env.TEMPORAL_TLS !== undefined ? 'TEMPORAL_TLS' : tlsVariables ? 'the TEMPORAL_TLS_* variables' : `tls of ${where}`;
+  }
   return {
     address: loaded.address,
     namespace: loaded.namespace,
@@ -166,6 +169,13 @@ export function loadTemporalProfile(processEnv: NodeJS.ProcessEnv): TemporalProf
  *  TEMPORAL_ADDRESS or from a profile chosen on purpose, never just one found in the default file. */
 export function externalTemporal(t: { address: string | undefined; connection: TemporalProfile }): boolean {
   return t.address !== undefined && (t.connection.origins.address === 'TEMPORAL_ADDRESS' || t.connection.chosen);
+}
+
+/** The parser's reason and position, without the lines it quotes (one may hold an api_key). */
+function tomlProblem(err: unknown): string {
+  const { message, line, column } = err as Error & { line?: number; column?: number };
+  const reason = message.split('\n')[0]!.replace(/^Invalid TOML document: /, '');
+  return line ? `${reason} (line ${line}, column ${column})` : reason;
 }
 
 function fileProblem(err: unknown): string {

@@ -160,10 +160,11 @@ describe('settings that fail at start, naming the variable or field', () => {
       /TEMPORAL_CONFIG_FILE: cannot read \/nonexistent\/temporal\.toml: no such file/,
     );
     const bad = path.join(certs.dir, 'bad.toml');
-    fs.writeFileSync(bad, '[profile.default\naddress = ');
-    expect(configError(() => loadConfig({ TEMPORAL_CONFIG_FILE: bad })).message).toMatch(
-      /TEMPORAL_CONFIG_FILE: .*bad\.toml is not a valid temporal\.toml/,
-    );
+    fs.writeFileSync(bad, `[profile.default]\napi_key = "${API_KEY}" x\n`);
+    const invalid = configError(() => loadConfig({ TEMPORAL_CONFIG_FILE: bad })).message;
+    expect(invalid).toMatch(/TEMPORAL_CONFIG_FILE: .*bad\.toml is not a valid temporal\.toml: .* \(line 2, column \d+\)$/);
+    // The parser quotes the line; the message does not.
+    expect(invalid).not.toContain(API_KEY);
     expect(configError(() => loadConfig({ TEMPORAL_TLS: 'yes' })).message).toMatch(/TEMPORAL_TLS: expected true or false/);
     expect(configError(() => loadConfig({ TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: 'true' })).message).toMatch(
       /TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: not supported/,
