@@ -16,7 +16,6 @@ import { createConversationActivities } from './roles/conversation';
 import { createCoordinatorActivities } from './roles/coordinator';
 import { createJudgeActivities } from './roles/judge';
 import { createKnowledgeRouterActivities } from './roles/knowledge-router';
-import { createLegacyStepActivities } from './roles/legacy';
 import { createPlannerActivities } from './roles/planner';
 import { createReporterActivities } from './roles/reporter';
 import { createResearcherActivities, type PythonTool } from './roles/researcher';
@@ -129,7 +128,6 @@ export function createActivities(deps: ActivityDeps) {
       writeSection: reporter.writeSection,
       ...createVerifierActivities({ llm, store }),
       ...createChangesActivities({ llm, store }),
-      ...createLegacyStepActivities({ llm, store }),
       ...createKnowledgeRouterActivities({ llm, store }),
     },
     /** PostgreSQL only (STORE_OPTIONS). */

@@ -1,18 +1,15 @@
 // The coder child workflow: the model writes a Python program for the step, the sandbox runs it
 // (on its own queue), and a failed run goes back to the model with its error, at most
 // maxCodeAttempts programs; then the output becomes the step's cited findings.
-import { hasPatch } from './patches';
 import type { SandboxResult } from '../activities/sandbox';
 import { addUsage, stepTask, ZERO_USAGE } from '../shared/plain';
 import type { StepInput, StepOutput } from '../shared/schemas';
-import { legacyAnalyst } from './legacy';
 import { stepBudgetSpent } from './research/budget';
 import { activitiesFor } from './proxies';
 import { watchStepWaits } from './waits';
 
 export async function coderWorkflow(input: StepInput): Promise<StepOutput> {
   watchStepWaits(input.step.id, input.step.title);
-  if (!hasPatch('sandbox-coder')) return legacyAnalyst(input);
   const { llm, runCode } = activitiesFor(input);
   const maxAttempts = input.maxCodeAttempts ?? 3;
   let usage = ZERO_USAGE;

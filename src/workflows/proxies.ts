@@ -79,12 +79,6 @@ export function activitiesFor(policy: CallPolicy) {
     startToCloseTimeout: '2 minutes',
     retry: { ...unlimited, maximumAttempts: MCP_ATTEMPTS },
   });
-  /** MCP tool discovery as a local activity: asked once per step, answered at once when no server
-   *  is configured, so not worth a round trip through the server (patch 'lean-history'). */
-  const localMcp = proxyLocalActivities<Pick<McpActivities, 'discoverMcpTools'>>({
-    startToCloseTimeout: '2 minutes',
-    retry: { ...unlimited, maximumAttempts: MCP_ATTEMPTS },
-  });
   /** One search query across the routed providers, on the rate-limited search queue. */
   const search = proxyActivities<SearchActivities>({ startToCloseTimeout: '1 minute', ...waitOut });
   /** Sandbox runs heartbeat while the container runs; a finished run is recorded once. */
@@ -119,7 +113,6 @@ export function activitiesFor(policy: CallPolicy) {
     localStore,
     crawl,
     mcp,
-    localMcp,
     knowledge,
     localKnowledge,
     embedding,

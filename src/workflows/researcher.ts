@@ -4,17 +4,15 @@
 // compresses the findings into a step result citing stable source ids.
 import { setHandler } from '@temporalio/workflow';
 import { knowledgeSignal, wrapUpSignal } from './messages';
-import { hasPatch, lean } from './patches';
 import { ErrorType } from '../shared/errors';
 import { addUsage, stepKey, ZERO_USAGE } from '../shared/plain';
 import type { StepInput, StepOutput } from '../shared/schemas';
 import type { McpToolSpec } from '../activities/mcp';
 import type { ToolResultInput } from '../activities/roles/conversation';
-import { legacyResearcher } from './legacy';
 import { activitiesFor, type Calls } from './proxies';
 import { stepBudgetSpent } from './research/budget';
 import { StepNotes } from './step-notes';
-import { crawlPages, runTool, type WriteToolResult } from './tools';
+import { crawlPages, runTool, type KeepToolResult } from './tools';
 import { watchStepWaits } from './waits';
 
 /** After a context-length error, tool results kept whole: first the last one, then none. */
@@ -22,23 +20,15 @@ const TRIM_KEEP_LAST = [1, 0];
 
 export async function researcherWorkflow(input: StepInput): Promise<StepOutput> {
   watchStepWaits(input.step.id, input.step.title);
-  if (!hasPatch('react-researcher')) return legacyResearcher(input);
   const convKey = `${input.step.id}/${input.attempt}`;
   const maxRounds = input.maxToolRounds ?? 8;
   const notes = new StepNotes();
   const calls = activitiesFor(input);
-  // MCP tools are discovered when the step starts, so a server added later serves later steps:
-  // by its first turn, or (steps started before patch 'turn-discovers-mcp') a local activity before it.
-  const turnDiscovers = hasPatch('turn-discovers-mcp');
-  let mcpTools = !turnDiscovers && hasPatch('mcp-tools') ? await discoverMcpTools(calls, input, notes) : [];
-  // Steps started before the python tool are never offered it: their code cannot run it.
-  const python = hasPatch('researcher-python');
+  // MCP tools are discovered by the step's first turn, so a server added later serves later steps.
+  let mcpTools: McpToolSpec[] = [];
   // Tool results ride along with the next turn instead of an activity each.
-  const fold = hasPatch('fold-tool-results');
   let pending: ToolResultInput[] = [];
-  const write: WriteToolResult = fold
-    ? async (_summary, result) => void pending.push(result)
-    : (summary, result) => calls.store.appendToolResult.executeWithOptions({ summary }, [result]);
+  const keep: KeepToolResult = (result) => void pending.push(result);
   // The user asked the run to wrap up: the next turn answers with what the step has.
   let wrapUp = false;
   setHandler(wrapUpSignal, () => void (wrapUp = true));
@@ -57,13 +47,12 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
     // Out of rounds, or out of the budget the run had left: answer with what there is.
     const mustAnswer = round === maxRounds || wrapUp || stepBudgetSpent(input.budget, usage, Date.now());
     // A turn that must answer is offered no tools, and no turn follows it: nothing to discover.
-    const discoverMcp = turnDiscovers && round === 0 && !mustAnswer;
+    const discoverMcp = round === 0 && !mustAnswer;
     const turn = await turnWithTrim(calls, input, convKey, {
       seq,
       round,
       mustAnswer,
       mcpTools,
-      python,
       toolResults: pending,
       userPages,
       discoverMcp,
@@ -80,7 +69,7 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
     const base = seq;
     seq += turn.calls.length;
     // Tools that call the model (page extraction) count against the budget too.
-    const toolUsage = await Promise.all(turn.calls.map((call, i) => runTool(calls, input, convKey, base + i, call, notes, write)));
+    const toolUsage = await Promise.all(turn.calls.map((call, i) => runTool(calls, input, convKey, base + i, call, notes, keep)));
     for (const u of toolUsage) usage = addUsage(usage, u);
   }
   const out = await calls.llm.compressResearch.executeWithOptions({ summary: `researcher ${input.step.id}: compress findings` }, [
@@ -97,15 +86,6 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   return { ...out, usage: addUsage(usage, out.usage), ...(failures.length ? { notes: failures } : {}) };
 }
 
-async function discoverMcpTools(calls: Calls, input: StepInput, notes: StepNotes): Promise<McpToolSpec[]> {
-  const mcp = lean() ? calls.localMcp : calls.mcp;
-  const found = await mcp.discoverMcpTools.executeWithOptions({ summary: `researcher ${input.step.id}: discover MCP tools` }, [
-    { role: 'researcher' },
-  ]);
-  for (const e of found.errors) notes.add('MCP discovery', e);
-  return found.tools;
-}
-
 /** One model turn; a context-length error shortens old tool results and asks again (twice at most). */
 async function turnWithTrim(
   calls: Calls,
@@ -116,7 +96,6 @@ async function turnWithTrim(
     round: number;
     mustAnswer: boolean;
     mcpTools: McpToolSpec[];
-    python: boolean;
     toolResults: ToolResultInput[];
     userPages: ToolResultInput | undefined;
     discoverMcp: boolean;
@@ -134,7 +113,7 @@ async function turnWithTrim(
     mustAnswer: turn.mustAnswer,
     mcpTools: turn.mcpTools,
     ...(input.knowledge ? { knowledge: true } : {}),
-    ...(turn.python ? { python: true } : {}),
+    python: true,
     ...(turn.userPages ? { userPages: turn.userPages } : {}),
     ...(turn.discoverMcp ? { discoverMcp: true } : {}),
   };

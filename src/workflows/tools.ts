@@ -12,9 +12,8 @@ import type { ToolResultInput } from '../activities/roles/conversation';
 import type { Calls } from './proxies';
 import type { StepNotes } from './step-notes';
 
-/** Where a tool's result goes: an activity of its own, or (patch 'fold-tool-results') the next
- *  model turn, which writes it before asking. */
-export type WriteToolResult = (summary: string, result: ToolResultInput) => Promise<unknown>;
+/** Keeps a tool's result for the next model turn, which writes it before asking. */
+export type KeepToolResult = (result: ToolResultInput) => void;
 
 /** Reads pages for a goal, each an activity; a page that fails is a result saying why. */
 export async function crawlPages(calls: Calls, researchId: string, urls: string[], goal: string) {
@@ -34,7 +33,7 @@ export async function runTool(
   seq: number,
   call: ToolCall,
   notes: StepNotes,
-  write: WriteToolResult,
+  keep: KeepToolResult,
 ): Promise<Usage> {
   const common = { researchId: input.researchId, convKey, seq, toolCallId: call.id };
   switch (call.name) {
@@ -51,12 +50,12 @@ export async function runTool(
         notes.add('web search', failureMessage(r.reason));
         return { query, sourceIds: [], error: failureMessage(r.reason) };
       });
-      await write(`tool result: web_search (${search.length} queries)`, { ...common, search });
+      keep({ ...common, search });
       return ZERO_USAGE;
     }
     case 'crawl': {
       const { pages, usage } = await crawlPages(calls, input.researchId, call.args.urls, call.args.goal);
-      await write(`tool result: crawl (${pages.length} pages)`, { ...common, crawl: pages });
+      keep({ ...common, crawl: pages });
       return usage;
     }
     case 'knowledge_search': {
@@ -68,7 +67,7 @@ export async function runTool(
           ...(input.knowledge ? { scope: input.knowledge } : {}),
         },
       ]);
-      await write('tool result: knowledge_search', { ...common, text: r.text });
+      keep({ ...common, text: r.text });
       return ZERO_USAGE;
     }
     case 'python': {
@@ -85,13 +84,13 @@ export async function runTool(
           ...(data.length ? { files: data } : {}),
           ...(sources.length ? { sources } : {}),
         });
-        await write(`tool result: python (${run.status})`, { ...common, python: { run, sources, data: data.map((d) => d.name) } });
+        keep({ ...common, python: { run, sources, data: data.map((d) => d.name) } });
       } catch (err) {
         if (isCancellation(err)) throw err;
         // The sandbox stayed down past the outage limit, its image is missing, or the program
         // printed more than a result can hold: the step goes on with the other tools.
         notes.add('python sandbox', failureMessage(err));
-        await write('tool result: python failed', { ...common, text: `python could not run: ${failureMessage(err)}` });
+        keep({ ...common, text: `python could not run: ${failureMessage(err)}` });
       }
       return ZERO_USAGE;
     }
@@ -104,7 +103,7 @@ export async function runTool(
         if (isCancellation(err)) throw err;
         notes.add(`MCP tool ${call.server}.${call.tool}`, failureMessage(err));
         // The model must hear that the tool failed, or the conversation has a call with no answer.
-        await write(`tool result: ${call.server}.${call.tool} failed`, {
+        keep({
           ...common,
           text: `Tool ${call.server}.${call.tool} failed: ${failureMessage(err)}`,
         });

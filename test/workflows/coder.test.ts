@@ -9,6 +9,7 @@ import { DEFAULT_PROGRAM, planJson, researchRules, userText, type RoleOverrides 
 import { startHarness, type Harness } from '../support/harness';
 import { pdfToText } from '../../src/activities/crawl/extract';
 import { databaseUrl, dockerAvailable, missingReason, temporalAddress } from '../support/services';
+import { recordHistories } from '../support/record-history';
 
 /** Reads a supertest answer as bytes (a PNG, a PDF). */
 const binary = (res: import('superagent').Response, cb: (err: Error | null, body: Buffer) => void) => {
@@ -66,6 +67,10 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
     const report = await request(h.app).get(`/v1/research/${id}/report`).expect(200);
     expect(report.text).toContain(`![calc-101-lcoe.png](/v1/research/${id}/artifacts/calc-101-lcoe.png)`);
     await request(h.app).get(`/v1/research/${id}/artifacts/nope.png`).expect(404);
+    recordHistories([
+      [id, 'baseline-coder-run.json'],
+      [`${id}/step/calc`, 'baseline-coder-step.json'],
+    ]);
   });
 
   it('exports the report as self-contained HTML and as PDF: the table, the citations, the chart', async () => {
@@ -110,7 +115,7 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
 
   it('sends a failing program back to the model with the error, and runs the fix', async () => {
     const coder = (_req: ChatRequest, n: number): Reply => ({ json: { code: n === 0 ? 'print(1/0)' : DEFAULT_PROGRAM, explanation: 'x' } });
-    const { result } = await run({ coder });
+    const { id, result } = await run({ coder });
     expect(result.steps?.[1]).toEqual({ id: 'calc', status: 'completed', attempts: 1 });
     const calls = requestsFor('coder');
     expect(calls).toHaveLength(2);
@@ -118,6 +123,7 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
       /Your previous program failed \(error: exit code 1: ZeroDivisionError: division by zero\)\. Fix it\./,
     );
     expect(calls[1]!.body.messages[0]!.content).toMatch(/print\(1\/0\)/);
+    recordHistories([[`${id}/step/calc`, 'baseline-coder-fix.json']]);
   });
 
   it('gives up after maxCodeAttempts and reports the failure to reflection and the report', async () => {

@@ -11,6 +11,7 @@ import type { ChatRequest } from '../support/llm-server';
 import { defaultReact, planJson, researchRules, userText } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { recordHistories } from '../support/record-history';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 const KEY_A = 'key-tenant-a-0123456789';
@@ -82,6 +83,10 @@ describe.skipIf(!ready)(`fair sharing (${ready ? 'live' : missingReason()})`, ()
       const { a, b } = await submitAll(h);
       const result = (await h.client.workflow.getHandle(b).result()) as ResearchResult;
       expect(result.outcome).toBe('report');
+      recordHistories([
+        [b, 'baseline-admitted.json'],
+        [admissionId(h.taskQueue, 'tenant-b'), 'baseline-admission-queue.json'],
+      ]);
 
       // Research starts (a run's first tool-using turn), in order.
       const starts = firstRequests(h, (r) => r.response_format === undefined);

@@ -8,6 +8,7 @@ import type { ChatRequest, Reply } from '../support/llm-server';
 import { planJson, researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { recordHistories } from '../support/record-history';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 
@@ -65,6 +66,7 @@ describe.skipIf(!ready)(`gap reflection (${ready ? 'live' : missingReason()})`, 
     expect(JSON.stringify(reporter.body.messages)).toContain('step/gap-1/1');
     const plans = await h.pool.query(`SELECT data FROM run_events WHERE research_id = $1 AND type = 'plan' ORDER BY seq`, [id]);
     expect(plans.rows.map((r) => r.data.version)).toEqual([1, 2]);
+    recordHistories([[id, 'baseline-gaps.json']]);
   });
 
   it('stops at maxResearchLoops, and does nothing with 0', async () => {

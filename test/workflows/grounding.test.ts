@@ -8,6 +8,7 @@ import type { ChatRequest, Reply } from '../support/llm-server';
 import { claimsIn, researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { recordHistories } from '../support/record-history';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 
@@ -103,5 +104,6 @@ describe.skipIf(!ready)(`grounding by code (${ready ? 'live' : missingReason()})
     // The status carries the same figures.
     const status = (await request(h.app).get(`/v1/research/${res.body.id}`).expect(200)).body;
     expect(status.report.grounding).toEqual(report.grounding);
+    recordHistories([[res.body.id as string, 'baseline-claims.json']]);
   });
 });

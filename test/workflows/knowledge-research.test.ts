@@ -6,12 +6,14 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingestWorkflowId } from '../../src/api/knowledge-service';
 import type { ResearchResult } from '../../src/shared/schemas';
 import { bySchema, type ChatRequest, type Reply } from '../support/llm-server';
 import { makePdf } from '../support/kb-fixtures';
 import { planJson, researchRules, userText } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { recordHistories } from '../support/record-history';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 const allText = (req: ChatRequest) => req.messages.map((m) => m.content ?? '').join('\n');
@@ -60,6 +62,7 @@ describe.skipIf(!ready)(`research with the knowledge base (${ready ? 'live' : mi
       await new Promise((r) => setTimeout(r, 200));
     }
     session = (await as(request(h.app).post('/v1/sessions')).send({ title: 'Veyra' }).expect(201)).body.id;
+    recordHistories([[ingestWorkflowId(documentId), 'baseline-ingest-document.json']]);
   });
   afterAll(async () => h?.close());
 
@@ -149,5 +152,9 @@ describe.skipIf(!ready)(`research with the knowledge base (${ready ? 'live' : mi
     expect(s.body.runs.map((r: { id: string }) => r.id)).toEqual([first, res.body.id]);
     const status = await as(request(h.app).get(`/v1/research/${res.body.id}`)).expect(200);
     expect(status.body.notes.join('\n')).toMatch(/Knowledge base: searched "Veyra"[\s\S]*|Follow-up in a session/);
+    recordHistories([
+      [res.body.id as string, 'baseline-knowledge.json'],
+      [`${res.body.id}/step/a`, 'baseline-researcher-knowledge.json'],
+    ]);
   });
 });

@@ -7,6 +7,7 @@ import type { ResearchResult } from '../../src/shared/schemas';
 import { findingKeysIn, planJson, researchRules, userText } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { recordHistories } from '../support/record-history';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 const SIX = ['a', 'b', 'c', 'd', 'e', 'f'].map((id) => ({ id }));
@@ -28,7 +29,7 @@ describe.skipIf(!ready)(`report length and effort (${ready ? 'live' : missingRea
 
   it('writes a long report section by section from a plan with six steps', async () => {
     h.llm.script(researchRules({}, planJson(SIX)));
-    const { report } = await run({ question: 'How far did solar costs fall?', options: { effort: 'deep', autoAcceptPlan: true } });
+    const { id, report } = await run({ question: 'How far did solar costs fall?', options: { effort: 'deep', autoAcceptPlan: true } });
 
     // Effort deep: five search queries asked for, up to eight steps.
     expect(h.llm.requests.find((r) => r.rule === 'rewrite')!.body.messages[0]!.content).toMatch(/exactly 5 web search queries/);
@@ -66,6 +67,7 @@ describe.skipIf(!ready)(`report length and effort (${ready ? 'live' : missingRea
     for (const n of cited) expect(report.references.map((r: { n: number }) => r.n)).toContain(n);
     expect(report.title).toBe('A long report');
     expect(report.grounding.checked).toBeGreaterThan(0);
+    recordHistories([[id, 'baseline-long-report.json']]);
   });
 
   it('writes a brief report on quick effort; what the request sets wins over the preset', async () => {

@@ -8,6 +8,7 @@ import type { ChatRequest, Reply } from '../support/llm-server';
 import { defaultReact, planJson, researchRules, stepTitleOf } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { recordHistories } from '../support/record-history';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 
@@ -58,5 +59,9 @@ describe.skipIf(!ready)(`an operator stops one step (${ready ? 'live' : missingR
     const reporter = h.llm.requests.find((r) => r.rule === 'reporter')!;
     expect(reporter.body.messages.map((m) => m.content).join('\n')).toMatch(/finding key="step\/c\/1"/);
     expect(reporter.body.messages.map((m) => m.content).join('\n')).not.toMatch(/finding key="step\/a\/1"/);
+    recordHistories([
+      [handle.workflowId, 'baseline-operator-cancel.json'],
+      [`${handle.workflowId}/step/a`, 'baseline-researcher-operator-cancelled.json'],
+    ]);
   }, 60_000);
 });

@@ -1,18 +1,14 @@
 // Every branch of the research workflow on the real dev server with the scripted LLM.
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { execFileSync } from 'node:child_process';
-import { inject } from 'vitest';
-import { ROOT } from '../support/spawn';
 import type { ResearchStatusView } from '../../src/shared/messages';
 import { approvePlanSignal, getStatusQuery } from '../../src/workflows/messages';
 import type { ResearchResult, StepInput } from '../../src/shared/schemas';
-import { planJson, researchRules, sourceIdsIn, stepTitleOf, userText, type RoleOverrides } from '../support/research-script';
+import { defaultReact, planJson, researchRules, sourceIdsIn, stepTitleOf, userText, type RoleOverrides } from '../support/research-script';
 import type { ChatRequest, Reply } from '../support/llm-server';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { recordHistories } from '../support/record-history';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 
@@ -103,19 +99,18 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(200);
     expect((await result(id)).outcome).toBe('report');
     expect(requestsFor('researcher')).toHaveLength(2);
-    // A run started now records every patch as one marker, and repeats no start attribute.
+    // The baseline has no patches: no marker, no TemporalChangeVersion, no start attribute repeated.
     for (const wid of [id, `${id}/step/a`]) {
       const events = (await h.client.workflow.getHandle(wid).fetchHistory()).events!;
-      const patches = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
-      expect(patches).toHaveLength(1);
+      expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toHaveLength(0);
       const upserted = events.flatMap((e) =>
         Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}),
       );
-      expect(upserted.filter((k) => k === 'TemporalChangeVersion')).toHaveLength(1);
+      expect(upserted).not.toContain('TemporalChangeVersion');
       expect(upserted).not.toContain('ResearchTenant');
     }
     // No workflow task writes the run's row twice (a new plan is written by the row's sync loop
-    // alone, patch 'plan-by-row-sync'): each write is a local activity the task waits for.
+    // alone): each write is a local activity the task waits for.
     const runEvents = (await h.client.workflow.getHandle(id).fetchHistory()).events!;
     const writesPerTask: number[] = [0];
     for (const e of runEvents) {
@@ -127,31 +122,10 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     }
     expect(Math.max(...writesPerTask)).toBe(1);
     expect(writesPerTask.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(5);
-    // RECORD_HISTORIES=1 refreshes the histories the replay test checks the workflow code against.
-    if (process.env.RECORD_HISTORIES === '1') {
-      const indexFile = path.join(ROOT, 'test', 'histories', 'workflow-ids.json');
-      const index = JSON.parse(readFileSync(indexFile, 'utf8')) as Record<string, string>;
-      for (const [wid, file] of [
-        [id, 'research-reviewed.json'],
-        [`${id}/step/a`, 'researcher-step.json'],
-      ] as const) {
-        // The CLI's JSON export is the format historyFromJSON reads (as from the Web UI).
-        const json = execFileSync(inject('temporalCliPath')!, [
-          'workflow',
-          'show',
-          '--workflow-id',
-          wid,
-          '--output',
-          'json',
-          '--address',
-          temporalAddress()!,
-        ]);
-        writeFileSync(path.join(ROOT, 'test', 'histories', file), json);
-        index[file] = wid;
-      }
-      // Child ids derive from the parent's id, so replay needs the original workflow ids.
-      writeFileSync(indexFile, `${JSON.stringify(index, null, 2)}\n`);
-    }
+    recordHistories([
+      [id, 'baseline-reviewed.json'],
+      [`${id}/step/a`, 'baseline-researcher-step.json'],
+    ]);
   });
 
   it('revises the plan with the feedback, ignores a stale approval, then runs version 2', async () => {
@@ -189,6 +163,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     const r = await result(id);
     expect(r.planVersion).toBe(2);
     expect(r.steps).toEqual([{ id: 'c', status: 'completed', attempts: 1 }]);
+    recordHistories([[id, 'baseline-revised.json']]);
   });
 
   it('reviews by update: the decision at once, the same answer for a retried key, 409 for a late or second one', async () => {
@@ -217,6 +192,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     const accepted = history.events!.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
     expect(accepted).toHaveLength(1); // refused updates leave no trace in the history
     expect(history.events!.some((e) => e.workflowExecutionSignaledEventAttributes)).toBe(false);
+    recordHistories([[id, 'baseline-review-update.json']]);
   });
 
   it('refuses a revision beyond maxPlanRevisions', async () => {
@@ -276,6 +252,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(r.outcome).toBe('report');
     expect(requestsFor('researcher')).toHaveLength(0);
     expect(requestsFor('reporter')).toHaveLength(1);
+    recordHistories([[id, 'baseline-enough-context.json']]);
   });
 
   it('researches anyway when the planner says the context is enough but the background is thin', async () => {
@@ -343,6 +320,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     );
     const { rows } = await h.pool.query("SELECT key FROM documents WHERE research_id = $1 AND kind = 'step' ORDER BY key", [id]);
     expect(rows.map((x) => x.key)).toEqual(['step/a/1', 'step/a/2']);
+    recordHistories([[id, 'baseline-reflection.json']]);
   });
 
   it('passes a step with a note after maxReflectionAttempts reruns', async () => {
@@ -399,6 +377,10 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     const v = await request(h.app).get(`/v1/research/${id}`).expect(200);
     expect(v.body.status).toBe('cancelled');
     await request(h.app).get(`/v1/research/${id}/report`).expect(404);
+    recordHistories([
+      [id, 'baseline-cancelled.json'],
+      [`${id}/step/a`, 'baseline-researcher-cancelled.json'],
+    ]);
   });
 
   it('stops researching when the token budget is spent and reports from what exists', async () => {
@@ -419,6 +401,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(reporter.body.messages[0]!.content).toMatch(/Research stopped early: the token budget/);
     const report = await request(h.app).get(`/v1/research/${id}/report`).expect(200);
     expect(report.text).toMatch(/> Research stopped early/);
+    recordHistories([[id, 'baseline-budget.json']]);
   });
 
   it('counts the deadline from the start of the research, not from the time the plan waited for review', async () => {
@@ -520,5 +503,44 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect((await result(id)).outcome).toBe('report');
     const second = requestsFor('coordinator')[1]!;
     expect(userText(second.body)).toMatch(/<clarifications>\nQ: Which country\?\nA: Germany\n<\/clarifications>/);
+    recordHistories([[id, 'baseline-clarification.json']]);
+  });
+
+  it('answers directly when the coordinator can, with no plan and no steps', async () => {
+    const coordinator: Reply = {
+      json: {
+        action: 'answer_directly',
+        locale: 'en-US',
+        directAnswer: 'Hello! What should I research?',
+        researchTopic: null,
+        clarificationQuestion: null,
+      },
+    };
+    const id = await start({}, { coordinator });
+    const r = await result(id);
+    expect(r).toMatchObject({ status: 'completed', outcome: 'answered_directly' });
+    expect(r.steps).toBeUndefined();
+    expect(requestsFor('planner')).toHaveLength(0);
+    expect((await status(id)).answer).toBe('Hello! What should I research?');
+    recordHistories([[id, 'baseline-direct.json']]);
+  });
+
+  it('waits out a failing model call: the step and the run are told of each retried attempt', async () => {
+    const react = (req: ChatRequest, n: number): Reply =>
+      n < 2 ? { status: 503, error: { message: 'the model is overloaded' } } : defaultReact(req);
+    const id = await start({ autoAcceptPlan: true }, { react }, planJson([{ id: 'a' }]));
+    const r = await result(id);
+    expect(r.steps).toEqual([{ id: 'a', status: 'completed', attempts: 1 }]);
+    expect(requestsFor('react').filter((q) => q.status === 503)).toHaveLength(2);
+    // The worker told the step, and the step the run, of the retried attempts and of their end.
+    for (const wid of [id, `${id}/step/a`]) {
+      const events = (await h.client.workflow.getHandle(wid).fetchHistory()).events!;
+      const waits = events.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'callWait');
+      expect(waits.length).toBeGreaterThanOrEqual(1);
+    }
+    recordHistories([
+      [id, 'baseline-waits.json'],
+      [`${id}/step/a`, 'baseline-researcher-waits.json'],
+    ]);
   });
 });

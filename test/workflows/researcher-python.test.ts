@@ -1,17 +1,14 @@
 // The researcher's python tool: a program the model writes runs in the coder's Docker sandbox
 // (the same activity, on the sandbox queue) on data an earlier tool call read, and its output
 // comes back as the tool result. Without a usable sandbox the tool is not offered.
-import { execFileSync } from 'node:child_process';
 import { randomInt, randomUUID } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StepInput, StepOutput } from '../../src/shared/schemas';
 import type { ChatRequest, Reply } from '../support/llm-server';
 import { researchRules, userText, type RoleOverrides } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, dockerAvailable, missingReason, temporalAddress } from '../support/services';
-import { ROOT } from '../support/spawn';
+import { recordHistories } from '../support/record-history';
 
 const servicesReady = Boolean(temporalAddress() && databaseUrl());
 const sandboxReady = servicesReady && dockerAvailable();
@@ -47,25 +44,6 @@ async function runStep(h: Harness, overrides: RoleOverrides): Promise<{ id: stri
     args: [input],
   })) as StepOutput;
   return { id, out };
-}
-
-/** RECORD_HISTORIES=1: keeps the step's history for the replay test (test/workflows/replay.test.ts). */
-function recordHistory(workflowId: string, file: string): void {
-  const dir = path.join(ROOT, 'test', 'histories');
-  const json = execFileSync(inject('temporalCliPath')!, [
-    'workflow',
-    'show',
-    '--workflow-id',
-    workflowId,
-    '--output',
-    'json',
-    '--address',
-    temporalAddress()!,
-  ]);
-  writeFileSync(path.join(dir, file), json);
-  const indexFile = path.join(dir, 'workflow-ids.json');
-  const index = JSON.parse(readFileSync(indexFile, 'utf8')) as Record<string, string>;
-  writeFileSync(indexFile, `${JSON.stringify({ ...index, [file]: workflowId }, null, 2)}\n`);
 }
 
 /** Sums the capacity column of /work/<source>.md (the CSV page's rows), and plots it. */
@@ -167,7 +145,7 @@ describe.skipIf(!sandboxReady)(`researcher python tool (${sandboxReady ? 'live' 
     expect(rows.map((r) => r.status)).toEqual(['error', 'error', 'ok']);
     // The page went to the sandbox from the store, never through the workflow history.
     expect(JSON.stringify(history)).not.toContain(plants[0]!.name);
-    if (process.env.RECORD_HISTORIES === '1') recordHistory(id, 'researcher-python-v11.json');
+    recordHistories([[id, 'baseline-researcher-python.json']]);
   });
 });
 

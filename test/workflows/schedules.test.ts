@@ -13,6 +13,7 @@ import { bySchema } from '../support/llm-server';
 import { planJson, researchRules, searchResults, userText } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { recordHistories } from '../support/record-history';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 const NEW_PAGE = '/articles/solar-2024.html';
@@ -147,6 +148,7 @@ describe.skipIf(!ready)(`schedules (${ready ? 'live' : missingReason()})`, () =>
     );
     const firstStatus = (await request(h.app).get(`/v1/research/${first.workflowId}`).expect(200)).body as { notes: string[] };
     expect(firstStatus.notes.join('\n')).toContain(`First report of schedule ${id}`);
+    recordHistories([[second.workflowId, 'baseline-scheduled.json']]);
   });
 
   it('pauses, triggers now, lists and deletes; refuses a bad schedule with the reason', async () => {

@@ -12,6 +12,7 @@ import type { ChatRequest, LoggedRequest, Reply } from '../support/llm-server';
 import { defaultReact, planJson, researchRules, stepTitleOf } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { recordHistories } from '../support/record-history';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 const GUIDANCE = 'Focus on costs in Europe.';
@@ -115,6 +116,7 @@ describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => 
     expect(forB.length).toBeGreaterThan(0);
     expect(forB.every((r) => JSON.stringify(r.body.messages).includes('Compare module prices in Germany and Spain'))).toBe(true);
     expect(later.some((r) => stepTitleOf(r.body) === 'Storage costs')).toBe(true);
+    recordHistories([[id, 'baseline-steered.json']]);
   });
 
   it('wraps up: the running step answers at its next turn, pending and dropped steps are skipped, the report is written', async () => {
@@ -140,6 +142,10 @@ describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => 
     expect(after.map((r) => r.rule)).toContain('reporter');
     // Once the run has ended, steering is refused.
     expect((await steer(id, { kind: 'guidance', text: 'Too late' }).expect(409)).body.error.code).toMatch(/run_ended|not_running/);
+    recordHistories([
+      [id, 'baseline-wrapup.json'],
+      [`${id}/step/a`, 'baseline-researcher-wrapup.json'],
+    ]);
   });
 
   it('bans a domain: its pages are not fetched, its search results are dropped, its sources leave the report', async () => {
@@ -170,6 +176,7 @@ describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => 
     expect(report.markdown).not.toContain(h.site.url);
     const status = (await request(h.app).get(`/v1/research/${id}`).expect(200)).body;
     expect(status.steering.bannedDomains).toEqual([host]);
+    recordHistories([[id, 'baseline-ban.json']]);
   });
 
   it('reads the pages the user names in a step of their own, shown to its researcher before its first turn', async () => {
@@ -205,5 +212,9 @@ describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => 
     const aTurns = h.llm.requests.slice(from).filter((r) => r.rule === 'react' && stepTitleOf(r.body) === 'Step a');
     expect(aTurns.every((r) => !JSON.stringify(r.body.messages).includes(page))).toBe(true);
     expect(status.notes.join('\n')).toContain('The user asked the run to read 1 page(s)');
+    recordHistories([
+      [id, 'baseline-mustread.json'],
+      [`${id}/step/pages-1`, 'baseline-researcher-pages.json'],
+    ]);
   });
 });

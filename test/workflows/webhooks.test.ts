@@ -11,6 +11,7 @@ import type { ResearchResult } from '../../src/shared/schemas';
 import { planJson, researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { recordHistories } from '../support/record-history';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 const SECRET = 'test-webhook-secret-0123456789';
@@ -106,6 +107,10 @@ describe.skipIf(!ready)(`webhooks (${ready ? 'live' : missingReason()})`, () => 
     const ready = await until(() => receiver.deliveries.find((d) => d.event === 'report_ready' && d.answered === 200));
     expect(ready.verified).toBe(true);
     expect(ready.body).toMatchObject({ researchId: id, data: { outcome: 'report' } });
+    recordHistories([
+      [id, 'baseline-webhooks.json'],
+      [review.id, 'baseline-webhook-delivery.json'],
+    ]);
   });
 
   it('fails only the delivery a receiver refuses; the run reports as usual', async () => {

@@ -258,27 +258,5 @@ export const PROMPTS = {
     'KnowledgeChoice',
     KnowledgeChoice,
   ),
-  /** Legacy (search-and-summarise researcher): only runs recorded before the ReAct loop use it. */
-  legacyResearcher: jsonPrompt(
-    {
-      file: 'researcher',
-      role: 'researcher',
-      vars: { ...step, dependencies: text, feedback: text, sources: text, searchErrors: text },
-      untrusted: { question: 'user_message', sources: 'sources', dependencies: 'dependencies' },
-    },
-    'SearchFindings',
-    CitedText,
-  ),
-  /** Legacy (LLM-only analyst): only runs recorded before the sandbox coder use it. */
-  legacyAnalyst: jsonPrompt(
-    {
-      file: 'analyst',
-      role: 'coder',
-      vars: { ...step, dependencies: text, feedback: text },
-      untrusted: { question: 'user_message', dependencies: 'dependencies' },
-    },
-    'AnalysisFindings',
-    CitedText,
-  ),
 };
 export type PromptName = keyof typeof PROMPTS;

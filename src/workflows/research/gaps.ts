@@ -1,8 +1,6 @@
 // Gap reflection, after the research team: an LLM step judges whether the findings answer the
 // question; with knowledge gaps it adds follow-up steps (a new plan version, in the status and the
-// events) and the team runs them, at most `maxResearchLoops` times and within the budget. Runs
-// recorded before patch 'gap-reflection' go straight to the report.
-import { hasPatch } from '../patches';
+// events) and the team runs them, at most `maxResearchLoops` times and within the budget.
 import { summarize } from '../../shared/plain';
 import type { Plan, StepOutput } from '../../shared/schemas';
 import type { RunState } from './run-state';
@@ -15,7 +13,7 @@ export async function closeGaps(
   accepted: Map<string, StepOutput>,
 ): Promise<{ plan: Plan; accepted: Map<string, StepOutput> }> {
   const loops = run.options.maxResearchLoops ?? 0;
-  if (loops === 0 || plan.hasEnoughContext || !hasPatch('gap-reflection')) return { plan, accepted };
+  if (loops === 0 || plan.hasEnoughContext) return { plan, accepted };
   let current = plan;
   let results = accepted;
   for (let loop = 1; loop <= loops && !run.budgetSpent() && !run.steering.wrappingUp; loop++) {

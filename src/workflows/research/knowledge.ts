@@ -1,14 +1,12 @@
 // The knowledge base in a run: the session's memory (earlier questions and reports) and the
 // collections it searches, named in the options or picked by the knowledge-base decision from
-// the tenant's collections. Runs recorded before patch 'knowledge-base' have neither.
+// the tenant's collections.
 import { isCancellation } from '@temporalio/workflow';
-import { hasPatch, lean } from '../patches';
 import { failureMessage } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
 import type { RunState } from './run-state';
 
 export async function chooseKnowledge(run: RunState): Promise<void> {
-  if (!hasPatch('knowledge-base')) return;
   const sessionId = run.sessionId;
   if (sessionId) {
     const memory = await run.calls.knowledge.loadSessionMemory.executeWithOptions({ summary: 'session memory' }, [
@@ -18,8 +16,7 @@ export async function chooseKnowledge(run: RunState): Promise<void> {
   }
   let collectionIds = run.options.collections;
   if (collectionIds === undefined) {
-    const knowledge = lean() ? run.calls.localKnowledge : run.calls.knowledge;
-    const usable = await knowledge.listUsableCollections.executeWithOptions({ summary: 'knowledge base: collections' }, [
+    const usable = await run.calls.localKnowledge.listUsableCollections.executeWithOptions({ summary: 'knowledge base: collections' }, [
       { tenant: run.tenant },
     ]);
     collectionIds = [];
@@ -46,7 +43,7 @@ export async function chooseKnowledge(run: RunState): Promise<void> {
 /** After the report: a session's report becomes searchable memory for its later runs. */
 export async function rememberReport(run: RunState): Promise<void> {
   const sessionId = run.sessionId;
-  if (!sessionId || !hasPatch('knowledge-base')) return;
+  if (!sessionId) return;
   try {
     await run.calls.embedding.indexSessionReport.executeWithOptions({ summary: 'session memory: index the report' }, [
       { researchId: run.id, sessionId, tenant: run.tenant },

@@ -1,7 +1,6 @@
 // Writes of the run's row in PostgreSQL (status, phase, plan, usage) and how a run ends: with a
 // result, cancelled (its row still says so), or failed with the reason.
 import { ApplicationFailure, CancellationScope, condition, isCancellation, log } from '@temporalio/workflow';
-import { hasPatch } from '../patches';
 import { ErrorType } from '../../shared/errors';
 import { describeFailure, rethrowUnknown } from '../failures';
 import { summarize } from '../../shared/plain';
@@ -16,9 +15,7 @@ type RunExtra = { outcome?: string; answer?: string; error?: string; view?: Rese
 export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}): Promise<{ usage: Usage } | undefined> {
   const plan = run.view().plan;
   const seq = run.nextWriteSeq();
-  // Runs started before patch 'local-row-writes' write their row with a regular activity.
-  const store = hasPatch('local-row-writes') ? run.calls.localStore : run.calls.store;
-  return store.recordRun.executeWithOptions({ summary: `store: run ${status}, phase ${run.phase}` }, [
+  return run.calls.localStore.recordRun.executeWithOptions({ summary: `store: run ${status}, phase ${run.phase}` }, [
     {
       id: run.id,
       tenant: run.tenant,
@@ -38,10 +35,8 @@ export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}
 /**
  * Keeps the run's row, and with it the run's event log, up with its state: after each change the
  * state publishes, one write that takes every change made while the last one was in flight.
- * Runs started before patch 'row-sync' write at their milestones only.
  */
 export function startRowSync(run: RunState): void {
-  if (!hasPatch('row-sync')) return;
   const loop = (async () => {
     for (;;) {
       await condition(() => run.rowBehind || run.rowSyncStopped);
@@ -71,21 +66,6 @@ async function recordLast(run: RunState, status: RunStatus, extra: RunExtra): Pr
   if (recorded) run.settleUsage(recorded.usage);
 }
 
-/** Writes the research need not wait for (a new plan version); awaited before the run ends. */
-export class BackgroundWrites {
-  private readonly pending: Promise<unknown>[] = [];
-  add(write: Promise<unknown>): void {
-    this.pending.push(write);
-  }
-  async flush(): Promise<void> {
-    await Promise.all(this.pending);
-  }
-  /** Waits for every write to end, however it ends (the run is failing anyway). */
-  async settle(): Promise<void> {
-    await Promise.allSettled(this.pending);
-  }
-}
-
 /** Ends the run with a result: phase done, the row written, the result returned. */
 export async function finish(
   run: RunState,
@@ -95,7 +75,6 @@ export async function finish(
   status: 'completed' | 'cancelled' = 'completed',
 ): Promise<ResearchResult> {
   await stopRowSync(run);
-  await run.writes.flush();
   run.outcome = outcome;
   if (outcome === 'answered_directly') run.answer = row.answer;
   run.moveTo('done', status);
@@ -114,7 +93,6 @@ export async function endOnError(run: RunState, err: unknown): Promise<never> {
   if (isCancellation(err)) {
     await CancellationScope.nonCancellable(async () => {
       await stopRowSync(run);
-      await run.writes.settle();
       run.error = 'cancelled';
       run.moveTo('done', 'cancelled');
       await recordLast(run, 'cancelled', { error: 'cancelled by request' });
@@ -123,7 +101,6 @@ export async function endOnError(run: RunState, err: unknown): Promise<never> {
   }
   rethrowUnknown(err);
   await stopRowSync(run);
-  await run.writes.settle();
   run.error = summarize(describeFailure(err, run.options.maxOutage));
   run.moveTo('done', 'failed');
   await recordLast(run, 'failed', { error: run.error });

@@ -1,10 +1,9 @@
 // Phase 7, the reporter: the report is written from the accepted step results and the background;
 // code numbers the references and removes citations that resolve to nothing. A long report is
 // written section by section: an outline, then every section from its own findings (in parallel),
-// then code puts them together, so no single completion's length cuts it. Then the claim check
-// (patch 'claim-check'): each cited sentence is compared with its source's stored evidence, and a
+// then code puts them together, so no single completion's length cuts it. Then the claim check:
+// each cited sentence is compared with its source's stored evidence, and a
 // citation the evidence does not support is removed; the figures go into the status and report.
-import { hasPatch } from '../patches';
 import type { Plan, StepOutput } from '../../shared/schemas';
 import type { RunState } from './run-state';
 
@@ -40,7 +39,7 @@ export async function writeReport(run: RunState, plan: Plan, question: string, a
       `Removed ${report.removedCitations.length} citation(s) that pointed at no retrieved source: [${report.removedCitations.join('], [')}].`,
     );
   }
-  if (hasPatch('claim-check')) await checkClaims(run, stepKeys, notes);
+  await checkClaims(run, stepKeys, notes);
   return report;
 }
 

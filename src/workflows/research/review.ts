@@ -5,10 +5,8 @@ import { condition } from '@temporalio/workflow';
 import { durationToMs } from '../../shared/plain';
 import type { Plan } from '../../shared/schemas';
 import { notify } from './notify';
-import { recordRun } from './persist';
 import { makePlan } from './plan';
 import type { ReviewDecision, RunState } from './run-state';
-import { hasPatch } from '../patches';
 
 export type Reviewed = { kind: 'approved'; plan: Plan } | { kind: 'cancelled'; reason: string };
 
@@ -19,10 +17,8 @@ export async function planAndReview(run: RunState, question: string): Promise<Re
   for (;;) {
     const plan = await makePlan(run, question, feedback);
     run.showPlan(plan, revisions);
-    // Stored in the background: the research need not wait for this write. A run whose row is kept
-    // in sync leaves it to that loop (patch 'plan-by-row-sync'): a write of its own beside the
-    // loop's held the workflow task, and the steps it starts, for one more local activity.
-    if (!(run.rowSync && hasPatch('plan-by-row-sync'))) run.writes.add(recordRun(run, 'running'));
+    // The row's sync loop stores the new plan (startRowSync): a write of its own here would hold
+    // the workflow task, and the steps it starts, for one more local activity.
     if (plan.hasEnoughContext || opts.autoAcceptPlan) return { kind: 'approved', plan };
     const decision = await awaitReview(run);
     if (!decision) {

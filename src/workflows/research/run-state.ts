@@ -2,7 +2,6 @@
 // clarification being waited for. The status view the query returns is derived from it, and the
 // message handlers are its methods.
 import { ApplicationFailure, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { hasPatch, lean } from '../patches';
 import type { Slot } from './admission';
 import type {
   AnswerClarification,
@@ -32,7 +31,6 @@ import { ErrorType } from '../../shared/errors';
 import { addUsage, durationToMs, summarize, ZERO_USAGE } from '../../shared/plain';
 import type { Phase, KnowledgeScope, Plan, ResearchInput, ResearchOptions, ResearchResult, RunStatus, Usage } from '../../shared/schemas';
 import { activitiesFor, type Calls } from '../proxies';
-import { BackgroundWrites } from './persist';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from '../search-attributes';
 import { budgetSpent, type StepBudget } from './budget';
 import { Waits } from '../waits';
@@ -84,8 +82,6 @@ export class RunState {
 
   /** The activities, with this run's outage limit and retry settings. */
   readonly calls: Calls;
-  /** Writes of the run's row the research did not wait for; awaited before the run ends. */
-  readonly writes = new BackgroundWrites();
   private writeSeq = 0;
   /** The state changed since the row's last write (see startRowSync). */
   rowBehind = false;
@@ -96,9 +92,6 @@ export class RunState {
     this.question = input.question;
     this.options = input.options;
     this.calls = activitiesFor({ maxOutage: input.options.maxOutage, retry: input.retry });
-    const { deadline } = input.options;
-    // Runs started before patch 'deadline-after-review' count from the start of the run.
-    this.deadlineAt = deadline ? workflowInfo().startTime.getTime() + durationToMs(deadline) : undefined;
   }
 
   get locale(): string {
@@ -282,9 +275,9 @@ export class RunState {
   // ---- progress ----------------------------------------------------------------------------
 
   /** The run's tenant for the Temporal UI's filters, and the first phase. A run the API started
-   *  carries both from its start: it upserts nothing (patch 'lean-history'). */
+   *  carries both from its start: it upserts nothing. */
   begin(): void {
-    if (lean() && this.startedWithAttributes()) return this.publish();
+    if (this.startedWithAttributes()) return this.publish();
     upsertSearchAttributes([{ key: ResearchTenantKey, value: this.input.tenant }]);
     this.moveTo('coordinating');
   }
@@ -349,7 +342,7 @@ export class RunState {
   /** `deadline` counts from here: the research itself, not the time the plan waited for review. */
   startResearchClock(): void {
     const { deadline } = this.options;
-    if (deadline && hasPatch('deadline-after-review')) this.deadlineAt = Date.now() + durationToMs(deadline);
+    if (deadline) this.deadlineAt = Date.now() + durationToMs(deadline);
   }
 
   /**
