@@ -6,6 +6,10 @@
 // after the rest, alone: beside other test files the model's threads fight them for the two cores
 // and a call that takes 10 s alone takes minutes. Arguments (file filters) go to both runs; a run
 // whose filters match none of its files is not started.
+//
+// Between the two, a few tests run again with TEST_TEMPORAL=server: on the real Temporal server on
+// PostgreSQL (scripts/temporal-server.ts) instead of the dev server: the run list and its search
+// attributes, schedules, priority and fairness, the review by update.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -16,14 +20,23 @@ const filters = args.filter((a) => !a.startsWith('-'));
 const wantsReal = filters.length === 0 || filters.some((f) => REAL_MODEL.includes(f));
 const wantsRest = filters.length === 0 || filters.some((f) => !f.includes('real-model'));
 
-function vitest(name, extra) {
+const REAL_SERVER = [
+  { files: ['test/api/list.test.ts', 'test/workflows/schedules.test.ts', 'test/workflows/fairness.test.ts'] },
+  { files: ['test/workflows/research.test.ts'], testName: 'reviews by update' },
+];
+const realServerRuns = REAL_SERVER.map((r) => ({
+  ...r,
+  files: r.files.filter((f) => filters.length === 0 || filters.some((x) => f.includes(x))),
+}));
+
+function vitest(name, extra, env = process.env) {
   const out = path.resolve('.data', `test-results-${name}.json`);
   mkdirSync(path.dirname(out), { recursive: true });
   rmSync(out, { force: true });
   const r = spawnSync(
     process.execPath,
     ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`, ...extra],
-    { stdio: 'inherit' },
+    { stdio: 'inherit', env },
   );
   let res;
   try {
@@ -36,6 +49,27 @@ function vitest(name, extra) {
 
 const runs = [];
 if (wantsRest) runs.push(vitest('suite', ['--exclude', REAL_MODEL, ...args]));
+if (realServerRuns.some((r) => r.files.length)) {
+  const started = Date.now();
+  for (const [i, r] of realServerRuns.entries()) {
+    if (!r.files.length) continue;
+    const run = vitest(`real-server-${i + 1}`, [...r.files, ...(r.testName ? ['-t', r.testName] : [])], {
+      ...process.env,
+      TEST_TEMPORAL: 'server',
+    });
+    // -t leaves the file's other tests skipped on purpose: only the chosen ones count, and they must run.
+    if (r.testName && run.res) {
+      if (run.res.numPassedTests + run.res.numFailedTests === 0) {
+        console.error(`real-server pass: no test matched "${r.testName}"`);
+        run.status = 1;
+      }
+      run.res.numPendingTests = 0;
+      run.res.numTodoTests = 0;
+    }
+    runs.push(run);
+  }
+  console.log(`real-server tests took ${Math.round((Date.now() - started) / 1000)} s`);
+}
 if (wantsReal) {
   const started = Date.now();
   runs.push(vitest('real-model', ['--maxWorkers=1', ...(filters.length ? args : [REAL_MODEL, ...args])]));

