@@ -8,7 +8,7 @@
 // at its next workflow task, so the new build replays the old history: a change that alters the
 // commands an open execution already made needs `patched()` and a recorded history in
 // test/histories (the replay suite).
-import { setWorkflowOptions } from '@temporalio/workflow';
+import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import type { VersioningBehavior } from '@temporalio/common';
 import { admissionWorkflow } from './admission';
 import { coderWorkflow } from './coder';
@@ -36,9 +36,16 @@ export const VERSIONING_BEHAVIORS = {
   webhookWorkflow: 'AUTO_UPGRADE',
 } as const satisfies Record<string, VersioningBehavior>;
 
-setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS.researchWorkflow }, researchWorkflow);
-setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS.researcherWorkflow }, researcherWorkflow);
-setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS.coderWorkflow }, coderWorkflow);
-setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS.ingestDocumentWorkflow }, ingestDocumentWorkflow);
-setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS.admissionWorkflow }, admissionWorkflow);
-setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS.webhookWorkflow }, webhookWorkflow);
+/** The behaviour, on a versioned worker only: the server refuses a workflow task that states one
+ *  from a worker without deployment options (dev, tests, unversioned deploys). Asked when an
+ *  execution first runs on a worker; `currentDeploymentVersion` is that worker's version (an
+ *  unversioned worker has a build id of its own but no deployment name). */
+const onVersionedWorker = (versioningBehavior: VersioningBehavior) => () =>
+  workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior } : {};
+
+setWorkflowOptions(onVersionedWorker(VERSIONING_BEHAVIORS.researchWorkflow), researchWorkflow);
+setWorkflowOptions(onVersionedWorker(VERSIONING_BEHAVIORS.researcherWorkflow), researcherWorkflow);
+setWorkflowOptions(onVersionedWorker(VERSIONING_BEHAVIORS.coderWorkflow), coderWorkflow);
+setWorkflowOptions(onVersionedWorker(VERSIONING_BEHAVIORS.ingestDocumentWorkflow), ingestDocumentWorkflow);
+setWorkflowOptions(onVersionedWorker(VERSIONING_BEHAVIORS.admissionWorkflow), admissionWorkflow);
+setWorkflowOptions(onVersionedWorker(VERSIONING_BEHAVIORS.webhookWorkflow), webhookWorkflow);
