@@ -353,7 +353,7 @@ export function createResearchService(deps: ResearchServiceDeps) {
         { key: ResearchTenantKey, value: tenant },
         { key: ResearchStatusKey, value: 'running' },
         { key: ResearchPhaseKey, value: 'coordinating' },
-        { key: ResearchQuestionKey, value: summarize(req.question, 1_000) },
+        { key: ResearchQuestionKey, value: searchWords(summarize(req.question, 1_000)) },
       ],
       memo: { requestHash: requestHash(tenant, req), question: summarize(req.question, 300) },
       staticSummary: `Research: ${summarize(req.question, 120)}`,
@@ -609,7 +609,7 @@ export function createResearchService(deps: ResearchServiceDeps) {
     if (f.status) clauses.push(`ResearchStatus = '${f.status}'`);
     if (f.phase) clauses.push(`ResearchPhase = '${f.phase}'`);
     if (f.since) clauses.push(`StartTime >= '${f.since.toISOString()}'`);
-    const words = (f.q ?? '').replace(/[^\p{L}\p{N}\s-]/gu, ' ').trim();
+    const words = searchWords(f.q ?? '');
     if (words) clauses.push(`ResearchQuestion = '${words}'`);
     let nextPageToken: Uint8Array | undefined;
     if (f.cursor) {
@@ -662,3 +662,17 @@ export function createResearchService(deps: ResearchServiceDeps) {
 }
 
 export type ResearchService = ReturnType<typeof createResearchService>;
+
+/**
+ * The question's words as the ResearchQuestion attribute holds them, and a search for them: lower
+ * case, punctuation gone. Visibility on PostgreSQL indexes a Text attribute as it is given (case
+ * and punctuation kept, words split at spaces), where SQLite's and Elasticsearch's analysers fold
+ * them; normalised on both sides, "battery" finds "Battery storage prices?" on every store.
+ */
+export function searchWords(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s]/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}

@@ -48,6 +48,8 @@ describe.skipIf(!ready)(`run list (${ready ? 'live' : missingReason()})`, () => 
     expect(await listUntil({ status: 'awaiting_review' }, (ids) => ids.length === 1)).toEqual([wind]);
     expect(await listUntil({ status: 'completed' }, (ids) => ids.length === 2)).toEqual([battery, solar]);
     expect(await listUntil({ q: 'battery' }, (ids) => ids.length === 1)).toEqual([battery]);
+    // Case and punctuation do not matter on any visibility store (PostgreSQL's keeps both as given).
+    expect(await listUntil({ q: 'PRICES?' }, (ids) => ids.length === 1)).toEqual([battery]);
     const done = await list({ status: 'completed' }).expect(200);
     expect(done.body.runs[0]).toMatchObject({ status: 'completed', phase: 'done', closedAt: expect.any(String) });
 
