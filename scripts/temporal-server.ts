@@ -286,7 +286,7 @@ function serverConfig(o: { db: Db; prefix: string; ports: Ports; dynamicConfigFi
       user: o.db.user,
       password: o.db.password,
       maxConns,
-      maxIdleConns: maxConns,
+      maxIdleConns: 2,
       maxConnLifetime: '1h',
     },
   });
@@ -312,7 +312,9 @@ function serverConfig(o: { db: Db; prefix: string; ports: Ports; dynamicConfigFi
       defaultStore: 'default',
       visibilityStore: 'visibility',
       numHistoryShards: 4,
-      datastores: { default: datastore(`${o.prefix}_temporal`, 20), visibility: datastore(`${o.prefix}_visibility`, 10) },
+      // Each service of the process has pools of its own: at these sizes a test server holds at most
+      // about 50 connections, so several (and the suite's) fit in PostgreSQL's default 100.
+      datastores: { default: datastore(`${o.prefix}_temporal`, 6), visibility: datastore(`${o.prefix}_visibility`, 3) },
     },
     // No metrics and no pprof listener: fewer ports to find free.
     global: { membership: { maxJoinDuration: '30s', broadcastAddress: HOST }, ...(tls ? { tls } : {}) },

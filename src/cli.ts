@@ -200,14 +200,7 @@ async function runWorker(config: Config, log: Logger): Promise<void> {
   let db: Database;
   let workflowBundle: Awaited<ReturnType<typeof workflowBundleFor>>;
   try {
-    // Certificate and key files are checked before anything starts.
-    const temporal = temporalConnectionSettings(config.temporal);
-    [db, workflowBundle] = await Promise.all([openDatabase(config, log, { allowEmbedded: false }), workflowBundleFor(plugins)]);
-    cleanups.push(() => db.close());
-    conns = await connectTemporal(temporal, plugins);
-    cleanups.push(() => conns.close());
-    log.info('connected to Temporal', temporalLogFields(temporal));
-    process.stdout.write(`Temporal ${describeTemporalConnection(temporal)}\n`);
+    [{ conns, db }, workflowBundle] = await Promise.all([openServices(config, log, plugins, cleanups), workflowBundleFor(plugins)]);
   } catch (err) {
     return failedStart(err, log, shutdown);
   }
@@ -229,6 +222,24 @@ async function runWorker(config: Config, log: Logger): Promise<void> {
   await Promise.race([shutdown, running]);
 }
 
+/** A standalone worker's or API's PostgreSQL and Temporal, each closed on shutdown; the certificate
+ *  and key files are checked before anything opens. Says where it connected (never a secret). */
+async function openServices(
+  config: Config,
+  log: Logger,
+  plugins: OpenTelemetryPlugin[],
+  cleanups: Cleanup[],
+): Promise<{ conns: TemporalConnections; db: Database }> {
+  const temporal = temporalConnectionSettings(config.temporal);
+  const db = await openDatabase(config, log, { allowEmbedded: false });
+  cleanups.push(() => db.close());
+  const conns = await connectTemporal(temporal, plugins);
+  cleanups.push(() => conns.close());
+  log.info('connected to Temporal', temporalLogFields(temporal));
+  process.stdout.write(`Temporal ${describeTemporalConnection(temporal)}\n`);
+  return { conns, db };
+}
+
 /** A start that failed: the reason in one line (no stack), what had started stopped, a non-zero exit. */
 async function failedStart(err: unknown, log: Logger, shutdown: ReturnType<typeof onShutdown>): Promise<void> {
   log.error((err as Error).message);
@@ -243,13 +254,7 @@ async function runApi(config: Config, log: Logger): Promise<void> {
   let conns: TemporalConnections;
   let db: Database;
   try {
-    const temporal = temporalConnectionSettings(config.temporal);
-    db = await openDatabase(config, log, { allowEmbedded: false });
-    cleanups.push(() => db.close());
-    conns = await connectTemporal(temporal, plugins);
-    cleanups.push(() => conns.close());
-    log.info('connected to Temporal', temporalLogFields(temporal));
-    process.stdout.write(`Temporal ${describeTemporalConnection(temporal)}\n`);
+    ({ conns, db } = await openServices(config, log, plugins, cleanups));
   } catch (err) {
     return failedStart(err, log, shutdown);
   }

@@ -13,27 +13,18 @@ import { execFileSync } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { installedTemporalServer, startTemporalServer, type RunningTemporalServer } from '../../scripts/temporal-server';
+import { startTemporalServer, type RunningTemporalServer } from '../../scripts/temporal-server';
 import type { ResearchResult } from '../../src/shared/schemas';
-import {
-  ResearchPhaseKey,
-  ResearchQuestionKey,
-  ResearchStatusKey,
-  ResearchStepCountKey,
-  ResearchTenantKey,
-} from '../../src/workflows/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../../src/shared/constants';
 import { FixtureSite } from '../support/fixture-site';
 import { ScriptedLlmServer, type LoggedRequest } from '../support/llm-server';
 import { defaultReact, planJson, researchRules, searchResults, stepTitleOf } from '../support/research-script';
 import { FakeSearxng } from '../support/search-server';
-import { databaseUrl } from '../support/services';
+import { databaseUrl, missingReason } from '../support/services';
+import { adminUrl, realServerMissing } from '../support/temporal-cluster';
 import { freePort, spawnCli, type Spawned } from '../support/spawn';
 
-const CI = process.env.CI === 'true';
-const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://deep_research:deep_research@127.0.0.1:5432/postgres';
-const installed = installedTemporalServer();
-const ready = Boolean(installed && databaseUrl() && inject('temporalCliPath'));
-if (CI && !ready) throw new Error('CI=true: the real Temporal server (npm run temporal-server -- --install-only) or PostgreSQL is missing');
+const ready = !realServerMissing() && Boolean(databaseUrl() && inject('temporalCliPath'));
 
 const KEY = `dr-prod-${randomBytes(12).toString('hex')}`;
 const DEPLOYMENT = 'deep-research';
@@ -50,248 +41,257 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false> |
   }
 }
 
-describe.skipIf(!ready)('production shape on the real Temporal server', () => {
-  let server: RunningTemporalServer;
-  let connection: Connection;
-  let client: Client;
-  const llm = new ScriptedLlmServer();
-  const site = new FixtureSite();
-  let search: FakeSearxng;
-  const procs: Spawned[] = [];
-  const taskQueue = `prod-${randomUUID()}`;
-  let apiUrl = '';
+describe.skipIf(!ready)(
+  `production shape on the real Temporal server (${ready ? 'live' : (realServerMissing() ?? missingReason())})`,
+  () => {
+    let server: RunningTemporalServer;
+    let connection: Connection;
+    let client: Client;
+    const llm = new ScriptedLlmServer();
+    const site = new FixtureSite();
+    let search: FakeSearxng;
+    const procs: Spawned[] = [];
+    const taskQueue = `prod-${randomUUID()}`;
+    let apiUrl = '';
 
-  const common = () => ({
-    TEMPORAL_ADDRESS: server.address,
-    TEMPORAL_NAMESPACE: server.namespace,
-    TEMPORAL_TASK_QUEUE: taskQueue,
-    DATABASE_URL: databaseUrl()!,
-    OPENAI_BASE_URL: llm.url,
-    OPENAI_API_KEY: 'sk-production-shape',
-    SEARCH_PROVIDERS: 'searxng',
-    SEARXNG_URL: search.url,
-    CRAWL_ALLOW_HOSTS: new URL(site.url).host,
-    LOG_LEVEL: 'info',
-    METRICS_PORT: '0',
-    LLM_TIMEOUT_MS: '30000',
-    // Runs submitted through the API take these: a dead worker's call moves on after 3 s.
-    RETRY_INITIAL_INTERVAL: '200ms',
-    RETRY_MAX_INTERVAL: '1s',
-    LLM_HEARTBEAT_TIMEOUT: '3s',
-  });
-  const startWorker = (buildId: string) => {
-    const w = spawnCli(['worker'], { ...common(), TEMPORAL_WORKER_BUILD_ID: buildId, WORKER_SHUTDOWN_GRACE_MS: '2000' });
-    procs.push(w);
-    return w;
-  };
-  const temporalCli = (...args: string[]) =>
-    execFileSync(inject('temporalCliPath')!, [...args, '--address', server.address, '--namespace', server.namespace], { encoding: 'utf8' });
-  /** What the README says to run: the version's workers have polled, so the server knows it. */
-  const makeCurrent = (buildId: string) =>
-    until(`build ${buildId} current`, () => {
-      try {
-        return temporalCli('worker', 'deployment', 'set-current-version', '--deployment-name', DEPLOYMENT, '--build-id', buildId, '--yes');
-      } catch {
-        return undefined;
-      }
+    const common = () => ({
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_NAMESPACE: server.namespace,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      DATABASE_URL: databaseUrl()!,
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: 'sk-production-shape',
+      SEARCH_PROVIDERS: 'searxng',
+      SEARXNG_URL: search.url,
+      CRAWL_ALLOW_HOSTS: new URL(site.url).host,
+      LOG_LEVEL: 'info',
+      METRICS_PORT: '0',
+      LLM_TIMEOUT_MS: '30000',
+      // Runs submitted through the API take these: a dead worker's call moves on after 3 s.
+      RETRY_INITIAL_INTERVAL: '200ms',
+      RETRY_MAX_INTERVAL: '1s',
+      LLM_HEARTBEAT_TIMEOUT: '3s',
     });
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${apiUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    });
-    const json = (await res.json()) as Record<string, unknown>;
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
-  const submit = async (question: string, options: Record<string, unknown>) =>
-    (await api('POST', '/v1/research', { question, options })).id as string;
-  /** The build id of every completed workflow task of a workflow, in order. */
-  const buildIds = async (workflowId: string) =>
-    ((await client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).flatMap((e) => {
-      const a = e.workflowTaskCompletedEventAttributes;
-      return a ? [a.deploymentVersion?.buildId ?? a.workerVersion?.buildId ?? 'unversioned'] : [];
-    });
+    const startWorker = (buildId: string) => {
+      const w = spawnCli(['worker'], { ...common(), TEMPORAL_WORKER_BUILD_ID: buildId, WORKER_SHUTDOWN_GRACE_MS: '2000' });
+      procs.push(w);
+      return w;
+    };
+    const temporalCli = (...args: string[]) =>
+      execFileSync(inject('temporalCliPath')!, [...args, '--address', server.address, '--namespace', server.namespace], {
+        encoding: 'utf8',
+      });
+    /** What the README says to run: the version's workers have polled, so the server knows it. */
+    const makeCurrent = (buildId: string) =>
+      until(`build ${buildId} current`, () => {
+        try {
+          return temporalCli(
+            'worker',
+            'deployment',
+            'set-current-version',
+            '--deployment-name',
+            DEPLOYMENT,
+            '--build-id',
+            buildId,
+            '--yes',
+          );
+        } catch {
+          return undefined;
+        }
+      });
+    const api = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${apiUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      const json = (await res.json()) as Record<string, unknown>;
+      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+      return json;
+    };
+    const submit = async (question: string, options: Record<string, unknown>) =>
+      (await api('POST', '/v1/research', { question, options })).id as string;
+    /** The build id of every completed workflow task of a workflow, in order. */
+    const buildIds = async (workflowId: string) =>
+      ((await client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).flatMap((e) => {
+        const a = e.workflowTaskCompletedEventAttributes;
+        return a ? [a.deploymentVersion?.buildId ?? a.workerVersion?.buildId ?? 'unversioned'] : [];
+      });
 
-  beforeAll(async () => {
-    await Promise.all([llm.start(), site.start()]);
-    search = await new FakeSearxng({}, searchResults(site.url)).start();
-    server = await startTemporalServer({
-      adminUrl: ADMIN_URL,
-      searchAttributes: Object.fromEntries(
-        [ResearchStatusKey, ResearchPhaseKey, ResearchTenantKey, ResearchStepCountKey, ResearchQuestionKey].map((k) => [
-          k.name,
-          ({ KEYWORD: 'Keyword', INT: 'Int', TEXT: 'Text' } as const)[k.type as 'KEYWORD' | 'INT' | 'TEXT'],
-        ]),
-      ),
-      // A drained version is reported within seconds here (3 minutes each by default).
-      dynamicConfig: {
-        'matching.wv.VersionDrainageStatusVisibilityGracePeriod': '3s',
-        'matching.wv.VersionDrainageStatusRefreshInterval': '2s',
-      },
-    });
-    connection = await Connection.connect({ address: server.address });
-    client = new Client({ connection, namespace: server.namespace });
-    const port = await freePort();
-    const apiProc = spawnCli(['api'], { ...common(), API_HOST: '127.0.0.1', API_PORT: String(port), API_KEYS: `${KEY}=acme` });
-    procs.push(apiProc);
-    apiUrl = (await apiProc.waitFor(/API listening on (http:\/\/\S+)/, 60_000))[1]!;
-  }, 240_000);
+    beforeAll(async () => {
+      await Promise.all([llm.start(), site.start()]);
+      search = await new FakeSearxng({}, searchResults(site.url)).start();
+      server = await startTemporalServer({
+        adminUrl: adminUrl(),
+        searchAttributes: SEARCH_ATTRIBUTES,
+        // A drained version is reported within seconds here (3 minutes each by default).
+        dynamicConfig: {
+          'matching.wv.VersionDrainageStatusVisibilityGracePeriod': '3s',
+          'matching.wv.VersionDrainageStatusRefreshInterval': '2s',
+        },
+      });
+      connection = await Connection.connect({ address: server.address });
+      client = new Client({ connection, namespace: server.namespace });
+      const port = await freePort();
+      const apiProc = spawnCli(['api'], { ...common(), API_HOST: '127.0.0.1', API_PORT: String(port), API_KEYS: `${KEY}=acme` });
+      procs.push(apiProc);
+      apiUrl = (await apiProc.waitFor(/API listening on (http:\/\/\S+)/, 60_000))[1]!;
+    }, 240_000);
 
-  afterAll(async () => {
-    for (const p of procs) p.child.kill('SIGKILL');
-    await connection?.close();
-    await server?.stop();
-    await Promise.all([llm.close(), site.close(), search?.close()]);
-  }, 60_000);
+    afterAll(async () => {
+      for (const p of procs) p.child.kill('SIGKILL');
+      await connection?.close();
+      await server?.stop();
+      await Promise.all([llm.close(), site.close(), search?.close()]);
+    }, 60_000);
 
-  it('completes a run on two workers through a worker SIGKILL and a Temporal server SIGKILL, paying for nothing twice', async () => {
-    // Each step's first turn takes 12 s at the provider, its second (the retry after the kill)
-    // 2 s: the worker holding step a dies with the first in flight, and the server dies while the
-    // other worker's retry is in flight and stays down until after that answer has come back.
-    const slow = new Map<string, number[]>([
-      ['Step a', [12_000, 2_000]],
-      ['Step b', [12_000, 2_000]],
-    ]);
-    llm.script(
-      researchRules(
-        {
-          react: (req) => {
-            const delayMs = slow.get(stepTitleOf(req))?.shift();
-            return { ...defaultReact(req), ...(delayMs ? { delayMs } : {}) };
+    it('completes a run on two workers through a worker SIGKILL and a Temporal server SIGKILL, paying for nothing twice', async () => {
+      // Each step's first turn takes 12 s at the provider, its second (the retry after the kill)
+      // 2 s: the worker holding step a dies with the first in flight, and the server dies while the
+      // other worker's retry is in flight and stays down until after that answer has come back.
+      const slow = new Map<string, number[]>([
+        ['Step a', [12_000, 2_000]],
+        ['Step b', [12_000, 2_000]],
+      ]);
+      llm.script(
+        researchRules(
+          {
+            react: (req) => {
+              const delayMs = slow.get(stepTitleOf(req))?.shift();
+              return { ...defaultReact(req), ...(delayMs ? { delayMs } : {}) };
+            },
           },
-        },
-        planJson([{ id: 'a' }, { id: 'b' }, { id: 'c', dependsOn: ['a', 'b'] }]),
-      ),
-    );
-    const workers = [startWorker('A'), startWorker('A')];
-    await Promise.all(workers.map((w) => w.waitFor(/worker ready/, 90_000)));
-    await makeCurrent('A');
-    const id = await submit('How much cheaper has solar power become?', { autoAcceptPlan: true });
+          planJson([{ id: 'a' }, { id: 'b' }, { id: 'c', dependsOn: ['a', 'b'] }]),
+        ),
+      );
+      const workers = [startWorker('A'), startWorker('A')];
+      await Promise.all(workers.map((w) => w.waitFor(/worker ready/, 90_000)));
+      await makeCurrent('A');
+      const id = await submit('How much cheaper has solar power become?', { autoAcceptPlan: true });
 
-    // The worker whose LLM worker holds step a's call: its identity is pid@host.
-    const holder = await until('step a in flight', async () => {
-      const d = await client.workflow
-        .getHandle(`${id}/step/a`)
-        .describe()
-        .catch(() => undefined);
-      const identity = d?.raw.pendingActivities?.find((a) => a.lastWorkerIdentity)?.lastWorkerIdentity;
-      return identity ? workers.find((w) => identity.startsWith(`${w.child.pid}@`)) : undefined;
-    });
-    holder.child.kill('SIGKILL');
-    await holder.exited(10_000);
-    const workerKilledAt = Date.now();
+      // The worker whose LLM worker holds step a's call: its identity is pid@host.
+      const holder = await until('step a in flight', async () => {
+        const d = await client.workflow
+          .getHandle(`${id}/step/a`)
+          .describe()
+          .catch(() => undefined);
+        const identity = d?.raw.pendingActivities?.find((a) => a.lastWorkerIdentity)?.lastWorkerIdentity;
+        return identity ? workers.find((w) => identity.startsWith(`${w.child.pid}@`)) : undefined;
+      });
+      holder.child.kill('SIGKILL');
+      await holder.exited(10_000);
+      const workerKilledAt = Date.now();
 
-    // The survivor takes the dead worker's call over (after the 3 s heartbeat timeout).
-    await until('a call retried by the other worker', () =>
-      llm.requests.some((r) => r.rule === 'react' && r.startedAt > workerKilledAt && r.endedAt === undefined),
-    );
-    await server.kill('SIGKILL');
-    const serverKilledAt = Date.now();
-    await sleep(5_000);
-    expect(llm.completed().some((r) => r.rule === 'react' && r.endedAt! > serverKilledAt)).toBe(true);
-    await server.start();
+      // The survivor takes the dead worker's call over (after the 3 s heartbeat timeout).
+      await until('a call retried by the other worker', () =>
+        llm.requests.some((r) => r.rule === 'react' && r.startedAt > workerKilledAt && r.endedAt === undefined),
+      );
+      await server.kill('SIGKILL');
+      const serverKilledAt = Date.now();
+      await sleep(5_000);
+      expect(llm.completed().some((r) => r.rule === 'react' && r.endedAt! > serverKilledAt)).toBe(true);
+      await server.start();
 
-    const result = await until(
-      'the run to finish',
-      async () => {
-        const s = await api('GET', `/v1/research/${id}`).catch(() => undefined);
-        return s && ['completed', 'failed', 'cancelled'].includes(String(s.status)) ? s : undefined;
-      },
-      150_000,
-    );
-    expect(result).toMatchObject({ status: 'completed', outcome: 'report' });
-    const final = (await client.workflow.getHandle(id).result()) as ResearchResult;
-    expect(final.steps?.map((s) => [s.id, s.status])).toEqual([
-      ['a', 'completed'],
-      ['b', 'completed'],
-      ['c', 'completed'],
-    ]);
-    // No request that had finished (and been recorded) before a kill was made again.
-    const firstEnd = new Map<string, number>();
-    const times = new Map<string, number>();
-    for (const r of llm.completed()) {
-      const k = signature(r);
-      times.set(k, (times.get(k) ?? 0) + 1);
-      if (!firstEnd.has(k)) firstEnd.set(k, r.endedAt!);
-    }
-    const repeated = [...times].filter(([k, n]) => n > 1 && Math.abs(firstEnd.get(k)! - workerKilledAt) > RECORD_WINDOW_MS);
-    expect(repeated.map(([k]) => JSON.parse(k)[0])).toEqual([]);
-    // Every workflow task of the run ran on build A (both workers are A).
-    expect(new Set(await buildIds(id))).toEqual(new Set(['A']));
-  }, 300_000);
-
-  it('rolls out build B while runs are in flight on A: each run moves as its versioning behaviour says', async () => {
-    llm.script(
-      researchRules(
-        {
-          react: (req) => ({ ...defaultReact(req), ...(stepTitleOf(req) === 'Step slow' ? { delayMs: 10_000 } : {}) }),
-        },
-        planJson([{ id: 'slow' }]),
-      ),
-    );
-    const a = procs.filter((p) => p.child.exitCode === null && /as deployment deep-research, build A/.test(p.output()));
-    if (a.length === 0) a.push(startWorker('A'));
-    await Promise.all(a.map((w) => w.waitFor(/worker ready/, 90_000)));
-    await makeCurrent('A');
-
-    // On A: one run waiting for review, one whose step is researching.
-    const reviewed = await submit('Which grid batteries last longest?', {});
-    await until('the plan under review', async () => (await api('GET', `/v1/research/${reviewed}`)).phase === 'reviewing');
-    const researching = await submit('How fast is offshore wind growing?', { autoAcceptPlan: true });
-    await until('the slow step researching', () =>
-      llm.requests.some((r) => r.rule === 'react' && stepTitleOf(r.body) === 'Step slow' && r.endedAt === undefined),
-    );
-
-    // Build B starts and takes new runs; A keeps what is pinned to it.
-    const b = [startWorker('B'), startWorker('B')];
-    await Promise.all(b.map((w) => w.waitFor(/worker ready/, 90_000)));
-    await makeCurrent('B');
-    await until('build B routed', async () => {
-      const d = await client.workflowService.describeWorkerDeployment({ namespace: server.namespace, deploymentName: DEPLOYMENT });
-      return d.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId === 'B';
-    });
-    await sleep(3_000);
-    await api('POST', `/v1/research/${reviewed}/plan/approve`, { planVersion: 1 });
-    const fresh = await submit('What limits green hydrogen?', { autoAcceptPlan: true });
-
-    // A drains once its pinned step has finished; then its workers stop.
-    await until(
-      'build A drained',
-      async () => {
-        const v = await client.workflowService.describeWorkerDeploymentVersion({
-          namespace: server.namespace,
-          deploymentVersion: { deploymentName: DEPLOYMENT, buildId: 'A' },
-        });
-        // VERSION_DRAINAGE_STATUS_DRAINED = 2
-        return v.workerDeploymentVersionInfo?.drainageInfo?.status === 2;
-      },
-      120_000,
-    );
-    for (const w of a) w.child.kill('SIGTERM');
-    await Promise.all(a.map((w) => w.exited(30_000)));
-
-    for (const id of [reviewed, researching, fresh]) {
-      const r = await until(
-        `${id} finished`,
+      const result = await until(
+        'the run to finish',
         async () => {
-          const s = await api('GET', `/v1/research/${id}`);
-          return ['completed', 'failed', 'cancelled'].includes(String(s.status)) ? s : undefined;
+          const s = await api('GET', `/v1/research/${id}`).catch(() => undefined);
+          return s && ['completed', 'failed', 'cancelled'].includes(String(s.status)) ? s : undefined;
+        },
+        150_000,
+      );
+      expect(result).toMatchObject({ status: 'completed', outcome: 'report' });
+      const final = (await client.workflow.getHandle(id).result()) as ResearchResult;
+      expect(final.steps?.map((s) => [s.id, s.status])).toEqual([
+        ['a', 'completed'],
+        ['b', 'completed'],
+        ['c', 'completed'],
+      ]);
+      // No request that had finished (and been recorded) before a kill was made again.
+      const firstEnd = new Map<string, number>();
+      const times = new Map<string, number>();
+      for (const r of llm.completed()) {
+        const k = signature(r);
+        times.set(k, (times.get(k) ?? 0) + 1);
+        if (!firstEnd.has(k)) firstEnd.set(k, r.endedAt!);
+      }
+      const repeated = [...times].filter(([k, n]) => n > 1 && Math.abs(firstEnd.get(k)! - workerKilledAt) > RECORD_WINDOW_MS);
+      expect(repeated.map(([k]) => JSON.parse(k)[0])).toEqual([]);
+      // Every workflow task of the run ran on build A (both workers are A).
+      expect(new Set(await buildIds(id))).toEqual(new Set(['A']));
+    }, 300_000);
+
+    it('rolls out build B while runs are in flight on A: each run moves as its versioning behaviour says', async () => {
+      llm.script(
+        researchRules(
+          {
+            react: (req) => ({ ...defaultReact(req), ...(stepTitleOf(req) === 'Step slow' ? { delayMs: 10_000 } : {}) }),
+          },
+          planJson([{ id: 'slow' }]),
+        ),
+      );
+      const a = procs.filter((p) => p.child.exitCode === null && /as deployment deep-research, build A/.test(p.output()));
+      if (a.length === 0) a.push(startWorker('A'));
+      await Promise.all(a.map((w) => w.waitFor(/worker ready/, 90_000)));
+      await makeCurrent('A');
+
+      // On A: one run waiting for review, one whose step is researching.
+      const reviewed = await submit('Which grid batteries last longest?', {});
+      await until('the plan under review', async () => (await api('GET', `/v1/research/${reviewed}`)).phase === 'reviewing');
+      const researching = await submit('How fast is offshore wind growing?', { autoAcceptPlan: true });
+      await until('the slow step researching', () =>
+        llm.requests.some((r) => r.rule === 'react' && stepTitleOf(r.body) === 'Step slow' && r.endedAt === undefined),
+      );
+
+      // Build B starts and takes new runs; A keeps what is pinned to it.
+      const b = [startWorker('B'), startWorker('B')];
+      await Promise.all(b.map((w) => w.waitFor(/worker ready/, 90_000)));
+      await makeCurrent('B');
+      await until('build B routed', async () => {
+        const d = await client.workflowService.describeWorkerDeployment({ namespace: server.namespace, deploymentName: DEPLOYMENT });
+        return d.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId === 'B';
+      });
+      await sleep(3_000);
+      await api('POST', `/v1/research/${reviewed}/plan/approve`, { planVersion: 1 });
+      const fresh = await submit('What limits green hydrogen?', { autoAcceptPlan: true });
+
+      // A drains once its pinned step has finished; then its workers stop.
+      await until(
+        'build A drained',
+        async () => {
+          const v = await client.workflowService.describeWorkerDeploymentVersion({
+            namespace: server.namespace,
+            deploymentVersion: { deploymentName: DEPLOYMENT, buildId: 'A' },
+          });
+          // VERSION_DRAINAGE_STATUS_DRAINED = 2
+          return v.workerDeploymentVersionInfo?.drainageInfo?.status === 2;
         },
         120_000,
       );
-      expect(r, id).toMatchObject({ status: 'completed', outcome: 'report' });
-    }
-    // The reviewed run (AUTO_UPGRADE) started on A and finished on B, its step on B.
-    const reviewedBuilds = await buildIds(reviewed);
-    expect(reviewedBuilds[0]).toBe('A');
-    expect(reviewedBuilds.at(-1)).toBe('B');
-    expect(new Set(await buildIds(`${reviewed}/step/slow`))).toEqual(new Set(['B']));
-    // The researching run's step (PINNED) ran on A from start to end; the run itself ended on B.
-    expect(new Set(await buildIds(`${researching}/step/slow`))).toEqual(new Set(['A']));
-    expect((await buildIds(researching)).at(-1)).toBe('B');
-    // A new run is on B throughout.
-    expect(new Set([...(await buildIds(fresh)), ...(await buildIds(`${fresh}/step/slow`))])).toEqual(new Set(['B']));
-  }, 400_000);
-});
+      for (const w of a) w.child.kill('SIGTERM');
+      await Promise.all(a.map((w) => w.exited(30_000)));
+
+      for (const id of [reviewed, researching, fresh]) {
+        const r = await until(
+          `${id} finished`,
+          async () => {
+            const s = await api('GET', `/v1/research/${id}`);
+            return ['completed', 'failed', 'cancelled'].includes(String(s.status)) ? s : undefined;
+          },
+          120_000,
+        );
+        expect(r, id).toMatchObject({ status: 'completed', outcome: 'report' });
+      }
+      // The reviewed run (AUTO_UPGRADE) started on A and finished on B, its step on B.
+      const reviewedBuilds = await buildIds(reviewed);
+      expect(reviewedBuilds[0]).toBe('A');
+      expect(reviewedBuilds.at(-1)).toBe('B');
+      expect(new Set(await buildIds(`${reviewed}/step/slow`))).toEqual(new Set(['B']));
+      // The researching run's step (PINNED) ran on A from start to end; the run itself ended on B.
+      expect(new Set(await buildIds(`${researching}/step/slow`))).toEqual(new Set(['A']));
+      expect((await buildIds(researching)).at(-1)).toBe('B');
+      // A new run is on B throughout.
+      expect(new Set([...(await buildIds(fresh)), ...(await buildIds(`${fresh}/step/slow`))])).toEqual(new Set(['B']));
+    }, 400_000);
+  },
+);

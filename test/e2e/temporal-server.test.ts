@@ -2,9 +2,6 @@
 // run is listed by its search attribute, survives a kill -9 of the server and completes after the
 // restart with the same worker; with TLS the frontend refuses plain text and clients without a
 // certificate, while the server's own system worker (which runs schedules) still works.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
@@ -20,7 +17,8 @@ import { ScriptedLlmServer } from '../support/llm-server';
 import { researchRules, searchResults } from '../support/research-script';
 import { FakeSearxng } from '../support/search-server';
 import { databaseUrl, missingReason, workflowBundle } from '../support/services';
-import { adminUrl, makeTestCerts, realServerMissing } from '../support/temporal-cluster';
+import { makeTestCerts } from '../support/certs';
+import { adminUrl, realServerMissing } from '../support/temporal-cluster';
 
 const missing = databaseUrl() ? realServerMissing() : missingReason();
 
@@ -101,12 +99,11 @@ describe.skipIf(missing)(`Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreS
   }, 90_000);
 
   it('serves TLS: plain text and clients without a certificate are refused; schedules still run', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'dr-temporal-tls-'));
-    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-    const certs = makeTestCerts(dir);
+    const certs = makeTestCerts();
+    cleanups.push(async () => certs.remove());
     const server = await startTemporalServer({
       adminUrl: adminUrl(),
-      tls: { certFile: certs.serverCertFile, keyFile: certs.serverKeyFile, clientCaFile: certs.caFile },
+      tls: { certFile: certs.serverCert, keyFile: certs.serverKey, clientCaFile: certs.caCert },
     });
     cleanups.push(() => server.stop());
     const { address } = server;
@@ -119,15 +116,15 @@ describe.skipIf(missing)(`Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreS
       }
     };
     await expect(call()).rejects.toThrow();
-    await expect(call({ caFile: certs.caFile })).rejects.toThrow();
-    const described = await call({ caFile: certs.caFile, certFile: certs.clientCertFile, keyFile: certs.clientKeyFile });
+    await expect(call({ caFile: certs.caCert })).rejects.toThrow();
+    const described = await call({ caFile: certs.caCert, certFile: certs.clientCert, keyFile: certs.clientKey });
     expect(described.namespaceInfo?.name).toBe('default');
 
     // A schedule's actions are taken by the scheduler workflow on the server's system worker,
     // which reaches the frontend services from inside (the internal frontend, no client certificate).
     const connection = await Connection.connect({
       address,
-      tls: clientTls({ caFile: certs.caFile, certFile: certs.clientCertFile, keyFile: certs.clientKeyFile }),
+      tls: clientTls({ caFile: certs.caCert, certFile: certs.clientCert, keyFile: certs.clientKey }),
     });
     cleanups.push(() => connection.close());
     const client = new Client({ connection });

@@ -8,18 +8,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installedTemporalServer, startTemporalServer } from '../../scripts/temporal-server';
+import { startTemporalServer } from '../../scripts/temporal-server';
 import { SEARCH_ATTRIBUTES } from '../../src/shared/constants';
 import { makeTestCerts, type TestCerts } from '../support/certs';
 import { databaseUrl, missingReason } from '../support/services';
+import { adminUrl, realServerMissing } from '../support/temporal-cluster';
 import { freePort, spawnCli, type Spawned } from '../support/spawn';
 
 const CI = process.env.CI === 'true';
-const installed = installedTemporalServer();
-const ready = Boolean(installed && databaseUrl());
-const why = !installed
-  ? 'the Temporal server is not installed (node bin/run-ts.mjs scripts/temporal-server.ts --install-only)'
-  : missingReason();
+const ready = !realServerMissing() && Boolean(databaseUrl());
+const why = realServerMissing() ?? missingReason();
 const API_KEY = 'tls-e2e-api-key-never-printed-7f3a9c';
 
 // Under CI a missing server or database fails here instead of skipping.
@@ -32,7 +30,7 @@ describe.skipIf(!ready && !CI)(`Temporal over TLS (${ready ? 'live' : why})`, ()
     if (!ready) throw new Error(`Temporal over TLS: ${why}`);
     certs = makeTestCerts();
     server = await startTemporalServer({
-      adminUrl: process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://deep_research:deep_research@127.0.0.1:5432/postgres',
+      adminUrl: adminUrl(),
       namespace: 'tls-e2e',
       searchAttributes: SEARCH_ATTRIBUTES,
       tls: { certFile: certs.serverCert, keyFile: certs.serverKey, clientCaFile: certs.caCert },
@@ -132,7 +130,7 @@ describe.skipIf(!ready && !CI)(`Temporal over TLS (${ready ? 'live' : why})`, ()
   it('no client certificate: the server refuses, and the worker says one is required', async () => {
     const worker = start('worker', {});
     expect(await worker.exited(120_000)).toBe(1);
-    expect(worker.output()).toMatch(
+    expect(worker.output(), worker.output()).toMatch(
       // The server's alert may arrive, or the connection may close before the SDK reads it.
       /\(TLS\): the server (requires a client certificate \(mTLS\) and none was sent|closed the connection, as one that requires a client certificate \(mTLS\) does when none is sent): set TEMPORAL_TLS_CLIENT_CERT_PATH/,
     );
@@ -145,7 +143,7 @@ describe.skipIf(!ready && !CI)(`Temporal over TLS (${ready ? 'live' : why})`, ()
       TEMPORAL_TLS_CLIENT_KEY_PATH: certs.otherClientKey,
     });
     expect(await worker.exited(120_000)).toBe(1);
-    expect(worker.output()).toMatch(
+    expect(worker.output(), worker.output()).toMatch(
       /\(mTLS\): the server refused the client certificate \(TEMPORAL_TLS_CLIENT_CERT_PATH, CN=untrusted-client\)/,
     );
   }, 300_000);
