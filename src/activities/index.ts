@@ -131,7 +131,13 @@ export function createActivities(deps: ActivityDeps) {
       ...createKnowledgeRouterActivities({ llm, store }),
     },
     /** PostgreSQL only (STORE_OPTIONS). */
-    store: { ...createPersistActivities({ store }), ...conversation, assembleSections: reporter.assembleSections },
+    // Only what a workflow calls: the conversation's writers are called by the researcher's turn
+    // and by the MCP tool call, inside their activities.
+    store: {
+      ...createPersistActivities({ store }),
+      trimConversation: conversation.trimConversation,
+      assembleSections: reporter.assembleSections,
+    },
     /** One query across the search providers, on the rate-limited search queue (SEARCH_OPTIONS). */
     search: createSearchActivities({
       store,
@@ -157,8 +163,8 @@ export function createActivities(deps: ActivityDeps) {
       embedChunks: ingest.embedChunks,
       indexSessionReport: memory.indexSessionReport,
     },
-    /** Other people's servers (MCP_OPTIONS). */
-    mcp,
+    /** Other people's servers (MCP_OPTIONS); the tools are found by the researcher's first turn. */
+    mcp: { callMcpTool: mcp.callMcpTool },
     /** Signed POSTs to a run's webhook, on the main queue. */
     notify: createWebhookActivities({ ...deps.config.webhook, userAgent: deps.config.crawl.userAgent }),
     /** Not an activity: the worker's sweep of containers a crashed worker left behind. */

@@ -1,5 +1,5 @@
 // Error type names carried by ApplicationFailure.type. Workflows and the API branch on these
-// strings, so they are part of the contract: rename only with a patched() migration.
+// strings, so they are part of the contract: an open run may hold any of them in its history.
 export const ErrorType = {
   /** No LLM endpoint or key is configured: the operator must set OPENAI_API_KEY / OPENAI_BASE_URL. */
   LlmNotConfigured: 'LlmNotConfigured',
