@@ -6,7 +6,7 @@
 // until the server reports that version drained. Its code may change in any way from one build to
 // the next, with no patch. AUTO_UPGRADE: an execution moves to the deployment's current version
 // at its next workflow task, so the new build replays the old history: a change that alters the
-// commands an open execution already made needs `patched()` and a recorded history in
+// commands an open execution already made needs a patch (the SDK's `patched` call) and a recorded history in
 // test/histories (the replay suite).
 import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import type { VersioningBehavior } from '@temporalio/common';
