@@ -3,6 +3,7 @@
 // needs API_KEYS), the sandbox image build.
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { TEMPORAL_SERVER_VERSION } from '../../scripts/temporal-server';
 import { ROOT } from '../support/spawn';
 
 /** `docker compose` (v2) where it exists, else Debian's `docker-compose`. */
@@ -21,7 +22,20 @@ describe.skipIf(!available)(`docker-compose.yml (${available ? 'compose found' :
     expect(r.stderr).not.toMatch(/error/i);
     expect(r.status).toBe(0);
     const services = compose(['config', '--services'], { API_KEYS: 'compose-check-key-0123456789=acme' }).stdout.trim().split('\n').sort();
-    expect(services).toEqual(['api', 'postgres', 'sandbox-image', 'temporal', 'temporal-db', 'temporal-setup', 'temporal-ui', 'worker']);
+    expect(services).toEqual([
+      'api',
+      'postgres',
+      'sandbox-image',
+      'temporal',
+      'temporal-db',
+      'temporal-schema',
+      'temporal-setup',
+      'temporal-ui',
+      'worker',
+    ]);
+    // The server the tests build and run (scripts/temporal-server.ts), not the deprecated auto-setup image.
+    expect(r.stdout).toMatch(new RegExp(`image: temporalio/server:${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')}\\n`));
+    expect(r.stdout).not.toMatch(/auto-setup/);
     expect(r.stdout).toMatch(/image: pgvector\/pgvector/);
     expect(r.stdout).toMatch(/replicas: 2/);
     expect(r.stdout.match(/healthcheck:/g)?.length).toBeGreaterThanOrEqual(5);
