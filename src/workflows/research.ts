@@ -2,7 +2,7 @@
 // workflows, each with reflection) → report. Deterministic code only: every outside call is an
 // activity or a child workflow, and every loop is bounded by an option. The phases live in
 // research/, one file per phase or loop; the run's state in research/run-state.ts.
-import { setHandler } from '@temporalio/workflow';
+import { allHandlersFinished, CancellationScope, condition, setHandler } from '@temporalio/workflow';
 import type { ResearchInput, ResearchResult, StepOutput } from '../shared/schemas';
 import {
   answerClarificationSignal,
@@ -70,5 +70,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     return await endOnError(run, err);
   } finally {
     await giveSlotBack(run);
+    // A steering update still at work (it waits on activities) ends before the run does.
+    await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
   }
 }
