@@ -31,7 +31,8 @@ import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { cachedWorkflowBundle } from './infra/workflow-bundle';
 import { tuneHeap } from './infra/heap';
 import { runKeys } from './cli/keys';
-import { CLIENT_COMMANDS, CLIENT_USAGE, runClientCommand, type Io } from './cli/commands';
+import { CLIENT_COMMANDS, CLIENT_USAGE, runClientCommand } from './cli/commands';
+import type { Io } from './cli/io';
 
 const USAGE = `Usage: deep-research <command>
 

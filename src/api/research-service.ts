@@ -65,6 +65,8 @@ export interface ResearchServiceDeps {
   llm?: Pick<Config['llm'], 'models' | 'prices'>;
   /** How long a status query may take before the API answers from what was recorded (no worker polling). */
   queryTimeoutMs?: number;
+  /** How long a review update may wait for a worker to take it before the API answers 503. */
+  updateTimeoutMs?: number;
   /** The operator's retry settings, handed to every run (RETRY_* variables). */
   retry?: RetrySettings;
   /** Webhooks: on when the server has a WEBHOOK_SECRET to sign with; the hosts a URL may name. */
@@ -198,7 +200,7 @@ async function decodeSearchAttributes(
 
 export function createResearchService(deps: ResearchServiceDeps) {
   const queryTimeoutMs = deps.queryTimeoutMs ?? QUERY_TIMEOUT_MS;
-  const updateTimeoutMs = deps.queryTimeoutMs ?? UPDATE_TIMEOUT_MS;
+  const updateTimeoutMs = deps.updateTimeoutMs ?? UPDATE_TIMEOUT_MS;
 
   /** The run's status from a worker; 503 with Retry-After when none answers (a review must see it). */
   async function liveStatus(id: string, handle: ReturnType<Client['workflow']['getHandle']>): Promise<ResearchStatusView> {

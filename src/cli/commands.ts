@@ -8,13 +8,7 @@ import { apiClient, ApiFailure, type ApiClient, type RunEvent } from './api-clie
 import { EVAL_USAGE, EvalError, runEval } from './eval';
 import { KB_USAGE, resolveCollection, runKbCommand, runSessionCommand } from './kb';
 import { runScheduleCommand, SCHEDULE_USAGE } from './schedules';
-
-export interface Io {
-  out(text: string): void;
-  err(text: string): void;
-  /** Asks a question at the terminal; undefined when there is no terminal to ask at. */
-  ask(prompt: string): Promise<string | undefined>;
-}
+import type { Io } from './io';
 
 export const CLIENT_USAGE = `Client commands (talk to the API: --api URL or DEEP_RESEARCH_API, --key KEY or DEEP_RESEARCH_KEY):
   run "<question>" [--auto-approve] [--option k=v]... [--out FILE]   follow a run live, review at the prompt

@@ -7,6 +7,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ApiFailure, type ApiClient } from './api-client';
+import type { Io } from './io';
 
 export const EVAL_USAGE = `  eval --dataset FILE.jsonl [--out DIR] [--concurrency N] [--limit N] [--resume]
        [--model-name NAME] [--option k=v]...   run a question set ({id, prompt} per line), write
@@ -58,8 +59,6 @@ interface StatusJson {
   outcome?: string;
   usage?: { promptTokens: number; completionTokens: number; costUsd: number };
 }
-
-type Io = { out(text: string): void; err(text: string): void };
 
 /** Reads the dataset: one JSON object per line with `id` and `prompt` (or `question`); a bad line
  *  stops the eval before anything is submitted, naming the line. */
@@ -220,7 +219,7 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 export async function runEval(
   client: ApiClient,
-  io: Io,
+  io: Pick<Io, 'out' | 'err'>,
   o: {
     dataset: string;
     out: string;

@@ -3,7 +3,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ApiFailure, type ApiClient } from './api-client';
-import type { Io } from './commands';
+import type { Io } from './io';
 
 export const KB_USAGE = `  kb create <name> [--description TEXT] [--language en]   a collection for your documents
   kb list [<collection>]           collections, or one collection's documents and their progress

@@ -1,6 +1,6 @@
 // `deep-research schedule`: recurring research through the HTTP API (Temporal Schedules).
 import { ApiFailure, type ApiClient } from './api-client';
-import type { Io } from './commands';
+import type { Io } from './io';
 
 export const SCHEDULE_USAGE = `  schedule create "<question>" --every 24h | --cron "0 6 * * 1" [--timezone Europe/Berlin]
         [--option k=v]... [--session ID] [--paused] [--note TEXT]   research that repeats; each report says what changed

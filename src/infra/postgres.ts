@@ -54,3 +54,10 @@ export function createPool(url: string, max: number): pg.Pool {
 export function redactUrl(url: string): string {
   return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
 }
+
+/** How the knowledge base searches vectors in this database: the migration adds kb_chunks.vec only
+ *  where the pgvector extension exists (pgvector's HNSW index), else an exact scan. */
+export async function vectorSearchMode(pool: Pick<pg.Pool, 'query'>): Promise<'pgvector' | 'exact'> {
+  const { rowCount } = await pool.query(`SELECT 1 FROM information_schema.columns WHERE table_name = 'kb_chunks' AND column_name = 'vec'`);
+  return rowCount ? 'pgvector' : 'exact';
+}

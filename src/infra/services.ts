@@ -9,7 +9,7 @@ import type { Config } from '../config';
 import type { Logger } from './logger';
 import { migrate } from './migrate';
 import { resolveDataDir } from './paths';
-import { createPool, redactUrl, startEmbeddedPostgres, type EmbeddedPostgres } from './postgres';
+import { createPool, redactUrl, startEmbeddedPostgres, vectorSearchMode, type EmbeddedPostgres } from './postgres';
 import { explainTemporalConnectError, type TemporalConnectionSettings } from './temporal-connection';
 
 let runtimeInstalled = false;
@@ -98,12 +98,6 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/** The migration adds kb_chunks.vec only where the pgvector extension exists. */
-async function vectorMode(pool: pg.Pool): Promise<Database['vectors']> {
-  const { rowCount } = await pool.query(`SELECT 1 FROM information_schema.columns WHERE table_name = 'kb_chunks' AND column_name = 'vec'`);
-  return rowCount ? 'pgvector' : 'exact';
-}
-
 /** DATABASE_URL when set; otherwise the embedded PGlite database under DATA_DIR. Runs migrations. */
 export async function openDatabase(config: Config, log: Logger, opts: { allowEmbedded: boolean }): Promise<Database> {
   let embedded: EmbeddedPostgres | undefined;
@@ -124,7 +118,7 @@ export async function openDatabase(config: Config, log: Logger, opts: { allowEmb
   try {
     const applied = await migrate(pool);
     if (applied.length) log.info('database migrated', { applied });
-    vectors = await vectorMode(pool);
+    vectors = await vectorSearchMode(pool);
     if (vectors === 'exact') log.info('knowledge base: pgvector is not installed in this PostgreSQL; vectors are searched by exact scan');
     else log.debug('knowledge base: vectors searched with pgvector (HNSW)');
   } catch (err) {

@@ -19,7 +19,7 @@ const ready = Boolean(temporalAddress() && databaseUrl());
 function apiWithoutWorker(h: Harness) {
   const store = createStore(h.pool);
   return createApp({
-    research: createResearchService({ client: h.client, taskQueue: h.taskQueue, store, queryTimeoutMs: 1_000 }),
+    research: createResearchService({ client: h.client, taskQueue: h.taskQueue, store, queryTimeoutMs: 1_000, updateTimeoutMs: 1_000 }),
     auth: { envKeys: [], table: store.apiKeys, open: true },
     events: store.events,
     rateLimits: h.config.api.rateLimits,

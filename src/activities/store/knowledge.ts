@@ -2,6 +2,7 @@
 // progress), chunks with their full-text vector and embedding, and sessions. Retrieval queries
 // live here too: full-text ranking and vector kNN, each returning chunk keys in rank order.
 import type pg from 'pg';
+import { vectorSearchMode } from '../../infra/postgres';
 
 export interface CollectionRow {
   collectionId: string;
@@ -135,13 +136,10 @@ export function knowledgeTables(pool: pg.Pool) {
   const tables = {
     /** Decided once per pool: the migration added `vec` only where pgvector exists. */
     vectorMode(): Promise<VectorMode> {
-      mode ??= pool
-        .query(`SELECT 1 FROM information_schema.columns WHERE table_name = 'kb_chunks' AND column_name = 'vec'`)
-        .then((r) => (r.rowCount ? 'pgvector' : 'exact') as VectorMode)
-        .catch((err: unknown) => {
-          mode = undefined;
-          throw err;
-        });
+      mode ??= vectorSearchMode(pool).catch((err: unknown) => {
+        mode = undefined;
+        throw err;
+      });
       return mode;
     },
 
