@@ -47,8 +47,8 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
       return await finish(run, 'answered_directly', coordination.answer, { outcome: 'answered_directly', answer: coordination.answer });
     }
     await chooseKnowledge(run);
-    const question = await investigate(run, coordination.topic);
-    const reviewed = await planAndReview(run, question);
+    const researchQuestion = await investigate(run, coordination.topic);
+    const reviewed = await planAndReview(run, researchQuestion);
     if (reviewed.kind === 'cancelled') {
       return await finish(run, 'cancelled_at_review', reviewed.reason, { outcome: 'review_timeout' }, 'cancelled');
     }
@@ -58,12 +58,12 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
       await takeSlot(run);
       run.moveTo('researching');
       run.startResearchClock();
-      accepted = await runTeam(run, plan, question);
-      ({ plan, accepted } = await closeGaps(run, run.steering.apply(plan), question, accepted));
+      accepted = await runTeam(run, plan, researchQuestion);
+      ({ plan, accepted } = await closeGaps(run, run.steering.apply(plan), researchQuestion, accepted));
       plan = run.steering.apply(plan);
     }
-    const report = await writeReport(run, plan, question, accepted);
-    await compareWithPrevious(run, plan, question, accepted);
+    const report = await writeReport(run, plan, researchQuestion, accepted);
+    await compareWithPrevious(run, plan, researchQuestion, accepted);
     await rememberReport(run);
     return await finish(run, 'report', report.summary, { outcome: 'report', answer: report.title });
   } catch (err) {

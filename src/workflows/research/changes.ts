@@ -6,7 +6,12 @@ import type { Plan, StepOutput } from '../../shared/schemas';
 import { acceptedKeys } from './report';
 import type { RunState } from './run-state';
 
-export async function compareWithPrevious(run: RunState, plan: Plan, question: string, accepted: Map<string, StepOutput>): Promise<void> {
+export async function compareWithPrevious(
+  run: RunState,
+  plan: Plan,
+  researchQuestion: string,
+  accepted: Map<string, StepOutput>,
+): Promise<void> {
   const scheduleId = run.scheduleId;
   if (!scheduleId) return;
   const c = await run.calls.llm.compareWithPrevious.executeWithOptions(
@@ -16,7 +21,7 @@ export async function compareWithPrevious(run: RunState, plan: Plan, question: s
         researchId: run.id,
         scheduleId,
         startedAt: workflowInfo().runStartTime.toISOString(),
-        question,
+        question: researchQuestion,
         stepKeys: acceptedKeys(plan, accepted),
       },
     ],

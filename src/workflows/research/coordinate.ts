@@ -16,7 +16,7 @@ export async function coordinate(run: RunState): Promise<Coordination> {
       [
         {
           researchId: run.id,
-          question: run.question,
+          question: run.userQuestion,
           allowClarification: round < opts.maxClarifications,
           clarifications: clarifications.join('\n'),
           ...(opts.locale ? { locale: opts.locale } : {}),
@@ -26,7 +26,7 @@ export async function coordinate(run: RunState): Promise<Coordination> {
     run.addUsage(usage);
     run.setLocale(opts.locale ?? decision.locale);
     if (decision.action === 'answer_directly') return { kind: 'answer', answer: decision.directAnswer ?? '' };
-    const topic = decision.researchTopic ?? run.question;
+    const topic = decision.researchTopic ?? run.userQuestion;
     if (!decision.clarificationQuestion || round >= opts.maxClarifications) return { kind: 'research', topic };
     const answer = await askClarification(run, decision.clarificationQuestion);
     clarifications.push(`Q: ${decision.clarificationQuestion}\nA: ${answer ?? '(no answer; proceed with your best interpretation)'}`);
@@ -34,8 +34,8 @@ export async function coordinate(run: RunState): Promise<Coordination> {
 }
 
 /** Waits for the user's answer, at most reviewTimeout; undefined when none came. */
-async function askClarification(run: RunState, question: string): Promise<string | undefined> {
-  run.clarificationQuestion = question;
+async function askClarification(run: RunState, clarifyingQuestion: string): Promise<string | undefined> {
+  run.clarificationQuestion = clarifyingQuestion;
   run.clarificationAnswer = undefined;
   run.moveTo('coordinating', 'awaiting_review');
   const answered = await condition(() => run.clarificationAnswer !== undefined, durationToMs(run.options.reviewTimeout));

@@ -9,7 +9,7 @@ import { runTeam } from './team';
 export async function closeGaps(
   run: RunState,
   plan: Plan,
-  question: string,
+  researchQuestion: string,
   accepted: Map<string, StepOutput>,
 ): Promise<{ plan: Plan; accepted: Map<string, StepOutput> }> {
   const loops = run.options.maxResearchLoops ?? 0;
@@ -20,7 +20,7 @@ export async function closeGaps(
     const r = await run.calls.llm.reflectOnGaps.executeWithOptions({ summary: `gap reflection ${loop} of ${loops}` }, [
       {
         researchId: run.id,
-        question,
+        question: researchQuestion,
         stepKeys: current.steps.map((s) => results.get(s.id)?.key).filter((k): k is string => k !== undefined),
         existingIds: current.steps.map((s) => s.id),
         maxSteps: run.options.maxSteps,
@@ -33,7 +33,7 @@ export async function closeGaps(
     );
     current = { ...current, steps: [...current.steps, ...r.steps] };
     run.extendPlan(r.steps);
-    results = await runTeam(run, current, question, results);
+    results = await runTeam(run, current, researchQuestion, results);
   }
   return { plan: current, accepted: results };
 }

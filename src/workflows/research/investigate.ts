@@ -12,7 +12,14 @@ export async function investigate(run: RunState, topic: string): Promise<string>
   run.moveTo('planning');
   const { expansion, usage } = await run.calls.llm.expandQueries.executeWithOptions(
     { summary: `rewrite: question and ${opts.queryCount} queries` },
-    [{ researchId: run.id, question: `${run.question}\n(Coordinator's reading: ${topic})`, locale: run.locale, count: opts.queryCount }],
+    [
+      {
+        researchId: run.id,
+        question: `${run.userQuestion}\n(Coordinator's reading: ${topic})`,
+        locale: run.locale,
+        count: opts.queryCount,
+      },
+    ],
   );
   run.addUsage(usage);
   const searches = await Promise.allSettled(

@@ -10,7 +10,7 @@ export async function chooseKnowledge(run: RunState): Promise<void> {
   const sessionId = run.sessionId;
   if (sessionId) {
     const memory = await run.calls.knowledge.loadSessionMemory.executeWithOptions({ summary: 'session memory' }, [
-      { researchId: run.id, sessionId, ...(run.scheduleId ? { join: run.question } : {}) },
+      { researchId: run.id, sessionId, ...(run.scheduleId ? { join: run.userQuestion } : {}) },
     ]);
     if (memory.turns) run.note(`Follow-up in a session: the run saw ${memory.turns} earlier question(s) and their reports.`);
   }
@@ -23,7 +23,7 @@ export async function chooseKnowledge(run: RunState): Promise<void> {
     if (usable.length) {
       const choice = await run.calls.llm.chooseCollections.executeWithOptions(
         { summary: `knowledge base: choose among ${usable.length} collections` },
-        [{ researchId: run.id, question: run.question, collections: usable }],
+        [{ researchId: run.id, question: run.userQuestion, collections: usable }],
       );
       run.addUsage(choice.usage);
       collectionIds = choice.collectionIds;
@@ -56,11 +56,12 @@ export async function rememberReport(run: RunState): Promise<void> {
 }
 
 /** Knowledge base passages for the background brief: the question and its search queries. */
-export async function searchKnowledge(run: RunState, question: string, queries: string[]): Promise<string[]> {
+export async function searchKnowledge(run: RunState, researchQuestion: string, queries: string[]): Promise<string[]> {
   if (!run.knowledge) return [];
-  const found = await run.calls.knowledge.knowledgeSearch.executeWithOptions({ summary: `knowledge search: ${summarize(question, 80)}` }, [
-    { researchId: run.id, query: question, alternatives: queries.slice(0, 3), scope: run.knowledge, k: 8 },
-  ]);
+  const found = await run.calls.knowledge.knowledgeSearch.executeWithOptions(
+    { summary: `knowledge search: ${summarize(researchQuestion, 80)}` },
+    [{ researchId: run.id, query: researchQuestion, alternatives: queries.slice(0, 3), scope: run.knowledge, k: 8 }],
+  );
   if (found.vectors === 'off')
     run.note('Knowledge base: no embeddings endpoint is configured, so its passages were found by full text only.');
   return found.results.map((r) => r.sourceId);

@@ -19,7 +19,7 @@ export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}
     {
       id: run.id,
       tenant: run.tenant,
-      question: run.question,
+      question: run.userQuestion,
       status,
       phase: run.phase,
       locale: run.locale,

@@ -8,12 +8,21 @@ import type { RunState } from './run-state';
 
 const MAX_PLAN_ATTEMPTS = 3;
 
-export async function makePlan(run: RunState, question: string, reviewerFeedback: string): Promise<Plan> {
+export async function makePlan(run: RunState, researchQuestion: string, reviewerFeedback: string): Promise<Plan> {
   let problems: string[] = [];
   for (let attempt = 1; attempt <= MAX_PLAN_ATTEMPTS; attempt++) {
     const r = await run.calls.llm.planResearch.executeWithOptions(
       { summary: `planner: attempt ${attempt}${reviewerFeedback ? ' with review feedback' : ''}` },
-      [{ researchId: run.id, question, locale: run.locale, maxSteps: run.options.maxSteps, feedback: reviewerFeedback, problems }],
+      [
+        {
+          researchId: run.id,
+          question: researchQuestion,
+          locale: run.locale,
+          maxSteps: run.options.maxSteps,
+          feedback: reviewerFeedback,
+          problems,
+        },
+      ],
     );
     run.addUsage(r.usage);
     if (r.problems.length === 0) return r.plan;

@@ -20,7 +20,7 @@ import type { RunState } from './run-state';
 export async function runStepWithReflection(
   run: RunState,
   step: PlanStep,
-  question: string,
+  researchQuestion: string,
   accepted: Map<string, StepOutput>,
 ): Promise<void> {
   const board = run.step(step.id);
@@ -36,7 +36,7 @@ export async function runStepWithReflection(
         }
       }
       board.attempts = attempt;
-      last = await runAttempt(run, step, question, attempt, feedback, accepted);
+      last = await runAttempt(run, step, researchQuestion, attempt, feedback, accepted);
       run.addUsage(last.usage);
       for (const n of last.notes ?? []) {
         board.notes.push(n);
@@ -46,7 +46,7 @@ export async function runStepWithReflection(
         board.notes.push('accepted without the judge: the user asked to wrap up');
         break;
       }
-      const verdict = await judge(run, step, question, attempt, last);
+      const verdict = await judge(run, step, researchQuestion, attempt, last);
       feedback = verdict.feedback;
       if (verdict.passed) break;
       if (attempt > run.options.maxReflectionAttempts) {
@@ -88,7 +88,7 @@ function stoppedByOperator(err: unknown): boolean {
 function runAttempt(
   run: RunState,
   step: PlanStep,
-  question: string,
+  researchQuestion: string,
   attempt: number,
   feedback: string,
   accepted: Map<string, StepOutput>,
@@ -96,7 +96,7 @@ function runAttempt(
   const budget = run.reserveBudget(step.id);
   const input: StepInput = {
     researchId: run.id,
-    question,
+    question: researchQuestion,
     locale: run.locale,
     step,
     attempt,
@@ -122,13 +122,13 @@ function runAttempt(
 async function judge(
   run: RunState,
   step: PlanStep,
-  question: string,
+  researchQuestion: string,
   attempt: number,
   result: StepOutput,
 ): Promise<{ passed: boolean; feedback: string }> {
   try {
     const judged = await run.calls.llm.judgeStep.executeWithOptions({ summary: `judge: step ${step.id} attempt ${attempt}` }, [
-      { researchId: run.id, key: result.key, step, question },
+      { researchId: run.id, key: result.key, step, question: researchQuestion },
     ]);
     run.addUsage(judged.usage);
     return judged.verdict;

@@ -12,11 +12,11 @@ export function acceptedKeys(plan: Plan, accepted: Map<string, StepOutput>): str
   return plan.steps.map((s) => accepted.get(s.id)?.key).filter((k): k is string => k !== undefined);
 }
 
-export async function writeReport(run: RunState, plan: Plan, question: string, accepted: Map<string, StepOutput>) {
+export async function writeReport(run: RunState, plan: Plan, researchQuestion: string, accepted: Map<string, StepOutput>) {
   run.moveTo('reporting');
   const stepKeys = acceptedKeys(plan, accepted);
   const notes = [...run.notes];
-  const input = { researchId: run.id, question, locale: run.locale, stepKeys, notes };
+  const input = { researchId: run.id, question: researchQuestion, locale: run.locale, stepKeys, notes };
   const length = run.options.reportLength ?? 'standard';
   // A one-call report whose findings do not fit the reporter's context window comes back unwritten
   // (bySection) and is written section by section; a history recorded before that has no such answer.

@@ -10,12 +10,12 @@ import type { ReviewDecision, RunState } from './run-state';
 
 export type Reviewed = { kind: 'approved'; plan: Plan } | { kind: 'cancelled'; reason: string };
 
-export async function planAndReview(run: RunState, question: string): Promise<Reviewed> {
+export async function planAndReview(run: RunState, researchQuestion: string): Promise<Reviewed> {
   const opts = run.options;
   let feedback = '';
   let revisions = 0;
   for (;;) {
-    const plan = await makePlan(run, question, feedback);
+    const plan = await makePlan(run, researchQuestion, feedback);
     run.showPlan(plan, revisions);
     // The row's sync loop stores the new plan (startRowSync): a write of its own here would hold
     // the workflow task, and the steps it starts, for one more local activity.

@@ -49,7 +49,8 @@ export type ReviewDecision = { kind: 'approve' } | { kind: 'revise'; feedback: s
 
 export class RunState {
   readonly id = workflowInfo().workflowId;
-  readonly question: string;
+  /** The question in the user's words (the research question is the rewritten one). */
+  readonly userQuestion: string;
   readonly options: ResearchOptions;
   status: RunStatus = 'running';
   phase: Phase = 'coordinating';
@@ -89,7 +90,7 @@ export class RunState {
   rowSync?: Promise<void>;
 
   constructor(private readonly input: ResearchInput) {
-    this.question = input.question;
+    this.userQuestion = input.question;
     this.options = input.options;
     this.calls = activitiesFor({ maxOutage: input.options.maxOutage, retry: input.retry });
   }
@@ -247,7 +248,7 @@ export class RunState {
     return {
       status: this.status,
       phase: this.phase,
-      question: this.question,
+      question: this.userQuestion,
       ...(this.detectedLocale ? { locale: this.detectedLocale } : {}),
       ...(this.clarificationQuestion !== undefined ? { clarificationQuestion: this.clarificationQuestion } : {}),
       ...(this.plan
@@ -308,7 +309,7 @@ export class RunState {
     const lines = [
       `**${this.status}** · phase **${this.phase}** · tokens ${u.promptTokens + u.completionTokens} · $${u.costUsd.toFixed(4)}`,
       '',
-      `Question: ${summarize(this.question, 200)}`,
+      `Question: ${summarize(this.userQuestion, 200)}`,
     ];
     const waiting = this.waits.lines();
     if (waiting.length) lines.push('', ...waiting);

@@ -10,7 +10,7 @@ import type { RunState } from './run-state';
 export async function runTeam(
   run: RunState,
   plan: Plan,
-  question: string,
+  researchQuestion: string,
   earlier = new Map<string, StepOutput>(),
 ): Promise<Map<string, StepOutput>> {
   const accepted = new Map(earlier);
@@ -29,7 +29,7 @@ export async function runTeam(
       s.status = 'running';
       s.startedAt = Date.now();
       running++;
-      const task = runStepWithReflection(run, planStep(s.id), question, accepted).finally(() => {
+      const task = runStepWithReflection(run, planStep(s.id), researchQuestion, accepted).finally(() => {
         s.endedAt = Date.now();
         running--;
         changes++;
