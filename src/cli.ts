@@ -145,20 +145,8 @@ async function runDev(given: Config, log: Logger): Promise<void> {
       await running;
     });
     running.catch((err: unknown) => log.error('worker stopped', { err }));
-    const api = await startApiServer({
-      client: conns.client,
-      pool: db.pool,
-      taskQueue: config.temporal.taskQueue,
-      namespace: config.temporal.namespace,
-      api: config.api,
-      log,
-      preflight: () => (llmConfigured(config) ? undefined : LLM_NOT_CONFIGURED_MESSAGE),
-      retry: config.retry,
-      llm: config.llm,
-      webhook: config.webhook,
-      knowledge: config.knowledge,
-      schedules: config.schedules,
-    });
+    // dev's worker is in this process: runs are refused while it has no LLM to call.
+    const api = await startApi(config, conns, db, log, () => (llmConfigured(config) ? undefined : LLM_NOT_CONFIGURED_MESSAGE));
     cleanups.push(() => api.close());
 
     const probe = await probing;
@@ -223,6 +211,30 @@ async function runWorker(config: Config, log: Logger): Promise<void> {
   await Promise.race([shutdown, running]);
 }
 
+/** The HTTP API on this process's Temporal client and pool, configured from `config`. */
+function startApi(
+  config: Config,
+  conns: Pick<TemporalConnections, 'client'>,
+  db: Pick<Database, 'pool'>,
+  log: Logger,
+  preflight?: () => string | undefined,
+) {
+  return startApiServer({
+    client: conns.client,
+    pool: db.pool,
+    taskQueue: config.temporal.taskQueue,
+    namespace: config.temporal.namespace,
+    api: config.api,
+    log,
+    ...(preflight ? { preflight } : {}),
+    retry: config.retry,
+    llm: config.llm,
+    webhook: config.webhook,
+    knowledge: config.knowledge,
+    schedules: config.schedules,
+  });
+}
+
 /** A standalone worker's or API's PostgreSQL and Temporal, each closed on shutdown; the certificate
  *  and key files are checked before anything opens. Says where it connected (never a secret). */
 async function openServices(
@@ -259,19 +271,7 @@ async function runApi(config: Config, log: Logger): Promise<void> {
   } catch (err) {
     return failedStart(err, log, shutdown);
   }
-  const api = await startApiServer({
-    client: conns.client,
-    pool: db.pool,
-    taskQueue: config.temporal.taskQueue,
-    namespace: config.temporal.namespace,
-    api: config.api,
-    log,
-    retry: config.retry,
-    llm: config.llm,
-    webhook: config.webhook,
-    knowledge: config.knowledge,
-    schedules: config.schedules,
-  });
+  const api = await startApi(config, conns, db, log);
   cleanups.push(() => api.close());
   process.stdout.write(`API listening on ${api.url}${api.open ? ' (no API keys: open to this machine only)' : ''}\n`);
   await shutdown;
