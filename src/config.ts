@@ -111,189 +111,448 @@ export const DEFAULT_MAX_TOKENS: Record<LlmRole, number> = {
   reporter: 4_096,
 };
 
-/** `<NAME>_<ROLE>` variables for every role, optional. */
-function roleSettings<N extends string, T extends z.ZodTypeAny>(name: N, schema: T) {
-  return Object.fromEntries(LLM_ROLES.map((role) => [`${name}_${role.toUpperCase()}`, schema.optional()])) as Record<
+/** `<NAME>_<ROLE>` variables for every role, optional, each with the same description. */
+function roleSettings<N extends string, T extends z.ZodTypeAny>(name: N, schema: T, description: string) {
+  return Object.fromEntries(LLM_ROLES.map((role) => [`${name}_${role.toUpperCase()}`, schema.optional().describe(description)])) as Record<
     `${N}_${Uppercase<LlmRole>}`,
     z.ZodOptional<T>
   >;
 }
 
 // Keys are the environment variable names, so an error message can name the variable as-is.
-const EnvSchema = z.object({
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
-  DATA_DIR: z.string().default('.data'),
+export const EnvSchema = z.object({
+  NODE_ENV: z
+    .enum(['development', 'production', 'test'])
+    .default('development')
+    .describe('the kind of environment the process runs in: `development`, `production` or `test`'),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info').describe('`debug`, `info`, `warn`, `error`'),
+  DATA_DIR: z
+    .string()
+    .default('.data')
+    .describe(
+      "Temporal's SQLite file (write-ahead log, `synchronous=normal`: a killed server loses nothing, a power cut may lose the last commits) and PGlite's data",
+    ),
 
   // Where Temporal is and how to reach it: src/infra/temporal-connection.ts decides, through the SDK's
   // environment configuration (a temporal.toml profile with these and the other TEMPORAL_TLS_* and
   // TEMPORAL_GRPC_META_* variables over it, as the Temporal CLI). Here they are only checked.
-  TEMPORAL_ADDRESS: optionalString,
-  TEMPORAL_NAMESPACE: optionalString,
-  TEMPORAL_PROFILE: optionalString,
-  TEMPORAL_CONFIG_FILE: optionalString,
-  TEMPORAL_API_KEY: optionalString,
-  // The SDK takes anything but "true" or "1" as false: a typo must not turn TLS off.
-  TEMPORAL_TLS: optionalString.pipe(z.enum(['true', 'false', '1', '0'], { message: 'expected true or false' }).optional()),
-  TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: optionalString.pipe(
-    z
-      .enum(['false', '0'], {
-        message: 'not supported by the TypeScript SDK; set TEMPORAL_TLS_SERVER_NAME to a name the server certificate has',
-      })
-      .optional(),
+  TEMPORAL_ADDRESS: optionalString.describe(
+    "a running Temporal server (`host:port` of its frontend); unset (and no profile's address), `dev` starts its own and `worker`/`api` use `127.0.0.1:TEMPORAL_PORT`",
   ),
-  TEMPORAL_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
-  TEMPORAL_CLI_PATH: optionalString,
-  PATH: z.string().default(''),
-  TEMPORAL_PORT: port.default(7233),
-  TEMPORAL_UI_PORT: port.default(8233),
+  TEMPORAL_NAMESPACE: optionalString.describe("namespace; unset: the profile's, else `default`"),
+  TEMPORAL_PROFILE: optionalString.describe(
+    'the profile of the `temporal.toml` to use; unset: `default` (see [Connecting to a Temporal cluster or Temporal Cloud](scaling-and-deploys.md#connecting-to-a-temporal-cluster-or-temporal-cloud))',
+  ),
+  TEMPORAL_CONFIG_FILE: optionalString.describe(
+    "the `temporal.toml` profiles are read from; unset: `~/.config/temporalio/temporal.toml` (the CLI's, when it exists)",
+  ),
+  TEMPORAL_API_KEY: optionalString.describe('sent as `Authorization: Bearer …`; turns TLS on unless `TEMPORAL_TLS=false`'),
+  // The SDK takes anything but "true" or "1" as false: a typo must not turn TLS off.
+  TEMPORAL_TLS: optionalString
+    .pipe(z.enum(['true', 'false', '1', '0'], { message: 'expected true or false' }).optional())
+    .describe(
+      "`true` for TLS with the system's CAs; `false` turns it off. The other `TEMPORAL_TLS_*` variables (mTLS, CA, server name) and `TEMPORAL_GRPC_META_*` are read as the Temporal CLI reads them (see [Connecting to a Temporal cluster or Temporal Cloud](scaling-and-deploys.md#connecting-to-a-temporal-cluster-or-temporal-cloud))",
+    ),
+  TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: optionalString
+    .pipe(
+      z
+        .enum(['false', '0'], {
+          message: 'not supported by the TypeScript SDK; set TEMPORAL_TLS_SERVER_NAME to a name the server certificate has',
+        })
+        .optional(),
+    )
+    .describe('`true` is refused: the TypeScript SDK cannot do it; set `TEMPORAL_TLS_SERVER_NAME` to a name the certificate has instead'),
+  TEMPORAL_TASK_QUEUE: z
+    .string()
+    .min(1)
+    .default(DEFAULT_TASK_QUEUE)
+    .describe('task queue of the research workflows (and the prefix of the `<queue>-llm`, `-search` and `-sandbox` queues)'),
+  TEMPORAL_CLI_PATH: optionalString.describe('the `temporal` binary to use'),
+  PATH: z
+    .string()
+    .default('')
+    .describe("directories searched for `temporal` when `TEMPORAL_CLI_PATH` is not set (the process's own `PATH`)"),
+  TEMPORAL_PORT: port.default(7233).describe('port of the embedded dev server'),
+  TEMPORAL_UI_PORT: port.default(8233).describe("port of the embedded dev server's Web UI"),
   // Worker Versioning: set a build id and the worker polls as that version of the deployment
   // ('auto': a hash of the code). Unset: an unversioned worker (dev, one-machine deploys).
   TEMPORAL_DEPLOYMENT_NAME: z
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/, 'letters, digits, "_" and "-" (Temporal refuses "." and ":" in it), at most 100')
-    .default('deep-research'),
+    .default('deep-research')
+    .describe(
+      "Worker Versioning: the deployment this worker's versions belong to (letters, digits, `_`, `-`; see [Deploying a new version](scaling-and-deploys.md#deploying-a-new-version))",
+    ),
   TEMPORAL_WORKER_BUILD_ID: z
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}$/, 'letters, digits, "_", "-", "+" and "." (no "/"), at most 100')
-    .optional(),
+    .optional()
+    .describe(
+      "Worker Versioning: this build's id, e.g. the image tag or git commit; `auto` = a hash of `src/`, `prompts/` and the lockfile; unset, the worker is unversioned",
+    ),
 
-  DATABASE_URL: optionalString.pipe(
-    z
-      .string()
-      .regex(/^postgres(ql)?:\/\//, 'expected postgres://user:pass@host:port/db')
-      .optional(),
+  DATABASE_URL: optionalString
+    .pipe(
+      z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, 'expected postgres://user:pass@host:port/db')
+        .optional(),
+    )
+    .describe('PostgreSQL (`postgres://user:pass@host:port/db`); unset, `dev` serves an embedded PGlite database'),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10).describe('connections per process'),
+  PGLITE_PORT: port.default(5433).describe('loopback port of the embedded database'),
+
+  API_HOST: z.string().default('127.0.0.1').describe('address the HTTP API listens on'),
+  API_PORT: port.default(3000).describe('port the HTTP API listens on'),
+  API_KEYS: apiKeyTable.describe(
+    '`key=tenant,...`; keys of at least 16 characters (more with `deep-research keys create`); none: see [Keys and tenants](http-api.md#keys-and-tenants)',
   ),
-  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
-  PGLITE_PORT: port.default(5433),
-
-  API_HOST: z.string().default('127.0.0.1'),
-  API_PORT: port.default(3000),
-  API_KEYS: apiKeyTable,
   /** Fair sharing: a tenant's share of the workers when several wait (Temporal fairness weight, default 1). */
-  TENANT_WEIGHTS: namedNumbers(TENANT_PATTERN, z.number().positive().max(1_000), 'tenant=weight (a positive number)'),
+  TENANT_WEIGHTS: namedNumbers(TENANT_PATTERN, z.number().positive().max(1_000), 'tenant=weight (a positive number)').describe(
+    "fair sharing: `tenant=weight` (share of the workers when tenants' tasks wait); a tenant not listed has 1",
+  ),
   /** A tenant's priority: 1 (first) to 5 (last), default 3; its runs' tasks are dispatched in that order. */
-  TENANT_PRIORITIES: namedNumbers(TENANT_PATTERN, z.number().int().min(1).max(5), 'tenant=priority (1-5)'),
+  TENANT_PRIORITIES: namedNumbers(TENANT_PATTERN, z.number().int().min(1).max(5), 'tenant=priority (1-5)').describe(
+    'fair sharing: `tenant=1..5` (priority key, 1 first); a tenant not listed has 3',
+  ),
   /** Runs of one tenant researching at once; more wait in the tenant's queue (0: no limit). */
-  TENANT_MAX_RUNS: z.coerce.number().int().min(0).max(10_000).default(0),
+  TENANT_MAX_RUNS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(0)
+    .describe("runs of one tenant researching at once (`0`: no limit); more wait in the tenant's admission queue and show their place"),
   /** Where the CLI's client commands find the API, and the key they send. */
-  DEEP_RESEARCH_API: optionalUrl,
-  DEEP_RESEARCH_KEY: optionalString,
+  DEEP_RESEARCH_API: optionalUrl.describe(
+    "where the CLI's client commands find the API; unset: `http://127.0.0.1:3000` (from `API_HOST` and `API_PORT`)",
+  ),
+  DEEP_RESEARCH_KEY: optionalString.describe("the key the CLI's client commands send"),
   /** A worker's /metrics port (0: any free port, printed at start). */
-  METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(9464),
-  METRICS_HOST: z.string().default('127.0.0.1'),
-  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString,
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalString,
-  OTEL_TRACES_EXPORTER: optionalString,
-  OTEL_SDK_DISABLED: optionalString,
-  OTEL_SERVICE_NAME: z.string().default('deep-research'),
-  RATE_LIMIT_SUBMITS: z.coerce.number().int().min(1).max(100_000).default(30),
-  RATE_LIMIT_READS: z.coerce.number().int().min(1).max(1_000_000).default(1_200),
+  METRICS_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65_535)
+    .default(9464)
+    .describe(
+      "port `deep-research worker` serves `/metrics` on (`0`: any free port, printed at start); the API and `dev` serve it on the API's port",
+    ),
+  METRICS_HOST: z.string().default('127.0.0.1').describe('address `deep-research worker` serves `/metrics` on'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.describe(
+    "OpenTelemetry tracing over OTLP/HTTP (unset: off): one trace follows a run from the API's HTTP request through the workflow and its step children to every activity (the Temporal SDK's OpenTelemetry plugin); the exporter's other `OTEL_*` variables (headers, protocol) apply",
+  ),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalString.describe('the traces endpoint, instead of `OTEL_EXPORTER_OTLP_ENDPOINT`'),
+  OTEL_TRACES_EXPORTER: optionalString.describe('`none` turns tracing off'),
+  OTEL_SDK_DISABLED: optionalString.describe('`true` turns tracing off'),
+  OTEL_SERVICE_NAME: z.string().default('deep-research').describe('the service name of the traces'),
+  RATE_LIMIT_SUBMITS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(30)
+    .describe('new runs a tenant may submit per minute (per API process)'),
+  RATE_LIMIT_READS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(1_200)
+    .describe('other requests a tenant may make per minute (per API process)'),
 
-  OPENAI_API_KEY: optionalString,
-  OPENAI_BASE_URL: optionalUrl,
-  LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
-  LLM_MODEL_COORDINATOR: optionalString,
-  LLM_MODEL_PLANNER: optionalString,
-  LLM_MODEL_RESEARCHER: optionalString,
-  LLM_MODEL_CODER: optionalString,
-  LLM_MODEL_JUDGE: optionalString,
-  LLM_MODEL_REPORTER: optionalString,
-  LLM_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
-  ...roleSettings('LLM_TIMEOUT_MS', z.coerce.number().int().min(1_000).max(3_600_000)),
-  ...roleSettings('LLM_MAX_TOKENS', z.coerce.number().int().min(16).max(1_000_000)),
+  OPENAI_API_KEY: optionalString.describe('key for the LLM endpoint'),
+  OPENAI_BASE_URL: optionalUrl.describe('any OpenAI-compatible endpoint (vLLM, Ollama, DeepSeek, DashScope, …); unset: OpenAI'),
+  LLM_MODEL: z.string().min(1).default('gpt-4o-mini').describe('model for every role without its own'),
+  LLM_MODEL_COORDINATOR: optionalString.describe(
+    'model of that role (`COORDINATOR`, `PLANNER`, `RESEARCHER`, `CODER`, `JUDGE`, `REPORTER`); unset: `LLM_MODEL`',
+  ),
+  LLM_MODEL_PLANNER: optionalString.describe(
+    'model of that role (`COORDINATOR`, `PLANNER`, `RESEARCHER`, `CODER`, `JUDGE`, `REPORTER`); unset: `LLM_MODEL`',
+  ),
+  LLM_MODEL_RESEARCHER: optionalString.describe(
+    'model of that role (`COORDINATOR`, `PLANNER`, `RESEARCHER`, `CODER`, `JUDGE`, `REPORTER`); unset: `LLM_MODEL`',
+  ),
+  LLM_MODEL_CODER: optionalString.describe(
+    'model of that role (`COORDINATOR`, `PLANNER`, `RESEARCHER`, `CODER`, `JUDGE`, `REPORTER`); unset: `LLM_MODEL`',
+  ),
+  LLM_MODEL_JUDGE: optionalString.describe(
+    'model of that role (`COORDINATOR`, `PLANNER`, `RESEARCHER`, `CODER`, `JUDGE`, `REPORTER`); unset: `LLM_MODEL`',
+  ),
+  LLM_MODEL_REPORTER: optionalString.describe(
+    'model of that role (`COORDINATOR`, `PLANNER`, `RESEARCHER`, `CODER`, `JUDGE`, `REPORTER`); unset: `LLM_MODEL`',
+  ),
+  LLM_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(3_600_000)
+    .default(120_000)
+    .describe("one LLM HTTP request (below the activity's 5-minute timeout)"),
+  ...roleSettings(
+    'LLM_TIMEOUT_MS',
+    z.coerce.number().int().min(1_000).max(3_600_000),
+    'one request of that role; a request that runs out while the server still answers is *too slow*: asked once more with half the output limit, then the role falls back (an unreachable server is an outage and is waited out); unset: `LLM_TIMEOUT_MS`',
+  ),
+  ...roleSettings(
+    'LLM_MAX_TOKENS',
+    z.coerce.number().int().min(16).max(1_000_000),
+    `output limit sent with every request of that role (\`max_tokens\`, \`max_completion_tokens\` for OpenAI), lowered to what the context window leaves; unset: ${LLM_ROLES.map((role) => `${role} ${DEFAULT_MAX_TOKENS[role]}`).join(', ')}`,
+  ),
   /** The model's context window in tokens; learned from the server (llama.cpp's /props, vLLM's
    *  max_model_len) when not set. */
-  LLM_CONTEXT_TOKENS: z.coerce.number().int().min(512).max(10_000_000).optional(),
-  LLM_PRICES: priceTable,
-  LLM_CONTEXT_CHARS: z.coerce.number().int().min(4_000).max(4_000_000).default(200_000),
+  LLM_CONTEXT_TOKENS: z.coerce
+    .number()
+    .int()
+    .min(512)
+    .max(10_000_000)
+    .optional()
+    .describe(
+      "the model's context window; unset, read from the server (llama.cpp's `/props`, vLLM's `max_model_len`) or learned from its first overflow error. Prompts are counted in tokens (estimated) and trimmed in the middle of their longest part to leave the output room",
+    ),
+  LLM_PRICES: priceTable.describe('`model=input/output` USD per million tokens, comma-separated, for cost estimates'),
+  LLM_CONTEXT_CHARS: z.coerce
+    .number()
+    .int()
+    .min(4_000)
+    .max(4_000_000)
+    .default(200_000)
+    .describe('conversation size a researcher sends before old tool results are trimmed and it must answer'),
   /** A second OpenAI-compatible provider, used while the first is down (src/activities/llm/providers.ts). */
-  LLM_FALLBACK_BASE_URL: optionalUrl,
-  LLM_FALLBACK_API_KEY: optionalString,
-  LLM_FALLBACK_MODEL: optionalString,
-  ...roleSettings('LLM_FALLBACK_MODEL', z.string().trim().min(1)),
-  /** How long the primary must have been failing (no success in between) before calls go to the fallback. */
-  LLM_FALLBACK_AFTER: Duration.default('2m'),
-  /** Model requests in flight per provider in one worker (the adaptive limit's ceiling); LLM_CONCURRENCY when unset. */
-  LLM_PROVIDER_CONCURRENCY: z.coerce.number().int().min(1).max(512).optional(),
-
-  SEARXNG_URL: optionalUrl,
-  SEARCH_PROVIDERS: optionalString.transform((v) =>
-    v === undefined
-      ? undefined
-      : v
-          .split(',')
-          .map((x) => x.trim().toLowerCase())
-          .filter(Boolean),
+  LLM_FALLBACK_BASE_URL: optionalUrl.describe(
+    'a second OpenAI-compatible provider, used while the primary is down (see [A fallback provider](llm-servers.md#a-fallback-provider-and-adaptive-concurrency))',
   ),
-  SEARCH_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(15_000),
-  SEARCH_RATE_LIMITS: namedNumbers(/^[a-z]+$/, z.number().positive(), 'provider=requestsPerSecond'),
-  SEARCH_QUEUE_RATE: z.coerce.number().positive().max(1_000).default(20),
-  MCP_CONFIG: optionalString,
-  SANDBOX_IMAGE: z.string().min(1).default('deep-research-sandbox:latest'),
-  SANDBOX_MEMORY_MB: z.coerce.number().int().min(64).max(16_384).default(512),
-  SANDBOX_CPUS: z.coerce.number().positive().max(16).default(1),
-  SANDBOX_PIDS: z.coerce.number().int().min(16).max(4_096).default(128),
-  SANDBOX_TIMEOUT_S: z.coerce.number().int().min(1).max(3_600).default(60),
-  SANDBOX_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
-  DOCKER_SOCKET: z.string().min(1).default('/var/run/docker.sock'),
-  RESEARCHER_PYTHON: z.enum(['auto', 'true', 'false'], { message: 'expected auto, true or false' }).default('auto'),
-  SEARCH_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8),
-  TAVILY_API_KEY: optionalString,
-  TAVILY_BASE_URL: z.url().default('https://api.tavily.com'),
-  BRAVE_API_KEY: optionalString,
-  BRAVE_BASE_URL: z.url().default('https://api.search.brave.com'),
-  WIKIPEDIA_BASE_URL: z.url().default('https://en.wikipedia.org'),
-  OPENALEX_BASE_URL: z.url().default('https://api.openalex.org'),
-  OPENALEX_MAILTO: optionalString,
-  ARXIV_BASE_URL: z.url().default('https://export.arxiv.org'),
-  CRAWL_ALLOW_HOSTS: hostList,
+  LLM_FALLBACK_API_KEY: optionalString.describe("the fallback provider's key; this or `LLM_FALLBACK_BASE_URL` turns the fallback on"),
+  LLM_FALLBACK_MODEL: optionalString.describe("the fallback's model; unset: the primary's model names"),
+  ...roleSettings(
+    'LLM_FALLBACK_MODEL',
+    z.string().trim().min(1),
+    "the fallback's model of that role; unset: `LLM_FALLBACK_MODEL`, else the primary's model of the role",
+  ),
+  /** How long the primary must have been failing (no success in between) before calls go to the fallback. */
+  LLM_FALLBACK_AFTER: Duration.default('2m').describe(
+    'how long the primary must have been failing with outage errors, with no success in between, before requests go to the fallback',
+  ),
+  /** Model requests in flight per provider in one worker (the adaptive limit's ceiling); LLM_CONCURRENCY when unset. */
+  LLM_PROVIDER_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(512)
+    .optional()
+    .describe("where each worker's adaptive limit of requests in flight per provider starts, and its ceiling; unset: `LLM_CONCURRENCY`"),
+
+  SEARXNG_URL: optionalUrl.describe('a SearXNG instance'),
+  SEARCH_PROVIDERS: optionalString
+    .transform((v) =>
+      v === undefined
+        ? undefined
+        : v
+            .split(',')
+            .map((x) => x.trim().toLowerCase())
+            .filter(Boolean),
+    )
+    .describe(
+      'enabled providers: `searxng`, `tavily`, `brave`, `wikipedia`, `openalex`, `arxiv`; academic queries go to OpenAlex/arXiv, encyclopedic ones to Wikipedia, the rest to the first web provider; unset: `wikipedia,openalex,arxiv` (plus `searxng` first when `SEARXNG_URL` is set)',
+    ),
+  SEARCH_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(15_000).describe('one provider request'),
+  SEARCH_RATE_LIMITS: namedNumbers(/^[a-z]+$/, z.number().positive(), 'provider=requestsPerSecond').describe(
+    '`provider=requests per second` in one worker, over the built-in `arxiv=0.34,brave=1,searxng=5,tavily=5,wikipedia=10,openalex=10`',
+  ),
+  SEARCH_QUEUE_RATE: z.coerce
+    .number()
+    .positive()
+    .max(1_000)
+    .default(20)
+    .describe("search activities per second across all workers (the `<queue>-search` task queue's limit)"),
+  MCP_CONFIG: optionalString.describe('JSON file of MCP servers (see [MCP tools](tools.md#mcp-tools))'),
+  SANDBOX_IMAGE: z.string().min(1).default('deep-research-sandbox:latest').describe('image coder programs run in'),
+  SANDBOX_MEMORY_MB: z.coerce
+    .number()
+    .int()
+    .min(64)
+    .max(16_384)
+    .default(512)
+    .describe('memory of one sandbox run (memory = memory + swap)'),
+  SANDBOX_CPUS: z.coerce.number().positive().max(16).default(1).describe('CPUs of one sandbox run'),
+  SANDBOX_PIDS: z.coerce.number().int().min(16).max(4_096).default(128).describe('processes of one sandbox run'),
+  SANDBOX_TIMEOUT_S: z.coerce.number().int().min(1).max(3_600).default(60).describe('wall-clock limit of one sandbox run, in seconds'),
+  SANDBOX_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(2)
+    .describe('sandbox runs at once per worker (they have their own `<queue>-sandbox` task queue)'),
+  DOCKER_SOCKET: z.string().min(1).default('/var/run/docker.sock').describe('the Docker engine the worker starts sandboxes with'),
+  RESEARCHER_PYTHON: z
+    .enum(['auto', 'true', 'false'], { message: 'expected auto, true or false' })
+    .default('auto')
+    .describe(
+      "the researcher's `python` tool: `auto` offers it while this worker's Docker engine answers and has the image (checked at most once a minute), `true` always (the sandbox queue's workers have Docker, this one need not), `false` never",
+    ),
+  SEARCH_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8).describe('search activities at once per worker'),
+  TAVILY_API_KEY: optionalString.describe("Tavily's API key"),
+  TAVILY_BASE_URL: z.url().default('https://api.tavily.com').describe("Tavily's API"),
+  BRAVE_API_KEY: optionalString.describe("Brave Search's API key"),
+  BRAVE_BASE_URL: z.url().default('https://api.search.brave.com').describe("Brave Search's API"),
+  WIKIPEDIA_BASE_URL: z.url().default('https://en.wikipedia.org').describe('the Wikipedia searched (keyless)'),
+  OPENALEX_BASE_URL: z.url().default('https://api.openalex.org').describe('OpenAlex (keyless)'),
+  OPENALEX_MAILTO: optionalString.describe('an email address sent to OpenAlex as `mailto` with each request'),
+  ARXIV_BASE_URL: z.url().default('https://export.arxiv.org').describe('arXiv (keyless)'),
+  CRAWL_ALLOW_HOSTS: hostList.describe('`host` or `host:port` entries the SSRF guard lets through (development and tests only)'),
   /** Signs webhook deliveries (HMAC-SHA256); without it, requests that ask for a webhook are refused. */
-  WEBHOOK_SECRET: optionalString.refine((v) => v === undefined || v.length >= 16, 'WEBHOOK_SECRET must be at least 16 characters'),
+  WEBHOOK_SECRET: optionalString
+    .refine((v) => v === undefined || v.length >= 16, 'WEBHOOK_SECRET must be at least 16 characters')
+    .describe('signs webhook deliveries (HMAC-SHA256; at least 16 characters); without it, webhooks are refused'),
   /** Hosts (`host` or `host:port`) a webhook may reach although private, as CRAWL_ALLOW_HOSTS. */
-  WEBHOOK_ALLOW_HOSTS: hostList,
+  WEBHOOK_ALLOW_HOSTS: hostList.describe('hosts (`host` or `host:port`) a webhook may reach although private'),
   /** The shortest interval a schedule may repeat at. */
-  SCHEDULE_MIN_INTERVAL: Duration.default('1m'),
-  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(10_000),
-  CRAWL_MAX_BYTES: z.coerce.number().int().min(10_000).max(100_000_000).default(5_000_000),
-  CRAWL_TIMEOUT_MS: z.coerce.number().int().min(500).max(300_000).default(20_000),
-  CRAWL_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  SCHEDULE_MIN_INTERVAL: Duration.default('1m').describe('the shortest `every` a schedule may have'),
+  WEBHOOK_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(500)
+    .max(120_000)
+    .default(10_000)
+    .describe('how long one webhook delivery attempt may take'),
+  CRAWL_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(10_000)
+    .max(100_000_000)
+    .default(5_000_000)
+    .describe('largest page read, in bytes counted after decompression'),
+  CRAWL_TIMEOUT_MS: z.coerce.number().int().min(500).max(300_000).default(20_000).describe('time limit of one page read'),
+  CRAWL_CONNECT_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .default(5_000)
+    .describe('time limit of the connection of one page read'),
   CRAWL_RESPECT_ROBOTS: z
     .enum(['true', 'false'], { message: 'expected true or false' })
     .default('true')
-    .transform((v) => v === 'true'),
-  CRAWL_USER_AGENT: z.string().min(1).default('deep-research-bot/0.1 (+https://github.com/deep-research)'),
-  SEARCH_MAX_RESULTS: z.coerce.number().int().min(1).max(20).default(5),
-  LLM_QUEUE_RATE: z.coerce.number().positive().max(10_000).default(10),
-  LLM_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(16),
-  RETRY_INITIAL_INTERVAL: Duration.default(DEFAULT_RETRY.initialInterval),
-  RETRY_MAX_INTERVAL: Duration.default(DEFAULT_RETRY.maximumInterval),
-  LLM_HEARTBEAT_TIMEOUT: Duration.default(DEFAULT_LLM_HEARTBEAT_TIMEOUT),
-  WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
+    .transform((v) => v === 'true')
+    .describe('whether robots.txt is respected'),
+  CRAWL_USER_AGENT: z
+    .string()
+    .min(1)
+    .default('deep-research-bot/0.1 (+https://github.com/deep-research)')
+    .describe('the user agent pages are read as, and robots.txt is read for'),
+  SEARCH_MAX_RESULTS: z.coerce.number().int().min(1).max(20).default(5).describe('results kept per query'),
+  LLM_QUEUE_RATE: z.coerce
+    .number()
+    .positive()
+    .max(10_000)
+    .default(10)
+    .describe(
+      "LLM activities (page extraction included) per second across all workers (the `<queue>-llm` task queue's limit, so many runs on one key slow down together instead of collecting 429s)",
+    ),
+  LLM_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(16).describe('LLM activities at once per worker'),
+  RETRY_INITIAL_INTERVAL: Duration.default(DEFAULT_RETRY.initialInterval).describe(
+    "first backoff of retried outside calls (LLM, PostgreSQL, search, Docker); there is no attempt limit, a run's `maxOutage` bounds the wait",
+  ),
+  RETRY_MAX_INTERVAL: Duration.default(DEFAULT_RETRY.maximumInterval).describe('longest backoff of retried outside calls'),
+  LLM_HEARTBEAT_TIMEOUT: Duration.default(DEFAULT_LLM_HEARTBEAT_TIMEOUT).describe(
+    "how long a worker making an LLM call may stay silent (a network cut, a frozen process) before another worker gets the call; the second attempt waits for the first one's answer rather than paying again",
+  ),
+  WORKER_SHUTDOWN_GRACE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(3_600_000)
+    .optional()
+    .describe(
+      'on SIGTERM, how long activities in flight may finish; what still runs then goes back to Temporal as retryable; unset: `LLM_TIMEOUT_MS` + 15000',
+    ),
   /** Workflows a worker keeps in memory between their tasks (the sticky cache); the SDK sizes it from the heap when unset. */
-  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .optional()
+    .describe(
+      "workflows a worker keeps in memory between their tasks; unset: the SDK's, sized from the heap. Smaller is not cheaper: at 100 runs, 60 cost 2.8× the workflow thread's CPU (replays) and saved no memory (`bench:load --env`)",
+    ),
   /** Workflow stack traces for the `__stack_trace` query (the Web UI's Stack Trace tab): a stack recorded for every promise a workflow makes. */
   WORKFLOW_STACK_TRACES: z
     .enum(['true', 'false'], { message: 'expected true or false' })
     .default('false')
-    .transform((v) => v === 'true'),
+    .transform((v) => v === 'true')
+    .describe(
+      "`true` records a stack trace for every promise a workflow makes, so the Web UI's Stack Trace tab (the `__stack_trace` query) can show where a run waits; off, that tab says stack traces are not enabled, and the workflow threads use about a quarter less CPU (`npm run bench:workflow-cpu`). The switch is a one-line patch of `@temporalio/worker` (`patches/`, applied by `npm install`'s postinstall; see [Temporal SDK patch](development.md#temporal-sdk-patch))",
+    ),
   /** The isolate watchdog that stops a workflow which does not yield: one per activation (patched SDK), or the SDK's own one per call into the VM. */
   WORKFLOW_VM_WATCHDOG: z
     .enum(['per-activation', 'per-call'], { message: 'expected per-activation or per-call' })
-    .default('per-activation'),
+    .default('per-activation')
+    .describe(
+      'the watchdog that stops a workflow which does not yield within 5 s (its workflow task fails with "Script execution timed out"). `per-activation` runs each activation under one watchdog; `per-call` is the SDK\'s own, one per call into the workflow sandbox, at least three per activation, each starting a thread: 1.2× the workflow thread\'s CPU (`npm run bench:workflow-cpu`). A patch of `@temporalio/worker` (see [Temporal SDK patch](development.md#temporal-sdk-patch))',
+    ),
   /** V8's old-generation growth after a full collection, in percent of the live heap (0: V8's adaptive factor, up to 300%). */
-  HEAP_GROWTH_PERCENT: z.coerce.number().int().min(0).max(1_000).default(50),
+  HEAP_GROWTH_PERCENT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1_000)
+    .default(50)
+    .describe(
+      "how far V8 lets the old generation of `dev`, `worker` and `api` grow past what survived the last full collection before it collects again. `0` is V8's own factor, up to 300% for a process that allocates fast: at 100 runs in flight it let the main heap reach twice its live size. Lower holds less memory for a little more collecting",
+    ),
   /** Largest semi-space of the process's worker threads (workflow thread, page extraction), in MB (0: V8's default, 16). */
-  THREAD_SEMI_SPACE_MB: z.coerce.number().int().min(0).max(256).default(4),
-  EMBEDDING_MODEL: z.string().min(1).default('text-embedding-3-small'),
-  EMBEDDING_BASE_URL: optionalUrl,
-  EMBEDDING_API_KEY: optionalString,
-  EMBEDDING_DIMENSIONS: z.coerce.number().int().min(1).max(16_000).optional(),
-  EMBEDDING_BATCH: z.coerce.number().int().min(1).max(2_048).default(64),
-  KB_MAX_FILE_BYTES: z.coerce.number().int().min(1_000).max(1_000_000_000).default(25_000_000),
-  KB_MAX_DOCUMENTS: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
-  KB_CHUNK_TOKENS: z.coerce.number().int().min(50).max(8_000).default(350),
-  KB_CHUNK_OVERLAP: z.coerce.number().int().min(0).max(2_000).default(50),
+  THREAD_SEMI_SPACE_MB: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(256)
+    .default(4)
+    .describe(
+      "the largest semi-space (half the young generation) of the worker threads these commands start: the workflow thread and page extraction. `0` is V8's 16 MB, which the workflow thread filled with 32 MB it never needed",
+    ),
+  EMBEDDING_MODEL: z.string().min(1).default('text-embedding-3-small').describe('model of the OpenAI-compatible `/embeddings` endpoint'),
+  EMBEDDING_BASE_URL: optionalUrl.describe(
+    'the embeddings endpoint; unset: `OPENAI_BASE_URL`. With no endpoint or key at all, retrieval is full text only',
+  ),
+  EMBEDDING_API_KEY: optionalString.describe("the embeddings endpoint's key; unset: `OPENAI_API_KEY`"),
+  EMBEDDING_DIMENSIONS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(16_000)
+    .optional()
+    .describe('dimensions asked of the embedding model (optional)'),
+  EMBEDDING_BATCH: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(2_048)
+    .default(64)
+    .describe('chunks per `/embeddings` request (four requests at a time)'),
+  KB_MAX_FILE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(1_000_000_000)
+    .default(25_000_000)
+    .describe('largest document a collection takes (`413` above it)'),
+  KB_MAX_DOCUMENTS: z.coerce.number().int().min(1).max(1_000_000).default(1_000).describe('documents per collection (`413` above it)'),
+  KB_CHUNK_TOKENS: z.coerce
+    .number()
+    .int()
+    .min(50)
+    .max(8_000)
+    .default(350)
+    .describe('tokens per chunk (whole sentences, with the heading path)'),
+  KB_CHUNK_OVERLAP: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(2_000)
+    .default(50)
+    .describe('tokens neighbouring chunks share (at most half of `KB_CHUNK_TOKENS`)'),
 });
 
 export interface Config {
