@@ -15,7 +15,7 @@ COPY tsconfig.json ./
 ENV NODE_ENV=production
 # Two malloc arenas instead of glibc's eight per core: the worker's native threads (Temporal Core,
 # V8's helpers, libuv) otherwise each keep freed memory of their own. At 100 runs in flight it cut
-# peak RSS by about 12% at no measurable CPU (README, Running more workers).
+# peak RSS by about 12% at no measurable CPU (docs/scaling-and-deploys.md, Running more workers).
 ENV MALLOC_ARENA_MAX=2
 USER node
 ENTRYPOINT ["node", "bin/deep-research.mjs"]

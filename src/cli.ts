@@ -45,7 +45,7 @@ Commands:
 
 ${CLIENT_USAGE}
 
-Configuration comes from the environment; see README.md.`;
+Configuration comes from the environment; see docs/configuration.md.`;
 
 type Cleanup = () => Promise<void>;
 

@@ -1,5 +1,5 @@
 // What a versioned worker says at start about its worker deployment: whether it is the version new
-// runs go to, and if not, the command that makes it so (README, "Deploying a new version").
+// runs go to, and if not, the command that makes it so (docs/scaling-and-deploys.md, "Deploying a new version").
 import { isGrpcServiceError, type Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 

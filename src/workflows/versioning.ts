@@ -1,5 +1,5 @@
 // How each workflow type moves between versions of the worker deployment (Worker Versioning; the
-// worker opts in when TEMPORAL_WORKER_BUILD_ID is set, see src/worker.ts and the README's
+// worker opts in when TEMPORAL_WORKER_BUILD_ID is set, see src/worker.ts and docs/scaling-and-deploys.md,
 // "Deploying a new version"). Unversioned workers ignore these.
 //
 // PINNED: an execution runs to its end on the build it started on; the old build's workers stay

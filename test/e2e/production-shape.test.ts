@@ -81,7 +81,7 @@ describe.skipIf(!ready)(
       execFileSync(inject('temporalCliPath')!, [...args, '--address', server.address, '--namespace', server.namespace], {
         encoding: 'utf8',
       });
-    /** What the README says to run: the version's workers have polled, so the server knows it. */
+    /** What docs/scaling-and-deploys.md says to run: the version's workers have polled, so the server knows it. */
     const makeCurrent = (buildId: string) =>
       until(`build ${buildId} current`, () => {
         try {
