@@ -9,6 +9,7 @@ import { EVAL_USAGE, EvalError, runEval } from './eval';
 import { KB_USAGE, resolveCollection, runKbCommand, runSessionCommand } from './kb';
 import { runScheduleCommand, SCHEDULE_USAGE } from './schedules';
 import type { Io } from './io';
+import type { ResearchView } from '../shared/messages';
 
 export const CLIENT_USAGE = `Client commands (talk to the API: --api URL or DEEP_RESEARCH_API, --key KEY or DEEP_RESEARCH_KEY):
   run "<question>" [--auto-approve] [--option k=v]... [--out FILE]   follow a run live, review at the prompt
@@ -43,25 +44,8 @@ export const CLIENT_COMMANDS = [
   'eval',
 ];
 
-type View = {
-  id: string;
-  status: string;
-  phase: string;
-  question: string;
-  clarificationQuestion?: string;
-  plan?: {
-    version: number;
-    title: string;
-    revisionsLeft?: number;
-    steps: { id: string; title: string; type: string; status: string; attempts: number; summary?: string }[];
-  };
-  usage?: { promptTokens: number; completionTokens: number; costUsd: number };
-  waiting?: { step?: string; activity: string; attempt: number; lastError?: string }[];
-  outcome?: string;
-  answer?: string;
-  error?: string;
-  notes?: string[];
-};
+/** What `GET /v1/research/:id` answers: the one declaration the API and the web page use too. */
+type View = ResearchView;
 
 /** Runs one client command; returns the exit code. */
 export async function runClientCommand(

@@ -1,6 +1,6 @@
 // The page's view of the HTTP API: the key kept in this browser, JSON calls with it, the run's
 // events as a stream that reconnects with Last-Event-ID by itself.
-import { takeSseEvents } from '../../src/shared/sse';
+import { takeSseEvents, type SseEvent } from '../../src/shared/sse';
 
 const KEY_ITEM = 'deep-research.key';
 
@@ -48,11 +48,8 @@ export async function blob(path: string): Promise<Blob> {
   return res.blob();
 }
 
-export interface RunEvent {
-  id: number;
-  type: string;
-  data: Record<string, unknown> & { at?: string };
-}
+/** One event of the run's stream; every event the service writes carries the time it happened. */
+export type RunEvent = SseEvent & { data: { at?: string } };
 
 /**
  * Follows the run's events from `after` on; calls `onEvent` for each, in order, once. Reconnects

@@ -5,29 +5,11 @@ import DOMPurify from 'dompurify';
 import { marked } from 'marked';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { blob, call } from './api';
+import type { z } from 'zod';
+import type { ReportJson as ReportJsonSchema, SourceView } from '../../src/api/contract';
 
-interface ReportJson {
-  title: string;
-  markdown: string;
-  references: { n: number; sourceId: string; title: string; url: string }[];
-  grounding?: {
-    citations: number;
-    unresolved: number;
-    checked: number;
-    supported: number;
-    flagged: number;
-    removed: number;
-    linksRemoved: number;
-  };
-  citationChecks?: { n: number; claim: string; reason: string; action: 'flagged' | 'removed' }[];
-  removedLinks?: { url: string; reason: string }[];
-}
-interface Source {
-  sourceId: string;
-  title: string;
-  url: string;
-  evidence: string;
-}
+type ReportJson = z.infer<typeof ReportJsonSchema>;
+type Source = z.infer<typeof SourceView>;
 
 export function Report({ id }: { id: string }) {
   const [report, setReport] = useState<ReportJson | undefined>();
@@ -69,7 +51,7 @@ export function Report({ id }: { id: string }) {
 
   const open = async (n: number) => {
     const ref = report?.references.find((r) => r.n === n);
-    if (!ref) return;
+    if (!ref?.sourceId) return;
     try {
       const s = await call<Source>('GET', `${base}/sources/${encodeURIComponent(ref.sourceId)}`);
       setSource({ ...s, n });

@@ -3,27 +3,10 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, call, follow, type RunEvent } from './api';
 import { Report } from './report';
+import type { ResearchView } from '../../src/shared/messages';
 
-interface Status {
-  id: string;
-  status: string;
-  phase: string;
-  question: string;
-  clarificationQuestion?: string;
-  plan?: {
-    version: number;
-    title: string;
-    revisionsLeft?: number;
-    steps: { id: string; title: string; type: string; status: string; attempts: number }[];
-  };
-  usage?: { promptTokens: number; completionTokens: number; costUsd: number };
-  waiting?: { step?: string; activity: string; attempt: number; lastError?: string; lastAttemptAt?: string }[];
-  answer?: string;
-  outcome?: string;
-  error?: string;
-  steering?: { guidance: string[]; bannedDomains: string[]; wrappingUp: boolean };
-  queue?: { position: number; waiting: number; running: number; maxRuns: number };
-}
+/** `GET /v1/research/:id`, as the API declares it. */
+type Status = ResearchView;
 
 /** Phases in which the run takes steering messages. */
 const STEERABLE = ['coordinating', 'planning', 'reviewing', 'queued', 'researching'];

@@ -1,14 +1,9 @@
 // Find: the tenant's runs, filtered by status and words of the question; open or cancel one.
 import { useEffect, useState } from 'preact/hooks';
 import { call } from './api';
+import type { ListedRun } from '../../src/api/contract';
 
-interface Listed {
-  id: string;
-  status: string;
-  phase?: string;
-  question: string;
-  startedAt?: string;
-}
+type Listed = ListedRun;
 
 export function RunList() {
   const [status, setStatus] = useState('');
