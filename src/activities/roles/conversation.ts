@@ -85,8 +85,7 @@ export function createConversationActivities(deps: { store: Store }) {
     return written;
   }
 
-  /** Writes the result of one tool call into the conversation (the activity of runs before patch
-   *  'fold-tool-results'). */
+  /** Writes the result of one tool call into the conversation (an MCP tool's, from its activity). */
   async function appendToolResult(input: ToolResultInput): Promise<{ chars: number; sourceIds: string[] }> {
     const [w] = await writeToolResults(input, [input]);
     return { chars: w!.chars, sourceIds: w!.sourceIds };

@@ -37,16 +37,14 @@ export interface TurnInput {
   mustAnswer: boolean;
   /** MCP tools discovered for this step. */
   mcpTools?: McpToolSpec[];
-  /** The step's first turn finds its MCP tools itself, and returns them for the turns after it
-   *  (patch 'turn-discovers-mcp'; before it, a local activity found them before this turn). */
+  /** The step's first turn finds its MCP tools itself, and returns them for the turns after it. */
   discoverMcp?: boolean;
   /** The run has a knowledge base: knowledge_search is offered. */
   knowledge?: boolean;
-  /** The workflow can run python calls (patch 'researcher-python'); the worker decides whether
-   *  a sandbox is there to offer it. */
+  /** The workflow can run python calls; the worker decides whether a sandbox is there to offer it. */
   python?: boolean;
   /** The previous round's tool results, written into the conversation before the model is asked
-   *  (patch 'fold-tool-results': one activity fewer per tool call). */
+   *  (no activity of their own per tool call). */
   toolResults?: ToolResultInput[];
   /** First turn only: pages the user asked the run to read, already read by the workflow; written
    *  after the task as the user's message. */
