@@ -480,17 +480,17 @@ export const EnvSchema = z.object({
   /** Workflow stack traces for the `__stack_trace` query (the Web UI's Stack Trace tab): a stack recorded for every promise a workflow makes. */
   WORKFLOW_STACK_TRACES: z
     .enum(['true', 'false'], { message: 'expected true or false' })
-    .default('false')
+    .default('true')
     .transform((v) => v === 'true')
     .describe(
-      "`true` records a stack trace for every promise a workflow makes, so the Web UI's Stack Trace tab (the `__stack_trace` query) can show where a run waits; off, that tab says stack traces are not enabled, and the workflow threads use about a quarter less CPU (`npm run bench:workflow-cpu`). The switch is a one-line patch of `@temporalio/worker` (`patches/`, applied by `npm install`'s postinstall; see [Temporal SDK patch](development.md#temporal-sdk-patch))",
+      "on, as in the SDK: a stack trace is kept for every promise a workflow makes, so the Web UI's Stack Trace tab (the `__stack_trace` query) shows where a run waits. `false` (opt-in) turns that off and the workflow threads use about a quarter less CPU (`npm run bench:workflow-cpu`); the tab then says stack traces are not enabled. The switch is a one-line patch of `@temporalio/worker` (`patches/`, applied by `npm install`'s postinstall; see [Temporal SDK patch](development.md#temporal-sdk-patch))",
     ),
-  /** The isolate watchdog that stops a workflow which does not yield: one per activation (patched SDK), or the SDK's own one per call into the VM. */
+  /** The isolate watchdog that stops a workflow which does not yield: the SDK's own one per call into the VM, or one per activation (patched SDK, opt-in). */
   WORKFLOW_VM_WATCHDOG: z
     .enum(['per-activation', 'per-call'], { message: 'expected per-activation or per-call' })
-    .default('per-activation')
+    .default('per-call')
     .describe(
-      'the watchdog that stops a workflow which does not yield within 5 s (its workflow task fails with "Script execution timed out"). `per-activation` runs each activation under one watchdog; `per-call` is the SDK\'s own, one per call into the workflow sandbox, at least three per activation, each starting a thread: 1.2× the workflow thread\'s CPU (`npm run bench:workflow-cpu`). A patch of `@temporalio/worker` (see [Temporal SDK patch](development.md#temporal-sdk-patch))',
+      'the watchdog that stops a workflow which does not yield within 5 s (its workflow task fails with "Script execution timed out"). `per-call` is the SDK\'s own, one per call into the workflow sandbox, at least three per activation, each starting a thread. `per-activation` (opt-in) runs each activation under one watchdog: the SDK\'s CPU is 1.2× that (`npm run bench:workflow-cpu`). A patch of `@temporalio/worker` (see [Temporal SDK patch](development.md#temporal-sdk-patch))',
     ),
   /** V8's old-generation growth after a full collection, in percent of the live heap (0: V8's adaptive factor, up to 300%). */
   HEAP_GROWTH_PERCENT: z.coerce
@@ -691,9 +691,9 @@ export interface Config {
     shutdownGraceMs: number;
     /** WORKER_MAX_CACHED_WORKFLOWS; undefined: the SDK's own sizing. */
     maxCachedWorkflows: number | undefined;
-    /** WORKFLOW_STACK_TRACES: whether workflow threads record the stack traces the Web UI shows (patched SDK; off by default: recording them costs about a quarter of those threads' CPU). */
+    /** WORKFLOW_STACK_TRACES: whether workflow threads record the stack traces the Web UI shows (on, as in the SDK; off is an opt-in of the patched SDK that saves about a quarter of those threads' CPU). */
     stackTraces: boolean;
-    /** WORKFLOW_VM_WATCHDOG: one isolate watchdog per activation (patched SDK; the default), or per call into the VM as the SDK does. */
+    /** WORKFLOW_VM_WATCHDOG: one isolate watchdog per call into the VM as the SDK does (the default), or per activation (patched SDK, opt-in). */
     vmWatchdog: 'per-activation' | 'per-call';
   };
   /** V8 heap sizing of the long-running commands (src/infra/heap.ts). */
