@@ -31,12 +31,14 @@ import { callWaitSignal } from './waits';
 export async function researchWorkflow(input: ResearchInput): Promise<ResearchResult> {
   const run = new RunState(input);
   setHandler(getStatusQuery, () => run.view());
-  setHandler(approvePlanSignal, (m) => run.approvePlan(m));
-  setHandler(revisePlanSignal, (m) => run.revisePlan(m));
-  setHandler(answerClarificationSignal, (m) => run.answerClarification(m));
-  setHandler(approvePlanUpdate, (m) => run.approvePlanNow(m), { validator: (m) => run.validateApproval(m) });
-  setHandler(revisePlanUpdate, (m) => run.revisePlanNow(m), { validator: (m) => run.validateRevision(m) });
-  setHandler(answerClarificationUpdate, (m) => run.answerClarificationNow(m), { validator: (m) => run.validateClarification(m) });
+  setHandler(approvePlanSignal, (m) => run.inbox.approvePlan(m));
+  setHandler(revisePlanSignal, (m) => run.inbox.revisePlan(m));
+  setHandler(answerClarificationSignal, (m) => run.inbox.answerClarification(m));
+  setHandler(approvePlanUpdate, (m) => run.inbox.approvePlanNow(m), { validator: (m) => run.inbox.validateApproval(m) });
+  setHandler(revisePlanUpdate, (m) => run.inbox.revisePlanNow(m), { validator: (m) => run.inbox.validateRevision(m) });
+  setHandler(answerClarificationUpdate, (m) => run.inbox.answerClarificationNow(m), {
+    validator: (m) => run.inbox.validateClarification(m),
+  });
   setHandler(steerUpdate, (m) => steer(run, m), { validator: (m) => run.validateSteer(m) });
   setHandler(callWaitSignal, (m) => run.callWait(m));
   run.begin();
@@ -57,7 +59,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     if (!plan.hasEnoughContext) {
       await takeSlot(run);
       run.moveTo('researching');
-      run.startResearchClock();
+      run.budget.startClock();
       accepted = await runTeam(run, plan, researchQuestion);
       ({ plan, accepted } = await closeGaps(run, run.steering.apply(plan), researchQuestion, accepted));
       plan = run.steering.apply(plan);

@@ -28,7 +28,7 @@ export async function takeSlot(run: RunState): Promise<void> {
   if (!run.admission) return;
   const { maxRuns, queueId } = run.admission;
   const slot = new Slot(queueId);
-  run.slot = slot;
+  run.holdSlot(slot);
   setHandler(slotGrantedSignal, () => void (slot.granted = true));
   run.moveTo('queued');
   const queuedAt = Date.now();

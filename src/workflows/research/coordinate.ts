@@ -35,12 +35,11 @@ export async function coordinate(run: RunState): Promise<Coordination> {
 
 /** Waits for the user's answer, at most reviewTimeout; undefined when none came. */
 async function askClarification(run: RunState, clarifyingQuestion: string): Promise<string | undefined> {
-  run.clarificationQuestion = clarifyingQuestion;
-  run.clarificationAnswer = undefined;
+  run.inbox.ask(clarifyingQuestion);
   run.moveTo('coordinating', 'awaiting_review');
-  const answered = await condition(() => run.clarificationAnswer !== undefined, durationToMs(run.options.reviewTimeout));
-  const answer = answered ? run.clarificationAnswer : undefined;
-  run.clarificationQuestion = undefined;
+  const answered = await condition(() => run.inbox.clarificationAnswer !== undefined, durationToMs(run.options.reviewTimeout));
+  const answer = answered ? run.inbox.clarificationAnswer : undefined;
+  run.inbox.closeQuestion();
   run.moveTo('coordinating');
   return answer;
 }

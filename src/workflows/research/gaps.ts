@@ -32,7 +32,7 @@ export async function closeGaps(
       `Gap reflection ${loop}: ${r.gaps.length ? summarize(r.gaps.join('; '), 300) : 'the findings leave gaps'}; added step(s) ${r.steps.map((s) => s.id).join(', ')}.`,
     );
     current = { ...current, steps: [...current.steps, ...r.steps] };
-    run.extendPlan(r.steps);
+    run.board.extend(r.steps);
     results = await runTeam(run, current, researchQuestion, results);
   }
   return { plan: current, accepted: results };

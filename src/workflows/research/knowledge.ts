@@ -36,7 +36,7 @@ export async function chooseKnowledge(run: RunState): Promise<void> {
     }
   }
   if (collectionIds.length || sessionId) {
-    run.knowledge = { tenant: run.tenant, collectionIds, ...(sessionId ? { sessionId } : {}) };
+    run.useKnowledge({ tenant: run.tenant, collectionIds, ...(sessionId ? { sessionId } : {}) });
   }
 }
 

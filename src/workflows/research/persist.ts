@@ -1,6 +1,6 @@
 // Writes of the run's row in PostgreSQL (status, phase, plan, usage) and how a run ends: with a
 // result, cancelled (its row still says so), or failed with the reason.
-import { ApplicationFailure, CancellationScope, condition, isCancellation, log } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
 import { ErrorType } from '../../shared/errors';
 import { describeFailure, rethrowUnknown } from '../failures';
 import { summarize } from '../../shared/plain';
@@ -13,8 +13,8 @@ type RunExtra = { outcome?: string; answer?: string; error?: string; view?: Rese
 
 /** Writes the run's row; a terminal write answers with the usage the request log holds. */
 export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}): Promise<{ usage: Usage } | undefined> {
-  const plan = run.view().plan;
-  const seq = run.nextWriteSeq();
+  const plan = run.board.view();
+  const seq = run.row.nextSeq();
   return run.calls.localStore.recordRun.executeWithOptions({ summary: `store: run ${status}, phase ${run.phase}` }, [
     {
       id: run.id,
@@ -37,23 +37,11 @@ export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}
  * state publishes, one write that takes every change made while the last one was in flight.
  */
 export function startRowSync(run: RunState): void {
-  const loop = (async () => {
-    for (;;) {
-      await condition(() => run.rowBehind || run.rowSyncStopped);
-      if (run.rowSyncStopped) return;
-      run.rowBehind = false;
-      await recordRun(run, run.status);
-    }
-  })();
-  // Ended by stopRowSync; a write that failed for good leaves the last write to say so.
-  run.rowSync = loop.catch((err: unknown) => {
-    if (!isCancellation(err)) log.warn('the run row is no longer kept up to date', { error: String(err) });
-  });
+  run.row.start(() => recordRun(run, run.status));
 }
 
-async function stopRowSync(run: RunState): Promise<void> {
-  run.rowSyncStopped = true;
-  await run.rowSync;
+function stopRowSync(run: RunState): Promise<void> {
+  return run.row.stop();
 }
 
 /**
@@ -75,8 +63,7 @@ export async function finish(
   status: 'completed' | 'cancelled' = 'completed',
 ): Promise<ResearchResult> {
   await stopRowSync(run);
-  run.outcome = outcome;
-  if (outcome === 'answered_directly') run.answer = row.answer;
+  run.recordEnd({ outcome, answer: outcome === 'answered_directly' ? row.answer : undefined });
   run.moveTo('done', status);
   await recordLast(run, status, row);
   if (status === 'completed')
@@ -93,7 +80,7 @@ export async function endOnError(run: RunState, err: unknown): Promise<never> {
   if (isCancellation(err)) {
     await CancellationScope.nonCancellable(async () => {
       await stopRowSync(run);
-      run.error = 'cancelled';
+      run.recordEnd({ error: 'cancelled' });
       run.moveTo('done', 'cancelled');
       await recordLast(run, 'cancelled', { error: 'cancelled by request' });
     });
@@ -101,10 +88,11 @@ export async function endOnError(run: RunState, err: unknown): Promise<never> {
   }
   rethrowUnknown(err);
   await stopRowSync(run);
-  run.error = summarize(describeFailure(err, run.options.maxOutage));
+  const error = summarize(describeFailure(err, run.options.maxOutage));
+  run.recordEnd({ error });
   run.moveTo('done', 'failed');
-  await recordLast(run, 'failed', { error: run.error });
-  await notify(run, 'run_failed', { error: run.error });
+  await recordLast(run, 'failed', { error });
+  await notify(run, 'run_failed', { error });
   if (err instanceof ApplicationFailure) throw err;
-  throw ApplicationFailure.nonRetryable(run.error, ErrorType.ResearchFailed);
+  throw ApplicationFailure.nonRetryable(error, ErrorType.ResearchFailed);
 }

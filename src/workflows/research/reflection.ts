@@ -23,7 +23,7 @@ export async function runStepWithReflection(
   researchQuestion: string,
   accepted: Map<string, StepOutput>,
 ): Promise<void> {
-  const board = run.step(step.id);
+  const board = run.board;
   let feedback = '';
   let last: StepOutput | undefined;
   try {
@@ -31,44 +31,41 @@ export async function runStepWithReflection(
       if (attempt > 1) {
         const spent = run.budgetSpent();
         if (spent) {
-          board.notes.push(`not retried: ${spent}`);
+          board.noteOn(step.id, `not retried: ${spent}`);
           break;
         }
       }
-      board.attempts = attempt;
+      board.attempt(step.id, attempt);
       last = await runAttempt(run, step, researchQuestion, attempt, feedback, accepted);
       run.addUsage(last.usage);
       for (const n of last.notes ?? []) {
-        board.notes.push(n);
+        board.noteOn(step.id, n);
         run.note(`Step ${step.id}: ${n}`);
       }
       if (run.steering.wrappingUp) {
-        board.notes.push('accepted without the judge: the user asked to wrap up');
+        board.noteOn(step.id, 'accepted without the judge: the user asked to wrap up');
         break;
       }
       const verdict = await judge(run, step, researchQuestion, attempt, last);
       feedback = verdict.feedback;
       if (verdict.passed) break;
       if (attempt > run.options.maxReflectionAttempts) {
-        board.notes.push(`passed after ${attempt} attempts without the judge's approval: ${summarize(feedback, 200)}`);
+        board.noteOn(step.id, `passed after ${attempt} attempts without the judge's approval: ${summarize(feedback, 200)}`);
         break;
       }
     }
     accepted.set(step.id, last!);
-    board.status = 'completed';
-    board.summary = last!.summary;
+    board.end(step.id, 'completed', last!.summary);
   } catch (err) {
     if (stoppedByOperator(err)) {
-      board.status = 'cancelled';
-      board.summary = 'cancelled by an operator';
+      board.end(step.id, 'cancelled', 'cancelled by an operator');
       run.note(`Step ${step.id} was cancelled by an operator; the report is written without it.`);
       return;
     }
     if (isCancellation(err)) throw err;
     rethrowUnknown(err);
     const reason = describeFailure(err, run.options.maxOutage);
-    board.status = 'failed';
-    board.summary = `failed: ${summarize(reason, 200)}`;
+    board.end(step.id, 'failed', `failed: ${summarize(reason, 200)}`);
     run.note(`Step ${step.id} failed: ${summarize(reason, 160)}`);
   } finally {
     run.stepEnded(step.id);
@@ -108,7 +105,7 @@ function runAttempt(
     ...(budget ? { budget } : {}),
     ...(run.retry ? { retry: run.retry } : {}),
     ...(run.knowledge ? { knowledge: run.knowledge } : {}),
-    ...(run.steering.pagesFor.has(step.id) ? { mustRead: run.steering.pagesFor.get(step.id)! } : {}),
+    ...(run.steering.pagesFor(step.id) ? { mustRead: run.steering.pagesFor(step.id)! } : {}),
   };
   const role = step.type === 'research' ? 'researcher' : 'coder';
   return executeChild(step.type === 'research' ? researcherWorkflow : coderWorkflow, {
@@ -135,7 +132,7 @@ async function judge(
   } catch (err) {
     if (isCancellation(err)) throw err;
     rethrowUnknown(err);
-    run.step(step.id).notes.push(`judge error on attempt ${attempt}, counted as a pass: ${summarize(failureMessage(err), 160)}`);
+    run.board.noteOn(step.id, `judge error on attempt ${attempt}, counted as a pass: ${summarize(failureMessage(err), 160)}`);
     return { passed: true, feedback: '' };
   }
 }

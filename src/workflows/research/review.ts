@@ -6,7 +6,8 @@ import { durationToMs } from '../../shared/plain';
 import type { Plan } from '../../shared/schemas';
 import { notify } from './notify';
 import { makePlan } from './plan';
-import type { ReviewDecision, RunState } from './run-state';
+import type { ReviewDecision } from './review-inbox';
+import type { RunState } from './run-state';
 
 export type Reviewed = { kind: 'approved'; plan: Plan } | { kind: 'cancelled'; reason: string };
 
@@ -16,7 +17,7 @@ export async function planAndReview(run: RunState, researchQuestion: string): Pr
   let revisions = 0;
   for (;;) {
     const plan = await makePlan(run, researchQuestion, feedback);
-    run.showPlan(plan, revisions);
+    run.board.show(plan, revisions, opts.maxPlanRevisions);
     // The row's sync loop stores the new plan (startRowSync): a write of its own here would hold
     // the workflow task, and the steps it starts, for one more local activity.
     if (plan.hasEnoughContext || opts.autoAcceptPlan) return { kind: 'approved', plan };
@@ -38,15 +39,15 @@ export async function planAndReview(run: RunState, researchQuestion: string): Pr
 
 /** The reviewer's decision on the plan on the board, or undefined when reviewTimeout passed. */
 async function awaitReview(run: RunState): Promise<ReviewDecision | undefined> {
-  run.review = undefined;
+  run.inbox.openReview();
   run.moveTo('reviewing', 'awaiting_review');
-  const plan = run.plan!;
+  const plan = run.board.view()!;
   await notify(
     run,
     'review_needed',
     { planVersion: plan.version, title: plan.title, steps: plan.steps.map((s) => ({ id: s.id, title: s.title })) },
     plan.version,
   );
-  const decided = await condition(() => run.review !== undefined, durationToMs(run.options.reviewTimeout));
-  return decided ? run.review : undefined;
+  const decided = await condition(() => run.inbox.reviewDecision !== undefined, durationToMs(run.options.reviewTimeout));
+  return decided ? run.inbox.reviewDecision : undefined;
 }

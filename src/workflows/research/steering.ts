@@ -19,23 +19,53 @@ const MAX_PAGES = 30;
 const STEERABLE_PHASES = new Set(['coordinating', 'planning', 'reviewing', 'queued', 'researching']);
 
 export class Steering {
-  readonly guidance: string[] = [];
-  readonly bannedDomains: string[] = [];
-  wrappingUp = false;
+  private readonly guidanceGiven: string[] = [];
+  private readonly banned: string[] = [];
+  private wrapping = false;
   /** Steps the user added, by id: the team takes them from here. */
-  readonly added = new Map<string, PlanStep>();
+  private readonly addedSteps = new Map<string, PlanStep>();
   /** New descriptions of steps not yet started. */
-  readonly edits = new Map<string, string>();
+  private readonly edits = new Map<string, string>();
   /** Pages the user asked the run to read, and the step added to read each batch. */
-  readonly pages: string[] = [];
-  readonly pagesFor = new Map<string, string[]>();
+  private readonly pages: string[] = [];
+  private readonly pagesForStep = new Map<string, string[]>();
   /** Bumped at every change, so the team's wait wakes up. */
-  version = 0;
+  private changes = 0;
+
+  get version(): number {
+    return this.changes;
+  }
+
+  get guidance(): readonly string[] {
+    return this.guidanceGiven;
+  }
+
+  get bannedDomains(): readonly string[] {
+    return this.banned;
+  }
+
+  get wrappingUp(): boolean {
+    return this.wrapping;
+  }
+
+  get pageCount(): number {
+    return this.pages.length;
+  }
+
+  /** A step the user added, by id. */
+  added(id: string): PlanStep | undefined {
+    return this.addedSteps.get(id);
+  }
+
+  /** The pages a step added to read them must read before its first turn. */
+  pagesFor(stepId: string): string[] | undefined {
+    return this.pagesForStep.get(stepId);
+  }
 
   /** The plan as steered: the user's steps added, the edited descriptions in place. */
   apply(plan: Plan): Plan {
-    if (!this.added.size && !this.edits.size) return plan;
-    const steps = [...plan.steps, ...[...this.added.values()].filter((a) => !plan.steps.some((s) => s.id === a.id))];
+    if (!this.addedSteps.size && !this.edits.size) return plan;
+    const steps = [...plan.steps, ...[...this.addedSteps.values()].filter((a) => !plan.steps.some((s) => s.id === a.id))];
     return { ...plan, steps: steps.map((s) => this.step(s)) };
   }
 
@@ -43,6 +73,49 @@ export class Steering {
   step(s: PlanStep): PlanStep {
     const description = this.edits.get(s.id);
     return description ? { ...s, description } : s;
+  }
+
+  view(): { guidance: string[]; bannedDomains: string[]; wrappingUp: boolean } {
+    return { guidance: [...this.guidanceGiven], bannedDomains: [...this.banned], wrappingUp: this.wrapping };
+  }
+
+  // ---- changes (each one bumps the version first) ----------------------------------------------
+
+  /** A steering message arrived: the team's wait wakes up. */
+  changed(): void {
+    this.changes++;
+  }
+
+  addGuidance(text: string): void {
+    this.guidanceGiven.push(text);
+  }
+
+  ban(domains: string[]): void {
+    this.banned.push(...[...new Set(domains)].filter((d) => !this.banned.includes(d)));
+  }
+
+  wrapUp(): void {
+    this.wrapping = true;
+  }
+
+  addStep(step: PlanStep): void {
+    this.addedSteps.set(step.id, step);
+  }
+
+  edit(stepId: string, description: string): void {
+    this.edits.set(stepId, description);
+  }
+
+  /** Pages not asked for before, from `urls`. */
+  freshPages(urls: string[]): string[] {
+    return [...new Set(urls)].filter((u) => !this.pages.includes(u));
+  }
+
+  /** A step added to read pages the user named. */
+  addPagesStep(step: PlanStep, urls: string[]): void {
+    this.pages.push(...urls);
+    this.addStep(step);
+    this.pagesForStep.set(step.id, urls);
   }
 }
 
@@ -70,18 +143,19 @@ export function steerRefusal(run: RunState, m: Steer): Refused | undefined {
   if (steering.wrappingUp) return { code: 'already_wrapping_up', reason: 'the run is already wrapping up' };
   if (m.kind === 'wrapUp') return undefined;
   if (m.kind === 'mustRead') {
-    if (steering.pages.length + m.urls.length > MAX_PAGES)
+    if (steering.pageCount + m.urls.length > MAX_PAGES)
       return { code: 'too_many_pages', reason: `a run reads at most ${MAX_PAGES} pages the user names` };
-    if (m.urls.length && run.steps.length >= MAX_STEPS) return { code: 'too_many_steps', reason: `a plan has at most ${MAX_STEPS} steps` };
+    if (m.urls.length && run.board.steps.length >= MAX_STEPS)
+      return { code: 'too_many_steps', reason: `a plan has at most ${MAX_STEPS} steps` };
     return undefined;
   }
   if (m.kind === 'addStep') {
-    if (run.steps.some((s) => s.id === m.step.id)) return { code: 'duplicate_step', reason: `the plan already has a step ${m.step.id}` };
-    if (run.steps.length >= MAX_STEPS) return { code: 'too_many_steps', reason: `a plan has at most ${MAX_STEPS} steps` };
-    const unknown = (m.step.dependsOn ?? []).find((d) => !run.steps.some((s) => s.id === d));
+    if (run.board.has(m.step.id)) return { code: 'duplicate_step', reason: `the plan already has a step ${m.step.id}` };
+    if (run.board.steps.length >= MAX_STEPS) return { code: 'too_many_steps', reason: `a plan has at most ${MAX_STEPS} steps` };
+    const unknown = (m.step.dependsOn ?? []).find((d) => !run.board.has(d));
     return unknown ? { code: 'unknown_step', reason: `step ${m.step.id} depends on ${unknown}, which the plan does not have` } : undefined;
   }
-  const step = run.steps.find((s) => s.id === m.stepId);
+  const step = run.board.steps.find((s) => s.id === m.stepId);
   if (!step) return { code: 'unknown_step', reason: `the plan has no step ${m.stepId}` };
   if (step.status !== 'pending')
     return { code: 'step_not_pending', reason: `step ${m.stepId} is ${step.status}: only a step not yet started can change` };
@@ -94,30 +168,27 @@ export async function steer(run: RunState, message: Steer): Promise<SteerAnswer>
   if (!checked.ok) throw new Error(`a steering message the validator refused: ${checked.error}`);
   const m = checked.value;
   const steering = run.steering;
-  steering.version++;
+  steering.changed();
   switch (m.kind) {
     case 'guidance':
-      steering.guidance.push(m.text);
+      steering.addGuidance(m.text);
       run.note(`Guidance from the user: "${summarize(m.text, 300)}"`);
       break;
     case 'banDomains': {
-      const fresh = [...new Set(m.domains)].filter((d) => !steering.bannedDomains.includes(d));
-      steering.bannedDomains.push(...fresh);
+      steering.ban(m.domains);
       run.note(`The user banned ${m.domains.join(', ')}: no search result, page or source from there is used.`);
       break;
     }
     case 'wrapUp':
-      steering.wrappingUp = true;
+      steering.wrapUp();
       run.note('The user asked to wrap up: the report is written from what was found so far.');
-      for (const s of run.steps) {
-        if (s.status === 'pending') Object.assign(s, { status: 'skipped', summary: 'skipped: the user asked to wrap up' });
-      }
-      await Promise.all(run.steps.filter((s) => s.status === 'running').map((s) => tellToWrapUp(`${run.id}/step/${s.id}`)));
+      run.board.skipPending('skipped: the user asked to wrap up');
+      await Promise.all(run.board.steps.filter((s) => s.status === 'running').map((s) => tellToWrapUp(`${run.id}/step/${s.id}`)));
       break;
     case 'addStep': {
       const step: PlanStep = m.step;
-      steering.added.set(step.id, step);
-      run.extendPlan([step]);
+      steering.addStep(step);
+      run.board.extend([step]);
       run.note(`The user added step ${step.id}: ${summarize(step.title, 160)}`);
       break;
     }
@@ -125,11 +196,11 @@ export async function steer(run: RunState, message: Steer): Promise<SteerAnswer>
       await mustRead(run, m.urls, m.collections);
       break;
     case 'dropStep':
-      Object.assign(run.step(m.stepId), { status: 'skipped', summary: 'skipped: dropped by the user' });
+      run.board.skip(m.stepId, 'skipped: dropped by the user');
       run.note(`The user dropped step ${m.stepId}.`);
       break;
     case 'editStep':
-      steering.edits.set(m.stepId, m.description);
+      steering.edit(m.stepId, m.description);
       run.note(`The user changed step ${m.stepId}: "${summarize(m.description, 200)}"`);
       break;
   }
@@ -141,11 +212,11 @@ export async function steer(run: RunState, message: Steer): Promise<SteerAnswer>
       kind: m.kind,
       summary: run.notes.at(-1) ?? m.kind,
       ...(m.kind === 'guidance' ? { guidance: m.text } : {}),
-      ...(m.kind === 'banDomains' ? { bannedDomains: steering.bannedDomains } : {}),
+      ...(m.kind === 'banDomains' ? { bannedDomains: [...steering.bannedDomains] } : {}),
     },
   ]);
   run.publish();
-  return { kind: m.kind, accepted: true, ...(run.plan ? { planVersion: run.plan.version } : {}) };
+  return { kind: m.kind, accepted: true, ...(run.board.version !== undefined ? { planVersion: run.board.version } : {}) };
 }
 
 /**
@@ -155,10 +226,9 @@ export async function steer(run: RunState, message: Steer): Promise<SteerAnswer>
  */
 async function mustRead(run: RunState, urls: string[], collections: string[]): Promise<void> {
   const steering = run.steering;
-  const fresh = [...new Set(urls)].filter((u) => !steering.pages.includes(u));
+  const fresh = steering.freshPages(urls);
   const said: string[] = [];
   if (fresh.length) {
-    steering.pages.push(...fresh);
     const step: PlanStep = {
       id: `pages-${steering.version}`,
       title: 'Pages the user asked to read',
@@ -167,20 +237,16 @@ async function mustRead(run: RunState, urls: string[], collections: string[]): P
       needSearch: true,
       dependsOn: [],
     };
-    steering.added.set(step.id, step);
-    steering.pagesFor.set(step.id, fresh);
-    run.extendPlan([step]);
+    steering.addPagesStep(step, fresh);
+    run.board.extend([step]);
     said.push(`to read ${fresh.length} page(s) (step ${step.id})`);
   }
   if (collections.length) {
     const known = run.knowledge?.collectionIds ?? [];
-    run.knowledge = {
-      tenant: run.tenant,
-      collectionIds: [...new Set([...known, ...collections])],
-      ...(run.knowledge?.sessionId ? { sessionId: run.knowledge.sessionId } : {}),
-    };
-    const knowledge = run.knowledge;
-    const running = run.steps.filter((s) => s.status === 'running' && s.type === 'research');
+    const sessionId = run.knowledge?.sessionId;
+    const knowledge = { tenant: run.tenant, collectionIds: [...new Set([...known, ...collections])], ...(sessionId ? { sessionId } : {}) };
+    run.useKnowledge(knowledge);
+    const running = run.board.steps.filter((s) => s.status === 'running' && s.type === 'research');
     await Promise.all(running.map((s) => tell(`${run.id}/step/${s.id}`, (h) => h.signal(knowledgeSignal, { knowledge }))));
     said.push(`to search collection(s) ${collections.join(', ')}`);
   }

@@ -16,21 +16,21 @@ export async function runTeam(
   const accepted = new Map(earlier);
   const byId = new Map(plan.steps.map((s) => [s.id, s]));
   // Steps the user added while the team ran, with the descriptions the user changed.
-  const planStep = (id: string) => run.steering.step(byId.get(id) ?? run.steering.added.get(id)!);
+  const planStep = (id: string) => run.steering.step(byId.get(id) ?? run.steering.added(id)!);
   let running = 0;
   let changes = 0;
   const tasks: Promise<void>[] = [];
   for (;;) {
-    skipBlocked(run);
+    run.board.skipBlocked();
     stopIfBudgetSpent(run);
-    for (const s of run.steps) {
+    for (const s of run.board.steps) {
       if (running >= run.options.maxConcurrentSteps) break;
       if (s.status !== 'pending' || !s.dependsOn.every((d) => accepted.has(d))) continue;
-      s.status = 'running';
-      s.startedAt = Date.now();
+      const id = s.id;
+      run.board.start(id, Date.now());
       running++;
-      const task = runStepWithReflection(run, planStep(s.id), researchQuestion, accepted).finally(() => {
-        s.endedAt = Date.now();
+      const task = runStepWithReflection(run, planStep(id), researchQuestion, accepted).finally(() => {
+        run.board.stopped(id, Date.now());
         running--;
         changes++;
         run.publish();
@@ -43,7 +43,7 @@ export async function runTeam(
     run.publish();
     if (running === 0) {
       // Nothing runs and nothing can start: every step is settled (validation rules out cycles).
-      skipPending(run, 'skipped: its dependencies never completed');
+      run.board.skipPending('skipped: its dependencies never completed');
       break;
     }
     const seen = changes;
@@ -61,31 +61,10 @@ export async function runTeam(
   return accepted;
 }
 
-/** A pending step whose dependency failed or was skipped cannot run. */
-function skipBlocked(run: RunState): void {
-  const settledBadly = (id: string) => ['failed', 'skipped', 'cancelled'].includes(run.steps.find((x) => x.id === id)?.status ?? '');
-  for (const s of run.steps) {
-    if (s.status !== 'pending') continue;
-    const blocked = s.dependsOn.find(settledBadly);
-    if (blocked) {
-      s.status = 'skipped';
-      s.summary = `skipped: step ${blocked} it depends on did not complete`;
-    }
-  }
-}
-
 function stopIfBudgetSpent(run: RunState): void {
   const spent = run.budgetSpent();
   if (!spent) return;
-  skipPending(run, `skipped: ${spent}`);
+  run.board.skipPending(`skipped: ${spent}`);
   if (!run.notes.some((n) => n.startsWith('Research stopped early')))
     run.note(`Research stopped early: ${spent}. The report is written from what was found.`);
-}
-
-function skipPending(run: RunState, summary: string): void {
-  for (const s of run.steps) {
-    if (s.status !== 'pending') continue;
-    s.status = 'skipped';
-    s.summary = summary;
-  }
 }

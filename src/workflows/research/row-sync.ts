@@ -1,0 +1,44 @@
+// Keeps the run's row in PostgreSQL, and with it the run's event log, up with the run's state:
+// after each change the state publishes, one write that takes every change made while the last
+// one was in flight. The writes are numbered, so a late one never replaces a newer one.
+import { condition, isCancellation, log } from '@temporalio/workflow';
+
+export class RowSync {
+  private seq = 0;
+  /** The state changed since the row's last write. */
+  private behind = false;
+  private stopped = false;
+  private loop?: Promise<void>;
+
+  /** The state changed: the loop writes the row again. */
+  changed(): void {
+    this.behind = true;
+  }
+
+  /** The number of the next write of the row. */
+  nextSeq(): number {
+    return ++this.seq;
+  }
+
+  /** Runs `write` after every change until stop(). */
+  start(write: () => Promise<unknown>): void {
+    const loop = (async () => {
+      for (;;) {
+        await condition(() => this.behind || this.stopped);
+        if (this.stopped) return;
+        this.behind = false;
+        await write();
+      }
+    })();
+    // Ended by stop; a write that failed for good leaves the last write to say so.
+    this.loop = loop.catch((err: unknown) => {
+      if (!isCancellation(err)) log.warn('the run row is no longer kept up to date', { error: String(err) });
+    });
+  }
+
+  /** Ends the loop, after the write in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop;
+  }
+}
