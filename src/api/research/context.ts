@@ -1,0 +1,93 @@
+// What the parts of the research service share: their dependencies, how long they wait for a
+// worker, and the one check that a run is the caller's.
+import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { optionalTsToDate } from '@temporalio/common/lib/time';
+import { ApiError, failureMessage } from '../../shared/errors';
+import { summarize, type RetrySettings, type RunStatus } from '../../shared/schemas';
+import type { Store } from '../../activities/store';
+import type { Config, Fairness } from '../../config';
+
+export interface ResearchServiceDeps {
+  client: Client;
+  taskQueue: string;
+  store: Pick<Store, 'getReport' | 'listArtifacts' | 'getArtifact' | 'getSources' | 'runs' | 'knowledge'>;
+  /** Models per role and their prices: a cost budget needs a price for every model it would spend on. */
+  llm?: Pick<Config['llm'], 'models' | 'prices'>;
+  /** How long a status query may take before the API answers from what was recorded (no worker polling). */
+  queryTimeoutMs?: number;
+  /** How long a review update may wait for a worker to take it before the API answers 503. */
+  updateTimeoutMs?: number;
+  /** The operator's retry settings, handed to every run (RETRY_* variables). */
+  retry?: RetrySettings;
+  /** Webhooks: on when the server has a WEBHOOK_SECRET to sign with; the hosts a URL may name. */
+  webhook?: { enabled: boolean; allowHosts: string[] };
+  /** Fair sharing between tenants (TENANT_WEIGHTS, TENANT_PRIORITIES, TENANT_MAX_RUNS). */
+  fairness?: Fairness;
+}
+
+export interface ResearchContext {
+  deps: ResearchServiceDeps;
+  /** How long a query waits for a worker to answer. */
+  queryTimeoutMs: number;
+  /** How long a review, clarification or steering update waits for a worker to take it. */
+  updateTimeoutMs: number;
+}
+
+const QUERY_TIMEOUT_MS = 5_000;
+const UPDATE_TIMEOUT_MS = 10_000;
+
+export function researchContext(deps: ResearchServiceDeps): ResearchContext {
+  return {
+    deps,
+    queryTimeoutMs: deps.queryTimeoutMs ?? QUERY_TIMEOUT_MS,
+    updateTimeoutMs: deps.updateTimeoutMs ?? UPDATE_TIMEOUT_MS,
+  };
+}
+
+/** The run, if it is the tenant's: another tenant's run is as unknown as one that does not exist. */
+export async function tenantRun(ctx: ResearchContext, id: string, tenant: string) {
+  const handle = ctx.deps.client.workflow.getHandle(id);
+  try {
+    const desc = await handle.describe();
+    if (desc.type !== 'researchWorkflow' || desc.searchAttributes?.ResearchTenant?.[0] !== tenant) {
+      throw new ApiError(404, 'not_found', `no research run with id ${id}`);
+    }
+    return { handle, desc };
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw new ApiError(404, 'not_found', `no research run with id ${id}`);
+    throw err;
+  }
+}
+
+/** The tenant's run, if it is still going: 409 once it has ended. */
+export async function runningRun(ctx: ResearchContext, id: string, tenant: string): Promise<WorkflowHandle> {
+  const { handle, desc } = await tenantRun(ctx, id, tenant);
+  if (desc.status.name !== 'RUNNING')
+    throw new ApiError(409, 'not_running', `research run ${id} has ended (${desc.status.name.toLowerCase()})`);
+  return handle;
+}
+
+/** 503 with Retry-After: no worker answered in time (none is polling, or all are busy). */
+export function noWorker(message: string): ApiError {
+  return new ApiError(503, 'no_worker', message, undefined, 5);
+}
+
+/** Why a worker did not answer, short enough for a message. */
+export const noAnswerReason = (err: unknown) => summarize(failureMessage(err), 120);
+
+const ExecutionStatus = temporal.api.enums.v1.WorkflowExecutionStatus;
+const ENDED_AS: Partial<Record<number, RunStatus>> = {
+  [ExecutionStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED]: 'completed',
+  [ExecutionStatus.WORKFLOW_EXECUTION_STATUS_FAILED]: 'failed',
+  [ExecutionStatus.WORKFLOW_EXECUTION_STATUS_TIMED_OUT]: 'failed',
+  [ExecutionStatus.WORKFLOW_EXECUTION_STATUS_TERMINATED]: 'cancelled',
+  [ExecutionStatus.WORKFLOW_EXECUTION_STATUS_CANCELED]: 'cancelled',
+};
+
+/** How Temporal says a run's workflow ended, as a run status; undefined while it is open. */
+export function endedStatus(code: number | null | undefined): RunStatus | undefined {
+  return code == null ? undefined : ENDED_AS[code];
+}
+
+export const iso = (ts: Parameters<typeof optionalTsToDate>[0]) => optionalTsToDate(ts)?.toISOString();
