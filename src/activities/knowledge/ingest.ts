@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
 import { summarize } from '../../shared/schemas';
-import { SkippedError, type SafeFetcher } from '../crawl/safe-fetch';
+import { SkippedError, type FetchedPage, type SafeFetcher } from '../crawl/safe-fetch';
 import { BlockedError } from '../crawl/ssrf';
 import type { Store } from '../store';
 import { chunkDocument } from './chunk';
@@ -35,120 +35,146 @@ export function embeddingText(c: { headingPath: string[]; text: string }): strin
 
 const notFound = (id: string) => ApplicationFailure.nonRetryable(`document ${id} no longer exists (deleted?)`, ErrorType.NotFound);
 
-export function createIngestActivities(deps: { store: Store; embedder: Embedder; fetcher: SafeFetcher; limits: IngestLimits }) {
-  const kb = deps.store.knowledge;
-
-  /** A document added by URL: fetched through the crawler's SSRF guard, then stored as an upload. */
-  async function fetchDocument(input: { documentId: string }): Promise<{ format: DocFormat; size: number }> {
-    const doc = await kb.getDocument(input.documentId);
-    if (!doc) throw notFound(input.documentId);
-    if (doc.format && doc.contentHash) return { format: doc.format as DocFormat, size: doc.size };
-    if (!doc.sourceUrl)
-      throw ApplicationFailure.nonRetryable(`document ${doc.documentId} has neither bytes nor a URL`, ErrorType.InvalidInput);
-    await kb.updateDocument(doc.documentId, { status: 'fetching' });
-    let page;
-    try {
-      page = await deps.fetcher.get(doc.sourceUrl, { signal: Context.current().cancellationSignal });
-    } catch (err) {
-      if (err instanceof BlockedError || err instanceof SkippedError) {
-        throw ApplicationFailure.nonRetryable(`${doc.sourceUrl}: ${err.message}`, ErrorType.DocumentFetchFailed);
-      }
-      const status = (err as { status?: number }).status;
-      if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
-        throw ApplicationFailure.nonRetryable(`${doc.sourceUrl} answered ${status}`, ErrorType.DocumentFetchFailed);
-      }
-      throw err;
+/** The document's page, through the crawler's SSRF guard; a page that cannot be had is permanent. */
+async function fetchFromUrl(fetcher: SafeFetcher, url: string): Promise<FetchedPage> {
+  try {
+    return await fetcher.get(url, { signal: Context.current().cancellationSignal });
+  } catch (err) {
+    if (err instanceof BlockedError || err instanceof SkippedError) {
+      throw ApplicationFailure.nonRetryable(`${url}: ${err.message}`, ErrorType.DocumentFetchFailed);
     }
-    const name = decodeURIComponent(new URL(page.finalUrl).pathname.split('/').filter(Boolean).pop() ?? '') || doc.name;
-    const format = detectFormat(name, page.contentType, page.body.subarray(0, 4096));
-    if (!format) {
-      throw ApplicationFailure.nonRetryable(
-        `${doc.sourceUrl}: content type "${page.contentType}" is not a format the knowledge base reads`,
-        ErrorType.DocumentUnsupported,
-      );
+    const status = (err as { status?: number }).status;
+    if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
+      throw ApplicationFailure.nonRetryable(`${url} answered ${status}`, ErrorType.DocumentFetchFailed);
     }
-    await kb.updateDocument(doc.documentId, {
-      bytes: page.body,
-      format,
-      contentType: contentTypeOf(format),
-      contentHash: contentHash(page.body),
-      status: 'parsing',
-    });
-    return { format, size: page.body.length };
+    throw err;
   }
+}
 
-  /** Parses the stored bytes and writes the chunks (replacing any a failed attempt left). */
-  async function parseDocument(input: { documentId: string }): Promise<{ chunks: number; title: string; pages?: number }> {
-    const doc = await kb.getDocument(input.documentId);
-    if (!doc) throw notFound(input.documentId);
-    const bytes = await kb.getDocumentBytes(doc.documentId);
-    if (!bytes || !doc.format)
-      throw ApplicationFailure.nonRetryable(`document ${doc.documentId} has no stored file`, ErrorType.InvalidInput);
-    await kb.updateDocument(doc.documentId, { status: 'parsing' });
-    Context.current().heartbeat('parsing');
-    let parsed;
-    try {
-      parsed = await parseBytes(bytes, doc.format as DocFormat, doc.name);
-    } catch (err) {
-      if (err instanceof DocumentUnreadable) throw ApplicationFailure.nonRetryable(err.message, ErrorType.DocumentUnreadable);
-      throw ApplicationFailure.nonRetryable(
-        `${doc.format} parser failed: ${err instanceof Error ? err.message : String(err)}`,
-        ErrorType.DocumentUnreadable,
-      );
-    }
-    Context.current().heartbeat('chunking');
-    const chunks = chunkDocument(parsed, { maxTokens: deps.limits.chunkTokens, overlapTokens: deps.limits.chunkOverlap });
-    if (!chunks.length) throw ApplicationFailure.nonRetryable(`${doc.name}: no text found`, ErrorType.DocumentUnreadable);
-    const title = summarize(parsed.title || doc.name, 300);
-    if (!(await kb.replaceChunks(doc.documentId, chunks, { title, pages: parsed.pages }))) throw notFound(doc.documentId);
-    await kb.updateDocument(doc.documentId, { status: deps.embedder.enabled ? 'embedding' : 'ready' });
-    return { chunks: chunks.length, title, ...(parsed.pages ? { pages: parsed.pages } : {}) };
-  }
-
-  /**
-   * Embeds the chunks in [fromSeq, toSeq) that have no vector yet; returns the document's count.
-   * An endpoint that has no embeddings leaves the batch without vectors (`withoutVectors`) and a
-   * note on the document, instead of a failure retried until the run's outage budget is spent.
-   */
-  async function embedChunks(input: {
-    documentId: string;
-    fromSeq: number;
-    toSeq: number;
-  }): Promise<{ embedded: number; dims: number; withoutVectors?: true }> {
-    if (!deps.embedder.enabled) return { embedded: 0, dims: 0 };
-    const pending = await kb.chunksToEmbed(input.documentId, input.fromSeq, input.toSeq, deps.embedder.model);
-    if (!pending.length) return { embedded: (await kb.getDocument(input.documentId))?.chunksEmbedded ?? 0, dims: 0 };
-    let vectors: number[][];
-    try {
-      ({ vectors } = await withHeartbeat((signal) => deps.embedder.embed(pending.map(embeddingText), signal)));
-    } catch (err) {
-      if (!isEmbeddingsUnsupported(err)) throw err;
-      await kb.updateDocument(input.documentId, { error: withoutVectorsNote(err.message) });
-      return { embedded: (await kb.getDocument(input.documentId))?.chunksEmbedded ?? 0, dims: 0, withoutVectors: true };
-    }
-    const dims = vectors[0]!.length;
-    await kb.ensureVectorIndex(dims);
-    const embedded = await kb.saveEmbeddings(
-      input.documentId,
-      deps.embedder.model,
-      pending.map((c, i) => ({ seq: c.seq, embedding: vectors[i]! })),
+/** The fetched file's format, from its name (the URL's last segment), content type and first bytes. */
+function fetchedFormat(page: FetchedPage, url: string, docName: string): DocFormat {
+  const name = decodeURIComponent(new URL(page.finalUrl).pathname.split('/').filter(Boolean).pop() ?? '') || docName;
+  const format = detectFormat(name, page.contentType, page.body.subarray(0, 4096));
+  if (!format) {
+    throw ApplicationFailure.nonRetryable(
+      `${url}: content type "${page.contentType}" is not a format the knowledge base reads`,
+      ErrorType.DocumentUnsupported,
     );
-    return { embedded, dims };
   }
+  return format;
+}
 
-  /** The end of an ingestion: ready, or failed with the reason and no chunks left behind. */
-  async function finishDocument(input: { documentId: string; error?: string }): Promise<void> {
-    const doc = await kb.getDocument(input.documentId);
-    if (!doc) return; // deleted while it was ingested: nothing to finish
-    if (input.error) {
-      await kb.replaceChunks(doc.documentId, [], { title: doc.title });
-      await kb.updateDocument(doc.documentId, { status: 'failed', error: summarize(input.error, 1_000) });
-      return;
-    }
-    // A document some of whose passages have no vectors keeps the note embedChunks left on it.
-    const note = deps.embedder.enabled && doc.chunksEmbedded < doc.chunksTotal ? doc.error : null;
-    await kb.updateDocument(doc.documentId, { status: 'ready', error: note });
+/** The stored file parsed; a file no parser can read is a permanent fault. */
+async function parseStored(bytes: Buffer, format: DocFormat, name: string) {
+  try {
+    return await parseBytes(bytes, format, name);
+  } catch (err) {
+    if (err instanceof DocumentUnreadable) throw ApplicationFailure.nonRetryable(err.message, ErrorType.DocumentUnreadable);
+    throw ApplicationFailure.nonRetryable(
+      `${format} parser failed: ${err instanceof Error ? err.message : String(err)}`,
+      ErrorType.DocumentUnreadable,
+    );
   }
+}
 
-  return { fetchDocument, parseDocument, embedChunks, finishDocument };
+export interface IngestDeps {
+  store: Store;
+  embedder: Embedder;
+  fetcher: SafeFetcher;
+  limits: IngestLimits;
+}
+
+/** A document added by URL: fetched through the crawler's SSRF guard, then stored as an upload. */
+async function fetchDocument(deps: IngestDeps, input: { documentId: string }): Promise<{ format: DocFormat; size: number }> {
+  const kb = deps.store.knowledge;
+  const doc = await kb.getDocument(input.documentId);
+  if (!doc) throw notFound(input.documentId);
+  if (doc.format && doc.contentHash) return { format: doc.format as DocFormat, size: doc.size };
+  if (!doc.sourceUrl)
+    throw ApplicationFailure.nonRetryable(`document ${doc.documentId} has neither bytes nor a URL`, ErrorType.InvalidInput);
+  await kb.updateDocument(doc.documentId, { status: 'fetching' });
+  const page = await fetchFromUrl(deps.fetcher, doc.sourceUrl);
+  const format = fetchedFormat(page, doc.sourceUrl, doc.name);
+  await kb.updateDocument(doc.documentId, {
+    bytes: page.body,
+    format,
+    contentType: contentTypeOf(format),
+    contentHash: contentHash(page.body),
+    status: 'parsing',
+  });
+  return { format, size: page.body.length };
+}
+
+/** Parses the stored bytes and writes the chunks (replacing any a failed attempt left). */
+async function parseDocument(deps: IngestDeps, input: { documentId: string }): Promise<{ chunks: number; title: string; pages?: number }> {
+  const kb = deps.store.knowledge;
+  const doc = await kb.getDocument(input.documentId);
+  if (!doc) throw notFound(input.documentId);
+  const bytes = await kb.getDocumentBytes(doc.documentId);
+  if (!bytes || !doc.format) throw ApplicationFailure.nonRetryable(`document ${doc.documentId} has no stored file`, ErrorType.InvalidInput);
+  await kb.updateDocument(doc.documentId, { status: 'parsing' });
+  Context.current().heartbeat('parsing');
+  const parsed = await parseStored(bytes, doc.format as DocFormat, doc.name);
+  Context.current().heartbeat('chunking');
+  const chunks = chunkDocument(parsed, { maxTokens: deps.limits.chunkTokens, overlapTokens: deps.limits.chunkOverlap });
+  if (!chunks.length) throw ApplicationFailure.nonRetryable(`${doc.name}: no text found`, ErrorType.DocumentUnreadable);
+  const title = summarize(parsed.title || doc.name, 300);
+  if (!(await kb.replaceChunks(doc.documentId, chunks, { title, pages: parsed.pages }))) throw notFound(doc.documentId);
+  await kb.updateDocument(doc.documentId, { status: deps.embedder.enabled ? 'embedding' : 'ready' });
+  return { chunks: chunks.length, title, ...(parsed.pages ? { pages: parsed.pages } : {}) };
+}
+
+/**
+ * Embeds the chunks in [fromSeq, toSeq) that have no vector yet; returns the document's count.
+ * An endpoint that has no embeddings leaves the batch without vectors (`withoutVectors`) and a
+ * note on the document, instead of a failure retried until the run's outage budget is spent.
+ */
+async function embedChunks(
+  deps: IngestDeps,
+  input: { documentId: string; fromSeq: number; toSeq: number },
+): Promise<{ embedded: number; dims: number; withoutVectors?: true }> {
+  const kb = deps.store.knowledge;
+  if (!deps.embedder.enabled) return { embedded: 0, dims: 0 };
+  const pending = await kb.chunksToEmbed(input.documentId, input.fromSeq, input.toSeq, deps.embedder.model);
+  if (!pending.length) return { embedded: (await kb.getDocument(input.documentId))?.chunksEmbedded ?? 0, dims: 0 };
+  let vectors: number[][];
+  try {
+    ({ vectors } = await withHeartbeat((signal) => deps.embedder.embed(pending.map(embeddingText), signal)));
+  } catch (err) {
+    if (!isEmbeddingsUnsupported(err)) throw err;
+    await kb.updateDocument(input.documentId, { error: withoutVectorsNote(err.message) });
+    return { embedded: (await kb.getDocument(input.documentId))?.chunksEmbedded ?? 0, dims: 0, withoutVectors: true };
+  }
+  const dims = vectors[0]!.length;
+  await kb.ensureVectorIndex(dims);
+  const embedded = await kb.saveEmbeddings(
+    input.documentId,
+    deps.embedder.model,
+    pending.map((c, i) => ({ seq: c.seq, embedding: vectors[i]! })),
+  );
+  return { embedded, dims };
+}
+
+/** The end of an ingestion: ready, or failed with the reason and no chunks left behind. */
+async function finishDocument(deps: IngestDeps, input: { documentId: string; error?: string }): Promise<void> {
+  const kb = deps.store.knowledge;
+  const doc = await kb.getDocument(input.documentId);
+  if (!doc) return; // deleted while it was ingested: nothing to finish
+  if (input.error) {
+    await kb.replaceChunks(doc.documentId, [], { title: doc.title });
+    await kb.updateDocument(doc.documentId, { status: 'failed', error: summarize(input.error, 1_000) });
+    return;
+  }
+  // A document some of whose passages have no vectors keeps the note embedChunks left on it.
+  const note = deps.embedder.enabled && doc.chunksEmbedded < doc.chunksTotal ? doc.error : null;
+  await kb.updateDocument(doc.documentId, { status: 'ready', error: note });
+}
+
+export function createIngestActivities(deps: IngestDeps) {
+  return {
+    fetchDocument: (input: { documentId: string }) => fetchDocument(deps, input),
+    parseDocument: (input: { documentId: string }) => parseDocument(deps, input),
+    embedChunks: (input: { documentId: string; fromSeq: number; toSeq: number }) => embedChunks(deps, input),
+    finishDocument: (input: { documentId: string; error?: string }) => finishDocument(deps, input),
+  };
 }
