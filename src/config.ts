@@ -710,159 +710,222 @@ export function llmConfigured(config: Pick<Config, 'llm'>): boolean {
   return config.llm.apiKey !== undefined || config.llm.baseUrl !== undefined;
 }
 
+/** The environment as the schema parsed it: the variables' values, defaults filled in. */
+type Env = z.infer<typeof EnvSchema>;
+type ConfigIssue = { variable: string; reason: string };
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => ({ variable: String(i.path[0] ?? '(environment)'), reason: i.message }));
-    const lines = issues.map((i) => `  ${i.variable}: ${i.reason}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`, issues);
-  }
-  const e = parsed.data;
-  const needs: Record<string, [keyof typeof e, string]> = {
-    searxng: ['SEARXNG_URL', 'a SearXNG URL'],
-    tavily: ['TAVILY_API_KEY', 'a Tavily key'],
-    brave: ['BRAVE_API_KEY', 'a Brave key'],
-  };
-  const known = ['searxng', 'tavily', 'brave', 'wikipedia', 'openalex', 'arxiv'];
-  const searchIssues: { variable: string; reason: string }[] = [];
-  for (const p of e.SEARCH_PROVIDERS ?? []) {
-    if (!known.includes(p))
-      searchIssues.push({ variable: 'SEARCH_PROVIDERS', reason: `unknown provider "${p}" (known: ${known.join(', ')})` });
-    const need = needs[p];
-    if (need && !e[need[0]]) searchIssues.push({ variable: need[0], reason: `SEARCH_PROVIDERS includes ${p}, which needs ${need[1]}` });
-  }
-  if (searchIssues.length) {
-    throw new ConfigError(`Invalid configuration:\n${searchIssues.map((i) => `  ${i.variable}: ${i.reason}`).join('\n')}`, searchIssues);
-  }
+  const e = parseEnv(env);
+  checkSearchProviders(e);
   const temporal = loadTemporalProfile(env);
-  const models = Object.fromEntries(
-    LLM_ROLES.map((role) => [role, e[`LLM_MODEL_${role.toUpperCase()}` as keyof typeof e] ?? e.LLM_MODEL]),
-  ) as Record<LlmRole, string>;
-  const perRole = (name: 'LLM_TIMEOUT_MS' | 'LLM_MAX_TOKENS', fallback: (role: LlmRole) => number) =>
-    Object.fromEntries(
-      LLM_ROLES.map((role) => [role, (e[`${name}_${role.toUpperCase()}` as keyof typeof e] as number | undefined) ?? fallback(role)]),
-    ) as Record<LlmRole, number>;
   return {
     env: e.NODE_ENV,
     logLevel: e.LOG_LEVEL,
     dataDir: e.DATA_DIR,
-    temporal: {
-      address: temporal.address,
-      namespace: temporal.namespace ?? DEFAULT_NAMESPACE,
-      connection: temporal,
-      taskQueue: e.TEMPORAL_TASK_QUEUE,
-      cliPath: e.TEMPORAL_CLI_PATH,
-      searchPath: e.PATH,
-      port: e.TEMPORAL_PORT,
-      uiPort: e.TEMPORAL_UI_PORT,
-      deployment: e.TEMPORAL_WORKER_BUILD_ID ? { name: e.TEMPORAL_DEPLOYMENT_NAME, buildId: e.TEMPORAL_WORKER_BUILD_ID } : undefined,
-    },
+    temporal: temporalConfig(e, temporal),
     database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX, pglitePort: e.PGLITE_PORT },
-    api: {
-      host: e.API_HOST,
-      port: e.API_PORT,
-      keys: e.API_KEYS,
-      fairness: { weights: e.TENANT_WEIGHTS, priorities: e.TENANT_PRIORITIES, maxRuns: e.TENANT_MAX_RUNS },
-      rateLimits: { submits: e.RATE_LIMIT_SUBMITS, reads: e.RATE_LIMIT_READS },
-    },
+    api: apiConfig(e),
     metrics: { host: e.METRICS_HOST, port: e.METRICS_PORT },
-    tracing: {
-      enabled:
-        Boolean(e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) &&
-        e.OTEL_TRACES_EXPORTER !== 'none' &&
-        e.OTEL_SDK_DISABLED !== 'true',
-      serviceName: e.OTEL_SERVICE_NAME,
-    },
-    client: {
-      api: e.DEEP_RESEARCH_API ?? `http://${e.API_HOST === '0.0.0.0' || e.API_HOST === '::' ? '127.0.0.1' : e.API_HOST}:${e.API_PORT}`,
-      key: e.DEEP_RESEARCH_KEY,
-    },
-    llm: {
-      apiKey: e.OPENAI_API_KEY,
-      baseUrl: e.OPENAI_BASE_URL,
-      models,
-      timeoutMs: e.LLM_TIMEOUT_MS,
-      timeouts: perRole('LLM_TIMEOUT_MS', () => e.LLM_TIMEOUT_MS),
-      maxTokens: perRole('LLM_MAX_TOKENS', (role) => DEFAULT_MAX_TOKENS[role]),
-      contextTokens: e.LLM_CONTEXT_TOKENS,
-      prices: e.LLM_PRICES,
-      contextChars: e.LLM_CONTEXT_CHARS,
-      queueRate: e.LLM_QUEUE_RATE,
-      concurrency: e.LLM_CONCURRENCY,
-      providerConcurrency: e.LLM_PROVIDER_CONCURRENCY ?? e.LLM_CONCURRENCY,
-      fallback:
-        e.LLM_FALLBACK_BASE_URL || e.LLM_FALLBACK_API_KEY
-          ? {
-              apiKey: e.LLM_FALLBACK_API_KEY,
-              baseUrl: e.LLM_FALLBACK_BASE_URL,
-              models: Object.fromEntries(
-                LLM_ROLES.map((role) => [
-                  role,
-                  e[`LLM_FALLBACK_MODEL_${role.toUpperCase()}` as keyof typeof e] ?? e.LLM_FALLBACK_MODEL ?? models[role],
-                ]),
-              ) as Record<LlmRole, string>,
-              afterMs: durationToMs(e.LLM_FALLBACK_AFTER),
-            }
-          : undefined,
-    },
-    search: {
-      providers: e.SEARCH_PROVIDERS ?? [...(e.SEARXNG_URL ? ['searxng'] : []), 'wikipedia', 'openalex', 'arxiv'],
-      searxngUrl: e.SEARXNG_URL,
-      maxResults: e.SEARCH_MAX_RESULTS,
-      timeoutMs: e.SEARCH_TIMEOUT_MS,
-      tavily: { apiKey: e.TAVILY_API_KEY, baseUrl: e.TAVILY_BASE_URL },
-      brave: { apiKey: e.BRAVE_API_KEY, baseUrl: e.BRAVE_BASE_URL },
-      wikipediaUrl: e.WIKIPEDIA_BASE_URL,
-      openAlexUrl: e.OPENALEX_BASE_URL,
-      openAlexMailto: e.OPENALEX_MAILTO,
-      arxivUrl: e.ARXIV_BASE_URL,
-      rateLimits: { searxng: 5, tavily: 5, brave: 1, wikipedia: 10, openalex: 10, arxiv: 0.34, ...e.SEARCH_RATE_LIMITS },
-      queueRate: e.SEARCH_QUEUE_RATE,
-      concurrency: e.SEARCH_CONCURRENCY,
-    },
+    tracing: tracingConfig(e),
+    client: clientConfig(e),
+    llm: llmConfig(e),
+    search: searchConfig(e),
     mcp: { configPath: e.MCP_CONFIG },
-    sandbox: {
-      image: e.SANDBOX_IMAGE,
-      memoryMb: e.SANDBOX_MEMORY_MB,
-      cpus: e.SANDBOX_CPUS,
-      pids: e.SANDBOX_PIDS,
-      timeoutSeconds: e.SANDBOX_TIMEOUT_S,
-      concurrency: e.SANDBOX_CONCURRENCY,
-      dockerSocket: e.DOCKER_SOCKET,
-      researcherPython: e.RESEARCHER_PYTHON,
-    },
-    crawl: {
-      allowHosts: e.CRAWL_ALLOW_HOSTS,
-      maxBytes: e.CRAWL_MAX_BYTES,
-      timeoutMs: e.CRAWL_TIMEOUT_MS,
-      connectTimeoutMs: e.CRAWL_CONNECT_TIMEOUT_MS,
-      respectRobots: e.CRAWL_RESPECT_ROBOTS,
-      userAgent: e.CRAWL_USER_AGENT,
-    },
+    sandbox: sandboxConfig(e),
+    crawl: crawlConfig(e),
     webhook: { secret: e.WEBHOOK_SECRET, allowHosts: e.WEBHOOK_ALLOW_HOSTS, timeoutMs: e.WEBHOOK_TIMEOUT_MS },
     schedules: { minInterval: e.SCHEDULE_MIN_INTERVAL },
     retry: { initialInterval: e.RETRY_INITIAL_INTERVAL, maximumInterval: e.RETRY_MAX_INTERVAL, heartbeatTimeout: e.LLM_HEARTBEAT_TIMEOUT },
-    knowledge: {
-      embedding: {
-        enabled: Boolean(e.EMBEDDING_BASE_URL || e.EMBEDDING_API_KEY || e.OPENAI_BASE_URL || e.OPENAI_API_KEY),
-        model: e.EMBEDDING_MODEL,
-        baseUrl: e.EMBEDDING_BASE_URL ?? e.OPENAI_BASE_URL,
-        apiKey: e.EMBEDDING_API_KEY ?? e.OPENAI_API_KEY,
-        dimensions: e.EMBEDDING_DIMENSIONS,
-        batch: e.EMBEDDING_BATCH,
-        timeoutMs: e.LLM_TIMEOUT_MS,
-      },
-      maxFileBytes: e.KB_MAX_FILE_BYTES,
-      maxDocuments: e.KB_MAX_DOCUMENTS,
-      chunkTokens: e.KB_CHUNK_TOKENS,
-      chunkOverlap: Math.min(e.KB_CHUNK_OVERLAP, Math.floor(e.KB_CHUNK_TOKENS / 2)),
-    },
-    worker: {
-      shutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS ?? e.LLM_TIMEOUT_MS + 15_000,
-      maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
-      stackTraces: e.WORKFLOW_STACK_TRACES,
-      vmWatchdog: e.WORKFLOW_VM_WATCHDOG,
-    },
+    knowledge: knowledgeConfig(e),
+    worker: workerConfig(e),
     heap: { growthPercent: e.HEAP_GROWTH_PERCENT, threadSemiSpaceMb: e.THREAD_SEMI_SPACE_MB },
+  };
+}
+
+/** Every issue, one line each, naming the variable (never its value: it may be a secret). */
+function invalidConfiguration(issues: ConfigIssue[]): ConfigError {
+  return new ConfigError(`Invalid configuration:\n${issues.map((i) => `  ${i.variable}: ${i.reason}`).join('\n')}`, issues);
+}
+
+function parseEnv(env: NodeJS.ProcessEnv): Env {
+  const parsed = EnvSchema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  throw invalidConfiguration(parsed.error.issues.map((i) => ({ variable: String(i.path[0] ?? '(environment)'), reason: i.message })));
+}
+
+const KNOWN_SEARCH_PROVIDERS = ['searxng', 'tavily', 'brave', 'wikipedia', 'openalex', 'arxiv'];
+/** The providers that cannot work without a variable of their own. */
+const SEARCH_PROVIDER_NEEDS: Record<string, [keyof Env, string]> = {
+  searxng: ['SEARXNG_URL', 'a SearXNG URL'],
+  tavily: ['TAVILY_API_KEY', 'a Tavily key'],
+  brave: ['BRAVE_API_KEY', 'a Brave key'],
+};
+
+/** SEARCH_PROVIDERS names known providers, each with what it needs. */
+function checkSearchProviders(e: Env): void {
+  const issues: ConfigIssue[] = [];
+  for (const p of e.SEARCH_PROVIDERS ?? []) {
+    if (!KNOWN_SEARCH_PROVIDERS.includes(p))
+      issues.push({ variable: 'SEARCH_PROVIDERS', reason: `unknown provider "${p}" (known: ${KNOWN_SEARCH_PROVIDERS.join(', ')})` });
+    const need = SEARCH_PROVIDER_NEEDS[p];
+    if (need && !e[need[0]]) issues.push({ variable: need[0], reason: `SEARCH_PROVIDERS includes ${p}, which needs ${need[1]}` });
+  }
+  if (issues.length) throw invalidConfiguration(issues);
+}
+
+function temporalConfig(e: Env, profile: TemporalProfile): Config['temporal'] {
+  return {
+    address: profile.address,
+    namespace: profile.namespace ?? DEFAULT_NAMESPACE,
+    connection: profile,
+    taskQueue: e.TEMPORAL_TASK_QUEUE,
+    cliPath: e.TEMPORAL_CLI_PATH,
+    searchPath: e.PATH,
+    port: e.TEMPORAL_PORT,
+    uiPort: e.TEMPORAL_UI_PORT,
+    deployment: e.TEMPORAL_WORKER_BUILD_ID ? { name: e.TEMPORAL_DEPLOYMENT_NAME, buildId: e.TEMPORAL_WORKER_BUILD_ID } : undefined,
+  };
+}
+
+function apiConfig(e: Env): Config['api'] {
+  return {
+    host: e.API_HOST,
+    port: e.API_PORT,
+    keys: e.API_KEYS,
+    fairness: { weights: e.TENANT_WEIGHTS, priorities: e.TENANT_PRIORITIES, maxRuns: e.TENANT_MAX_RUNS },
+    rateLimits: { submits: e.RATE_LIMIT_SUBMITS, reads: e.RATE_LIMIT_READS },
+  };
+}
+
+function tracingConfig(e: Env): Config['tracing'] {
+  return {
+    enabled:
+      Boolean(e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) &&
+      e.OTEL_TRACES_EXPORTER !== 'none' &&
+      e.OTEL_SDK_DISABLED !== 'true',
+    serviceName: e.OTEL_SERVICE_NAME,
+  };
+}
+
+/** The CLI reaches the API where it listens; an API listening on every address is reached on loopback. */
+function clientConfig(e: Env): Config['client'] {
+  const host = e.API_HOST === '0.0.0.0' || e.API_HOST === '::' ? '127.0.0.1' : e.API_HOST;
+  return { api: e.DEEP_RESEARCH_API ?? `http://${host}:${e.API_PORT}`, key: e.DEEP_RESEARCH_KEY };
+}
+
+function llmConfig(e: Env): Config['llm'] {
+  const models = roleModels(e);
+  return {
+    apiKey: e.OPENAI_API_KEY,
+    baseUrl: e.OPENAI_BASE_URL,
+    models,
+    timeoutMs: e.LLM_TIMEOUT_MS,
+    timeouts: perRole(e, 'LLM_TIMEOUT_MS', () => e.LLM_TIMEOUT_MS),
+    maxTokens: perRole(e, 'LLM_MAX_TOKENS', (role) => DEFAULT_MAX_TOKENS[role]),
+    contextTokens: e.LLM_CONTEXT_TOKENS,
+    prices: e.LLM_PRICES,
+    contextChars: e.LLM_CONTEXT_CHARS,
+    queueRate: e.LLM_QUEUE_RATE,
+    concurrency: e.LLM_CONCURRENCY,
+    providerConcurrency: e.LLM_PROVIDER_CONCURRENCY ?? e.LLM_CONCURRENCY,
+    fallback: fallbackProvider(e, models),
+  };
+}
+
+/** LLM_MODEL_<ROLE>, else LLM_MODEL. */
+function roleModels(e: Env): Record<LlmRole, string> {
+  return Object.fromEntries(LLM_ROLES.map((role) => [role, e[`LLM_MODEL_${role.toUpperCase()}` as keyof Env] ?? e.LLM_MODEL])) as Record<
+    LlmRole,
+    string
+  >;
+}
+
+/** `<name>_<ROLE>` for every role, else `fallback(role)`. */
+function perRole(e: Env, name: 'LLM_TIMEOUT_MS' | 'LLM_MAX_TOKENS', fallback: (role: LlmRole) => number): Record<LlmRole, number> {
+  return Object.fromEntries(
+    LLM_ROLES.map((role) => [role, (e[`${name}_${role.toUpperCase()}` as keyof Env] as number | undefined) ?? fallback(role)]),
+  ) as Record<LlmRole, number>;
+}
+
+/** The second provider, when LLM_FALLBACK_BASE_URL or LLM_FALLBACK_API_KEY is set. */
+function fallbackProvider(e: Env, models: Record<LlmRole, string>): Config['llm']['fallback'] {
+  if (!(e.LLM_FALLBACK_BASE_URL || e.LLM_FALLBACK_API_KEY)) return undefined;
+  return {
+    apiKey: e.LLM_FALLBACK_API_KEY,
+    baseUrl: e.LLM_FALLBACK_BASE_URL,
+    models: Object.fromEntries(
+      LLM_ROLES.map((role) => [role, e[`LLM_FALLBACK_MODEL_${role.toUpperCase()}` as keyof Env] ?? e.LLM_FALLBACK_MODEL ?? models[role]]),
+    ) as Record<LlmRole, string>,
+    afterMs: durationToMs(e.LLM_FALLBACK_AFTER),
+  };
+}
+
+function searchConfig(e: Env): Config['search'] {
+  return {
+    providers: e.SEARCH_PROVIDERS ?? [...(e.SEARXNG_URL ? ['searxng'] : []), 'wikipedia', 'openalex', 'arxiv'],
+    searxngUrl: e.SEARXNG_URL,
+    maxResults: e.SEARCH_MAX_RESULTS,
+    timeoutMs: e.SEARCH_TIMEOUT_MS,
+    tavily: { apiKey: e.TAVILY_API_KEY, baseUrl: e.TAVILY_BASE_URL },
+    brave: { apiKey: e.BRAVE_API_KEY, baseUrl: e.BRAVE_BASE_URL },
+    wikipediaUrl: e.WIKIPEDIA_BASE_URL,
+    openAlexUrl: e.OPENALEX_BASE_URL,
+    openAlexMailto: e.OPENALEX_MAILTO,
+    arxivUrl: e.ARXIV_BASE_URL,
+    rateLimits: { searxng: 5, tavily: 5, brave: 1, wikipedia: 10, openalex: 10, arxiv: 0.34, ...e.SEARCH_RATE_LIMITS },
+    queueRate: e.SEARCH_QUEUE_RATE,
+    concurrency: e.SEARCH_CONCURRENCY,
+  };
+}
+
+function sandboxConfig(e: Env): Config['sandbox'] {
+  return {
+    image: e.SANDBOX_IMAGE,
+    memoryMb: e.SANDBOX_MEMORY_MB,
+    cpus: e.SANDBOX_CPUS,
+    pids: e.SANDBOX_PIDS,
+    timeoutSeconds: e.SANDBOX_TIMEOUT_S,
+    concurrency: e.SANDBOX_CONCURRENCY,
+    dockerSocket: e.DOCKER_SOCKET,
+    researcherPython: e.RESEARCHER_PYTHON,
+  };
+}
+
+function crawlConfig(e: Env): Config['crawl'] {
+  return {
+    allowHosts: e.CRAWL_ALLOW_HOSTS,
+    maxBytes: e.CRAWL_MAX_BYTES,
+    timeoutMs: e.CRAWL_TIMEOUT_MS,
+    connectTimeoutMs: e.CRAWL_CONNECT_TIMEOUT_MS,
+    respectRobots: e.CRAWL_RESPECT_ROBOTS,
+    userAgent: e.CRAWL_USER_AGENT,
+  };
+}
+
+/** Embeddings use the LLM endpoint and key unless EMBEDDING_* name their own. */
+function knowledgeConfig(e: Env): Config['knowledge'] {
+  return {
+    embedding: {
+      enabled: Boolean(e.EMBEDDING_BASE_URL || e.EMBEDDING_API_KEY || e.OPENAI_BASE_URL || e.OPENAI_API_KEY),
+      model: e.EMBEDDING_MODEL,
+      baseUrl: e.EMBEDDING_BASE_URL ?? e.OPENAI_BASE_URL,
+      apiKey: e.EMBEDDING_API_KEY ?? e.OPENAI_API_KEY,
+      dimensions: e.EMBEDDING_DIMENSIONS,
+      batch: e.EMBEDDING_BATCH,
+      timeoutMs: e.LLM_TIMEOUT_MS,
+    },
+    maxFileBytes: e.KB_MAX_FILE_BYTES,
+    maxDocuments: e.KB_MAX_DOCUMENTS,
+    chunkTokens: e.KB_CHUNK_TOKENS,
+    chunkOverlap: Math.min(e.KB_CHUNK_OVERLAP, Math.floor(e.KB_CHUNK_TOKENS / 2)),
+  };
+}
+
+function workerConfig(e: Env): Config['worker'] {
+  return {
+    shutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS ?? e.LLM_TIMEOUT_MS + 15_000,
+    maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
+    stackTraces: e.WORKFLOW_STACK_TRACES,
+    vmWatchdog: e.WORKFLOW_VM_WATCHDOG,
   };
 }
