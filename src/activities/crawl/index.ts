@@ -10,12 +10,12 @@ import type { Llm } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
 import { sourceIdFor } from '../search/sources';
 import { normalizeUrl } from '../search/types';
-import type { Store } from '../store';
+import type { Store, StoredPage } from '../store';
 import { toReadable } from './extract';
 import { modelGaveUp, noteFallback } from '../roles/fallbacks';
 import { OFFICE_CONTENT_TYPES, officeToReadable } from './office';
 import { createRobotsChecker } from './robots';
-import { createSafeFetcher, DEFAULT_ALLOWED_TYPES, SkippedError } from './safe-fetch';
+import { createSafeFetcher, DEFAULT_ALLOWED_TYPES, type SafeFetcher, SkippedError } from './safe-fetch';
 import { BlockedError, WEB_PORTS } from './ssrf';
 import { metrics } from '../../infra/metrics';
 
@@ -39,7 +39,17 @@ const PAGE_FETCH_ATTEMPTS = 4;
 /** Characters of page text given to the extractor; halved on each context-length error. */
 const PAGE_BUDGET_CHARS = 24_000;
 
-export function createCrawlActivities(deps: { config: Pick<Config, 'crawl'>; store: Store; llm: Llm }) {
+type CrawlDeps = { config: Pick<Config, 'crawl'>; store: Store; llm: Llm };
+type CrawlInput = { researchId: string; url: string; goal: string };
+
+/** What reading a page needs: the activity's dependencies and the guarded fetcher. */
+interface Reader {
+  deps: CrawlDeps;
+  fetcher: SafeFetcher;
+  robotsAllowed: ReturnType<typeof createRobotsChecker>;
+}
+
+export function createCrawlActivities(deps: CrawlDeps) {
   const fetcher = createSafeFetcher({
     allowHosts: deps.config.crawl.allowHosts,
     allowedPorts: WEB_PORTS,
@@ -50,137 +60,155 @@ export function createCrawlActivities(deps: { config: Pick<Config, 'crawl'>; sto
     userAgent: deps.config.crawl.userAgent,
     allowedTypes: [...new Set([...DEFAULT_ALLOWED_TYPES, ...OFFICE_CONTENT_TYPES])],
   });
-  const robotsAllowed = createRobotsChecker(fetcher, deps.config.crawl.userAgent);
+  const reader: Reader = { deps, fetcher, robotsAllowed: createRobotsChecker(fetcher, deps.config.crawl.userAgent) };
 
   /** One page read for a goal; counted by outcome (ok, blocked, skipped, failed). */
-  async function crawlPage(input: { researchId: string; url: string; goal: string }): Promise<CrawlResult> {
-    const result = await readPage(input);
+  async function crawlPage(input: CrawlInput): Promise<CrawlResult> {
+    const result = await readPage(reader, input);
     metrics.pages.inc({ status: result.status });
     return result;
   }
 
-  async function readPage(input: { researchId: string; url: string; goal: string }): Promise<CrawlResult> {
-    const ctx = Context.current();
-    const base = { url: input.url };
-    let normalized: string;
-    try {
-      normalized = normalizeUrl(input.url);
-    } catch {
-      return { ...base, status: 'blocked', reason: 'not a valid URL' };
-    }
-    const banned = await deps.store.bans.of(input.researchId);
-    const ban = bannedDomainOf(normalized, banned);
-    if (ban) return { ...base, status: 'blocked', reason: `the user banned ${ban} from this research` };
-    const urlHash = createHash('sha256').update(normalized).digest('hex');
-    let page = await deps.store.getPage(input.researchId, urlHash);
-    const cached = page !== undefined;
-    if (!page) {
-      try {
-        ctx.heartbeat({ stage: 'robots' });
-        if (deps.config.crawl.respectRobots && !(await robotsAllowed(input.url, ctx.cancellationSignal))) {
-          return { ...base, status: 'skipped', reason: 'robots.txt disallows this URL' };
-        }
-        ctx.heartbeat({ stage: 'fetch' });
-        const fetched = await fetcher.get(input.url, { signal: ctx.cancellationSignal });
-        const redirectedToBan = bannedDomainOf(fetched.finalUrl, banned);
-        if (redirectedToBan)
-          return { ...base, status: 'blocked', reason: `redirected to ${redirectedToBan}, which the user banned from this research` };
-        ctx.heartbeat({ stage: 'extract', bytes: fetched.body.length });
-        const readable =
-          (await officeToReadable(fetched.body, fetched.contentType, fetched.finalUrl)) ??
-          (await toReadable(fetched.body, fetched.contentType, fetched.finalUrl));
-        if (!readable.markdown.trim()) return { ...base, status: 'skipped', reason: 'no readable text on the page' };
-        page = { finalUrl: fetched.finalUrl, title: readable.title, markdown: readable.markdown, contentType: fetched.contentType };
-        await deps.store.savePage(input.researchId, { urlHash, url: input.url, ...page });
-      } catch (err) {
-        if (err instanceof BlockedError) return { ...base, status: 'blocked', reason: err.message };
-        if (err instanceof SkippedError) return { ...base, status: 'skipped', reason: err.message };
-        const status = (err as { status?: number }).status;
-        if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
-          return { ...base, status: 'failed', reason: (err as Error).message };
-        }
-        const code = (err as { code?: string; cause?: { code?: string } }).cause?.code ?? (err as { code?: string }).code;
-        if (code === 'ENOTFOUND') return { ...base, status: 'failed', reason: `host not found: ${new URL(input.url).hostname}` };
-        // 5xx, 429, timeouts, resets: retried, a few times; then the page is a failed page.
-        const attempt = ctx.info.attempt;
-        if (attempt >= PAGE_FETCH_ATTEMPTS) return { ...base, status: 'failed', reason: `${(err as Error).message} (${attempt} attempts)` };
-        throw err;
-      }
-    }
+  return { crawlPage };
+}
 
-    // Goal-directed extraction; a page too long for the model is cut shorter and tried again.
-    let budget = PAGE_BUDGET_CHARS;
-    for (let attempt = 1; ; attempt++) {
-      ctx.heartbeat({ stage: 'llm', attempt });
-      const text = page.markdown.slice(0, budget);
-      try {
-        const r = await deps.llm.structured(
-          PROMPTS.extractor,
-          {
-            goal: input.goal,
-            url: page.finalUrl,
-            title: page.title || '(untitled)',
-            page: text,
-            truncation:
-              text.length < page.markdown.length ? `Only the first ${text.length} of ${page.markdown.length} characters are shown.` : '',
-          },
-          { researchId: input.researchId, key: `extract-${attempt}` },
-        );
-        const sourceId = sourceIdFor(page.finalUrl);
-        await deps.store.saveSources(input.researchId, [
-          {
-            sourceId,
-            url: page.finalUrl,
-            title: page.title || page.finalUrl,
-            content: `${r.output.summary}\n\n${r.output.evidence}`.trim(),
-            provider: 'crawl',
-          },
-        ]);
-        return {
-          ...base,
-          status: 'ok',
+async function readPage(reader: Reader, input: CrawlInput): Promise<CrawlResult> {
+  const base = { url: input.url };
+  let normalized: string;
+  try {
+    normalized = normalizeUrl(input.url);
+  } catch {
+    return { ...base, status: 'blocked', reason: 'not a valid URL' };
+  }
+  const banned = await reader.deps.store.bans.of(input.researchId);
+  const ban = bannedDomainOf(normalized, banned);
+  if (ban) return { ...base, status: 'blocked', reason: `the user banned ${ban} from this research` };
+  const urlHash = createHash('sha256').update(normalized).digest('hex');
+  const stored = await reader.deps.store.getPage(input.researchId, urlHash);
+  const page = stored ?? (await fetchAndSavePage(reader, input, urlHash, banned));
+  if ('status' in page) return page;
+  return extractForGoal(reader.deps, input, page, stored !== undefined);
+}
+
+/** The page fetched, made readable and saved; or why there is no page. */
+async function fetchAndSavePage(reader: Reader, input: CrawlInput, urlHash: string, banned: string[]): Promise<StoredPage | CrawlResult> {
+  const ctx = Context.current();
+  const base = { url: input.url };
+  try {
+    ctx.heartbeat({ stage: 'robots' });
+    if (reader.deps.config.crawl.respectRobots && !(await reader.robotsAllowed(input.url, ctx.cancellationSignal))) {
+      return { ...base, status: 'skipped', reason: 'robots.txt disallows this URL' };
+    }
+    ctx.heartbeat({ stage: 'fetch' });
+    const fetched = await reader.fetcher.get(input.url, { signal: ctx.cancellationSignal });
+    const redirectedToBan = bannedDomainOf(fetched.finalUrl, banned);
+    if (redirectedToBan)
+      return { ...base, status: 'blocked', reason: `redirected to ${redirectedToBan}, which the user banned from this research` };
+    ctx.heartbeat({ stage: 'extract', bytes: fetched.body.length });
+    const readable =
+      (await officeToReadable(fetched.body, fetched.contentType, fetched.finalUrl)) ??
+      (await toReadable(fetched.body, fetched.contentType, fetched.finalUrl));
+    if (!readable.markdown.trim()) return { ...base, status: 'skipped', reason: 'no readable text on the page' };
+    const page = { finalUrl: fetched.finalUrl, title: readable.title, markdown: readable.markdown, contentType: fetched.contentType };
+    await reader.deps.store.savePage(input.researchId, { urlHash, url: input.url, ...page });
+    return page;
+  } catch (err) {
+    return fetchFailure(err, input.url, ctx.info.attempt);
+  }
+}
+
+/** A page that cannot be had is a result with a reason; a transient fault throws to be retried. */
+function fetchFailure(err: unknown, url: string, attempt: number): CrawlResult {
+  const base = { url };
+  if (err instanceof BlockedError) return { ...base, status: 'blocked', reason: err.message };
+  if (err instanceof SkippedError) return { ...base, status: 'skipped', reason: err.message };
+  const status = (err as { status?: number }).status;
+  if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
+    return { ...base, status: 'failed', reason: (err as Error).message };
+  }
+  const code = (err as { code?: string; cause?: { code?: string } }).cause?.code ?? (err as { code?: string }).code;
+  if (code === 'ENOTFOUND') return { ...base, status: 'failed', reason: `host not found: ${new URL(url).hostname}` };
+  // 5xx, 429, timeouts, resets: retried, a few times; then the page is a failed page.
+  if (attempt >= PAGE_FETCH_ATTEMPTS) return { ...base, status: 'failed', reason: `${(err as Error).message} (${attempt} attempts)` };
+  throw err;
+}
+
+/** Goal-directed extraction; a page too long for the model is cut shorter and tried again. */
+async function extractForGoal(deps: CrawlDeps, input: CrawlInput, page: StoredPage, cached: boolean): Promise<CrawlResult> {
+  const ctx = Context.current();
+  let budget = PAGE_BUDGET_CHARS;
+  for (let attempt = 1; ; attempt++) {
+    ctx.heartbeat({ stage: 'llm', attempt });
+    const text = page.markdown.slice(0, budget);
+    try {
+      const r = await deps.llm.structured(
+        PROMPTS.extractor,
+        {
+          goal: input.goal,
+          url: page.finalUrl,
+          title: page.title || '(untitled)',
+          page: text,
+          truncation:
+            text.length < page.markdown.length ? `Only the first ${text.length} of ${page.markdown.length} characters are shown.` : '',
+        },
+        { researchId: input.researchId, key: `extract-${attempt}` },
+      );
+      const sourceId = sourceIdFor(page.finalUrl);
+      await deps.store.saveSources(input.researchId, [
+        {
           sourceId,
-          title: summarize(page.title || page.finalUrl, 120),
-          summary: summarize(r.output.summary, 300),
-          relevant: r.output.relevant,
-          cached,
-          usage: r.usage,
-        };
-      } catch (err) {
-        if (err instanceof ApplicationFailure && err.type === ErrorType.LlmContextLength && attempt < 3 && budget > 2_000) {
-          budget = Math.floor(budget / 2);
-          continue;
-        }
-        if (!modelGaveUp(err)) throw err;
-        // The model could not read the page for the goal: the page's opening is the evidence.
-        const sourceId = sourceIdFor(page.finalUrl);
-        const opening = page.markdown.replace(/\s+/g, ' ').trim().slice(0, FALLBACK_EVIDENCE_CHARS);
-        await deps.store.saveSources(input.researchId, [
-          { sourceId, url: page.finalUrl, title: page.title || page.finalUrl, content: opening, provider: 'crawl' },
-        ]);
-        await noteFallback(
-          deps.store,
-          input.researchId,
-          'extractor',
-          sourceId,
-          `the page ${page.finalUrl} is quoted from its opening instead of read for the goal`,
-          err,
-        );
-        return {
-          ...base,
-          status: 'ok',
-          sourceId,
-          title: summarize(page.title || page.finalUrl, 120),
-          summary: summarize(opening, 300),
-          relevant: true,
-          cached,
-          usage: ZERO_USAGE,
-        };
+          url: page.finalUrl,
+          title: page.title || page.finalUrl,
+          content: `${r.output.summary}\n\n${r.output.evidence}`.trim(),
+          provider: 'crawl',
+        },
+      ]);
+      return {
+        url: input.url,
+        status: 'ok',
+        sourceId,
+        title: summarize(page.title || page.finalUrl, 120),
+        summary: summarize(r.output.summary, 300),
+        relevant: r.output.relevant,
+        cached,
+        usage: r.usage,
+      };
+    } catch (err) {
+      if (err instanceof ApplicationFailure && err.type === ErrorType.LlmContextLength && attempt < 3 && budget > 2_000) {
+        budget = Math.floor(budget / 2);
+        continue;
       }
+      if (!modelGaveUp(err)) throw err;
+      return quoteOpening(deps, input, page, cached, err);
     }
   }
+}
 
-  return { crawlPage };
+/** The model could not read the page for the goal: the page's opening is the evidence. */
+async function quoteOpening(deps: CrawlDeps, input: CrawlInput, page: StoredPage, cached: boolean, err: unknown): Promise<CrawlResult> {
+  const sourceId = sourceIdFor(page.finalUrl);
+  const opening = page.markdown.replace(/\s+/g, ' ').trim().slice(0, FALLBACK_EVIDENCE_CHARS);
+  await deps.store.saveSources(input.researchId, [
+    { sourceId, url: page.finalUrl, title: page.title || page.finalUrl, content: opening, provider: 'crawl' },
+  ]);
+  await noteFallback(
+    deps.store,
+    input.researchId,
+    'extractor',
+    sourceId,
+    `the page ${page.finalUrl} is quoted from its opening instead of read for the goal`,
+    err,
+  );
+  return {
+    url: input.url,
+    status: 'ok',
+    sourceId,
+    title: summarize(page.title || page.finalUrl, 120),
+    summary: summarize(opening, 300),
+    relevant: true,
+    cached,
+    usage: ZERO_USAGE,
+  };
 }
 
 /** Characters of a page kept as evidence when the model cannot extract from it. */
