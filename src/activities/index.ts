@@ -63,6 +63,21 @@ function sandboxUsable(sb: ActivityDeps['config']['sandbox'], docker: Docker): (
   return sb.researcherPython === 'true' ? async () => true : createSandboxProbe(docker, sb.image);
 }
 
+/** Documents added by URL are fetched like crawled pages: SSRF guard, size and time limits. */
+function documentFetcher(crawl: ActivityDeps['config']['crawl'], maxFileBytes: number) {
+  return createSafeFetcher({
+    allowHosts: crawl.allowHosts,
+    allowedPorts: WEB_PORTS,
+    maxBytes: Math.max(crawl.maxBytes, maxFileBytes),
+    connectTimeoutMs: crawl.connectTimeoutMs,
+    totalTimeoutMs: crawl.timeoutMs * 3,
+    maxRedirects: 5,
+    userAgent: crawl.userAgent,
+    // Office files are often served as octet-stream: their bytes, not the header, say what they are.
+    allowedTypes: [...new Set([...DEFAULT_ALLOWED_TYPES, ...DOC_FORMATS.map(contentTypeOf), 'application/octet-stream'])],
+  });
+}
+
 export function createActivities(deps: ActivityDeps) {
   const store = createStore(deps.pool);
   let client = deps.llmClient;
@@ -88,18 +103,7 @@ export function createActivities(deps: ActivityDeps) {
   const ingest = createIngestActivities({
     store,
     embedder,
-    // Documents added by URL are fetched like crawled pages: SSRF guard, size and time limits.
-    fetcher: createSafeFetcher({
-      allowHosts: deps.config.crawl.allowHosts,
-      allowedPorts: WEB_PORTS,
-      maxBytes: Math.max(deps.config.crawl.maxBytes, kbConfig.maxFileBytes),
-      connectTimeoutMs: deps.config.crawl.connectTimeoutMs,
-      totalTimeoutMs: deps.config.crawl.timeoutMs * 3,
-      maxRedirects: 5,
-      userAgent: deps.config.crawl.userAgent,
-      // Office files are often served as octet-stream: their bytes, not the header, say what they are.
-      allowedTypes: [...new Set([...DEFAULT_ALLOWED_TYPES, ...DOC_FORMATS.map(contentTypeOf), 'application/octet-stream'])],
-    }),
+    fetcher: documentFetcher(deps.config.crawl, kbConfig.maxFileBytes),
     limits: kbConfig,
   });
   const memory = createMemoryActivities({ store, embedder, chunkTokens: kbConfig.chunkTokens, chunkOverlap: kbConfig.chunkOverlap });
