@@ -1,0 +1,255 @@
+// The code's shape, measured with the TypeScript compiler: the import graph of src/ (circles,
+// imports that climb the layers, the workflows' determinism boundary) and the length of every
+// function outside the workflow code. test/unit/code-shape.test.ts asserts on it; this prints it:
+//
+//   node bin/run-ts.mjs scripts/code-shape.ts
+//
+// Which imports count:
+// - Layers count every import, `import type` and `typeof import('…')` included: a type from a
+//   higher layer ties the lower one to it as surely as a value does.
+// - Circles count what is imported at run time: what tsx and esbuild keep after erasing types
+//   (an `import type`, or an import whose names are used only as types, is erased). A circle of
+//   types only loads nothing in a circle. `import()` counts: it is still a module that needs the other.
+// - The determinism boundary: workflow code imports values only from src/workflows, src/shared
+//   and the packages in WORKFLOW_PACKAGES (activities as types only); the workflow bundle's cache
+//   key (src/infra/workflow-bundle.ts) hashes exactly those two directories.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import ts from 'typescript';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const MAX_FUNCTION_LINES = 100;
+export const WORKFLOW_PACKAGES = ['@temporalio/workflow', '@temporalio/common', 'zod'];
+
+/** Lowest first: a module may import from its own layer and the ones before it. Entry points are
+ *  the composition roots: they sit above the API and the CLI, and nothing imports them. */
+export const LAYERS: { name: string; paths: string[] }[] = [
+  { name: 'shared', paths: ['src/shared/', 'src/types/'] },
+  { name: 'infra and config', paths: ['src/infra/', 'src/config.ts'] },
+  { name: 'activities', paths: ['src/activities/'] },
+  { name: 'workflows', paths: ['src/workflows/'] },
+  { name: 'api and cli', paths: ['src/api/', 'src/cli/'] },
+  { name: 'entry points', paths: ['src/cli.ts', 'src/server.ts', 'src/worker.ts'] },
+];
+
+export interface Import {
+  from: string; // repository-relative path of the importing file
+  to: string; // the imported module: a repository-relative path, or a package name
+  line: number;
+  typeOnly: boolean;
+  runtime: boolean; // still there once types are erased
+}
+
+export interface FunctionSize {
+  file: string;
+  line: number;
+  name: string;
+  lines: number;
+}
+
+export function sourceFiles(dir = 'src'): string[] {
+  return readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+    .filter((f) => /\.(ts|tsx|mts)$/.test(f) && !f.endsWith('.d.ts'))
+    .map((f) => path.posix.join(dir, f.split(path.sep).join('/')))
+    .sort();
+}
+
+export function layerOf(file: string): number {
+  return LAYERS.findIndex((l) => l.paths.some((p) => (p.endsWith('/') ? file.startsWith(p) : file === p)));
+}
+
+function parse(file: string, text = readFileSync(path.join(ROOT, file), 'utf8')): ts.SourceFile {
+  return ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+}
+
+const compilerOptions: ts.CompilerOptions = (() => {
+  const config = ts.readConfigFile(path.join(ROOT, 'tsconfig.json'), ts.sys.readFile).config;
+  return ts.parseJsonConfigFileContent(config, ts.sys, ROOT).options;
+})();
+
+/** A repository-relative path for a module of this repository, the package name otherwise. */
+function resolve(specifier: string, file: string): string {
+  const resolved = ts.resolveModuleName(specifier, path.join(ROOT, file), compilerOptions, ts.sys).resolvedModule;
+  if (!resolved || resolved.isExternalLibraryImport) {
+    return specifier.startsWith('.') ? path.posix.join(path.posix.dirname(file), specifier) : packageName(specifier);
+  }
+  return path.relative(ROOT, resolved.resolvedFileName).split(path.sep).join('/');
+}
+
+function packageName(specifier: string): string {
+  const parts = specifier.replace(/^node:/, '').split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+}
+
+function allTypes(elements: readonly (ts.ImportSpecifier | ts.ExportSpecifier)[]): boolean {
+  return elements.length > 0 && elements.every((e) => e.isTypeOnly);
+}
+
+function isTypeOnlyImport(node: ts.ImportDeclaration): boolean {
+  const clause = node.importClause;
+  if (!clause) return false;
+  if (clause.isTypeOnly) return true;
+  return !clause.name && !!clause.namedBindings && ts.isNamedImports(clause.namedBindings) && allTypes(clause.namedBindings.elements);
+}
+
+function isTypeOnlyExport(node: ts.ExportDeclaration): boolean {
+  if (node.isTypeOnly) return true;
+  return !!node.exportClause && ts.isNamedExports(node.exportClause) && allTypes(node.exportClause.elements);
+}
+
+const literal = (n: ts.Node | undefined) => (n && ts.isStringLiteralLike(n) ? n.text : undefined);
+
+/** Every module specifier in the file, with whether it is written as type-only. */
+function writtenImports(sf: ts.SourceFile): { specifier: string; node: ts.Node; typeOnly: boolean }[] {
+  const found: { specifier: string; node: ts.Node; typeOnly: boolean }[] = [];
+  const visit = (node: ts.Node): void => {
+    let specifier: string | undefined;
+    let typeOnly = false;
+    if (ts.isImportDeclaration(node)) [specifier, typeOnly] = [literal(node.moduleSpecifier), isTypeOnlyImport(node)];
+    else if (ts.isExportDeclaration(node)) [specifier, typeOnly] = [literal(node.moduleSpecifier), isTypeOnlyExport(node)];
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference))
+      [specifier, typeOnly] = [literal(node.moduleReference.expression), node.isTypeOnly];
+    else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) specifier = literal(node.arguments[0]);
+    else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument))
+      [specifier, typeOnly] = [literal(node.argument.literal), true];
+    if (specifier !== undefined) found.push({ specifier, node, typeOnly });
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return found;
+}
+
+/** The specifiers left once types are erased, as tsx and esbuild erase them (file by file). */
+function runtimeSpecifiers(text: string, file: string): Set<string> {
+  const js = ts.transpileModule(text, { compilerOptions: { ...compilerOptions, noEmit: false }, fileName: file }).outputText;
+  return new Set(writtenImports(parse(`${file}.js`, js)).map((i) => i.specifier));
+}
+
+export function importsOf(file: string): Import[] {
+  const text = readFileSync(path.join(ROOT, file), 'utf8');
+  const sf = parse(file, text);
+  const runtime = runtimeSpecifiers(text, file);
+  return writtenImports(sf).map(({ specifier, node, typeOnly }) => ({
+    from: file,
+    to: resolve(specifier, file),
+    line: sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1,
+    typeOnly,
+    runtime: !typeOnly && runtime.has(specifier),
+  }));
+}
+
+export function importGraph(files = sourceFiles()): Import[] {
+  return files.flatMap(importsOf);
+}
+
+const isInternal = (to: string) => to.startsWith('src/');
+
+/** Every elementary circle of run-time imports, each once, starting at its smallest path. */
+export function findCycles(imports: Import[]): string[][] {
+  const next = new Map<string, Set<string>>();
+  for (const i of imports) {
+    if (i.runtime && isInternal(i.to) && i.from !== i.to) next.set(i.from, (next.get(i.from) ?? new Set()).add(i.to));
+  }
+  const cycles: string[][] = [];
+  // Johnson's idea in its simplest form: from each start, walk only through larger paths, so each
+  // circle is found once, from its smallest member. src/ is small enough for a plain search.
+  for (const start of [...next.keys()].sort()) {
+    const walk = (node: string, pathSoFar: string[]): void => {
+      for (const to of next.get(node) ?? []) {
+        if (to === start) cycles.push([...pathSoFar, start]);
+        else if (to > start && !pathSoFar.includes(to)) walk(to, [...pathSoFar, to]);
+      }
+    };
+    walk(start, [start]);
+  }
+  return cycles;
+}
+
+export function layerViolations(imports: Import[]): string[] {
+  return imports
+    .filter((i) => isInternal(i.to) && layerOf(i.to) > layerOf(i.from))
+    .map((i) => `${i.from}:${i.line} (${LAYERS[layerOf(i.from)]?.name}) imports ${i.to} (${LAYERS[layerOf(i.to)]?.name})`);
+}
+
+export function unlayeredFiles(files = sourceFiles()): string[] {
+  return files.filter((f) => layerOf(f) < 0);
+}
+
+/** Value imports in workflow code from anywhere but workflows, shared and WORKFLOW_PACKAGES. */
+export function boundaryViolations(imports: Import[]): string[] {
+  const allowed = (to: string) =>
+    isInternal(to) ? to.startsWith('src/workflows/') || to.startsWith('src/shared/') : WORKFLOW_PACKAGES.includes(to);
+  return imports
+    .filter((i) => i.from.startsWith('src/workflows/') && !i.typeOnly && !allowed(i.to))
+    .map((i) => `${i.from}:${i.line} imports ${i.to}${i.runtime ? '' : ' (only its types are used: write `import type`)'}`);
+}
+
+type FunctionNode = ts.FunctionLikeDeclaration & { body: ts.Node };
+
+function isMeasured(node: ts.Node): node is FunctionNode {
+  return (
+    (ts.isFunctionDeclaration(node) ||
+      ts.isMethodDeclaration(node) ||
+      ts.isArrowFunction(node) ||
+      ts.isFunctionExpression(node) ||
+      ts.isConstructorDeclaration(node) ||
+      ts.isAccessor(node)) &&
+    node.body !== undefined
+  );
+}
+
+/** A readable name: the function's own, or what it is assigned to, or what it is passed to. */
+function nameOf(node: FunctionNode, sf: ts.SourceFile): string {
+  if (ts.isConstructorDeclaration(node)) return 'constructor';
+  if (node.name) return node.name.getText(sf);
+  const parent = node.parent;
+  if (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent))
+    return parent.name.getText(sf);
+  if (ts.isCallExpression(parent)) return `(callback of ${parent.expression.getText(sf).slice(0, 40)})`;
+  return '(anonymous)';
+}
+
+/** Every function's length from its first line to its last, nested closures included. */
+export function functionSizes(file: string, text?: string): FunctionSize[] {
+  const sf = parse(file, text);
+  const sizes: FunctionSize[] = [];
+  const lineOf = (pos: number) => sf.getLineAndCharacterOfPosition(pos).line + 1;
+  const visit = (node: ts.Node, outer: string[]): void => {
+    let names = outer;
+    if (ts.isClassLike(node) && node.name) names = [...outer, node.name.text];
+    if (isMeasured(node)) {
+      names = [...outer, nameOf(node, sf)];
+      const line = lineOf(node.getStart(sf));
+      sizes.push({ file, line, name: names.join(' > '), lines: lineOf(node.getEnd()) - line + 1 });
+    }
+    ts.forEachChild(node, (child) => visit(child, names));
+  };
+  visit(sf, []);
+  return sizes;
+}
+
+/** Functions longer than the limit outside the workflow code (src/workflows is measured apart). */
+export function longFunctions(files = sourceFiles(), max = MAX_FUNCTION_LINES): FunctionSize[] {
+  return files
+    .filter((f) => !f.startsWith('src/workflows/'))
+    .flatMap((f) => functionSizes(f))
+    .filter((f) => f.lines > max);
+}
+
+export const describeFunction = (f: FunctionSize) => `${f.file}:${f.line} ${f.name}: ${f.lines} lines`;
+
+function main(): number {
+  const imports = importGraph();
+  const sections: [string, string[]][] = [
+    ['files in no layer', unlayeredFiles()],
+    ['import circles', findCycles(imports).map((c) => c.join(' -> '))],
+    ['imports from a lower layer to a higher one', layerViolations(imports)],
+    ['workflow imports across the determinism boundary', boundaryViolations(imports)],
+    [`functions over ${MAX_FUNCTION_LINES} lines`, longFunctions().map(describeFunction)],
+  ];
+  for (const [title, lines] of sections) console.log(`${title}: ${lines.length}${lines.map((l) => `\n  ${l}`).join('')}`);
+  return sections.some(([, lines]) => lines.length > 0) ? 1 : 0;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) process.exitCode = main();

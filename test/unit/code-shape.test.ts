@@ -1,0 +1,78 @@
+// The code's shape, measured by scripts/code-shape.ts (which says which imports count for what):
+// no import circle, no import from a lower layer to a higher one, workflow code on its side of the
+// determinism boundary, and no function over MAX_FUNCTION_LINES lines outside src/workflows.
+// The lint rules (test/unit/lint-rules.test.ts) flag the usual mistakes at the line; this checks
+// the whole graph, so an import the lint patterns do not foresee is caught too.
+import { describe, expect, it } from 'vitest';
+import {
+  describeFunction,
+  findCycles,
+  functionSizes,
+  type Import,
+  importGraph,
+  LAYERS,
+  layerViolations,
+  longFunctions,
+  MAX_FUNCTION_LINES,
+  boundaryViolations,
+  unlayeredFiles,
+} from '../../scripts/code-shape';
+
+const imports = importGraph();
+const edge = (from: string, to: string, runtime = true): Import => ({ from, to, line: 1, typeOnly: !runtime, runtime });
+
+describe('the import graph of src/', () => {
+  it('sees value imports, type imports and re-exports, resolved to files', () => {
+    expect(imports).toContainEqual(expect.objectContaining({ from: 'src/worker.ts', to: 'src/activities/index.ts', runtime: true }));
+    expect(imports).toContainEqual(expect.objectContaining({ from: 'src/worker.ts', to: 'src/config.ts', typeOnly: true }));
+    expect(imports.filter((i) => i.to.startsWith('src/')).length).toBeGreaterThan(300);
+  });
+
+  it('puts every file in a layer', () => {
+    expect(unlayeredFiles()).toEqual([]);
+  });
+
+  it('has no circle of run-time imports', () => {
+    expect(findCycles(imports).map((c) => c.join(' -> '))).toEqual([]);
+  });
+
+  it(`never imports from a lower layer to a higher one (${LAYERS.map((l) => l.name).join(' < ')})`, () => {
+    expect(layerViolations(imports)).toEqual([]);
+  });
+
+  it('imports values into workflow code only from workflows, shared and the workflow packages', () => {
+    expect(boundaryViolations(imports)).toEqual([]);
+  });
+
+  it('would report a circle, a climbing import and a crossing of the boundary', () => {
+    const bad = [
+      edge('src/shared/a.ts', 'src/shared/b.ts'),
+      edge('src/shared/b.ts', 'src/shared/c.ts'),
+      edge('src/shared/c.ts', 'src/shared/a.ts'),
+      edge('src/infra/x.ts', 'src/infra/y.ts', false),
+      edge('src/infra/y.ts', 'src/infra/x.ts'),
+      edge('src/activities/x.ts', 'src/workflows/w.ts', false),
+      edge('src/workflows/w.ts', 'src/activities/x.ts'),
+      edge('src/workflows/w.ts', 'src/activities/y.ts', false),
+    ];
+    expect(findCycles(bad)).toEqual([['src/shared/a.ts', 'src/shared/b.ts', 'src/shared/c.ts', 'src/shared/a.ts']]);
+    expect(layerViolations(bad)).toEqual(['src/activities/x.ts:1 (activities) imports src/workflows/w.ts (workflows)']);
+    expect(boundaryViolations(bad)).toEqual(['src/workflows/w.ts:1 imports src/activities/x.ts']);
+  });
+});
+
+describe('function length outside src/workflows', () => {
+  it('counts a factory in full, its closures included, and each closure on its own', () => {
+    const closure = (name: string) => `  ${name}: async () => {\n${'    step();\n'.repeat(3)}  },\n`;
+    const text = `export function createThings() {\n  return {\n${closure('a')}${closure('b')}  };\n}\n`;
+    expect(functionSizes('src/activities/things.ts', text).map(describeFunction)).toEqual([
+      'src/activities/things.ts:1 createThings: 14 lines',
+      'src/activities/things.ts:3 createThings > a: 5 lines',
+      'src/activities/things.ts:8 createThings > b: 5 lines',
+    ]);
+  });
+
+  it(`keeps every function to ${MAX_FUNCTION_LINES} lines`, () => {
+    expect(longFunctions().map(describeFunction)).toEqual([]);
+  });
+});
