@@ -1,115 +1,13 @@
-// Wakes the event streams of a run when its log grows: one connection per API process listens on
-// PostgreSQL's `run_events` channel (migration 017 notifies from a trigger), and each stream waits
-// for its run's notification instead of reading the log every half second. At 100 runs followed
-// at once, that polling was about 200 queries a second.
-//
-// Notifications are a wake-up, never the data: a stream always reads the log itself. Where they
-// cannot be relied on, streams fall back to reading every `pollMs`:
-// - until the listener has heard its own test notification (PGlite's socket server serves every
-//   connection from one session and does not deliver another connection's notifications);
-// - while the listening connection is down (it reconnects with backoff, and wakes every stream
-//   when it is back, since notifications sent in between are lost).
+// The event streams' wake-ups come from the store (activities/store/event-wakeups.ts), which
+// listens for PostgreSQL's notifications: the API holds no SQL of its own.
 import type pg from 'pg';
+import type { EventWakeups, WakeupOptions } from '../activities/store';
+import { eventsTable } from '../activities/store/events';
 import type { Logger } from '../infra/logger';
 
-export const RUN_EVENTS_CHANNEL = 'run_events';
+export { NO_WAKEUPS, type EventWakeups } from '../activities/store/event-wakeups';
 
-export interface EventWakeups {
-  /** Calls `wake` whenever run `id` may have new events; returns the unsubscribe. */
-  subscribe(id: string, wake: () => void): () => void;
-  /** True while notifications arrive: streams may then wait long between reads. */
-  readonly live: boolean;
-  close(): Promise<void>;
-}
-
-/** No notifications (tests, or no listener): every stream polls. */
-export const NO_WAKEUPS: EventWakeups = { subscribe: () => () => undefined, live: false, close: async () => undefined };
-
-export function listenForEvents(pool: pg.Pool, log: Logger, opts: { retryMs?: number; probeMs?: number } = {}): EventWakeups {
-  const retryMs = opts.retryMs ?? 2_000;
-  const probeMs = opts.probeMs ?? 2_000;
-  const waiters = new Map<string, Set<() => void>>();
-  const probeId = `probe:${process.pid}-${Math.random().toString(36).slice(2)}`;
-  let client: pg.PoolClient | undefined;
-  let live = false;
-  let closed = false;
-  let timer: NodeJS.Timeout | undefined;
-
-  const wakeAll = () => {
-    for (const set of waiters.values()) for (const w of set) w();
-  };
-  const onNotification = (n: pg.Notification) => {
-    if (n.channel !== RUN_EVENTS_CHANNEL || n.payload === undefined) return;
-    if (n.payload === probeId) {
-      if (!live) log.debug('event streams are woken by PostgreSQL notifications');
-      live = true;
-      return;
-    }
-    for (const w of waiters.get(n.payload) ?? []) w();
-  };
-  const drop = (c: pg.PoolClient, err?: Error) => {
-    if (client !== c) return;
-    client = undefined;
-    live = false;
-    c.removeListener('notification', onNotification);
-    c.release(err ?? true); // never back into the pool: it is listening
-    wakeAll();
-    if (!closed) timer = setTimeout(() => void connect(), retryMs);
-  };
-  async function connect(): Promise<void> {
-    timer = undefined;
-    let c: pg.PoolClient;
-    try {
-      c = await pool.connect();
-    } catch (err) {
-      log.debug('event stream listener: no connection, streams poll', { error: (err as Error).message });
-      if (!closed) timer = setTimeout(() => void connect(), retryMs);
-      return;
-    }
-    if (closed) return c.release(true);
-    client = c;
-    c.on('notification', onNotification);
-    c.on('error', (err) => drop(c, err));
-    c.on('end', () => drop(c));
-    try {
-      await c.query(`LISTEN ${RUN_EVENTS_CHANNEL}`);
-      // Proves that notifications reach this connection (they do not through PGlite's socket).
-      await pool.query('SELECT pg_notify($1, $2)', [RUN_EVENTS_CHANNEL, probeId]);
-    } catch (err) {
-      return drop(c, err as Error);
-    }
-    // Notifications sent before LISTEN took effect are lost: every stream reads once more.
-    wakeAll();
-    setTimeout(() => {
-      if (client === c && !live) log.debug('PostgreSQL notifications do not arrive here: event streams poll');
-    }, probeMs).unref();
-  }
-  void connect();
-
-  return {
-    subscribe(id, wake) {
-      let set = waiters.get(id);
-      if (!set) waiters.set(id, (set = new Set()));
-      set.add(wake);
-      return () => {
-        set.delete(wake);
-        if (!set.size && waiters.get(id) === set) waiters.delete(id);
-      };
-    },
-    get live() {
-      return live;
-    },
-    async close() {
-      closed = true;
-      if (timer) clearTimeout(timer);
-      const c = client;
-      client = undefined;
-      live = false;
-      if (c) {
-        c.removeListener('notification', onNotification);
-        await c.query(`UNLISTEN ${RUN_EVENTS_CHANNEL}`).catch(() => undefined);
-        c.release(true);
-      }
-    },
-  };
+/** The store's wake-ups on `pool`, for a caller without a store (`store.events.wakeups` is the same). */
+export function listenForEvents(pool: pg.Pool, log: Logger, opts?: WakeupOptions): EventWakeups {
+  return eventsTable(pool).wakeups(log, opts);
 }

@@ -1,6 +1,9 @@
 // The run's event log: appended by the activities that see things happen, read by the API's
-// event stream. Each event has a key that makes a retried append a no-op, and a per-run number.
+// event stream, which a notification wakes when the log grows (event-wakeups.ts). Each event has a
+// key that makes a retried append a no-op, and a per-run number.
 import type pg from 'pg';
+import type { Logger } from '../../infra/logger';
+import { listenForRunEvents, type EventWakeups, type WakeupOptions } from './event-wakeups';
 
 export interface NewEvent {
   /** Unique within the run: the same key appended twice is one event. */
@@ -57,6 +60,10 @@ export function eventsTable(pool: pg.Pool) {
         [researchId, seq, limit],
       );
       return rows.map((r) => ({ seq: Number(r.seq), type: r.type, data: r.data, at: new Date(r.created_at).toISOString() }));
+    },
+    /** Wake-ups when a run's log grows, from one listening connection; close it when done. */
+    wakeups(log: Logger, opts?: WakeupOptions): EventWakeups {
+      return listenForRunEvents(pool, log, opts);
     },
   };
 }

@@ -15,6 +15,7 @@ export type { ArtifactRecord, ReportRecord, StoredDocument, StoredPage, StoredSo
 export type { LlmCallRecord, RunRecord } from './runs';
 export type { ApiKeyRow, ApiKeysTable } from './keys';
 export type { EventsTable, NewEvent, StoredEvent } from './events';
+export type { EventWakeups, WakeupOptions } from './event-wakeups';
 export type * from './knowledge';
 export type { ScheduledReport } from './schedules';
 
