@@ -6,6 +6,7 @@ import { metrics, metricsText, METRICS_CONTENT_TYPE } from '../infra/metrics';
 import { errorHandler, notFound } from './middleware/errors';
 import { healthRoutes, type ReadinessCheck } from './routes/health';
 import { researchRoutes } from './routes/research';
+import { resultRoutes } from './routes/results';
 import { knowledgeRoutes } from './routes/knowledge';
 import { scheduleRoutes } from './routes/schedules';
 import type { ScheduleService } from './schedule-service';
@@ -98,6 +99,7 @@ export function createApp(deps: AppDeps): express.Express {
       ...(deps.eventStream ? { eventStream: deps.eventStream } : {}),
       ...(deps.preflight ? { preflight: deps.preflight } : {}),
     }),
+    resultRoutes({ research: deps.research }),
     ...(deps.schedules ? [scheduleRoutes({ schedules: deps.schedules, ...(deps.preflight ? { preflight: deps.preflight } : {}) })] : []),
     ...(deps.knowledge ? [knowledgeRoutes({ knowledge: deps.knowledge.service, maxFileBytes: deps.knowledge.maxFileBytes })] : []),
   );

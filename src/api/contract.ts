@@ -1,8 +1,11 @@
 // The HTTP contract in one place: what the routes validate requests with and what they answer,
-// as zod schemas. The OpenAPI document (src/api/openapi.ts) is generated from these same schemas.
+// as zod schemas, imported by the API, the CLI, the web page and the tests. Each route declares
+// which of them it takes and answers beside its handler (src/api/routes/), and the OpenAPI
+// document (src/api/openapi.ts) is assembled from those declarations.
 import { z } from 'zod';
 import { AnswerClarification, ApprovePlan, Grounding, ResearchView, ReviewAnswer, RevisePlan, Steer } from '../shared/messages';
 import { Duration, Outcome, Phase, ResearchRequest, RunStatus } from '../shared/schemas';
+import { CollectionId, CollectionView, DocumentId, DocumentView, SessionId } from '../shared/knowledge';
 
 export const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'Idempotency-Key must be 1-200 visible ASCII characters');
 export const RunId = z.string().regex(/^[A-Za-z0-9._:/-]{1,200}$/, 'not a valid research id');
@@ -72,6 +75,21 @@ export const ListQuery = z
   })
   .strict();
 export const LastEventId = z.coerce.number({ message: 'Last-Event-ID must be an event id' }).int().min(0);
+/** `GET /v1/collections/:id/documents/:docId?include=chunks` adds the document's passages. */
+export const DocumentInclude = z.enum(['chunks']);
+/** `POST /v1/collections/:id/documents` as multipart/form-data (the other way is AddDocumentUrlBody). */
+export const UploadForm = z.object({ file: z.string().meta({ contentEncoding: 'binary' }), name: z.string().optional() });
+
+// ---- parameters, by where they travel (a property's description is the parameter's) -------------
+
+export const IdempotencyHeader = z.object({
+  'Idempotency-Key': IdempotencyKey.optional().describe('a retry with the same key gets the first answer'),
+});
+export const RunPath = z.object({ id: RunId.describe('the run id') });
+export const SchedulePath = z.object({ id: ScheduleId.describe('the schedule id') });
+export const CollectionPath = z.object({ id: CollectionId.describe('the collection id') });
+export const DocumentPath = CollectionPath.extend({ docId: DocumentId.describe('the document id') });
+export const SessionPath = z.object({ id: SessionId.describe('the session id') });
 
 // ---- answers -----------------------------------------------------------------------------------
 
@@ -146,8 +164,31 @@ export const ReportJson = z.object({
 export const ArtifactList = z.object({
   id: z.string(),
   artifacts: z.array(
-    z.object({ artifactId: z.string(), name: z.string(), contentType: z.string(), bytes: z.number().int(), url: z.string() }).loose(),
+    z
+      .object({
+        artifactId: z.string(),
+        stepId: z.string(),
+        name: z.string(),
+        contentType: z.string(),
+        size: z.number().int(),
+        url: z.string(),
+      })
+      .loose(),
   ),
+});
+export const CollectionList = z.object({ collections: z.array(CollectionView) });
+export const DocumentList = z.object({ documents: z.array(DocumentView) });
+/** A document with `?include=chunks`: its passages in order. */
+export const DocumentDetail = DocumentView.extend({
+  chunkList: z
+    .array(z.object({ seq: z.number().int(), page: z.number().int().nullable(), headingPath: z.array(z.string()), text: z.string() }))
+    .optional(),
+});
+export const Deleted = z.object({ id: z.string(), deleted: z.literal(true) });
+export const Liveness = z.object({ status: z.literal('ok') });
+export const Readiness = z.object({
+  status: z.enum(['ready', 'not_ready']),
+  checks: z.record(z.string(), z.object({ ok: z.boolean(), error: z.string().optional() })),
 });
 export const ErrorBody = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),

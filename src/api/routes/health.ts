@@ -1,14 +1,37 @@
 import { Router } from 'express';
+import { Liveness, Readiness } from '../contract';
+import { reply, route, type RouteTable } from '../route-spec';
 import { withTimeout } from '../timeout';
 
 export type ReadinessCheck = () => Promise<void>;
 
+/** The health routes at the root, served without a key. */
+export const HEALTH_ROUTES = {
+  liveness: {
+    method: 'get',
+    path: '/healthz',
+    summary: 'Liveness',
+    public: true,
+    responses: { 200: { description: 'alive', content: Liveness } },
+  },
+  readiness: {
+    method: 'get',
+    path: '/readyz',
+    summary: 'Readiness of Temporal and PostgreSQL',
+    public: true,
+    responses: {
+      200: { description: 'ready', content: Readiness },
+      503: { description: 'not ready: each check with its error', content: Readiness },
+    },
+  },
+} satisfies RouteTable;
+
 export function healthRoutes(checks: Record<string, ReadinessCheck>): Router {
   const r = Router();
-  r.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
+  route(r, HEALTH_ROUTES.liveness, (_req, res) => {
+    reply(res, HEALTH_ROUTES.liveness, 200, { status: 'ok' });
   });
-  r.get('/readyz', async (_req, res) => {
+  route(r, HEALTH_ROUTES.readiness, async (_req, res) => {
     const results = await Promise.all(
       Object.entries(checks).map(async ([name, check]) => {
         try {
@@ -20,7 +43,7 @@ export function healthRoutes(checks: Record<string, ReadinessCheck>): Router {
       }),
     );
     const ready = results.every(([, r]) => r.ok);
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks: Object.fromEntries(results) });
+    reply(res, HEALTH_ROUTES.readiness, ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', checks: Object.fromEntries(results) });
   });
   return r;
 }

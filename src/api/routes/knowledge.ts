@@ -2,9 +2,30 @@
 // JSON `{ url }`; both answer 202 with the document, whose ingestion a workflow then runs.
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import multer from 'multer';
+import { z } from 'zod';
 import { ApiError } from '../../shared/errors';
-import { AddDocumentUrlBody, CollectionId, CreateCollectionBody, CreateSessionBody, DocumentId, SessionId } from '../../shared/knowledge';
+import {
+  AddDocumentUrlBody,
+  CollectionView,
+  CreateCollectionBody,
+  CreateSessionBody,
+  DocumentView,
+  SessionView,
+} from '../../shared/knowledge';
+import {
+  CollectionList,
+  CollectionPath,
+  Deleted,
+  DocumentDetail,
+  DocumentInclude,
+  DocumentList,
+  DocumentPath,
+  ErrorBody,
+  SessionPath,
+  UploadForm,
+} from '../contract';
 import { collectionView, documentView, type KnowledgeService } from '../knowledge-service';
+import { reply, route, type RouteTable } from '../route-spec';
 
 const tenantOf = (res: Response) => String(res.locals.tenant);
 
@@ -34,32 +55,134 @@ function upload(maxFileBytes: number) {
   };
 }
 
+const ERRORS = [400, 401, 404, 429];
+
+/** The collection, document and session routes under /v1, as the OpenAPI document describes them. */
+export const KNOWLEDGE_ROUTES = {
+  createCollection: {
+    method: 'post',
+    path: '/collections',
+    summary: 'Create a collection for documents (language: a code such as en, de, or simple)',
+    body: { content: CreateCollectionBody, required: true },
+    responses: { 201: { description: 'created', content: CollectionView } },
+    errors: [400, 401, 409, 429],
+  },
+  listCollections: {
+    method: 'get',
+    path: '/collections',
+    summary: "The tenant's collections",
+    responses: { 200: { description: 'the collections', content: CollectionList } },
+    errors: [401, 429],
+  },
+  getCollection: {
+    method: 'get',
+    path: '/collections/:id',
+    summary: 'One collection',
+    params: { path: CollectionPath },
+    responses: { 200: { description: 'the collection', content: CollectionView } },
+    errors: ERRORS,
+  },
+  deleteCollection: {
+    method: 'delete',
+    path: '/collections/:id',
+    summary: 'Delete the collection, its documents and their chunks (ingestions in flight are cancelled)',
+    params: { path: CollectionPath },
+    responses: { 200: { description: 'deleted', content: Deleted } },
+    errors: ERRORS,
+  },
+  addDocument: {
+    method: 'post',
+    path: '/collections/:id/documents',
+    summary: 'Add a document: multipart/form-data with the field `file` (and optional `name`), or JSON { url }. Ingested by a workflow.',
+    params: { path: CollectionPath },
+    body: { content: { 'multipart/form-data': UploadForm, 'application/json': AddDocumentUrlBody }, required: true },
+    responses: {
+      202: { description: 'stored and queued for ingestion', content: DocumentView },
+      200: { description: 'the same file or URL is already in the collection (duplicate: true)', content: DocumentView },
+      413: { description: 'over KB_MAX_FILE_BYTES or KB_MAX_DOCUMENTS', content: ErrorBody },
+      415: { description: 'a format the knowledge base does not read', content: ErrorBody },
+    },
+    errors: [400, 401, 404, 429, 503],
+  },
+  listDocuments: {
+    method: 'get',
+    path: '/collections/:id/documents',
+    summary: "The collection's documents with their ingestion progress",
+    params: { path: CollectionPath },
+    responses: { 200: { description: 'the documents', content: DocumentList } },
+    errors: ERRORS,
+  },
+  getDocument: {
+    method: 'get',
+    path: '/collections/:id/documents/:docId',
+    summary: 'One document: status, chunks, embedded, pages, error; ?include=chunks adds its passages',
+    params: { path: DocumentPath, query: z.object({ include: DocumentInclude.optional() }) },
+    responses: { 200: { description: 'the document', content: DocumentDetail } },
+    errors: ERRORS,
+  },
+  documentFile: {
+    method: 'get',
+    path: '/collections/:id/documents/:docId/file',
+    summary: 'The original file, as a download',
+    params: { path: DocumentPath },
+    responses: { 200: { description: 'the file' } },
+    errors: ERRORS,
+  },
+  deleteDocument: {
+    method: 'delete',
+    path: '/collections/:id/documents/:docId',
+    summary: 'Stop its ingestion and delete it with its chunks',
+    params: { path: DocumentPath },
+    responses: { 200: { description: 'deleted', content: Deleted } },
+    errors: ERRORS,
+  },
+  createSession: {
+    method: 'post',
+    path: '/sessions',
+    summary: 'A session: runs started with its sessionId see its earlier questions and reports',
+    body: { content: CreateSessionBody, required: false },
+    responses: { 201: { description: 'created', content: SessionView } },
+    errors: [400, 401, 429],
+  },
+  getSession: {
+    method: 'get',
+    path: '/sessions/:id',
+    summary: 'The session and its runs in order',
+    params: { path: SessionPath },
+    responses: { 200: { description: 'the session', content: SessionView } },
+    errors: ERRORS,
+  },
+} satisfies RouteTable;
+
+const collectionId = (req: Request) => CollectionPath.shape.id.parse(req.params.id);
+const documentId = (req: Request) => DocumentPath.shape.docId.parse(req.params.docId);
+
 export function knowledgeRoutes(deps: { knowledge: KnowledgeService; maxFileBytes: number }): Router {
   const r = Router();
   const kb = deps.knowledge;
+  const K = KNOWLEDGE_ROUTES;
 
-  r.post('/collections', async (req, res) => {
+  route(r, K.createCollection, async (req, res) => {
     const body = CreateCollectionBody.parse(req.body ?? {});
-    res.status(201).json(collectionView(await kb.createCollection(tenantOf(res), body)));
+    reply(res, K.createCollection, 201, collectionView(await kb.createCollection(tenantOf(res), body)));
   });
 
-  r.get('/collections', async (_req, res) => {
-    res.json({ collections: (await kb.listCollections(tenantOf(res))).map(collectionView) });
+  route(r, K.listCollections, async (_req, res) => {
+    reply(res, K.listCollections, 200, { collections: (await kb.listCollections(tenantOf(res))).map(collectionView) });
   });
 
-  r.get('/collections/:id', async (req, res) => {
-    const id = CollectionId.parse(req.params.id);
-    res.json(collectionView(await kb.collection(tenantOf(res), id)));
+  route(r, K.getCollection, async (req, res) => {
+    reply(res, K.getCollection, 200, collectionView(await kb.collection(tenantOf(res), collectionId(req))));
   });
 
-  r.delete('/collections/:id', async (req, res) => {
-    const id = CollectionId.parse(req.params.id);
+  route(r, K.deleteCollection, async (req, res) => {
+    const id = collectionId(req);
     await kb.deleteCollection(tenantOf(res), id);
-    res.json({ id, deleted: true });
+    reply(res, K.deleteCollection, 200, { id, deleted: true });
   });
 
-  r.post('/collections/:id/documents', upload(deps.maxFileBytes), async (req, res) => {
-    const id = CollectionId.parse(req.params.id);
+  route(r, K.addDocument, upload(deps.maxFileBytes), async (req, res) => {
+    const id = collectionId(req);
     let added;
     if (req.is('multipart/form-data')) {
       const file = req.file;
@@ -72,26 +195,26 @@ export function knowledgeRoutes(deps: { knowledge: KnowledgeService; maxFileByte
       const body = AddDocumentUrlBody.parse(req.body ?? {});
       added = await kb.addDocument(tenantOf(res), id, { url: body.url, name: body.name });
     }
-    res.status(added.duplicate ? 200 : 202).json({ ...added.document, duplicate: added.duplicate });
+    reply(res, K.addDocument, added.duplicate ? 200 : 202, { ...added.document, duplicate: added.duplicate });
   });
 
-  r.get('/collections/:id/documents', async (req, res) => {
-    const id = CollectionId.parse(req.params.id);
-    res.json({ documents: (await kb.listDocuments(tenantOf(res), id)).map(documentView) });
+  route(r, K.listDocuments, async (req, res) => {
+    reply(res, K.listDocuments, 200, { documents: (await kb.listDocuments(tenantOf(res), collectionId(req))).map(documentView) });
   });
 
-  r.get('/collections/:id/documents/:docId', async (req, res) => {
-    const id = CollectionId.parse(req.params.id);
-    const docId = DocumentId.parse(req.params.docId);
+  route(r, K.getDocument, async (req, res) => {
+    const id = collectionId(req);
+    const docId = documentId(req);
     const view = documentView(await kb.document(tenantOf(res), id, docId));
-    if (req.query.include !== 'chunks') return void res.json(view);
+    if (req.query.include !== 'chunks') return reply(res, K.getDocument, 200, view);
     const chunks = await kb.chunks(tenantOf(res), id, docId);
-    res.json({ ...view, chunkList: chunks.map((c) => ({ seq: c.seq, page: c.page, headingPath: c.headingPath, text: c.text })) });
+    const chunkList = chunks.map((c) => ({ seq: c.seq, page: c.page, headingPath: c.headingPath, text: c.text }));
+    reply(res, K.getDocument, 200, { ...view, chunkList });
   });
 
-  r.get('/collections/:id/documents/:docId/file', async (req, res) => {
-    const id = CollectionId.parse(req.params.id);
-    const docId = DocumentId.parse(req.params.docId);
+  route(r, K.documentFile, async (req, res) => {
+    const id = collectionId(req);
+    const docId = documentId(req);
     const { document, bytes } = await kb.file(tenantOf(res), id, docId);
     if (!bytes) throw new ApiError(404, 'not_found', `document ${docId} has no stored file yet`);
     // A user's file: never sniffed, never rendered as a page of this origin.
@@ -101,21 +224,20 @@ export function knowledgeRoutes(deps: { knowledge: KnowledgeService; maxFileByte
     res.type(document.contentType ?? 'application/octet-stream').send(bytes);
   });
 
-  r.delete('/collections/:id/documents/:docId', async (req, res) => {
-    const id = CollectionId.parse(req.params.id);
-    const docId = DocumentId.parse(req.params.docId);
-    await kb.deleteDocument(tenantOf(res), id, docId);
-    res.json({ id: docId, deleted: true });
+  route(r, K.deleteDocument, async (req, res) => {
+    const docId = documentId(req);
+    await kb.deleteDocument(tenantOf(res), collectionId(req), docId);
+    reply(res, K.deleteDocument, 200, { id: docId, deleted: true });
   });
 
-  r.post('/sessions', async (req, res) => {
+  route(r, K.createSession, async (req, res) => {
     const body = CreateSessionBody.parse(req.body ?? {});
-    res.status(201).json(await kb.createSession(tenantOf(res), body.title));
+    reply(res, K.createSession, 201, await kb.createSession(tenantOf(res), body.title));
   });
 
-  r.get('/sessions/:id', async (req, res) => {
-    const id = SessionId.parse(req.params.id);
-    res.json(await kb.getSession(tenantOf(res), id));
+  route(r, K.getSession, async (req, res) => {
+    const id = SessionPath.shape.id.parse(req.params.id);
+    reply(res, K.getSession, 200, await kb.getSession(tenantOf(res), id));
   });
 
   return r;

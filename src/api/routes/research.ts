@@ -1,25 +1,128 @@
+// Starting, following and steering a run under /v1: submit, list, status, events, the plan review,
+// clarification, steering, cancel. What the run produced is in results.ts.
 import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
 import { ApiError } from '../../shared/errors';
-import { artifactPath } from '../../shared/report';
 import {
+  Accepted,
   ApproveBody,
-  ArtifactId,
+  ClarificationAnswered,
   ClarificationBody,
-  SteerBody,
+  IdempotencyHeader,
   IdempotencyKey,
   LastEventId,
   ListQuery,
-  ReportFormat,
+  ResearchView,
+  ReviewAnswered,
   ReviseBody,
-  RunId,
-  SourceId,
+  RunList,
+  RunPath,
+  Started,
+  SteerAnswered,
+  SteerBody,
   SubmitBody,
 } from '../contract';
 import type { ResearchService } from '../research-service';
 import type { EventsTable } from '../../activities/store';
 import { streamEvents, type StreamSettings } from '../events';
-import { HTML_EXPORT_CSP, reportHtml } from '../export/html';
-import { reportPdf } from '../export/pdf';
+import { reply, route, type RouteTable } from '../route-spec';
+
+const WRITE_ERRORS = [400, 401, 404, 409, 429, 503];
+
+/** The routes under /v1 that start, follow and steer a run, as the OpenAPI document describes them. */
+export const RESEARCH_ROUTES = {
+  submit: {
+    method: 'post',
+    path: '/research',
+    summary: 'Start a research run',
+    params: { header: IdempotencyHeader },
+    body: { content: SubmitBody, required: true },
+    responses: {
+      202: { description: 'started', content: Started },
+      200: { description: 'the run this Idempotency-Key started before', content: Started },
+    },
+    errors: [400, 401, 409, 413, 429, 503],
+  },
+  list: {
+    method: 'get',
+    path: '/research',
+    summary: "The tenant's runs: running first (newest first), then ended ones (most recently ended first)",
+    params: { query: ListQuery },
+    responses: { 200: { description: 'a page of runs', content: RunList } },
+    errors: [400, 401, 429],
+  },
+  get: {
+    method: 'get',
+    path: '/research/:id',
+    summary: 'Status, phase, plan, steps, usage, what the run waits for',
+    params: { path: RunPath },
+    responses: { 200: { description: 'the run', content: ResearchView } },
+    errors: [400, 401, 404, 429, 503],
+  },
+  events: {
+    method: 'get',
+    path: '/research/:id/events',
+    summary: 'The run as server-sent events, resumable with Last-Event-ID',
+    params: {
+      path: RunPath,
+      header: z.object({ 'Last-Event-ID': LastEventId.optional() }),
+      query: z.object({ after: LastEventId.optional().describe('as Last-Event-ID') }),
+    },
+    responses: {
+      200: {
+        description:
+          'event types: started, plan, phase, status, step, search, crawl, tool, verdict, usage, report, done; data is JSON with `at`',
+        content: { 'text/event-stream': z.string() },
+      },
+    },
+    errors: [400, 401, 404, 429],
+  },
+  approve: {
+    method: 'post',
+    path: '/research/:id/plan/approve',
+    summary: 'Approve the plan under review (Workflow Update approvePlan)',
+    params: { path: RunPath, header: IdempotencyHeader },
+    body: { content: ApproveBody, required: true },
+    responses: { 200: { description: 'approved', content: ReviewAnswered } },
+    errors: WRITE_ERRORS,
+  },
+  revise: {
+    method: 'post',
+    path: '/research/:id/plan/revise',
+    summary: 'Send the plan back with feedback (Workflow Update revisePlan)',
+    params: { path: RunPath, header: IdempotencyHeader },
+    body: { content: ReviseBody, required: true },
+    responses: { 200: { description: 'revising', content: ReviewAnswered } },
+    errors: WRITE_ERRORS,
+  },
+  clarification: {
+    method: 'post',
+    path: '/research/:id/clarification',
+    summary: "Answer the coordinator's clarifying question (Workflow Update answerClarification)",
+    params: { path: RunPath, header: IdempotencyHeader },
+    body: { content: ClarificationBody, required: true },
+    responses: { 200: { description: 'taken', content: ClarificationAnswered } },
+    errors: WRITE_ERRORS,
+  },
+  steer: {
+    method: 'post',
+    path: '/research/:id/steer',
+    summary:
+      'Steer the running research (Workflow Update steer): guidance for every later model call, wrapUp, or add/drop/edit a step not yet started',
+    params: { path: RunPath, header: IdempotencyHeader },
+    body: { content: SteerBody, required: true },
+    responses: { 200: { description: 'taken', content: SteerAnswered } },
+    errors: WRITE_ERRORS,
+  },
+  cancel: {
+    method: 'post',
+    path: '/research/:id/cancel',
+    summary: 'Cancel the run and its steps',
+    params: { path: RunPath },
+    responses: { 202: { description: 'cancellation requested', content: Accepted } },
+    errors: [400, 401, 404, 409, 429],
+  },
+} satisfies RouteTable;
 
 export interface ResearchRouteDeps {
   research: ResearchService;
@@ -39,126 +142,70 @@ function tenantOf(res: Response): string {
   return String(res.locals.tenant);
 }
 
+const runId = (req: Request) => RunPath.shape.id.parse(req.params.id);
+
 export function researchRoutes(deps: ResearchRouteDeps): Router {
   const r = Router();
+  const R = RESEARCH_ROUTES;
 
-  r.post('/research', async (req, res) => {
+  route(r, R.submit, async (req, res) => {
     const body = SubmitBody.parse(req.body ?? {});
     const tenant = tenantOf(res);
     const key = idempotencyKey(req);
     const problem = deps.preflight?.();
     if (problem) throw new ApiError(503, 'llm_not_configured', problem);
     const started = await deps.research.start(body, tenant, key);
-    res.status(started.created ? 202 : 200).json({ id: started.id, status: started.status });
+    reply(res, R.submit, started.created ? 202 : 200, { id: started.id, status: started.status });
   });
 
-  r.get('/research', async (req, res) => {
+  route(r, R.list, async (req, res) => {
     const f = ListQuery.parse(req.query);
-    const list = await deps.research.list(tenantOf(res), f);
-    res.json(list);
+    reply(res, R.list, 200, await deps.research.list(tenantOf(res), f));
   });
 
-  r.get('/research/:id', async (req, res) => {
-    const id = RunId.parse(req.params.id);
-    res.json(await deps.research.get(id, tenantOf(res)));
+  route(r, R.get, async (req, res) => {
+    reply(res, R.get, 200, await deps.research.get(runId(req), tenantOf(res)));
   });
 
-  r.post('/research/:id/plan/approve', async (req, res) => {
-    const id = RunId.parse(req.params.id);
+  route(r, R.approve, async (req, res) => {
+    const id = runId(req);
     const body = ApproveBody.parse(req.body ?? {});
     const answer = await deps.research.approve(id, tenantOf(res), body.planVersion, idempotencyKey(req));
-    res.json({ id, ...answer });
+    reply(res, R.approve, 200, { id, ...answer });
   });
 
-  r.post('/research/:id/plan/revise', async (req, res) => {
-    const id = RunId.parse(req.params.id);
+  route(r, R.revise, async (req, res) => {
+    const id = runId(req);
     const body = ReviseBody.parse(req.body ?? {});
     const answer = await deps.research.revise(id, tenantOf(res), body.planVersion, body.feedback, idempotencyKey(req));
-    res.json({ id, ...answer });
+    reply(res, R.revise, 200, { id, ...answer });
   });
 
-  r.post('/research/:id/clarification', async (req, res) => {
-    const id = RunId.parse(req.params.id);
+  route(r, R.clarification, async (req, res) => {
+    const id = runId(req);
     const body = ClarificationBody.parse(req.body ?? {});
     const answer = await deps.research.answer(id, tenantOf(res), body.answer, idempotencyKey(req));
-    res.json({ id, ...answer });
+    reply(res, R.clarification, 200, { id, ...answer });
   });
 
-  r.post('/research/:id/steer', async (req, res) => {
-    const id = RunId.parse(req.params.id);
+  route(r, R.steer, async (req, res) => {
+    const id = runId(req);
     const body = SteerBody.parse(req.body ?? {});
     const answer = await deps.research.steer(id, tenantOf(res), body, idempotencyKey(req));
-    res.json({ id, ...answer });
+    reply(res, R.steer, 200, { id, ...answer });
   });
 
-  r.post('/research/:id/cancel', async (req, res) => {
-    const id = RunId.parse(req.params.id);
+  route(r, R.cancel, async (req, res) => {
+    const id = runId(req);
     await deps.research.cancel(id, tenantOf(res));
-    res.status(202).json({ id, accepted: 'cancel' });
+    reply(res, R.cancel, 202, { id, accepted: 'cancel' });
   });
 
-  r.get('/research/:id/events', async (req, res) => {
-    const id = RunId.parse(req.params.id);
+  route(r, R.events, async (req, res) => {
+    const id = runId(req);
     const after = LastEventId.parse(req.get('last-event-id') ?? req.query.after ?? '0');
     const ended = await deps.research.owned(id, tenantOf(res));
     await streamEvents(req, res, id, after, { ...deps.eventStream, events: deps.events, ended });
-  });
-
-  r.get('/research/:id/report', async (req, res) => {
-    const id = RunId.parse(req.params.id);
-    const format = ReportFormat.parse(req.query.format ?? 'markdown');
-    const report = await deps.research.report(id, tenantOf(res));
-    const name = `report-${id.replace(/^research-/, '').slice(0, 12)}`;
-    if (format === 'json') {
-      res.json({
-        id,
-        title: report.title,
-        locale: report.locale,
-        markdown: report.markdown,
-        references: report.references,
-        removedCitations: report.removedCitations,
-        removedLinks: 'removedLinks' in report ? (report.removedLinks ?? []) : [],
-        ...('grounding' in report && report.grounding ? { grounding: report.grounding } : {}),
-        citationChecks: 'citationChecks' in report ? (report.citationChecks ?? []) : [],
-      });
-      return;
-    }
-    if (format === 'html' || format === 'pdf') {
-      const images = await deps.research.reportImages(id, report.markdown);
-      res.set('X-Content-Type-Options', 'nosniff');
-      if (format === 'html') {
-        res.set('Content-Security-Policy', HTML_EXPORT_CSP);
-        res.set('Content-Disposition', `inline; filename="${name}.html"`);
-        res.type('text/html; charset=utf-8').send(reportHtml(report, images));
-      } else {
-        res.set('Content-Disposition', `attachment; filename="${name}.pdf"`);
-        res.type('application/pdf').send(await reportPdf(report, images));
-      }
-      return;
-    }
-    res.type('text/markdown; charset=utf-8').send(report.markdown);
-  });
-
-  r.get('/research/:id/sources/:sourceId', async (req, res) => {
-    const id = RunId.parse(req.params.id);
-    res.json(await deps.research.source(id, tenantOf(res), SourceId.parse(req.params.sourceId)));
-  });
-
-  r.get('/research/:id/artifacts', async (req, res) => {
-    const id = RunId.parse(req.params.id);
-    const list = await deps.research.artifacts(id, tenantOf(res));
-    res.json({ id, artifacts: list.map((a) => ({ ...a, url: artifactPath(id, a.artifactId) })) });
-  });
-
-  r.get('/research/:id/artifacts/:artifactId', async (req, res) => {
-    const id = RunId.parse(req.params.id);
-    const artifactId = ArtifactId.parse(req.params.artifactId);
-    const a = await deps.research.artifact(id, tenantOf(res), artifactId);
-    // Files written by untrusted code: never sniffed, never scripted, SVG only as a download.
-    res.set('X-Content-Type-Options', 'nosniff');
-    res.set('Content-Security-Policy', "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'");
-    res.set('Content-Disposition', `${a.contentType === 'image/svg+xml' ? 'attachment' : 'inline'}; filename="${a.name}"`);
-    res.type(a.contentType).send(a.bytes);
   });
 
   return r;

@@ -1,0 +1,126 @@
+// What a run produced, under /v1: its report (Markdown, JSON, HTML, PDF), its sources and the files
+// its coder steps wrote.
+import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { artifactPath } from '../../shared/report';
+import { ArtifactId, ArtifactList, ReportFormat, ReportJson, RunPath, SourceId, SourceView } from '../contract';
+import { HTML_EXPORT_CSP, reportHtml } from '../export/html';
+import { reportPdf } from '../export/pdf';
+import type { ResearchService } from '../research-service';
+import { reply, route, type RouteTable } from '../route-spec';
+
+const READ_ERRORS = [400, 401, 404, 429];
+const ReportQuery = z.object({ format: ReportFormat.optional() });
+
+/** The routes under /v1 that read what a run produced, as the OpenAPI document describes them. */
+export const RESULT_ROUTES = {
+  report: {
+    method: 'get',
+    path: '/research/:id/report',
+    summary: 'The report (a direct answer as a one-paragraph report): Markdown, JSON, self-contained HTML or PDF',
+    params: { path: RunPath, query: ReportQuery },
+    responses: {
+      200: {
+        description: 'the report',
+        content: {
+          'text/markdown': z.string(),
+          'application/json': ReportJson,
+          'text/html': z.string(),
+          'application/pdf': z.string().meta({ contentEncoding: 'binary' }),
+        },
+      },
+    },
+    errors: READ_ERRORS,
+  },
+  source: {
+    method: 'get',
+    path: '/research/:id/sources/:sourceId',
+    summary: 'One source the run retrieved: title, address and the evidence the run kept',
+    params: { path: RunPath.extend({ sourceId: SourceId }) },
+    responses: { 200: { description: 'the source', content: SourceView } },
+    errors: READ_ERRORS,
+  },
+  artifacts: {
+    method: 'get',
+    path: '/research/:id/artifacts',
+    summary: 'Files the coder steps wrote',
+    params: { path: RunPath },
+    responses: { 200: { description: 'the files', content: ArtifactList } },
+    errors: READ_ERRORS,
+  },
+  artifact: {
+    method: 'get',
+    path: '/research/:id/artifacts/:artifactId',
+    summary: 'One file, served nosniff with a strict CSP',
+    params: { path: RunPath.extend({ artifactId: ArtifactId }) },
+    responses: { 200: { description: 'the file' } },
+    errors: READ_ERRORS,
+  },
+} satisfies RouteTable;
+
+const tenantOf = (res: Response) => String(res.locals.tenant);
+const runId = (req: Request) => RunPath.shape.id.parse(req.params.id);
+
+export function resultRoutes(deps: { research: ResearchService }): Router {
+  const r = Router();
+  const R = RESULT_ROUTES;
+
+  route(r, R.report, async (req, res) => {
+    const id = runId(req);
+    const format = ReportFormat.parse(req.query.format ?? 'markdown');
+    const report = await deps.research.report(id, tenantOf(res));
+    const name = `report-${id.replace(/^research-/, '').slice(0, 12)}`;
+    if (format === 'json') {
+      reply(res, R.report, 200, {
+        id,
+        title: report.title,
+        locale: report.locale,
+        markdown: report.markdown,
+        references: report.references,
+        removedCitations: report.removedCitations,
+        removedLinks: 'removedLinks' in report ? (report.removedLinks ?? []) : [],
+        ...('grounding' in report && report.grounding ? { grounding: report.grounding } : {}),
+        citationChecks: 'citationChecks' in report ? (report.citationChecks ?? []) : [],
+      });
+      return;
+    }
+    if (format === 'html' || format === 'pdf') {
+      const images = await deps.research.reportImages(id, report.markdown);
+      res.set('X-Content-Type-Options', 'nosniff');
+      if (format === 'html') {
+        res.set('Content-Security-Policy', HTML_EXPORT_CSP);
+        res.set('Content-Disposition', `inline; filename="${name}.html"`);
+        res.type('text/html; charset=utf-8').send(reportHtml(report, images));
+      } else {
+        res.set('Content-Disposition', `attachment; filename="${name}.pdf"`);
+        res.type('application/pdf').send(await reportPdf(report, images));
+      }
+      return;
+    }
+    res.type('text/markdown; charset=utf-8').send(report.markdown);
+  });
+
+  route(r, R.source, async (req, res) => {
+    const id = runId(req);
+    reply(res, R.source, 200, await deps.research.source(id, tenantOf(res), SourceId.parse(req.params.sourceId)));
+  });
+
+  route(r, R.artifacts, async (req, res) => {
+    const id = runId(req);
+    const list = await deps.research.artifacts(id, tenantOf(res));
+    reply(res, R.artifacts, 200, { id, artifacts: list.map((a) => ({ ...a, url: artifactPath(id, a.artifactId) })) });
+  });
+
+  route(r, R.artifact, async (req, res) => {
+    const id = runId(req);
+    const artifactId = ArtifactId.parse(req.params.artifactId);
+    const a = await deps.research.artifact(id, tenantOf(res), artifactId);
+    // Files written by untrusted code: never sniffed, never scripted, SVG only as a download.
+    res.set('X-Content-Type-Options', 'nosniff');
+    res.set('Content-Security-Policy', "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'");
+    res.set('Content-Disposition', `${a.contentType === 'image/svg+xml' ? 'attachment' : 'inline'}; filename="${a.name}"`);
+    res.type(a.contentType).send(a.bytes);
+  });
+
+  return r;
+}
