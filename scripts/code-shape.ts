@@ -239,6 +239,80 @@ export function longFunctions(files = sourceFiles(), max = MAX_FUNCTION_LINES): 
 
 export const describeFunction = (f: FunctionSize) => `${f.file}:${f.line} ${f.name}: ${f.lines} lines`;
 
+// ---- who writes the research run's state ---------------------------------------------------
+
+/** Methods that change the array, map or set they are called on. */
+const MUTATORS = new Set(['push', 'pop', 'shift', 'unshift', 'splice', 'sort', 'reverse', 'fill', 'set', 'delete', 'clear', 'add']);
+
+/**
+ * Writes in `files` to state that another module declares: an assignment, `++`/`--`, `delete`, a
+ * mutating method or `Object.assign` whose target is a member of an object whose type is declared
+ * in another file (`run.phase = …`, `run.notes.push(…)`, `step.status = …` on a shared view type).
+ * A class changes its own fields through `this`; a phase changes a part of the run only by calling
+ * that part's methods. Locals (a map the phase made) are the phase's own.
+ */
+export function foreignWrites(files: string[], host?: ts.CompilerHost): string[] {
+  const program = ts.createProgram(
+    files.map((f) => path.join(ROOT, f)),
+    { ...compilerOptions, noEmit: true },
+    host,
+  );
+  const checker = program.getTypeChecker();
+  const found: string[] = [];
+  for (const file of files) {
+    const sf = program.getSourceFile(path.join(ROOT, file))!;
+    const report = (node: ts.Node, target: ts.Expression) => {
+      if (ownedHere(target, sf, checker)) return;
+      const line = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1;
+      found.push(`${file}:${line} writes ${target.getText(sf)}`);
+    };
+    const visit = (node: ts.Node): void => {
+      const target = writeTarget(node);
+      if (target) report(node, target);
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
+  return found;
+}
+
+/** The member a node writes to, when it writes to one. */
+function writeTarget(node: ts.Node): ts.Expression | undefined {
+  const member = (e: ts.Expression | undefined) =>
+    e && (ts.isPropertyAccessExpression(e) || ts.isElementAccessExpression(e)) ? e : undefined;
+  if (
+    ts.isBinaryExpression(node) &&
+    node.operatorToken.kind >= ts.SyntaxKind.FirstAssignment &&
+    node.operatorToken.kind <= ts.SyntaxKind.LastAssignment
+  )
+    return member(node.left);
+  if (
+    (ts.isPrefixUnaryExpression(node) || ts.isPostfixUnaryExpression(node)) &&
+    [ts.SyntaxKind.PlusPlusToken, ts.SyntaxKind.MinusMinusToken].includes(node.operator)
+  )
+    return member(node.operand);
+  if (ts.isDeleteExpression(node)) return member(node.expression);
+  if (!ts.isCallExpression(node) || !ts.isPropertyAccessExpression(node.expression)) return undefined;
+  const callee = node.expression;
+  if (callee.expression.getText() === 'Object' && callee.name.text === 'assign') return node.arguments[0];
+  return MUTATORS.has(callee.name.text) ? member(callee.expression) : undefined;
+}
+
+/** `this` in `this.step(id).notes`: where a chain of members and calls starts. */
+function rootOf(e: ts.Expression): ts.Expression {
+  while (ts.isPropertyAccessExpression(e) || ts.isElementAccessExpression(e) || ts.isCallExpression(e) || ts.isNonNullExpression(e))
+    e = e.expression;
+  return e;
+}
+
+/** Whether the written object belongs to this file: reached from `this`, a local, or of a type declared here. */
+function ownedHere(target: ts.Expression, sf: ts.SourceFile, checker: ts.TypeChecker): boolean {
+  const owner = ts.isPropertyAccessExpression(target) || ts.isElementAccessExpression(target) ? target.expression : target;
+  if (rootOf(owner).kind === ts.SyntaxKind.ThisKeyword) return true;
+  const declarations = checker.getTypeAtLocation(owner).getSymbol()?.getDeclarations() ?? [];
+  return declarations.length > 0 && declarations.every((d) => d.getSourceFile() === sf);
+}
+
 function main(): number {
   const imports = importGraph();
   const sections: [string, string[]][] = [
@@ -247,6 +321,7 @@ function main(): number {
     ['imports from a lower layer to a higher one', layerViolations(imports)],
     ['workflow imports across the determinism boundary', boundaryViolations(imports)],
     [`functions over ${MAX_FUNCTION_LINES} lines`, longFunctions().map(describeFunction)],
+    ["writes to another module's state in the research phases", foreignWrites(sourceFiles('src/workflows/research'))],
   ];
   for (const [title, lines] of sections) console.log(`${title}: ${lines.length}${lines.map((l) => `\n  ${l}`).join('')}`);
   return sections.some(([, lines]) => lines.length > 0) ? 1 : 0;

@@ -3,18 +3,23 @@
 // determinism boundary, and no function over MAX_FUNCTION_LINES lines outside src/workflows.
 // The lint rules (test/unit/lint-rules.test.ts) flag the usual mistakes at the line; this checks
 // the whole graph, so an import the lint patterns do not foresee is caught too.
+import path from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import {
   describeFunction,
   findCycles,
+  foreignWrites,
   functionSizes,
   type Import,
   importGraph,
   LAYERS,
+  ROOT,
   layerViolations,
   longFunctions,
   MAX_FUNCTION_LINES,
   boundaryViolations,
+  sourceFiles,
   unlayeredFiles,
 } from '../../scripts/code-shape';
 
@@ -74,5 +79,53 @@ describe('function length outside src/workflows', () => {
 
   it(`keeps every function to ${MAX_FUNCTION_LINES} lines`, () => {
     expect(longFunctions().map(describeFunction)).toEqual([]);
+  });
+});
+
+describe('the research phases and the state they change', () => {
+  it('change a part of the run only through its methods', () => {
+    expect(foreignWrites(sourceFiles('src/workflows/research'))).toEqual([]);
+  });
+
+  it('would report a phase that writes the run state or a step view itself', () => {
+    const files: Record<string, string> = {
+      'src/x/state.ts': [
+        'export interface StepView { status: string }',
+        'export class State {',
+        '  count = 0;',
+        '  readonly notes: string[] = [];',
+        '  readonly steps: StepView[] = [];',
+        '  private hidden = 0;',
+        '  bump(): void { this.count++; this.notes.push("x"); this.hidden = 1; }',
+        '}',
+      ].join('\n'),
+      'src/x/phase.ts': [
+        "import type { State } from './state';",
+        'export function phase(run: State): void {',
+        '  const mine = new Map<string, number>();',
+        '  mine.set("a", 1);',
+        '  run.bump();',
+        '  run.count = 2;',
+        '  run.notes.push("y");',
+        '  for (const s of run.steps) Object.assign(s, { status: "done" });',
+        '  run.steps[0]!.status = "x";',
+        '}',
+      ].join('\n'),
+    };
+    const host = ts.createCompilerHost({});
+    const getSourceFile = host.getSourceFile.bind(host);
+    const virtual = (name: string) => files[path.relative(ROOT, name).split(path.sep).join('/')];
+    host.getSourceFile = (name, target, ...rest) => {
+      const text = virtual(name);
+      return text === undefined ? getSourceFile(name, target, ...rest) : ts.createSourceFile(name, text, target);
+    };
+    host.fileExists = (name) => virtual(name) !== undefined || ts.sys.fileExists(name);
+    host.readFile = (name) => virtual(name) ?? ts.sys.readFile(name);
+    expect(foreignWrites(['src/x/state.ts', 'src/x/phase.ts'], host)).toEqual([
+      'src/x/phase.ts:6 writes run.count',
+      'src/x/phase.ts:7 writes run.notes',
+      'src/x/phase.ts:8 writes s',
+      'src/x/phase.ts:9 writes run.steps[0]!.status',
+    ]);
   });
 });
