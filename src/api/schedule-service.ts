@@ -10,6 +10,7 @@ import {
   type Client,
   type ScheduleDescription,
   type ScheduleHandle,
+  type ScheduleSummary,
 } from '@temporalio/client';
 import { ApiError, failureMessage } from '../shared/errors';
 import { durationToMs } from '../shared/plain';
@@ -50,6 +51,77 @@ function scheduleIdFor(tenant: string, idempotencyKey: string | undefined): stri
 /** The runs of a schedule are named after it; Temporal appends the time each was scheduled for. */
 export const scheduledRunPrefix = (scheduleId: string) => `research-${scheduleId}`;
 
+/** A schedule as the API shows it, from Temporal's description and the memo the API gave it. */
+function view(desc: ScheduleDescription): ScheduleView {
+  const memo = (desc.memo ?? {}) as Partial<ScheduleMemo>;
+  const iso = (d: Date | undefined) => d?.toISOString();
+  return {
+    id: desc.scheduleId,
+    question: memo.question ?? '',
+    ...(memo.cron ? { cron: memo.cron } : {}),
+    ...(memo.every ? { every: memo.every } : {}),
+    ...(memo.timezone ? { timezone: memo.timezone } : {}),
+    paused: desc.state.paused,
+    ...(desc.state.note ? { note: desc.state.note } : {}),
+    createdAt: iso(desc.info.createdAt),
+    runsStarted: desc.info.numActionsTaken,
+    runsSkipped: desc.info.numActionsSkippedOverlap,
+    nextRunsAt: desc.info.nextActionTimes.slice(0, 5).map((d) => d.toISOString()),
+    recentRuns: desc.info.recentActions
+      .slice(-10)
+      .reverse()
+      .map((a) => ({ id: a.action.workflow.workflowId, scheduledAt: iso(a.scheduledAt), startedAt: iso(a.takenAt) })),
+    running: desc.info.runningActions.map((a) => a.workflow.workflowId),
+  };
+}
+
+/** A schedule as the list shows it (from the list's summary, not a description). */
+function listed(s: ScheduleSummary, memo: Partial<ScheduleMemo>): ScheduleList['schedules'][number] {
+  return {
+    id: s.scheduleId,
+    question: memo.question ?? '',
+    ...(memo.cron ? { cron: memo.cron } : {}),
+    ...(memo.every ? { every: memo.every } : {}),
+    paused: s.state.paused,
+    nextRunsAt: (s.info?.nextActionTimes ?? []).slice(0, 5).map((d) => d.toISOString()),
+  };
+}
+
+function scheduleMemo(body: ScheduleBody, tenant: string): ScheduleMemo {
+  const { cron, every, timezone } = body;
+  return {
+    tenant,
+    question: summarize(body.question, 300),
+    requestHash: createHash('sha256').update(JSON.stringify(body)).digest('hex'),
+    ...(cron ? { cron } : {}),
+    ...(every ? { every } : {}),
+    ...(timezone ? { timezone } : {}),
+  };
+}
+
+/** The run each firing starts: what the API would start for the request, named after the schedule. */
+function scheduleAction(id: string, run: ReturnType<ResearchService['runStart']>) {
+  // The SDK compiles the action's priority (its type does not list it yet): the runs a schedule
+  // starts are shared fairly, like the ones the API starts.
+  return {
+    type: 'startWorkflow' as const,
+    workflowType: 'researchWorkflow' as unknown as typeof researchWorkflow,
+    workflowId: scheduledRunPrefix(id),
+    taskQueue: run.taskQueue,
+    args: run.args,
+    typedSearchAttributes: run.typedSearchAttributes,
+    memo: run.memo,
+    staticSummary: run.staticSummary,
+    priority: run.priority,
+  };
+}
+
+/** A spec the client or the server refused (the cron expression, the time zone) as a 400. */
+function refusedSpec(err: unknown): ApiError | undefined {
+  if (!(err instanceof TypeError) && (err as { code?: unknown }).code !== GRPC_INVALID_ARGUMENT) return undefined;
+  return new ApiError(400, 'invalid_schedule', `the schedule was refused: ${summarize(failureMessage(err), 300)}`);
+}
+
 export function createScheduleService(deps: ScheduleServiceDeps) {
   const schedules = deps.client.schedule;
 
@@ -66,29 +138,6 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
     }
   }
 
-  function view(desc: ScheduleDescription): ScheduleView {
-    const memo = (desc.memo ?? {}) as Partial<ScheduleMemo>;
-    const iso = (d: Date | undefined) => d?.toISOString();
-    return {
-      id: desc.scheduleId,
-      question: memo.question ?? '',
-      ...(memo.cron ? { cron: memo.cron } : {}),
-      ...(memo.every ? { every: memo.every } : {}),
-      ...(memo.timezone ? { timezone: memo.timezone } : {}),
-      paused: desc.state.paused,
-      ...(desc.state.note ? { note: desc.state.note } : {}),
-      createdAt: iso(desc.info.createdAt),
-      runsStarted: desc.info.numActionsTaken,
-      runsSkipped: desc.info.numActionsSkippedOverlap,
-      nextRunsAt: desc.info.nextActionTimes.slice(0, 5).map((d) => d.toISOString()),
-      recentRuns: desc.info.recentActions
-        .slice(-10)
-        .reverse()
-        .map((a) => ({ id: a.action.workflow.workflowId, scheduledAt: iso(a.scheduledAt), startedAt: iso(a.takenAt) })),
-      running: desc.info.runningActions.map((a) => a.workflow.workflowId),
-    };
-  }
-
   async function create(
     body: ScheduleBody,
     tenant: string,
@@ -100,51 +149,24 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
     }
     const options = await deps.research.checkRequest(request, tenant);
     const id = scheduleIdFor(tenant, idempotencyKey);
-    const run = deps.research.runStart(request, tenant, options, id);
-    const memo: ScheduleMemo = {
-      tenant,
-      question: summarize(request.question, 300),
-      requestHash: createHash('sha256').update(JSON.stringify(body)).digest('hex'),
-      ...(cron ? { cron } : {}),
-      ...(every ? { every } : {}),
-      ...(timezone ? { timezone } : {}),
-    };
-    // The SDK compiles the action's priority (its type does not list it yet): the runs a schedule
-    // starts are shared fairly, like the ones the API starts.
-    const action = {
-      type: 'startWorkflow' as const,
-      workflowType: 'researchWorkflow' as unknown as typeof researchWorkflow,
-      workflowId: scheduledRunPrefix(id),
-      taskQueue: run.taskQueue,
-      args: run.args,
-      typedSearchAttributes: run.typedSearchAttributes,
-      memo: run.memo,
-      staticSummary: run.staticSummary,
-      priority: run.priority,
-    };
+    const memo = scheduleMemo(body, tenant);
     try {
       await schedules.create({
         scheduleId: id,
         spec: cron ? { cronExpressions: [cron], ...(timezone ? { timezone } : {}) } : { intervals: [{ every: every! }] },
-        action,
+        action: scheduleAction(id, deps.research.runStart(request, tenant, options, id)),
         policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
         state: { paused: paused ?? false, ...(note ? { note } : {}) },
         memo: memo as unknown as Record<string, unknown>,
         typedSearchAttributes: [{ key: ResearchTenantKey, value: tenant }],
       });
     } catch (err) {
-      if (err instanceof ScheduleAlreadyRunning && idempotencyKey) {
-        const existing = await owned(id, tenant);
-        if ((existing.desc.memo as Partial<ScheduleMemo>).requestHash !== memo.requestHash) {
-          throw new ApiError(409, 'idempotency_key_reused', 'this Idempotency-Key was already used for a different schedule');
-        }
-        return { schedule: view(existing.desc), created: false };
+      if (!(err instanceof ScheduleAlreadyRunning && idempotencyKey)) throw refusedSpec(err) ?? err;
+      const existing = await owned(id, tenant);
+      if ((existing.desc.memo as Partial<ScheduleMemo>).requestHash !== memo.requestHash) {
+        throw new ApiError(409, 'idempotency_key_reused', 'this Idempotency-Key was already used for a different schedule');
       }
-      // The client and the server check the cron expression and the time zone.
-      if (err instanceof TypeError || (err as { code?: unknown }).code === GRPC_INVALID_ARGUMENT) {
-        throw new ApiError(400, 'invalid_schedule', `the schedule was refused: ${summarize(failureMessage(err), 300)}`);
-      }
-      throw err;
+      return { schedule: view(existing.desc), created: false };
     }
     return { schedule: view((await owned(id, tenant)).desc), created: true };
   }
@@ -159,14 +181,7 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
     for await (const s of schedules.list({ query: `${ResearchTenantKey.name} = '${tenant.replace(/'/g, '')}'` })) {
       const memo = (s.memo ?? {}) as Partial<ScheduleMemo>;
       if (memo.tenant !== tenant) continue;
-      out.push({
-        id: s.scheduleId,
-        question: memo.question ?? '',
-        ...(memo.cron ? { cron: memo.cron } : {}),
-        ...(memo.every ? { every: memo.every } : {}),
-        paused: s.state.paused,
-        nextRunsAt: (s.info?.nextActionTimes ?? []).slice(0, 5).map((d) => d.toISOString()),
-      });
+      out.push(listed(s, memo));
       if (out.length >= 500) break;
     }
     return { schedules: out };
