@@ -16,8 +16,8 @@ import { databaseUrl, missingReason } from '../support/services';
 const ready = Boolean(databaseUrl());
 const vars = {
   question: 'Hello there',
-  localeHint: '',
-  clarificationRule: 'Always set `clarificationQuestion` to null.',
+  requestedLocale: '',
+  allowClarification: false,
   clarifications: '(none)',
 };
 const decision = { action: 'answer_directly', locale: 'en-US', directAnswer: 'Hi!', researchTopic: null, clarificationQuestion: null };

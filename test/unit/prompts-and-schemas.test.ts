@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { PROMPTS } from '../../src/activities/llm/prompts';
-import { dateLine, loadTemplate, renderPrompt, renderTemplate, templateVariables, untrusted } from '../../src/activities/llm/render';
+import {
+  dateLine,
+  loadTemplate,
+  parseTemplate,
+  renderPrompt,
+  renderTemplate,
+  templateVariables,
+  untrusted,
+} from '../../src/activities/llm/render';
 import { redact } from '../../src/infra/logger';
 import { durationToMs, ResearchOptions, ResearchRequest, summarize } from '../../src/shared/schemas';
 
@@ -15,17 +23,44 @@ describe('prompt rendering', () => {
   it('renders the coordinator prompt in a system and a user part, wrapping the untrusted variables', () => {
     const p = renderPrompt(PROMPTS.coordinator, {
       question: 'hello',
-      localeHint: '',
-      clarificationRule: 'No questions.',
+      requestedLocale: '',
+      allowClarification: false,
       clarifications: '(none)',
     });
     expect(p.system).toMatch(/coordinator of a deep-research service/);
-    expect(p.system).toMatch(/- No questions\./);
+    expect(p.system).toMatch(/- Always set `clarificationQuestion` to null\./);
     expect(p.user).toBe('<user_message>\nhello\n</user_message>\n\n<clarifications>\n(none)\n</clarifications>');
   });
 
+  it('keeps a section when its flag is on or its text is not empty, and the inverted one otherwise', () => {
+    const template = 'a{{#on}} [on {{x}}]{{/on}}{{^on}} [off]{{/on}}{{#t}} t={{t}}{{/t}}{{^t}} no t{{/t}}.';
+    expect(renderTemplate(template, { on: true, x: 1, t: 'yes' })).toBe('a [on 1] t=yes.');
+    expect(renderTemplate(template, { on: false, x: 1, t: '' })).toBe('a [off] no t.');
+    // Sections nest; the text around the tags, newlines included, stays as written.
+    expect(renderTemplate('{{#a}}A\n{{#b}}B{{/b}}{{^b}}-{{/b}}\n{{/a}}end', { a: true, b: false })).toBe('A\n-\nend');
+  });
+
+  it('fails on a variable of a section left out, and on a section without its end', () => {
+    expect(() => renderTemplate('{{#on}}{{missing}}{{/on}}', { on: false }, 'sections')).toThrow(
+      /prompt "sections" needs variable\(s\) missing/,
+    );
+    expect(() => renderTemplate('{{#on}}open', { on: true }, 'unpaired')).toThrow(/prompt "unpaired" has a section tag without its pair/);
+  });
+
+  it('tests a section on the value, and wraps the untrusted value where it is placed', () => {
+    const wrap = (key: string, value: string) => (key === 'page' ? untrusted('page', value) : value);
+    expect(renderTemplate('{{#page}}Page: {{page}}{{/page}}{{^page}}(no page){{/page}}', { page: '' }, 't', wrap)).toBe('(no page)');
+    expect(renderTemplate('{{#page}}Page: {{page}}{{/page}}', { page: 'x' }, 't', wrap)).toBe('Page: <page>\nx\n</page>');
+  });
+
+  it('takes a template file apart into its system, user and named parts', () => {
+    const file = parseTemplate('System.\n<!-- user -->\nUser {{q}}.\n\n<!-- part: repair -->\nAgain: {{why}}.\n');
+    expect(file).toEqual({ system: 'System.', user: 'User {{q}}.', parts: { repair: 'Again: {{why}}.' } });
+    expect(() => parseTemplate('a\n<!-- part: x -->\nb\n<!-- part: x -->\nc', 'twice')).toThrow(/prompt "twice" has two parts named "x"/);
+  });
+
   it('refuses a missing, a misspelt or a mistyped variable', () => {
-    const vars = { question: 'q', localeHint: '', clarificationRule: '', clarifications: '' };
+    const vars = { question: 'q', requestedLocale: '', allowClarification: true, clarifications: '' };
     const { clarifications: _dropped, ...missing } = vars;
     expect(() => renderPrompt(PROMPTS.coordinator, missing as typeof vars)).toThrow(
       /prompt "coordinator" got invalid variables: clarifications/,
@@ -42,6 +77,9 @@ describe('prompt rendering', () => {
         citedSources: '2' as unknown as number,
       }),
     ).toThrow(/citedSources/);
+    expect(() => renderPrompt(PROMPTS.coordinator, { ...vars, allowClarification: 'yes' as unknown as boolean })).toThrow(
+      /allowClarification/,
+    );
   });
 
   it('fails clearly on an unknown prompt', () => {
@@ -65,7 +103,8 @@ describe('prompt registry', () => {
   const entries = Object.entries(PROMPTS);
 
   it.each(entries)('%s: the template uses exactly the declared variables', (_name, def) => {
-    expect(templateVariables(loadTemplate(def.file)).sort()).toEqual(Object.keys(def.vars.shape).sort());
+    const file = parseTemplate(loadTemplate(def.file));
+    expect(templateVariables(`${file.system}\n${file.user}`).sort()).toEqual(Object.keys(def.vars.shape).sort());
   });
 
   it.each(entries)('%s: untrusted text is wrapped once, by the renderer only', (_name, def) => {

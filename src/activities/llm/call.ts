@@ -17,8 +17,9 @@ import type { LlmCallsTable, LlmLeasesTable, LoggedRequest } from '../store/runs
 import { chatCompletion, estimateCostUsd, LlmTimeout } from './client';
 import { acquireSlot, createLimiters, type Limiter } from './limiter';
 import { isOutage, Providers, type Provider, type Route } from './providers';
-import type { PromptOutput, PromptVars, StructuredPrompt } from './prompts';
-import { renderPrompt, untrusted } from './render';
+import { ANSWER_FUNCTION, CLIPPED, GUIDANCE, JSON_OBJECT, REPAIR_JSON } from './model-call';
+import type { PromptOutput, PromptVars, StructuredPrompt } from './prompt-def';
+import { renderPart, renderPrompt } from './render';
 import { asJsonActions, refusesTools, toolCallsInText, toolNames } from './text-tools';
 import { fitRequest, nextScale, probeWindow, promptTokensFromError, windowFromError } from './window';
 
@@ -76,10 +77,7 @@ export interface LlmDeps {
 /** The run's guidance at the end of the system message: every model call after it was given sees it. */
 export function withGuidance(messages: Message[], guidance: string[]): Message[] {
   if (!guidance.length) return messages;
-  const note =
-    'The user steered this research while it ran. Follow their guidance in <user_guidance> wherever it bears on your task; ' +
-    'it does not change the format your answer must have.\n' +
-    untrusted('user_guidance', guidance.map((g) => `- ${g}`).join('\n'));
+  const note = renderPart(GUIDANCE, { guidance: guidance.map((g) => `- ${g}`).join('\n') });
   const [first, ...rest] = messages;
   return first?.role === 'system'
     ? [{ ...first, content: `${String(first.content)}\n\n${note}` }, ...rest]
@@ -115,13 +113,13 @@ export function structuredParams(
       tools: [
         {
           type: 'function',
-          function: { name, description: `Give your answer (${name}) as this function's arguments.`, parameters: schema ?? {} },
+          function: { name, description: renderPart(ANSWER_FUNCTION, { name }), parameters: schema ?? {} },
         },
       ],
       tool_choice: { type: 'function', function: { name } },
     };
   }
-  const note = `Answer with one JSON object (${name}) that matches this JSON Schema, and nothing else:\n${JSON.stringify(schema)}`;
+  const note = renderPart(JSON_OBJECT, { name, schema: JSON.stringify(schema) });
   const [first, ...rest] = messages;
   const withNote: Message[] =
     first?.role === 'system'
@@ -167,7 +165,8 @@ const REPAIR_QUOTE_CHARS = 600;
 /** How long a learned context window (or its absence) is believed. */
 const WINDOW_TTL_MS = 10 * 60_000;
 
-const CLIPPED = ' …[rest of the previous answer left out]';
+/** The mark a shortened quote ends with. */
+const clipped = () => renderPart(CLIPPED, {});
 
 /**
  * A repair's messages as sent: the answer they quote shortened, and left out altogether when it
@@ -177,7 +176,7 @@ function repairMessages(repair: Message[], cutOff: boolean): Message[] {
   return repair.flatMap((m): Message[] => {
     if (m.role !== 'assistant' || typeof m.content !== 'string') return [m];
     if (cutOff) return [];
-    return [m.content.length <= REPAIR_QUOTE_CHARS ? m : { ...m, content: `${m.content.slice(0, REPAIR_QUOTE_CHARS)}${CLIPPED}` }];
+    return [m.content.length <= REPAIR_QUOTE_CHARS ? m : { ...m, content: `${m.content.slice(0, REPAIR_QUOTE_CHARS)} ${clipped()}` }];
   });
 }
 
@@ -511,7 +510,7 @@ export function createLlm(deps: LlmDeps) {
         }
         // The marker of a clipped quote never comes back as text of the answer.
         if (typeof choice.message.content === 'string')
-          choice.message.content = stripReasoning(choice.message.content).replaceAll(CLIPPED.trim(), '');
+          choice.message.content = stripReasoning(choice.message.content).replaceAll(clipped(), '');
         // A tool call written as text (JSON-action mode, or a model that ignores native tools) is
         // a tool call, never an answer.
         const offered = toolNames(req.tools);
@@ -579,25 +578,20 @@ export function createLlm(deps: LlmDeps) {
       },
       read: (choice) => {
         const content = choice?.message?.content ?? '';
-        const retry = (problem: string): ReplyReading<never> => ({
+        const retry = (problem: string, cutOff = false): ReplyReading<never> => ({
           problem,
           repair: [
             { role: 'assistant', content },
-            {
-              role: 'user',
-              content: `Your previous answer could not be used: ${problem}. Reply with JSON that matches the schema, and nothing else.`,
-            },
+            { role: 'user', content: renderPart(REPAIR_JSON, { problem, cutOff }) },
           ],
         });
         let json: unknown;
         try {
           json = parseJsonAnswer(content);
         } catch {
-          return retry(
-            choice?.finish_reason === 'length'
-              ? 'the answer was cut off (finish_reason: length); answer again, more briefly'
-              : `the answer was not valid JSON: ${content.slice(0, 200)}`,
-          );
+          return choice?.finish_reason === 'length'
+            ? retry('the answer was cut off (finish_reason: length)', true)
+            : retry(`the answer was not valid JSON: ${content.slice(0, 200)}`);
         }
         const parsed = parse(json);
         if (!parsed.success) {

@@ -2,8 +2,7 @@
 // (a zod schema: a missing or misspelt variable is an error), which variables hold untrusted text
 // and the label of the block that wraps them, and the schema of the answer with a name of its own
 // (the `response_format` name, so logs and test doubles can tell the prompts apart).
-import { z } from 'zod';
-import type { LlmRole } from '../../shared/constants';
+import { count, flag, jsonPrompt, stepVarShape as step, text, toolPrompt } from './prompt-def';
 import {
   CitationVerdicts,
   GapReflection,
@@ -21,68 +20,14 @@ import {
   ReportChanges,
 } from '../../shared/llm-outputs';
 
-type VarShape = Record<string, z.ZodString | z.ZodNumber>;
-
-export interface PromptDef<S extends VarShape = VarShape, O extends z.ZodType = z.ZodType> {
-  /** prompts/<file>.md */
-  file: string;
-  role: LlmRole;
-  vars: z.ZodObject<S>;
-  /** Variables holding outside text (user, web, model output), by the label of their block. */
-  untrusted: { [K in keyof S]?: string };
-  /** The answer's schema and its name; absent for the tool-calling researcher turn. */
-  output?: { name: string; schema: O };
-  /** An output limit below the role's (see PromptSpec). */
-  maxTokens?: number;
-}
-
-/** Any registered prompt, whatever its variables and answer. */
-export interface AnyPrompt {
-  file: string;
-  role: LlmRole;
-  vars: z.ZodType<Record<string, string | number>>;
-  untrusted: Partial<Record<string, string>>;
-  output?: { name: string; schema: z.ZodType };
-  maxTokens?: number;
-}
-export type StructuredPrompt = AnyPrompt & { output: { name: string; schema: z.ZodType } };
-export type PromptVars<P extends AnyPrompt> = z.input<P['vars']>;
-export type PromptOutput<P extends AnyPrompt> = P extends { output: { schema: infer O extends z.ZodType } } ? z.output<O> : never;
-
-interface PromptSpec<S extends VarShape> {
-  file: string;
-  role: LlmRole;
-  vars: S;
-  untrusted: { [K in keyof S]?: string };
-  /** An output limit below the role's, for a prompt whose answer is short whatever the role. */
-  maxTokens?: number;
-}
-
-/** A prompt answered with tool calls or free text. */
-function toolPrompt<S extends VarShape>(spec: PromptSpec<S>): PromptDef<S> {
-  return { ...spec, vars: z.strictObject(spec.vars) as unknown as z.ZodObject<S> };
-}
-
-/** A prompt answered with JSON that `schema` accepts, requested under `name`. */
-function jsonPrompt<S extends VarShape, O extends z.ZodType>(
-  spec: PromptSpec<S>,
-  name: string,
-  schema: O,
-): PromptDef<S, O> & { output: { name: string; schema: O } } {
-  return { ...toolPrompt(spec), output: { name, schema } };
-}
-
-const text = z.string();
-const count = z.number().int();
-/** Variables every step prompt shares. */
-const step = { question: text, locale: text, stepTitle: text, stepDescription: text };
+export type { AnyPrompt, PromptDef, PromptOutput, PromptVars, StructuredPrompt } from './prompt-def';
 
 export const PROMPTS = {
   coordinator: jsonPrompt(
     {
       file: 'coordinator',
       role: 'coordinator',
-      vars: { question: text, localeHint: text, clarificationRule: text, clarifications: text },
+      vars: { question: text, requestedLocale: text, allowClarification: flag, clarifications: text },
       untrusted: { question: 'user_message', clarifications: 'clarifications' },
     },
     'CoordinatorDecision',
@@ -112,7 +57,7 @@ export const PROMPTS = {
     {
       file: 'planner',
       role: 'planner',
-      vars: { question: text, locale: text, maxSteps: count, stepTypes: text, background: text, feedback: text, problems: text },
+      vars: { question: text, locale: text, maxSteps: count, processing: flag, background: text, feedback: text, problems: text },
       untrusted: { question: 'user_message', background: 'background', feedback: 'feedback' },
     },
     // A draft that code repairs into a Plan (src/activities/roles/planner.ts); still named Plan.
@@ -122,7 +67,16 @@ export const PROMPTS = {
   researcherTurn: toolPrompt({
     file: 'researcher-react',
     role: 'researcher',
-    vars: { ...step, feedback: text, dependencies: text, knowledgeTool: text, pythonTool: text, searchRule: text, background: text },
+    vars: {
+      ...step,
+      feedback: text,
+      dependencies: text,
+      web: flag,
+      knowledge: flag,
+      python: flag,
+      inputDir: text,
+      background: text,
+    },
     untrusted: { question: 'user_message', dependencies: 'dependencies', background: 'background' },
   }),
   extractor: jsonPrompt(
@@ -160,7 +114,11 @@ export const PROMPTS = {
         files: text,
         timeoutSeconds: count,
         memoryMb: count,
-        previousAttempt: text,
+        previousStatus: text,
+        previousMessage: text,
+        previousCode: text,
+        previousStderr: text,
+        feedback: text,
         dependencies: text,
       },
       untrusted: { question: 'user_message', dependencies: 'dependencies' },
@@ -172,7 +130,7 @@ export const PROMPTS = {
     {
       file: 'coder-results',
       role: 'coder',
-      vars: { ...step, explanation: text, outcome: text, output: text, dependencies: text },
+      vars: { ...step, explanation: text, ran: flag, runMessage: text, attempts: count, output: text, dependencies: text },
       untrusted: { question: 'user_message', output: 'output', dependencies: 'dependencies' },
     },
     'CodeFindings',
@@ -192,7 +150,7 @@ export const PROMPTS = {
     {
       file: 'reporter',
       role: 'reporter',
-      vars: { question: text, locale: text, findings: text, references: text, notes: text, length: text },
+      vars: { question: text, locale: text, findings: text, references: text, notes: text, brief: flag, rejected: text },
       untrusted: { question: 'user_message', findings: 'findings', references: 'references' },
     },
     'ReportDraft',
@@ -222,7 +180,7 @@ export const PROMPTS = {
     {
       file: 'gap-reflection',
       role: 'planner',
-      vars: { question: text, findings: text, maxSteps: count, existingIds: text, stepTypes: text },
+      vars: { question: text, findings: text, maxSteps: count, existingIds: text, processing: flag },
       untrusted: { question: 'user_message', findings: 'findings' },
     },
     'GapReflection',

@@ -10,6 +10,8 @@ import type OpenAI from 'openai';
 import { ApplicationFailure } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
 import type { Message } from '../store';
+import { JSON_ACTION_TOOL, JSON_ACTIONS } from './model-call';
+import { renderPart } from './render';
 
 type Tool = OpenAI.Chat.ChatCompletionTool;
 type ToolCall = OpenAI.Chat.ChatCompletionMessageToolCall;
@@ -33,17 +35,15 @@ export function jsonActionRules(tools: Tool[]): string {
     .filter((t) => t.type === 'function')
     .map((t) => {
       const f = (t as OpenAI.Chat.ChatCompletionFunctionTool).function;
-      return `- ${f.name}: ${f.description ?? ''}\n  arguments (JSON Schema): ${JSON.stringify(f.parameters ?? {})}`;
+      return renderPart(JSON_ACTION_TOOL, {
+        name: f.name,
+        description: f.description ?? '',
+        parameters: JSON.stringify(f.parameters ?? {}),
+      });
     })
     .join('\n');
   const first = tools.map(toolName).find(Boolean) ?? 'tool';
-  return (
-    'You can call these tools:\n' +
-    `${catalog}\n\n` +
-    'To call tools, reply with ONLY a JSON object and nothing else, for example:\n' +
-    `{"tool_calls": [{"name": "${first}", "arguments": {…}}]}\n` +
-    'The results come back in <tool_result> blocks. When you have enough, reply with your answer as plain text, not JSON.'
-  );
+  return renderPart(JSON_ACTIONS, { catalog, first });
 }
 
 /**

@@ -50,15 +50,7 @@ export function createCoderActivities(deps: { llm: Llm; store: Store; limits: { 
     previous?: CodeAttempt;
   }): Promise<{ code: string; explanation: string; files: { name: string; content: string }[]; usage: Usage }> {
     const files = await dependencyFiles(input.researchId, input.dependencyKeys);
-    const previous = input.previous
-      ? [
-          `Your previous program failed (${input.previous.status}: ${input.previous.message}). Fix it.`,
-          `Previous program:\n\`\`\`python\n${input.previous.code.slice(0, 6_000)}\n\`\`\``,
-          `Error output (end):\n${input.previous.stderr.slice(-2_000)}`,
-        ].join('\n')
-      : input.feedback
-        ? `A reviewer rejected an earlier attempt of this step: ${input.feedback}`
-        : '';
+    const previous = input.previous;
     const r = await deps.llm.structured(
       PROMPTS.coder,
       {
@@ -69,7 +61,11 @@ export function createCoderActivities(deps: { llm: Llm; store: Store; limits: { 
         files: files.length ? files.map((f) => f.name).join(', ') : '(none)',
         timeoutSeconds: deps.limits.timeoutSeconds,
         memoryMb: deps.limits.memoryMb,
-        previousAttempt: previous,
+        previousStatus: previous?.status ?? '',
+        previousMessage: previous?.message ?? '',
+        previousCode: previous?.code.slice(0, 6_000) ?? '',
+        previousStderr: previous?.stderr.slice(-2_000) ?? '',
+        feedback: input.feedback,
         dependencies: filesBlock(files),
       },
       { researchId: input.researchId },
@@ -93,8 +89,6 @@ export function createCoderActivities(deps: { llm: Llm; store: Store; limits: { 
     const files = await dependencyFiles(input.researchId, input.dependencyKeys);
     const known = new Set(files.flatMap((f) => f.sourceIds));
     const run = input.run;
-    const outcome =
-      run.status === 'ok' ? `the program ran (${run.message})` : `the program failed after ${input.attempts} attempt(s): ${run.message}`;
     const r = await deps.llm.structured(
       PROMPTS.coderResults,
       {
@@ -103,7 +97,9 @@ export function createCoderActivities(deps: { llm: Llm; store: Store; limits: { 
         stepTitle: input.step.title,
         stepDescription: input.step.description,
         explanation: input.explanation,
-        outcome,
+        ran: run.status === 'ok',
+        runMessage: run.message,
+        attempts: input.attempts,
         output: `${run.stdout}${run.stdoutTruncated ? '\n[output truncated]' : ''}${run.status !== 'ok' ? `\n--- error output ---\n${run.stderr}` : ''}`,
         dependencies: filesBlock(files),
       },

@@ -4,6 +4,8 @@ import type { CrawlResult } from '../crawl';
 import { summarize } from '../../shared/schemas';
 import type { SandboxResult } from '../sandbox';
 import type { Message, NewEvent, Store, StoredSource } from '../store';
+import { promptPart, text } from '../llm/prompt-def';
+import { renderPart } from '../llm/render';
 import { MAX_TOOL_CHARS, PYTHON_INPUT_DIR, trimToBudget } from './researcher-tools';
 
 export interface ToolResultInput {
@@ -21,7 +23,7 @@ export interface ToolResultInput {
 }
 
 /** How the pages the user asked for are put to the researcher. */
-export const USER_PAGES_INTRO = 'The user asked that these pages be read. What they say:';
+export const USER_PAGES = promptPart('researcher-react', 'user-pages', { pages: text });
 
 /** The run's event for one tool call of a researcher: the queries or pages, and what they found. */
 function toolEvent(input: ToolResultInput, sources: number): NewEvent {
@@ -156,7 +158,7 @@ function toolResultMessage(input: ToolResultInput, stored: StoredSource[]): Writ
   let content = parts.join('\n\n') || '(no output)';
   if (content.length > MAX_TOOL_CHARS) content = `${content.slice(0, MAX_TOOL_CHARS)}\n[output trimmed]`;
   const message: Message = input.fromUser
-    ? { role: 'user', content: `${USER_PAGES_INTRO}\n\n${content}` }
+    ? { role: 'user', content: renderPart(USER_PAGES, { pages: content }) }
     : { role: 'tool', tool_call_id: input.toolCallId, content };
   return { seq: input.seq, message, event: toolEvent(input, ids.size), chars: content.length, sourceIds: [...ids] };
 }

@@ -12,10 +12,6 @@ import type { Store } from '../store';
 import { modelGaveUp, noteFallback } from './fallbacks';
 import { noteCorrection } from './fallbacks';
 
-const ALLOW_CLARIFICATION =
-  'If the request is too ambiguous to research (the subject, scope or goal could mean very different things), ' +
-  'you may set `clarificationQuestion` to one short question instead; otherwise set it to null.';
-
 export function createCoordinatorActivities(deps: { llm: Llm; store: Pick<Store, 'saveDocument'> }) {
   async function classifyRequest(input: {
     researchId: string;
@@ -32,8 +28,8 @@ export function createCoordinatorActivities(deps: { llm: Llm; store: Pick<Store,
         PROMPTS.coordinator,
         {
           question: input.question,
-          localeHint: input.locale ? `The user asked for the report in ${input.locale}; use that tag.` : '',
-          clarificationRule: input.allowClarification ? ALLOW_CLARIFICATION : 'Always set `clarificationQuestion` to null.',
+          requestedLocale: input.locale ?? '',
+          allowClarification: input.allowClarification,
           clarifications: input.clarifications || '(none)',
         },
         { researchId: input.researchId },

@@ -6,7 +6,9 @@ import { Context } from '@temporalio/activity';
 import { LIMITS, type PlanDraft, type PlanStepDraft, type QueryExpansion } from '../../shared/llm-outputs';
 import { planProblems, summarize, ZERO_USAGE, type Plan, type PlanStep, type StepOutput, type Usage } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
+import { promptPart, text } from '../llm/prompt-def';
 import { PROMPTS } from '../llm/prompts';
+import { renderPart } from '../llm/render';
 import type { Store, StoredDocument } from '../store';
 import { DOC_CHARS, sourcesBlock, writeCitedDocument } from './cited';
 import { modelGaveUp, noteCorrection, noteFallback } from './fallbacks';
@@ -28,10 +30,8 @@ const BACKGROUND_FALLBACK_NOTE = 'fallback/background/background';
 /** The part of the rewrite's input the workflow appends after the user's question. */
 const COORDINATOR_READING = "\n(Coordinator's reading:";
 
-const RESEARCH_ONLY =
-  'Every step has `type` `research` (web search and reading). No code sandbox is available in this deployment, so plan no `processing` steps.';
-const BOTH_TYPES =
-  '`type` is `research` for finding information (web search and reading), or `processing` for calculation, statistics or data analysis on results of earlier steps.';
+/** The session's memory after the background, in the planner's prompt. */
+const EARLIER_SESSION = promptPart('planner', 'earlier-session', { memory: text });
 
 export function createPlannerActivities(deps: PlannerDeps) {
   const { llm, store } = deps;
@@ -118,12 +118,12 @@ export function createPlannerActivities(deps: PlannerDeps) {
           question: input.question,
           locale: input.locale,
           maxSteps: input.maxSteps,
-          stepTypes: processing ? BOTH_TYPES : RESEARCH_ONLY,
+          processing,
           background:
             (background ? `${background.content.slice(0, DOC_CHARS)}` : '(no background could be gathered)') +
-            (memory ? `\n\nEarlier in this session (the question may build on it):\n${memory.content.slice(0, DOC_CHARS)}` : ''),
+            (memory ? `\n\n${renderPart(EARLIER_SESSION, { memory: memory.content.slice(0, DOC_CHARS) })}` : ''),
           feedback: input.feedback || '(none)',
-          problems: input.problems.length ? `Your previous plan was invalid: ${input.problems.join('; ')}. Fix these problems.` : '',
+          problems: input.problems.join('; '),
         },
         { researchId: input.researchId },
       );
@@ -171,7 +171,7 @@ export function createPlannerActivities(deps: PlannerDeps) {
             findings.map((f) => `<finding key="${f.key}">\n${f.content.slice(0, DOC_CHARS)}\n</finding>`).join('\n') || '(no findings)',
           maxSteps: input.maxSteps,
           existingIds: input.existingIds.join(', ') || '(none)',
-          stepTypes: processing ? BOTH_TYPES : RESEARCH_ONLY,
+          processing,
         },
         { researchId: input.researchId },
       );

@@ -71,12 +71,6 @@ export async function reportNotes(store: Store, input: { researchId: string; ste
   return notes;
 }
 
-/** How long a one-call report should be, in the prompt's words. */
-const LENGTH: Record<Exclude<ReportLength, 'long'>, string> = {
-  brief: 'brief: about 250 to 500 words, key points and a short overview; no long analysis.',
-  standard: 'about 800 to 1,500 words; longer only where the findings carry it.',
-};
-
 /** A locale as the model should read it: "German (Germany)" for de-DE. */
 export function languageOf(locale: string): string {
   try {
@@ -174,7 +168,9 @@ export function createReporterActivities(deps: { llm: Llm; store: Store }) {
           locale: languageOf(input.locale),
           ...reporterInputs(sources.findings, sources.refs),
           notes: input.notes.join('\n') || '(none)',
-          length: rejected ? `${LENGTH[length]}\n\n${rewriteRequest(rejected)}` : LENGTH[length],
+          brief: length === 'brief',
+          // A draft code found wanting is asked for again, with the reason.
+          rejected: rejected ?? '',
         },
         { researchId: input.researchId, ...(rejected ? { key: 'rewrite' } : {}) },
       );
@@ -343,11 +339,6 @@ export function createReporterActivities(deps: { llm: Llm; store: Store }) {
   }
 
   return { writeReport, outlineReport, writeSection, assembleSections };
-}
-
-/** What the model is told when its report is asked for again: the reason code found, quoted. */
-function rewriteRequest(problem: string): string {
-  return `Your previous report was not accepted, because ${problem}. Write the whole report again and fix this.`;
 }
 
 /** The outline code plans without the model: one section per finding, in the findings' order. */

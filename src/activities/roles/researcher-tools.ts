@@ -4,6 +4,8 @@
 import type OpenAI from 'openai';
 import { z } from 'zod';
 import { CrawlArgs, KnowledgeSearchArgs, PythonArgs, WebSearchArgs, type ToolCall } from '../../shared/llm-outputs';
+import { count, promptPart, text } from '../llm/prompt-def';
+import { renderPart } from '../llm/render';
 import { mcpFunctionName, type McpToolSpec } from '../mcp';
 import { HISTORY_CHARS } from '../sandbox/output';
 import type { Message } from '../store';
@@ -15,12 +17,19 @@ const TRIMMED_CHARS = 200;
 
 const TOOL_SCHEMAS = { web_search: WebSearchArgs, crawl: CrawlArgs, knowledge_search: KnowledgeSearchArgs, python: PythonArgs } as const;
 type ToolName = keyof typeof TOOL_SCHEMAS;
-const TOOL_DESCRIPTIONS: Record<Exclude<ToolName, 'python'>, string> = {
-  web_search: 'Search the web. Returns results with source ids, titles, URLs and snippets.',
-  crawl: 'Read web pages (URLs from search results) and extract what serves the goal. Returns evidence with source ids.',
-  knowledge_search:
-    "Search the user's own documents (this run's knowledge base collections and the earlier reports of its session). " +
-    'Returns passages with source ids, document titles and their page or section.',
+/** The tools' descriptions: parts of prompts/researcher-tools.md. */
+export const TOOL_DESCRIPTIONS = {
+  web_search: promptPart('researcher-tools', 'web-search', {}),
+  crawl: promptPart('researcher-tools', 'crawl', {}),
+  knowledge_search: promptPart('researcher-tools', 'knowledge-search', {}),
+  python: promptPart('researcher-tools', 'python', {
+    packages: text,
+    timeoutSeconds: count,
+    memoryMb: count,
+    inputDir: text,
+    outputDir: text,
+    historyChars: count,
+  }),
 };
 
 /** What the python tool's description promises: the sandbox's limits and packages. */
@@ -35,17 +44,14 @@ export const PYTHON_INPUT_DIR = '/work';
 export const PYTHON_OUTPUT_DIR = '/output';
 
 function pythonDescription(spec: PythonToolSpec): string {
-  return [
-    'Run a Python 3 program in an isolated sandbox to compute with data you have found (sums, rates, unit conversions, tables, charts).',
-    `No network access and no package installs; available: ${spec.packages.join(', ')}.`,
-    `Limits: ${spec.timeoutSeconds} s wall-clock, ${spec.memoryMb} MB memory.`,
-    `\`files\`: source ids from earlier tool results; each is written to ${PYTHON_INPUT_DIR}/<id>.md ` +
-      "(a crawled page's whole text as Markdown, spreadsheet and CSV rows as 'Column: value; ...' lines; otherwise the text the tool result showed).",
-    `\`data\`: small inline files, written to ${PYTHON_INPUT_DIR}/<name>; the working directory is ${PYTHON_INPUT_DIR}.`,
-    `Returns the exit status and the last ${HISTORY_CHARS} characters of stdout and of stderr: print the results you need.`,
-    `PNG, SVG, CSV, JSON, TXT and MD files saved to ${PYTHON_OUTPUT_DIR} are kept as artifacts of the run (charts appear in the findings).`,
-    'A failing program returns its error; fix it and call again.',
-  ].join(' ');
+  return renderPart(TOOL_DESCRIPTIONS.python, {
+    packages: spec.packages.join(', '),
+    timeoutSeconds: spec.timeoutSeconds,
+    memoryMb: spec.memoryMb,
+    inputDir: PYTHON_INPUT_DIR,
+    outputDir: PYTHON_OUTPUT_DIR,
+    historyChars: HISTORY_CHARS,
+  });
 }
 
 /** A built-in tool's parameters as JSON Schema, converted once per process. */
@@ -74,7 +80,7 @@ export function toolDefinitions(
   const names = (Object.keys(TOOL_SCHEMAS) as ToolName[]).filter((n) => offered[n]);
   const builtIn = names.map((name): OpenAI.Chat.ChatCompletionTool => {
     const parameters = toolParameters(name);
-    const description = name === 'python' ? pythonDescription(opts.python!) : TOOL_DESCRIPTIONS[name];
+    const description = name === 'python' ? pythonDescription(opts.python!) : renderPart(TOOL_DESCRIPTIONS[name], {});
     return { type: 'function', function: { name, description, parameters } };
   });
   const mcp = mcpTools.map((t): OpenAI.Chat.ChatCompletionTool => ({

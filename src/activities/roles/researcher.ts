@@ -8,7 +8,8 @@ import { summarize, ZERO_USAGE, type PlanStep, type StepOutput, type Usage } fro
 import { activityCallKey } from '../attempt';
 import type { Llm, ReplyReading } from '../llm/call';
 import { PROMPTS } from '../llm/prompts';
-import { renderPrompt } from '../llm/render';
+import { flag, promptPart, text } from '../llm/prompt-def';
+import { renderPart, renderPrompt } from '../llm/render';
 import type { McpDiscovery, McpToolSpec } from '../mcp';
 import type { ArtifactRef, SandboxResult } from '../sandbox';
 import type { Message, Store } from '../store';
@@ -71,10 +72,11 @@ export interface PythonTool {
   usable: () => Promise<boolean>;
 }
 
-const PYTHON_RULE =
-  '- `python(code, files, data)`: runs a Python program in a sandbox without network. Compute with the figures you found ' +
-  '(totals, shares, growth rates, unit conversions, charts) instead of doing arithmetic yourself. Give it earlier results ' +
-  `as \`files\` by their source ids (the program reads ${PYTHON_INPUT_DIR}/<id>.md) and cite those sources for what it computes.`;
+/** The parts of prompts/researcher-react.md the turn sends on their own. */
+const FORCED_ANSWER = promptPart('researcher-react', 'forced-answer', { reason: text });
+const TURN_REPAIR = promptPart('researcher-react', 'turn-repair', { problems: text, cutOff: flag, withTools: flag });
+/** What a turn that gave up leaves in the conversation: it ends the tool use, and says why. */
+const GAVE_UP = promptPart('researcher-react', 'gave-up', {});
 
 export function createResearcherActivities(deps: {
   llm: Llm;
@@ -104,24 +106,17 @@ export function createResearcherActivities(deps: {
     const docs = await deps.store.getDocuments(input.researchId, [...input.dependencyKeys, 'background']);
     const background = docs.find((d) => d.key === 'background');
     const dependencies = docs.filter((d) => d.key !== 'background' || input.dependencyKeys.includes('background'));
-    const web = input.step.needSearch;
     const prompt = renderPrompt(PROMPTS.researcherTurn, {
       question: input.question,
       locale: input.locale,
       stepTitle: input.step.title,
       stepDescription: input.step.description,
       feedback: input.feedback || '(none)',
-      searchRule: web
-        ? 'Tools:\n- `web_search(queries)`: 1-5 short keyword queries. Results carry source ids like [S3f9a01c2].\n' +
-          "- `crawl(urls, goal)`: read up to 5 pages from the results, for a goal you state; returns the evidence found, with the page's source id."
-        : 'This step works from the material given below (the background brief and earlier results), not from new web searches' +
-          (input.knowledge ? ", and may look into the user's documents:" : '.'),
+      web: input.step.needSearch,
+      knowledge: input.knowledge ?? false,
+      python: tools.some((t) => t.type === 'function' && t.function.name === 'python'),
+      inputDir: PYTHON_INPUT_DIR,
       background: background ? background.content.slice(0, DEPENDENCY_CHARS) : '(none)',
-      knowledgeTool: input.knowledge
-        ? "- `knowledge_search(query, alternatives)`: the user's own documents (this run's collections and the earlier reports of " +
-          'its session); prefer them where they cover the step, and cite their passages by source id like web sources.'
-        : '',
-      pythonTool: tools.some((t) => t.type === 'function' && t.function.name === 'python') ? PYTHON_RULE : '',
       dependencies:
         dependencies.map((d) => `<result key="${d.key}">\n${d.content.slice(0, DEPENDENCY_CHARS)}\n</result>`).join('\n') || '(none)',
     });
@@ -170,7 +165,7 @@ export function createResearcherActivities(deps: {
     if (forcedAnswer)
       messages.push({
         role: 'user',
-        content: `Stop using tools: ${forcedAnswer}. Write your findings now from what you have, citing source ids.`,
+        content: renderPart(FORCED_ANSWER, { reason: forcedAnswer }),
       });
 
     type Turn = { output: { message: AssistantMessage; calls: ToolCall[] }; usage: Usage };
@@ -205,7 +200,7 @@ export function createResearcherActivities(deps: {
         `"${summarize(input.step.title, 80)}" stopped using tools and was written from the results gathered so far`,
         err,
       );
-      turn = { output: { message: { role: 'assistant', content: GAVE_UP_TURN }, calls: [] }, usage: ZERO_USAGE };
+      turn = { output: { message: { role: 'assistant', content: renderPart(GAVE_UP, {}) }, calls: [] }, usage: ZERO_USAGE };
       gaveUp = true;
     }
 
@@ -329,8 +324,6 @@ function stepQueries(step: PlanStep): string[] {
   return [...new Set([step.title.trim(), words].filter(Boolean))].slice(0, 2);
 }
 
-/** What a turn that gave up leaves in the conversation: it ends the tool use, and says why. */
-const GAVE_UP_TURN = 'I could not go on with tools; my findings are the results gathered so far.';
 /** Charts shown, other files linked, as the coder's findings do: the report links them from there. */
 function artifactLinks(artifacts: ArtifactRef[]): string[] {
   const charts = artifacts.filter((a) => a.contentType === 'image/png');
@@ -354,15 +347,13 @@ function readTurn(
   const problems = parsed.problems;
   // A tool this step was not offered (web search in a step that works from given material).
   for (const c of parsed.calls) if (c.name !== 'mcp' && !offered.has(c.name)) problems.push(`${c.name} is not a tool of this step`);
-  if (choice?.finish_reason === 'length' && parsed.calls.length === 0)
-    problems.push('the reply was cut off (finish_reason: length); be briefer');
+  // A cut-off reply is the last problem: the repair asks for a shorter one after the list.
+  const cutOff = choice?.finish_reason === 'length' && parsed.calls.length === 0;
+  if (cutOff) problems.push('the reply was cut off (finish_reason: length)');
   if (!msg || (parsed.calls.length === 0 && !msg.content && problems.length === 0)) problems.push('the reply was empty');
   if (problems.length) {
-    const hint = forcedAnswer ? '' : ', calling the tools with valid JSON arguments';
-    return {
-      problem: problems.join('; '),
-      repair: [{ role: 'user', content: `Your previous reply could not be used: ${problems.join('; ')}. Reply again${hint}.` }],
-    };
+    const content = renderPart(TURN_REPAIR, { problems: problems.join('; '), cutOff, withTools: !forcedAnswer });
+    return { problem: problems.join('; '), repair: [{ role: 'user', content }] };
   }
   const message: AssistantMessage = {
     role: 'assistant',
