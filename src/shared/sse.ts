@@ -1,5 +1,5 @@
 // Reading server-sent events: the run's event stream as the CLI, the web page and the tests read
-// it. Pure text handling, so that a browser bundle and Node share it.
+// it. Pure text handling and web streams, so that a browser bundle and Node share it.
 
 export interface SseEvent {
   id: number;
@@ -32,4 +32,32 @@ export function takeSseEvents(buffer: string): { events: SseEvent[]; comments: n
     });
   }
   return { events, comments, rest };
+}
+
+/**
+ * The one SSE reader: the events of a response body in order as each completes, for the CLI, the
+ * web page and the tests alike (fetch's ReadableStream and TextDecoder exist in browsers and Node).
+ * `onComments` hears how many comment lines (keep-alives) arrived. Leaving the loop early cancels
+ * the body, which closes the connection.
+ */
+export async function* readSse(body: ReadableStream<Uint8Array>, onComments?: (n: number) => void): AsyncGenerator<SseEvent> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let ended = false;
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) {
+        ended = true;
+        return;
+      }
+      const taken = takeSseEvents(buffer + decoder.decode(value, { stream: true }));
+      buffer = taken.rest;
+      if (taken.comments) onComments?.(taken.comments);
+      yield* taken.events;
+    }
+  } finally {
+    if (!ended) await reader.cancel().catch(() => undefined);
+  }
 }

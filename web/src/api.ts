@@ -1,6 +1,6 @@
 // The page's view of the HTTP API: the key kept in this browser, JSON calls with it, the run's
 // events as a stream that reconnects with Last-Event-ID by itself.
-import { takeSseEvents, type SseEvent } from '../../src/shared/sse';
+import { readSse, type SseEvent } from '../../src/shared/sse';
 
 const KEY_ITEM = 'deep-research.key';
 
@@ -71,20 +71,11 @@ export async function follow(
       });
       if (!res.ok) throw new ApiError(res.status, String(res.status), res.statusText);
       onState('live');
-      const reader = res.body!.getReader();
-      const decoder = new TextDecoder();
-      let buf = '';
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        const taken = takeSseEvents(buf + decoder.decode(value, { stream: true }));
-        buf = taken.rest;
-        for (const e of taken.events) {
-          if (e.id <= last) continue;
-          last = e.id;
-          onEvent(e as RunEvent);
-          if (e.type === 'done') return;
-        }
+      for await (const e of readSse(res.body!)) {
+        if (e.id <= last) continue;
+        last = e.id;
+        onEvent(e as RunEvent);
+        if (e.type === 'done') return;
       }
     } catch (err) {
       if (signal.aborted) return;
