@@ -61,18 +61,11 @@ export function mergeSource(stored: StoredSource, next: StoredSource): StoredSou
 }
 
 export function documentTables(pool: pg.Pool) {
-  /** A run's documents that `where` (on $2 and after) picks. */
-  async function selectDocuments(where: string, values: unknown[]): Promise<StoredDocument[]> {
-    const { rows } = await pool.query<{
-      key: string;
-      kind: string;
-      content: string;
-      summary: string;
-      source_ids: string[];
-      meta: Record<string, unknown>;
-    }>(`SELECT key, kind, content, summary, source_ids, meta FROM documents WHERE research_id = $1 AND ${where}`, values);
-    return rows.map((r) => ({ key: r.key, kind: r.kind, content: r.content, summary: r.summary, sourceIds: r.source_ids, meta: r.meta }));
-  }
+  return { ...sourcesTable(pool), ...documentsTable(pool), ...pagesTable(pool), ...artifactsTable(pool), ...reportsTable(pool) };
+}
+export type DocumentTables = ReturnType<typeof documentTables>;
+
+function sourcesTable(pool: pg.Pool) {
   return {
     /** Upserts a batch in one statement; a source met twice in it is merged first, as two writes would be. */
     async saveSources(researchId: string, sources: StoredSource[]): Promise<void> {
@@ -109,6 +102,23 @@ export function documentTables(pool: pg.Pool) {
       );
       return rows.map((r) => ({ sourceId: r.source_id, url: r.url, title: r.title, content: r.content, provider: r.provider }));
     },
+  };
+}
+
+function documentsTable(pool: pg.Pool) {
+  /** A run's documents that `where` (on $2 and after) picks. */
+  async function selectDocuments(where: string, values: unknown[]): Promise<StoredDocument[]> {
+    const { rows } = await pool.query<{
+      key: string;
+      kind: string;
+      content: string;
+      summary: string;
+      source_ids: string[];
+      meta: Record<string, unknown>;
+    }>(`SELECT key, kind, content, summary, source_ids, meta FROM documents WHERE research_id = $1 AND ${where}`, values);
+    return rows.map((r) => ({ key: r.key, kind: r.kind, content: r.content, summary: r.summary, sourceIds: r.source_ids, meta: r.meta }));
+  }
+  return {
     async saveDocument(researchId: string, doc: StoredDocument): Promise<void> {
       await pool.query(
         `INSERT INTO documents (research_id, key, kind, content, summary, source_ids, meta) VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -127,6 +137,12 @@ export function documentTables(pool: pg.Pool) {
     async getDocumentsOfKind(researchId: string, kind: string): Promise<StoredDocument[]> {
       return selectDocuments('kind = $2 ORDER BY key', [researchId, kind]);
     },
+  };
+}
+
+/** The page cache: the pages a run has read, by the hash of their URL and by their final URL. */
+function pagesTable(pool: pg.Pool) {
+  return {
     async getPage(researchId: string, urlHash: string): Promise<StoredPage | undefined> {
       const { rows } = await pool.query(
         'SELECT final_url, title, markdown, content_type FROM pages WHERE research_id = $1 AND url_hash = $2',
@@ -155,6 +171,11 @@ export function documentTables(pool: pg.Pool) {
         [researchId, p.urlHash, p.url, p.finalUrl, p.contentType, p.title, p.markdown],
       );
     },
+  };
+}
+
+function artifactsTable(pool: pg.Pool) {
+  return {
     async saveArtifact(researchId: string, a: ArtifactRecord): Promise<void> {
       await pool.query(
         `INSERT INTO artifacts (research_id, artifact_id, step_id, name, content_type, bytes, size)
@@ -180,6 +201,11 @@ export function documentTables(pool: pg.Pool) {
       const r = rows[0];
       return r ? { name: r.name, contentType: r.content_type, bytes: r.bytes } : undefined;
     },
+  };
+}
+
+function reportsTable(pool: pg.Pool) {
+  return {
     async saveReport(r: ReportRecord): Promise<void> {
       await pool.query(
         `INSERT INTO reports (research_id, title, locale, markdown, references_, removed_citations, removed_links, grounding, citation_checks)
@@ -221,4 +247,3 @@ export function documentTables(pool: pg.Pool) {
     },
   };
 }
-export type DocumentTables = ReturnType<typeof documentTables>;

@@ -148,44 +148,8 @@ export function llmCallsTable(pool: pg.Pool) {
      * logRequest), and the release of the holder's claim on the call.
      */
     async record(c: LlmCallRecord, also: { request?: LoggedRequest; release?: string } = {}): Promise<void> {
-      const values: unknown[] = [
-        c.callKey,
-        c.researchId,
-        c.role,
-        c.model,
-        c.promptName,
-        JSON.stringify(c.response),
-        c.usage.promptTokens,
-        c.usage.completionTokens,
-        c.usage.costUsd,
-        c.durationMs,
-      ];
-      const ctes: string[] = [];
-      if (also.request) {
-        const r = also.request;
-        const at = values.length;
-        values.push(
-          r.model,
-          r.usage.promptTokens,
-          r.usage.completionTokens,
-          r.usage.costUsd,
-          r.answer === undefined ? null : JSON.stringify(r.answer),
-        );
-        ctes.push(
-          `request AS (INSERT INTO llm_requests (research_id, call_key, model, prompt_tokens, completion_tokens, cost_usd, answer)
-           VALUES ($2, $1, $${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}))`,
-        );
-      }
-      if (also.release !== undefined) {
-        values.push(also.release);
-        ctes.push(`released AS (DELETE FROM llm_call_leases WHERE call_key = $1 AND holder = $${values.length})`);
-      }
-      await pool.query(
-        `${ctes.length ? `WITH ${ctes.join(', ')} ` : ''}INSERT INTO llm_calls (call_key, research_id, role, model, prompt_name, response, prompt_tokens, completion_tokens, cost_usd, duration_ms)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-         ON CONFLICT (call_key) DO NOTHING`,
-        values,
-      );
+      const { sql, values } = recordStatement(c, also);
+      await pool.query(sql, values);
     },
     /** What the run's HTTP requests to the model cost, as the append-only request log has them. */
     async spent(researchId: string): Promise<Usage> {
@@ -236,6 +200,46 @@ export function llmCallsTable(pool: pg.Pool) {
   };
 }
 export type LlmCallsTable = ReturnType<typeof llmCallsTable>;
+
+/** The statement that records a call, with the request that got its answer and the release of its claim. */
+function recordStatement(c: LlmCallRecord, also: { request?: LoggedRequest; release?: string }): { sql: string; values: unknown[] } {
+  const values: unknown[] = [
+    c.callKey,
+    c.researchId,
+    c.role,
+    c.model,
+    c.promptName,
+    JSON.stringify(c.response),
+    c.usage.promptTokens,
+    c.usage.completionTokens,
+    c.usage.costUsd,
+    c.durationMs,
+  ];
+  const ctes: string[] = [];
+  if (also.request) {
+    const r = also.request;
+    const at = values.length;
+    values.push(
+      r.model,
+      r.usage.promptTokens,
+      r.usage.completionTokens,
+      r.usage.costUsd,
+      r.answer === undefined ? null : JSON.stringify(r.answer),
+    );
+    ctes.push(
+      `request AS (INSERT INTO llm_requests (research_id, call_key, model, prompt_tokens, completion_tokens, cost_usd, answer)
+       VALUES ($2, $1, $${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}))`,
+    );
+  }
+  if (also.release !== undefined) {
+    values.push(also.release);
+    ctes.push(`released AS (DELETE FROM llm_call_leases WHERE call_key = $1 AND holder = $${values.length})`);
+  }
+  const sql = `${ctes.length ? `WITH ${ctes.join(', ')} ` : ''}INSERT INTO llm_calls (call_key, research_id, role, model, prompt_name, response, prompt_tokens, completion_tokens, cost_usd, duration_ms)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+     ON CONFLICT (call_key) DO NOTHING`;
+  return { sql, values };
+}
 
 /** Claims on LLM calls in flight: one attempt of an activity pays, another waits for its answer. */
 export function llmLeasesTable(pool: pg.Pool) {
