@@ -1,7 +1,7 @@
 // What the parts of the research service share: their dependencies, how long they wait for a
 // worker, and the one check that a run is the caller's.
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { ApiError, failureMessage } from '../../shared/errors';
 import { summarize, type RetrySettings, type RunStatus } from '../../shared/schemas';
@@ -76,7 +76,8 @@ export function noWorker(message: string): ApiError {
 /** Why a worker did not answer, short enough for a message. */
 export const noAnswerReason = (err: unknown) => summarize(failureMessage(err), 120);
 
-const ExecutionStatus = temporal.api.enums.v1.WorkflowExecutionStatus;
+// @temporalio/proto is CommonJS: Node's ESM loader gives it as a default export only.
+const ExecutionStatus = proto.temporal.api.enums.v1.WorkflowExecutionStatus;
 const ENDED_AS: Partial<Record<number, RunStatus>> = {
   [ExecutionStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED]: 'completed',
   [ExecutionStatus.WORKFLOW_EXECUTION_STATUS_FAILED]: 'failed',
