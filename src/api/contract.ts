@@ -17,6 +17,7 @@ export const SourceView = z.object({
   provider: z.string(),
   evidence: z.string(),
 });
+export type SourceView = z.infer<typeof SourceView>;
 export const ArtifactId = z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'not a valid artifact id');
 
 export const SubmitBody = ResearchRequest;
@@ -94,6 +95,7 @@ export const SessionPath = z.object({ id: SessionId.describe('the session id') }
 // ---- answers -----------------------------------------------------------------------------------
 
 export const Started = z.object({ id: z.string(), status: RunStatus });
+export type Started = z.infer<typeof Started>;
 export const ListedRun = z.object({
   id: z.string(),
   status: RunStatus,
@@ -107,14 +109,18 @@ export type ListedRun = z.infer<typeof ListedRun>;
 export const RunList = z.object({ runs: z.array(ListedRun), nextCursor: z.string().optional() });
 export type RunList = z.infer<typeof RunList>;
 export const ReviewAnswered = ReviewAnswer.extend({ id: z.string() });
+export type ReviewAnswered = z.infer<typeof ReviewAnswered>;
 export const ClarificationAnswered = z.object({ id: z.string(), accepted: z.literal(true) });
+export type ClarificationAnswered = z.infer<typeof ClarificationAnswered>;
 export const SteerAnswered = z.object({
   id: z.string(),
   kind: z.enum(['guidance', 'banDomains', 'mustRead', 'wrapUp', 'addStep', 'dropStep', 'editStep']),
   accepted: z.literal(true),
   planVersion: z.number().int().optional(),
 });
+export type SteerAnswered = z.infer<typeof SteerAnswered>;
 export const Accepted = z.object({ id: z.string(), accepted: z.string() });
+export type Accepted = z.infer<typeof Accepted>;
 export const ScheduleView = z.object({
   id: z.string(),
   question: z.string(),
@@ -161,6 +167,7 @@ export const ReportJson = z.object({
     )
     .optional(),
 });
+export type ReportJson = z.infer<typeof ReportJson>;
 export const ArtifactList = z.object({
   id: z.string(),
   artifacts: z.array(
@@ -176,21 +183,28 @@ export const ArtifactList = z.object({
       .loose(),
   ),
 });
+export type ArtifactList = z.infer<typeof ArtifactList>;
 export const CollectionList = z.object({ collections: z.array(CollectionView) });
+export type CollectionList = z.infer<typeof CollectionList>;
 export const DocumentList = z.object({ documents: z.array(DocumentView) });
 /** A document with `?include=chunks`: its passages in order. */
+export type DocumentList = z.infer<typeof DocumentList>;
 export const DocumentDetail = DocumentView.extend({
   chunkList: z
     .array(z.object({ seq: z.number().int(), page: z.number().int().nullable(), headingPath: z.array(z.string()), text: z.string() }))
     .optional(),
 });
+export type DocumentDetail = z.infer<typeof DocumentDetail>;
 export const Deleted = z.object({ id: z.string(), deleted: z.literal(true) });
+export type Deleted = z.infer<typeof Deleted>;
 export const Liveness = z.object({ status: z.literal('ok') });
 export const Readiness = z.object({
   status: z.enum(['ready', 'not_ready']),
   checks: z.record(z.string(), z.object({ ok: z.boolean(), error: z.string().optional() })),
 });
+export type Readiness = z.infer<typeof Readiness>;
 export const ErrorBody = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
 });
+export type ErrorBody = z.infer<typeof ErrorBody>;
 export { Outcome, ResearchView };
