@@ -30,22 +30,9 @@ import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { cachedWorkflowBundle } from './infra/workflow-bundle';
 import { tuneHeap } from './infra/heap';
-import { runKeys } from './cli/keys';
-import { CLIENT_COMMANDS, CLIENT_USAGE, runClientCommand } from './cli/commands';
+import { KEYS_USAGE, runKeys } from './cli/keys';
+import { CLIENT_COMMANDS, CLIENT_USAGE, clientCommandHelp, runClientCommand } from './cli/commands';
 import type { Io } from './cli/io';
-
-const USAGE = `Usage: deep-research <command>
-
-Commands:
-  dev      Start everything on this machine: Temporal dev server + Web UI, PostgreSQL
-           (embedded PGlite unless DATABASE_URL is set), a worker and the HTTP API.
-  worker   Run a worker against TEMPORAL_ADDRESS and DATABASE_URL.
-  api      Run the HTTP API against TEMPORAL_ADDRESS and DATABASE_URL.
-  keys     Create, list or revoke API keys: keys create --tenant <tenant> (see keys --help).
-
-${CLIENT_USAGE}
-
-Configuration comes from the environment; see docs/configuration.md.`;
 
 type Cleanup = () => Promise<void>;
 
@@ -290,12 +277,12 @@ async function reportRouting(client: Client, namespace: string, version: WorkerD
   }
 }
 
-/** The OpenTelemetry plugin when OTEL_* variables ask for tracing (its spans flushed on stop). */
 /** The cached bundle of this code; with tracing, one built here with the tracing interceptors. */
 function workflowBundleFor(plugins: OpenTelemetryPlugin[]) {
   return plugins.length ? bundleWorkflows(plugins) : cachedWorkflowBundle();
 }
 
+/** The OpenTelemetry plugin when OTEL_* variables ask for tracing (its spans flushed on stop). */
 function tracingPlugins(config: Config, cleanups: Cleanup[]): OpenTelemetryPlugin[] {
   const tracing = startTracing(config);
   if (!tracing) return [];
@@ -334,6 +321,93 @@ function terminalIo(): Io & { close(): void } {
   };
 }
 
+const CONFIGURATION_NOTE = 'Configuration comes from the environment; see docs/configuration.md.';
+
+/** The commands that run part of the service, or manage it, rather than talk to its API. */
+interface ServiceCommand {
+  name: string;
+  /** Its line(s) in the help: what it does. */
+  summary: string;
+  /** `deep-research <name> --help`. */
+  usage: string;
+  run(config: Config, argv: string[]): Promise<void>;
+}
+
+/** dev, worker and api: the long-running commands, each with a logger, a tuned heap and the Temporal runtime. */
+function serviceCommand(name: string, summary: string, start: (config: Config, log: Logger) => Promise<void>): ServiceCommand {
+  return {
+    name,
+    summary,
+    usage: [`Usage: deep-research ${name}`, ...summary.split('\n').map((line) => `  ${line}`), CONFIGURATION_NOTE].join('\n'),
+    async run(config) {
+      const log = createLogger(config.logLevel, { cmd: name });
+      // Before any worker thread starts: its young generation is sized when it is made.
+      tuneHeap(config.heap);
+      await installTemporalRuntime(config.logLevel, [
+        config.api.port,
+        config.temporal.port,
+        config.temporal.uiPort,
+        config.database.pglitePort,
+        config.metrics.port,
+      ]);
+      return start(config, log);
+    },
+  };
+}
+
+/** In the order of the help. */
+const SERVICE_COMMANDS: readonly ServiceCommand[] = [
+  serviceCommand(
+    'dev',
+    'Start everything on this machine: Temporal dev server + Web UI, PostgreSQL\n(embedded PGlite unless DATABASE_URL is set), a worker and the HTTP API.',
+    runDev,
+  ),
+  serviceCommand('worker', 'Run a worker against TEMPORAL_ADDRESS and DATABASE_URL.', runWorker),
+  serviceCommand('api', 'Run the HTTP API against TEMPORAL_ADDRESS and DATABASE_URL.', runApi),
+  {
+    name: 'keys',
+    summary: 'Create, list or revoke API keys: keys create --tenant <tenant> (see keys --help).',
+    usage: KEYS_USAGE,
+    // Keys live in PostgreSQL: no Temporal runtime.
+    run: async (config, argv) => {
+      process.exitCode = await runKeys(config, argv, (t) => process.stdout.write(t));
+    },
+  },
+];
+
+const USAGE = `Usage: deep-research <command>
+
+Commands:
+${SERVICE_COMMANDS.map((c) => `  ${c.name.padEnd(9)}${c.summary.replaceAll('\n', `\n${' '.repeat(11)}`)}`).join('\n')}
+
+${CLIENT_USAGE}
+
+${CONFIGURATION_NOTE}`;
+
+/** `--help` or `-h` among a command's arguments (before a `--`, after which all are positional). */
+function asksForHelp(args: string[]): boolean {
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '-h');
+}
+
+/** A command's own help, read from the command tables; undefined for an unknown command. */
+function commandHelp(name: string): string | undefined {
+  const service = SERVICE_COMMANDS.find((c) => c.name === name);
+  return service ? `${service.usage}\n` : clientCommandHelp(name);
+}
+
+/** The environment's configuration; undefined (the reason printed, exit 2) when it is invalid. */
+function configOrExit(): Config | undefined {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exitCode = 2;
+    return undefined;
+  }
+}
+
 export async function main(argv: string[]): Promise<void> {
   const command = argv[0];
   const { values } = parseArgs({ args: argv.slice(0, 1), allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
@@ -341,17 +415,13 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exitCode = 2;
-      return;
-    }
-    throw err;
+  const help = asksForHelp(argv.slice(1)) ? commandHelp(command) : undefined;
+  if (help) {
+    process.stdout.write(help);
+    return;
   }
+  const config = configOrExit();
+  if (!config) return;
   // Commands that only talk to the API or the database need no Temporal runtime.
   if (CLIENT_COMMANDS.includes(command)) {
     const io = terminalIo();
@@ -362,29 +432,11 @@ export async function main(argv: string[]): Promise<void> {
     }
     return;
   }
-  if (command === 'keys') {
-    process.exitCode = await runKeys(config, argv.slice(1), (t) => process.stdout.write(t));
+  const service = SERVICE_COMMANDS.find((c) => c.name === command);
+  if (!service) {
+    process.stderr.write(`unknown command "${command}"\n\n${USAGE}\n`);
+    process.exitCode = 2;
     return;
   }
-  const log = createLogger(config.logLevel, { cmd: command });
-  // Before any worker thread starts: its young generation is sized when it is made.
-  tuneHeap(config.heap);
-  await installTemporalRuntime(config.logLevel, [
-    config.api.port,
-    config.temporal.port,
-    config.temporal.uiPort,
-    config.database.pglitePort,
-    config.metrics.port,
-  ]);
-  switch (command) {
-    case 'dev':
-      return runDev(config, log);
-    case 'worker':
-      return runWorker(config, log);
-    case 'api':
-      return runApi(config, log);
-    default:
-      process.stderr.write(`unknown command "${command}"\n\n${USAGE}\n`);
-      process.exitCode = 2;
-  }
+  await service.run(config, argv.slice(1));
 }

@@ -7,11 +7,33 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ApiFailure, type ApiClient } from './api-client';
+import { defineCommand, parseOptions, UsageError } from './command-table';
 import type { Io } from './io';
 
-export const EVAL_USAGE = `  eval --dataset FILE.jsonl [--out DIR] [--concurrency N] [--limit N] [--resume]
+export const evalCommand = defineCommand({
+  name: 'eval',
+  usage: `  eval --dataset FILE.jsonl [--out DIR] [--concurrency N] [--limit N] [--resume]
        [--model-name NAME] [--option k=v]...   run a question set ({id, prompt} per line), write
-                                   <DIR>/<NAME>.jsonl ({id, prompt, article}) and a grounding table`;
+                                   <DIR>/<NAME>.jsonl ({id, prompt, article}) and a grounding table`,
+  parse: ({ flags, need }): EvalOptions => ({
+    dataset: flags.dataset ?? need('--dataset FILE.jsonl'),
+    out: flags.out ?? `eval-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}`,
+    concurrency: wholeNumber('concurrency', flags.concurrency) ?? 2,
+    limit: wholeNumber('limit', flags.limit),
+    resume: flags.resume ?? false,
+    modelName: flags['model-name'] ?? 'deep-research',
+    options: parseOptions(flags.option ?? []),
+  }),
+  handle: async ({ client, io }, o) => (await runEval(client, io, o)).code,
+});
+
+/** A flag that counts something: unset, or a whole number of at least 1. */
+function wholeNumber(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag} must be a whole number of at least 1`);
+  return n;
+}
 
 export interface EvalItem {
   id: string;
@@ -217,19 +239,21 @@ function csv(rows: EvalRow[]): string {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
+export interface EvalOptions {
+  dataset: string;
+  out: string;
+  concurrency: number;
+  limit?: number | undefined;
+  resume: boolean;
+  modelName: string;
+  options: Record<string, unknown>;
+  pollMs?: number;
+}
+
 export async function runEval(
   client: ApiClient,
   io: Pick<Io, 'out' | 'err'>,
-  o: {
-    dataset: string;
-    out: string;
-    concurrency: number;
-    limit?: number | undefined;
-    resume: boolean;
-    modelName: string;
-    options: Record<string, unknown>;
-    pollMs?: number;
-  },
+  o: EvalOptions,
 ): Promise<{ code: number; rows: EvalRow[]; submission: string }> {
   let items = readDataset(o.dataset);
   if (o.limit !== undefined) items = items.slice(0, o.limit);

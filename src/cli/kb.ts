@@ -3,14 +3,26 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ApiFailure, type ApiClient } from './api-client';
+import { defineCommand } from './command-table';
 import type { Io } from './io';
 
-export const KB_USAGE = `  kb create <name> [--description TEXT] [--language en]   a collection for your documents
+export const kbCommand = defineCommand({
+  name: 'kb',
+  usage: `  kb create <name> [--description TEXT] [--language en]   a collection for your documents
   kb list [<collection>]           collections, or one collection's documents and their progress
   kb add <collection> <file|url>... [--wait]   upload files or add URLs (PDF, DOCX, PPTX, XLSX, CSV, HTML, Markdown, text)
-  kb rm <collection> [<document id>]           delete a document, or the whole collection
-  session new ["<title>"]          a session: runs with --session <id> see its earlier questions and reports
-  session show <id>`;
+  kb rm <collection> [<document id>]           delete a document, or the whole collection`,
+  parse: ({ positionals, flags }) => ({ args: positionals, flags }),
+  handle: ({ client, io }, { args, flags }) => runKbCommand(client, io, args, flags),
+});
+
+export const sessionCommand = defineCommand({
+  name: 'session',
+  usage: `  session new ["<title>"]          a session: runs with --session <id> see its earlier questions and reports
+  session show <id>`,
+  parse: ({ positionals, flags }) => ({ args: positionals, flags }),
+  handle: ({ client, io }, { args, flags }) => runSessionCommand(client, io, args, flags),
+});
 
 interface Collection {
   id: string;

@@ -1,10 +1,16 @@
 // `deep-research schedule`: recurring research through the HTTP API (Temporal Schedules).
 import { ApiFailure, type ApiClient } from './api-client';
+import { defineCommand, parseOptions } from './command-table';
 import type { Io } from './io';
 
-export const SCHEDULE_USAGE = `  schedule create "<question>" --every 24h | --cron "0 6 * * 1" [--timezone Europe/Berlin]
+export const scheduleCommand = defineCommand({
+  name: 'schedule',
+  usage: `  schedule create "<question>" --every 24h | --cron "0 6 * * 1" [--timezone Europe/Berlin]
         [--option k=v]... [--session ID] [--paused] [--note TEXT]   research that repeats; each report says what changed
-  schedule list | show <id> | pause <id> [--note TEXT] | resume <id> | trigger <id> | delete <id>`;
+  schedule list | show <id> | pause <id> [--note TEXT] | resume <id> | trigger <id> | delete <id>`,
+  parse: ({ positionals, flags }) => ({ args: positionals, flags, options: parseOptions(flags.option ?? []) }),
+  handle: ({ client, io }, { args, flags, options }) => runScheduleCommand(client, io, args, flags, options),
+});
 
 interface ScheduleView {
   id: string;

@@ -1,0 +1,165 @@
+// `deep-research run`: starts a run and follows its events live, asking at the prompt when the
+// run waits for a plan review or a clarifying answer, and writes the report to a file.
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ApiFailure, type ApiClient, type RunEvent } from './api-client';
+import { money, short } from './format';
+import type { Io } from './io';
+import type { ResearchView } from '../shared/messages';
+
+export interface FollowOptions {
+  question: string;
+  sessionId?: string;
+  options: Record<string, unknown>;
+  out: string | undefined;
+  json: boolean;
+}
+
+interface PlanEvent {
+  version: number;
+  title: string;
+  steps: { id: string; title: string; type: string }[];
+}
+
+const runPath = (id: string, tail = '') => `/v1/research/${encodeURIComponent(id)}${tail}`;
+
+/** Starts the run and follows it to its end; returns the exit code. */
+export async function follow(client: ApiClient, io: Io, o: FollowOptions): Promise<number> {
+  const { id } = await client.call<{ id: string }>('POST', '/v1/research', {
+    question: o.question,
+    options: o.options,
+    ...(o.sessionId ? { sessionId: o.sessionId } : {}),
+  });
+  const say = (t: string) => (o.json ? undefined : io.out(`${t}\n`));
+  say(`Research ${id} started.`);
+  const done = await watch(client, io, id, o.json, say);
+  return finish(client, io, id, done, o.out, say);
+}
+
+/** Prints the run's events as they come and answers its questions; returns its `done` event. */
+async function watch(client: ApiClient, io: Io, id: string, json: boolean, say: (t: string) => void): Promise<RunEvent | undefined> {
+  let plan: PlanEvent | undefined;
+  let done: RunEvent | undefined;
+  for await (const e of client.events(id)) {
+    if (json) io.out(`${JSON.stringify(e)}\n`);
+    const d = e.data;
+    if (e.type === 'plan') plan = d as unknown as PlanEvent;
+    for (const line of eventLines(e)) say(line);
+    if (e.type === 'phase' && d.phase === 'reviewing' && plan) await review(client, io, id, plan.version);
+    if (e.type === 'status' && d.status === 'awaiting_review' && d.phase === 'coordinating') await clarify(client, io, id);
+    if (e.type === 'done') done = e;
+  }
+  return done;
+}
+
+/** What a person reads for one event (nothing for the ones that only move the conversation on). */
+function eventLines(e: RunEvent): string[] {
+  const d = e.data;
+  switch (e.type) {
+    case 'plan': {
+      const plan = d as unknown as PlanEvent;
+      return [`Plan v${plan.version}: ${plan.title}`, ...plan.steps.map((s, i) => `  ${i + 1}. [${s.type}] ${s.id}: ${s.title}`)];
+    }
+    case 'phase':
+      return [`· ${String(d.phase)}`];
+    case 'step':
+      return [
+        `  step ${String(d.id)} ${String(d.status)}${Number(d.attempts) > 1 ? ` (attempt ${String(d.attempts)})` : ''}${d.summary ? `: ${short(String(d.summary), 100)}` : ''}`,
+      ];
+    case 'search': {
+      const qs = (d.queries as { query: string; results: number; error?: string }[]).map(
+        (q) => `"${short(q.query, 50)}" (${q.error ? 'failed' : q.results})`,
+      );
+      return [`    ${String(d.step)} searched ${qs.join(', ')}`];
+    }
+    case 'crawl':
+      return (d.pages as { url: string; status: string; reason?: string }[]).map(
+        (p) =>
+          `    ${String(d.step)} ${p.status === 'ok' ? 'read' : p.status} ${short(p.url, 80)}${p.reason ? ` (${short(p.reason, 60)})` : ''}`,
+      );
+    case 'verdict':
+      return [
+        `  check of step ${String(d.step)}: ${d.passed ? 'passed' : `sent back${d.feedback ? ` (${short(String(d.feedback), 100)})` : ''}`}`,
+      ];
+    case 'usage':
+      return [`  ${money(d as unknown as ResearchView['usage'])}`];
+    default:
+      return [];
+  }
+}
+
+/** The run ended: the answer, or the report written to a file; exit 1 when it did not complete. */
+async function finish(
+  client: ApiClient,
+  io: Io,
+  id: string,
+  done: RunEvent | undefined,
+  out: string | undefined,
+  say: (t: string) => void,
+): Promise<number> {
+  const end = done?.data ?? {};
+  if (end.status !== 'completed') {
+    io.err(`Research ${id} ${String(end.status ?? 'ended')}${end.error ? `: ${String(end.error)}` : ''}\n`);
+    return 1;
+  }
+  if (end.outcome === 'answered_directly') {
+    say(`Answer: ${String(end.answer ?? '')}`);
+    return 0;
+  }
+  const report = await client.call<string>('GET', runPath(id, '/report'));
+  const file = path.resolve(out ?? `report-${id.replace(/^research-/, '').slice(0, 12)}.md`);
+  writeFileSync(file, report);
+  say(`Report written to ${file}`);
+  return 0;
+}
+
+/** The plan waits for review: approve, revise with feedback, or cancel, at the prompt. */
+async function review(client: ApiClient, io: Io, id: string, version: number): Promise<void> {
+  for (;;) {
+    const choice = (await io.ask(`Approve plan v${version} (a), revise it (r) or cancel the run (c)? `))?.trim().toLowerCase();
+    if (choice === undefined) {
+      io.out(`The plan waits for review: deep-research approve ${id}  (or revise ${id} --feedback "...")\n`);
+      return;
+    }
+    try {
+      if (choice === 'a' || choice === 'approve') {
+        await client.call('POST', runPath(id, '/plan/approve'), { planVersion: version });
+        io.out(`Plan v${version} approved.\n`);
+        return;
+      }
+      if (choice === 'r' || choice === 'revise') {
+        const feedback = (await io.ask('Feedback for the planner: '))?.trim();
+        if (!feedback) continue;
+        await client.call('POST', runPath(id, '/plan/revise'), { planVersion: version, feedback });
+        io.out(`Plan v${version} sent back with your feedback.\n`);
+        return;
+      }
+      if (choice === 'c' || choice === 'cancel') {
+        await client.call('POST', runPath(id, '/cancel'));
+        return;
+      }
+    } catch (err) {
+      // Someone else decided first (409): say so and go on following the run.
+      if (err instanceof ApiFailure && err.status === 409) {
+        io.out(`${err.message}\n`);
+        return;
+      }
+      throw err;
+    }
+  }
+}
+
+/** The coordinator asks a question before researching: answer it at the prompt. */
+async function clarify(client: ApiClient, io: Io, id: string): Promise<void> {
+  const v = await client.call<ResearchView>('GET', runPath(id));
+  if (!v.clarificationQuestion) return;
+  const answer = (await io.ask(`${v.clarificationQuestion}\n> `))?.trim();
+  if (answer === undefined) {
+    io.out(`The run asks: ${v.clarificationQuestion}\nAnswer with: deep-research answer ${id} "<text>"\n`);
+    return;
+  }
+  await client.call('POST', runPath(id, '/clarification'), { answer }).catch((err: unknown) => {
+    if (!(err instanceof ApiFailure && err.status === 409)) throw err;
+    io.out(`${err.message}\n`);
+  });
+}

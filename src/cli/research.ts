@@ -1,0 +1,231 @@
+// The client commands on research runs: run, status, list, approve, revise, answer, steer, cancel,
+// report. Each entry holds its help lines, how it reads the command line and what it does.
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ApiFailure, type ApiClient } from './api-client';
+import { defineCommand, parseOptions, type CommandContext, type CommandLine, type Flags } from './command-table';
+import { follow } from './follow';
+import { money, short } from './format';
+import { resolveCollection } from './kb';
+import type { ResearchView, SteerInput } from '../shared/messages';
+
+const runPath = (id: string, tail = '') => `/v1/research/${encodeURIComponent(id)}${tail}`;
+const runId = ({ positionals, need }: CommandLine) => positionals[0] ?? need('a run id');
+const collectionIds = (client: ApiClient, refs: string[]) =>
+  Promise.all(refs.map(async (ref) => (await resolveCollection(client, ref)).id));
+
+export const runCommand = defineCommand({
+  name: 'run',
+  usage: `  run "<question>" [--auto-approve] [--option k=v]... [--out FILE]   follow a run live, review at the prompt
+      [--session ID|new] [--collection NAME|ID]...   follow up in a session; search your documents`,
+  parse: ({ positionals, flags, need }) => ({
+    question: positionals.join(' ').trim() || need('a question: deep-research run "<question>"'),
+    session: flags.session,
+    collections: flags.collection ?? [],
+    options: { ...parseOptions(flags.option ?? []), ...(flags['auto-approve'] ? { autoAcceptPlan: true } : {}) },
+    out: flags.out,
+  }),
+  async handle({ client, io, json }, a) {
+    const collections = await collectionIds(client, a.collections);
+    let sessionId = a.session;
+    if (sessionId === 'new') {
+      sessionId = (await client.call<{ id: string }>('POST', '/v1/sessions', { title: a.question.slice(0, 300) })).id;
+      if (!json) io.out(`Session ${sessionId} (follow up with --session ${sessionId}).\n`);
+    }
+    return follow(client, io, {
+      question: a.question,
+      ...(sessionId ? { sessionId } : {}),
+      options: { ...a.options, ...(collections.length ? { collections } : {}) },
+      out: a.out,
+      json,
+    });
+  },
+});
+
+export const statusCommand = defineCommand({
+  name: 'status',
+  usage: `  status <id>                      the run's status, plan and usage`,
+  parse: (line) => ({ id: runId(line) }),
+  async handle({ client, io, json, printJson }, { id }) {
+    const v = await client.call<ResearchView>('GET', runPath(id));
+    if (json) printJson(v);
+    else io.out(describe(v));
+    return 0;
+  },
+});
+
+/** The status as a person reads it. */
+function describe(v: ResearchView): string {
+  const lines = [`${v.id} · ${v.status} · phase ${v.phase}`, `Question: ${v.question}`];
+  if (v.clarificationQuestion) lines.push(`Asks: ${v.clarificationQuestion}`);
+  if (v.plan) {
+    lines.push(`Plan v${v.plan.version}: ${v.plan.title}`);
+    for (const s of v.plan.steps)
+      lines.push(`  ${s.id.padEnd(8)} ${s.type.padEnd(10)} ${s.status.padEnd(10)} ${s.attempts} attempt(s)  ${short(s.title, 60)}`);
+  }
+  if (v.usage) lines.push(`Usage: ${money(v.usage)}`);
+  for (const w of v.waiting ?? [])
+    lines.push(`Waiting: ${w.activity}${w.step ? ` (step ${w.step})` : ''}, attempt ${w.attempt}: ${w.lastError ?? ''}`);
+  if (v.answer) lines.push(`Answer: ${v.answer}`);
+  if (v.error) lines.push(`Error: ${v.error}`);
+  return `${lines.join('\n')}\n`;
+}
+
+interface RunList {
+  runs: { id: string; status: string; phase?: string; question: string; startedAt?: string }[];
+  nextCursor?: string;
+}
+
+export const listCommand = defineCommand({
+  name: 'list',
+  usage: `  list [--status S] [--q WORDS] [--limit N]`,
+  parse: ({ flags }) => {
+    const query = new URLSearchParams();
+    if (flags.status) query.set('status', flags.status);
+    if (flags.q) query.set('q', flags.q);
+    if (flags.limit) query.set('limit', flags.limit);
+    return { query };
+  },
+  async handle({ client, io, json, printJson }, { query }) {
+    const list = await client.call<RunList>('GET', `/v1/research${query.size ? `?${query}` : ''}`);
+    if (json) printJson(list);
+    else if (!list.runs.length) io.out('no runs\n');
+    else io.out(list.runs.map(listLine).join('\n') + '\n');
+    return 0;
+  },
+});
+
+const listLine = (r: RunList['runs'][number]) =>
+  `${r.id}  ${r.status.padEnd(15)}  ${(r.phase ?? '').padEnd(12)}  ${(r.startedAt ?? '').slice(0, 16).replace('T', ' ')}  ${short(r.question, 60)}`;
+
+/** approve and revise: the plan version (--version, else the one under review) and the decision. */
+interface PlanDecision {
+  id: string;
+  version: number | undefined;
+  feedback?: string;
+}
+
+const planVersion = (flags: Flags) => (flags.version ? Number(flags.version) : undefined);
+
+export const approveCommand = defineCommand({
+  name: 'approve',
+  usage: `  approve <id> [--version N]       approve the plan under review`,
+  parse: (line): PlanDecision => ({ id: runId(line), version: planVersion(line.flags) }),
+  handle: (context, d) => decidePlan(context, 'approve', d),
+});
+
+export const reviseCommand = defineCommand({
+  name: 'revise',
+  usage: `  revise <id> --feedback TEXT [--version N]`,
+  parse: (line): PlanDecision => ({
+    id: runId(line),
+    version: planVersion(line.flags),
+    feedback: line.flags.feedback ?? line.need('--feedback TEXT'),
+  }),
+  handle: (context, d) => decidePlan(context, 'revise', d),
+});
+
+async function decidePlan({ client, io, json, printJson }: CommandContext, decision: 'approve' | 'revise', d: PlanDecision) {
+  const version = d.version ?? (await currentVersion(client, d.id));
+  const body = decision === 'approve' ? { planVersion: version } : { planVersion: version, feedback: d.feedback };
+  const r = await client.call<{ planVersion: number; decision: string; nextPlanVersion?: number }>(
+    'POST',
+    runPath(d.id, `/plan/${decision}`),
+    body,
+  );
+  if (json) printJson(r);
+  else
+    io.out(
+      r.decision === 'approved'
+        ? `plan v${r.planVersion} approved\n`
+        : `plan v${r.planVersion} sent back; v${r.nextPlanVersion} is being made\n`,
+    );
+  return 0;
+}
+
+/** The version of the plan under review, for approve and revise without --version. */
+async function currentVersion(client: ApiClient, id: string): Promise<number> {
+  const v = await client.call<ResearchView>('GET', runPath(id));
+  if (!v.plan) throw new ApiFailure(409, 'not_reviewing', `research run ${id} has no plan yet (phase ${v.phase})`);
+  return v.plan.version;
+}
+
+export const answerCommand = defineCommand({
+  name: 'answer',
+  usage: `  answer <id> "<text>"             answer the clarifying question`,
+  parse: (line) => ({
+    id: runId(line),
+    answer: line.positionals.slice(1).join(' ').trim() || line.need('the answer: deep-research answer <id> "<text>"'),
+  }),
+  async handle({ client, io, json, printJson }, { id, answer }) {
+    const r = await client.call('POST', runPath(id, '/clarification'), { answer });
+    if (json) printJson(r);
+    else io.out('answer sent\n');
+    return 0;
+  },
+});
+
+export const steerCommand = defineCommand({
+  name: 'steer',
+  usage: `  steer <id> --guidance TEXT | --ban DOMAIN... | --read URL... [--collection NAME|ID]... | --wrap-up | --drop STEP | --edit STEP --description TEXT
+        | --add STEP --title TEXT --description TEXT [--after STEP]...   steer the running research`,
+  parse: (line) => ({ id: runId(line), steer: steering(line) }),
+  async handle({ client, io, json, printJson }, { id, steer }) {
+    // --collection names a collection by name or id; the run takes ids.
+    const body = steer.kind === 'mustRead' ? { ...steer, collections: await collectionIds(client, steer.collections) } : steer;
+    const r = await client.call<{ kind: string; planVersion?: number }>('POST', runPath(id, '/steer'), body);
+    if (json) printJson(r);
+    else io.out(`${r.kind} taken${r.planVersion ? ` (plan v${r.planVersion})` : ''}\n`);
+    return 0;
+  },
+});
+
+/** What steer sends, collections still as the user named them. */
+type Steering = Exclude<SteerInput, { kind: 'mustRead' }> | { kind: 'mustRead'; urls: string[]; collections: string[] };
+
+/** The one change steer sends: the first of its flags given, in the order of the help. */
+function steering({ flags: f, need }: CommandLine): Steering {
+  if (f.guidance) return { kind: 'guidance', text: f.guidance };
+  if (f.ban?.length) return { kind: 'banDomains', domains: f.ban };
+  if (f.read?.length || f.collection?.length) return { kind: 'mustRead', urls: f.read ?? [], collections: f.collection ?? [] };
+  if (f['wrap-up']) return { kind: 'wrapUp' };
+  if (f.drop) return { kind: 'dropStep', stepId: f.drop };
+  if (f.edit) return { kind: 'editStep', stepId: f.edit, description: f.description ?? need('--description TEXT') };
+  if (f.add) {
+    const title = f.title ?? need('--title TEXT');
+    const description = f.description ?? need('--description TEXT');
+    return { kind: 'addStep', step: { id: f.add, title, description, dependsOn: f.after ?? [] } };
+  }
+  return need('one of --guidance, --ban, --read, --collection, --wrap-up, --drop, --edit, --add');
+}
+
+export const cancelCommand = defineCommand({
+  name: 'cancel',
+  usage: `  cancel <id>`,
+  parse: (line) => ({ id: runId(line) }),
+  async handle({ client, io, json, printJson }, { id }) {
+    const r = await client.call('POST', runPath(id, '/cancel'));
+    if (json) printJson(r);
+    else io.out(`cancelling ${id}\n`);
+    return 0;
+  },
+});
+
+export const reportCommand = defineCommand({
+  name: 'report',
+  usage: `  report <id> [--format md|json] [--out FILE]`,
+  parse: (line) => ({
+    id: runId(line),
+    format: line.flags.format === 'json' || line.flags.json ? 'json' : 'markdown',
+    out: line.flags.out,
+  }),
+  async handle({ client, io }, { id, format, out }) {
+    const body = await client.call<unknown>('GET', runPath(id, `/report?format=${format}`));
+    const text = typeof body === 'string' ? body : `${JSON.stringify(body, null, 2)}\n`;
+    if (out) {
+      writeFileSync(out, text);
+      io.out(`${path.resolve(out)}\n`);
+    } else io.out(text);
+    return 0;
+  },
+});
