@@ -1,0 +1,80 @@
+// The client commands' table: the help is made from it, `<command> --help` prints an entry's
+// lines, and a command line the command cannot run with is refused (exit 2, the help on stderr)
+// before anything is sent to the API. The API here is a closed port: reaching for it would exit 1.
+import { describe, expect, it } from 'vitest';
+import { CLIENT_COMMANDS, CLIENT_USAGE, clientCommandHelp, runClientCommand } from '../../src/cli/commands';
+import type { Io } from '../../src/cli/io';
+
+const CLOSED = { api: 'http://127.0.0.1:9', key: undefined };
+
+async function cli(command: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io: Io = { out: (t) => void (out += t), err: (t) => void (err += t), ask: async () => undefined };
+  const code = await runClientCommand(command, args, CLOSED, io);
+  return { code, out, err };
+}
+
+describe('the client command table', () => {
+  it('has every command in the help, in the order of the table', () => {
+    expect(CLIENT_COMMANDS).toEqual([
+      'run',
+      'status',
+      'list',
+      'approve',
+      'revise',
+      'answer',
+      'steer',
+      'cancel',
+      'report',
+      'kb',
+      'session',
+      'schedule',
+      'eval',
+    ]);
+    const starts = CLIENT_COMMANDS.map((name) => CLIENT_USAGE.indexOf(`\n  ${name} `));
+    expect(starts.every((i) => i > 0)).toBe(true);
+    expect([...starts].sort((a, b) => a - b)).toEqual(starts);
+  });
+
+  it.each(CLIENT_COMMANDS)('prints the lines of %s for --help, without asking the API', async (name) => {
+    const r = await cli(name, 'x', '--help');
+    expect(r).toEqual({ code: 0, out: clientCommandHelp(name), err: '' });
+    expect(r.out).toMatch(new RegExp(`^Usage:\\n {2}${name} `));
+    expect(CLIENT_USAGE).toContain(r.out.split('\n')[1]);
+  });
+
+  it('has no help for a command it does not have', () => {
+    expect(clientCommandHelp('frobnicate')).toBeUndefined();
+  });
+
+  it.each([
+    [['frobnicate'], 'unknown command frobnicate'],
+    [['status'], 'status needs a run id'],
+    [['run'], 'run needs a question: deep-research run "<question>"'],
+    [['run', 'why?', '--option', 'nope'], '--option nope is not k=v'],
+    [['answer', 'research-1'], 'answer needs the answer: deep-research answer <id> "<text>"'],
+    [['revise', 'research-1'], 'revise needs --feedback TEXT'],
+    [['steer', 'research-1'], 'steer needs one of --guidance, --ban, --read, --collection, --wrap-up, --drop, --edit, --add'],
+    [['steer', 'research-1', '--edit', 'a'], 'steer needs --description TEXT'],
+    [['steer', 'research-1', '--add', 'a', '--description', 'd'], 'steer needs --title TEXT'],
+    [['eval'], 'eval needs --dataset FILE.jsonl'],
+    [['eval', '--dataset', 'q.jsonl', '--limit', '0'], '--limit must be a whole number of at least 1'],
+    [['schedule', 'create', 'why?', '--option', 'x'], '--option x is not k=v'],
+  ])('refuses %j before it calls the API', async ([command, ...args], message) => {
+    const r = await cli(command!, ...args);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(`${message}\n\n${CLIENT_USAGE}\n`);
+    expect(r.out).toBe('');
+  });
+
+  it('says when the API cannot be reached (exit 1)', async () => {
+    const r = await cli('status', 'research-1');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^error: cannot reach the API at http:\/\/127\.0\.0\.1:9 /);
+  });
+
+  it('refuses a flag no command has', async () => {
+    await expect(cli('status', 'research-1', '--frobnicate')).rejects.toThrow(/Unknown option '--frobnicate'/);
+  });
+});
