@@ -100,130 +100,168 @@ export function groundCitations(
   sources: CitableSource[],
   allowLink: (url: string) => boolean = () => false,
 ): GroundedCitations {
-  const byNumber = new Map(sources.map((s) => [s.n, s]));
-  const byId = new Map(sources.map((s) => [s.sourceId, s]));
-  const byUrl = new Map(sources.map((s) => [normalizeUrl(s.url), s]));
-  const removedNumbers = new Set<number>();
-  const removedIds = new Set<string>();
-  const removedLinks: RemovedLink[] = [];
-  let marks = 0;
-  let unresolved = 0;
-  const cite = (s: CitableSource) => (marks++, `${CITE}${s.n}${CITE}`);
-  /** A citation of nothing known: a number, an id, or (null) a footnote that names no source. */
-  const unknown = (what: number | string | null) => {
-    marks++;
-    unresolved++;
-    if (typeof what === 'number') removedNumbers.add(what);
-    else if (what !== null) removedIds.add(what);
-    return GONE;
-  };
-  const sourceAt = (url: string) => byUrl.get(normalizeUrl(url));
-
+  const grounding = new Grounding(sources, allowLink);
   const parts = markdown.split(CODE);
-  const prose = (f: (text: string) => string) => {
-    for (let i = 0; i < parts.length; i += 2) parts[i] = f(parts[i]!);
-  };
-
   // Footnote definitions first: what a footnote cites is whatever known source its definition names.
-  const footnotes = new Map<string, CitableSource[]>();
-  prose((text) =>
-    text.replace(FOOTNOTE_DEF, (_m, label: string, def: string) => {
-      const found = new Set<CitableSource>();
-      for (const m of def.matchAll(new RegExp(ID, 'g'))) {
-        const s = byId.get(idOf(m[0]));
-        if (s) found.add(s);
-      }
-      for (const m of def.matchAll(/https?:\/\/[^\s<>()[\]"'`]*[^\s<>()[\]"'`.,;:!?]/g)) {
-        const s = sourceAt(m[0]);
-        if (s) found.add(s);
-        else if (!allowLink(m[0])) removedLinks.push({ url: m[0], reason: 'footnote to an address the run did not retrieve' });
-      }
-      for (const m of def.matchAll(/^\s*\[?(\d+)\]?[\s.:]/g)) {
-        const s = byNumber.get(Number(m[1]));
-        if (s) found.add(s);
-      }
-      footnotes.set(label, [...found]);
+  for (let i = 0; i < parts.length; i += 2) parts[i] = grounding.readFootnotes(parts[i]!);
+  for (let i = 0; i < parts.length; i += 2) parts[i] = grounding.groundProse(parts[i]!);
+  const text = parts.map((part, i) => (i % 2 === 1 ? part : tidy(part))).join('');
+  return grounding.result(text);
+}
+
+/** One text's grounding: the sources it may cite, and what it has found and removed so far. */
+class Grounding {
+  private readonly byNumber: Map<number, CitableSource>;
+  private readonly byId: Map<string, CitableSource>;
+  private readonly byUrl: Map<string, CitableSource>;
+  private readonly footnotes = new Map<string, CitableSource[]>();
+  /** Links `allowLink` keeps, held out of the text until every pattern has run. */
+  private readonly held: string[] = [];
+  private readonly removedNumbers = new Set<number>();
+  private readonly removedIds = new Set<string>();
+  private readonly removedLinks: RemovedLink[] = [];
+  private marks = 0;
+  private unresolved = 0;
+
+  constructor(
+    sources: CitableSource[],
+    private readonly allowLink: (url: string) => boolean,
+  ) {
+    this.byNumber = new Map(sources.map((s) => [s.n, s]));
+    this.byId = new Map(sources.map((s) => [s.sourceId, s]));
+    this.byUrl = new Map(sources.map((s) => [normalizeUrl(s.url), s]));
+  }
+
+  /** Takes out the footnote definitions of a stretch of prose, remembering what each one cites. */
+  readFootnotes(text: string): string {
+    return text.replace(FOOTNOTE_DEF, (_m, label: string, def: string) => {
+      this.footnotes.set(label, this.footnoteSources(def));
       return GONE;
-    }),
-  );
+    });
+  }
 
-  const held: string[] = [];
-  const hold = (text: string) => `${HELD}${held.push(text) - 1}${HELD}`;
-  prose((text) =>
-    text
-      .replace(LINK, (m, bang: string, label: string, url: string) => {
-        const s = bang ? undefined : sourceAt(url);
-        if (s) {
-          const words = label.trim();
-          const isCitation = !words || /^\[?\s*(?:\d+|S[0-9a-f]{8}|https?:\/\/\S+)\s*\]?$/i.test(words);
-          return isCitation ? cite(s) : `${words} ${cite(s)}`;
-        }
-        if (allowLink(url)) return hold(m);
-        removedLinks.push({ url, reason: bang ? 'image not made by this run' : 'link to an address the run did not retrieve' });
-        return bang || /^https?:\/\//.test(label.trim()) ? GONE : label;
-      })
-      .replace(BARE_URL, (m, inAngle: string | undefined) => {
-        const url = inAngle ?? m;
-        const s = sourceAt(url);
-        if (s) return cite(s);
-        if (allowLink(url)) return hold(m);
-        removedLinks.push({ url, reason: 'bare URL the run did not retrieve' });
-        return GONE;
-      })
-      .replace(FOOTNOTE_REF, (_m, label: string) => {
-        const defined = footnotes.get(label);
-        if (defined) return defined.length ? defined.map(cite).join('') : unknown(null);
-        if (new RegExp(`^${ID}$`).test(label)) {
-          const s = byId.get(idOf(label));
-          return s ? cite(s) : unknown(idOf(label));
-        }
-        if (/^\d+$/.test(label)) {
-          const s = byNumber.get(Number(label));
-          return s ? cite(s) : unknown(Number(label));
-        }
-        return unknown(null);
-      })
-      .replace(BRACKETS, (_m, inner: string) => items(inner))
-      .replace(PARENS, (_m, inner: string) => items(inner))
-      .replace(BARE_ID, (raw) => {
-        const s = byId.get(idOf(raw));
-        return s ? cite(s) : unknown(idOf(raw));
-      })
-      .replace(MISSHAPEN_ID, (raw) => unknown(raw.replace(/[[\]\s]/g, ''))),
-  );
+  /** The known sources a footnote definition names: by id, by address, by a leading number. */
+  private footnoteSources(def: string): CitableSource[] {
+    const found = new Set<CitableSource>();
+    for (const m of def.matchAll(new RegExp(ID, 'g'))) {
+      const s = this.byId.get(idOf(m[0]));
+      if (s) found.add(s);
+    }
+    for (const m of def.matchAll(/https?:\/\/[^\s<>()[\]"'`]*[^\s<>()[\]"'`.,;:!?]/g)) {
+      const s = this.sourceAt(m[0]);
+      if (s) found.add(s);
+      else if (!this.allowLink(m[0])) this.removedLinks.push({ url: m[0], reason: 'footnote to an address the run did not retrieve' });
+    }
+    for (const m of def.matchAll(/^\s*\[?(\d+)\]?[\s.:]/g)) {
+      const s = this.byNumber.get(Number(m[1]));
+      if (s) found.add(s);
+    }
+    return [...found];
+  }
 
-  function items(inner: string): string {
+  /** Every citation form in a stretch of prose (its footnote definitions read) as a stand-in. */
+  groundProse(text: string): string {
+    return text
+      .replace(LINK, (m, bang: string, label: string, url: string) => this.link(m, bang, label, url))
+      .replace(BARE_URL, (m, inAngle: string | undefined) => this.bareUrl(m, inAngle ?? m))
+      .replace(FOOTNOTE_REF, (_m, label: string) => this.footnoteRef(label))
+      .replace(BRACKETS, (_m, inner: string) => this.items(inner))
+      .replace(PARENS, (_m, inner: string) => this.items(inner))
+      .replace(BARE_ID, (raw) => this.id(raw))
+      .replace(MISSHAPEN_ID, (raw) => this.unknown(raw.replace(/[[\]\s]/g, '')));
+  }
+
+  /** A link or image: a citation if it points at a source, kept if allowed, else its text alone. */
+  private link(m: string, bang: string, label: string, url: string): string {
+    const s = bang ? undefined : this.sourceAt(url);
+    if (s) {
+      const words = label.trim();
+      const isCitation = !words || /^\[?\s*(?:\d+|S[0-9a-f]{8}|https?:\/\/\S+)\s*\]?$/i.test(words);
+      return isCitation ? this.cite(s) : `${words} ${this.cite(s)}`;
+    }
+    if (this.allowLink(url)) return this.hold(m);
+    this.removedLinks.push({ url, reason: bang ? 'image not made by this run' : 'link to an address the run did not retrieve' });
+    return bang || /^https?:\/\//.test(label.trim()) ? GONE : label;
+  }
+
+  private bareUrl(m: string, url: string): string {
+    const s = this.sourceAt(url);
+    if (s) return this.cite(s);
+    if (this.allowLink(url)) return this.hold(m);
+    this.removedLinks.push({ url, reason: 'bare URL the run did not retrieve' });
+    return GONE;
+  }
+
+  /** [^label]: a defined footnote, or a label that is itself an id or a number. */
+  private footnoteRef(label: string): string {
+    const defined = this.footnotes.get(label);
+    if (defined) return defined.length ? defined.map((s) => this.cite(s)).join('') : this.unknown(null);
+    if (new RegExp(`^${ID}$`).test(label)) return this.id(label);
+    if (/^\d+$/.test(label)) return this.number(Number(label));
+    return this.unknown(null);
+  }
+
+  /** The inside of [1, 2-4; S…] or (S…; S…): each id, number and range in turn. */
+  private items(inner: string): string {
     let out = '';
     for (const piece of inner.split(/[,;]/)) {
       const item = piece.trim();
-      if (new RegExp(`^${ID}$`).test(item)) {
-        const s = byId.get(idOf(item));
-        out += s ? cite(s) : unknown(idOf(item));
-        continue;
-      }
-      const range = item.split(/[-–]/).map((x) => Number(x.trim()));
-      const [from, to] = [range[0]!, range[1] ?? range[0]!];
-      const numbers = from <= to && to - from < 50 ? Array.from({ length: to - from + 1 }, (_, k) => from + k) : [from, to];
-      for (const n of numbers) {
-        const s = byNumber.get(n);
-        out += s ? cite(s) : unknown(n);
-      }
+      if (new RegExp(`^${ID}$`).test(item)) out += this.id(item);
+      else for (const n of rangeNumbers(item)) out += this.number(n);
     }
     return out;
   }
 
-  const text = parts
-    .map((part, i) => (i % 2 === 1 ? part : tidy(part)))
-    .join('')
-    .replace(new RegExp(`${HELD}(\\d+)${HELD}`, 'g'), (_m, k: string) => held[Number(k)]!);
-  return {
-    markdown: text,
-    marks,
-    unresolved,
-    removedNumbers: [...removedNumbers].sort((a, b) => a - b),
-    removedIds: [...removedIds],
-    removedLinks,
-  };
+  private id(raw: string): string {
+    const s = this.byId.get(idOf(raw));
+    return s ? this.cite(s) : this.unknown(idOf(raw));
+  }
+
+  private number(n: number): string {
+    const s = this.byNumber.get(n);
+    return s ? this.cite(s) : this.unknown(n);
+  }
+
+  private sourceAt(url: string): CitableSource | undefined {
+    return this.byUrl.get(normalizeUrl(url));
+  }
+
+  private cite(s: CitableSource): string {
+    this.marks++;
+    return `${CITE}${s.n}${CITE}`;
+  }
+
+  /** A citation of nothing known: a number, an id, or (null) a footnote that names no source. */
+  private unknown(what: number | string | null): string {
+    this.marks++;
+    this.unresolved++;
+    if (typeof what === 'number') this.removedNumbers.add(what);
+    else if (what !== null) this.removedIds.add(what);
+    return GONE;
+  }
+
+  private hold(text: string): string {
+    return `${HELD}${this.held.push(text) - 1}${HELD}`;
+  }
+
+  /** What was found, with the grounded text and the links held out of it put back. */
+  result(text: string): GroundedCitations {
+    return {
+      markdown: text.replace(new RegExp(`${HELD}(\\d+)${HELD}`, 'g'), (_m, k: string) => this.held[Number(k)]!),
+      marks: this.marks,
+      unresolved: this.unresolved,
+      removedNumbers: [...this.removedNumbers].sort((a, b) => a - b),
+      removedIds: [...this.removedIds],
+      removedLinks: this.removedLinks,
+    };
+  }
+}
+
+/** The numbers an item of a citation names: n, or n to m (just the two ends when m < n or m - n >= 50). */
+function rangeNumbers(item: string): number[] {
+  const range = item.split(/[-–]/).map((x) => Number(x.trim()));
+  const [from, to] = [range[0]!, range[1] ?? range[0]!];
+  return from <= to && to - from < 50 ? Array.from({ length: to - from + 1 }, (_, k) => from + k) : [from, to];
 }
 
 /** Writes the resolved citations as [n] (one citation of a source twice in a row once), and closes

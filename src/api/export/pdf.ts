@@ -30,119 +30,30 @@ function pdfmake(): typeof pdfmakeType {
 }
 
 type Inline = string | Record<string, unknown>;
+type Style = Record<string, unknown>;
+type DocumentDefinition = Parameters<typeof pdfmakeType.createPdf>[0];
 const RASTER = /^image\/(png|jpeg)$/;
+const LINK_COLOR = '#1d4ed8';
+
+/** What laying out one report needs besides its tokens. */
+interface Layout {
+  artifacts: ArtifactBytes;
+  /** The index of the reference list among the report's tokens, -1 when it has none. */
+  refsAt: number;
+  refCount: number;
+}
 
 export async function reportPdf(report: ExportableReport, artifacts: ArtifactBytes): Promise<Buffer> {
   const tokens = marked.lexer(report.markdown, { gfm: true });
-  // The reference list: the first list after the "References" heading.
-  const headingAt = tokens.findIndex((t) => t.type === 'heading' && /^references$/i.test((t as Tokens.Heading).text.trim()));
-  const next = headingAt < 0 ? -1 : tokens.findIndex((t, i) => i > headingAt && t.type !== 'space');
-  const refsAt = next >= 0 && tokens[next]!.type === 'list' ? next : -1;
+  const refsAt = referenceListAt(tokens);
   const refCount = refsAt >= 0 ? (tokens[refsAt] as Tokens.List).items.length : 0;
+  const content = blocks(tokens, { artifacts, refsAt, refCount });
+  return pdfmake().createPdf(documentDefinition(report, content)).getBuffer();
+}
 
-  const inline = (ts: Token[] | undefined, style: Record<string, unknown> = {}): Inline[] =>
-    (ts ?? []).flatMap((t): Inline[] => {
-      switch (t.type) {
-        case 'strong':
-          return inline((t as Tokens.Strong).tokens, { ...style, bold: true });
-        case 'em':
-          return inline((t as Tokens.Em).tokens, { ...style, italics: true });
-        case 'codespan':
-          return [{ text: decode((t as Tokens.Codespan).text), ...style, style: 'code' }];
-        case 'link': {
-          const l = t as Tokens.Link;
-          return inline(l.tokens, { ...style, link: l.href, color: '#1d4ed8' });
-        }
-        case 'image':
-          return [{ text: (t as Tokens.Image).text, ...style, italics: true }];
-        case 'br':
-          return ['\n'];
-        case 'html':
-          return []; // markup in a model's text is not drawn (the HTML export drops it too)
-        case 'text':
-        case 'escape': {
-          const tt = t as Tokens.Text;
-          if (tt.tokens?.length) return inline(tt.tokens, style);
-          return cite(decode(tt.text), style, refCount);
-        }
-        default:
-          return cite(decode((t as { raw: string }).raw), style, refCount);
-      }
-    });
-
-  const blocks = (ts: Token[], inRefs = false): unknown[] =>
-    ts.flatMap((t, i): unknown[] => {
-      switch (t.type) {
-        case 'heading': {
-          const h = t as Tokens.Heading;
-          return [{ text: inline(h.tokens), style: `h${Math.min(h.depth, 3)}`, ...(h.depth === 1 ? {} : { tocItem: false }) }];
-        }
-        case 'paragraph': {
-          const p = t as Tokens.Paragraph;
-          const images = (p.tokens ?? []).filter((x) => x.type === 'image') as Tokens.Image[];
-          const pictures = images.flatMap((img) => {
-            const a = artifacts.get(img.href);
-            return a && RASTER.test(a.contentType)
-              ? [{ image: `data:${a.contentType};base64,${a.bytes.toString('base64')}`, fit: [460, 300], margin: [0, 6, 0, 6] }]
-              : [];
-          });
-          const rest = (p.tokens ?? []).filter((x) => x.type !== 'image' || !artifacts.has((x as Tokens.Image).href));
-          const text = rest.length ? [{ text: inline(rest), margin: [0, 0, 0, 8] }] : [];
-          return [...pictures, ...text];
-        }
-        case 'list': {
-          const l = t as Tokens.List;
-          const isRefs = inRefs || i === refsAt;
-          const items = l.items.map((it, n) => {
-            const content = it.tokens.flatMap((x) =>
-              x.type === 'text' ? [{ text: inline((x as Tokens.Text).tokens ?? [x]) }] : blocks([x]),
-            );
-            if (!isRefs) return { stack: content };
-            // On paper a reference needs its address in full.
-            const href = findLink(it.tokens);
-            return {
-              stack: [...content, ...(href ? [{ text: href, link: href, color: '#1d4ed8', fontSize: 8.5 }] : [])],
-              id: `ref-${n + 1}`,
-            };
-          });
-          return [{ [l.ordered ? 'ol' : 'ul']: items, margin: [0, 0, 0, 8] }];
-        }
-        case 'table': {
-          const tb = t as Tokens.Table;
-          const header = tb.header.map((c) => ({ text: inline(c.tokens), bold: true, fillColor: '#f1f3f5' }));
-          const rows = tb.rows.map((r) => r.map((c) => ({ text: inline(c.tokens) })));
-          return [
-            {
-              table: { headerRows: 1, widths: header.map(() => '*'), body: [header, ...rows] },
-              layout: { hLineColor: () => '#bbbbbb', vLineColor: () => '#bbbbbb' },
-              margin: [0, 4, 0, 10],
-              fontSize: 9,
-            },
-          ];
-        }
-        case 'blockquote':
-          return [
-            {
-              table: {
-                widths: ['*'],
-                body: [[{ stack: blocks((t as Tokens.Blockquote).tokens), fillColor: '#f8fafc', color: '#334155' }]],
-              },
-              layout: { hLineWidth: () => 0, vLineWidth: (n: number) => (n === 0 ? 3 : 0), vLineColor: () => '#c7d2fe' },
-              margin: [0, 4, 0, 10],
-            },
-          ];
-        case 'code':
-          return [{ text: (t as Tokens.Code).text, style: 'code', margin: [0, 4, 0, 10] }];
-        case 'hr':
-          return [{ canvas: [{ type: 'line', x1: 0, y1: 0, x2: 515, y2: 0, lineColor: '#dddddd' }], margin: [0, 6, 0, 6] }];
-        case 'space':
-          return [];
-        default:
-          return [{ text: decode((t as { raw: string }).raw), margin: [0, 0, 0, 8] }];
-      }
-    });
-
-  const doc = pdfmake().createPdf({
+/** The page, the styles and the footer around the report's content. */
+function documentDefinition(report: ExportableReport, content: unknown[]): DocumentDefinition {
+  return {
     info: { title: report.title, subject: 'deep-research report' },
     language: report.locale ?? 'en',
     pageMargins: [48, 56, 48, 56],
@@ -154,13 +65,141 @@ export async function reportPdf(report: ExportableReport, artifacts: ArtifactByt
       code: { fontSize: 9, background: '#f1f3f5' },
     },
     footer: (page: number, pages: number) => ({ text: `${page} / ${pages}`, alignment: 'center', fontSize: 8, color: '#888888' }),
-    content: blocks(tokens),
+    content,
+  };
+}
+
+/** The reference list: the first list after the "References" heading (-1: none). */
+function referenceListAt(tokens: Token[]): number {
+  const headingAt = tokens.findIndex((t) => t.type === 'heading' && /^references$/i.test((t as Tokens.Heading).text.trim()));
+  const next = headingAt < 0 ? -1 : tokens.findIndex((t, i) => i > headingAt && t.type !== 'space');
+  return next >= 0 && tokens[next]!.type === 'list' ? next : -1;
+}
+
+function inline(ts: Token[] | undefined, layout: Layout, style: Style = {}): Inline[] {
+  return (ts ?? []).flatMap((t) => inlineToken(t, layout, style));
+}
+
+function inlineToken(t: Token, layout: Layout, style: Style): Inline[] {
+  switch (t.type) {
+    case 'strong':
+      return inline((t as Tokens.Strong).tokens, layout, { ...style, bold: true });
+    case 'em':
+      return inline((t as Tokens.Em).tokens, layout, { ...style, italics: true });
+    case 'codespan':
+      return [{ text: decode((t as Tokens.Codespan).text), ...style, style: 'code' }];
+    case 'link': {
+      const l = t as Tokens.Link;
+      return inline(l.tokens, layout, { ...style, link: l.href, color: LINK_COLOR });
+    }
+    case 'image':
+      return [{ text: (t as Tokens.Image).text, ...style, italics: true }];
+    case 'br':
+      return ['\n'];
+    case 'html':
+      return []; // markup in a model's text is not drawn (the HTML export drops it too)
+    case 'text':
+    case 'escape': {
+      const tt = t as Tokens.Text;
+      if (tt.tokens?.length) return inline(tt.tokens, layout, style);
+      return cite(decode(tt.text), style, layout.refCount);
+    }
+    default:
+      return cite(decode((t as { raw: string }).raw), style, layout.refCount);
+  }
+}
+
+// The reference list is found by its index alone, at every depth: a list at index `refsAt` inside
+// a quote or a list item is taken for it too (as the exporter has always done).
+function blocks(ts: Token[], layout: Layout): unknown[] {
+  return ts.flatMap((t, i) => block(t, i === layout.refsAt, layout));
+}
+
+function block(t: Token, isRefs: boolean, layout: Layout): unknown[] {
+  switch (t.type) {
+    case 'heading': {
+      const h = t as Tokens.Heading;
+      return [{ text: inline(h.tokens, layout), style: `h${Math.min(h.depth, 3)}`, ...(h.depth === 1 ? {} : { tocItem: false }) }];
+    }
+    case 'paragraph':
+      return paragraph(t as Tokens.Paragraph, layout);
+    case 'list':
+      return [list(t as Tokens.List, isRefs, layout)];
+    case 'table':
+      return [table(t as Tokens.Table, layout)];
+    case 'blockquote':
+      return [quote(t as Tokens.Blockquote, layout)];
+    case 'code':
+      return [{ text: (t as Tokens.Code).text, style: 'code', margin: [0, 4, 0, 10] }];
+    case 'hr':
+      return [{ canvas: [{ type: 'line', x1: 0, y1: 0, x2: 515, y2: 0, lineColor: '#dddddd' }], margin: [0, 6, 0, 6] }];
+    case 'space':
+      return [];
+    default:
+      return [{ text: decode((t as { raw: string }).raw), margin: [0, 0, 0, 8] }];
+  }
+}
+
+/** A paragraph: its charts (raster artifacts of the run) drawn first, then its text. */
+function paragraph(p: Tokens.Paragraph, layout: Layout): unknown[] {
+  const { artifacts } = layout;
+  const images = (p.tokens ?? []).filter((x) => x.type === 'image') as Tokens.Image[];
+  const pictures = images.flatMap((img) => {
+    const a = artifacts.get(img.href);
+    return a && RASTER.test(a.contentType)
+      ? [{ image: `data:${a.contentType};base64,${a.bytes.toString('base64')}`, fit: [460, 300], margin: [0, 6, 0, 6] }]
+      : [];
   });
-  return doc.getBuffer();
+  const rest = (p.tokens ?? []).filter((x) => x.type !== 'image' || !artifacts.has((x as Tokens.Image).href));
+  const text = rest.length ? [{ text: inline(rest, layout), margin: [0, 0, 0, 8] }] : [];
+  return [...pictures, ...text];
+}
+
+function list(l: Tokens.List, isRefs: boolean, layout: Layout) {
+  const items = l.items.map((it, n) => {
+    const content = it.tokens.flatMap((x) =>
+      x.type === 'text' ? [{ text: inline((x as Tokens.Text).tokens ?? [x], layout) }] : blocks([x], layout),
+    );
+    return isRefs ? reference(content, it, n) : { stack: content };
+  });
+  return { [l.ordered ? 'ol' : 'ul']: items, margin: [0, 0, 0, 8] };
+}
+
+/** Item n (from 0) of the reference list: a destination for its citations, with its address in
+ *  full, as on paper a reference needs it. */
+function reference(content: unknown[], it: Tokens.ListItem, n: number) {
+  const href = findLink(it.tokens);
+  return {
+    stack: [...content, ...(href ? [{ text: href, link: href, color: LINK_COLOR, fontSize: 8.5 }] : [])],
+    id: `ref-${n + 1}`,
+  };
+}
+
+function table(tb: Tokens.Table, layout: Layout) {
+  const header = tb.header.map((c) => ({ text: inline(c.tokens, layout), bold: true, fillColor: '#f1f3f5' }));
+  const rows = tb.rows.map((r) => r.map((c) => ({ text: inline(c.tokens, layout) })));
+  return {
+    table: { headerRows: 1, widths: header.map(() => '*'), body: [header, ...rows] },
+    layout: { hLineColor: () => '#bbbbbb', vLineColor: () => '#bbbbbb' },
+    margin: [0, 4, 0, 10],
+    fontSize: 9,
+  };
+}
+
+/** A quote: its blocks in a tinted cell with a bar on the left. */
+function quote(q: Tokens.Blockquote, layout: Layout) {
+  return {
+    table: {
+      widths: ['*'],
+      body: [[{ stack: blocks(q.tokens, layout), fillColor: '#f8fafc', color: '#334155' }]],
+    },
+    layout: { hLineWidth: () => 0, vLineWidth: (n: number) => (n === 0 ? 3 : 0), vLineColor: () => '#c7d2fe' },
+    margin: [0, 4, 0, 10],
+  };
 }
 
 /** Text with each citation [n] of a known reference linked to it. */
-function cite(text: string, style: Record<string, unknown>, refCount: number): Inline[] {
+function cite(text: string, style: Style, refCount: number): Inline[] {
   if (!refCount || !/\[\d/.test(text)) return [{ text, ...style }];
   const out: Inline[] = [];
   let last = 0;
@@ -168,7 +207,7 @@ function cite(text: string, style: Record<string, unknown>, refCount: number): I
     const n = Number(m[1]);
     if (n < 1 || n > refCount) continue;
     if (m.index! > last) out.push({ text: text.slice(last, m.index), ...style });
-    out.push({ text: `[${n}]`, ...style, linkToDestination: `ref-${n}`, color: '#1d4ed8' });
+    out.push({ text: `[${n}]`, ...style, linkToDestination: `ref-${n}`, color: LINK_COLOR });
     last = m.index! + m[0].length;
   }
   if (last < text.length) out.push({ text: text.slice(last), ...style });
