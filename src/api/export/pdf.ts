@@ -44,11 +44,17 @@ interface Layout {
 }
 
 export async function reportPdf(report: ExportableReport, artifacts: ArtifactBytes): Promise<Buffer> {
-  const tokens = marked.lexer(report.markdown, { gfm: true });
+  return pdfmake()
+    .createPdf(documentDefinition(report, reportContent(report.markdown, artifacts)))
+    .getBuffer();
+}
+
+/** The report's blocks as pdfmake lays them out. */
+export function reportContent(markdown: string, artifacts: ArtifactBytes): unknown[] {
+  const tokens = marked.lexer(markdown, { gfm: true });
   const refsAt = referenceListAt(tokens);
   const refCount = refsAt >= 0 ? (tokens[refsAt] as Tokens.List).items.length : 0;
-  const content = blocks(tokens, { artifacts, refsAt, refCount });
-  return pdfmake().createPdf(documentDefinition(report, content)).getBuffer();
+  return blocks(tokens, { artifacts, refsAt, refCount }, true);
 }
 
 /** The page, the styles and the footer around the report's content. */
@@ -109,10 +115,9 @@ function inlineToken(t: Token, layout: Layout, style: Style): Inline[] {
   }
 }
 
-// The reference list is found by its index alone, at every depth: a list at index `refsAt` inside
-// a quote or a list item is taken for it too (as the exporter has always done).
-function blocks(ts: Token[], layout: Layout): unknown[] {
-  return ts.flatMap((t, i) => block(t, i === layout.refsAt, layout));
+/** Blocks of the report (`topLevel`) or of a quote or list item, where no reference list is. */
+function blocks(ts: Token[], layout: Layout, topLevel = false): unknown[] {
+  return ts.flatMap((t, i) => block(t, topLevel && i === layout.refsAt, layout));
 }
 
 function block(t: Token, isRefs: boolean, layout: Layout): unknown[] {
