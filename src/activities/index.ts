@@ -10,16 +10,11 @@ import { createLlm } from './llm/call';
 import { createLlmClient } from './llm/client';
 import { createMcpActivities, loadMcpConfig } from './mcp';
 import { createPersistActivities } from './persist';
-import { createChangesActivities } from './roles/changes';
-import { createCoderActivities, sandboxPackages } from './roles/coder';
+import { createRoleActivities } from './roles';
+import { sandboxPackages } from './roles/coder';
 import { createConversationActivities } from './roles/conversation';
-import { createCoordinatorActivities } from './roles/coordinator';
-import { createJudgeActivities } from './roles/judge';
-import { createKnowledgeRouterActivities } from './roles/knowledge-router';
-import { createPlannerActivities } from './roles/planner';
-import { createReporterActivities } from './roles/reporter';
-import { createResearcherActivities, type PythonTool } from './roles/researcher';
-import { createVerifierActivities } from './roles/verifier';
+import { createReportAssembly } from './roles/report-section';
+import type { PythonTool } from './roles/role';
 import { createSandboxActivities } from './sandbox';
 import { createSandboxProbe } from './sandbox/probe';
 import { createSearchActivities } from './search';
@@ -107,40 +102,29 @@ export function createActivities(deps: ActivityDeps) {
     limits: kbConfig,
   });
   const memory = createMemoryActivities({ store, embedder, chunkTokens: kbConfig.chunkTokens, chunkOverlap: kbConfig.chunkOverlap });
-  const reporter = createReporterActivities({ llm, store });
   const mcp = createMcpActivities({
     config: loadMcpConfig(deps.config.mcp.configPath),
     envPath: deps.config.temporal.searchPath,
     writeToolResult: (i) => conversation.appendToolResult(i),
   });
   return {
-    /** Model calls (LLM_OPTIONS). */
-    llm: {
-      ...createCoordinatorActivities({ llm, store }),
-      ...createPlannerActivities({ llm, store, canRunCode }),
-      ...createResearcherActivities({
-        llm,
-        store,
-        contextChars: deps.config.llm.contextChars,
-        python: researcherPython(sb, canRunCode),
-        discoverMcp: mcp.discoverMcpTools,
-      }),
-      ...createCoderActivities({ llm, store, limits: sb }),
-      ...createJudgeActivities({ llm, store }),
-      writeReport: reporter.writeReport,
-      outlineReport: reporter.outlineReport,
-      writeSection: reporter.writeSection,
-      ...createVerifierActivities({ llm, store }),
-      ...createChangesActivities({ llm, store }),
-      ...createKnowledgeRouterActivities({ llm, store }),
-    },
+    /** Model calls (LLM_OPTIONS): every role's activities (src/activities/roles/index.ts). */
+    llm: createRoleActivities({
+      llm,
+      store,
+      canRunCode,
+      contextChars: deps.config.llm.contextChars,
+      python: researcherPython(sb, canRunCode),
+      discoverMcp: mcp.discoverMcpTools,
+      sandbox: sb,
+    }),
     /** PostgreSQL only (STORE_OPTIONS). */
     // Only what a workflow calls: the conversation's writers are called by the researcher's turn
     // and by the MCP tool call, inside their activities.
     store: {
       ...createPersistActivities({ store }),
       trimConversation: conversation.trimConversation,
-      assembleSections: reporter.assembleSections,
+      ...createReportAssembly({ store }),
     },
     /** One query across the search providers, on the rate-limited search queue (SEARCH_OPTIONS). */
     search: createSearchActivities({

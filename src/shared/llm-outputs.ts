@@ -1,6 +1,7 @@
-// What the models are asked to produce (one schema per prompt, see src/activities/llm/prompts.ts)
-// and the arguments of the researcher's tools. LLM activities parse every answer with these
-// before returning, so workflows only ever see valid data.
+// What several roles' answers share (the bounds the prompts state, a plan step as a model writes
+// it, a cited text) and the arguments of the researcher's tools. Each role's own answer schema is
+// declared beside its prompt, in its module under src/activities/roles/; LLM activities parse every
+// answer with its schema before returning, so workflows only ever see valid data.
 //
 // Counts and sizes the prompts state are bounds in the JSON Schema the model is sent (maxItems,
 // maxLength: servers that constrain decoding, llama.cpp among them, enforce them), but an answer
@@ -34,28 +35,6 @@ export const LIMITS = {
   shortTextChars: 500,
 } as const;
 
-/** Coordinator's answer: small talk is answered directly, research goes on. The locale is checked
- *  by code (src/shared/locale.ts), not here: a wrong tag is replaced, not sent back for a repair. */
-export const CoordinatorDecision = z.object({
-  action: z.enum(['answer_directly', 'research']),
-  locale: cappedText(35).describe('BCP 47 tag of the language the user wrote in, e.g. en-US'),
-  directAnswer: z.string().nullable().describe('The short reply when action is answer_directly; null otherwise'),
-  researchTopic: cappedText(LIMITS.shortTextChars)
-    .nullable()
-    .describe('The research task restated in one sentence when action is research; null otherwise'),
-  clarificationQuestion: cappedText(LIMITS.shortTextChars)
-    .nullable()
-    .describe('One question to the user when the request is too ambiguous to research and clarification is allowed; null otherwise'),
-});
-export type CoordinatorDecision = z.infer<typeof CoordinatorDecision>;
-
-/** Rewrite and expansion: a precise research question and diverse search queries. */
-export const QueryExpansion = z.object({
-  researchQuestion: cappedText(LIMITS.shortTextChars).describe('The user question rewritten as one precise research question'),
-  queries: cappedList(cappedText(LIMITS.queryChars), LIMITS.queries, 1).describe('Diverse web search queries, each a few words'),
-});
-export type QueryExpansion = z.infer<typeof QueryExpansion>;
-
 /**
  * A plan step as a model writes it: loose where code can repair it (ids, empty texts, dependencies,
  * an unknown type) and strict only where it cannot. The planner's activities turn it into a
@@ -71,16 +50,6 @@ export const PlanStepDraft = z.object({
 });
 export type PlanStepDraft = z.infer<typeof PlanStepDraft>;
 
-/** The planner's answer, repaired by code into a Plan. */
-export const PlanDraft = z.object({
-  title: cappedText(LIMITS.titleChars),
-  thought: cappedText(LIMITS.descriptionChars).describe('Why this plan answers the question'),
-  locale: cappedText(35),
-  hasEnoughContext: z.boolean().describe('True only if the background already answers the question fully'),
-  steps: cappedList(PlanStepDraft, LIMITS.steps),
-});
-export type PlanDraft = z.infer<typeof PlanDraft>;
-
 /** A short text that cites sources by their ids, e.g. "[S3f9a01c2]". */
 export const CitedText = z.object({
   text: z.string().min(1).describe('Markdown; cite sources by their ids in square brackets, e.g. [S3f9a01c2]'),
@@ -88,77 +57,7 @@ export const CitedText = z.object({
 });
 export type CitedText = z.infer<typeof CitedText>;
 
-export const JudgeVerdict = z.object({
-  passed: z.boolean(),
-  feedback: cappedText(LIMITS.feedbackChars).describe('What is missing or wrong; empty when passed'),
-});
-export type JudgeVerdict = z.infer<typeof JudgeVerdict>;
-
-export const ReportDraft = z.object({
-  title: z.string().min(1),
-  markdown: z.string().min(1).describe('The report body in Markdown, citing sources as [n] with the numbers given'),
-});
-export type ReportDraft = z.infer<typeof ReportDraft>;
-
-/** A long report's plan: its sections in order, each with the findings it draws on. */
-export const ReportOutline = z.object({
-  title: z.string().min(1),
-  sections: z
-    .array(
-      z.object({
-        heading: z.string().min(1).describe('The section heading, without #'),
-        covers: z.string().describe('What the section says and argues, in one or two sentences'),
-        findings: z.array(z.string()).describe('Keys of the findings this section draws on'),
-      }),
-    )
-    .min(1),
-});
-export type ReportOutline = z.infer<typeof ReportOutline>;
-
-/** One section of a long report, written from its own findings. */
-export const ReportSection = z.object({
-  markdown: z.string().min(1).describe('The section body in Markdown, without its heading, citing sources as [n]'),
-});
-export type ReportSection = z.infer<typeof ReportSection>;
-
-/** What a page offers for a goal: the evidence quoted or closely paraphrased, and a summary. */
-export const PageExtract = z.object({
-  relevant: z.boolean().describe('Whether the page has anything that serves the goal'),
-  evidence: z.string().describe('The passages that serve the goal, quoted or closely paraphrased, with figures and dates'),
-  summary: z.string().describe('One or two sentences: what the page says about the goal'),
-});
-export type PageExtract = z.infer<typeof PageExtract>;
-
 /** Arguments of the researcher's tools, validated before any tool runs. */
-/** Gap reflection after the research team: do the findings answer the question, and if not, what next. */
-export const GapReflection = z.object({
-  answered: z.boolean().describe('True when the findings answer every part of the question'),
-  gaps: cappedList(cappedText(LIMITS.gapChars), LIMITS.gaps).describe('What is still missing, one short sentence each'),
-  followUpSteps: cappedList(PlanStepDraft, LIMITS.steps).describe('Research steps that close the gaps (empty when answered)'),
-});
-export type GapReflection = z.infer<typeof GapReflection>;
-
-/** The claim check: for each cited sentence and source, whether the source's evidence says it. */
-export const CitationVerdicts = z.object({
-  verdicts: z.array(
-    z.object({
-      id: z.string().describe('The id of the claim, as given'),
-      verdict: z
-        .enum(['supported', 'partial', 'unsupported'])
-        .describe('supported: the evidence states it; partial: some of it; unsupported: the evidence does not say it or says otherwise'),
-      reason: z.string().describe('One short sentence: what the evidence says or lacks'),
-    }),
-  ),
-});
-export type CitationVerdicts = z.infer<typeof CitationVerdicts>;
-
-/** The knowledge-base decision: which of the tenant's collections can help with the question. */
-export const KnowledgeChoice = z.object({
-  collectionIds: z.array(z.string()).describe('Ids from the list of collections; empty when none fits'),
-  reason: z.string().describe('One sentence: why these collections, or why none'),
-});
-export type KnowledgeChoice = z.infer<typeof KnowledgeChoice>;
-
 export const WebSearchArgs = z
   .object({ queries: z.array(z.string().trim().min(1)).min(1).max(5).describe('1-5 web search queries') })
   .strict();
@@ -219,23 +118,3 @@ export type ToolCall =
   | { id: string; name: 'knowledge_search'; args: z.infer<typeof KnowledgeSearchArgs> }
   | { id: string; name: 'python'; args: z.infer<typeof PythonArgs> }
   | { id: string; name: 'mcp'; server: string; tool: string; args: Record<string, unknown> };
-
-/** The coder's program for a processing step. */
-export const CodeDraft = z.object({
-  code: z.string().min(1).describe('A complete Python 3 program; reads its data from /work, writes charts and tables to /output'),
-  explanation: z.string().describe('Two sentences: what the program computes and how'),
-});
-export type CodeDraft = z.infer<typeof CodeDraft>;
-
-/** A scheduled run against the schedule's previous report: claims and figures that changed. */
-export const ReportChanges = z.object({
-  changes: z.array(
-    z.object({
-      about: z.string().describe('What the claim or figure is about, in a few words'),
-      before: z.string().describe('What the earlier report said, with its figure where it had one'),
-      now: z.string().describe('What the current findings say instead, with the new figure'),
-      source: z.string().describe('The id of the current source that says it, e.g. S3f9a01c2'),
-    }),
-  ),
-});
-export type ReportChanges = z.infer<typeof ReportChanges>;

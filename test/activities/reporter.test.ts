@@ -7,8 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLlm } from '../../src/activities/llm/call';
 import { createLlmClient } from '../../src/activities/llm/client';
 import { noteFallback } from '../../src/activities/roles/fallbacks';
+import { createVerifierActivities } from '../../src/activities/roles/citation-check';
+import { createReportOutlineActivities } from '../../src/activities/roles/report-outline';
+import { createReportAssembly, createReportSectionActivities } from '../../src/activities/roles/report-section';
 import { createReporterActivities } from '../../src/activities/roles/reporter';
-import { createVerifierActivities } from '../../src/activities/roles/verifier';
 import { createStore, type Store } from '../../src/activities/store';
 import { ErrorType } from '../../src/shared/errors';
 import { createPool } from '../../src/infra/postgres';
@@ -38,7 +40,10 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
   const server = new ScriptedLlmServer();
   let pool: ReturnType<typeof createPool>;
   let store: Store;
-  let reporter: ReturnType<typeof createReporterActivities>;
+  let reporter: ReturnType<typeof createReporterActivities> &
+    ReturnType<typeof createReportOutlineActivities> &
+    ReturnType<typeof createReportSectionActivities> &
+    ReturnType<typeof createReportAssembly>;
   let verifier: ReturnType<typeof createVerifierActivities>;
 
   beforeAll(async () => {
@@ -48,7 +53,12 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
     store = createStore(pool);
     const client = createLlmClient(config);
     const llm = createLlm({ config, calls: store.llmCalls, leases: store.llmLeases, client: () => client });
-    reporter = createReporterActivities({ llm, store });
+    reporter = {
+      ...createReporterActivities({ llm, store }),
+      ...createReportOutlineActivities({ llm, store }),
+      ...createReportSectionActivities({ llm, store }),
+      ...createReportAssembly({ store }),
+    };
     verifier = createVerifierActivities({ llm, store });
   });
   afterAll(async () => {

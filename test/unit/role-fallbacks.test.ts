@@ -10,7 +10,10 @@ import { createCoordinatorActivities } from '../../src/activities/roles/coordina
 import { fallbackNotes } from '../../src/activities/roles/fallbacks';
 import { createJudgeActivities } from '../../src/activities/roles/judge';
 import { createKnowledgeRouterActivities } from '../../src/activities/roles/knowledge-router';
+import { createBackgroundActivities } from '../../src/activities/roles/background';
+import { createGapReflectionActivities } from '../../src/activities/roles/gap-reflection';
 import { createPlannerActivities } from '../../src/activities/roles/planner';
+import { createRewriteActivities } from '../../src/activities/roles/rewrite';
 import { createStore, type Store } from '../../src/activities/store';
 import { createPool } from '../../src/infra/postgres';
 import { planProblems, type PlanStep } from '../../src/shared/schemas';
@@ -50,7 +53,13 @@ describe.skipIf(!ready)(`role fallbacks (${ready ? 'live' : missingReason()})`, 
       workflowExecution: { workflowId: researchId, runId: 'r' },
     }).run(fn);
   const newRun = () => `fallback-${randomUUID()}`;
-  const planner = (canRunCode = true) => createPlannerActivities({ llm, store, canRunCode: async () => canRunCode });
+  /** The planner's model role's activities: rewrite, background, plan and gap reflection. */
+  const planner = (canRunCode = true) => ({
+    ...createRewriteActivities({ llm, store }),
+    ...createBackgroundActivities({ llm, store }),
+    ...createPlannerActivities({ llm, store, canRunCode: async () => canRunCode }),
+    ...createGapReflectionActivities({ llm, store, canRunCode: async () => canRunCode }),
+  });
 
   it('coordinator: no usable answer → research the question as asked, locale detected or as requested', async () => {
     server.script([{ match: bySchema('CoordinatorDecision'), reply: mumble }]);

@@ -7,14 +7,40 @@
 // evidence. The section goes at the top of the stored report. The model's words in it are grounded
 // like the report's (no citations of its own, no links); a source is cited by the number the
 // published report gives it, or linked where the report does not cite it.
+import { z } from 'zod';
 import { groundCitations, type CitableSource, type RemovedLink } from '../../shared/citations';
 import type { Usage } from '../../shared/schemas';
 import { summarize } from '../../shared/schemas';
-import type { Reference } from '../../shared/report';
+import type { Finding, Reference } from '../../shared/report';
 import type { Llm } from '../llm/call';
-import { PROMPTS } from '../llm/prompts';
-import type { Store, StoredSource } from '../store';
+import { jsonPrompt, text } from '../llm/prompt-def';
+import type { ReportRecord, ScheduledReport, Store, StoredSource } from '../store';
 import { reportSources } from './reporter';
+import { defineRole } from './role';
+
+/** The answer: the claims and figures that changed between the two reports. */
+export const ReportChanges = z.object({
+  changes: z.array(
+    z.object({
+      about: z.string().describe('What the claim or figure is about, in a few words'),
+      before: z.string().describe('What the earlier report said, with its figure where it had one'),
+      now: z.string().describe('What the current findings say instead, with the new figure'),
+      source: z.string().describe('The id of the current source that says it, e.g. S3f9a01c2'),
+    }),
+  ),
+});
+export type ReportChanges = z.infer<typeof ReportChanges>;
+
+export const CHANGES_PROMPT = jsonPrompt(
+  {
+    file: 'changes',
+    role: 'reporter',
+    vars: { question: text, previous: text, current: text },
+    untrusted: { question: 'user_message', previous: 'earlier_report', current: 'current_findings' },
+  },
+  'ReportChanges',
+  ReportChanges,
+);
 
 /** Characters of the previous report and of the current findings the comparison reads. */
 const PREVIOUS_CHARS = 12_000;
@@ -93,131 +119,163 @@ export function insertSection(markdown: string, section: string): string {
   return [...lines.slice(0, i), section.trim(), '', ...lines.slice(i)].join('\n');
 }
 
-export function createChangesActivities(deps: { llm: Llm; store: Store }) {
-  async function compareWithPrevious(input: ChangesInput): Promise<ChangesOutput> {
-    const { researchId } = input;
-    const startedAt = new Date(input.startedAt);
-    await deps.store.scheduledReports.record({ scheduleId: input.scheduleId, researchId, startedAt, stepKeys: input.stepKeys });
-    const previous = await deps.store.scheduledReports.before(input.scheduleId, startedAt);
-    const report = await deps.store.getReport(researchId);
-    if (!previous || !report) return { newSources: 0, goneSources: 0, changedClaims: 0, droppedClaims: 0, usage: NO_USAGE };
+type ChangesDeps = { llm: Llm; store: Store };
+type Changed = { about: string; before: string; now: string; ref: Reference };
 
-    const [before, beforeReport, current] = await Promise.all([
-      deps.store.getSources(previous.researchId),
-      deps.store.getReport(previous.researchId),
-      reportSources(deps.store, researchId, input.stepKeys),
-    ]);
-    const seenBefore = new Set(before.map((s) => s.sourceId));
-    const citedNow = new Map(current.refs.map((r) => [r.sourceId, r]));
-    const nowSources = await deps.store.getSources(researchId);
-    const seenNow = new Set(nowSources.map((s) => s.sourceId));
-    const fresh = current.refs.filter((r) => !seenBefore.has(r.sourceId));
-    // Reports stored before references were marked cited list only what they numbered.
-    const citedBefore = new Set((beforeReport?.references ?? []).filter((r) => r.cited !== false).map((r) => r.sourceId));
-    const published = new Map(report.references.map((r) => [r.sourceId, r]));
-    const cite = (r: Reference) => {
-      const p = published.get(r.sourceId);
-      return p?.cited === false || !p ? `(${entry(r)})` : `[${p.n}]`;
-    };
-    const gone = before.filter((s) => citedBefore.has(s.sourceId) && !seenNow.has(s.sourceId));
+export function createChangesActivities(deps: ChangesDeps) {
+  return { compareWithPrevious: (input: ChangesInput) => compareWithPrevious(deps, input) };
+}
 
-    // Claims and figures: one model call, then only what the stored texts bear out.
-    const previousFindings = await deps.store.getDocuments(previous.researchId, ['background', ...previous.stepKeys]);
-    // What the earlier run knew: its report, its findings and the evidence of the sources it cited.
-    const previousText = [
-      beforeReport?.markdown ?? '',
-      ...previousFindings.map((f) => f.content),
-      ...before.filter((s) => citedBefore.has(s.sourceId)).map((s) => s.content),
-    ].join('\n\n');
-    const currentText = current.findings.map((f) => `<finding key="${f.key}">\n${f.content}\n</finding>`).join('\n');
-    let usage = NO_USAGE;
-    const changed: { about: string; before: string; now: string; ref: Reference }[] = [];
-    let dropped = 0;
-    if (current.findings.length && previousText.trim()) {
-      const r = await deps.llm.structured(
-        PROMPTS.changes,
-        {
-          question: input.question,
-          previous: summarize(beforeReport?.markdown || previousText, PREVIOUS_CHARS),
-          current: summarize(currentText, CURRENT_CHARS),
-        },
-        { researchId, key: 'changes' },
-      );
-      usage = r.usage;
-      const evidence = new Map<string, StoredSource>(nowSources.map((s) => [s.sourceId, s]));
-      const findingsText = current.findings.map((f) => f.content).join('\n');
-      for (const c of r.output.changes) {
-        const id = /S[0-9a-f]{8}/.exec(c.source)?.[0];
-        const ref = id ? citedNow.get(id) : undefined;
-        const nowText = `${findingsText}\n${(id && evidence.get(id)?.content) || ''}`;
-        const checks =
-          ref !== undefined && c.before.trim() !== c.now.trim() && figuresFound(c.before, previousText) && figuresFound(c.now, nowText);
-        if (checks && changed.length < MAX_LISTED) changed.push({ about: c.about, before: c.before, now: c.now, ref: ref! });
-        else dropped++;
-      }
-    }
+export const changes = defineRole({
+  does: "For a scheduled run: the claims and figures that changed since the schedule's previous report.",
+  prompts: { changes: CHANGES_PROMPT },
+  parts: [],
+  activities: createChangesActivities,
+});
 
-    const since = dayOf(previous.startedAt, report.locale);
-    const lines = [`${HEADING}${since}`, ''];
-    lines.push(
-      `Compared with this schedule's report of ${since}, ${previous.startedAt.toISOString().slice(11, 16)} UTC (${previous.researchId}).`,
-      '',
-    );
-    if (fresh.length) {
-      lines.push('**New sources**', '');
-      for (const r of fresh.slice(0, MAX_LISTED)) {
-        const p = published.get(r.sourceId);
-        lines.push(`- ${entry(r)}${p?.cited === false || !p ? '' : ` [${p.n}]`}`);
-      }
-      if (fresh.length > MAX_LISTED) lines.push(`- and ${fresh.length - MAX_LISTED} more in the references`);
-      lines.push('');
-    }
-    const removedLinks: RemovedLink[] = [];
-    let unresolved = 0;
-    const words = (text: string, max: number) => {
-      const g = groundedWords(text, report.references, removedLinks);
-      unresolved += g.unresolved;
-      return summarize(g.text, max);
-    };
-    if (changed.length) {
-      lines.push('**Claims and figures that changed**', '');
-      for (const c of changed)
-        lines.push(`- ${words(c.about, 120)}: then "${words(c.before, 300)}", now "${words(c.now, 300)}" ${cite(c.ref)}`);
-      lines.push('');
-    }
-    if (gone.length) {
-      lines.push('**Cited then, not found this time**', '');
-      for (const s of gone.slice(0, MAX_LISTED)) lines.push(`- ${entry(s)}`);
-      lines.push('');
-    }
-    if (!fresh.length && !changed.length && !gone.length) lines.push('No new sources, and no claim or figure changed.', '');
-    // An earlier attempt that inserted the section counted what it removed already.
-    if (report.markdown.split('\n').some((l) => l.startsWith(HEADING))) removedLinks.length = unresolved = 0;
-    await deps.store.saveReport({
-      ...report,
-      markdown: insertSection(report.markdown, lines.join('\n')),
-      removedLinks: [...(report.removedLinks ?? []), ...removedLinks],
-      ...(report.grounding
-        ? {
-            grounding: {
-              ...report.grounding,
-              citations: report.grounding.citations + unresolved,
-              unresolved: report.grounding.unresolved + unresolved,
-              linksRemoved: report.grounding.linksRemoved + removedLinks.length,
-            },
-          }
-        : {}),
-    });
-    return {
-      previousId: previous.researchId,
-      since: previous.startedAt.toISOString(),
-      newSources: fresh.length,
-      goneSources: gone.length,
-      changedClaims: changed.length,
-      droppedClaims: dropped,
-      usage,
-    };
+async function compareWithPrevious(deps: ChangesDeps, input: ChangesInput): Promise<ChangesOutput> {
+  const { researchId } = input;
+  const startedAt = new Date(input.startedAt);
+  await deps.store.scheduledReports.record({ scheduleId: input.scheduleId, researchId, startedAt, stepKeys: input.stepKeys });
+  const previous = await deps.store.scheduledReports.before(input.scheduleId, startedAt);
+  const report = await deps.store.getReport(researchId);
+  if (!previous || !report) return { newSources: 0, goneSources: 0, changedClaims: 0, droppedClaims: 0, usage: NO_USAGE };
+
+  const [before, beforeReport, current] = await Promise.all([
+    deps.store.getSources(previous.researchId),
+    deps.store.getReport(previous.researchId),
+    reportSources(deps.store, researchId, input.stepKeys),
+  ]);
+  const seenBefore = new Set(before.map((s) => s.sourceId));
+  const nowSources = await deps.store.getSources(researchId);
+  const seenNow = new Set(nowSources.map((s) => s.sourceId));
+  const fresh = current.refs.filter((r) => !seenBefore.has(r.sourceId));
+  // Reports stored before references were marked cited list only what they numbered.
+  const citedBefore = new Set((beforeReport?.references ?? []).filter((r) => r.cited !== false).map((r) => r.sourceId));
+  const gone = before.filter((s) => citedBefore.has(s.sourceId) && !seenNow.has(s.sourceId));
+
+  // What the earlier run knew: its report, its findings and the evidence of the sources it cited.
+  const previousFindings = await deps.store.getDocuments(previous.researchId, ['background', ...previous.stepKeys]);
+  const previousText = [
+    beforeReport?.markdown ?? '',
+    ...previousFindings.map((f) => f.content),
+    ...before.filter((s) => citedBefore.has(s.sourceId)).map((s) => s.content),
+  ].join('\n\n');
+  const claims = await changedClaims(deps, input, { previousText, previousReport: beforeReport?.markdown, current, nowSources });
+
+  const since = dayOf(previous.startedAt, report.locale);
+  const section = changesSection(report, { since, previous, fresh, changed: claims.changed, gone });
+  // An earlier attempt that inserted the section counted what it removed already.
+  if (report.markdown.split('\n').some((l) => l.startsWith(HEADING))) section.removedLinks.length = section.unresolved = 0;
+  await deps.store.saveReport({
+    ...report,
+    markdown: insertSection(report.markdown, section.lines.join('\n')),
+    removedLinks: [...(report.removedLinks ?? []), ...section.removedLinks],
+    ...(report.grounding
+      ? {
+          grounding: {
+            ...report.grounding,
+            citations: report.grounding.citations + section.unresolved,
+            unresolved: report.grounding.unresolved + section.unresolved,
+            linksRemoved: report.grounding.linksRemoved + section.removedLinks.length,
+          },
+        }
+      : {}),
+  });
+  return {
+    previousId: previous.researchId,
+    since: previous.startedAt.toISOString(),
+    newSources: fresh.length,
+    goneSources: gone.length,
+    changedClaims: claims.changed.length,
+    droppedClaims: claims.dropped,
+    usage: claims.usage,
+  };
+}
+
+/** Claims and figures: one model call, then only what the stored texts bear out. */
+async function changedClaims(
+  deps: ChangesDeps,
+  input: ChangesInput,
+  texts: {
+    previousText: string;
+    previousReport: string | undefined;
+    current: { findings: Finding[]; refs: Reference[] };
+    nowSources: StoredSource[];
+  },
+): Promise<{ changed: Changed[]; dropped: number; usage: Usage }> {
+  const { previousText, current } = texts;
+  const changed: Changed[] = [];
+  if (!current.findings.length || !previousText.trim()) return { changed, dropped: 0, usage: NO_USAGE };
+  const currentText = current.findings.map((f) => `<finding key="${f.key}">\n${f.content}\n</finding>`).join('\n');
+  const r = await deps.llm.structured(
+    CHANGES_PROMPT,
+    {
+      question: input.question,
+      previous: summarize(texts.previousReport || previousText, PREVIOUS_CHARS),
+      current: summarize(currentText, CURRENT_CHARS),
+    },
+    { researchId: input.researchId, key: 'changes' },
+  );
+  const citedNow = new Map(current.refs.map((ref) => [ref.sourceId, ref]));
+  const evidence = new Map<string, StoredSource>(texts.nowSources.map((s) => [s.sourceId, s]));
+  const findingsText = current.findings.map((f) => f.content).join('\n');
+  let dropped = 0;
+  for (const c of r.output.changes) {
+    const id = /S[0-9a-f]{8}/.exec(c.source)?.[0];
+    const ref = id ? citedNow.get(id) : undefined;
+    const nowText = `${findingsText}\n${(id && evidence.get(id)?.content) || ''}`;
+    const checks =
+      ref !== undefined && c.before.trim() !== c.now.trim() && figuresFound(c.before, previousText) && figuresFound(c.now, nowText);
+    if (checks && changed.length < MAX_LISTED) changed.push({ about: c.about, before: c.before, now: c.now, ref: ref! });
+    else dropped++;
   }
+  return { changed, dropped, usage: r.usage };
+}
 
-  return { compareWithPrevious };
+/** The section's lines, with the links its model words lost and the citations that resolved to nothing. */
+function changesSection(
+  report: ReportRecord,
+  what: { since: string; previous: ScheduledReport; fresh: Reference[]; changed: Changed[]; gone: StoredSource[] },
+): { lines: string[]; removedLinks: RemovedLink[]; unresolved: number } {
+  const { since, previous, fresh, changed, gone } = what;
+  const published = new Map(report.references.map((r) => [r.sourceId, r]));
+  const cite = (r: Reference) => {
+    const p = published.get(r.sourceId);
+    return p?.cited === false || !p ? `(${entry(r)})` : `[${p.n}]`;
+  };
+  const lines = [`${HEADING}${since}`, ''];
+  lines.push(
+    `Compared with this schedule's report of ${since}, ${previous.startedAt.toISOString().slice(11, 16)} UTC (${previous.researchId}).`,
+    '',
+  );
+  if (fresh.length) {
+    lines.push('**New sources**', '');
+    for (const r of fresh.slice(0, MAX_LISTED)) {
+      const p = published.get(r.sourceId);
+      lines.push(`- ${entry(r)}${p?.cited === false || !p ? '' : ` [${p.n}]`}`);
+    }
+    if (fresh.length > MAX_LISTED) lines.push(`- and ${fresh.length - MAX_LISTED} more in the references`);
+    lines.push('');
+  }
+  const removedLinks: RemovedLink[] = [];
+  let unresolved = 0;
+  const words = (text: string, max: number) => {
+    const g = groundedWords(text, report.references, removedLinks);
+    unresolved += g.unresolved;
+    return summarize(g.text, max);
+  };
+  if (changed.length) {
+    lines.push('**Claims and figures that changed**', '');
+    for (const c of changed)
+      lines.push(`- ${words(c.about, 120)}: then "${words(c.before, 300)}", now "${words(c.now, 300)}" ${cite(c.ref)}`);
+    lines.push('');
+  }
+  if (gone.length) {
+    lines.push('**Cited then, not found this time**', '');
+    for (const s of gone.slice(0, MAX_LISTED)) lines.push(`- ${entry(s)}`);
+    lines.push('');
+  }
+  if (!fresh.length && !changed.length && !gone.length) lines.push('No new sources, and no claim or figure changed.', '');
+  return { lines, removedLinks, unresolved };
 }

@@ -1,14 +1,48 @@
-// Activities of the coder step: the model writes a program for the sandbox, and the results of
-// the run become the step's findings (keeping the source ids of the data it used).
+// The coder: the model writes a Python program for a processing step, which the sandbox runs (the
+// workflow calls it: src/workflows/coder.ts); a failed program comes back with its error, a
+// rejected step with the judge's feedback. The run's output becomes the step's findings in
+// src/activities/roles/coder-results.ts.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { citedSourceIds, keepKnownSourceIds } from '../../shared/citations';
-import { summarize, type PlanStep, type StepOutput, type StepTask, type Usage } from '../../shared/schemas';
+import { z } from 'zod';
 import { PROJECT_ROOT } from '../../infra/paths';
-import type { Llm } from '../llm/call';
-import { PROMPTS } from '../llm/prompts';
+import { summarize, type PlanStep, type Usage } from '../../shared/schemas';
+import { count, jsonPrompt, text } from '../llm/prompt-def';
 import type { SandboxResult } from '../sandbox';
 import type { Store } from '../store';
+import { defineRole, type RoleDeps } from './role';
+
+/** The answer: the program for the step. */
+export const CodeDraft = z.object({
+  code: z.string().min(1).describe('A complete Python 3 program; reads its data from /work, writes charts and tables to /output'),
+  explanation: z.string().describe('Two sentences: what the program computes and how'),
+});
+export type CodeDraft = z.infer<typeof CodeDraft>;
+
+export const CODER_PROMPT = jsonPrompt(
+  {
+    file: 'coder',
+    role: 'coder',
+    vars: {
+      question: text,
+      stepTitle: text,
+      stepDescription: text,
+      packages: text,
+      files: text,
+      timeoutSeconds: count,
+      memoryMb: count,
+      previousStatus: text,
+      previousMessage: text,
+      previousCode: text,
+      previousStderr: text,
+      feedback: text,
+      dependencies: text,
+    },
+    untrusted: { question: 'user_message', dependencies: 'dependencies' },
+  },
+  'CodeDraft',
+  CodeDraft,
+);
 
 /** Python packages the sandbox image provides, from the list its build installs. */
 export function sandboxPackages(file = path.join(PROJECT_ROOT, 'sandbox', 'packages.txt')): string[] {
@@ -28,108 +62,70 @@ export interface CodeAttempt {
   stderr: string;
 }
 
-function filesBlock(files: { name: string; content: string }[]): string {
+export function filesBlock(files: { name: string; content: string }[]): string {
   return files.map((f) => `<file name="${f.name}">\n${f.content.slice(0, 6_000)}\n</file>`).join('\n') || '(none)';
 }
 
-export function createCoderActivities(deps: { llm: Llm; store: Store; limits: { timeoutSeconds: number; memoryMb: number } }) {
+/** The results of the steps a processing step depends on, as the files its program reads. */
+export async function dependencyFiles(store: Pick<Store, 'getDocuments'>, researchId: string, keys: string[]) {
+  const docs = await store.getDocuments(researchId, keys);
+  return docs.map((d) => ({ name: `${d.key.replace(/\//g, '_')}.md`, content: d.content, sourceIds: d.sourceIds }));
+}
+
+export interface WriteCodeInput {
+  researchId: string;
+  question: string;
+  locale: string;
+  step: PlanStep;
+  dependencyKeys: string[];
+  feedback: string;
+  previous?: CodeAttempt;
+}
+
+type CoderDeps = Pick<RoleDeps, 'llm' | 'store' | 'sandbox'>;
+
+export function createCoderActivities(deps: CoderDeps) {
   const packages = sandboxPackages();
+  return { writeCode: (input: WriteCodeInput) => writeCode(deps, packages, input) };
+}
 
-  async function dependencyFiles(researchId: string, keys: string[]) {
-    const docs = await deps.store.getDocuments(researchId, keys);
-    return docs.map((d) => ({ name: `${d.key.replace(/\//g, '_')}.md`, content: d.content, sourceIds: d.sourceIds }));
-  }
+export const coder = defineRole({
+  does: 'Writes the Python program of a processing step, and fixes it after a failed run.',
+  prompts: { coder: CODER_PROMPT },
+  parts: [],
+  activities: createCoderActivities,
+});
 
-  async function writeCode(input: {
-    researchId: string;
-    question: string;
-    locale: string;
-    step: PlanStep;
-    dependencyKeys: string[];
-    feedback: string;
-    previous?: CodeAttempt;
-  }): Promise<{ code: string; explanation: string; files: { name: string; content: string }[]; usage: Usage }> {
-    const files = await dependencyFiles(input.researchId, input.dependencyKeys);
-    const previous = input.previous;
-    const r = await deps.llm.structured(
-      PROMPTS.coder,
-      {
-        question: input.question,
-        stepTitle: input.step.title,
-        stepDescription: input.step.description,
-        packages: packages.join(', '),
-        files: files.length ? files.map((f) => f.name).join(', ') : '(none)',
-        timeoutSeconds: deps.limits.timeoutSeconds,
-        memoryMb: deps.limits.memoryMb,
-        previousStatus: previous?.status ?? '',
-        previousMessage: previous?.message ?? '',
-        previousCode: previous?.code.slice(0, 6_000) ?? '',
-        previousStderr: previous?.stderr.slice(-2_000) ?? '',
-        feedback: input.feedback,
-        dependencies: filesBlock(files),
-      },
-      { researchId: input.researchId },
-    );
-    return {
-      code: r.output.code,
-      explanation: summarize(r.output.explanation, 400),
-      files: files.map(({ name, content }) => ({ name, content })),
-      usage: r.usage,
-    };
-  }
-
-  async function finishCoderStep(
-    input: StepTask & {
-      code: string;
-      explanation: string;
-      run: SandboxResult;
-      attempts: number;
+async function writeCode(
+  deps: CoderDeps,
+  packages: string[],
+  input: WriteCodeInput,
+): Promise<{ code: string; explanation: string; files: { name: string; content: string }[]; usage: Usage }> {
+  const files = await dependencyFiles(deps.store, input.researchId, input.dependencyKeys);
+  const previous = input.previous;
+  const r = await deps.llm.structured(
+    CODER_PROMPT,
+    {
+      question: input.question,
+      stepTitle: input.step.title,
+      stepDescription: input.step.description,
+      packages: packages.join(', '),
+      files: files.length ? files.map((f) => f.name).join(', ') : '(none)',
+      timeoutSeconds: deps.sandbox.timeoutSeconds,
+      memoryMb: deps.sandbox.memoryMb,
+      previousStatus: previous?.status ?? '',
+      previousMessage: previous?.message ?? '',
+      previousCode: previous?.code.slice(0, 6_000) ?? '',
+      previousStderr: previous?.stderr.slice(-2_000) ?? '',
+      feedback: input.feedback,
+      dependencies: filesBlock(files),
     },
-  ): Promise<StepOutput> {
-    const files = await dependencyFiles(input.researchId, input.dependencyKeys);
-    const known = new Set(files.flatMap((f) => f.sourceIds));
-    const run = input.run;
-    const r = await deps.llm.structured(
-      PROMPTS.coderResults,
-      {
-        question: input.question,
-        locale: input.locale,
-        stepTitle: input.step.title,
-        stepDescription: input.step.description,
-        explanation: input.explanation,
-        ran: run.status === 'ok',
-        runMessage: run.message,
-        attempts: input.attempts,
-        output: `${run.stdout}${run.stdoutTruncated ? '\n[output truncated]' : ''}${run.status !== 'ok' ? `\n--- error output ---\n${run.stderr}` : ''}`,
-        dependencies: filesBlock(files),
-      },
-      { researchId: input.researchId },
-    );
-    const { text } = keepKnownSourceIds(r.output.text, known);
-    const charts = run.artifacts.filter((a) => a.contentType === 'image/png');
-    const others = run.artifacts.filter((a) => a.contentType !== 'image/png');
-    const parts = [
-      text,
-      ...charts.map((a) => `![${a.name}](artifact:${a.artifactId})`),
-      others.length ? `Files: ${others.map((a) => `[${a.name}](artifact:${a.artifactId})`).join(', ')}` : '',
-      `<details><summary>Program (${run.status})</summary>\n\n\`\`\`python\n${input.code.slice(0, 8_000)}\n\`\`\`\n</details>`,
-    ].filter(Boolean);
-    const sourceIds = citedSourceIds(text);
-    await deps.store.saveDocument(input.researchId, {
-      key: input.key,
-      kind: 'step',
-      content: parts.join('\n\n'),
-      summary: summarize(r.output.summary),
-      sourceIds,
-      meta: {
-        stepId: input.step.id,
-        sandboxStatus: run.status,
-        artifacts: run.artifacts.map((a) => a.artifactId),
-        attempts: input.attempts,
-      },
-    });
-    return { key: input.key, summary: summarize(r.output.summary, 300), sourceIds, usage: r.usage };
-  }
-
-  return { writeCode, finishCoderStep };
+    { researchId: input.researchId },
+  );
+  return {
+    code: r.output.code,
+    explanation: summarize(r.output.explanation, 400),
+    files: files.map(({ name, content }) => ({ name, content })),
+    usage: r.usage,
+  };
 }

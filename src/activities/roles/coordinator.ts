@@ -3,14 +3,41 @@
 // choice wins, a model's tag that is no language or contradicts the question is replaced. When the
 // model gives no usable answer at all, the request is researched as asked.
 import { Context } from '@temporalio/activity';
-import type { CoordinatorDecision } from '../../shared/llm-outputs';
+import { z } from 'zod';
+import { cappedText, LIMITS } from '../../shared/llm-outputs';
 import { settleLocale } from '../../shared/locale';
 import { ZERO_USAGE, type Usage } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
-import { PROMPTS } from '../llm/prompts';
+import { flag, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
-import { modelGaveUp, noteFallback } from './fallbacks';
-import { noteCorrection } from './fallbacks';
+import { modelGaveUp, noteCorrection, noteFallback } from './fallbacks';
+import { defineRole } from './role';
+
+/** The answer: small talk is answered directly, research goes on. The locale is checked by code
+ *  (src/shared/locale.ts), not here: a wrong tag is replaced, not sent back for a repair. */
+export const CoordinatorDecision = z.object({
+  action: z.enum(['answer_directly', 'research']),
+  locale: cappedText(35).describe('BCP 47 tag of the language the user wrote in, e.g. en-US'),
+  directAnswer: z.string().nullable().describe('The short reply when action is answer_directly; null otherwise'),
+  researchTopic: cappedText(LIMITS.shortTextChars)
+    .nullable()
+    .describe('The research task restated in one sentence when action is research; null otherwise'),
+  clarificationQuestion: cappedText(LIMITS.shortTextChars)
+    .nullable()
+    .describe('One question to the user when the request is too ambiguous to research and clarification is allowed; null otherwise'),
+});
+export type CoordinatorDecision = z.infer<typeof CoordinatorDecision>;
+
+export const COORDINATOR_PROMPT = jsonPrompt(
+  {
+    file: 'coordinator',
+    role: 'coordinator',
+    vars: { question: text, requestedLocale: text, allowClarification: flag, clarifications: text },
+    untrusted: { question: 'user_message', clarifications: 'clarifications' },
+  },
+  'CoordinatorDecision',
+  CoordinatorDecision,
+);
 
 export function createCoordinatorActivities(deps: { llm: Llm; store: Pick<Store, 'saveDocument'> }) {
   async function classifyRequest(input: {
@@ -25,7 +52,7 @@ export function createCoordinatorActivities(deps: { llm: Llm; store: Pick<Store,
     let usage: Usage;
     try {
       const r = await deps.llm.structured(
-        PROMPTS.coordinator,
+        COORDINATOR_PROMPT,
         {
           question: input.question,
           requestedLocale: input.locale ?? '',
@@ -51,6 +78,13 @@ export function createCoordinatorActivities(deps: { llm: Llm; store: Pick<Store,
 
   return { classifyRequest };
 }
+
+export const coordinator = defineRole({
+  does: 'Answers small talk directly or sends the request to research; settles the locale; may ask one clarifying question.',
+  prompts: { coordinator: COORDINATOR_PROMPT },
+  parts: [],
+  activities: createCoordinatorActivities,
+});
 
 /** The decision code makes when the model gave none: research the question, no clarification. */
 function researchAsAsked(question: string, locale: string): CoordinatorDecision {

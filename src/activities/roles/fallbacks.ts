@@ -2,7 +2,7 @@
 // degrade, don't die), and each fallback taken is written down as a note of the run, so the
 // published report says which one and why. The notes are documents of kind 'fallback'; the
 // reporter reads them with the workflow's own notes.
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
 import { summarize } from '../../shared/schemas';
 import type { Store } from '../store';
@@ -22,6 +22,12 @@ const GIVE_UP_TYPES = new Set<string>([
 /** True for a model failure a role answers with its fallback; outages and auth errors are not. */
 export function modelGaveUp(err: unknown): err is ApplicationFailure {
   return err instanceof ApplicationFailure && err.type !== undefined && err.type !== null && GIVE_UP_TYPES.has(err.type);
+}
+
+/** A note's key for an activity that makes one model call: stable across the retries of one
+ *  activity, distinct between activities of a run. */
+export function activityKey(): string {
+  return Context.current().info.activityId;
 }
 
 /**

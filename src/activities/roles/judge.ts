@@ -2,13 +2,33 @@
 // A judge that cannot give a usable verdict passes the step with a note (the run never waits on it).
 import { ApplicationFailure } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
-import type { JudgeVerdict } from '../../shared/llm-outputs';
+import { z } from 'zod';
+import { cappedText, LIMITS } from '../../shared/llm-outputs';
 import { summarize, ZERO_USAGE, type PlanStep, type Usage } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
-import { PROMPTS } from '../llm/prompts';
+import { count, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
 import { DOC_CHARS } from './cited';
 import { modelGaveUp, noteFallback } from './fallbacks';
+import { defineRole } from './role';
+
+/** The answer: passed, or what a second attempt must fix. */
+export const JudgeVerdict = z.object({
+  passed: z.boolean(),
+  feedback: cappedText(LIMITS.feedbackChars).describe('What is missing or wrong; empty when passed'),
+});
+export type JudgeVerdict = z.infer<typeof JudgeVerdict>;
+
+export const JUDGE_PROMPT = jsonPrompt(
+  {
+    file: 'judge',
+    role: 'judge',
+    vars: { question: text, stepTitle: text, stepDescription: text, result: text, citedSources: count },
+    untrusted: { question: 'user_message', result: 'result' },
+  },
+  'JudgeVerdict',
+  JudgeVerdict,
+);
 
 export function createJudgeActivities(deps: { llm: Llm; store: Store }) {
   async function judgeStep(input: {
@@ -23,7 +43,7 @@ export function createJudgeActivities(deps: { llm: Llm; store: Store }) {
     let r: { output: JudgeVerdict; usage: Usage };
     try {
       r = await deps.llm.structured(
-        PROMPTS.judge,
+        JUDGE_PROMPT,
         {
           question: input.question,
           stepTitle: input.step.title,
@@ -57,3 +77,10 @@ export function createJudgeActivities(deps: { llm: Llm; store: Store }) {
 
   return { judgeStep };
 }
+
+export const judge = defineRole({
+  does: "Checks each step's result against what the step asked; a failed step runs again with its feedback.",
+  prompts: { judge: JUDGE_PROMPT },
+  parts: [],
+  activities: createJudgeActivities,
+});

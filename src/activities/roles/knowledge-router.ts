@@ -3,12 +3,31 @@
 // keeps only ids from the list it gave. A model that cannot choose: every usable collection is
 // searched (they are the tenant's own documents; retrieval ranks passages, so one that does not
 // fit costs little), with a note.
-import { Context } from '@temporalio/activity';
+import { z } from 'zod';
 import { ZERO_USAGE, type Usage } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
-import { PROMPTS } from '../llm/prompts';
+import { jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
-import { modelGaveUp, noteFallback } from './fallbacks';
+import { activityKey, modelGaveUp, noteFallback } from './fallbacks';
+import { defineRole } from './role';
+
+/** The answer: which of the tenant's collections can help with the question. */
+export const KnowledgeChoice = z.object({
+  collectionIds: z.array(z.string()).describe('Ids from the list of collections; empty when none fits'),
+  reason: z.string().describe('One sentence: why these collections, or why none'),
+});
+export type KnowledgeChoice = z.infer<typeof KnowledgeChoice>;
+
+export const KNOWLEDGE_ROUTER_PROMPT = jsonPrompt(
+  {
+    file: 'knowledge-router',
+    role: 'planner',
+    vars: { question: text, collections: text },
+    untrusted: { question: 'user_message', collections: 'collections' },
+  },
+  'KnowledgeChoice',
+  KnowledgeChoice,
+);
 
 export interface CollectionChoiceInput {
   researchId: string;
@@ -21,7 +40,7 @@ export function createKnowledgeRouterActivities(deps: { llm: Llm; store: Pick<St
     let r;
     try {
       r = await deps.llm.structured(
-        PROMPTS.knowledgeRouter,
+        KNOWLEDGE_ROUTER_PROMPT,
         {
           question: input.question,
           collections: input.collections
@@ -33,7 +52,7 @@ export function createKnowledgeRouterActivities(deps: { llm: Llm; store: Pick<St
     } catch (err) {
       if (!modelGaveUp(err)) throw err;
       const what = 'every usable knowledge base collection was searched';
-      await noteFallback(deps.store, input.researchId, 'knowledge-router', Context.current().info.activityId, what, err);
+      await noteFallback(deps.store, input.researchId, 'knowledge-router', activityKey(), what, err);
       return { collectionIds: input.collections.map((c) => c.collectionId), reason: 'the model could not choose', usage: ZERO_USAGE };
     }
     const known = new Set(input.collections.map((c) => c.collectionId));
@@ -41,3 +60,10 @@ export function createKnowledgeRouterActivities(deps: { llm: Llm; store: Pick<St
   }
   return { chooseCollections };
 }
+
+export const knowledgeRouter = defineRole({
+  does: "Chooses which of the tenant's document collections a run searches, from their descriptions.",
+  prompts: { knowledgeRouter: KNOWLEDGE_ROUTER_PROMPT },
+  parts: [],
+  activities: createKnowledgeRouterActivities,
+});

@@ -1,28 +1,51 @@
-// The ReAct researcher's model calls. The conversation lives in PostgreSQL at positions the
-// workflow chooses; the workflow carries only positions, tool names, arguments and ids.
+// The researcher: one turn of the ReAct loop the workflow runs (src/workflows/researcher.ts). The
+// conversation lives in PostgreSQL at positions the workflow chooses; the workflow carries only
+// positions, tool names, arguments and ids. A turn writes the previous round's tool results, asks
+// the model (tools offered unless it must answer) and stores its reply; a retried turn finds the
+// reply an earlier attempt stored and asks nobody. The step's findings are the compressor's
+// (src/activities/roles/compressor.ts).
 import type OpenAI from 'openai';
 import { Context } from '@temporalio/activity';
-import { citedSourceIds } from '../../shared/citations';
-import { PYTHON_RUNS_PER_ATTEMPT, pythonRunNumber, type ToolCall } from '../../shared/llm-outputs';
-import { summarize, ZERO_USAGE, type PlanStep, type StepOutput, type Usage } from '../../shared/schemas';
+import { ErrorType } from '../../shared/errors';
+import type { ToolCall } from '../../shared/llm-outputs';
+import { summarize, ZERO_USAGE, type PlanStep, type Usage } from '../../shared/schemas';
 import { activityCallKey } from '../attempt';
-import type { Llm, ReplyReading } from '../llm/call';
-import { PROMPTS } from '../llm/prompts';
-import { flag, promptPart, text } from '../llm/prompt-def';
+import type { ReplyReading } from '../llm/call';
+import { flag, promptPart, stepVarShape, text, toolPrompt } from '../llm/prompt-def';
 import { renderPart, renderPrompt } from '../llm/render';
 import type { McpDiscovery, McpToolSpec } from '../mcp';
-import type { ArtifactRef, SandboxResult } from '../sandbox';
-import type { Message, Store } from '../store';
-import { createConversationActivities, type ToolResultInput } from './conversation';
-import { groundedFindings, sourcesListed } from './cited';
+import type { Message } from '../store';
+import { createConversationActivities, USER_PAGES, type ToolResultInput } from './conversation';
 import { modelGaveUp, noteFallback } from './fallbacks';
-import { ErrorType } from '../../shared/errors';
-import { parseToolCalls, PYTHON_INPUT_DIR, toolDefinitions, trimToBudget, type PythonToolSpec } from './researcher-tools';
+import { defineRole, type RoleDeps } from './role';
+import { parseToolCalls, PYTHON_INPUT_DIR, TOOL_DESCRIPTIONS, toolDefinitions, trimToBudget } from './researcher-tools';
+
+export type { PythonTool } from './role';
+
+export const RESEARCHER_TURN_PROMPT = toolPrompt({
+  file: 'researcher-react',
+  role: 'researcher',
+  vars: {
+    ...stepVarShape,
+    feedback: text,
+    dependencies: text,
+    web: flag,
+    knowledge: flag,
+    python: flag,
+    inputDir: text,
+    background: text,
+  },
+  untrusted: { question: 'user_message', dependencies: 'dependencies', background: 'background' },
+});
+
+/** The parts of prompts/researcher-react.md the turn sends on their own. */
+const FORCED_ANSWER = promptPart('researcher-react', 'forced-answer', { reason: text });
+const TURN_REPAIR = promptPart('researcher-react', 'turn-repair', { problems: text, cutOff: flag, withTools: flag });
+/** What a turn that gave up leaves in the conversation: it ends the tool use, and says why. */
+const GAVE_UP = promptPart('researcher-react', 'gave-up', {});
 
 /** Characters of one earlier step's result in the researcher's first message. */
 const DEPENDENCY_CHARS = 6_000;
-/** Characters of transcript the compressor reads (the most recent). */
-const TRANSCRIPT_CHARS = 60_000;
 
 export interface TurnInput {
   researchId: string;
@@ -65,273 +88,184 @@ export interface TurnResult {
 }
 
 type AssistantMessage = OpenAI.Chat.ChatCompletionAssistantMessageParam;
+type Tools = OpenAI.Chat.ChatCompletionTool[];
+type Row = { seq: number; message: Message };
+type Turn = { output: { message: AssistantMessage; calls: ToolCall[] }; usage: Usage };
+export type ResearcherDeps = Pick<RoleDeps, 'llm' | 'store' | 'contextChars' | 'python' | 'discoverMcp'>;
 
-/** The python tool, where the worker has it: its limits, and whether a sandbox can run it now. */
-export interface PythonTool {
-  spec: PythonToolSpec;
-  usable: () => Promise<boolean>;
+export function createResearcherActivities(deps: ResearcherDeps) {
+  return { researcherTurn: (input: TurnInput) => researcherTurn(deps, input) };
 }
 
-/** The parts of prompts/researcher-react.md the turn sends on their own. */
-const FORCED_ANSWER = promptPart('researcher-react', 'forced-answer', { reason: text });
-const TURN_REPAIR = promptPart('researcher-react', 'turn-repair', { problems: text, cutOff: flag, withTools: flag });
-/** What a turn that gave up leaves in the conversation: it ends the tool use, and says why. */
-const GAVE_UP = promptPart('researcher-react', 'gave-up', {});
+export const researcher = defineRole({
+  does: 'One round of a research step: the model calls tools (search, crawl, documents, python, MCP) or writes its findings.',
+  prompts: { researcherTurn: RESEARCHER_TURN_PROMPT },
+  parts: [FORCED_ANSWER, TURN_REPAIR, GAVE_UP, USER_PAGES, ...Object.values(TOOL_DESCRIPTIONS)],
+  activities: createResearcherActivities,
+});
 
-export function createResearcherActivities(deps: {
-  llm: Llm;
-  store: Store;
-  contextChars: number;
-  python?: PythonTool;
-  /** The MCP servers' tools for a role (none when no server is configured). */
-  discoverMcp?: (input: { role: string }) => Promise<McpDiscovery>;
-}) {
+async function researcherTurn(deps: ResearcherDeps, turnInput: TurnInput): Promise<TurnResult> {
+  const mcp = turnInput.discoverMcp && deps.discoverMcp ? await deps.discoverMcp({ role: 'researcher' }) : undefined;
+  const input = mcp ? { ...turnInput, mcpTools: mcp.tools } : turnInput;
+  const found = mcp && (mcp.tools.length || mcp.errors.length) ? { mcp } : {};
+  const tools = input.mustAnswer ? [] : await offeredTools(deps, input);
+  const { seq, rows } = await writeConversation(deps, input, tools);
+  // A retried turn whose answer was already stored returns it: the model is not asked twice. The
+  // attempt that paid for it never reported, so its usage comes from the call log.
+  const done = rows.find((r) => r.seq === seq && r.message.role === 'assistant');
+  if (done) {
+    const parsed = parseToolCalls((done.message as AssistantMessage).tool_calls ?? [], input.mcpTools);
+    const paid = await deps.store.llmCalls.find(activityCallKey());
+    return { nextSeq: seq + 1, calls: parsed.calls, usage: paid?.usage ?? ZERO_USAGE, ...found };
+  }
+  const fitted = trimToBudget(
+    rows.filter((r) => r.seq < seq).map((r) => r.message),
+    deps.contextChars,
+  );
+  const forcedAnswer = input.mustAnswer ? 'the tool rounds are spent' : fitted.fits ? undefined : 'the context budget is reached';
+  const messages: Message[] = [...fitted.messages];
+  if (forcedAnswer) messages.push({ role: 'user', content: renderPart(FORCED_ANSWER, { reason: forcedAnswer }) });
+  let turn = await askModel(deps, input, seq, messages, forcedAnswer ? [] : tools, forcedAnswer);
+  if (input.seq === 0 && !forcedAnswer && !turn.gaveUp && turn.output.calls.length === 0 && offers(tools, 'web_search')) {
+    turn = await searchByCode(deps, input, turn);
+  }
+  // First writer wins: if another attempt stored this turn already, its tool calls are the ones
+  // the conversation goes on with.
+  const stored = (await deps.store.conversations.putFirst(input.researchId, input.convKey, seq, turn.output.message)) as AssistantMessage;
+  const calls =
+    JSON.stringify(stored) === JSON.stringify(turn.output.message)
+      ? turn.output.calls
+      : parseToolCalls(stored.tool_calls ?? [], input.mcpTools).calls;
+  return { nextSeq: seq + 1, calls, usage: turn.usage, ...(forcedAnswer ? { forcedAnswer } : {}), ...found };
+}
+
+const offers = (tools: Tools, name: string) => tools.some((t) => t.type === 'function' && t.function.name === name);
+
+/** The step's tools: no web for a step that works from given material (needSearch: false),
+ *  python when the workflow can run it and a sandbox is there. */
+async function offeredTools(deps: ResearcherDeps, input: TurnInput): Promise<Tools> {
+  const python = input.python && deps.python && (await deps.python.usable()) ? deps.python.spec : undefined;
+  return toolDefinitions(input.mcpTools, {
+    knowledge: input.knowledge ?? false,
+    web: input.step.needSearch,
+    ...(python ? { python } : {}),
+  });
+}
+
+/**
+ * Writes what comes before this turn's reply and reads the conversation back. Each write is the
+ * same on every attempt of this turn: a retry rewrites what it wrote. The tool results (and, on the
+ * first turn, the task and the user's pages) are one write. Returns the position of the reply.
+ */
+async function writeConversation(deps: ResearcherDeps, input: TurnInput, tools: Tools): Promise<{ seq: number; rows: Row[] }> {
   const { writeToolResults } = createConversationActivities({ store: deps.store });
-  const { conversations } = deps.store;
-
-  /** The step's tools: no web for a step that works from given material (needSearch: false),
-   *  python when the workflow can run it and a sandbox is there. */
-  async function offeredTools(input: TurnInput): Promise<OpenAI.Chat.ChatCompletionTool[]> {
-    const python = input.python && deps.python && (await deps.python.usable()) ? deps.python.spec : undefined;
-    return toolDefinitions(input.mcpTools, {
-      knowledge: input.knowledge ?? false,
-      web: input.step.needSearch,
-      ...(python ? { python } : {}),
-    });
+  const conversation = { researchId: input.researchId, convKey: input.convKey };
+  if (input.seq !== 0) {
+    await writeToolResults(conversation, input.toolResults ?? []);
+    return { seq: input.seq, rows: await deps.store.conversations.load(input.researchId, input.convKey) };
   }
-
-  /** The system prompt and the task, for positions 0 and 1. */
-  async function taskMessages(input: TurnInput, tools: OpenAI.Chat.ChatCompletionTool[]): Promise<{ seq: number; message: Message }[]> {
-    // The earlier steps' results and the background brief in one read.
-    const docs = await deps.store.getDocuments(input.researchId, [...input.dependencyKeys, 'background']);
-    const background = docs.find((d) => d.key === 'background');
-    const dependencies = docs.filter((d) => d.key !== 'background' || input.dependencyKeys.includes('background'));
-    const prompt = renderPrompt(PROMPTS.researcherTurn, {
-      question: input.question,
-      locale: input.locale,
-      stepTitle: input.step.title,
-      stepDescription: input.step.description,
-      feedback: input.feedback || '(none)',
-      web: input.step.needSearch,
-      knowledge: input.knowledge ?? false,
-      python: tools.some((t) => t.type === 'function' && t.function.name === 'python'),
-      inputDir: PYTHON_INPUT_DIR,
-      background: background ? background.content.slice(0, DEPENDENCY_CHARS) : '(none)',
-      dependencies:
-        dependencies.map((d) => `<result key="${d.key}">\n${d.content.slice(0, DEPENDENCY_CHARS)}\n</result>`).join('\n') || '(none)',
-    });
-    return [
-      { seq: 0, message: { role: 'system', content: prompt.system } },
-      { seq: 1, message: { role: 'user', content: prompt.user } },
-    ];
-  }
-
-  async function researcherTurn(turnInput: TurnInput): Promise<TurnResult> {
-    const mcp = turnInput.discoverMcp && deps.discoverMcp ? await deps.discoverMcp({ role: 'researcher' }) : undefined;
-    const input = mcp ? { ...turnInput, mcpTools: mcp.tools } : turnInput;
-    const found = mcp && (mcp.tools.length || mcp.errors.length) ? { mcp } : {};
-    // Each write is the same on every attempt of this turn: a retry rewrites what it wrote. The
-    // tool results (and, on the first turn, the task and the user's pages) are one write.
-    const conversation = { researchId: input.researchId, convKey: input.convKey };
-    let seq = input.seq;
-    const tools = input.mustAnswer ? [] : await offeredTools(input);
-    let rows: { seq: number; message: Message }[];
-    if (seq === 0) {
-      const task = await taskMessages(input, tools);
-      const userPages = input.userPages ? [{ ...input.userPages, seq: 2, fromUser: true }] : [];
-      const written = await writeToolResults(conversation, userPages, task);
-      seq = userPages.length ? 3 : 2;
-      // A first attempt knows the whole conversation: it just wrote it. A retry reads it, to find
-      // the answer an earlier attempt may have stored.
-      rows = Context.current().info.attempt === 1 ? [...task, ...written] : await conversations.load(input.researchId, input.convKey);
-    } else {
-      await writeToolResults(conversation, input.toolResults ?? []);
-      rows = await conversations.load(input.researchId, input.convKey);
-    }
-    // A retried turn whose answer was already stored returns it: the model is not asked twice. The
-    // attempt that paid for it never reported, so its usage comes from the call log.
-    const done = rows.find((r) => r.seq === seq && r.message.role === 'assistant');
-    if (done) {
-      const parsed = parseToolCalls((done.message as AssistantMessage).tool_calls ?? [], input.mcpTools);
-      const paid = await deps.store.llmCalls.find(activityCallKey());
-      return { nextSeq: seq + 1, calls: parsed.calls, usage: paid?.usage ?? ZERO_USAGE, ...found };
-    }
-    const fitted = trimToBudget(
-      rows.filter((r) => r.seq < seq).map((r) => r.message),
-      deps.contextChars,
-    );
-    const forcedAnswer = input.mustAnswer ? 'the tool rounds are spent' : fitted.fits ? undefined : 'the context budget is reached';
-    const messages: Message[] = [...fitted.messages];
-    if (forcedAnswer)
-      messages.push({
-        role: 'user',
-        content: renderPart(FORCED_ANSWER, { reason: forcedAnswer }),
-      });
-
-    type Turn = { output: { message: AssistantMessage; calls: ToolCall[] }; usage: Usage };
-    let turn: Turn;
-    let gaveUp = false;
-    try {
-      turn = await deps.llm.complete<{ message: AssistantMessage; calls: ToolCall[] }>({
-        researchId: input.researchId,
-        role: PROMPTS.researcherTurn.role,
-        promptName: PROMPTS.researcherTurn.file,
-        messages,
-        ...(forcedAnswer || tools.length === 0 ? {} : { tools }),
-        expected: 'researcher turn',
-        reuse: (logged) => {
-          const message = logged as AssistantMessage;
-          return message?.role === 'assistant'
-            ? { message, calls: parseToolCalls(message.tool_calls ?? [], input.mcpTools).calls }
-            : undefined;
-        },
-        read: (choice) =>
-          readTurn(choice, input.mcpTools, forcedAnswer, new Set(tools.map((t) => (t.type === 'function' ? t.function.name : '')))),
-      });
-    } catch (err) {
-      // The workflow answers a context error by trimming the conversation; other give-ups end the
-      // step's tool use here, and the step is written from what its tools found.
-      if (!modelGaveUp(err) || err.type === ErrorType.LlmContextLength) throw err;
-      await noteFallback(
-        deps.store,
-        input.researchId,
-        'researcher',
-        `${input.convKey}/${seq}`,
-        `"${summarize(input.step.title, 80)}" stopped using tools and was written from the results gathered so far`,
-        err,
-      );
-      turn = { output: { message: { role: 'assistant', content: renderPart(GAVE_UP, {}) }, calls: [] }, usage: ZERO_USAGE };
-      gaveUp = true;
-    }
-
-    // A step that must search but whose first turn answers without searching (small models write
-    // findings from the background alone, or from nothing) gets a search made by code from its
-    // title and description; the model reads the results on its next turn.
-    if (
-      input.seq === 0 &&
-      !forcedAnswer &&
-      !gaveUp &&
-      turn.output.calls.length === 0 &&
-      tools.some((t) => t.type === 'function' && t.function.name === 'web_search')
-    ) {
-      const search: OpenAI.Chat.ChatCompletionMessageToolCall = {
-        id: 'call_code_search',
-        type: 'function',
-        function: { name: 'web_search', arguments: JSON.stringify({ queries: stepQueries(input.step) }) },
-      };
-      turn = {
-        output: { message: { role: 'assistant', content: null, tool_calls: [search] }, calls: parseToolCalls([search]).calls },
-        usage: turn.usage,
-      };
-      await noteFallback(
-        deps.store,
-        input.researchId,
-        'researcher',
-        `${input.convKey}/first-search`,
-        `"${summarize(input.step.title, 80)}" was searched by code from its title, as the model answered without searching`,
-        'called no tool on its first turn',
-      );
-    }
-
-    // First writer wins: if another attempt stored this turn already, its tool calls are the ones
-    // the conversation goes on with.
-    const stored = (await conversations.putFirst(input.researchId, input.convKey, seq, turn.output.message)) as AssistantMessage;
-    const calls =
-      JSON.stringify(stored) === JSON.stringify(turn.output.message)
-        ? turn.output.calls
-        : parseToolCalls(stored.tool_calls ?? [], input.mcpTools).calls;
-    return { nextSeq: seq + 1, calls, usage: turn.usage, ...(forcedAnswer ? { forcedAnswer } : {}), ...found };
-  }
-
-  /** Compresses the conversation into the step's findings, citing only sources it retrieved. */
-  async function compressResearch(input: {
-    researchId: string;
-    convKey: string;
-    key: string;
-    question: string;
-    locale: string;
-    step: PlanStep;
-  }): Promise<StepOutput> {
-    const rows = await conversations.load(input.researchId, input.convKey);
-    const ids = [...new Set(rows.filter((r) => r.message.role === 'tool').flatMap((r) => citedSourceIds(String(r.message.content ?? ''))))];
-    const retrieved = await deps.store.getSources(input.researchId, ids);
-    const known = new Set(retrieved.map((s) => s.sourceId));
-    let r: { output: { text: string; summary: string }; usage: Usage };
-    try {
-      r = await deps.llm.structured(
-        PROMPTS.compressor,
-        {
-          question: input.question,
-          locale: input.locale,
-          stepTitle: input.step.title,
-          stepDescription: input.step.description,
-          transcript: transcriptOf(rows.map((row) => row.message)).slice(-TRANSCRIPT_CHARS),
-        },
-        { researchId: input.researchId },
-      );
-    } catch (err) {
-      if (!modelGaveUp(err)) throw err;
-      const listed = sourcesListed(retrieved);
-      r = {
-        output: { text: `Evidence retrieved for "${input.step.title}":\n\n${listed.text}`, summary: listed.summary },
-        usage: ZERO_USAGE,
-      };
-      await noteFallback(
-        deps.store,
-        input.researchId,
-        'researcher',
-        `${input.key}/compress`,
-        `the findings of "${summarize(input.step.title, 80)}" are the evidence its tools retrieved, listed by code`,
-        err,
-      );
-    }
-    const { text, sourceIds, dropped } = await groundedFindings(deps.store, input.researchId, input.key, r.output.text, retrieved);
-    const artifacts = await pythonArtifacts(input.researchId, input.step.id, input.convKey);
-    await deps.store.saveDocument(input.researchId, {
-      key: input.key,
-      kind: 'step',
-      content: [text, ...artifactLinks(artifacts)].join('\n\n'),
-      summary: summarize(r.output.summary),
-      sourceIds,
-      meta: {
-        stepId: input.step.id,
-        droppedSourceIds: dropped,
-        retrievedSourceIds: [...known],
-        ...(artifacts.length ? { artifacts: artifacts.map((a) => a.artifactId) } : {}),
-      },
-    });
-    return { key: input.key, summary: summarize(r.output.summary, 300), sourceIds, usage: r.usage };
-  }
-
-  /** Files the step attempt's python programs kept (those that ran to the end); the last one of a name wins. */
-  async function pythonArtifacts(researchId: string, stepId: string, convKey: string): Promise<ArtifactRef[]> {
-    // The conversation of a step attempt is `<step id>/<attempt>`.
-    const attempt = Number(convKey.split('/').at(-1));
-    if (!Number.isInteger(attempt)) return [];
-    const from = pythonRunNumber(attempt, 0);
-    const runs = await deps.store.sandboxRuns.ofStep<SandboxResult>(researchId, stepId, from, from + PYTHON_RUNS_PER_ATTEMPT);
-    const byName = new Map<string, ArtifactRef>();
-    for (const run of runs) if (run.status === 'ok') for (const a of run.result.artifacts) byName.set(a.name, a);
-    return [...byName.values()];
-  }
-
-  return { researcherTurn, compressResearch };
+  const task = await taskMessages(deps, input, tools);
+  const userPages = input.userPages ? [{ ...input.userPages, seq: 2, fromUser: true }] : [];
+  const written = await writeToolResults(conversation, userPages, task);
+  // A first attempt knows the whole conversation: it just wrote it. A retry reads it, to find
+  // the answer an earlier attempt may have stored.
+  const rows =
+    Context.current().info.attempt === 1 ? [...task, ...written] : await deps.store.conversations.load(input.researchId, input.convKey);
+  return { seq: userPages.length ? 3 : 2, rows };
 }
 
-/** Queries for a step searched by code: its title, and its description's opening words. */
-function stepQueries(step: PlanStep): string[] {
-  const words = step.description.replace(/\s+/g, ' ').trim().split(' ').slice(0, 12).join(' ');
-  return [...new Set([step.title.trim(), words].filter(Boolean))].slice(0, 2);
-}
-
-/** Charts shown, other files linked, as the coder's findings do: the report links them from there. */
-function artifactLinks(artifacts: ArtifactRef[]): string[] {
-  const charts = artifacts.filter((a) => a.contentType === 'image/png');
-  const others = artifacts.filter((a) => a.contentType !== 'image/png');
+/** The system prompt and the task, for positions 0 and 1. */
+async function taskMessages(deps: ResearcherDeps, input: TurnInput, tools: Tools): Promise<Row[]> {
+  // The earlier steps' results and the background brief in one read.
+  const docs = await deps.store.getDocuments(input.researchId, [...input.dependencyKeys, 'background']);
+  const background = docs.find((d) => d.key === 'background');
+  const dependencies = docs.filter((d) => d.key !== 'background' || input.dependencyKeys.includes('background'));
+  const prompt = renderPrompt(RESEARCHER_TURN_PROMPT, {
+    question: input.question,
+    locale: input.locale,
+    stepTitle: input.step.title,
+    stepDescription: input.step.description,
+    feedback: input.feedback || '(none)',
+    web: input.step.needSearch,
+    knowledge: input.knowledge ?? false,
+    python: offers(tools, 'python'),
+    inputDir: PYTHON_INPUT_DIR,
+    background: background ? background.content.slice(0, DEPENDENCY_CHARS) : '(none)',
+    dependencies:
+      dependencies.map((d) => `<result key="${d.key}">\n${d.content.slice(0, DEPENDENCY_CHARS)}\n</result>`).join('\n') || '(none)',
+  });
   return [
-    ...charts.map((a) => `![${a.name}](artifact:${a.artifactId})`),
-    ...(others.length ? [`Files: ${others.map((a) => `[${a.name}](artifact:${a.artifactId})`).join(', ')}`] : []),
+    { seq: 0, message: { role: 'system', content: prompt.system } },
+    { seq: 1, message: { role: 'user', content: prompt.user } },
   ];
+}
+
+/** The model's reply. A model that gives up ends the step's tool use: the step is written from
+ *  what its tools found (the workflow answers a context error by trimming, so that one is thrown). */
+async function askModel(
+  deps: ResearcherDeps,
+  input: TurnInput,
+  seq: number,
+  messages: Message[],
+  tools: Tools,
+  forcedAnswer: string | undefined,
+): Promise<Turn & { gaveUp: boolean }> {
+  try {
+    const turn = await deps.llm.complete<Turn['output']>({
+      researchId: input.researchId,
+      role: RESEARCHER_TURN_PROMPT.role,
+      promptName: RESEARCHER_TURN_PROMPT.file,
+      messages,
+      ...(tools.length === 0 ? {} : { tools }),
+      expected: 'researcher turn',
+      reuse: (logged) => {
+        const message = logged as AssistantMessage;
+        return message?.role === 'assistant'
+          ? { message, calls: parseToolCalls(message.tool_calls ?? [], input.mcpTools).calls }
+          : undefined;
+      },
+      read: (choice) =>
+        readTurn(choice, input.mcpTools, forcedAnswer, new Set(tools.map((t) => (t.type === 'function' ? t.function.name : '')))),
+    });
+    return { ...turn, gaveUp: false };
+  } catch (err) {
+    if (!modelGaveUp(err) || err.type === ErrorType.LlmContextLength) throw err;
+    await noteFallback(
+      deps.store,
+      input.researchId,
+      'researcher',
+      `${input.convKey}/${seq}`,
+      `"${summarize(input.step.title, 80)}" stopped using tools and was written from the results gathered so far`,
+      err,
+    );
+    return { output: { message: { role: 'assistant', content: renderPart(GAVE_UP, {}) }, calls: [] }, usage: ZERO_USAGE, gaveUp: true };
+  }
+}
+
+/**
+ * A step that must search but whose first turn answers without searching (small models write
+ * findings from the background alone, or from nothing) gets a search made by code from its title
+ * and description; the model reads the results on its next turn.
+ */
+async function searchByCode(deps: ResearcherDeps, input: TurnInput, turn: Turn): Promise<Turn & { gaveUp: boolean }> {
+  const search: OpenAI.Chat.ChatCompletionMessageToolCall = {
+    id: 'call_code_search',
+    type: 'function',
+    function: { name: 'web_search', arguments: JSON.stringify({ queries: stepQueries(input.step) }) },
+  };
+  await noteFallback(
+    deps.store,
+    input.researchId,
+    'researcher',
+    `${input.convKey}/first-search`,
+    `"${summarize(input.step.title, 80)}" was searched by code from its title, as the model answered without searching`,
+    'called no tool on its first turn',
+  );
+  return {
+    output: { message: { role: 'assistant', content: null, tool_calls: [search] }, calls: parseToolCalls([search]).calls },
+    usage: turn.usage,
+    gaveUp: false,
+  };
 }
 
 /** A usable turn: valid tool calls, or an answer in words; anything else gets one repair request. */
@@ -363,13 +297,8 @@ function readTurn(
   return { value: { message, calls: parsed.calls }, logged: message };
 }
 
-function transcriptOf(messages: Message[]): string {
-  return messages
-    .filter((m) => m.role === 'assistant' || m.role === 'tool')
-    .map((raw) => {
-      const m = raw as { role: string; content?: unknown; tool_calls?: { function: { name: string; arguments: string } }[] };
-      const calls = m.tool_calls?.map((t) => `→ ${t.function.name}(${t.function.arguments})`).join('\n') ?? '';
-      return `${m.role === 'tool' ? 'TOOL RESULT' : 'RESEARCHER'}:\n${typeof m.content === 'string' ? m.content : ''}${calls ? `\n${calls}` : ''}`;
-    })
-    .join('\n\n');
+/** Queries for a step searched by code: its title, and its description's opening words. */
+function stepQueries(step: PlanStep): string[] {
+  const words = step.description.replace(/\s+/g, ' ').trim().split(' ').slice(0, 12).join(' ');
+  return [...new Set([step.title.trim(), words].filter(Boolean))].slice(0, 2);
 }
