@@ -1,84 +1,99 @@
 // What a reviewer sends the research workflow, as the API checks it (and the OpenAPI document
-// shows it). The workflow checks the same rules without zod, in updates.ts: a workflow evaluates its
-// imports each time one starts, and zod cost a sixth of the workflow thread's CPU. The unit test
-// test/unit/update-checks.test.ts holds the two to the same answers. messages.ts re-exports these.
+// shows it): zod schemas built from the rules in updates.ts, which the workflow checks without zod.
+// messages.ts re-exports these.
 import { z } from 'zod';
-import { DOMAIN_PATTERN } from './domains';
-import { MESSAGE_TEXT_MAX, STEP_ID_PATTERN, type SteerAnswer } from './updates';
+import type { ObjectRule, Rule, TextRule } from './message-rules';
+import { ANSWER_CLARIFICATION, APPROVE_PLAN, MESSAGE_TEXT_MAX, REVISE_PLAN, STEER, type SteerAnswer } from './updates';
 import type * as Plain from './updates';
 
 export { MESSAGE_TEXT_MAX, type SteerAnswer };
 
-export const ApprovePlan = z.object({ planVersion: z.number().int().positive() });
+export const ApprovePlan = schemaOf(APPROVE_PLAN);
 export type ApprovePlan = z.infer<typeof ApprovePlan>;
-
-export const RevisePlan = z.object({
-  planVersion: z.number().int().positive(),
-  feedback: z.string().trim().min(1, 'feedback must not be empty').max(MESSAGE_TEXT_MAX),
-});
+export const RevisePlan = schemaOf(REVISE_PLAN);
 export type RevisePlan = z.infer<typeof RevisePlan>;
-
-export const AnswerClarification = z.object({
-  answer: z.string().trim().min(1, 'answer must not be empty').max(MESSAGE_TEXT_MAX),
-});
+export const AnswerClarification = schemaOf(ANSWER_CLARIFICATION);
 export type AnswerClarification = z.infer<typeof AnswerClarification>;
-
-/** A step the user adds to a running research (the planner's step shape). */
-const SteerStep = z
-  .object({
-    id: z.string().regex(STEP_ID_PATTERN, 'step id must be 1-32 lowercase letters, digits or "-"'),
-    title: z.string().trim().min(1).max(200),
-    description: z.string().trim().min(1).max(MESSAGE_TEXT_MAX),
-    type: z.enum(['research', 'processing']).default('research'),
-    needSearch: z.boolean().default(true),
-    dependsOn: z.array(z.string()).max(12).default([]),
-  })
-  .strict();
-
 /** Steering a running research: what the user changes, one thing per message. */
-export const Steer = z.discriminatedUnion('kind', [
-  /** Guidance every later model call of the run receives ("focus on costs in Europe"). */
-  z.object({ kind: z.literal('guidance'), text: z.string().trim().min(1, 'guidance must not be empty').max(MESSAGE_TEXT_MAX) }).strict(),
-  /** Stop researching: running steps answer with what they have, pending ones are skipped, the report is written. */
-  z.object({ kind: z.literal('wrapUp') }).strict(),
-  /** Domains (and their subdomains) the rest of the run leaves out: searches, crawls and the report. */
-  z
-    .object({
-      kind: z.literal('banDomains'),
-      domains: z
-        .array(z.string().trim().toLowerCase().regex(DOMAIN_PATTERN, 'a domain such as "example.com" (no scheme, port or path)'))
-        .min(1)
-        .max(20),
-    })
-    .strict(),
-  /** Pages the research must read (a running step reads them at its next round, or a new step
-   *  does) and collections its knowledge search covers from now on. */
-  z
-    .object({
-      kind: z.literal('mustRead'),
-      urls: z
-        .array(z.url({ protocol: /^https?$/, message: 'an http or https URL' }).max(2_000))
-        .max(10)
-        .default([]),
-      collections: z.array(z.string().min(1).max(100)).max(10).default([]),
-    })
-    .strict()
-    .refine((m) => m.urls.length + m.collections.length > 0, 'give at least one URL or collection'),
-  z.object({ kind: z.literal('addStep'), step: SteerStep }).strict(),
-  z.object({ kind: z.literal('dropStep'), stepId: z.string().min(1) }).strict(),
-  z
-    .object({ kind: z.literal('editStep'), stepId: z.string().min(1), description: z.string().trim().min(1).max(MESSAGE_TEXT_MAX) })
-    .strict(),
-]);
+export const Steer = schemaOf(STEER);
 export type Steer = z.infer<typeof Steer>;
 export type SteerInput = z.input<typeof Steer>;
 
-// The zod schemas and the workflow's plain types describe the same messages.
+function schemaOf<R extends Rule>(rule: R): ZodOf<R> {
+  return build(rule) as unknown as ZodOf<R>;
+}
+
+function build(rule: Rule): z.ZodType {
+  const schema = buildBase(rule);
+  return 'default' in rule && rule.default !== undefined ? schema.default(rule.default) : schema;
+}
+
+function buildBase(rule: Rule): z.ZodType {
+  switch (rule.type) {
+    case 'positiveInt':
+      return z.number().int().positive();
+    case 'boolean':
+      return z.boolean();
+    case 'literal':
+      return z.literal(rule.value);
+    case 'oneOf':
+      return z.enum(rule.values);
+    case 'text':
+      return buildText(rule);
+    case 'httpUrl':
+      return z.url({ protocol: /^https?$/, message: rule.message }).max(rule.max);
+    case 'list': {
+      const list = z.array(build(rule.item));
+      return (rule.min === undefined ? list : list.min(rule.min)).max(rule.max);
+    }
+    case 'object':
+      return buildObject(rule);
+    case 'union':
+      return z.discriminatedUnion('kind', rule.variants.map(buildObject) as [z.ZodObject, ...z.ZodObject[]]);
+  }
+}
+
+function buildText(rule: TextRule): z.ZodString {
+  let s = z.string();
+  if (rule.trim) s = s.trim();
+  if (rule.lowerCase) s = s.toLowerCase();
+  if (rule.min !== undefined) s = s.min(rule.min, rule.tooShort);
+  if (rule.max !== undefined) s = s.max(rule.max);
+  return rule.pattern ? s.regex(rule.pattern.regex, rule.pattern.message) : s;
+}
+
+function buildObject(rule: ObjectRule): z.ZodObject {
+  const shape = Object.fromEntries(Object.entries(rule.fields).map(([k, r]) => [k, build(r)]));
+  const object = rule.strict ? z.object(shape).strict() : z.object(shape);
+  const needs = rule.needsOneOf;
+  return needs ? object.refine((m) => needs.lists.some((k) => (m[k] as unknown[]).length > 0), needs.message) : object;
+}
+
+/** The zod type of a rule's schema, as zod would type it written out by hand. */
+type ZodOf<R> = R extends { default: unknown } ? z.ZodDefault<ZodBaseOf<R>> : ZodBaseOf<R>;
+type ZodScalars = { positiveInt: z.ZodNumber; boolean: z.ZodBoolean; text: z.ZodString; httpUrl: z.ZodURL };
+type ZodBaseOf<R> = R extends { type: keyof ZodScalars }
+  ? ZodScalars[R['type']]
+  : R extends { value: infer V extends string }
+    ? z.ZodLiteral<V>
+    : R extends { values: readonly (infer V extends string)[] }
+      ? z.ZodEnum<{ [K in V]: K }>
+      : R extends { item: infer I }
+        ? z.ZodArray<ZodOf<I>>
+        : R extends { fields: infer F }
+          ? z.ZodObject<{ -readonly [K in keyof F]: ZodOf<F[K]> }, R extends { strict: true } ? z.core.$strict : z.core.$strip>
+          : R extends { variants: infer V extends readonly unknown[] }
+            ? z.ZodDiscriminatedUnion<{ -readonly [K in keyof V]: ZodOf<V[K]> }, 'kind'>
+            : never;
+
+// zod's types of the schemas and the workflow's plain types, read from the same rules by two
+// mappings, describe the same messages. (One Assert each: an intersection of the answers would be
+// never when one is false, and never passes.)
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Assert<T extends true> = T;
-export type SchemasMatchTheWorkflowsTypes = Assert<
-  Same<ApprovePlan, Plain.ApprovePlan> &
-    Same<RevisePlan, Plain.RevisePlan> &
-    Same<AnswerClarification, Plain.AnswerClarification> &
-    Same<Steer, Plain.Steer>
->;
+export type SchemasMatchTheWorkflowsTypes = [
+  Assert<Same<ApprovePlan, Plain.ApprovePlan>>,
+  Assert<Same<RevisePlan, Plain.RevisePlan>>,
+  Assert<Same<AnswerClarification, Plain.AnswerClarification>>,
+  Assert<Same<Steer, Plain.Steer>>,
+];

@@ -1,7 +1,8 @@
-// The workflow checks review and steering messages without zod (src/shared/updates.ts); the API
-// checks them with the zod schemas (src/shared/update-schemas.ts). For each message below, both
-// must accept or both refuse, and an accepted message must come out the same (trimmed, lower-cased,
-// defaults filled), or a run would take what the API refused or the reverse.
+// The rules of the review and steering messages are written once (src/shared/updates.ts): the
+// workflow checks a message by them without zod (src/shared/message-rules.ts), the API with the zod
+// schemas built from them (src/shared/update-schemas.ts). For each message below, both must accept
+// or both refuse, and an accepted message must come out the same (trimmed, lower-cased, defaults
+// filled), or a run would take what the API refused or the reverse.
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { AnswerClarification, ApprovePlan, RevisePlan, Steer } from '../../src/shared/update-schemas';
@@ -26,6 +27,9 @@ const cases: [string, z.ZodType, (m: unknown) => Checked<unknown>, unknown[]][] 
       'x',
       [1],
       { planVersion: Infinity },
+      { planVersion: NaN },
+      { planVersion: 2 ** 53 - 1 },
+      { planVersion: 2 ** 53 },
     ],
   ],
   [
@@ -41,6 +45,8 @@ const cases: [string, z.ZodType, (m: unknown) => Checked<unknown>, unknown[]][] 
       { planVersion: -1, feedback: 'x' },
       { planVersion: 1 },
       { feedback: 'x' },
+      { planVersion: 1, feedback: null },
+      { planVersion: 1, feedback: 'x', extra: 1 },
     ],
   ],
   [
@@ -61,6 +67,8 @@ const cases: [string, z.ZodType, (m: unknown) => Checked<unknown>, unknown[]][] 
       { kind: 'wrapUp' },
       { kind: 'wrapUp', now: true },
       { kind: 'nope' },
+      { kind: 3 },
+      { kind: 'wrapUp', toString: 1 },
       {},
       null,
       { kind: 'banDomains', domains: [' Example.COM ', 'sub.example.org'] },
@@ -76,6 +84,8 @@ const cases: [string, z.ZodType, (m: unknown) => Checked<unknown>, unknown[]][] 
       { kind: 'mustRead', collections: ['papers'] },
       { kind: 'mustRead', urls: [], collections: [] },
       { kind: 'mustRead' },
+      { kind: 'mustRead', urls: null, collections: ['papers'] },
+      { kind: 'mustRead', urls: ['https://example.com/a'], collections: [''] },
       { kind: 'mustRead', urls: ['ftp://example.com/a'] },
       { kind: 'mustRead', urls: ['http:example.com'] },
       { kind: 'mustRead', urls: ['https:/example.com'] },
@@ -94,6 +104,11 @@ const cases: [string, z.ZodType, (m: unknown) => Checked<unknown>, unknown[]][] 
       { kind: 'addStep', step: { ...step, title: long(201) } },
       { kind: 'addStep', step: { ...step, type: 'writing' } },
       { kind: 'addStep', step: { ...step, needSearch: 'yes' } },
+      { kind: 'addStep', step: { ...step, needSearch: null } },
+      { kind: 'addStep', step: { ...step, type: null } },
+      { kind: 'addStep', step: { ...step, dependsOn: null } },
+      { kind: 'addStep', step: { ...step, id: undefined } },
+      { kind: 'addStep', step: [] },
       { kind: 'addStep', step: { ...step, dependsOn: Array.from({ length: 13 }, (_, i) => `s${i}`) } },
       { kind: 'addStep', step: { ...step, dependsOn: [1] } },
       { kind: 'addStep', step: { ...step, unknown: 1 } },
@@ -104,6 +119,7 @@ const cases: [string, z.ZodType, (m: unknown) => Checked<unknown>, unknown[]][] 
       { kind: 'editStep', stepId: 'a', description: ' narrower ' },
       { kind: 'editStep', stepId: 'a', description: '' },
       { kind: 'editStep', stepId: 'a' },
+      { kind: 'editStep', stepId: 'a', description: long(4_001) },
     ],
   ],
 ];
@@ -121,9 +137,22 @@ describe('update checks without zod', () => {
     });
   }
 
+  it('fills a default with a new list each time', () => {
+    const first = checkSteer({ kind: 'mustRead', collections: ['papers'] });
+    if (first.ok && first.value.kind === 'mustRead') first.value.urls.push('https://example.com/');
+    expect(checkSteer({ kind: 'mustRead', collections: ['papers'] })).toEqual({
+      ok: true,
+      value: { kind: 'mustRead', urls: [], collections: ['papers'] },
+    });
+  });
+
   it('words a refusal with the path and the reason', () => {
     expect(checkRevisePlan({ planVersion: 1, feedback: ' ' })).toEqual({ ok: false, error: 'feedback: feedback must not be empty' });
     expect(checkSteer({ kind: 'mustRead' })).toEqual({ ok: false, error: 'input: give at least one URL or collection' });
+    expect(checkSteer({ kind: 'banDomains', domains: ['ok.com', 'a/b'] })).toEqual({
+      ok: false,
+      error: 'domains.1: a domain such as "example.com" (no scheme, port or path)',
+    });
     expect(checkSteer({ kind: 'addStep', step: { ...step, id: 'C', extra: 1 } })).toEqual({
       ok: false,
       error: 'step: unrecognized key(s): extra; step.id: step id must be 1-32 lowercase letters, digits or "-"',
