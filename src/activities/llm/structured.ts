@@ -1,0 +1,83 @@
+// A registered prompt asked as a model call whose answer is JSON its schema accepts: the request
+// (rendered prompt, response format from the zod schema), and how a reply is read: parsed with
+// the schema, or sent back once with what was wrong (prompts/model-call.md, repair-json).
+import { zodResponseFormat } from 'openai/helpers/zod';
+import type { ModelRequest, ReplyReading } from './call';
+import { REPAIR_JSON } from './model-call';
+import type { PromptOutput, PromptVars, StructuredPrompt } from './prompt-def';
+import { renderPart, renderPrompt } from './render';
+
+/** A prompt's response format, converted from its zod schema once (not at every call). */
+const responseFormats = new WeakMap<object, ReturnType<typeof zodResponseFormat>>();
+function responseFormatOf(schema: Parameters<typeof zodResponseFormat>[0], name: string): ReturnType<typeof zodResponseFormat> {
+  let format = responseFormats.get(schema);
+  if (!format || format.json_schema.name !== name) responseFormats.set(schema, (format = zodResponseFormat(schema, name)));
+  return format;
+}
+
+/** JSON out of an answer that may wrap it in a code fence or a sentence. */
+export function parseJsonAnswer(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(text)?.[1];
+    if (fenced) return JSON.parse(fenced);
+    const start = text.indexOf('{');
+    const end = text.lastIndexOf('}');
+    if (start >= 0 && end > start) return JSON.parse(text.slice(start, end + 1));
+    throw err;
+  }
+}
+
+/** The model call of a registered prompt answered as JSON that its schema accepts. */
+export function structuredRequest<P extends StructuredPrompt>(
+  def: P,
+  vars: PromptVars<P>,
+  ctx: { researchId: string; key?: string },
+): ModelRequest<PromptOutput<P>> {
+  const prompt = renderPrompt(def, vars);
+  const schema = def.output.schema;
+  const parse = (json: unknown) => schema.safeParse(json);
+  return {
+    researchId: ctx.researchId,
+    role: def.role,
+    promptName: def.file,
+    maxTokens: def.maxTokens,
+    key: ctx.key,
+    messages: [
+      { role: 'system', content: prompt.system },
+      { role: 'user', content: prompt.user },
+    ],
+    responseFormat: responseFormatOf(schema, def.output.name),
+    expected: def.output.name,
+    reuse: (logged) => {
+      const parsed = parse(logged);
+      return parsed.success ? (parsed.data as PromptOutput<P>) : undefined;
+    },
+    read: (choice) => {
+      const content = choice?.message?.content ?? '';
+      const retry = (problem: string, cutOff = false): ReplyReading<never> => ({
+        problem,
+        repair: [
+          { role: 'assistant', content },
+          { role: 'user', content: renderPart(REPAIR_JSON, { problem, cutOff }) },
+        ],
+      });
+      let json: unknown;
+      try {
+        json = parseJsonAnswer(content);
+      } catch {
+        return choice?.finish_reason === 'length'
+          ? retry('the answer was cut off (finish_reason: length)', true)
+          : retry(`the answer was not valid JSON: ${content.slice(0, 200)}`);
+      }
+      const parsed = parse(json);
+      if (!parsed.success) {
+        return retry(
+          `the JSON did not match the schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+        );
+      }
+      return { value: parsed.data as PromptOutput<P>, logged: parsed.data };
+    },
+  };
+}
