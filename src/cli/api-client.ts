@@ -1,5 +1,6 @@
 // The CLI's view of the HTTP API: JSON requests with the key, the API's error message on failure,
 // and the run's events as an async stream that reconnects with Last-Event-ID by itself.
+import type { ResearchView } from '../shared/messages';
 import { takeSseEvents, type SseEvent } from '../shared/sse';
 
 export interface ApiClientOptions {
@@ -99,7 +100,7 @@ export function apiClient(o: ApiClientOptions) {
         // the connection dropped: reconnect from the last event
       }
       // The server ended the stream without `done` (a run from before events): stop if it ended.
-      const status = await call<{ status: string }>('GET', `/v1/research/${encodeURIComponent(id)}`).catch(() => undefined);
+      const status = await call<Pick<ResearchView, 'status'>>('GET', `/v1/research/${encodeURIComponent(id)}`).catch(() => undefined);
       if (status && !['running', 'awaiting_review'].includes(status.status)) return;
       await new Promise((r) => setTimeout(r, 1_000));
     }

@@ -9,6 +9,8 @@ import path from 'node:path';
 import { ApiFailure, type ApiClient } from './api-client';
 import { defineCommand, parseOptions, UsageError } from './command-table';
 import type { Io } from './io';
+import type { ReportJson, Started } from '../api/contract';
+import type { ResearchView } from '../shared/messages';
 
 export const evalCommand = defineCommand({
   name: 'eval',
@@ -60,27 +62,8 @@ export interface EvalRow {
   wallSeconds: number;
 }
 
-interface Grounding {
-  citations: number;
-  unresolved: number;
-  checked: number;
-  supported: number;
-  removed: number;
-  linksRemoved: number;
-}
-interface ReportJson {
-  markdown: string;
-  references: unknown[];
-  removedCitations: number[];
-  removedLinks?: unknown[];
-  grounding?: Grounding;
-}
-interface StatusJson {
-  status: string;
-  error?: string;
-  outcome?: string;
-  usage?: { promptTokens: number; completionTokens: number; costUsd: number };
-}
+/** What a row needs of the run's status view (`GET /v1/research/:id`). */
+type RunState = Pick<ResearchView, 'status' | 'error' | 'usage'>;
 
 /** Reads the dataset: one JSON object per line with `id` and `prompt` (or `question`); a bad line
  *  stops the eval before anything is submitted, naming the line. */
@@ -118,7 +101,7 @@ export class EvalError extends Error {}
 const MARKER = /\[(\d+)\](?!\()/g;
 
 /** One run's row, from its report and status (the claim check's figures when the report has them). */
-export function gradeRun(item: EvalItem, runId: string, status: StatusJson, report: ReportJson | undefined, wallSeconds: number): EvalRow {
+export function gradeRun(item: EvalItem, runId: string, status: RunState, report: ReportJson | undefined, wallSeconds: number): EvalRow {
   const usage = status.usage ?? { promptTokens: 0, completionTokens: 0, costUsd: 0 };
   const base = {
     id: item.id,
@@ -278,10 +261,10 @@ export async function runEval(
       const started = Date.now();
       let row: EvalRow;
       try {
-        const { id: runId } = await client.call<{ id: string }>('POST', '/v1/research', { question: item.prompt, options });
-        let status: StatusJson;
+        const { id: runId } = await client.call<Started>('POST', '/v1/research', { question: item.prompt, options });
+        let status: ResearchView;
         for (;;) {
-          status = await client.call<StatusJson>('GET', `/v1/research/${encodeURIComponent(runId)}`);
+          status = await client.call<ResearchView>('GET', `/v1/research/${encodeURIComponent(runId)}`);
           if (TERMINAL.has(status.status)) break;
           await sleep(o.pollMs ?? 1000);
         }

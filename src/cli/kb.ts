@@ -2,9 +2,12 @@
 // sessions for follow-up questions, through the HTTP API.
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import type { z } from 'zod';
 import { ApiFailure, type ApiClient } from './api-client';
 import { defineCommand } from './command-table';
 import type { Io } from './io';
+import type { CollectionList, DocumentDetail, DocumentList } from '../api/contract';
+import type { CollectionView, DocumentView, SessionView } from '../shared/knowledge';
 
 export const kbCommand = defineCommand({
   name: 'kb',
@@ -24,22 +27,9 @@ export const sessionCommand = defineCommand({
   handle: ({ client, io }, { args, flags }) => runSessionCommand(client, io, args, flags),
 });
 
-interface Collection {
-  id: string;
-  name: string;
-  description: string;
-  documents: number;
-  chunks: number;
-}
-interface Doc {
-  id: string;
-  name: string;
-  status: string;
-  chunks: number;
-  embedded: number;
-  error?: string;
-  duplicate?: boolean;
-}
+type Collection = z.infer<typeof CollectionView>;
+type Doc = z.infer<typeof DocumentView>;
+type Session = z.infer<typeof SessionView>;
 
 const MIME: Record<string, string> = {
   '.pdf': 'application/pdf',
@@ -56,7 +46,7 @@ const MIME: Record<string, string> = {
 
 /** A collection named by id or by name. */
 export async function resolveCollection(client: ApiClient, ref: string): Promise<Collection> {
-  const { collections } = await client.call<{ collections: Collection[] }>('GET', '/v1/collections');
+  const { collections } = await client.call<CollectionList>('GET', '/v1/collections');
   const found = collections.find((c) => c.id === ref) ?? collections.find((c) => c.name === ref);
   if (!found) throw new ApiFailure(404, 'not_found', `no collection "${ref}" (see deep-research kb list)`);
   return found;
@@ -90,7 +80,7 @@ export async function runKbCommand(
     }
     case 'list': {
       if (!rest[0]) {
-        const { collections } = await client.call<{ collections: Collection[] }>('GET', '/v1/collections');
+        const { collections } = await client.call<CollectionList>('GET', '/v1/collections');
         if (values.json) json(collections);
         else if (!collections.length) io.out('no collections (create one: deep-research kb create <name>)\n');
         else
@@ -100,7 +90,7 @@ export async function runKbCommand(
         return 0;
       }
       const c = await resolveCollection(client, rest[0]);
-      const { documents } = await client.call<{ documents: Doc[] }>('GET', `/v1/collections/${c.id}/documents`);
+      const { documents } = await client.call<DocumentList>('GET', `/v1/collections/${c.id}/documents`);
       if (values.json) json(documents);
       else io.out(documents.length ? documents.map(progress).join('\n') + '\n' : `no documents in ${c.name}\n`);
       return 0;
@@ -129,7 +119,7 @@ export async function runKbCommand(
           let now = d;
           while (!['ready', 'failed'].includes(now.status)) {
             await new Promise((r) => setTimeout(r, 1_000));
-            now = await client.call<Doc>('GET', `/v1/collections/${c.id}/documents/${d.id}`);
+            now = await client.call<DocumentDetail>('GET', `/v1/collections/${c.id}/documents/${d.id}`);
           }
           if (!values.json) io.out(`${progress(now)}\n`);
           Object.assign(d, now);
@@ -159,20 +149,18 @@ export async function runSessionCommand(
 ): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === 'new') {
-    const s = await client.call<{ id: string }>('POST', '/v1/sessions', { title: rest.join(' ').trim() });
+    const s = await client.call<Session>('POST', '/v1/sessions', { title: rest.join(' ').trim() });
     if (values.json) io.out(`${JSON.stringify(s, null, 2)}\n`);
     else io.out(`${s.id}\n`);
     return 0;
   }
   if (sub === 'show' && rest[0]) {
-    const s = await client.call<{
-      id: string;
-      title: string;
-      runs: { id: string; question: string; status: string | null; reportTitle: string | null }[];
-    }>('GET', `/v1/sessions/${encodeURIComponent(rest[0])}`);
+    const s = await client.call<Session>('GET', `/v1/sessions/${encodeURIComponent(rest[0])}`);
     if (values.json) io.out(`${JSON.stringify(s, null, 2)}\n`);
     else
-      io.out([`${s.id}  ${s.title}`, ...s.runs.map((r) => `  ${r.id}  ${(r.status ?? '').padEnd(10)}  ${r.question}`)].join('\n') + '\n');
+      io.out(
+        [`${s.id}  ${s.title}`, ...(s.runs ?? []).map((r) => `  ${r.id}  ${(r.status ?? '').padEnd(10)}  ${r.question}`)].join('\n') + '\n',
+      );
     return 0;
   }
   throw new ApiFailure(0, 'usage', 'session commands: new ["<title>"], show <id>');

@@ -2,11 +2,14 @@
 // report. Each entry holds its help lines, how it reads the command line and what it does.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { z } from 'zod';
 import { ApiFailure, type ApiClient } from './api-client';
 import { defineCommand, parseOptions, type CommandContext, type CommandLine, type Flags } from './command-table';
 import { follow } from './follow';
 import { money, short } from './format';
 import { resolveCollection } from './kb';
+import type { Accepted, ClarificationAnswered, ListedRun, ReviewAnswered, RunList, SteerAnswered } from '../api/contract';
+import type { SessionView } from '../shared/knowledge';
 import type { ResearchView, SteerInput } from '../shared/messages';
 
 const runPath = (id: string, tail = '') => `/v1/research/${encodeURIComponent(id)}${tail}`;
@@ -29,7 +32,7 @@ export const runCommand = defineCommand({
     const collections = await collectionIds(client, a.collections);
     let sessionId = a.session;
     if (sessionId === 'new') {
-      sessionId = (await client.call<{ id: string }>('POST', '/v1/sessions', { title: a.question.slice(0, 300) })).id;
+      sessionId = (await client.call<z.infer<typeof SessionView>>('POST', '/v1/sessions', { title: a.question.slice(0, 300) })).id;
       if (!json) io.out(`Session ${sessionId} (follow up with --session ${sessionId}).\n`);
     }
     return follow(client, io, {
@@ -71,11 +74,6 @@ function describe(v: ResearchView): string {
   return `${lines.join('\n')}\n`;
 }
 
-interface RunList {
-  runs: { id: string; status: string; phase?: string; question: string; startedAt?: string }[];
-  nextCursor?: string;
-}
-
 export const listCommand = defineCommand({
   name: 'list',
   usage: `  list [--status S] [--q WORDS] [--limit N]`,
@@ -95,7 +93,7 @@ export const listCommand = defineCommand({
   },
 });
 
-const listLine = (r: RunList['runs'][number]) =>
+const listLine = (r: ListedRun) =>
   `${r.id}  ${r.status.padEnd(15)}  ${(r.phase ?? '').padEnd(12)}  ${(r.startedAt ?? '').slice(0, 16).replace('T', ' ')}  ${short(r.question, 60)}`;
 
 /** approve and revise: the plan version (--version, else the one under review) and the decision. */
@@ -128,11 +126,7 @@ export const reviseCommand = defineCommand({
 async function decidePlan({ client, io, json, printJson }: CommandContext, decision: 'approve' | 'revise', d: PlanDecision) {
   const version = d.version ?? (await currentVersion(client, d.id));
   const body = decision === 'approve' ? { planVersion: version } : { planVersion: version, feedback: d.feedback };
-  const r = await client.call<{ planVersion: number; decision: string; nextPlanVersion?: number }>(
-    'POST',
-    runPath(d.id, `/plan/${decision}`),
-    body,
-  );
+  const r = await client.call<ReviewAnswered>('POST', runPath(d.id, `/plan/${decision}`), body);
   if (json) printJson(r);
   else
     io.out(
@@ -158,7 +152,7 @@ export const answerCommand = defineCommand({
     answer: line.positionals.slice(1).join(' ').trim() || line.need('the answer: deep-research answer <id> "<text>"'),
   }),
   async handle({ client, io, json, printJson }, { id, answer }) {
-    const r = await client.call('POST', runPath(id, '/clarification'), { answer });
+    const r = await client.call<ClarificationAnswered>('POST', runPath(id, '/clarification'), { answer });
     if (json) printJson(r);
     else io.out('answer sent\n');
     return 0;
@@ -173,7 +167,7 @@ export const steerCommand = defineCommand({
   async handle({ client, io, json, printJson }, { id, steer }) {
     // --collection names a collection by name or id; the run takes ids.
     const body = steer.kind === 'mustRead' ? { ...steer, collections: await collectionIds(client, steer.collections) } : steer;
-    const r = await client.call<{ kind: string; planVersion?: number }>('POST', runPath(id, '/steer'), body);
+    const r = await client.call<SteerAnswered>('POST', runPath(id, '/steer'), body);
     if (json) printJson(r);
     else io.out(`${r.kind} taken${r.planVersion ? ` (plan v${r.planVersion})` : ''}\n`);
     return 0;
@@ -204,7 +198,7 @@ export const cancelCommand = defineCommand({
   usage: `  cancel <id>`,
   parse: (line) => ({ id: runId(line) }),
   async handle({ client, io, json, printJson }, { id }) {
-    const r = await client.call('POST', runPath(id, '/cancel'));
+    const r = await client.call<Accepted>('POST', runPath(id, '/cancel'));
     if (json) printJson(r);
     else io.out(`cancelling ${id}\n`);
     return 0;

@@ -2,6 +2,7 @@
 import { ApiFailure, type ApiClient } from './api-client';
 import { defineCommand, parseOptions } from './command-table';
 import type { Io } from './io';
+import type { ScheduleList, ScheduleView } from '../api/contract';
 
 export const scheduleCommand = defineCommand({
   name: 'schedule',
@@ -12,20 +13,8 @@ export const scheduleCommand = defineCommand({
   handle: ({ client, io }, { args, flags, options }) => runScheduleCommand(client, io, args, flags, options),
 });
 
-interface ScheduleView {
-  id: string;
-  question: string;
-  cron?: string;
-  every?: string;
-  timezone?: string;
-  paused: boolean;
-  note?: string;
-  runsStarted?: number;
-  runsSkipped?: number;
-  nextRunsAt: string[];
-  recentRuns?: { id: string; startedAt?: string }[];
-  running?: string[];
-}
+/** A schedule as the list shows it, or as one schedule's answer shows it (all of ScheduleView). */
+type Schedule = ScheduleList['schedules'][number] & Partial<ScheduleView>;
 
 export interface ScheduleFlags {
   json?: boolean | undefined;
@@ -40,7 +29,7 @@ export interface ScheduleFlags {
 const when = (s: Pick<ScheduleView, 'cron' | 'every' | 'timezone'>) =>
   s.cron ? `cron "${s.cron}"${s.timezone ? ` (${s.timezone})` : ''}` : `every ${s.every ?? '?'}`;
 
-function describe(s: ScheduleView): string {
+function describe(s: Schedule): string {
   const lines = [
     `${s.id}  ${s.paused ? 'paused' : 'active'}  ${when(s)}`,
     `  ${s.question}`,
@@ -84,7 +73,7 @@ export async function runScheduleCommand(
       return 0;
     }
     case 'list': {
-      const l = await client.call<{ schedules: ScheduleView[] }>('GET', '/v1/schedules');
+      const l = await client.call<ScheduleList>('GET', '/v1/schedules');
       if (values.json) io.out(`${JSON.stringify(l, null, 2)}\n`);
       else io.out(l.schedules.map(describe).join('') || 'no schedules\n');
       return 0;
