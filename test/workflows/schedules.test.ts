@@ -198,9 +198,10 @@ describe.skipIf(!ready)(`schedules (${ready ? 'live' : missingReason()})`, () =>
 
     const resumed = await request(h.app).post(`/v1/schedules/${id}/resume`).send({}).expect(200);
     expect(resumed.body.paused).toBe(false);
+    // The list comes from Temporal's visibility, which catches up with the resume a moment later.
     const listed = await until(async () => {
-      const l = (await request(h.app).get('/v1/schedules').expect(200)).body as { schedules: { id: string }[] };
-      return l.schedules.find((s) => s.id === id);
+      const l = (await request(h.app).get('/v1/schedules').expect(200)).body as { schedules: { id: string; paused: boolean }[] };
+      return l.schedules.find((s) => s.id === id && !s.paused);
     }, 20_000);
     expect(listed).toMatchObject({ question: 'Wind costs?', cron: '0 6 * * 1', paused: false });
 
