@@ -1,7 +1,8 @@
 // The CLI's view of the HTTP API: JSON requests with the key, the API's error message on failure,
 // and the run's events as an async stream that reconnects with Last-Event-ID by itself.
+import type { ErrorBody } from '../api/contract';
 import type { ResearchView } from '../shared/messages';
-import { takeSseEvents, type SseEvent } from '../shared/sse';
+import { readSse, type SseEvent } from '../shared/sse';
 
 export interface ApiClientOptions {
   api: string;
@@ -44,9 +45,9 @@ export function apiClient(o: ApiClientOptions) {
     }
     const text = await res.text();
     if (!res.ok) {
-      let e: { code?: string; message?: string; details?: unknown } = {};
+      let e: Partial<ErrorBody['error']> = {};
       try {
-        e = (JSON.parse(text) as { error?: typeof e }).error ?? {};
+        e = (JSON.parse(text) as Partial<ErrorBody>).error ?? {};
       } catch {
         // not JSON: the status says it
       }
@@ -74,27 +75,18 @@ export function apiClient(o: ApiClientOptions) {
         const text = await res.text();
         let message = `${res.status} ${res.statusText}`;
         try {
-          message = (JSON.parse(text) as { error: { message: string } }).error.message;
+          message = (JSON.parse(text) as ErrorBody).error.message;
         } catch {
           // keep the status
         }
         throw new ApiFailure(res.status, 'events', message);
       }
       failures = 0;
-      const reader = res.body!.getReader();
-      const decoder = new TextDecoder();
-      let buf = '';
       try {
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          const taken = takeSseEvents(buf + decoder.decode(value, { stream: true }));
-          buf = taken.rest;
-          for (const e of taken.events) {
-            last = e.id;
-            yield e;
-            if (e.type === 'done') return;
-          }
+        for await (const e of readSse(res.body!)) {
+          last = e.id;
+          yield e;
+          if (e.type === 'done') return;
         }
       } catch {
         // the connection dropped: reconnect from the last event
