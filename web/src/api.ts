@@ -1,6 +1,11 @@
 // The page's view of the HTTP API: the key kept in this browser, JSON calls with it, the run's
 // events as a stream that reconnects with Last-Event-ID by itself.
-import { readSse, type SseEvent } from '../../src/shared/sse';
+// Types only from the server's modules: the page's bundle carries none of their code (nor zod).
+import { readSse } from '../../src/shared/sse';
+import type { ErrorBody } from '../../src/api/contract';
+import type { RunEvent } from '../../src/shared/events';
+
+export type { RunEvent };
 
 const KEY_ITEM = 'deep-research.key';
 
@@ -15,7 +20,7 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    readonly details?: { currentVersion?: number },
+    readonly details?: ErrorBody['error']['details'],
   ) {
     super(message);
   }
@@ -33,9 +38,8 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   if (!res.ok) {
-    const e = (await res.json().catch(() => ({}))) as {
-      error?: { code?: string; message?: string; details?: { currentVersion?: number } };
-    };
+    // An answer of the API itself has an ErrorBody; one of a proxy in between may have none.
+    const e = (await res.json().catch(() => ({}))) as Partial<ErrorBody>;
     throw new ApiError(res.status, e.error?.code ?? String(res.status), e.error?.message ?? res.statusText, e.error?.details);
   }
   return (res.headers.get('content-type') ?? '').includes('json') ? ((await res.json()) as T) : ((await res.text()) as T);
@@ -47,9 +51,6 @@ export async function blob(path: string): Promise<Blob> {
   if (!res.ok) throw new ApiError(res.status, String(res.status), `${res.status} ${res.statusText}`);
   return res.blob();
 }
-
-/** One event of the run's stream; every event the service writes carries the time it happened. */
-export type RunEvent = SseEvent & { data: { at?: string } };
 
 /**
  * Follows the run's events from `after` on; calls `onEvent` for each, in order, once. Reconnects
@@ -74,6 +75,7 @@ export async function follow(
       for await (const e of readSse(res.body!)) {
         if (e.id <= last) continue;
         last = e.id;
+        // The API streams the run's log as src/shared/events.ts declares it.
         onEvent(e as RunEvent);
         if (e.type === 'done') return;
       }

@@ -2,15 +2,17 @@
 // EFFORT_PRESETS), report length, review, budget, language.
 import { useState } from 'preact/hooks';
 import { call } from './api';
+import type { Started } from '../../src/api/contract';
+import type { EFFORT_PRESETS, Effort, ReportLength, ResearchRequest } from '../../src/shared/schemas';
 
+// The presets are written out here (the page bundles no server code); tsc holds them to the API's.
+type Presets = typeof EFFORT_PRESETS;
 const PRESETS = {
   quick: { queryCount: 2, maxSteps: 2, maxToolRounds: 4, maxReflectionAttempts: 0, maxResearchLoops: 0 },
   standard: { queryCount: 3, maxSteps: 4, maxToolRounds: 8, maxReflectionAttempts: 2, maxResearchLoops: 1 },
   deep: { queryCount: 5, maxSteps: 8, maxToolRounds: 14, maxReflectionAttempts: 3, maxResearchLoops: 2 },
-} as const;
-const LENGTHS = { quick: 'brief', standard: 'standard', deep: 'long' } as const;
-type Length = (typeof LENGTHS)[keyof typeof LENGTHS];
-type Effort = keyof typeof PRESETS;
+} as const satisfies { [K in Effort]: Omit<Presets[K], 'reportLength'> };
+const LENGTHS = { quick: 'brief', standard: 'standard', deep: 'long' } as const satisfies { [K in Effort]: Presets[K]['reportLength'] };
 type Numbers = { -readonly [K in keyof (typeof PRESETS)['standard']]: number };
 
 const LABELS: Record<keyof Numbers, string> = {
@@ -25,7 +27,7 @@ export function AskForm() {
   const [question, setQuestion] = useState('');
   const [effort, setEffort] = useState<Effort>('standard');
   const [numbers, setNumbers] = useState<Numbers>({ ...PRESETS.standard });
-  const [reportLength, setReportLength] = useState<Length>('standard');
+  const [reportLength, setReportLength] = useState<ReportLength>('standard');
   const [autoAccept, setAutoAccept] = useState(false);
   const [maxTokens, setMaxTokens] = useState('');
   const [maxCostUsd, setMaxCostUsd] = useState('');
@@ -39,12 +41,13 @@ export function AskForm() {
     setBusy(true);
     setError('');
     try {
-      const options: Record<string, unknown> = { effort, ...numbers, reportLength, autoAcceptPlan: autoAccept };
+      const options: NonNullable<ResearchRequest['options']> = { effort, ...numbers, reportLength, autoAcceptPlan: autoAccept };
       if (maxTokens) options.maxTokens = Number(maxTokens);
       if (maxCostUsd) options.maxCostUsd = Number(maxCostUsd);
       if (deadline) options.deadline = deadline;
       if (locale) options.locale = locale;
-      const r = await call<{ id: string }>('POST', '/v1/research', { question, options });
+      const body: ResearchRequest = { question, options };
+      const r = await call<Started>('POST', '/v1/research', body);
       location.hash = `#/run/${encodeURIComponent(r.id)}`;
     } catch (err) {
       setError((err as Error).message);
@@ -90,7 +93,7 @@ export function AskForm() {
           ))}
           <label>
             Report length
-            <select value={reportLength} onChange={(e) => setReportLength(e.currentTarget.value as Length)}>
+            <select value={reportLength} onChange={(e) => setReportLength(e.currentTarget.value as ReportLength)}>
               <option value="brief">brief</option>
               <option value="standard">standard</option>
               <option value="long">long (written section by section)</option>

@@ -4,7 +4,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, call, keyStore } from './api';
 import { AskForm } from './ask';
-import { RunList } from './runs';
+import { Runs } from './runs';
 import { RunPage } from './run';
 
 function useRoute(): string {
@@ -90,7 +90,7 @@ function App() {
           ) : (
             <>
               <AskForm />
-              <RunList />
+              <Runs />
             </>
           )}
         </KeyGate>

@@ -5,15 +5,11 @@ import DOMPurify from 'dompurify';
 import { marked } from 'marked';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { blob, call } from './api';
-import type { z } from 'zod';
-import type { ReportJson as ReportJsonSchema, SourceView } from '../../src/api/contract';
-
-type ReportJson = z.infer<typeof ReportJsonSchema>;
-type Source = z.infer<typeof SourceView>;
+import type { ReportJson, SourceView } from '../../src/api/contract';
 
 export function Report({ id }: { id: string }) {
   const [report, setReport] = useState<ReportJson | undefined>();
-  const [source, setSource] = useState<(Source & { n: number }) | undefined>();
+  const [source, setSource] = useState<(SourceView & { n: number }) | undefined>();
   const [error, setError] = useState('');
   const body = useRef<HTMLDivElement>(null);
   const base = `/v1/research/${encodeURIComponent(id)}`;
@@ -53,7 +49,7 @@ export function Report({ id }: { id: string }) {
     const ref = report?.references.find((r) => r.n === n);
     if (!ref?.sourceId) return;
     try {
-      const s = await call<Source>('GET', `${base}/sources/${encodeURIComponent(ref.sourceId)}`);
+      const s = await call<SourceView>('GET', `${base}/sources/${encodeURIComponent(ref.sourceId)}`);
       setSource({ ...s, n });
     } catch (err) {
       setError((err as Error).message);

@@ -3,17 +3,17 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, call, follow, type RunEvent } from './api';
 import { Report } from './report';
-import type { ResearchView } from '../../src/shared/messages';
-
-/** `GET /v1/research/:id`, as the API declares it. */
-type Status = ResearchView;
+import type { CollectionList } from '../../src/api/contract';
+import type { AnswerClarification, ApprovePlan, ResearchView, RevisePlan, SteerInput } from '../../src/shared/messages';
+import type { Phase, RunStatus } from '../../src/shared/schemas';
 
 /** Phases in which the run takes steering messages. */
-const STEERABLE = ['coordinating', 'planning', 'reviewing', 'queued', 'researching'];
+const STEERABLE: readonly Phase[] = ['coordinating', 'planning', 'reviewing', 'queued', 'researching'];
+const ENDED: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
 
 export function RunPage({ id }: { id: string }) {
   const [events, setEvents] = useState<RunEvent[]>([]);
-  const [status, setStatus] = useState<Status | undefined>();
+  const [status, setStatus] = useState<ResearchView | undefined>();
   const [link, setLink] = useState<'live' | 'reconnecting'>('live');
   const [error, setError] = useState('');
   const refresh = useRef<() => void>(() => undefined);
@@ -23,7 +23,7 @@ export function RunPage({ id }: { id: string }) {
     const notYours = (err: unknown) =>
       err instanceof ApiError && err.status === 404 ? 'No such run (or not yours).' : String((err as Error).message ?? err);
     const load = () =>
-      call<Status>('GET', `/v1/research/${encodeURIComponent(id)}`)
+      call<ResearchView>('GET', `/v1/research/${encodeURIComponent(id)}`)
         .then(setStatus)
         .catch((err: unknown) => setError(notYours(err)));
     refresh.current = () => void load();
@@ -46,7 +46,7 @@ export function RunPage({ id }: { id: string }) {
     };
   }, [id]);
 
-  const done = events.some((e) => e.type === 'done') || (status && ['completed', 'failed', 'cancelled'].includes(status.status));
+  const done = events.some((e) => e.type === 'done') || (status && ENDED.includes(status.status));
   return (
     <>
       <section class="card" aria-labelledby="run-title">
@@ -94,7 +94,7 @@ export function RunPage({ id }: { id: string }) {
   );
 }
 
-function RunHeader({ s, link }: { s: Status; link: 'live' | 'reconnecting' | undefined }) {
+function RunHeader({ s, link }: { s: ResearchView; link: 'live' | 'reconnecting' | undefined }) {
   const tokens = s.usage ? s.usage.promptTokens + s.usage.completionTokens : 0;
   return (
     <>
@@ -125,7 +125,7 @@ function RunHeader({ s, link }: { s: Status; link: 'live' | 'reconnecting' | und
   );
 }
 
-function Review({ id, s, onDone }: { id: string; s: Status; onDone: () => void }) {
+function Review({ id, s, onDone }: { id: string; s: ResearchView; onDone: () => void }) {
   const [feedback, setFeedback] = useState('');
   const [message, setMessage] = useState('');
   const [busy, setBusy] = useState(false);
@@ -133,11 +133,8 @@ function Review({ id, s, onDone }: { id: string; s: Status; onDone: () => void }
   const send = async (kind: 'approve' | 'revise') => {
     setBusy(true);
     try {
-      await call(
-        'POST',
-        `/v1/research/${encodeURIComponent(id)}/plan/${kind}`,
-        kind === 'approve' ? { planVersion: plan.version } : { planVersion: plan.version, feedback },
-      );
+      const body: ApprovePlan | RevisePlan = kind === 'approve' ? { planVersion: plan.version } : { planVersion: plan.version, feedback };
+      await call('POST', `/v1/research/${encodeURIComponent(id)}/plan/${kind}`, body);
       setMessage(kind === 'approve' ? `Plan v${plan.version} approved.` : `Plan v${plan.version} sent back; a new version is being made.`);
       setFeedback('');
       onDone();
@@ -183,7 +180,7 @@ function Review({ id, s, onDone }: { id: string; s: Status; onDone: () => void }
 }
 
 /** Steering while the run goes on: guidance, banned domains, pages to read, step changes, wrap up. */
-function Steer({ id, s, onDone }: { id: string; s: Status; onDone: () => void }) {
+function Steer({ id, s, onDone }: { id: string; s: ResearchView; onDone: () => void }) {
   const [guidance, setGuidance] = useState('');
   const [domains, setDomains] = useState('');
   const [urls, setUrls] = useState('');
@@ -192,11 +189,11 @@ function Steer({ id, s, onDone }: { id: string; s: Status; onDone: () => void })
   const [title, setTitle] = useState('');
   const [message, setMessage] = useState('');
   const [busy, setBusy] = useState(false);
-  const [collections, setCollections] = useState<{ id: string; name: string }[]>([]);
+  const [collections, setCollections] = useState<CollectionList['collections']>([]);
   const [chosen, setChosen] = useState<string[]>([]);
   useEffect(() => {
     // The tenant's collections, to add to the run's knowledge base (none: the choice is not shown).
-    call<{ collections: { id: string; name: string }[] }>('GET', '/v1/collections').then(
+    call<CollectionList>('GET', '/v1/collections').then(
       (r) => setCollections(r.collections),
       () => setCollections([]),
     );
@@ -204,7 +201,7 @@ function Steer({ id, s, onDone }: { id: string; s: Status; onDone: () => void })
   const researching = s.phase === 'researching' && !s.steering?.wrappingUp;
   const pending = (s.plan?.steps ?? []).filter((st) => st.status === 'pending');
   const words = (text: string) => text.split(/[\s,]+/).filter(Boolean);
-  const send = async (body: Record<string, unknown>, done: string, clear: () => void) => {
+  const send = async (body: SteerInput, done: string, clear: () => void) => {
     setBusy(true);
     try {
       await call('POST', `/v1/research/${encodeURIComponent(id)}/steer`, body);
@@ -351,7 +348,8 @@ function Clarify({ id, question, onDone }: { id: string; question: string; onDon
       onSubmit={async (e) => {
         e.preventDefault();
         try {
-          await call('POST', `/v1/research/${encodeURIComponent(id)}/clarification`, { answer });
+          const body: AnswerClarification = { answer };
+          await call('POST', `/v1/research/${encodeURIComponent(id)}/clarification`, body);
           setMessage('Answer sent.');
         } catch (err) {
           setMessage((err as Error).message);
@@ -371,36 +369,39 @@ function Clarify({ id, question, onDone }: { id: string; question: string; onDon
 
 /** One line per event, as a person reads it. */
 function describe(e: RunEvent): string {
-  const d = e.data as Record<string, unknown>;
   switch (e.type) {
     case 'started':
       return 'Run started';
     case 'phase':
-      return `Phase: ${String(d.phase)}`;
+      return `Phase: ${e.data.phase}`;
     case 'status':
-      return d.status === 'awaiting_review'
-        ? d.phase === 'coordinating'
+      return e.data.status === 'awaiting_review'
+        ? e.data.phase === 'coordinating'
           ? 'A clarifying question is asked'
           : 'The plan waits for review'
-        : `Status: ${String(d.status)}`;
+        : `Status: ${e.data.status}`;
     case 'plan':
-      return `Plan v${String(d.version)}: ${String(d.title)} (${(d.steps as unknown[]).length} steps)`;
-    case 'step':
-      return `Step ${String(d.id)} ${String(d.status)}${Number(d.attempts) > 1 ? ` (attempt ${String(d.attempts)})` : ''}${d.summary ? `: ${String(d.summary)}` : ''}`;
+      return `Plan v${e.data.version}: ${e.data.title} (${e.data.steps.length} steps)`;
+    case 'step': {
+      const d = e.data;
+      return `Step ${d.id} ${d.status}${d.attempts > 1 ? ` (attempt ${d.attempts})` : ''}${d.summary ? `: ${d.summary}` : ''}`;
+    }
     case 'search':
-      return `Step ${String(d.step)} searched ${(d.queries as { query: string; results: number; error?: string }[]).map((q) => `“${q.query}” (${q.error ? 'failed' : q.results})`).join(', ')}`;
+      return `Step ${e.data.step} searched ${e.data.queries.map((q) => `“${q.query}” (${q.error ? 'failed' : q.results})`).join(', ')}`;
     case 'crawl':
-      return `Step ${String(d.step)} ${(d.pages as { url: string; status: string; reason?: string }[]).map((p) => `${p.status === 'ok' ? 'read' : p.status} ${p.url}${p.reason ? ` (${p.reason})` : ''}`).join('; ')}`;
-    case 'verdict':
-      return `Check of step ${String(d.step)} (attempt ${String(d.attempt)}): ${d.passed ? 'passed' : `sent back${d.feedback ? `: ${String(d.feedback)}` : ''}`}`;
+      return `Step ${e.data.step} ${e.data.pages.map((p) => `${p.status === 'ok' ? 'read' : p.status} ${p.url}${p.reason ? ` (${p.reason})` : ''}`).join('; ')}`;
+    case 'verdict': {
+      const d = e.data;
+      return `Check of step ${d.step} (attempt ${d.attempt}): ${d.passed ? 'passed' : `sent back${d.feedback ? `: ${d.feedback}` : ''}`}`;
+    }
     case 'usage':
-      return `${(Number(d.promptTokens) + Number(d.completionTokens)).toLocaleString()} tokens · $${Number(d.costUsd).toFixed(4)}`;
+      return `${(e.data.promptTokens + e.data.completionTokens).toLocaleString()} tokens · $${e.data.costUsd.toFixed(4)}`;
     case 'steer':
-      return `Steered: ${String(d.summary)}`;
+      return `Steered: ${e.data.summary}`;
     case 'report':
-      return `Report written: ${String(d.title)}`;
+      return `Report written: ${e.data.title}`;
     case 'done':
-      return `Run ${String(d.status)}${d.error ? `: ${String(d.error)}` : ''}`;
+      return `Run ${e.data.status}${e.data.error ? `: ${e.data.error}` : ''}`;
     default:
       return e.type;
   }

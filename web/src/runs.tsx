@@ -1,14 +1,15 @@
 // Find: the tenant's runs, filtered by status and words of the question; open or cancel one.
 import { useEffect, useState } from 'preact/hooks';
 import { call } from './api';
-import type { ListedRun } from '../../src/api/contract';
+import type { ListedRun, RunList } from '../../src/api/contract';
+import type { RunStatus } from '../../src/shared/schemas';
 
-type Listed = ListedRun;
+const STATUSES: readonly RunStatus[] = ['running', 'awaiting_review', 'completed', 'failed', 'cancelled'];
 
-export function RunList() {
+export function Runs() {
   const [status, setStatus] = useState('');
   const [q, setQ] = useState('');
-  const [runs, setRuns] = useState<Listed[] | undefined>();
+  const [runs, setRuns] = useState<ListedRun[] | undefined>();
   const [cursor, setCursor] = useState<string | undefined>();
   const [error, setError] = useState('');
 
@@ -18,7 +19,7 @@ export function RunList() {
       if (status) query.set('status', status);
       if (q.trim()) query.set('q', q.trim());
       if (more) query.set('cursor', more);
-      const r = await call<{ runs: Listed[]; nextCursor?: string }>('GET', `/v1/research?${query}`);
+      const r = await call<RunList>('GET', `/v1/research?${query}`);
       setRuns(more ? [...(runs ?? []), ...r.runs] : r.runs);
       setCursor(r.nextCursor);
       setError('');
@@ -43,7 +44,7 @@ export function RunList() {
           Status
           <select value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
             <option value="">any</option>
-            {['running', 'awaiting_review', 'completed', 'failed', 'cancelled'].map((s) => (
+            {STATUSES.map((s) => (
               <option key={s} value={s}>
                 {s.replace('_', ' ')}
               </option>
