@@ -10,7 +10,6 @@ import { createKnowledgeService } from './api/knowledge-service';
 import { createScheduleService } from './api/schedule-service';
 import { durationToMs } from './shared/plain';
 import { createStore } from './activities/store';
-import { listenForEvents } from './api/event-wakeups';
 import type { Logger } from './infra/logger';
 import type { Config } from './config';
 import type { RetrySettings } from './shared/schemas';
@@ -59,7 +58,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
     webhook: { enabled: Boolean(deps.webhook?.secret), allowHosts: deps.webhook?.allowHosts ?? [] },
     fairness: deps.api.fairness,
   });
-  const wakeups = listenForEvents(deps.pool, deps.log);
+  const wakeups = store.events.wakeups(deps.log);
   const app = createApp({
     auth: { envKeys: keys, table: store.apiKeys, open: keyless },
     events: store.events,

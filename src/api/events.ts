@@ -3,11 +3,11 @@
 // API's) gets what followed and nothing twice. The stream ends after the run's `done` event (or
 // when the run has ended and its log is read out); a comment line every few seconds keeps proxies
 // from closing an idle stream. A client going away changes nothing in the run.
-// The log is read again when a notification says it grew (event-wakeups.ts), or every `pollMs`
-// when notifications are not arriving; with them, every `idleReadMs` all the same.
+// The log is read again when a notification says it grew (activities/store/event-wakeups.ts), or
+// every `pollMs` when notifications are not arriving; with them, every `idleReadMs` all the same.
 import type { Request, Response } from 'express';
 import type { EventsTable } from '../activities/store';
-import { NO_WAKEUPS, type EventWakeups } from './event-wakeups';
+import { NO_WAKEUPS, type EventWakeups } from '../activities/store/event-wakeups';
 
 export interface EventStreamOptions {
   events: Pick<EventsTable, 'after'>;

@@ -7,13 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/api/app';
 import { createResearchService } from '../../src/api/research-service';
 import { createStore, type EventsTable } from '../../src/activities/store';
-import { listenForEvents } from '../../src/api/event-wakeups';
 import type { StreamSettings } from '../../src/api/events';
 import { createLogger } from '../../src/infra/logger';
 import { planJson, researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 import { readEvents } from '../support/sse';
+import { RunEvent } from '../../src/shared/events';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 
@@ -74,6 +74,8 @@ describe.skipIf(!ready)(`run events (${ready ? 'live' : missingReason()})`, () =
     const resumed = [...first.events, ...second.events];
     expect(resumed).toEqual(whole.events);
     expect(whole.events.map((e) => e.id)).toEqual(whole.events.map((_, i) => i + 1));
+    // Each event is as src/shared/events.ts declares it, with no field the schema leaves out.
+    for (const e of whole.events) expect(RunEvent.parse(e)).toEqual(e);
     const types = whole.events.map((e) => e.type);
     expect(types[0]).toBe('started');
     expect(types.at(-1)).toBe('done');
@@ -112,7 +114,7 @@ describe.skipIf(!ready)(`run events (${ready ? 'live' : missingReason()})`, () =
   });
 
   it('wakes a stream when its run writes an event: no reading every half second, and none lost when the listener reconnects', async () => {
-    const wakeups = listenForEvents(h.pool, createLogger('error'), { retryMs: 200 });
+    const wakeups = createStore(h.pool).events.wakeups(createLogger('error'), { retryMs: 200 });
     try {
       await until(() => wakeups.live, 'the listener heard its own test notification');
       // Streams read again only when woken: 60 s without a notification would time the test out.
