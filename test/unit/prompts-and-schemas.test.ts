@@ -1,16 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { PROMPTS } from '../../src/activities/llm/prompts';
-import {
-  dateLine,
-  loadTemplate,
-  parseTemplate,
-  renderPrompt,
-  renderTemplate,
-  templateVariables,
-  untrusted,
-} from '../../src/activities/llm/render';
+import { PARTS, PROMPTS } from '../../src/activities/roles';
+import { dateLine, loadTemplate, parseTemplate, renderPrompt, renderTemplate, untrusted } from '../../src/activities/llm/render';
 import { redact } from '../../src/infra/logger';
-import { durationToMs, ResearchOptions, ResearchRequest, summarize } from '../../src/shared/schemas';
+import { ResearchOptions, ResearchRequest } from '../../src/shared/schemas';
+import { durationToMs, summarize } from '../../src/shared/plain';
 
 describe('prompt rendering', () => {
   it('fills variables and fails on a missing one', () => {
@@ -101,20 +94,19 @@ describe('prompt rendering', () => {
 
 describe('prompt registry', () => {
   const entries = Object.entries(PROMPTS);
+  // Whether each template uses exactly its declared variables: test/unit/roles.test.ts.
 
-  it.each(entries)('%s: the template uses exactly the declared variables', (_name, def) => {
-    const file = parseTemplate(loadTemplate(def.file));
-    expect(templateVariables(`${file.system}\n${file.user}`).sort()).toEqual(Object.keys(def.vars.shape).sort());
-  });
-
-  it.each(entries)('%s: untrusted text is wrapped once, by the renderer only', (_name, def) => {
-    const template = loadTemplate(def.file);
-    for (const [name, label] of Object.entries(def.untrusted as Record<string, string>)) {
-      expect(Object.keys(def.vars.shape)).toContain(name);
-      // A block written around the placeholder in the template would wrap the text a second time.
-      expect(template).not.toMatch(new RegExp(`<${label}>\\s*\\{\\{\\s*${name}\\s*\\}\\}`));
-    }
-  });
+  it.each([...entries, ...PARTS.map((p) => [`${p.file}#${p.part}`, p] as const)])(
+    '%s: untrusted text is wrapped once, by the renderer only',
+    (_name, def) => {
+      const template = loadTemplate(def.file);
+      for (const [name, label] of Object.entries(def.untrusted as Record<string, string>)) {
+        expect(Object.keys((def.vars as unknown as { shape: object }).shape)).toContain(name);
+        // A block written around the placeholder in the template would wrap the text a second time.
+        expect(template).not.toMatch(new RegExp(`<${label}>\\s*\\{\\{\\s*${name}\\s*\\}\\}`));
+      }
+    },
+  );
 
   it('gives every structured prompt an answer schema name of its own', () => {
     const names = entries.flatMap(([, def]) => ('output' in def && def.output ? [def.output.name] : []));
