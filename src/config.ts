@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import { ConfigError } from './shared/errors';
 import { DEFAULT_LLM_HEARTBEAT_TIMEOUT, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, LLM_ROLES, type LlmRole } from './shared/constants';
-import { DEFAULT_RETRY, Duration, durationToMs, TENANT_PATTERN, type RetrySettings } from './shared/schemas';
+import { Duration, TENANT_PATTERN, type RetrySettings } from './shared/schemas';
+import { DEFAULT_RETRY, durationToMs } from './shared/plain';
 import { loadTemporalProfile, type TemporalProfile } from './infra/temporal-connection';
 
 const port = z.coerce.number().int().min(0).max(65_535);

@@ -7,7 +7,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { z } from 'zod';
 import { LLM_ROLES } from '../shared/constants';
 import { ErrorType } from '../shared/errors';
-import { summarize } from '../shared/schemas';
+import { summarize } from '../shared/plain';
 
 const ServerBase = z.object({
   roles: z.array(z.enum(LLM_ROLES)).default(['researcher']),

@@ -9,7 +9,7 @@ import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { CALL_WAIT_SIGNAL } from '../shared/constants';
 import type { CallWait } from '../shared/messages';
 import { failureMessage } from '../shared/errors';
-import { summarize } from '../shared/schemas';
+import { summarize } from '../shared/plain';
 
 /** Every failed attempt up to this one is reported, then every REPORT_EVERY-th. */
 const REPORT_FIRST = 3;

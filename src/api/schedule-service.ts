@@ -14,7 +14,7 @@ import {
 } from '@temporalio/client';
 import { ApiError, failureMessage } from '../shared/errors';
 import { durationToMs } from '../shared/plain';
-import { summarize } from '../shared/schemas';
+import { summarize } from '../shared/plain';
 import { ResearchTenantKey } from '../workflows/search-attributes';
 import type { researchWorkflow } from '../workflows/research';
 import type { ScheduleBody, ScheduleList, ScheduleView } from './contract';

@@ -1,7 +1,6 @@
-// Plain values and functions that workflows use: no zod here. A workflow evaluates its imports
-// anew each time one starts (the SDK's sandbox), and building the zod schemas was most of that
-// cost, so the workflow code imports these from here and types from schemas.ts (`import type`,
-// erased). schemas.ts re-exports them for everyone else.
+// Plain values and functions, with no zod: a workflow evaluates its imports anew each time one
+// starts (the SDK's sandbox), and building the zod schemas was most of that cost. Everyone imports
+// these from here (schemas.ts holds the zod schemas and their types, nothing of this file).
 import { SUMMARY_MAX_CHARS } from './constants';
 import type { Duration, PlanStep, RetrySettings, StepInput, Usage } from './schemas';
 

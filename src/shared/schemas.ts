@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_MAX_OUTAGE, SUMMARY_MAX_CHARS } from './constants';
 import { canonicalLocale } from './locale';
-// Plain values and functions, kept free of zod for the workflow bundle (re-exported here).
-export { addUsage, DEFAULT_RETRY, durationToMs, stepKey, stepTask, summarize, ZERO_USAGE, type StepTask } from './plain';
 
 /** A duration such as `90s`, `30m`, `24h`, `3d` (the units Temporal's timers accept). */
 export const Duration = z

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
-import { summarize } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
 import { SkippedError, type FetchedPage, type SafeFetcher } from '../crawl/safe-fetch';
 import { BlockedError } from '../crawl/ssrf';
 import type { Store } from '../store';

@@ -2,7 +2,7 @@
 // found (a window of turns, with the sources they cited copied into the run so they can be cited
 // again), and every finished report of the session is indexed for knowledge_search (the rest).
 import { createHash } from 'node:crypto';
-import { summarize } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
 import type { Store } from '../store';
 import { chunkDocument } from './chunk';
 import { isEmbeddingsUnsupported, withHeartbeat, type Embedder } from './embed';

@@ -1,7 +1,8 @@
 // knowledge_search: hybrid retrieval over the run's collections and its session's earlier reports.
 // Every chunk found becomes a source of the run (stable id, the document's title with its page or
 // section, a link to the document in the API), cited and checked like a web page.
-import { summarize, type KnowledgeScope, type SourceRef } from '../../shared/schemas';
+import { type KnowledgeScope, type SourceRef } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
 import { noteFallback } from '../roles/fallbacks';
 import type { StoredSource, Store } from '../store';
 import { chunkSourceId, type RetrievedChunk, type Retriever } from './retrieve';

@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import { groundCitations, type CitableSource, type RemovedLink } from '../../shared/citations';
 import type { Usage } from '../../shared/schemas';
-import { summarize } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
 import type { Finding, Reference } from '../../shared/report';
 import type { Llm } from '../llm/call';
 import { jsonPrompt, text } from '../llm/prompt-def';

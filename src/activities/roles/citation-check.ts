@@ -10,7 +10,8 @@ import { citedClaims, evidenceFor, removeCitations, type CitedClaim } from '../.
 import { ErrorType } from '../../shared/errors';
 import type { Grounding } from '../../shared/messages';
 import { assembleReport, groundDraft, type CitationCheckRecord, type Reference } from '../../shared/report';
-import { summarize, type Usage } from '../../shared/schemas';
+import { type Usage } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { count, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store, StoredSource } from '../store';

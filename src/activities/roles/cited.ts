@@ -1,7 +1,8 @@
 // What the writing roles share: source and dependency blocks for prompts, and a cited document
 // written by a model, with every citation checked against the sources it was shown.
 import { groundFindings } from '../../shared/citations';
-import { summarize, ZERO_USAGE, type PlanStep, type StepOutput } from '../../shared/schemas';
+import { type PlanStep, type StepOutput } from '../../shared/schemas';
+import { summarize, ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import type { PromptVars, StructuredPrompt } from '../llm/prompts';
 import type { Store, StoredSource } from '../store';

@@ -3,7 +3,8 @@
 // below, folded.
 import { citedSourceIds, keepKnownSourceIds } from '../../shared/citations';
 import { CitedText } from '../../shared/llm-outputs';
-import { summarize, type StepOutput, type StepTask } from '../../shared/schemas';
+import { type StepOutput } from '../../shared/schemas';
+import { summarize, type StepTask } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { count, flag, jsonPrompt, stepVarShape, text } from '../llm/prompt-def';
 import type { SandboxResult } from '../sandbox';

@@ -3,7 +3,8 @@
 // are linked. A model that gives no usable findings: the evidence retrieved, listed by code.
 import { citedSourceIds } from '../../shared/citations';
 import { CitedText, PYTHON_RUNS_PER_ATTEMPT, pythonRunNumber } from '../../shared/llm-outputs';
-import { summarize, ZERO_USAGE, type PlanStep, type StepOutput, type Usage } from '../../shared/schemas';
+import { type PlanStep, type StepOutput, type Usage } from '../../shared/schemas';
+import { summarize, ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { jsonPrompt, stepVarShape, text } from '../llm/prompt-def';
 import type { ArtifactRef, SandboxResult } from '../sandbox';

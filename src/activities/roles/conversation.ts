@@ -1,7 +1,7 @@
 // The researcher's conversation outside the model calls: tool results written at the positions
 // the workflow chose, and trimming after a context-length error.
 import type { CrawlResult } from '../crawl';
-import { summarize } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
 import type { SandboxResult } from '../sandbox';
 import type { Message, NewEvent, Store, StoredSource } from '../store';
 import { promptPart, text } from '../llm/prompt-def';

@@ -4,7 +4,7 @@
 // reporter reads them with the workflow's own notes.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
-import { summarize } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
 import type { Store } from '../store';
 
 export const FALLBACK_KIND = 'fallback';

@@ -4,7 +4,8 @@
 // research is added, with a note.
 import { z } from 'zod';
 import { cappedList, cappedText, LIMITS, PlanStepDraft } from '../../shared/llm-outputs';
-import { summarize, ZERO_USAGE, type PlanStep, type Usage } from '../../shared/schemas';
+import { type PlanStep, type Usage } from '../../shared/schemas';
+import { summarize, ZERO_USAGE } from '../../shared/plain';
 import { count, flag, jsonPrompt, text } from '../llm/prompt-def';
 import { DOC_CHARS } from './cited';
 import { activityKey, modelGaveUp, noteFallback } from './fallbacks';

@@ -4,7 +4,8 @@
 // searched (they are the tenant's own documents; retrieval ranks passages, so one that does not
 // fit costs little), with a note.
 import { z } from 'zod';
-import { ZERO_USAGE, type Usage } from '../../shared/schemas';
+import { type Usage } from '../../shared/schemas';
+import { ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';

@@ -2,7 +2,8 @@
 // (src/shared/llm-outputs.ts PlanStepDraft) whose ids, texts, types and dependencies are repaired
 // here, each repair said in words for the run's notes.
 import { LIMITS, type PlanStepDraft } from '../../shared/llm-outputs';
-import { summarize, type Plan, type PlanStep } from '../../shared/schemas';
+import { type Plan, type PlanStep } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
 import type { PlanDraft } from './planner';
 
 /**

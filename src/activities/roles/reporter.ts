@@ -19,7 +19,8 @@ import {
 } from '../../shared/report';
 import { ApplicationFailure } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
-import { summarize, ZERO_USAGE, type ReportLength, type Usage } from '../../shared/schemas';
+import { type ReportLength, type Usage } from '../../shared/schemas';
+import { summarize, ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { flag, jsonPrompt, text } from '../llm/prompt-def';
 import { estimateTokens } from '../llm/window';

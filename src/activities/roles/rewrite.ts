@@ -3,7 +3,8 @@
 // answer: the question itself is researched, searched for as written and by its content words.
 import { z } from 'zod';
 import { cappedList, cappedText, LIMITS } from '../../shared/llm-outputs';
-import { summarize, ZERO_USAGE, type Usage } from '../../shared/schemas';
+import { type Usage } from '../../shared/schemas';
+import { summarize, ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { count, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';

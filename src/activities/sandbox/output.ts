@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { z } from 'zod';
-import { summarize } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
 import type { SandboxLimits, SandboxResult } from './types';
 
 const BootstrapResult = z.object({

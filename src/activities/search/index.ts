@@ -3,7 +3,8 @@
 // are named in `errors`, and the workflow records them: a failure never becomes a silent gap.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
-import { summarize, type SourceRef } from '../../shared/schemas';
+import { type SourceRef } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
 import type { Store } from '../store';
 import { routeQuery } from './providers';
 import { mergeHits } from './sources';

@@ -4,7 +4,8 @@ import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@tempor
 import proto from '@temporalio/proto';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { ApiError, failureMessage } from '../../shared/errors';
-import { summarize, type RetrySettings, type RunStatus } from '../../shared/schemas';
+import { type RetrySettings, type RunStatus } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
 import type { Store } from '../../activities/store';
 import type { Config, Fairness } from '../../config';
 

@@ -2,7 +2,7 @@
 // it retrieved, its artifacts. Each read first checks that the run is the tenant's.
 import { ApiError } from '../../shared/errors';
 import { artifactPath } from '../../shared/report';
-import { summarize } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
 import type { ArtifactBytes } from '../export/html';
 import { tenantRun, type ResearchContext } from './context';
 

@@ -14,7 +14,8 @@
 import type { WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { ApiError, failureMessage } from '../../shared/errors';
 import { PlanView, ResearchStatusView, type ResearchView } from '../../shared/messages';
-import { Phase, RunStatus, summarize, type ResearchResult } from '../../shared/schemas';
+import { Phase, RunStatus, type ResearchResult } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
 import type { RecordedRun } from '../../activities/store/runs';
 import { getStatusQuery } from '../../workflows/messages';
 import { withTimeout } from '../timeout';

@@ -4,7 +4,7 @@
 // pending activities, and the admission workflow keeps the queue.
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import type { ResearchView, WaitingCall } from '../../shared/messages';
-import { summarize } from '../../shared/schemas';
+import { summarize } from '../../shared/plain';
 import { admissionId, admissionQueueQuery } from '../../workflows/messages';
 import { withTimeout } from '../timeout';
 import { iso, type ResearchContext } from './context';
