@@ -1,6 +1,6 @@
-// A server-sent-events client for tests: reads `id`/`event`/`data` blocks from a live stream until
-// told to stop (the test "disconnects") or the server ends the stream.
-import { takeSseEvents, type SseEvent } from '../../src/shared/sse';
+// A server-sent-events client for tests: reads the stream with the one SSE reader
+// (src/shared/sse.ts) until told to stop (the test "disconnects") or the server ends the stream.
+import { readSse, type SseEvent } from '../../src/shared/sse';
 
 export type { SseEvent };
 
@@ -13,28 +13,17 @@ export async function readEvents(
     () => abort.abort(new Error(`no end of stream within ${opts.timeoutMs ?? 60_000} ms`)),
     opts.timeoutMs ?? 60_000,
   );
-  const res = await fetch(url, { headers: { accept: 'text/event-stream', ...opts.headers }, signal: abort.signal });
-  if (res.status !== 200) throw new Error(`events: ${res.status} ${await res.text()}`);
-  const events: SseEvent[] = [];
-  let comments = 0;
-  let buf = '';
-  const decoder = new TextDecoder();
-  const reader = res.body!.getReader();
   try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return { events, ended: true, comments };
-      const taken = takeSseEvents(buf + decoder.decode(value, { stream: true }));
-      buf = taken.rest;
-      comments += taken.comments;
-      for (const e of taken.events) {
-        events.push(e);
-        if (opts.until?.(e)) {
-          await reader.cancel(); // the client goes away mid-run
-          return { events, ended: false, comments };
-        }
-      }
+    const res = await fetch(url, { headers: { accept: 'text/event-stream', ...opts.headers }, signal: abort.signal });
+    if (res.status !== 200) throw new Error(`events: ${res.status} ${await res.text()}`);
+    const events: SseEvent[] = [];
+    let comments = 0;
+    for await (const e of readSse(res.body!, (n) => (comments += n))) {
+      events.push(e);
+      // Leaving the loop cancels the body: the client goes away mid-run.
+      if (opts.until?.(e)) return { events, ended: false, comments };
     }
+    return { events, ended: true, comments };
   } finally {
     clearTimeout(timer);
   }
