@@ -87,6 +87,7 @@ export const CollectionView = z.object({
   chunks: z.number().int(),
   createdAt: z.string(),
 });
+export type CollectionView = z.infer<typeof CollectionView>;
 export const DocumentView = z.object({
   id: z.string(),
   collectionId: z.string().nullable(),
@@ -104,6 +105,7 @@ export const DocumentView = z.object({
   updatedAt: z.string(),
   duplicate: z.boolean().optional(),
 });
+export type DocumentView = z.infer<typeof DocumentView>;
 export const SessionView = z.object({
   id: z.string(),
   title: z.string(),
@@ -120,3 +122,4 @@ export const SessionView = z.object({
     )
     .optional(),
 });
+export type SessionView = z.infer<typeof SessionView>;

@@ -2,6 +2,7 @@
 // findings it reads (with [S…] ids turned into [n]), and the final Markdown: every citation the
 // model wrote, in whatever form, grounded and renumbered 1..k in order of first citation, linked
 // charts, the run's notes (grounded the same way) and the reference list.
+import { z } from 'zod';
 import { groundCitations, renumberCitations, sourceIdsToNumbers, type GroundedCitations, type RemovedLink } from './citations';
 
 export type { RemovedLink } from './citations';
@@ -18,15 +19,17 @@ export interface Finding {
   meta?: Record<string, unknown>;
 }
 
-export interface Reference {
-  n: number;
-  sourceId: string;
-  url: string;
-  title: string;
+/** One entry of a report's reference list, as the report is stored and its JSON export lists it. */
+export const Reference = z.object({
+  n: z.number().int(),
+  sourceId: z.string(),
+  url: z.string(),
+  title: z.string(),
   /** In a stored report: true for the sources the text cites (numbered 1..k under References),
    *  false for those listed under "Also consulted" (numbered after them). */
-  cited?: boolean;
-}
+  cited: z.boolean().optional(),
+});
+export type Reference = z.infer<typeof Reference>;
 
 /** The API path of an artifact a coder step wrote; the report links charts with it. */
 export function artifactPath(researchId: string, artifactId: string): string {

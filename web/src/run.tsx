@@ -4,6 +4,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, call, follow, type RunEvent } from './api';
 import { Report } from './report';
 import type { CollectionList } from '../../src/api/contract';
+import type { CollectionView } from '../../src/shared/knowledge';
 import type { AnswerClarification, ApprovePlan, ResearchView, RevisePlan, SteerInput } from '../../src/shared/messages';
 import type { Phase, RunStatus } from '../../src/shared/schemas';
 
@@ -189,7 +190,7 @@ function Steer({ id, s, onDone }: { id: string; s: ResearchView; onDone: () => v
   const [title, setTitle] = useState('');
   const [message, setMessage] = useState('');
   const [busy, setBusy] = useState(false);
-  const [collections, setCollections] = useState<CollectionList['collections']>([]);
+  const [collections, setCollections] = useState<CollectionView[]>([]);
   const [chosen, setChosen] = useState<string[]>([]);
   useEffect(() => {
     // The tenant's collections, to add to the run's knowledge base (none: the choice is not shown).
