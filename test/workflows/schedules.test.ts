@@ -14,6 +14,10 @@ import { planJson, researchRules, searchResults, userText } from '../support/res
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 import { recordHistories } from '../support/record-history';
+import type { ReportJson, ScheduleList, ScheduleView } from '../../src/api/contract';
+import type { SessionView } from '../../src/shared/knowledge';
+import type { ResearchView } from '../../src/shared/messages';
+import type { ResearchResult } from '../../src/shared/schemas';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 const NEW_PAGE = '/articles/solar-2024.html';
@@ -99,7 +103,7 @@ describe.skipIf(!ready)(`schedules (${ready ? 'live' : missingReason()})`, () =>
       .post('/v1/schedules')
       .send({ question: 'How far have solar costs fallen?', every: '2s', note: 'weekly solar watch' })
       .expect(201);
-    const id = made.body.id as string;
+    const id = (made.body as ScheduleView).id;
     expect(made.body).toMatchObject({
       paused: false,
       every: '2s',
@@ -109,7 +113,7 @@ describe.skipIf(!ready)(`schedules (${ready ? 'live' : missingReason()})`, () =>
 
     // Two runs that completed.
     const done = await until(async () => {
-      const s = (await request(h.app).get(`/v1/schedules/${id}`).expect(200)).body as { recentRuns: { id: string }[] };
+      const s = (await request(h.app).get(`/v1/schedules/${id}`).expect(200)).body as ScheduleView;
       const ended = [];
       for (const r of [...s.recentRuns].reverse()) {
         const d = await h.client.workflow.getHandle(r.id).describe();
@@ -123,13 +127,13 @@ describe.skipIf(!ready)(`schedules (${ready ? 'live' : missingReason()})`, () =>
     // Never two at once: the second started after the first had ended.
     expect(second.startTime.getTime()).toBeGreaterThanOrEqual(first.closeTime!.getTime());
 
-    const r1 = (await request(h.app).get(`/v1/research/${first.workflowId}/report?format=json`).expect(200)).body;
-    const r2 = (await request(h.app).get(`/v1/research/${second.workflowId}/report?format=json`).expect(200)).body;
+    const r1 = (await request(h.app).get(`/v1/research/${first.workflowId}/report?format=json`).expect(200)).body as ReportJson;
+    const r2 = (await request(h.app).get(`/v1/research/${second.workflowId}/report?format=json`).expect(200)).body as ReportJson;
     expect(r1.markdown).not.toContain('What changed since');
-    const lines = (r2.markdown as string).split('\n').filter((l) => l.trim() && !l.startsWith('>'));
+    const lines = r2.markdown.split('\n').filter((l) => l.trim() && !l.startsWith('>'));
     expect(lines[0]).toBe('# Solar costs');
     expect(lines[1]).toMatch(/^## What changed since \w+ \d{1,2}, \d{4}$/);
-    const section = (r2.markdown as string).split('## What changed since')[1]!.split('\n## ')[0]!;
+    const section = r2.markdown.split('## What changed since')[1]!.split('\n## ')[0]!;
     expect(section).toContain(`[${NEW_TITLE}](${newUrl})`);
     expect(section).toContain(first.workflowId);
     expect(section).toContain('now "Solar LCOE fell 91% from 2010 to 2024"');
@@ -138,16 +142,16 @@ describe.skipIf(!ready)(`schedules (${ready ? 'live' : missingReason()})`, () =>
     expect(changesAsked).toContain('Costs fell sharply');
     expect(changesAsked).toContain(`[${newId}]`);
     // The new page is cited by number in the section, and that number is in the references.
-    const n = (r2.references as { n: number; url: string }[]).find((x) => x.url === newUrl)?.n;
+    const n = r2.references.find((x) => x.url === newUrl)?.n;
     expect(n).toBeDefined();
     expect(section).toContain(`(${newUrl}) [${n}]`);
 
-    const status = (await request(h.app).get(`/v1/research/${second.workflowId}`).expect(200)).body as { notes: string[] };
-    expect(status.notes.join('\n')).toMatch(
+    const status = (await request(h.app).get(`/v1/research/${second.workflowId}`).expect(200)).body as ResearchView;
+    expect(status.notes?.join('\n')).toMatch(
       /What changed since .*1 new source\(s\), 1 changed claim\(s\).*1 change\(s\) the model named were left out/,
     );
-    const firstStatus = (await request(h.app).get(`/v1/research/${first.workflowId}`).expect(200)).body as { notes: string[] };
-    expect(firstStatus.notes.join('\n')).toContain(`First report of schedule ${id}`);
+    const firstStatus = (await request(h.app).get(`/v1/research/${first.workflowId}`).expect(200)).body as ResearchView;
+    expect(firstStatus.notes?.join('\n')).toContain(`First report of schedule ${id}`);
     recordHistories([[second.workflowId, 'baseline-scheduled.json']]);
   });
 
@@ -159,7 +163,7 @@ describe.skipIf(!ready)(`schedules (${ready ? 'live' : missingReason()})`, () =>
     const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const out: string[] = [];
     const io = { out: (t: string) => void out.push(t), err: (t: string) => void out.push(t), ask: async () => undefined };
-    const session = (await request(h.app).post('/v1/sessions').send({ title: 'Wind watch' }).expect(201)).body.id as string;
+    const session = ((await request(h.app).post('/v1/sessions').send({ title: 'Wind watch' }).expect(201)).body as SessionView).id;
     const args = [
       'create',
       'Wind costs?',
@@ -176,7 +180,7 @@ describe.skipIf(!ready)(`schedules (${ready ? 'live' : missingReason()})`, () =>
     const code = await runClientCommand('schedule', [...args, '--json'], { api, key: undefined }, io);
     server.close();
     expect(code).toBe(0);
-    const made = JSON.parse(out.join('')) as { id: string; nextRunsAt: string[] };
+    const made = JSON.parse(out.join('')) as ScheduleView;
     const id = made.id;
     expect(made).toMatchObject({ question: 'Wind costs?', paused: true, cron: '0 6 * * 1', timezone: 'Europe/Berlin', runsStarted: 0 });
     // Mondays at 06:00 in Berlin: 05:00 or 04:00 UTC.
@@ -188,19 +192,19 @@ describe.skipIf(!ready)(`schedules (${ready ? 'live' : missingReason()})`, () =>
 
     await request(h.app).post(`/v1/schedules/${id}/trigger`).expect(202);
     const run = await until(async () => {
-      const s = (await request(h.app).get(`/v1/schedules/${id}`).expect(200)).body as { recentRuns: { id: string }[] };
+      const s = (await request(h.app).get(`/v1/schedules/${id}`).expect(200)).body as ScheduleView;
       return s.recentRuns[0]?.id;
     });
-    expect((await h.client.workflow.getHandle(run).result()) as { outcome: string }).toMatchObject({ outcome: 'report' });
+    expect((await h.client.workflow.getHandle(run).result()) as ResearchResult).toMatchObject({ outcome: 'report' });
     // The scheduled run joined the schedule's session, as a run the API starts does.
-    const joined = (await request(h.app).get(`/v1/sessions/${session}`).expect(200)).body as { runs: { id: string; question: string }[] };
+    const joined = (await request(h.app).get(`/v1/sessions/${session}`).expect(200)).body as SessionView;
     expect(joined.runs).toEqual([expect.objectContaining({ id: run, question: 'Wind costs?' })]);
 
     const resumed = await request(h.app).post(`/v1/schedules/${id}/resume`).send({}).expect(200);
     expect(resumed.body.paused).toBe(false);
     // The list comes from Temporal's visibility, which catches up with the resume a moment later.
     const listed = await until(async () => {
-      const l = (await request(h.app).get('/v1/schedules').expect(200)).body as { schedules: { id: string; paused: boolean }[] };
+      const l = (await request(h.app).get('/v1/schedules').expect(200)).body as ScheduleList;
       return l.schedules.find((s) => s.id === id && !s.paused);
     }, 20_000);
     expect(listed).toMatchObject({ question: 'Wind costs?', cron: '0 6 * * 1', paused: false });
