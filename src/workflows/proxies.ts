@@ -48,8 +48,10 @@ export function activitiesFor(policy: CallPolicy) {
     scheduleToCloseTimeout: policy.maxOutage ?? DEFAULT_MAX_OUTAGE,
   };
 
-  /** Model calls, on `<queue>-llm` (one rate limit for the provider across all workers): one HTTP request per attempt (the client does not retry); 429 waits for its
-   *  Retry-After (nextRetryDelay); heartbeats, so a dead worker's call is retried quickly. */
+  /** Model calls: every role's activities (src/activities/roles/index.ts, docs/roles.md), called as
+   *  `calls.llm.<activity>`. On `<queue>-llm` (one rate limit for the provider across all workers):
+   *  one HTTP request per attempt (the client does not retry); 429 waits for its Retry-After
+   *  (nextRetryDelay); heartbeats, so a dead worker's call is retried quickly. */
   const llmQueue = `${workflowInfo().taskQueue}${LLM_QUEUE_SUFFIX}`;
   // The run's priority and fairness key (its tenant), given to its model calls explicitly: the
   // rate-limited model-call queue is where tenants' tasks wait behind each other.

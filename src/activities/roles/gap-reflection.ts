@@ -36,10 +36,7 @@ export function createGapReflectionActivities(deps: PlannerDeps) {
   const { llm, store } = deps;
   const canRunCode = () => codeRuns(deps);
 
-  /**
-   * Gap reflection: do the findings answer the question? If not, follow-up steps, repaired by code
-   * like a plan's (new ids, known dependencies, at most `maxSteps`, research only without a sandbox).
-   */
+  /** Do the findings of the steps that ran (and the background) answer the question? */
   async function reflectOnGaps(input: {
     researchId: string;
     question: string;
