@@ -6,7 +6,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLlm } from '../../src/activities/llm/call';
 import { createLlmClient } from '../../src/activities/llm/client';
-import { PROMPTS } from '../../src/activities/llm/prompts';
+import { PROMPTS } from '../../src/activities/roles';
 import { createStore } from '../../src/activities/store';
 import { createPool } from '../../src/infra/postgres';
 import { bySchema, ScriptedLlmServer } from '../support/llm-server';

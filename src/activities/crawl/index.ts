@@ -8,7 +8,7 @@ import { ErrorType } from '../../shared/errors';
 import { type Usage } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
-import { PROMPTS } from '../llm/prompts';
+import { EXTRACTOR_PROMPT } from '../roles/extractor';
 import { sourceIdFor } from '../search/sources';
 import { normalizeUrl } from '../search/types';
 import type { Store, StoredPage } from '../store';
@@ -143,14 +143,15 @@ async function extractForGoal(deps: CrawlDeps, input: CrawlInput, page: StoredPa
     const text = page.markdown.slice(0, budget);
     try {
       const r = await deps.llm.structured(
-        PROMPTS.extractor,
+        EXTRACTOR_PROMPT,
         {
           goal: input.goal,
           url: page.finalUrl,
           title: page.title || '(untitled)',
           page: text,
-          truncation:
-            text.length < page.markdown.length ? `Only the first ${text.length} of ${page.markdown.length} characters are shown.` : '',
+          truncated: text.length < page.markdown.length,
+          shownChars: text.length,
+          pageChars: page.markdown.length,
         },
         { researchId: input.researchId, key: `extract-${attempt}` },
       );

@@ -4,7 +4,7 @@ import { groundFindings } from '../../shared/citations';
 import { type PlanStep, type StepOutput } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
-import type { PromptVars, StructuredPrompt } from '../llm/prompts';
+import type { PromptVars, StructuredPrompt } from '../llm/prompt-def';
 import type { Store, StoredSource } from '../store';
 import { modelGaveUp, noteCorrection, noteFallback } from './fallbacks';
 

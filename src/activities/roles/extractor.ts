@@ -2,7 +2,7 @@
 // inside the crawl's activity (src/activities/crawl/index.ts, crawlPage), which fetches the page
 // first and, when the model gives no usable answer, keeps the page's opening as the evidence.
 import { z } from 'zod';
-import { jsonPrompt, text } from '../llm/prompt-def';
+import { count, flag, jsonPrompt, text } from '../llm/prompt-def';
 import { defineRole } from './role';
 
 /** The answer: the evidence a page holds for a goal, quoted or closely paraphrased, and a summary. */
@@ -20,7 +20,7 @@ export const EXTRACTOR_PROMPT = jsonPrompt(
     // A summary and the evidence a page holds for one goal: a small model that loops runs on to
     // the role's limit otherwise (2,048 tokens, minutes on a CPU).
     maxTokens: 1_024,
-    vars: { goal: text, url: text, title: text, page: text, truncation: text },
+    vars: { goal: text, url: text, title: text, page: text, truncated: flag, shownChars: count, pageChars: count },
     untrusted: { page: 'page', title: 'title' },
   },
   'PageExtract',
