@@ -2,7 +2,8 @@
 // and the run's events as an async stream that reconnects with Last-Event-ID by itself.
 import type { ErrorBody } from '../api/contract';
 import type { ResearchView } from '../shared/messages';
-import { readSse, type SseEvent } from '../shared/sse';
+import type { RunEvent } from '../shared/events';
+import { readSse } from '../shared/sse';
 
 export interface ApiClientOptions {
   api: string;
@@ -20,7 +21,7 @@ export class ApiFailure extends Error {
   }
 }
 
-export type RunEvent = SseEvent;
+export type { RunEvent };
 
 export function apiClient(o: ApiClientOptions) {
   const base = o.api.replace(/\/+$/, '');
@@ -85,7 +86,8 @@ export function apiClient(o: ApiClientOptions) {
       try {
         for await (const e of readSse(res.body!)) {
           last = e.id;
-          yield e;
+          // The API streams the run's log as src/shared/events.ts declares it.
+          yield e as RunEvent;
           if (e.type === 'done') return;
         }
       } catch {

@@ -6,6 +6,7 @@ import { ApiFailure, type ApiClient, type RunEvent } from './api-client';
 import { money, short } from './format';
 import type { Io } from './io';
 import type { Started } from '../api/contract';
+import type { PlanEventData, RunEventOf } from '../shared/events';
 import type { ResearchView } from '../shared/messages';
 
 export interface FollowOptions {
@@ -14,14 +15,6 @@ export interface FollowOptions {
   options: Record<string, unknown>;
   out: string | undefined;
   json: boolean;
-}
-
-// The events' data has no schema in the contract yet (the API writes it in
-// src/activities/run-events.ts): this is what the live view reads of a plan event.
-interface PlanEvent {
-  version: number;
-  title: string;
-  steps: { id: string; title: string; type: string }[];
 }
 
 const runPath = (id: string, tail = '') => `/v1/research/${encodeURIComponent(id)}${tail}`;
@@ -40,16 +33,21 @@ export async function follow(client: ApiClient, io: Io, o: FollowOptions): Promi
 }
 
 /** Prints the run's events as they come and answers its questions; returns its `done` event. */
-async function watch(client: ApiClient, io: Io, id: string, json: boolean, say: (t: string) => void): Promise<RunEvent | undefined> {
-  let plan: PlanEvent | undefined;
-  let done: RunEvent | undefined;
+async function watch(
+  client: ApiClient,
+  io: Io,
+  id: string,
+  json: boolean,
+  say: (t: string) => void,
+): Promise<RunEventOf<'done'> | undefined> {
+  let plan: PlanEventData | undefined;
+  let done: RunEventOf<'done'> | undefined;
   for await (const e of client.events(id)) {
     if (json) io.out(`${JSON.stringify(e)}\n`);
-    const d = e.data;
-    if (e.type === 'plan') plan = d as unknown as PlanEvent;
+    if (e.type === 'plan') plan = e.data;
     for (const line of eventLines(e)) say(line);
-    if (e.type === 'phase' && d.phase === 'reviewing' && plan) await review(client, io, id, plan.version);
-    if (e.type === 'status' && d.status === 'awaiting_review' && d.phase === 'coordinating') await clarify(client, io, id);
+    if (e.type === 'phase' && e.data.phase === 'reviewing' && plan) await review(client, io, id, plan.version);
+    if (e.type === 'status' && e.data.status === 'awaiting_review' && e.data.phase === 'coordinating') await clarify(client, io, id);
     if (e.type === 'done') done = e;
   }
   return done;
@@ -57,35 +55,35 @@ async function watch(client: ApiClient, io: Io, id: string, json: boolean, say: 
 
 /** What a person reads for one event (nothing for the ones that only move the conversation on). */
 function eventLines(e: RunEvent): string[] {
-  const d = e.data;
   switch (e.type) {
     case 'plan': {
-      const plan = d as unknown as PlanEvent;
+      const plan = e.data;
       return [`Plan v${plan.version}: ${plan.title}`, ...plan.steps.map((s, i) => `  ${i + 1}. [${s.type}] ${s.id}: ${s.title}`)];
     }
     case 'phase':
-      return [`· ${String(d.phase)}`];
-    case 'step':
+      return [`· ${e.data.phase}`];
+    case 'step': {
+      const d = e.data;
       return [
-        `  step ${String(d.id)} ${String(d.status)}${Number(d.attempts) > 1 ? ` (attempt ${String(d.attempts)})` : ''}${d.summary ? `: ${short(String(d.summary), 100)}` : ''}`,
+        `  step ${d.id} ${d.status}${d.attempts > 1 ? ` (attempt ${d.attempts})` : ''}${d.summary ? `: ${short(d.summary, 100)}` : ''}`,
       ];
-    case 'search': {
-      const qs = (d.queries as { query: string; results: number; error?: string }[]).map(
-        (q) => `"${short(q.query, 50)}" (${q.error ? 'failed' : q.results})`,
-      );
-      return [`    ${String(d.step)} searched ${qs.join(', ')}`];
     }
-    case 'crawl':
-      return (d.pages as { url: string; status: string; reason?: string }[]).map(
-        (p) =>
-          `    ${String(d.step)} ${p.status === 'ok' ? 'read' : p.status} ${short(p.url, 80)}${p.reason ? ` (${short(p.reason, 60)})` : ''}`,
+    case 'search': {
+      const qs = e.data.queries.map((q) => `"${short(q.query, 50)}" (${q.error ? 'failed' : q.results})`);
+      return [`    ${e.data.step} searched ${qs.join(', ')}`];
+    }
+    case 'crawl': {
+      const { step, pages } = e.data;
+      return pages.map(
+        (p) => `    ${step} ${p.status === 'ok' ? 'read' : p.status} ${short(p.url, 80)}${p.reason ? ` (${short(p.reason, 60)})` : ''}`,
       );
-    case 'verdict':
-      return [
-        `  check of step ${String(d.step)}: ${d.passed ? 'passed' : `sent back${d.feedback ? ` (${short(String(d.feedback), 100)})` : ''}`}`,
-      ];
+    }
+    case 'verdict': {
+      const d = e.data;
+      return [`  check of step ${d.step}: ${d.passed ? 'passed' : `sent back${d.feedback ? ` (${short(d.feedback, 100)})` : ''}`}`];
+    }
     case 'usage':
-      return [`  ${money(d as unknown as ResearchView['usage'])}`];
+      return [`  ${money(e.data)}`];
     default:
       return [];
   }
@@ -96,17 +94,17 @@ async function finish(
   client: ApiClient,
   io: Io,
   id: string,
-  done: RunEvent | undefined,
+  done: RunEventOf<'done'> | undefined,
   out: string | undefined,
   say: (t: string) => void,
 ): Promise<number> {
-  const end = done?.data ?? {};
-  if (end.status !== 'completed') {
-    io.err(`Research ${id} ${String(end.status ?? 'ended')}${end.error ? `: ${String(end.error)}` : ''}\n`);
+  const end = done?.data;
+  if (end?.status !== 'completed') {
+    io.err(`Research ${id} ${end?.status ?? 'ended'}${end?.error ? `: ${end.error}` : ''}\n`);
     return 1;
   }
   if (end.outcome === 'answered_directly') {
-    say(`Answer: ${String(end.answer ?? '')}`);
+    say(`Answer: ${end.answer ?? ''}`);
     return 0;
   }
   const report = await client.call<string>('GET', runPath(id, '/report'));

@@ -2,7 +2,6 @@
 // sessions for follow-up questions, through the HTTP API.
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { z } from 'zod';
 import { ApiFailure, type ApiClient } from './api-client';
 import { defineCommand } from './command-table';
 import type { Io } from './io';
@@ -27,9 +26,9 @@ export const sessionCommand = defineCommand({
   handle: ({ client, io }, { args, flags }) => runSessionCommand(client, io, args, flags),
 });
 
-type Collection = z.infer<typeof CollectionView>;
-type Doc = z.infer<typeof DocumentView>;
-type Session = z.infer<typeof SessionView>;
+type Collection = CollectionView;
+type Doc = DocumentView;
+type Session = SessionView;
 
 const MIME: Record<string, string> = {
   '.pdf': 'application/pdf',

@@ -2,7 +2,6 @@
 // report. Each entry holds its help lines, how it reads the command line and what it does.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { z } from 'zod';
 import { ApiFailure, type ApiClient } from './api-client';
 import { defineCommand, parseOptions, type CommandContext, type CommandLine, type Flags } from './command-table';
 import { follow } from './follow';
@@ -32,7 +31,7 @@ export const runCommand = defineCommand({
     const collections = await collectionIds(client, a.collections);
     let sessionId = a.session;
     if (sessionId === 'new') {
-      sessionId = (await client.call<z.infer<typeof SessionView>>('POST', '/v1/sessions', { title: a.question.slice(0, 300) })).id;
+      sessionId = (await client.call<SessionView>('POST', '/v1/sessions', { title: a.question.slice(0, 300) })).id;
       if (!json) io.out(`Session ${sessionId} (follow up with --session ${sessionId}).\n`);
     }
     return follow(client, io, {
