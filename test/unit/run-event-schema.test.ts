@@ -6,22 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { runEvents } from '../../src/activities/run-events';
 import type { NewEvent } from '../../src/activities/store';
 import type { RecordedRun, RunRecord } from '../../src/activities/store/runs';
+import { asRow } from '../support/run-rows';
 import { RunEvent, RunEventEntry } from '../../src/shared/events';
 import type { PlanView, StepView } from '../../src/shared/messages';
 
 const usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
-const asRow = (r: RunRecord): RecordedRun => ({
-  status: r.status,
-  phase: r.phase ?? null,
-  plan: r.plan ?? null,
-  usage: r.usage,
-  error: r.error ?? null,
-  outcome: r.outcome ?? null,
-  answer: r.answer ?? null,
-  question: r.question,
-  writeSeq: r.seq ?? 0,
-  finalView: null,
-});
 
 /** The plan as the workflow's board shows it (PlanView), its steps as given. */
 const plan = (version: number, steps: Partial<StepView>[]): PlanView => ({

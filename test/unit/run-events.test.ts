@@ -2,22 +2,11 @@
 // under a key that makes the same change written twice one event.
 import { describe, expect, it } from 'vitest';
 import { runEvents } from '../../src/activities/run-events';
-import type { RecordedRun, RunRecord } from '../../src/activities/store/runs';
+import type { RunRecord } from '../../src/activities/store/runs';
+import { asRow } from '../support/run-rows';
 
 const usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
 const base: RunRecord = { id: 'r', tenant: 't', question: 'q', status: 'running', phase: 'coordinating', usage, seq: 1 };
-const asRow = (r: RunRecord): RecordedRun => ({
-  status: r.status,
-  phase: r.phase ?? null,
-  plan: r.plan ?? null,
-  usage: r.usage,
-  error: r.error ?? null,
-  outcome: r.outcome ?? null,
-  answer: r.answer ?? null,
-  question: r.question,
-  writeSeq: r.seq ?? 0,
-  finalView: null,
-});
 const plan = (status: string, attempts = 0) => ({
   version: 1,
   title: 'P',
