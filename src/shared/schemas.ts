@@ -39,6 +39,28 @@ export const Webhook = z
   .strict();
 export type Webhook = z.infer<typeof Webhook>;
 
+/** A calendar date, `YYYY-MM-DD`. */
+const IsoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date such as "2026-01-31"');
+
+/**
+ * How recent the sources must be: a period before the run starts, or dates. Passed to providers
+ * that filter by date and enforced on publication dates where they are known.
+ */
+export const TimeRange = z.union([
+  z.enum(['day', 'week', 'month', 'year']),
+  z
+    .object({ from: IsoDate.optional(), to: IsoDate.optional() })
+    .strict()
+    .refine((r) => r.from !== undefined || r.to !== undefined, 'timeRange needs from, to or both')
+    .refine((r) => !r.from || !r.to || r.from <= r.to, 'timeRange.from is after timeRange.to'),
+]);
+export type TimeRange = z.infer<typeof TimeRange>;
+
+/** How the research is organised: a plan reviewed up front (with gap reflection after the team),
+ *  or a supervisor that decides after each wave of steps whether to delegate more. */
+export const ResearchMode = z.enum(['plan', 'supervisor']);
+export type ResearchMode = z.infer<typeof ResearchMode>;
+
 export const ResearchOptions = z
   .object({
     /** Fills the options it covers (EFFORT_PRESETS) where the request does not set them. */
@@ -75,6 +97,17 @@ export const ResearchOptions = z
       .optional(),
     /** POSTed to when the plan needs a review, the report is ready or the run failed. */
     webhook: Webhook.optional(),
+    /** Only sources of this period (see TimeRange). */
+    timeRange: TimeRange.optional(),
+    /** Search providers this run may use (a subset of the configured ones); absent: the tenant's
+     *  choice, else all configured. */
+    searchProviders: z
+      .array(z.string().regex(/^[a-z][a-z0-9-]{1,31}$/, 'not a provider name'))
+      .min(1)
+      .max(12)
+      .optional(),
+    /** Absent: `plan`. */
+    researchMode: ResearchMode.optional(),
   })
   .strict();
 export type ResearchOptions = z.infer<typeof ResearchOptions>;

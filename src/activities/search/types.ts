@@ -5,11 +5,22 @@ export interface SearchHit {
   content: string;
   score: number;
   source: string;
+  /** Publication date (`YYYY-MM-DD` or a full ISO time) when the provider knows it. */
+  published?: string;
+}
+
+/** What a provider is asked with a query. */
+export interface SearchOptions {
+  maxResults: number;
+  signal?: AbortSignal;
+  /** Only results published in this period, as absolute dates (`YYYY-MM-DD`, inclusive); a
+   *  provider that can filter by date passes it on, the activity enforces it on known dates. */
+  timeRange?: { from?: string; to?: string };
 }
 
 export interface SearchProvider {
   name: string;
-  search(query: string, opts: { maxResults: number; signal?: AbortSignal }): Promise<SearchHit[]>;
+  search(query: string, opts: SearchOptions): Promise<SearchHit[]>;
 }
 
 /** Lower-cased scheme and host, no fragment, no trailing slash, tracking parameters dropped. */
