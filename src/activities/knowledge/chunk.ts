@@ -4,8 +4,7 @@
 // in its second half: a paragraph, else a sentence, else a line. The next chunk repeats whole
 // sentences from the end of the previous one. A chunk's text is always a slice of the section's
 // text, never re-joined, so "3.5" or a table row comes out exactly as it went in.
-import { Tiktoken } from 'js-tiktoken/lite';
-import cl100k from 'js-tiktoken/ranks/cl100k_base';
+import { countTokens as countIn, decodeTokens, encodeTokens } from '../llm/tokens';
 import type { ParsedDocument, Section } from './parse';
 
 export interface Chunk {
@@ -16,46 +15,10 @@ export interface Chunk {
   tokens: number;
 }
 
-let encoder: Tiktoken | undefined;
-const enc = () => (encoder ??= new Tiktoken(cl100k));
-// A document may well contain "<|endoftext|>": it is text here, where js-tiktoken's default
-// would throw on it. Nothing is special.
-const plain = (text: string) => enc().encode(text, [], []);
-
-// js-tiktoken's byte-pair merge is quadratic in the length of one pre-token: 20,000 letters
-// without a space take 45 s, 1,000 CJK characters half a second. Runs longer than RUN are
-// encoded RUN characters at a time, which bounds the cost and changes the count only for such
-// runs (by a token or so per seam, upwards: a safe estimate against a model's limit). The ids
-// still decode to the text exactly.
-const RUN = 32;
-const LONG_RUNS = /\S{33,}|\s{33,}/g;
-const HAS_LONG_RUN = /\S{33}|\s{33}/;
-
-function encode(text: string): number[] {
-  if (!HAS_LONG_RUN.test(text)) return plain(text);
-  const ids: number[] = [];
-  const add = (part: string) => {
-    for (const id of plain(part)) ids.push(id);
-  };
-  let last = 0;
-  for (const m of text.matchAll(LONG_RUNS)) {
-    if (m.index > last) add(text.slice(last, m.index));
-    const runEnd = m.index + m[0].length;
-    for (let at = m.index; at < runEnd;) {
-      let end = Math.min(runEnd, at + RUN);
-      if (end < runEnd && /[\udc00-\udfff]/.test(text[end]!)) end++; // not between the halves of a surrogate pair
-      add(text.slice(at, end));
-      at = end;
-    }
-    last = runEnd;
-  }
-  if (last < text.length) add(text.slice(last));
-  return ids;
-}
-
-/** Tokens in cl100k_base (runs of more than 32 characters without a break counted in parts). */
+/** Tokens in cl100k_base (runs of more than 32 characters without a break counted in parts:
+ *  src/activities/llm/tokens.ts). */
 export function countTokens(text: string): number {
-  return text ? encode(text).length : 0;
+  return countIn(text, 'cl100k');
 }
 
 /** How good a place to end a chunk the end of a piece is. */
@@ -105,16 +68,16 @@ function pieces(text: string, max: number): Piece[] {
  *  every `max` tokens at a place where the cut is also a character boundary. */
 function splitByTokens(text: string, from: number, to: number, max: number, after: Boundary): Piece[] {
   const slice = text.slice(from, to);
-  const ids = encode(slice);
+  const ids = encodeTokens(slice, 'cl100k');
   const out: Piece[] = [];
   let at = 0;
   let offset = 0;
   while (at < ids.length) {
     let end = Math.min(ids.length, at + max);
-    let part = enc().decode(ids.slice(at, end));
+    let part = decodeTokens(ids.slice(at, end));
     // A token may hold half a character (emoji, CJK): step back until the part is whole text.
-    while (end > at + 1 && !(slice.startsWith(part, offset) && countTokens(part) <= max)) part = enc().decode(ids.slice(at, --end));
-    while (!slice.startsWith(part, offset) && end < ids.length) part = enc().decode(ids.slice(at, ++end));
+    while (end > at + 1 && !(slice.startsWith(part, offset) && countTokens(part) <= max)) part = decodeTokens(ids.slice(at, --end));
+    while (!slice.startsWith(part, offset) && end < ids.length) part = decodeTokens(ids.slice(at, ++end));
     if (part) out.push({ start: from + offset, end: from + offset + part.length, tokens: countTokens(part), after: Boundary.Token });
     at = end;
     offset += part.length;
