@@ -39,7 +39,13 @@ export async function runTool(
   switch (call.name) {
     case 'web_search': {
       const results = await Promise.allSettled(
-        call.args.queries.map((query) => calls.webSearch(`search: ${query.slice(0, 80)}`, { researchId: input.researchId, query })),
+        call.args.queries.map((query) =>
+          calls.webSearch(`search: ${query.slice(0, 80)}`, {
+            researchId: input.researchId,
+            query,
+            goal: input.step.description,
+          }),
+        ),
       );
       const search = results.map((r, i) => {
         const query = call.args.queries[i]!;

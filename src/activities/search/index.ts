@@ -12,6 +12,14 @@ import type { SearchHit, SearchProvider } from './types';
 import { metrics } from '../../infra/metrics';
 import { bannedDomainOf } from '../../shared/domains';
 
+export interface WebSearchInput {
+  researchId: string;
+  query: string;
+  /** What the results are for (the step's description, the research question): they are ranked
+   *  by their relevance to it. Absent (histories before it existed): ranked for the query. */
+  goal?: string;
+}
+
 export interface WebSearchResult {
   query: string;
   results: SourceRef[];
@@ -27,7 +35,7 @@ function isPermanent(err: unknown): boolean {
 }
 
 export function createSearchActivities(deps: { store: Store; providers: Map<string, SearchProvider>; maxResults: number }) {
-  async function webSearch(input: { researchId: string; query: string }): Promise<WebSearchResult> {
+  async function webSearch(input: WebSearchInput): Promise<WebSearchResult> {
     if (deps.providers.size === 0) {
       throw ApplicationFailure.nonRetryable(
         "no search provider is configured: set SEARCH_PROVIDERS (and SEARXNG_URL or the providers' keys)",
