@@ -1,6 +1,7 @@
-// The background brief: what the rewrite's searches found, written up with citations for the
-// planner. A model that writes no usable brief: the sources are listed instead (writeCitedDocument),
-// and the planner does not take that list for enough context.
+// The background brief: what the rewrite's searches found (their snippets, and the best few pages
+// read for the question), written up with citations for the planner. A model that writes no usable
+// brief: the sources are listed instead (writeCitedDocument), and the planner does not take that
+// list for enough context.
 import { CitedText } from '../../shared/llm-outputs';
 import type { StepOutput } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
@@ -13,8 +14,8 @@ export const BACKGROUND_PROMPT = jsonPrompt(
   {
     file: 'background',
     role: 'planner',
-    vars: { question: text, locale: text, sources: text, searchErrors: text },
-    untrusted: { question: 'user_message', sources: 'sources' },
+    vars: { question: text, locale: text, sources: text, pages: text, searchErrors: text },
+    untrusted: { question: 'user_message', sources: 'sources', pages: 'pages' },
   },
   'BackgroundBrief',
   CitedText,
@@ -22,6 +23,13 @@ export const BACKGROUND_PROMPT = jsonPrompt(
 
 /** The note writeCitedDocument leaves when it listed the sources because the model wrote no brief. */
 export const BACKGROUND_FALLBACK_NOTE = 'fallback/background/background';
+
+/** A page the workflow read for the brief: its source id when it was read, else why not. */
+export interface BackgroundPage {
+  url: string;
+  status: 'ok' | 'blocked' | 'skipped' | 'failed';
+  sourceId?: string;
+}
 
 export function createBackgroundActivities(deps: { llm: Llm; store: Store }) {
   const { store } = deps;
@@ -32,8 +40,15 @@ export function createBackgroundActivities(deps: { llm: Llm; store: Store }) {
     locale: string;
     sourceIds: string[];
     searchErrors: string[];
+    /** The pages read for the question (absent in runs started before the background read pages). */
+    pages?: BackgroundPage[];
   }): Promise<StepOutput> {
-    const sources = await store.getSources(input.researchId, input.sourceIds);
+    const pageIds = [...new Set((input.pages ?? []).flatMap((p) => (p.status === 'ok' && p.sourceId ? [p.sourceId] : [])))];
+    const all = await store.getSources(input.researchId, [...new Set([...input.sourceIds, ...pageIds])]);
+    // A page read holds its extract under the id its snippet had (crawled evidence wins): it is
+    // shown once, as a page.
+    const pages = all.filter((s) => pageIds.includes(s.sourceId));
+    const snippets = all.filter((s) => !pageIds.includes(s.sourceId));
     // A model that gives no usable brief: writeCitedDocument lists the sources instead, with a note.
     return writeCitedDocument(deps, {
       researchId: input.researchId,
@@ -43,10 +58,11 @@ export function createBackgroundActivities(deps: { llm: Llm; store: Store }) {
       vars: {
         question: input.question,
         locale: input.locale,
-        sources: sourcesBlock(sources),
+        sources: sourcesBlock(snippets),
+        pages: pages.length ? sourcesBlock(pages) : '(no pages were read)',
         searchErrors: input.searchErrors.join('\n') || '(none)',
       },
-      sources,
+      sources: all,
     });
   }
 
@@ -54,7 +70,7 @@ export function createBackgroundActivities(deps: { llm: Llm; store: Store }) {
 }
 
 export const background = defineRole({
-  does: 'Writes the background brief, with citations, from the sources the first searches found.',
+  does: 'Writes the background brief, with citations, from the snippets the first searches found and the best pages read.',
   prompts: { background: BACKGROUND_PROMPT },
   parts: [],
   activities: createBackgroundActivities,
