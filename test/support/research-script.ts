@@ -39,6 +39,7 @@ export type RoleOverrides = Partial<
   Record<
     | 'coordinator'
     | 'rewrite'
+    | 'extractor'
     | 'background'
     | 'planner'
     | 'react'
@@ -161,7 +162,9 @@ export function researchRules(o: RoleOverrides = {}, plan = planJson([{ id: 'a' 
     {
       name: 'extractor',
       match: bySchema('PageExtract'),
-      reply: { json: { relevant: true, evidence: 'Solar LCOE fell 89% from 2010 to 2022.', summary: 'Solar got much cheaper.' } },
+      reply: o.extractor ?? {
+        json: { relevant: true, evidence: 'Solar LCOE fell 89% from 2010 to 2022.', summary: 'Solar got much cheaper.' },
+      },
     },
     { name: 'background', match: bySchema('BackgroundBrief'), reply: o.background ?? cited },
     { name: 'planner', match: bySchema('Plan'), reply: o.planner ?? { json: plan } },
