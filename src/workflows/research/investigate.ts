@@ -32,7 +32,9 @@ export async function investigate(run: RunState, topic: string): Promise<string>
   );
   run.addUsage(usage);
   const searches = await Promise.allSettled(
-    expansion.queries.map((query) => run.calls.webSearch(`search: ${summarize(query, 80)}`, { researchId: run.id, query })),
+    expansion.queries.map((query) =>
+      run.calls.webSearch(`search: ${summarize(query, 80)}`, { researchId: run.id, query, goal: expansion.researchQuestion }),
+    ),
   );
   // The user's own documents first: they lead the background's sources.
   const sourceIds: string[] = await searchKnowledge(run, expansion.researchQuestion, expansion.queries);
