@@ -312,13 +312,37 @@ export const EnvSchema = z.object({
       "the model's context window; unset, read from the server (llama.cpp's `/props`, vLLM's `max_model_len`) or learned from its first overflow error. Prompts are counted in tokens (estimated) and trimmed in the middle of their longest part to leave the output room",
     ),
   LLM_PRICES: priceTable.describe('`model=input/output` USD per million tokens, comma-separated, for cost estimates'),
+  RESEARCHER_CONTEXT_TOKENS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(1_000_000)
+    .optional()
+    .describe(
+      "tokens of conversation a researcher step sends (in the model's tokenizer family) before its oldest tool results are trimmed and, when that is not enough, it must answer; unset: 50000, or `LLM_CONTEXT_CHARS`/4 when that is set",
+    ),
   LLM_CONTEXT_CHARS: z.coerce
     .number()
     .int()
     .min(4_000)
     .max(4_000_000)
-    .default(200_000)
-    .describe('conversation size a researcher sends before old tool results are trimmed and it must answer'),
+    .optional()
+    .describe('deprecated: `RESEARCHER_CONTEXT_TOKENS` in characters (divided by 4)'),
+  RESEARCHER_TOOL_RESULT_TOKENS: z.coerce
+    .number()
+    .int()
+    .min(200)
+    .max(100_000)
+    .default(2_500)
+    .describe(
+      'tokens one tool result may hold, shared fairly among its pages and search hits (each shortened to its share, the lowest-ranked hits left out when even a share is too small to use; only what is shown counts as read)',
+    ),
+  LLM_TOKENIZER: z
+    .enum(['auto', 'o200k', 'cl100k'], { message: 'expected auto, o200k or cl100k' })
+    .default('auto')
+    .describe(
+      "the tokenizer family budgets are counted in: `auto` takes `o200k` for OpenAI's gpt-4o, gpt-4.1, gpt-5, o-series and gpt-oss models and `cl100k` for the rest (gpt-4, Qwen and Llama 3 descend from it)",
+    ),
   /** A second OpenAI-compatible provider, used while the first is down (src/activities/llm/providers.ts). */
   LLM_FALLBACK_BASE_URL: optionalUrl.describe(
     'a second OpenAI-compatible provider, used while the primary is down (see [A fallback provider](llm-servers.md#a-fallback-provider-and-adaptive-concurrency))',
@@ -354,11 +378,11 @@ export const EnvSchema = z.object({
             .filter(Boolean),
     )
     .describe(
-      'enabled providers: `searxng`, `tavily`, `brave`, `wikipedia`, `openalex`, `arxiv`; academic queries go to OpenAlex/arXiv, encyclopedic ones to Wikipedia, the rest to the first web provider; unset: `wikipedia,openalex,arxiv` (plus `searxng` first when `SEARXNG_URL` is set)',
+      'enabled providers: `searxng`, `tavily`, `brave`, `exa`, `serper` (the web), `wikipedia`, `openalex`, `arxiv`, `pubmed`, `semanticscholar`; each query goes to those of its topic (see [Search providers](tools.md#search-providers)); unset: `wikipedia,openalex,arxiv,pubmed,semanticscholar` (plus `searxng` first when `SEARXNG_URL` is set)',
     ),
   SEARCH_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(15_000).describe('one provider request'),
   SEARCH_RATE_LIMITS: namedNumbers(/^[a-z]+$/, z.number().positive(), 'provider=requestsPerSecond').describe(
-    '`provider=requests per second` in one worker, over the built-in `arxiv=0.34,brave=1,searxng=5,tavily=5,wikipedia=10,openalex=10`',
+    '`provider=requests per second` in one worker, over the built-in `arxiv=0.34,brave=1,searxng=5,tavily=5,exa=5,serper=5,wikipedia=10,openalex=10,semanticscholar=1` and `pubmed=1` (`4` with `NCBI_API_KEY`; a PubMed search is two requests)',
   ),
   SEARCH_QUEUE_RATE: z.coerce
     .number()
@@ -401,6 +425,16 @@ export const EnvSchema = z.object({
   OPENALEX_BASE_URL: z.url().default('https://api.openalex.org').describe('OpenAlex (keyless)'),
   OPENALEX_MAILTO: optionalString.describe('an email address sent to OpenAlex as `mailto` with each request'),
   ARXIV_BASE_URL: z.url().default('https://export.arxiv.org').describe('arXiv (keyless)'),
+  PUBMED_BASE_URL: z.url().default('https://eutils.ncbi.nlm.nih.gov').describe("PubMed's E-utilities (keyless)"),
+  NCBI_API_KEY: optionalString.describe("an NCBI API key: PubMed's limit goes from 3 to 10 requests a second"),
+  SEMANTIC_SCHOLAR_BASE_URL: z.url().default('https://api.semanticscholar.org').describe("Semantic Scholar's Graph API (keyless)"),
+  SEMANTIC_SCHOLAR_API_KEY: optionalString.describe(
+    'a Semantic Scholar API key (`x-api-key`): a rate of its own instead of the pool keyless requests share',
+  ),
+  EXA_API_KEY: optionalString.describe("Exa's API key"),
+  EXA_BASE_URL: z.url().default('https://api.exa.ai').describe("Exa's API"),
+  SERPER_API_KEY: optionalString.describe("Serper's API key (Google results)"),
+  SERPER_BASE_URL: z.url().default('https://google.serper.dev').describe("Serper's API"),
   CRAWL_ALLOW_HOSTS: hostList.describe('`host` or `host:port` entries the SSRF guard lets through (development and tests only)'),
   /** Signs webhook deliveries (HMAC-SHA256); without it, requests that ask for a webhook are refused. */
   WEBHOOK_SECRET: optionalString
@@ -443,6 +477,34 @@ export const EnvSchema = z.object({
     .default('deep-research-bot/0.1 (+https://github.com/deep-research)')
     .describe('the user agent pages are read as, and robots.txt is read for'),
   SEARCH_MAX_RESULTS: z.coerce.number().int().min(1).max(20).default(5).describe('results kept per query'),
+  BROWSER: z
+    .enum(['auto', 'true', 'false'], { message: 'expected auto, true or false' })
+    .default('auto')
+    .describe(
+      'whether this worker reads JavaScript-rendered pages in headless Chromium (polls the `<queue>-browser` task queue): `auto` when `CHROMIUM_PATH` or `chromium` on `PATH` is found, `true` always, `false` never (see [Pages that need a browser](tools.md#pages-that-need-a-browser))',
+    ),
+  CHROMIUM_PATH: optionalString.describe('the Chromium executable pages are rendered with; by default `chromium` on `PATH`'),
+  BROWSER_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(16)
+    .default(1)
+    .describe('pages rendered at once per worker (each a Chromium context of the one browser the worker launches)'),
+  BROWSER_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(300_000)
+    .default(30_000)
+    .describe('time limit of one page rendered in the browser, from the first request to the text taken'),
+  BROWSER_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(100_000)
+    .max(500_000_000)
+    .default(20_000_000)
+    .describe('bytes all responses of one rendered page may add up to (document, scripts, data; images, media and fonts are not loaded)'),
   LLM_QUEUE_RATE: z.coerce
     .number()
     .positive()
@@ -609,8 +671,12 @@ export interface Config {
     /** LLM_CONTEXT_TOKENS, when the operator sets the window instead of letting it be learned. */
     contextTokens: number | undefined;
     prices: Record<string, { input: number; output: number }>;
-    /** Characters of conversation a researcher may send (about 4 per token). */
-    contextChars: number;
+    /** Tokens of conversation a researcher may send before it must answer. */
+    conversationTokens: number;
+    /** Tokens one researcher tool result may hold, shared among its pages and hits. */
+    toolResultTokens: number;
+    /** The family tokens are counted in (LLM_TOKENIZER). */
+    tokenizer: 'auto' | 'o200k' | 'cl100k';
     /** LLM activities per second across all workers (the LLM task queue's limit). */
     queueRate: number;
     /** LLM activities at once in one worker. */
@@ -637,6 +703,10 @@ export interface Config {
     timeoutMs: number;
     tavily: { apiKey: string | undefined; baseUrl: string };
     brave: { apiKey: string | undefined; baseUrl: string };
+    exa: { apiKey: string | undefined; baseUrl: string };
+    serper: { apiKey: string | undefined; baseUrl: string };
+    pubmed: { apiKey: string | undefined; baseUrl: string };
+    semanticScholar: { apiKey: string | undefined; baseUrl: string };
     wikipediaUrl: string;
     openAlexUrl: string;
     openAlexMailto: string | undefined;
@@ -663,6 +733,18 @@ export interface Config {
   /** JSON file listing MCP servers (stdio or streamable HTTP) and the roles that may use them. */
   mcp: { configPath: string | undefined };
   crawl: { allowHosts: string[]; maxBytes: number; timeoutMs: number; connectTimeoutMs: number; respectRobots: boolean; userAgent: string };
+  /** Headless Chromium for pages whose text is rendered by JavaScript (src/activities/crawl/browser.ts). */
+  browser: {
+    /** BROWSER: poll the browser queue when Chromium is found (auto), always, or never. */
+    mode: 'auto' | 'true' | 'false';
+    /** CHROMIUM_PATH; undefined: `chromium` on PATH. */
+    chromiumPath: string | undefined;
+    /** PATH, where `chromium` is looked for. */
+    searchPath: string;
+    concurrency: number;
+    timeoutMs: number;
+    maxBytes: number;
+  };
   webhook: { secret: string | undefined; allowHosts: string[]; timeoutMs: number };
   /** Recurring research (POST /v1/schedules). */
   schedules: { minInterval: string };
@@ -734,6 +816,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mcp: { configPath: e.MCP_CONFIG },
     sandbox: sandboxConfig(e),
     crawl: crawlConfig(e),
+    browser: {
+      mode: e.BROWSER,
+      chromiumPath: e.CHROMIUM_PATH,
+      searchPath: e.PATH,
+      concurrency: e.BROWSER_CONCURRENCY,
+      timeoutMs: e.BROWSER_TIMEOUT_MS,
+      maxBytes: e.BROWSER_MAX_BYTES,
+    },
     webhook: { secret: e.WEBHOOK_SECRET, allowHosts: e.WEBHOOK_ALLOW_HOSTS, timeoutMs: e.WEBHOOK_TIMEOUT_MS },
     schedules: { minInterval: e.SCHEDULE_MIN_INTERVAL },
     retry: { initialInterval: e.RETRY_INITIAL_INTERVAL, maximumInterval: e.RETRY_MAX_INTERVAL, heartbeatTimeout: e.LLM_HEARTBEAT_TIMEOUT },
@@ -754,12 +844,14 @@ function parseEnv(env: NodeJS.ProcessEnv): Env {
   throw invalidConfiguration(parsed.error.issues.map((i) => ({ variable: String(i.path[0] ?? '(environment)'), reason: i.message })));
 }
 
-const KNOWN_SEARCH_PROVIDERS = ['searxng', 'tavily', 'brave', 'wikipedia', 'openalex', 'arxiv'];
+const KNOWN_SEARCH_PROVIDERS = ['searxng', 'tavily', 'brave', 'exa', 'serper', 'wikipedia', 'openalex', 'arxiv', 'pubmed', 'semanticscholar'];
 /** The providers that cannot work without a variable of their own. */
 const SEARCH_PROVIDER_NEEDS: Record<string, [keyof Env, string]> = {
   searxng: ['SEARXNG_URL', 'a SearXNG URL'],
   tavily: ['TAVILY_API_KEY', 'a Tavily key'],
   brave: ['BRAVE_API_KEY', 'a Brave key'],
+  exa: ['EXA_API_KEY', 'an Exa key'],
+  serper: ['SERPER_API_KEY', 'a Serper key'],
 };
 
 /** SEARCH_PROVIDERS names known providers, each with what it needs. */
@@ -825,7 +917,9 @@ function llmConfig(e: Env): Config['llm'] {
     maxTokens: perRole(e, 'LLM_MAX_TOKENS', (role) => DEFAULT_MAX_TOKENS[role]),
     contextTokens: e.LLM_CONTEXT_TOKENS,
     prices: e.LLM_PRICES,
-    contextChars: e.LLM_CONTEXT_CHARS,
+    conversationTokens: e.RESEARCHER_CONTEXT_TOKENS ?? (e.LLM_CONTEXT_CHARS ? Math.floor(e.LLM_CONTEXT_CHARS / 4) : 50_000),
+    toolResultTokens: e.RESEARCHER_TOOL_RESULT_TOKENS,
+    tokenizer: e.LLM_TOKENIZER,
     queueRate: e.LLM_QUEUE_RATE,
     concurrency: e.LLM_CONCURRENCY,
     providerConcurrency: e.LLM_PROVIDER_CONCURRENCY ?? e.LLM_CONCURRENCY,
@@ -863,17 +957,26 @@ function fallbackProvider(e: Env, models: Record<LlmRole, string>): Config['llm'
 
 function searchConfig(e: Env): Config['search'] {
   return {
-    providers: e.SEARCH_PROVIDERS ?? [...(e.SEARXNG_URL ? ['searxng'] : []), 'wikipedia', 'openalex', 'arxiv'],
+    providers: e.SEARCH_PROVIDERS ?? [...(e.SEARXNG_URL ? ['searxng'] : []), 'wikipedia', 'openalex', 'arxiv', 'pubmed', 'semanticscholar'],
     searxngUrl: e.SEARXNG_URL,
     maxResults: e.SEARCH_MAX_RESULTS,
     timeoutMs: e.SEARCH_TIMEOUT_MS,
     tavily: { apiKey: e.TAVILY_API_KEY, baseUrl: e.TAVILY_BASE_URL },
     brave: { apiKey: e.BRAVE_API_KEY, baseUrl: e.BRAVE_BASE_URL },
+    exa: { apiKey: e.EXA_API_KEY, baseUrl: e.EXA_BASE_URL },
+    serper: { apiKey: e.SERPER_API_KEY, baseUrl: e.SERPER_BASE_URL },
+    pubmed: { apiKey: e.NCBI_API_KEY, baseUrl: e.PUBMED_BASE_URL },
+    semanticScholar: { apiKey: e.SEMANTIC_SCHOLAR_API_KEY, baseUrl: e.SEMANTIC_SCHOLAR_BASE_URL },
     wikipediaUrl: e.WIKIPEDIA_BASE_URL,
     openAlexUrl: e.OPENALEX_BASE_URL,
     openAlexMailto: e.OPENALEX_MAILTO,
     arxivUrl: e.ARXIV_BASE_URL,
-    rateLimits: { searxng: 5, tavily: 5, brave: 1, wikipedia: 10, openalex: 10, arxiv: 0.34, ...e.SEARCH_RATE_LIMITS },
+    rateLimits: {
+      ...{ searxng: 5, tavily: 5, brave: 1, exa: 5, serper: 5, wikipedia: 10, openalex: 10, arxiv: 0.34, semanticscholar: 1 },
+      // NCBI allows 3 requests a second without a key, 10 with one; each search makes two.
+      pubmed: e.NCBI_API_KEY ? 4 : 1,
+      ...e.SEARCH_RATE_LIMITS,
+    },
     queueRate: e.SEARCH_QUEUE_RATE,
     concurrency: e.SEARCH_CONCURRENCY,
   };

@@ -6,6 +6,7 @@ import type OpenAI from 'openai';
 import type pg from 'pg';
 import type { Config } from '../config';
 import { createCrawlActivities } from './crawl';
+import { createBrowserActivities } from './crawl/browser-activities';
 import { createLlm } from './llm/call';
 import { createLlmClient } from './llm/client';
 import { createMcpActivities, loadMcpConfig } from './mcp';
@@ -15,6 +16,7 @@ import { sandboxPackages } from './roles/coder';
 import { createConversationActivities } from './roles/conversation';
 import { createReportAssembly } from './roles/report-section';
 import type { PythonTool } from './roles/role';
+import { researcherBudgets } from './roles/tool-budget';
 import { createSandboxActivities } from './sandbox';
 import { createSandboxProbe } from './sandbox/probe';
 import { createSearchActivities } from './search';
@@ -31,7 +33,7 @@ import { contentTypeOf, DOC_FORMATS } from './knowledge/parse';
 import { createWebhookActivities } from './notify/webhook';
 
 export interface ActivityDeps {
-  config: Pick<Config, 'llm' | 'search' | 'crawl' | 'mcp' | 'temporal' | 'sandbox' | 'knowledge' | 'webhook'>;
+  config: Pick<Config, 'llm' | 'search' | 'crawl' | 'browser' | 'mcp' | 'temporal' | 'sandbox' | 'knowledge' | 'webhook'>;
   pool: pg.Pool;
   llmClient?: OpenAI;
 }
@@ -90,7 +92,9 @@ export function createActivities(deps: ActivityDeps) {
     limits: { image: sb.image, memoryMb: sb.memoryMb, cpus: sb.cpus, pids: sb.pids, timeoutSeconds: sb.timeoutSeconds, ...SANDBOX_CAPS },
   });
   const canRunCode = sandboxUsable(sb, docker);
-  const conversation = createConversationActivities({ store });
+  // (Tests that need no model pass an empty llm section.)
+  const budgets = researcherBudgets({ ...deps.config.llm, model: deps.config.llm.models?.researcher ?? '' });
+  const conversation = createConversationActivities({ store, budgets });
   const kbConfig = deps.config.knowledge;
   const embedder = createEmbedder(kbConfig.embedding);
   const retrieve = createRetriever({ kb: store.knowledge, embedder });
@@ -113,7 +117,7 @@ export function createActivities(deps: ActivityDeps) {
       llm,
       store,
       canRunCode,
-      contextChars: deps.config.llm.contextChars,
+      budgets,
       python: researcherPython(sb, canRunCode),
       discoverMcp: mcp.discoverMcpTools,
       sandbox: sb,
@@ -157,6 +161,7 @@ export function createActivities(deps: ActivityDeps) {
     notify: createWebhookActivities({ ...deps.config.webhook, userAgent: deps.config.crawl.userAgent }),
     /** Not an activity: the worker's sweep of containers a crashed worker left behind. */
     sweepSandboxes: sandbox.sweepSandboxes,
+    ...browserGroup(deps, store),
   };
 }
 
@@ -170,6 +175,7 @@ export type McpActivities = ActivityGroups['mcp'];
 export type KnowledgeActivities = ActivityGroups['knowledge'];
 export type EmbeddingActivities = ActivityGroups['embedding'];
 export type NotifyActivities = ActivityGroups['notify'];
+export type BrowserActivities = ActivityGroups['browser'];
 
 /** The outside system each activity waits for when it is retried, for "waiting for …" reports. */
 export function activityDependencies(groups: ActivityGroups): Record<string, string> {
@@ -184,6 +190,7 @@ export function activityDependencies(groups: ActivityGroups): Record<string, str
     ...named(groups.knowledge, 'PostgreSQL'),
     ...named(groups.embedding, 'the embeddings endpoint'),
     ...named(groups.notify, 'the webhook receiver'),
+    ...named(groups.browser, 'the browser'),
   };
 }
 
@@ -202,3 +209,9 @@ export function activityMap(groups: ActivityGroups) {
   };
 }
 export type Activities = ReturnType<typeof activityMap>;
+
+/** Pages rendered in headless Chromium, on the browser queue only (src/worker.ts), and the browser's close. */
+function browserGroup(deps: ActivityDeps, store: ReturnType<typeof createStore>) {
+  const { renderPage, closeBrowser } = createBrowserActivities({ config: deps.config, store });
+  return { browser: { renderPage }, closeBrowser };
+}

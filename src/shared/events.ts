@@ -1,5 +1,5 @@
 // The run's event log: each event type and its data, as the activities append them
-// (src/activities/run-events.ts, roles/conversation.ts, roles/judge.ts, persist.ts) and as
+// (src/activities/run-events.ts, roles/conversation.ts, roles/judge.ts, roles/supervisor.ts, persist.ts) and as
 // GET /v1/research/:id/events streams them to the CLI, the web page and the tests. The stream adds
 // the event's number in the log (the SSE id) and, to its data, the time it was logged (`at`).
 import { z } from 'zod';
@@ -49,8 +49,13 @@ export const StepEventData = z.object({
 });
 export type StepEventData = z.infer<typeof StepEventData>;
 
-/** Where a researcher's tool call happened: the step and its attempt. */
-const ToolCallPlace = z.object({ step: z.string(), attempt: z.number().int() });
+/** Where a researcher's tool call happened: the step and its attempt; and, when its result was
+ *  over its budget, how many pages or hits were shortened and how many left out (not shown). */
+const ToolCallPlace = z.object({
+  step: z.string(),
+  attempt: z.number().int(),
+  budget: z.object({ tokens: z.number().int(), shortened: z.number().int(), leftOut: z.number().int() }).optional(),
+});
 
 /** `search`: one search call of a researcher: its queries, their hits, and the sources it added. */
 export const SearchEventData = ToolCallPlace.extend({
@@ -93,6 +98,10 @@ export const VerdictEventData = z.object({
 });
 export type VerdictEventData = z.infer<typeof VerdictEventData>;
 
+/** `think`: a reflection the supervisor wrote after a wave of steps (researchMode `supervisor`). */
+export const ThinkEventData = z.object({ wave: z.number().int(), thought: z.string() });
+export type ThinkEventData = z.infer<typeof ThinkEventData>;
+
 /** `steer`: a steering message the run took, and what it did (the note it wrote). */
 export const SteerEventData = z.object({ kind: SteerKind, summary: z.string() });
 export type SteerEventData = z.infer<typeof SteerEventData>;
@@ -122,6 +131,7 @@ export const RunEventEntry = z.discriminatedUnion('type', [
   z.object({ type: z.literal('crawl'), data: CrawlEventData }),
   z.object({ type: z.literal('tool'), data: ToolEventData }),
   z.object({ type: z.literal('verdict'), data: VerdictEventData }),
+  z.object({ type: z.literal('think'), data: ThinkEventData }),
   z.object({ type: z.literal('steer'), data: SteerEventData }),
   z.object({ type: z.literal('usage'), data: Usage }),
   z.object({ type: z.literal('report'), data: ReportEventData }),

@@ -13,6 +13,7 @@ import { migrate } from '../../src/infra/migrate';
 import { createPool, startEmbeddedPostgres } from '../../src/infra/postgres';
 import { databaseUrl, missingReason } from '../support/services';
 import { freePort } from '../support/spawn';
+import { researcherBudgets } from '../../src/activities/roles/tool-budget';
 
 describe('embedded PostgreSQL (PGlite over pglite-socket)', () => {
   it('serves pg clients, runs migrations once and keeps data across restarts', async () => {
@@ -168,7 +169,7 @@ describe.skipIf(!databaseUrl())(`store on PostgreSQL (${databaseUrl() ? 'live' :
     await pool.end();
   });
 
-  it("writes a search's tool result from one read of all its queries' sources, each query's hits in the store's order", async () => {
+  it("writes a search's tool result from one read of all its queries' sources, each query's hits in the order the search ranked them", async () => {
     const pool = createPool(databaseUrl()!, 2);
     const id = `tool-result-${Date.now()}`;
     const store = createStore(pool);
@@ -185,7 +186,7 @@ describe.skipIf(!databaseUrl())(`store on PostgreSQL (${databaseUrl() ? 'live' :
       get: (target, p) =>
         p === 'query' ? (text: string, values?: unknown[]) => (statements.push(text), target.query(text, values)) : Reflect.get(target, p),
     });
-    const { appendToolResult } = createConversationActivities({ store: createStore(counted) });
+    const { appendToolResult } = createConversationActivities({ store: createStore(counted), budgets: researcherBudgets() });
     const out = await appendToolResult({
       researchId: id,
       convKey: 's1/1',
@@ -205,8 +206,8 @@ describe.skipIf(!databaseUrl())(`store on PostgreSQL (${databaseUrl() ? 'live' :
       role: 'tool',
       tool_call_id: 'call-1',
       content: [
-        'Search "first":\n[a] A — https://x.test/a\na text\n[b] B — https://x.test/b\nb text',
-        'Search "second":\n[a] A — https://x.test/a\na text\n[c] C — https://x.test/c\nc text',
+        'Search "first":\n[b] B — https://x.test/b\nb text\n[a] A — https://x.test/a\na text',
+        'Search "second":\n[c] C — https://x.test/c\nc text\n[a] A — https://x.test/a\na text',
         'Search "third" failed: HTTP 503',
         'Search "fourth":\n(no results)',
       ].join('\n\n'),

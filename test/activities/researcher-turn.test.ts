@@ -14,6 +14,7 @@ import type { PlanStep } from '../../src/shared/schemas';
 import { ScriptedLlmServer } from '../support/llm-server';
 import { testConfig } from '../support/harness';
 import { databaseUrl, missingReason } from '../support/services';
+import { researcherBudgets } from '../../src/activities/roles/tool-budget';
 
 const ready = Boolean(databaseUrl());
 const step: PlanStep = {
@@ -49,7 +50,7 @@ describe.skipIf(!ready)(`researcher turn statements (${ready ? 'live' : missingR
     const config = testConfig(server.url);
     const client = createLlmClient(config);
     const llm = createLlm({ config, calls: store.llmCalls, leases: store.llmLeases, client: () => client });
-    return createResearcherActivities({ llm, store, contextChars: 200_000 });
+    return createResearcherActivities({ llm, store, budgets: researcherBudgets() });
   }
   const turn = (runId: string, activityId: string, attempt: number, input: TurnInput): Promise<TurnResult> =>
     new MockActivityEnvironment({ activityId, attempt, workflowExecution: { workflowId: 'w', runId } }).run(() =>

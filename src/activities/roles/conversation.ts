@@ -6,7 +6,9 @@ import type { SandboxResult } from '../sandbox';
 import type { Message, NewEvent, Store, StoredSource } from '../store';
 import { promptPart, text } from '../llm/prompt-def';
 import { renderPart } from '../llm/render';
-import { MAX_TOOL_CHARS, PYTHON_INPUT_DIR, trimToBudget } from './researcher-tools';
+import { PYTHON_INPUT_DIR, trimToBudget } from './researcher-tools';
+import type { ResearcherBudgets } from './role';
+import { shareBudget, type BudgetReport, type ResultGroup } from './tool-budget';
 
 export interface ToolResultInput {
   researchId: string;
@@ -26,9 +28,10 @@ export interface ToolResultInput {
 export const USER_PAGES = promptPart('researcher-react', 'user-pages', { pages: text });
 
 /** The run's event for one tool call of a researcher: the queries or pages, and what they found. */
-function toolEvent(input: ToolResultInput, sources: number): NewEvent {
+function toolEvent(input: ToolResultInput, sources: number, budget: BudgetReport): NewEvent {
   const [step = '', attempt = '1'] = input.convKey.split('/');
-  const where = { step, attempt: Number(attempt) };
+  const cut = budget.shortened || budget.leftOut ? { budget } : {};
+  const where = { step, attempt: Number(attempt), ...cut };
   const key = `tool:${input.convKey}:${input.seq}:${input.toolCallId}`;
   if (input.search) {
     const queries = input.search.map((q) => ({
@@ -54,8 +57,8 @@ function toolEvent(input: ToolResultInput, sources: number): NewEvent {
   return { key, type: 'tool', data: { ...where, chars: input.text?.length ?? 0 } };
 }
 
-export function createConversationActivities(deps: { store: Store }) {
-  const { store } = deps;
+export function createConversationActivities(deps: { store: Store; budgets: ResearcherBudgets }) {
+  const { store, budgets } = deps;
 
   /** The messages of tool results (and their run events), built from what the store holds: the
    *  sources of all their queries, pages and program inputs in one read. */
@@ -66,7 +69,7 @@ export function createConversationActivities(deps: { store: Store }) {
       ...(input.python?.sources ?? []),
     ]);
     const stored = wanted.length ? await store.getSources(researchId, [...new Set(wanted)]) : [];
-    return inputs.map((input) => toolResultMessage(input, stored));
+    return inputs.map((input) => toolResultMessage(input, stored, budgets));
   }
 
   /**
@@ -99,6 +102,7 @@ export function createConversationActivities(deps: { store: Store }) {
     const fitted = trimToBudget(
       rows.map((r) => r.message),
       0,
+      budgets.counter,
       input.keepLast,
     );
     for (let i = 0; i < rows.length; i++) {
@@ -122,45 +126,84 @@ export interface WrittenToolResult {
   sourceIds: string[];
 }
 
-/** One tool call's result as the model reads it, from the sources the store holds. */
-function toolResultMessage(input: ToolResultInput, stored: StoredSource[]): WrittenToolResult {
-  const parts: string[] = [];
-  const ids = new Set<string>();
-  const among = (sourceIds: string[]) => {
-    const set = new Set(sourceIds);
-    return stored.filter((x) => set.has(x.sourceId));
-  };
+/** Tokens a page's extract keeps at least, or it is left out; a search hit's snippet. */
+const MIN_PAGE_TOKENS = 120;
+const MIN_HIT_TOKENS = 30;
+/** Characters of a search hit's text offered (its snippet, or the start of a stored page). */
+const HIT_CHARS = 1_200;
+
+/**
+ * One tool call's result as the model reads it, from the sources the store holds: its pages and
+ * hits share the tool-result budget (src/activities/roles/tool-budget.ts), and only the sources
+ * shown are returned as read.
+ */
+function toolResultMessage(input: ToolResultInput, stored: StoredSource[], budgets: ResearcherBudgets): WrittenToolResult {
+  const byId = new Map(stored.map((x) => [x.sourceId, x]));
+  const groups: ResultGroup[] = [];
   for (const s of input.search ?? []) {
     if (s.error) {
-      parts.push(`Search "${s.query}" failed: ${s.error}`);
+      groups.push({ head: `Search "${s.query}" failed: ${s.error}`, parts: [] });
       continue;
     }
-    const sources = among(s.sourceIds);
-    const hits = sources.map((x) => `[${x.sourceId}] ${x.title} — ${x.url}\n${x.content.slice(0, 400)}`);
-    parts.push(`Search "${s.query}":\n${hits.length ? hits.join('\n') : '(no results)'}`);
-    sources.forEach((x) => ids.add(x.sourceId));
+    const hits = s.sourceIds.flatMap((id) => byId.get(id) ?? []);
+    groups.push({
+      head: `Search "${s.query}":`,
+      empty: '(no results)',
+      parts: hits.map((x) => ({
+        head: `[${x.sourceId}] ${x.title} — ${x.url}`,
+        body: x.content.slice(0, HIT_CHARS),
+        sourceIds: [x.sourceId],
+        minTokens: MIN_HIT_TOKENS,
+        label: summarize(x.title || x.url, 80),
+      })),
+    });
   }
-  for (const c of input.crawl ?? []) {
-    if (c.status !== 'ok' || !c.sourceId) {
-      parts.push(`${c.url}: ${c.status}${c.reason ? ` (${c.reason})` : ''}`);
-      continue;
-    }
-    const source = stored.find((x) => x.sourceId === c.sourceId);
-    parts.push(`[${c.sourceId}] ${c.title ?? ''} — ${c.url}\n${source?.content.slice(0, 2_500) ?? c.summary ?? ''}`);
-    ids.add(c.sourceId);
-  }
+  if (input.crawl?.length) groups.push(crawlGroup(input.crawl, byId));
   if (input.python) {
-    const sources = among(input.python.sources);
-    sources.forEach((x) => ids.add(x.sourceId));
-    parts.push(pythonResultText(input.python, sources));
+    const sources = input.python.sources.flatMap((id) => byId.get(id) ?? []);
+    groups.push({
+      head: '',
+      parts: [
+        {
+          head: '',
+          body: pythonResultText(input.python, sources),
+          sourceIds: sources.map((x) => x.sourceId),
+          minTokens: 1,
+          label: 'python',
+        },
+      ],
+    });
   }
-  if (input.text) parts.push(input.text);
-  let content = parts.join('\n\n') || '(no output)';
-  if (content.length > MAX_TOOL_CHARS) content = `${content.slice(0, MAX_TOOL_CHARS)}\n[output trimmed]`;
+  if (input.text) groups.push({ head: '', parts: [{ head: '', body: input.text, sourceIds: [], minTokens: 1, label: 'text' }] });
+  const shared = shareBudget(groups, budgets.toolResultTokens, budgets.counter);
+  const content = shared.text.trim() || '(no output)';
   const message: Message = input.fromUser
     ? { role: 'user', content: renderPart(USER_PAGES, { pages: content }) }
     : { role: 'tool', tool_call_id: input.toolCallId, content };
-  return { seq: input.seq, message, event: toolEvent(input, ids.size), chars: content.length, sourceIds: [...ids] };
+  return {
+    seq: input.seq,
+    message,
+    event: toolEvent(input, shared.shownIds.length, shared.budget),
+    chars: content.length,
+    sourceIds: shared.shownIds,
+  };
+}
+
+/** A crawl's pages: each read page with its extract; the others with why they were not read. */
+function crawlGroup(pages: CrawlResult[], byId: Map<string, StoredSource>): ResultGroup {
+  const notRead = pages
+    .filter((c) => c.status !== 'ok' || !c.sourceId)
+    .map((c) => `${c.url}: ${c.status}${c.reason ? ` (${c.reason})` : ''}`);
+  const parts = pages
+    .filter((c) => c.status === 'ok' && c.sourceId)
+    .map((c) => ({
+      head: `[${c.sourceId}] ${c.title ?? ''} — ${c.url}`,
+      body: byId.get(c.sourceId!)?.content ?? c.summary ?? '',
+      sourceIds: [c.sourceId!],
+      minTokens: MIN_PAGE_TOKENS,
+      label: c.url,
+    }));
+  return { head: notRead.join('\n'), parts };
 }
 
 /** A python run as the model reads it: what it was given, how it ended, what it printed and kept. */

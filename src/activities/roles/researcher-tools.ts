@@ -3,17 +3,19 @@
 // results when the conversation outgrows its budget.
 import type OpenAI from 'openai';
 import { z } from 'zod';
+import { citedSourceIds } from '../../shared/citations';
 import { CrawlArgs, KnowledgeSearchArgs, PythonArgs, WebSearchArgs, type ToolCall } from '../../shared/llm-outputs';
 import { count, promptPart, text } from '../llm/prompt-def';
 import { renderPart } from '../llm/render';
 import { mcpFunctionName, type McpToolSpec } from '../mcp';
 import { HISTORY_CHARS } from '../sandbox/output';
+import type { TokenCounter } from '../llm/tokens';
 import type { Message } from '../store';
 
-/** Characters of one tool result kept in the conversation. */
-export const MAX_TOOL_CHARS = 6_000;
 /** Characters a trimmed tool result keeps. */
 const TRIMMED_CHARS = 200;
+/** Tokens a chat template adds per message (role markers, separators). */
+const PER_MESSAGE_TOKENS = 8;
 
 const TOOL_SCHEMAS = { web_search: WebSearchArgs, crawl: CrawlArgs, knowledge_search: KnowledgeSearchArgs, python: PythonArgs } as const;
 type ToolName = keyof typeof TOOL_SCHEMAS;
@@ -173,14 +175,28 @@ export function looseArgs(name: ToolName, json: unknown): unknown {
   }
 }
 
-function messageChars(m: Message): number {
-  return JSON.stringify(m).length;
+function messageTokens(m: Message, counter: TokenCounter): number {
+  const content = (m as { content?: unknown }).content;
+  const calls = (m as { tool_calls?: unknown }).tool_calls;
+  const text =
+    (typeof content === 'string' ? content : content == null ? '' : JSON.stringify(content)) + (calls ? JSON.stringify(calls) : '');
+  return counter.count(text) + PER_MESSAGE_TOKENS;
 }
 
-/** Cuts the oldest tool results first until the conversation fits `budget` characters. */
-export function trimToBudget(messages: Message[], budget: number, keepLast = 2): { messages: Message[]; trimmed: number; fits: boolean } {
+/**
+ * Cuts the oldest tool results first until the conversation fits `budget` tokens. A cut result
+ * keeps its opening and the ids of the sources it showed: the model read them, so they stay
+ * citable (the compressor takes the ids a step may cite from its tool results).
+ */
+export function trimToBudget(
+  messages: Message[],
+  budget: number,
+  counter: TokenCounter,
+  keepLast = 2,
+): { messages: Message[]; trimmed: number; fits: boolean } {
   const out = messages.map((m) => ({ ...m })) as Message[];
-  let total = out.reduce((a, m) => a + messageChars(m), 0);
+  const sizes = out.map((m) => messageTokens(m, counter));
+  let total = sizes.reduce((a, n) => a + n, 0);
   let trimmed = 0;
   const toolIdx = out.map((m, i) => (m.role === 'tool' ? i : -1)).filter((i) => i >= 0);
   for (const i of toolIdx.slice(0, Math.max(0, toolIdx.length - keepLast))) {
@@ -188,9 +204,13 @@ export function trimToBudget(messages: Message[], budget: number, keepLast = 2):
     const m = out[i] as OpenAI.Chat.ChatCompletionToolMessageParam;
     const content = typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
     if (content.length <= TRIMMED_CHARS) continue;
-    const cut = `${content.slice(0, TRIMMED_CHARS)}\n[trimmed to save context]`;
-    total -= content.length - cut.length;
+    const ids = citedSourceIds(content);
+    const shown = ids.length ? ` Sources it showed: ${ids.map((id) => `[${id}]`).join(' ')}` : '';
+    const cut = `${content.slice(0, TRIMMED_CHARS)}\n[trimmed to save context]${shown}`;
     out[i] = { ...m, content: cut };
+    const size = messageTokens(out[i]!, counter);
+    total -= sizes[i]! - size;
+    sizes[i] = size;
     trimmed++;
   }
   return { messages: out, trimmed, fits: total <= budget };

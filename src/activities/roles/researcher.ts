@@ -92,7 +92,7 @@ type AssistantMessage = OpenAI.Chat.ChatCompletionAssistantMessageParam;
 type Tools = OpenAI.Chat.ChatCompletionTool[];
 type Row = { seq: number; message: Message };
 type Turn = { output: { message: AssistantMessage; calls: ToolCall[] }; usage: Usage };
-export type ResearcherDeps = Pick<RoleDeps, 'llm' | 'store' | 'contextChars' | 'python' | 'discoverMcp'>;
+export type ResearcherDeps = Pick<RoleDeps, 'llm' | 'store' | 'budgets' | 'python' | 'discoverMcp'>;
 
 export function createResearcherActivities(deps: ResearcherDeps) {
   return { researcherTurn: (input: TurnInput) => researcherTurn(deps, input) };
@@ -121,7 +121,8 @@ async function researcherTurn(deps: ResearcherDeps, turnInput: TurnInput): Promi
   }
   const fitted = trimToBudget(
     rows.filter((r) => r.seq < seq).map((r) => r.message),
-    deps.contextChars,
+    deps.budgets.conversationTokens,
+    deps.budgets.counter,
   );
   const forcedAnswer = input.mustAnswer ? 'the tool rounds are spent' : fitted.fits ? undefined : 'the context budget is reached';
   const messages: Message[] = [...fitted.messages];
@@ -159,7 +160,7 @@ async function offeredTools(deps: ResearcherDeps, input: TurnInput): Promise<Too
  * first turn, the task and the user's pages) are one write. Returns the position of the reply.
  */
 async function writeConversation(deps: ResearcherDeps, input: TurnInput, tools: Tools): Promise<{ seq: number; rows: Row[] }> {
-  const { writeToolResults } = createConversationActivities({ store: deps.store });
+  const { writeToolResults } = createConversationActivities({ store: deps.store, budgets: deps.budgets });
   const conversation = { researchId: input.researchId, convKey: input.convKey };
   if (input.seq !== 0) {
     await writeToolResults(conversation, input.toolResults ?? []);

@@ -7,7 +7,17 @@ import type { AnyPart, AnyPrompt } from '../llm/prompt-def';
 import type { Llm } from '../llm/call';
 import type { McpDiscovery } from '../mcp';
 import type { Store } from '../store';
+import type { TokenCounter } from '../llm/tokens';
 import type { PythonToolSpec } from './researcher-tools';
+
+/** What a researcher's conversation and each tool result may hold, and how tokens are counted. */
+export interface ResearcherBudgets {
+  /** Tokens of conversation a turn sends before old tool results are trimmed, then it must answer. */
+  conversationTokens: number;
+  /** Tokens one tool result may hold, shared among its pages and hits. */
+  toolResultTokens: number;
+  counter: TokenCounter;
+}
 
 /** The python tool, where the worker has it: its limits, and whether a sandbox can run it now. */
 export interface PythonTool {
@@ -24,8 +34,8 @@ export interface RoleDeps {
    * src/activities/index.ts for how the worker answers it.
    */
   canRunCode: () => Promise<boolean>;
-  /** Characters of conversation a researcher turn sends before it must answer. */
-  contextChars: number;
+  /** The researcher's budgets, in tokens of its model's tokenizer family. */
+  budgets: ResearcherBudgets;
   /** The researcher's python tool; absent when it is switched off. */
   python?: PythonTool | undefined;
   /** The MCP servers' tools for a role (none when no server is configured). */
