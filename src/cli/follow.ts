@@ -82,6 +82,8 @@ function eventLines(e: RunEvent): string[] {
       const d = e.data;
       return [`  check of step ${d.step}: ${d.passed ? 'passed' : `sent back${d.feedback ? ` (${short(d.feedback, 100)})` : ''}`}`];
     }
+    case 'think':
+      return [`  supervisor (after wave ${e.data.wave}): ${short(e.data.thought, 160)}`];
     case 'usage':
       return [`  ${money(e.data)}`];
     default:

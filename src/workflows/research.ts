@@ -1,5 +1,6 @@
 // The research workflow: coordinate → investigate → plan and review → research team (child
-// workflows, each with reflection) → report. Deterministic code only: every outside call is an
+// workflows, each with reflection) → gap reflection, or in supervisor mode the supervisor's waves
+// → report. Deterministic code only: every outside call is an
 // activity or a child workflow, and every loop is bounded by an option. The phases live in
 // research/, one file per phase or loop; the run's state in research/run-state.ts.
 import { allHandlersFinished, CancellationScope, condition, setHandler } from '@temporalio/workflow';
@@ -25,6 +26,7 @@ import { writeReport } from './research/report';
 import { planAndReview } from './research/review';
 import { RunState } from './research/run-state';
 import { steer } from './research/steering';
+import { supervise } from './research/supervisor';
 import { runTeam } from './research/team';
 import { callWaitSignal } from './waits';
 
@@ -61,7 +63,8 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
       run.moveTo('researching');
       run.budget.startClock();
       accepted = await runTeam(run, plan, researchQuestion);
-      ({ plan, accepted } = await closeGaps(run, run.steering.apply(plan), researchQuestion, accepted));
+      const followUp = run.options.researchMode === 'supervisor' ? supervise : closeGaps;
+      ({ plan, accepted } = await followUp(run, run.steering.apply(plan), researchQuestion, accepted));
       plan = run.steering.apply(plan);
     }
     const report = await writeReport(run, plan, researchQuestion, accepted);

@@ -52,7 +52,8 @@ export type RoleOverrides = Partial<
     | 'verify'
     | 'outline'
     | 'section'
-    | 'changes',
+    | 'changes'
+    | 'supervisor',
     Rule['reply']
   >
 >;
@@ -168,6 +169,12 @@ export function researchRules(o: RoleOverrides = {}, plan = planJson([{ id: 'a' 
     },
     { name: 'background', match: bySchema('BackgroundBrief'), reply: o.background ?? cited },
     { name: 'planner', match: bySchema('Plan'), reply: o.planner ?? { json: plan } },
+    // The supervisor calls tools too: told apart by its own.
+    {
+      name: 'supervisor',
+      match: (r) => r.tools?.some((t) => t.function.name === 'conduct_research') ?? false,
+      reply: o.supervisor ?? { toolCalls: [{ name: 'research_complete', arguments: { reason: 'The findings answer the question.' } }] },
+    },
     { name: 'react', match: (r) => r.response_format === undefined, reply: o.react ?? defaultReact },
     { name: 'researcher', match: bySchema('ResearchFindings'), reply: o.researcher ?? cited },
     {

@@ -397,6 +397,8 @@ function describe(e: RunEvent): string {
     }
     case 'usage':
       return `${(e.data.promptTokens + e.data.completionTokens).toLocaleString()} tokens · $${e.data.costUsd.toFixed(4)}`;
+    case 'think':
+      return `Supervisor, after wave ${e.data.wave}: ${e.data.thought}`;
     case 'steer':
       return `Steered: ${e.data.summary}`;
     case 'report':

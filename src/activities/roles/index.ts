@@ -22,6 +22,8 @@ import { reportSection } from './report-section';
 import { reporter } from './reporter';
 import { researcher } from './researcher';
 import { rewrite } from './rewrite';
+import { searchTopic } from './search-topic';
+import { supervisor } from './supervisor';
 import type { RoleDeps } from './role';
 
 /** The roles, in the order a run meets them. */
@@ -32,12 +34,14 @@ export const ROLES = {
   knowledgeRouter,
   planner,
   researcher,
+  searchTopic,
   extractor,
   compressor,
   coder,
   coderResults,
   judge,
   gapReflection,
+  supervisor,
   reporter,
   reportOutline,
   reportSection,
@@ -60,6 +64,7 @@ export function createRoleActivities(deps: RoleDeps) {
     ...coderResults.activities(deps),
     ...judge.activities(deps),
     ...gapReflection.activities(deps),
+    ...supervisor.activities(deps),
     ...reporter.activities(deps),
     ...reportOutline.activities(deps),
     ...reportSection.activities(deps),
@@ -76,12 +81,14 @@ export const PROMPTS = {
   ...knowledgeRouter.prompts,
   ...planner.prompts,
   ...researcher.prompts,
+  ...searchTopic.prompts,
   ...extractor.prompts,
   ...compressor.prompts,
   ...coder.prompts,
   ...coderResults.prompts,
   ...judge.prompts,
   ...gapReflection.prompts,
+  ...supervisor.prompts,
   ...reporter.prompts,
   ...reportOutline.prompts,
   ...reportSection.prompts,
