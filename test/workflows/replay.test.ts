@@ -1,6 +1,6 @@
 // Replays recorded histories against the current workflow code: a change that would break an
-// execution replaying on a new build fails here. These are the baseline histories (the code has no
-// patches); any later patch adds a history recorded on the code before it. Record them again with
+// execution replaying on a new build fails here. The baseline histories were recorded on the code
+// before any patch (they replay the unpatched branches); a patch adds a history recorded with it. Record them again with
 // RECORD_HISTORIES=1 only on purpose (the tests that keep them call test/support/record-history.ts).
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -67,6 +67,9 @@ const BASELINE = [
   // webhooks.test.ts: a run with a webhook, and a delivery retried after a 500.
   'baseline-webhooks.json',
   'baseline-webhook-delivery.json',
+  // supervisor.test.ts: supervisor mode, a thought and a second wave delegated, then the end (the
+  // first history with the background-reads-pages patch: its background read pages).
+  'baseline-supervisor.json',
 ];
 
 describe('replay of recorded histories', () => {
