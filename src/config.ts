@@ -844,7 +844,18 @@ function parseEnv(env: NodeJS.ProcessEnv): Env {
   throw invalidConfiguration(parsed.error.issues.map((i) => ({ variable: String(i.path[0] ?? '(environment)'), reason: i.message })));
 }
 
-const KNOWN_SEARCH_PROVIDERS = ['searxng', 'tavily', 'brave', 'exa', 'serper', 'wikipedia', 'openalex', 'arxiv', 'pubmed', 'semanticscholar'];
+const KNOWN_SEARCH_PROVIDERS = [
+  'searxng',
+  'tavily',
+  'brave',
+  'exa',
+  'serper',
+  'wikipedia',
+  'openalex',
+  'arxiv',
+  'pubmed',
+  'semanticscholar',
+];
 /** The providers that cannot work without a variable of their own. */
 const SEARCH_PROVIDER_NEEDS: Record<string, [keyof Env, string]> = {
   searxng: ['SEARXNG_URL', 'a SearXNG URL'],

@@ -89,6 +89,7 @@ describe('search providers', () => {
       content: 'The global weighted-average LCOE of utility-scale solar PV fell by 89%.',
       score: 1,
       source: 'brave',
+      published: '2023-08-29',
     });
     expect(hits).toHaveLength(2);
     expect(last().headers['x-subscription-token']).toBe('brave-secret');
@@ -118,6 +119,7 @@ describe('search providers', () => {
       content: '(2023, Nature Energy) Module costs fell sharply; balance-of-system balance-of-system costs too.',
       score: 1,
       source: 'openalex',
+      published: '2023-05-11',
     });
     expect(hits[1]).toMatchObject({ title: 'Learning curves for solar PV', url: 'https://openalex.org/W2000000001', content: '(2018)' });
     expect(last().query).toMatchObject({ search: 'solar learning rate', 'per-page': '5', mailto: 'ops@example.org' });
@@ -132,6 +134,7 @@ describe('search providers', () => {
         content: 'We estimate learning rates for PV modules and find that costs fall by about 20% per doubling of cumulative capacity.',
         score: 1,
         source: 'arxiv',
+        published: '2023-01-04',
       },
       {
         title: 'Storage and Solar Costs',
@@ -148,6 +151,20 @@ describe('search providers', () => {
     const hits = await searxngProvider(server.url).search('q', opts);
     expect(hits).toEqual([{ title: 'A', url: 'https://example.org/a', content: 'searx', score: 2, source: 'searxng' }]);
     expect(last().query).toMatchObject({ q: 'q', format: 'json' });
+  });
+
+  it('passes a time range to the providers that filter by date', async () => {
+    const range = { ...opts, timeRange: { from: '2023-01-01', to: '2023-12-31' } };
+    await tavilyProvider({ apiKey: 'k', baseUrl: server.url, timeoutMs: 2_000 }).search('q', range);
+    expect(JSON.parse(last().body)).toMatchObject({ start_date: '2023-01-01', end_date: '2023-12-31' });
+    await braveProvider({ apiKey: 'k', baseUrl: server.url, timeoutMs: 2_000 }).search('q', range);
+    expect(last().query.freshness).toBe('2023-01-01to2023-12-31');
+    await openAlexProvider({ baseUrl: server.url, timeoutMs: 2_000 }).search('q', range);
+    expect(last().query.filter).toBe('from_publication_date:2023-01-01,to_publication_date:2023-12-31');
+    await arxivProvider({ baseUrl: server.url, timeoutMs: 2_000 }).search('q', { ...opts, timeRange: { from: '2023-01-01' } });
+    expect(last().query.search_query).toBe('all:q AND submittedDate:[202301010000 TO 299912312359]');
+    await openAlexProvider({ baseUrl: server.url, timeoutMs: 2_000 }).search('q', opts);
+    expect(last().query.filter).toBeUndefined();
   });
 
   it('reports an HTTP error with its status', async () => {
@@ -193,8 +210,9 @@ describe('merging, routing and configuration', () => {
   });
 
   it('uses the keyless providers by default and names what a chosen provider needs', () => {
-    expect(loadConfig({}).search.providers).toEqual(['wikipedia', 'openalex', 'arxiv']);
-    expect(loadConfig({ SEARXNG_URL: 'http://searx.local' }).search.providers).toEqual(['searxng', 'wikipedia', 'openalex', 'arxiv']);
+    const keyless = ['wikipedia', 'openalex', 'arxiv', 'pubmed', 'semanticscholar'];
+    expect(loadConfig({}).search.providers).toEqual(keyless);
+    expect(loadConfig({ SEARXNG_URL: 'http://searx.local' }).search.providers).toEqual(['searxng', ...keyless]);
     let err: unknown;
     try {
       loadConfig({ SEARCH_PROVIDERS: 'tavily,bing' });
@@ -204,9 +222,12 @@ describe('merging, routing and configuration', () => {
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).issues).toEqual([
       { variable: 'TAVILY_API_KEY', reason: 'SEARCH_PROVIDERS includes tavily, which needs a Tavily key' },
-      { variable: 'SEARCH_PROVIDERS', reason: 'unknown provider "bing" (known: searxng, tavily, brave, wikipedia, openalex, arxiv)' },
+      {
+        variable: 'SEARCH_PROVIDERS',
+        reason: 'unknown provider "bing" (known: searxng, tavily, brave, exa, serper, wikipedia, openalex, arxiv, pubmed, semanticscholar)',
+      },
     ]);
-    expect([...buildProviders({ ...loadConfig({}).search, userAgent: 'ua' }).keys()]).toEqual(['wikipedia', 'openalex', 'arxiv']);
+    expect([...buildProviders({ ...loadConfig({}).search, userAgent: 'ua' }).keys()]).toEqual(keyless);
     expect(invertedIndexToText(null)).toBe('');
   });
 });
