@@ -137,7 +137,7 @@ export function createActivities(deps: ActivityDeps) {
       maxResults: deps.config.search.maxResults,
     }),
     /** One page read for a goal: fetch, extract, one model call (CRAWL_OPTIONS). */
-    crawl: createCrawlActivities({ config: deps.config, store, llm }),
+    crawl: createCrawlActivities({ config: deps.config, store, llm, counter: budgets.counter }),
     /** Docker, on the sandbox queue (SANDBOX_OPTIONS). */
     sandbox: { runCode: sandbox.runCode },
     /** Reading documents into the knowledge base, on the main queue: fetch, parse and chunk, finish. */
