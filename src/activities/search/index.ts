@@ -1,13 +1,18 @@
-// The web-search activity: one query across the providers routed for it, merged by URL and
-// stored; the workflow gets source ids and titles. Providers that failed while others answered
-// are named in `errors`, and the workflow records them: a failure never becomes a silent gap.
+// The web-search activity: one query across the providers the run may use (its own choice, its
+// tenant's, or every configured one), routed by topic; hits outside the run's time range, on its
+// banned domains or (unless nothing else is left) on its tenant's avoided domains are dropped,
+// copies of one document merged, the rest ranked for the goal (quality.ts) and stored; the
+// workflow gets source ids and titles. Providers that failed while others answered are named in
+// `errors`, and the workflow records them: a failure never becomes a silent gap.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
 import { type SourceRef } from '../../shared/schemas';
 import { summarize } from '../../shared/plain';
-import type { Store } from '../store';
+import type { RunSearchSettings, Store } from '../store';
+import type { Embedder } from '../knowledge/embed';
 import { routeQuery } from './providers';
-import { mergeHits } from './sources';
+import { allowedProviders, dedupeHits, dropAvoided, filterByTime, rerank } from './quality';
+import { toSources } from './sources';
 import type { SearchHit, SearchProvider } from './types';
 import { metrics } from '../../infra/metrics';
 import { bannedDomainOf } from '../../shared/domains';
@@ -27,6 +32,17 @@ export interface WebSearchResult {
   /** `<provider>: <error>` for each provider that failed while another answered. Optional: results
    *  recorded in histories before it existed have none. */
   errors?: string[];
+  /** What shaped the results beyond the query: dropped as too old, avoided domains kept because
+   *  nothing else was left, providers left out, a ranking without embeddings. */
+  notes?: string[];
+}
+
+interface SearchDeps {
+  store: Store;
+  providers: Map<string, SearchProvider>;
+  maxResults: number;
+  /** The knowledge base's embedder: with one enabled, results are ranked by embeddings. */
+  embedder?: Embedder;
 }
 
 function isPermanent(err: unknown): boolean {
@@ -34,7 +50,31 @@ function isPermanent(err: unknown): boolean {
   return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
 }
 
-export function createSearchActivities(deps: { store: Store; providers: Map<string, SearchProvider>; maxResults: number }) {
+/** Every routed provider's hits; fails (retryably or not) only when every one of them failed. */
+async function askProviders(deps: SearchDeps, query: string, names: string[], settings: RunSearchSettings) {
+  const signal = Context.current().cancellationSignal;
+  const opts = { maxResults: deps.maxResults, signal, ...(settings.timeRange ? { timeRange: settings.timeRange } : {}) };
+  const settled = await Promise.allSettled(names.map((n) => deps.providers.get(n)!.search(query, opts)));
+  const errors: string[] = [];
+  const hits: SearchHit[] = [];
+  settled.forEach((r, i) => {
+    metrics.searches.inc({ provider: names[i]!, outcome: r.status === 'fulfilled' ? 'ok' : 'failed' });
+    if (r.status === 'fulfilled') hits.push(...r.value);
+    else errors.push(`${names[i]}: ${(r.reason as Error).message}`);
+  });
+  if (hits.length === 0 && errors.length === names.length) {
+    const permanent = settled.every((r) => r.status === 'rejected' && isPermanent(r.reason));
+    if (permanent)
+      throw ApplicationFailure.nonRetryable(`every search provider refused "${query}": ${errors.join('; ')}`, ErrorType.SearchRejected);
+    throw new Error(`every search provider failed for "${query}": ${errors.join('; ')}`);
+  }
+  return { hits, errors };
+}
+
+export function createSearchActivities(deps: SearchDeps) {
+  const embedder = deps.embedder?.enabled ? deps.embedder : undefined;
+  const embed = embedder && (async (texts: string[]) => (await embedder.embed(texts, Context.current().cancellationSignal)).vectors);
+
   async function webSearch(input: WebSearchInput): Promise<WebSearchResult> {
     if (deps.providers.size === 0) {
       throw ApplicationFailure.nonRetryable(
@@ -42,43 +82,27 @@ export function createSearchActivities(deps: { store: Store; providers: Map<stri
         ErrorType.SearchNotConfigured,
       );
     }
-    const names = routeQuery(input.query, [...deps.providers.keys()]);
-    const signal = Context.current().cancellationSignal;
-    // The run's banned domains are read while the providers answer (awaited below; a failed read
-    // fails the attempt there, and is marked handled here in case a provider failure comes first).
-    const bannedRead = deps.store.bans.of(input.researchId);
-    bannedRead.catch(() => undefined);
-    const settled = await Promise.allSettled(
-      names.map((n) => deps.providers.get(n)!.search(input.query, { maxResults: deps.maxResults, signal })),
-    );
-    const errors: string[] = [];
-    const hits: SearchHit[] = [];
-    settled.forEach((r, i) => {
-      metrics.searches.inc({ provider: names[i]!, outcome: r.status === 'fulfilled' ? 'ok' : 'failed' });
-      if (r.status === 'fulfilled') hits.push(...r.value);
-      else errors.push(`${names[i]}: ${(r.reason as Error).message}`);
-    });
-    if (hits.length === 0 && errors.length === names.length) {
-      const permanent = settled.every((r) => r.status === 'rejected' && isPermanent(r.reason));
-      if (permanent)
-        throw ApplicationFailure.nonRetryable(
-          `every search provider refused "${input.query}": ${errors.join('; ')}`,
-          ErrorType.SearchRejected,
-        );
-      throw new Error(`every search provider failed for "${input.query}": ${errors.join('; ')}`);
-    }
+    // Bans, time range, provider choice and the tenant's preferences: one read, before the providers.
+    const settings = await deps.store.bans.settings(input.researchId);
+    const allowed = allowedProviders([...deps.providers.keys()], settings);
+    const names = routeQuery(input.query, allowed.names);
+    const { hits, errors } = await askProviders(deps, input.query, names, settings);
     // Results on domains the user banned from this run are dropped before anything is kept.
-    const banned = await bannedRead;
-    const sources = mergeHits(
-      hits.filter((h) => !bannedDomainOf(h.url, banned)),
-      deps.maxResults,
+    const timed = filterByTime(
+      hits.filter((h) => !bannedDomainOf(h.url, settings.banned)),
+      settings.timeRange,
     );
+    const wanted = dropAvoided(dedupeHits(timed.kept), settings.avoidDomains);
+    const ranked = await rerank(wanted.kept, input.goal ?? input.query, { embed, prefer: settings.preferDomains });
+    const sources = toSources(ranked.hits, deps.maxResults, settings.timeRange);
     await deps.store.saveSources(input.researchId, sources);
+    const notes = [allowed.note, timed.note, wanted.note, ranked.note].filter((n): n is string => n !== undefined);
     return {
       query: input.query,
       results: sources.map((s) => ({ sourceId: s.sourceId, title: summarize(s.title, 120), url: s.url })),
       providers: names,
       errors,
+      ...(notes.length ? { notes } : {}),
     };
   }
 

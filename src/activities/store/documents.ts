@@ -10,6 +10,8 @@ export interface StoredSource {
   title: string;
   content: string;
   provider: string;
+  /** Publication date (`YYYY-MM-DD`) where the provider or the page said. */
+  published?: string | undefined;
 }
 
 export interface StoredDocument {
@@ -26,6 +28,8 @@ export interface StoredPage {
   title: string;
   markdown: string;
   contentType: string;
+  /** Publication date (`YYYY-MM-DD`) the page states in its markup, when it does. */
+  published?: string | undefined;
 }
 
 export interface ReportRecord {
@@ -57,6 +61,7 @@ export function mergeSource(stored: StoredSource, next: StoredSource): StoredSou
     content: next.provider === 'crawl' || next.content.length > stored.content.length ? next.content : stored.content,
     provider: next.provider === 'crawl' ? 'crawl' : stored.provider,
     title: stored.title === '' ? next.title : stored.title,
+    published: next.published ?? stored.published,
   };
 }
 
@@ -77,14 +82,15 @@ function sourcesTable(pool: pg.Pool) {
       if (!merged.size) return;
       const rows = [...merged.values()];
       await pool.query(
-        `INSERT INTO sources (research_id, source_id, url, title, content, provider)
-         SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+        `INSERT INTO sources (research_id, source_id, url, title, content, provider, published)
+         SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::date[])
          ON CONFLICT (research_id, source_id) DO UPDATE SET
            -- A page read for a goal says more than a search snippet: crawled evidence wins.
            content = CASE WHEN EXCLUDED.provider = 'crawl' OR length(EXCLUDED.content) > length(sources.content)
                           THEN EXCLUDED.content ELSE sources.content END,
            provider = CASE WHEN EXCLUDED.provider = 'crawl' THEN 'crawl' ELSE sources.provider END,
-           title = CASE WHEN sources.title = '' THEN EXCLUDED.title ELSE sources.title END`,
+           title = CASE WHEN sources.title = '' THEN EXCLUDED.title ELSE sources.title END,
+           published = COALESCE(EXCLUDED.published, sources.published)`,
         [
           researchId,
           rows.map((r) => r.sourceId),
@@ -92,15 +98,34 @@ function sourcesTable(pool: pg.Pool) {
           rows.map((r) => r.title),
           rows.map((r) => r.content),
           rows.map((r) => r.provider),
+          rows.map((r) => r.published ?? null),
         ],
       );
     },
+    /** The publication date a read page states, on its source. */
+    async setPublished(researchId: string, sourceId: string, published: string): Promise<void> {
+      await pool.query('UPDATE sources SET published = $3 WHERE research_id = $1 AND source_id = $2', [researchId, sourceId, published]);
+    },
     async getSources(researchId: string, ids?: string[]): Promise<StoredSource[]> {
-      const { rows } = await pool.query<{ source_id: string; url: string; title: string; content: string; provider: string }>(
-        `SELECT source_id, url, title, content, provider FROM sources WHERE research_id = $1 ${ids ? 'AND source_id = ANY($2)' : ''} ORDER BY first_seq`,
+      const { rows } = await pool.query<{
+        source_id: string;
+        url: string;
+        title: string;
+        content: string;
+        provider: string;
+        published: string | null;
+      }>(
+        `SELECT source_id, url, title, content, provider, published::text AS published FROM sources WHERE research_id = $1 ${ids ? 'AND source_id = ANY($2)' : ''} ORDER BY first_seq`,
         ids ? [researchId, ids] : [researchId],
       );
-      return rows.map((r) => ({ sourceId: r.source_id, url: r.url, title: r.title, content: r.content, provider: r.provider }));
+      return rows.map((r) => ({
+        sourceId: r.source_id,
+        url: r.url,
+        title: r.title,
+        content: r.content,
+        provider: r.provider,
+        ...(r.published ? { published: r.published } : {}),
+      }));
     },
   };
 }
@@ -145,11 +170,19 @@ function pagesTable(pool: pg.Pool) {
   return {
     async getPage(researchId: string, urlHash: string): Promise<StoredPage | undefined> {
       const { rows } = await pool.query(
-        'SELECT final_url, title, markdown, content_type FROM pages WHERE research_id = $1 AND url_hash = $2',
+        'SELECT final_url, title, markdown, content_type, published::text AS published FROM pages WHERE research_id = $1 AND url_hash = $2',
         [researchId, urlHash],
       );
       const r = rows[0];
-      return r ? { finalUrl: r.final_url, title: r.title, markdown: r.markdown, contentType: r.content_type } : undefined;
+      return r
+        ? {
+            finalUrl: r.final_url,
+            title: r.title,
+            markdown: r.markdown,
+            contentType: r.content_type,
+            ...(r.published ? { published: r.published } : {}),
+          }
+        : undefined;
     },
     /** The final URLs (after redirects) of the pages a run has read: a crawled source's id is made from one. */
     async pageFinalUrls(researchId: string): Promise<string[]> {
@@ -166,9 +199,9 @@ function pagesTable(pool: pg.Pool) {
     },
     async savePage(researchId: string, p: StoredPage & { urlHash: string; url: string }): Promise<void> {
       await pool.query(
-        `INSERT INTO pages (research_id, url_hash, url, final_url, content_type, title, markdown) VALUES ($1, $2, $3, $4, $5, $6, $7)
+        `INSERT INTO pages (research_id, url_hash, url, final_url, content_type, title, markdown, published) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
          ON CONFLICT (research_id, url_hash) DO NOTHING`,
-        [researchId, p.urlHash, p.url, p.finalUrl, p.contentType, p.title, p.markdown],
+        [researchId, p.urlHash, p.url, p.finalUrl, p.contentType, p.title, p.markdown, p.published ?? null],
       );
     },
   };

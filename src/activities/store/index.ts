@@ -8,11 +8,13 @@ import { apiKeysTable } from './keys';
 import { eventsTable } from './events';
 import { knowledgeTables } from './knowledge';
 import { scheduledReportsTable } from './schedules';
+import { searchPreferencesTable } from './search-preferences';
 import { bansTable, guidanceTable, llmCallsTable, llmLeasesTable, runsTable, sandboxRunsTable } from './runs';
 
 export type { Message } from './conversations';
 export type { ArtifactRecord, ReportRecord, StoredDocument, StoredPage, StoredSource } from './documents';
-export type { LlmCallRecord, RunRecord } from './runs';
+export type { LlmCallRecord, RunRecord, RunSearchSettings } from './runs';
+export type { SearchPreferences, SearchPreferencesTable } from './search-preferences';
 export type { ApiKeyRow, ApiKeysTable } from './keys';
 export type { EventsTable, NewEvent, StoredEvent } from './events';
 export type { EventWakeups, WakeupOptions } from './event-wakeups';
@@ -31,6 +33,7 @@ export function createStore(pool: pg.Pool) {
     apiKeys: apiKeysTable(pool),
     events: eventsTable(pool),
     scheduledReports: scheduledReportsTable(pool),
+    searchPreferences: searchPreferencesTable(pool),
     knowledge: knowledgeTables(pool),
     ...documentTables(pool),
     /** Readiness: the database answers. */

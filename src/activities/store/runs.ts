@@ -21,6 +21,9 @@ export interface RunRecord {
   seq?: number | undefined;
   /** With the last write (a terminal status): the run's status view as the `getStatus` query answers it. */
   view?: ResearchStatusView | undefined;
+  /** The run's search settings (options.timeRange resolved against the run's start, and
+   *  options.searchProviders); the search and crawl activities read them (bansTable.settings). */
+  search?: { from?: string | undefined; to?: string | undefined; providers?: string[] | undefined } | undefined;
 }
 
 export interface LlmCallRecord {
@@ -81,8 +84,8 @@ export function runsTable(pool: pg.Pool) {
       const terminal = run.status === 'completed' || run.status === 'failed' || run.status === 'cancelled';
       const { rowCount } = await pool.query(
         `INSERT INTO research_runs (id, tenant, question, status, outcome, locale, answer, error, prompt_tokens, completion_tokens, cost_usd,
-                                    completed_at, phase, plan, plan_version, write_seq, final_view)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 THEN now() END, $13, $14, $15, $16, $17)
+                                    completed_at, phase, plan, plan_version, write_seq, final_view, search_from, search_to, search_providers)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 THEN now() END, $13, $14, $15, $16, $17, $18, $19, $20)
          ON CONFLICT (id) DO UPDATE SET
            status = EXCLUDED.status, outcome = COALESCE(EXCLUDED.outcome, research_runs.outcome),
            locale = COALESCE(EXCLUDED.locale, research_runs.locale), answer = COALESCE(EXCLUDED.answer, research_runs.answer),
@@ -90,7 +93,9 @@ export function runsTable(pool: pg.Pool) {
            plan_version = COALESCE(EXCLUDED.plan_version, research_runs.plan_version),
            error = EXCLUDED.error, prompt_tokens = EXCLUDED.prompt_tokens, completion_tokens = EXCLUDED.completion_tokens,
            cost_usd = EXCLUDED.cost_usd, updated_at = now(), write_seq = EXCLUDED.write_seq,
-           completed_at = COALESCE(research_runs.completed_at, EXCLUDED.completed_at), final_view = EXCLUDED.final_view
+           completed_at = COALESCE(research_runs.completed_at, EXCLUDED.completed_at), final_view = EXCLUDED.final_view,
+           search_from = COALESCE(EXCLUDED.search_from, research_runs.search_from), search_to = COALESCE(EXCLUDED.search_to, research_runs.search_to),
+           search_providers = COALESCE(EXCLUDED.search_providers, research_runs.search_providers)
          WHERE research_runs.status NOT IN ('completed', 'failed', 'cancelled') AND research_runs.write_seq <= EXCLUDED.write_seq`,
         [
           run.id,
@@ -110,6 +115,9 @@ export function runsTable(pool: pg.Pool) {
           run.planVersion ?? null,
           run.seq ?? 0,
           terminal && run.view !== undefined ? JSON.stringify(run.view) : null,
+          run.search?.from ?? null,
+          run.search?.to ?? null,
+          run.search?.providers ?? null,
         ],
       );
       return (rowCount ?? 0) > 0;
@@ -319,7 +327,21 @@ export function guidanceTable(pool: pg.Pool) {
   };
 }
 
-/** Domains the user banned from a running research. */
+/** What the search and crawl activities need to know of a run, read in one query. */
+export interface RunSearchSettings {
+  /** Domains the user banned from the run (hard: never used). */
+  banned: string[];
+  /** The period sources must be from (inclusive dates), when the run has one. */
+  timeRange?: { from?: string; to?: string };
+  /** The run's own provider choice (options.searchProviders). */
+  runProviders?: string[];
+  /** The tenant's stored choice (PUT /v1/search-preferences). */
+  tenantProviders?: string[];
+  preferDomains: string[];
+  avoidDomains: string[];
+}
+
+/** Domains the user banned from a running research, and the rest of the run's search settings. */
 export function bansTable(pool: pg.Pool) {
   return {
     async add(researchId: string, domains: string[]): Promise<void> {
@@ -331,6 +353,42 @@ export function bansTable(pool: pg.Pool) {
     async of(researchId: string): Promise<string[]> {
       const { rows } = await pool.query('SELECT domain FROM run_banned_domains WHERE research_id = $1 ORDER BY domain', [researchId]);
       return rows.map((r) => String(r.domain));
+    },
+    /**
+     * The run's bans, time range and provider choice, with its tenant's preferences: one round
+     * trip. A run without a row (a step workflow started on its own) has bans only.
+     */
+    async settings(researchId: string): Promise<RunSearchSettings> {
+      const { rows } = await pool.query<{
+        banned: string[];
+        search_from: string | null;
+        search_to: string | null;
+        search_providers: string[] | null;
+        tenant_providers: string[] | null;
+        prefer_domains: string[] | null;
+        avoid_domains: string[] | null;
+      }>(
+        `SELECT ARRAY(SELECT domain FROM run_banned_domains WHERE research_id = $1 ORDER BY domain) AS banned,
+                r.search_from::text AS search_from, r.search_to::text AS search_to, r.search_providers,
+                p.providers AS tenant_providers, p.prefer_domains, p.avoid_domains
+           FROM (SELECT $1::text AS id) q
+           LEFT JOIN research_runs r ON r.id = q.id
+           LEFT JOIN search_preferences p ON p.tenant = r.tenant`,
+        [researchId],
+      );
+      const r = rows[0]!;
+      const timeRange =
+        r.search_from || r.search_to
+          ? { ...(r.search_from ? { from: r.search_from } : {}), ...(r.search_to ? { to: r.search_to } : {}) }
+          : undefined;
+      return {
+        banned: r.banned,
+        ...(timeRange ? { timeRange } : {}),
+        ...(r.search_providers ? { runProviders: r.search_providers } : {}),
+        ...(r.tenant_providers ? { tenantProviders: r.tenant_providers } : {}),
+        preferDomains: r.prefer_domains ?? [],
+        avoidDomains: r.avoid_domains ?? [],
+      };
     },
   };
 }

@@ -1,11 +1,12 @@
 // Writes of the run's row in PostgreSQL (status, phase, plan, usage) and how a run ends: with a
 // result, cancelled (its row still says so), or failed with the reason.
-import { ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, workflowInfo } from '@temporalio/workflow';
 import { ErrorType } from '../../shared/errors';
 import { describeFailure, rethrowUnknown } from '../failures';
 import { summarize } from '../../shared/plain';
 import type { ResearchStatusView } from '../../shared/messages';
 import type { ResearchResult, RunStatus, Usage } from '../../shared/schemas';
+import { resolveTimeRange } from '../../shared/time-range';
 import { notify } from './notify';
 import type { RunState } from './run-state';
 
@@ -27,9 +28,26 @@ export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}
       plan,
       planVersion: plan?.version,
       seq,
+      ...searchSettings(run),
       ...extra,
     },
   ]);
+}
+
+/**
+ * The run's search settings, which the search and crawl activities read with its row: the time
+ * range resolved against the workflow's start time (the same dates in every write, replay and
+ * retry), and the providers the run chose.
+ */
+function searchSettings(run: RunState) {
+  const { timeRange, searchProviders } = run.options;
+  if (!timeRange && !searchProviders) return {};
+  return {
+    search: {
+      ...(timeRange ? resolveTimeRange(timeRange, workflowInfo().startTime) : {}),
+      ...(searchProviders ? { providers: searchProviders } : {}),
+    },
+  };
 }
 
 /**
