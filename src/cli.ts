@@ -219,6 +219,7 @@ function startApi(
     webhook: config.webhook,
     knowledge: config.knowledge,
     schedules: config.schedules,
+    searchProviders: config.search.providers,
   });
 }
 

@@ -29,6 +29,8 @@ export interface ApiServerDeps {
   knowledge: Config['knowledge'];
   /** SCHEDULE_MIN_INTERVAL. */
   schedules?: Config['schedules'];
+  /** SEARCH_PROVIDERS: what runs and tenants may choose from (absent: not checked, no preference routes). */
+  searchProviders?: string[];
 }
 
 export interface ApiServer {
@@ -57,6 +59,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
     ...(deps.llm ? { llm: deps.llm } : {}),
     webhook: { enabled: Boolean(deps.webhook?.secret), allowHosts: deps.webhook?.allowHosts ?? [] },
     fairness: deps.api.fairness,
+    ...(deps.searchProviders ? { searchProviders: deps.searchProviders } : {}),
   });
   const wakeups = store.events.wakeups(deps.log);
   const app = createApp({
@@ -80,6 +83,9 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
       }),
       maxFileBytes: deps.knowledge.maxFileBytes,
     },
+    ...(deps.searchProviders
+      ? { searchPreferences: { preferences: store.searchPreferences, configuredProviders: deps.searchProviders } }
+      : {}),
     readiness: {
       temporal: async () => {
         await deps.client.workflowService.describeNamespace({ namespace: deps.namespace });

@@ -9,6 +9,7 @@ import { researchRoutes } from './routes/research';
 import { resultRoutes } from './routes/results';
 import { knowledgeRoutes } from './routes/knowledge';
 import { scheduleRoutes } from './routes/schedules';
+import { searchPreferenceRoutes, type SearchPreferenceRouteDeps } from './routes/search-preferences';
 import type { ScheduleService } from './schedule-service';
 import type { KnowledgeService } from './knowledge-service';
 import type { ResearchService } from './research-service';
@@ -23,6 +24,8 @@ export interface AppDeps {
   research: ResearchService;
   /** Recurring research (absent: the schedule routes are not served). */
   schedules?: ScheduleService;
+  /** A tenant's search preferences (absent: those routes are not served). */
+  searchPreferences?: SearchPreferenceRouteDeps;
   /** Collections, documents and sessions (absent: those routes are not served). */
   knowledge?: { service: KnowledgeService; maxFileBytes: number };
   /** The run event log the events stream reads. */
@@ -102,6 +105,7 @@ export function createApp(deps: AppDeps): express.Express {
     resultRoutes({ research: deps.research }),
     ...(deps.schedules ? [scheduleRoutes({ schedules: deps.schedules, ...(deps.preflight ? { preflight: deps.preflight } : {}) })] : []),
     ...(deps.knowledge ? [knowledgeRoutes({ knowledge: deps.knowledge.service, maxFileBytes: deps.knowledge.maxFileBytes })] : []),
+    ...(deps.searchPreferences ? [searchPreferenceRoutes(deps.searchPreferences)] : []),
   );
   app.use(notFound);
   app.use(errorHandler(deps.log));

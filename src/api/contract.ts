@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { AnswerClarification, ApprovePlan, Grounding, ResearchView, ReviewAnswer, RevisePlan, Steer } from '../shared/messages';
 import { Duration, Outcome, Phase, ResearchRequest, RunStatus } from '../shared/schemas';
 import { CollectionId, CollectionView, DocumentId, DocumentView, SessionId } from '../shared/knowledge';
+import { DOMAIN_PATTERN } from '../shared/domains';
 
 export const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'Idempotency-Key must be 1-200 visible ASCII characters');
 export const RunId = z.string().regex(/^[A-Za-z0-9._:/-]{1,200}$/, 'not a valid research id');
@@ -207,4 +208,39 @@ export const ErrorBody = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
 });
 export type ErrorBody = z.infer<typeof ErrorBody>;
+
+// ---- search preferences (GET/PUT /v1/search-preferences) ---------------------------------------
+
+const ProviderName = z.string().regex(/^[a-z][a-z0-9-]{1,31}$/, 'not a provider name');
+const PreferenceDomain = z.string().trim().toLowerCase().regex(DOMAIN_PATTERN, 'a domain such as "example.com" (no scheme, port or path)');
+/** A tenant's search preferences; PUT replaces them whole. */
+export const SearchPreferencesBody = z
+  .object({
+    providers: z
+      .array(ProviderName)
+      .min(1)
+      .max(12)
+      .nullable()
+      .optional()
+      .describe("the providers the tenant's runs use (a subset of the configured ones); absent or null: all configured"),
+    preferDomains: z.array(PreferenceDomain).max(50).default([]).describe('domains (and subdomains) whose results rank higher'),
+    avoidDomains: z
+      .array(PreferenceDomain)
+      .max(50)
+      .default([])
+      .describe("domains (and subdomains) whose results are dropped unless nothing else is found (a run's bans stay hard)"),
+  })
+  .strict()
+  .refine((p) => !p.preferDomains.some((d) => p.avoidDomains.includes(d)), 'a domain cannot be both preferred and avoided');
+export type SearchPreferencesBody = z.infer<typeof SearchPreferencesBody>;
+export const SearchPreferencesView = z.object({
+  tenant: z.string(),
+  providers: z.array(z.string()).optional().describe('absent: every configured provider'),
+  preferDomains: z.array(z.string()),
+  avoidDomains: z.array(z.string()),
+  updatedAt: z.string().optional().describe('absent while the tenant has stored none'),
+  configuredProviders: z.array(z.string()).describe('the providers this server has (SEARCH_PROVIDERS)'),
+});
+export type SearchPreferencesView = z.infer<typeof SearchPreferencesView>;
+
 export { Outcome, ResearchView };

@@ -9,6 +9,7 @@ import { KNOWLEDGE_ROUTES } from './routes/knowledge';
 import { RESEARCH_ROUTES } from './routes/research';
 import { RESULT_ROUTES } from './routes/results';
 import { SCHEDULE_ROUTES } from './routes/schedules';
+import { SEARCH_PREFERENCE_ROUTES } from './routes/search-preferences';
 
 type Schema = Record<string, unknown>;
 
@@ -18,6 +19,7 @@ export const MOUNTED_ROUTES: { prefix: string; routes: RouteTable }[] = [
   { prefix: '/v1', routes: RESULT_ROUTES },
   { prefix: '/v1', routes: SCHEDULE_ROUTES },
   { prefix: '/v1', routes: KNOWLEDGE_ROUTES },
+  { prefix: '/v1', routes: SEARCH_PREFERENCE_ROUTES },
   { prefix: '', routes: HEALTH_ROUTES },
 ];
 

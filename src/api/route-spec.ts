@@ -14,7 +14,7 @@ export interface Answer {
 }
 
 export interface RouteSpec {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'put' | 'delete';
   /** The Express path below the router's mount point ('/research/:id'). */
   path: string;
   summary: string;

@@ -93,6 +93,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     llm: config.llm,
     webhook: { enabled: Boolean(config.webhook.secret), allowHosts: config.webhook.allowHosts },
     fairness: config.api.fairness,
+    searchProviders: config.search.providers,
   });
   const app = createApp({
     research,
@@ -101,6 +102,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       service: createKnowledgeService({ client, taskQueue, store, limits: config.knowledge, retry: config.retry }),
       maxFileBytes: config.knowledge.maxFileBytes,
     },
+    searchPreferences: { preferences: store.searchPreferences, configuredProviders: config.search.providers },
     // Like the dev default (no keys: open) unless the test gives API_KEYS.
     auth: { envKeys: config.api.keys, table: store.apiKeys, open: config.api.keys.length === 0 },
     events: store.events,

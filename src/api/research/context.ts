@@ -25,6 +25,8 @@ export interface ResearchServiceDeps {
   webhook?: { enabled: boolean; allowHosts: string[] };
   /** Fair sharing between tenants (TENANT_WEIGHTS, TENANT_PRIORITIES, TENANT_MAX_RUNS). */
   fairness?: Fairness;
+  /** SEARCH_PROVIDERS: a run's options.searchProviders must name some of these (absent: not checked). */
+  searchProviders?: string[];
 }
 
 export interface ResearchContext {

@@ -16,6 +16,7 @@ import { ResearchPhaseKey, ResearchQuestionKey, ResearchStatusKey, ResearchTenan
 import type { ResearchContext } from './context';
 import { searchWords } from './list';
 import { readStatus } from './status';
+import { checkProviders } from '../provider-check';
 
 export interface StartResult {
   id: string;
@@ -57,6 +58,7 @@ export async function checkRequest(ctx: ResearchContext, req: ResearchRequest, t
   if (options.maxCostUsd !== undefined) checkPrices(ctx);
   await checkKnowledge(ctx, req.sessionId, options.collections, tenant);
   if (options.webhook) checkWebhook(ctx, options.webhook.url);
+  if (ctx.deps.searchProviders) checkProviders(options.searchProviders, ctx.deps.searchProviders, 'options.searchProviders');
   return options;
 }
 
