@@ -195,6 +195,10 @@ export function trimToBudget(
   keepLast = 2,
 ): { messages: Message[]; trimmed: number; fits: boolean } {
   const out = messages.map((m) => ({ ...m })) as Message[];
+  // A token is at least one byte: a conversation of fewer bytes than the budget fits uncounted.
+  if (out.reduce((a, m) => a + Buffer.byteLength(JSON.stringify(m)) + PER_MESSAGE_TOKENS, 0) <= budget) {
+    return { messages: out, trimmed: 0, fits: true };
+  }
   const sizes = out.map((m) => messageTokens(m, counter));
   let total = sizes.reduce((a, n) => a + n, 0);
   let trimmed = 0;
