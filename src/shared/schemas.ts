@@ -292,6 +292,9 @@ export const StepOutput = z.object({
   usage: Usage,
   /** Failures the step worked around (a search provider or an MCP server that failed). */
   notes: z.array(z.string()).optional(),
+  /** Why the step answered before it was done: its context or budget share was spent, or its tool
+   *  rounds ran out while the model still wanted tools. Absent when it finished on its own. */
+  cutShort: z.string().optional(),
 });
 export type StepOutput = z.infer<typeof StepOutput>;
 

@@ -43,9 +43,16 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
     usage = addUsage(usage, read.usage);
     userPages = { researchId: input.researchId, convKey, seq: 2, toolCallId: 'user-pages', crawl: read.pages };
   }
+  // Why the step answers before it is done, if it does (a wrap-up is the user's choice, not this).
+  let cutShort: string | undefined;
   for (let round = 0; round <= maxRounds; round++) {
     // Out of rounds, or out of the budget the run had left: answer with what there is.
-    const mustAnswer = round === maxRounds || wrapUp || stepBudgetSpent(input.budget, usage, Date.now());
+    const budgetSpent = stepBudgetSpent(input.budget, usage, Date.now());
+    const mustAnswer = round === maxRounds || wrapUp || budgetSpent;
+    if (budgetSpent) cutShort ??= "its share of the run's budget was spent";
+    // The round before asked for tools (or the loop would have ended): the model was not done.
+    else if (round === maxRounds && !wrapUp)
+      cutShort ??= `its tool rounds (maxToolRounds ${maxRounds}) ran out while the model still wanted tools`;
     // A turn that must answer is offered no tools, and no turn follows it: nothing to discover.
     const discoverMcp = round === 0 && !mustAnswer;
     const turn = await turnWithTrim(calls, input, convKey, {
@@ -61,6 +68,8 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
       mcpTools = turn.mcp.tools;
       for (const e of turn.mcp.errors) notes.add('MCP discovery', e);
     }
+    // The turn itself had to answer: its conversation outgrew the context budget.
+    if (turn.forcedAnswer && !mustAnswer) cutShort ??= turn.forcedAnswer.replace(/ is reached$/, ' was reached');
     pending = [];
     userPages = undefined;
     usage = addUsage(usage, turn.usage);
@@ -80,10 +89,11 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
       question: input.question,
       locale: input.locale,
       step: input.step,
+      ...(cutShort ? { cutShort } : {}),
     },
   ]);
   const failures = notes.list();
-  return { ...out, usage: addUsage(usage, out.usage), ...(failures.length ? { notes: failures } : {}) };
+  return { ...out, usage: addUsage(usage, out.usage), ...(failures.length ? { notes: failures } : {}), ...(cutShort ? { cutShort } : {}) };
 }
 
 /** One model turn; a context-length error shortens old tool results and asks again (twice at most). */

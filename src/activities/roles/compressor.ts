@@ -34,6 +34,8 @@ export interface CompressInput {
   question: string;
   locale: string;
   step: PlanStep;
+  /** Why the step answered before it was done (StepOutput.cutShort); kept in the findings' meta. */
+  cutShort?: string;
 }
 
 export function createCompressorActivities(deps: { llm: Llm; store: Store }) {
@@ -94,10 +96,17 @@ async function compressResearch(deps: { llm: Llm; store: Store }, input: Compres
       stepId: input.step.id,
       droppedSourceIds: dropped,
       retrievedSourceIds: [...known],
+      ...(input.cutShort ? { cutShort: input.cutShort } : {}),
       ...(artifacts.length ? { artifacts: artifacts.map((a) => a.artifactId) } : {}),
     },
   });
-  return { key: input.key, summary: summarize(r.output.summary, 300), sourceIds, usage: r.usage };
+  return {
+    key: input.key,
+    summary: summarize(r.output.summary, 300),
+    sourceIds,
+    usage: r.usage,
+    ...(input.cutShort ? { cutShort: input.cutShort } : {}),
+  };
 }
 
 /** Files the step attempt's python programs kept (those that ran to the end); the last one of a name wins. */

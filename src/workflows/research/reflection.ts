@@ -56,6 +56,10 @@ export async function runStepWithReflection(
     }
     accepted.set(step.id, last!);
     board.end(step.id, 'completed', last!.summary);
+    if (last!.cutShort) {
+      board.noteOn(step.id, `cut short: ${last!.cutShort}`);
+      run.note(`Step ${step.id} was cut short (${last!.cutShort}): its findings are what it had gathered by then.`);
+    }
   } catch (err) {
     if (stoppedByOperator(err)) {
       board.end(step.id, 'cancelled', 'cancelled by an operator');

@@ -1,0 +1,88 @@
+// A research step stopped early says so: its tool rounds ran out while the model still wanted
+// tools, or its share of the run's budget was spent. The step's output and its findings' meta
+// carry why, and the run's notes and the report's notes section list it. A step that finished on
+// its own carries nothing.
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResearchResult, StepInput, StepOutput } from '../../src/shared/schemas';
+import { planJson, researchRules } from '../support/research-script';
+import { startHarness, type Harness } from '../support/harness';
+import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+
+const ready = Boolean(temporalAddress() && databaseUrl());
+
+const step = { id: 'costs', title: 'Solar cost decline', description: 'Find how far solar costs fell', type: 'research' as const };
+
+describe.skipIf(!ready)(`steps cut short (${ready ? 'live' : missingReason()})`, () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ env: { RESEARCHER_PYTHON: 'false' } });
+  });
+  afterAll(async () => h?.close());
+
+  async function researchStep(extra: Partial<StepInput>): Promise<{ out: StepOutput; meta: Record<string, unknown> }> {
+    h.llm.script(researchRules());
+    const id = `researcher-${randomUUID()}`;
+    const input: StepInput = {
+      researchId: id,
+      question: 'How much cheaper has solar become?',
+      locale: 'en-US',
+      step: { ...step, needSearch: true, dependsOn: [] },
+      attempt: 1,
+      feedback: '',
+      dependencyKeys: [],
+      maxToolRounds: 8,
+      ...extra,
+    };
+    const out = (await h.client.workflow.execute('researcherWorkflow', {
+      taskQueue: h.taskQueue,
+      workflowId: id,
+      args: [input],
+    })) as StepOutput;
+    const doc = await h.pool.query('SELECT meta FROM documents WHERE research_id = $1 AND key = $2', [id, out.key]);
+    return { out, meta: doc.rows[0].meta };
+  }
+
+  it('a step whose rounds ran out while the model still wanted tools says so, in its output and its findings', async () => {
+    // The scripted researcher searches, then reads, then answers: one round is not enough.
+    const { out, meta } = await researchStep({ maxToolRounds: 1 });
+    expect(out.cutShort).toBe('its tool rounds (maxToolRounds 1) ran out while the model still wanted tools');
+    expect(meta.cutShort).toBe(out.cutShort);
+    expect(h.llm.requests.filter((r) => r.rule === 'react')).toHaveLength(2);
+  });
+
+  it("a step that spent its share of the run's budget says so", async () => {
+    const { out, meta } = await researchStep({ budget: { tokens: 1 } });
+    expect(out.cutShort).toBe("its share of the run's budget was spent");
+    expect(meta.cutShort).toBe(out.cutShort);
+  });
+
+  it('a step that finished on its own carries no such note', async () => {
+    const { out, meta } = await researchStep({});
+    expect(out.cutShort).toBeUndefined();
+    expect(meta.cutShort).toBeUndefined();
+  });
+
+  it("the run's notes and the report's notes section list a step that was cut short", async () => {
+    h.llm.script(researchRules({}, planJson([{ id: 'a' }])));
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({
+        question: 'Solar costs?',
+        options: { autoAcceptPlan: true, maxToolRounds: 1, maxResearchLoops: 0, maxReflectionAttempts: 0 },
+      })
+      .expect(202);
+    const result = (await h.client.workflow.getHandle(res.body.id).result()) as ResearchResult;
+    expect(result.outcome).toBe('report');
+    const line = 'Step a was cut short (its tool rounds (maxToolRounds 1) ran out while the model still wanted tools)';
+    const status = (await request(h.app).get(`/v1/research/${res.body.id}`).expect(200)).body;
+    expect(status.notes.join('\n')).toContain(line);
+    expect(status.plan.steps[0].notes).toContain('cut short: its tool rounds (maxToolRounds 1) ran out while the model still wanted tools');
+    // The reporter is told, and the published report's notes list it.
+    const reporter = h.llm.requests.filter((r) => r.rule === 'reporter').at(-1)!;
+    expect(JSON.stringify(reporter.body.messages)).toContain(line);
+    const report = await request(h.app).get(`/v1/research/${res.body.id}/report`).expect(200);
+    expect(report.text).toContain(line);
+  });
+});
