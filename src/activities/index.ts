@@ -135,6 +135,8 @@ export function createActivities(deps: ActivityDeps) {
       store,
       providers: buildProviders({ ...deps.config.search, userAgent: deps.config.crawl.userAgent }),
       maxResults: deps.config.search.maxResults,
+      embedder,
+      llm,
     }),
     /** One page read for a goal: fetch, extract, one model call (CRAWL_OPTIONS). */
     crawl: createCrawlActivities({ config: deps.config, store, llm, counter: budgets.counter }),

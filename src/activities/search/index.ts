@@ -1,5 +1,6 @@
 // The web-search activity: one query across the providers the run may use (its own choice, its
-// tenant's, or every configured one), routed by topic; hits outside the run's time range, on its
+// tenant's, or every configured one), routed by topic (router.ts, with the searchTopic model when
+// its rules are unsure); hits outside the run's time range, on its
 // banned domains or (unless nothing else is left) on its tenant's avoided domains are dropped,
 // copies of one document merged, the rest ranked for the goal (quality.ts) and stored; the
 // workflow gets source ids and titles. Providers that failed while others answered are named in
@@ -10,7 +11,9 @@ import { type SourceRef } from '../../shared/schemas';
 import { summarize } from '../../shared/plain';
 import type { RunSearchSettings, Store } from '../store';
 import type { Embedder } from '../knowledge/embed';
-import { routeQuery } from './providers';
+import type { Llm } from '../llm/call';
+import { createTopicClassifier } from '../roles/search-topic';
+import { chooseProviders } from './router';
 import { allowedProviders, dedupeHits, dropAvoided, filterByTime, rerank } from './quality';
 import { toSources } from './sources';
 import type { SearchHit, SearchProvider } from './types';
@@ -29,6 +32,8 @@ export interface WebSearchResult {
   query: string;
   results: SourceRef[];
   providers: string[];
+  /** The query's topic as the router named it, and who decided (absent in older histories). */
+  route?: { topic: string; decidedBy: string };
   /** `<provider>: <error>` for each provider that failed while another answered. Optional: results
    *  recorded in histories before it existed have none. */
   errors?: string[];
@@ -43,6 +48,8 @@ interface SearchDeps {
   maxResults: number;
   /** The knowledge base's embedder: with one enabled, results are ranked by embeddings. */
   embedder?: Embedder;
+  /** The model that names a query's topic when the router's rules are unsure (absent: rules only). */
+  llm?: Pick<Llm, 'structured'>;
 }
 
 function isPermanent(err: unknown): boolean {
@@ -85,7 +92,9 @@ export function createSearchActivities(deps: SearchDeps) {
     // Bans, time range, provider choice and the tenant's preferences: one read, before the providers.
     const settings = await deps.store.bans.settings(input.researchId);
     const allowed = allowedProviders([...deps.providers.keys()], settings);
-    const names = routeQuery(input.query, allowed.names);
+    const classify = deps.llm && createTopicClassifier({ llm: deps.llm, store: deps.store }, input.researchId);
+    const route = await chooseProviders(input.query, allowed.names, classify);
+    const names = route.providers;
     const { hits, errors } = await askProviders(deps, input.query, names, settings);
     // Results on domains the user banned from this run are dropped before anything is kept.
     const timed = filterByTime(
@@ -101,6 +110,7 @@ export function createSearchActivities(deps: SearchDeps) {
       query: input.query,
       results: sources.map((s) => ({ sourceId: s.sourceId, title: summarize(s.title, 120), url: s.url })),
       providers: names,
+      route: { topic: route.topic, decidedBy: route.decidedBy },
       errors,
       ...(notes.length ? { notes } : {}),
     };
