@@ -15,7 +15,8 @@ import {
   tavilyProvider,
   wikipediaProvider,
 } from '../../src/activities/search/providers';
-import { searxngProvider } from '../../src/activities/search/searxng';
+import { searxngProvider, searxTimeRange } from '../../src/activities/search/searxng';
+import { FakeSearxng } from '../support/search-server';
 import { loadConfig } from '../../src/config';
 import { ConfigError } from '../../src/shared/errors';
 import { listen, readBody, type RunningServer } from '../support/http';
@@ -151,6 +152,33 @@ describe('search providers', () => {
     const hits = await searxngProvider(server.url).search('q', opts);
     expect(hits).toEqual([{ title: 'A', url: 'https://example.org/a', content: 'searx', score: 2, source: 'searxng' }]);
     expect(last().query).toMatchObject({ q: 'q', format: 'json' });
+  });
+
+  it("SearXNG: a recent range as its time_range, results' dates kept, and its 403 without the JSON format", async () => {
+    const searx = await new FakeSearxng({}, () => [
+      { url: 'https://example.org/new', title: 'New', content: 'c', publishedDate: '2024-03-01T08:00:00' },
+      { url: 'https://example.org/old', title: 'Old', content: 'c', publishedDate: null },
+    ]).start();
+    try {
+      const from = new Date(Date.now() - 20 * 86_400_000).toISOString().slice(0, 10);
+      const hits = await searxngProvider(searx.url).search('q', { ...opts, timeRange: { from } });
+      expect(hits.map((h) => h.published)).toEqual(['2024-03-01', undefined]);
+      await searxngProvider(server.url).search('q', { ...opts, timeRange: { from } });
+      expect(last().query).toMatchObject({ q: 'q', format: 'json', time_range: 'month' });
+      const now = new Date('2024-03-20T00:00:00Z');
+      expect(searxTimeRange({ from: '2024-03-19' }, now)).toBe('day');
+      expect(searxTimeRange({ from: '2024-03-01' }, now)).toBe('month');
+      expect(searxTimeRange({ from: '2020-01-01' }, now)).toBeUndefined();
+      expect(searxTimeRange({ from: '2024-03-01', to: '2024-03-10' }, now)).toBeUndefined();
+    } finally {
+      await searx.close();
+    }
+    const noJson = await listen((_req, res) => void res.writeHead(403, { 'content-type': 'text/html' }).end('<h1>Forbidden</h1>'));
+    const err = await searxngProvider(noJson.url)
+      .search('q', opts)
+      .catch((e: unknown) => e);
+    await noJson.close();
+    expect(err).toMatchObject({ status: 403, message: 'SearXNG answered 403' });
   });
 
   it('passes a time range to the providers that filter by date', async () => {
