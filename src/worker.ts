@@ -17,10 +17,11 @@ import { reportWaits } from './activities/waits';
 import type { Config } from './config';
 import { WORKFLOWS_ENTRY } from './infra/paths';
 import { codeBuildId } from './infra/workflow-bundle';
-import { LLM_QUEUE_SUFFIX, SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from './shared/constants';
+import { browserExecutable } from './activities/crawl/browser-activities';
+import { BROWSER_QUEUE_SUFFIX, LLM_QUEUE_SUFFIX, SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from './shared/constants';
 
 export interface WorkerDeps {
-  config: Pick<Config, 'llm' | 'temporal' | 'search' | 'crawl' | 'mcp' | 'sandbox' | 'worker' | 'knowledge' | 'webhook'>;
+  config: Pick<Config, 'llm' | 'temporal' | 'search' | 'crawl' | 'browser' | 'mcp' | 'sandbox' | 'worker' | 'knowledge' | 'webhook'>;
   connection: NativeConnection;
   pool: pg.Pool;
   taskQueue?: string;
@@ -36,10 +37,12 @@ export interface WorkerDeps {
 export class WorkerGroup {
   private sweeper: NodeJS.Timeout | undefined;
 
-  /** `sweep` removes sandbox containers a crashed worker left: at start, then every minute. */
+  /** `sweep` removes sandbox containers a crashed worker left: at start, then every minute.
+   *  `release` frees what the activities hold (the browser) once every worker has stopped. */
   constructor(
     readonly workers: Worker[],
     private readonly sweep?: () => Promise<number>,
+    private readonly release?: () => Promise<void>,
   ) {}
 
   async run(): Promise<void> {
@@ -58,6 +61,7 @@ export class WorkerGroup {
       throw err;
     } finally {
       clearInterval(this.sweeper);
+      await this.release?.().catch(() => undefined);
     }
   }
 
@@ -163,7 +167,32 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     shutdownGraceTime: deps.config.worker.shutdownGraceMs,
     ...versioning,
   });
-  return new WorkerGroup([main, llm, search, sandbox], groups.sweepSandboxes);
+  const browser = await browserWorker(deps, taskQueue, groups, { interceptors, plugins, ...versioning });
+  return new WorkerGroup([main, llm, search, sandbox, ...(browser ? [browser] : [])], groups.sweepSandboxes, groups.closeBrowser);
+}
+
+/**
+ * Pages rendered in headless Chromium: their own queue, polled only by a worker that has a browser
+ * (BROWSER), so a worker without one leaves those pages to workers that have it. With none at all,
+ * the workflow's schedule-to-start timeout turns such a page into a skipped one (src/workflows/tools.ts).
+ */
+async function browserWorker(
+  deps: WorkerDeps,
+  taskQueue: string,
+  groups: ReturnType<typeof createActivities>,
+  shared: Pick<WorkerOptions, 'interceptors' | 'plugins' | 'workerDeploymentOptions'>,
+): Promise<Worker | undefined> {
+  if (!browserExecutable(deps.config.browser)) return undefined;
+  return Worker.create({
+    connection: deps.connection,
+    namespace: deps.config.temporal.namespace,
+    taskQueue: `${taskQueue}${BROWSER_QUEUE_SUFFIX}`,
+    activities: groups.browser,
+    ...shared,
+    ...(deps.identity ? { identity: `${deps.identity}-browser` } : {}),
+    maxConcurrentActivityTaskExecutions: deps.config.browser.concurrency,
+    shutdownGraceTime: deps.config.worker.shutdownGraceMs,
+  });
 }
 
 /** The workflow bundle; plugins may add workflow interceptor modules (tracing). */

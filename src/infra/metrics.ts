@@ -35,6 +35,12 @@ export const metrics = {
   llmFailovers: counter('deep_research_llm_failovers_total', 'model requests sent to the fallback provider, by reason', ['reason']),
   searches: counter('deep_research_search_queries_total', 'search queries by provider and outcome', ['provider', 'outcome']),
   pages: counter('deep_research_pages_total', 'pages read, by outcome', ['status']),
+  browserPages: counter('deep_research_browser_pages_total', 'pages rendered in the browser, by outcome', ['status']),
+  browserBlockedRequests: counter(
+    'deep_research_browser_blocked_requests_total',
+    "requests of rendered pages refused by the SSRF guard, a ban or the byte cap (the page's own or a sub-resource's)",
+    ['reason'],
+  ),
   sandboxRuns: counter('deep_research_sandbox_runs_total', 'sandbox runs, by outcome', ['status']),
 };
 

@@ -36,5 +36,9 @@ export const LLM_QUEUE_SUFFIX = '-llm';
 /** Sandbox activities run on `<task queue><SANDBOX_QUEUE_SUFFIX>`, with their own concurrency limit. */
 export const SANDBOX_QUEUE_SUFFIX = '-sandbox';
 
+/** Pages rendered in headless Chromium run on `<task queue><BROWSER_QUEUE_SUFFIX>`, polled only by
+ *  workers that have a browser (BROWSER). */
+export const BROWSER_QUEUE_SUFFIX = '-browser';
+
 /** The signal a worker sends a workflow about a call it is retrying (src/activities/waits.ts). */
 export const CALL_WAIT_SIGNAL = 'callWait';

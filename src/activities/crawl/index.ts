@@ -19,6 +19,7 @@ import { createRobotsChecker } from './robots';
 import { createSafeFetcher, DEFAULT_ALLOWED_TYPES, type SafeFetcher, SkippedError } from './safe-fetch';
 import { BlockedError, WEB_PORTS } from './ssrf';
 import { metrics } from '../../infra/metrics';
+import { NEEDS_BROWSER_REASON, needsBrowser } from './browser-rule';
 
 export interface CrawlResult {
   url: string;
@@ -32,6 +33,12 @@ export interface CrawlResult {
   /** What the extraction cost (the page's read is free); counted against the run's budget. */
   usage?: Usage;
   cached?: boolean;
+  /** The server's HTML was too thin (browser-rule.ts): the workflow has the page rendered on the browser queue. */
+  needsBrowser?: boolean;
+  /** Read in headless Chromium; requests of the page the guard refused, counted and the first few named. */
+  rendered?: boolean;
+  blockedRequests?: number;
+  blocked?: string[];
 }
 
 /** Attempts at fetching one page before it counts as failed (the site, not ours, is down). */
@@ -66,7 +73,7 @@ export function createCrawlActivities(deps: CrawlDeps) {
   /** One page read for a goal; counted by outcome (ok, blocked, skipped, failed). */
   async function crawlPage(input: CrawlInput): Promise<CrawlResult> {
     const result = await readPage(reader, input);
-    metrics.pages.inc({ status: result.status });
+    metrics.pages.inc({ status: result.needsBrowser ? 'needs_browser' : result.status });
     return result;
   }
 
@@ -84,11 +91,16 @@ async function readPage(reader: Reader, input: CrawlInput): Promise<CrawlResult>
   const banned = await reader.deps.store.bans.of(input.researchId);
   const ban = bannedDomainOf(normalized, banned);
   if (ban) return { ...base, status: 'blocked', reason: `the user banned ${ban} from this research` };
-  const urlHash = createHash('sha256').update(normalized).digest('hex');
+  const urlHash = pageUrlHash(normalized);
   const stored = await reader.deps.store.getPage(input.researchId, urlHash);
   const page = stored ?? (await fetchAndSavePage(reader, input, urlHash, banned));
   if ('status' in page) return page;
   return extractForGoal(reader.deps, input, page, stored !== undefined);
+}
+
+/** The key of a page in the run's page cache: its normalized URL, hashed. */
+export function pageUrlHash(normalized: string): string {
+  return createHash('sha256').update(normalized).digest('hex');
 }
 
 /** The page fetched, made readable and saved; or why there is no page. */
@@ -109,6 +121,8 @@ async function fetchAndSavePage(reader: Reader, input: CrawlInput, urlHash: stri
     const readable =
       (await officeToReadable(fetched.body, fetched.contentType, fetched.finalUrl)) ??
       (await toReadable(fetched.body, fetched.contentType, fetched.finalUrl));
+    if (needsBrowser(fetched.contentType, fetched.body, readable.markdown))
+      return { ...base, status: 'skipped', reason: NEEDS_BROWSER_REASON, needsBrowser: true };
     if (!readable.markdown.trim()) return { ...base, status: 'skipped', reason: 'no readable text on the page' };
     const page = { finalUrl: fetched.finalUrl, title: readable.title, markdown: readable.markdown, contentType: fetched.contentType };
     await reader.deps.store.savePage(input.researchId, { urlHash, url: input.url, ...page });
@@ -119,7 +133,7 @@ async function fetchAndSavePage(reader: Reader, input: CrawlInput, urlHash: stri
 }
 
 /** A page that cannot be had is a result with a reason; a transient fault throws to be retried. */
-function fetchFailure(err: unknown, url: string, attempt: number): CrawlResult {
+export function fetchFailure(err: unknown, url: string, attempt: number): CrawlResult {
   const base = { url };
   if (err instanceof BlockedError) return { ...base, status: 'blocked', reason: err.message };
   if (err instanceof SkippedError) return { ...base, status: 'skipped', reason: err.message };

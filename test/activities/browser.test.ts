@@ -1,0 +1,220 @@
+// Pages whose text is rendered by JavaScript, read in the real headless Chromium: the crawl sends
+// them to the browser, the browser renders and saves them, the crawl reads them for the goal. Every
+// request a page makes passes the SSRF guard (private addresses, names that resolve to them,
+// redirects, sub-resources); the time and byte caps end a page that passes them.
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCrawlActivities, type CrawlResult } from '../../src/activities/crawl';
+import { createBrowserActivities } from '../../src/activities/crawl/browser-activities';
+import { needsBrowser, THIN_TEXT_CHARS } from '../../src/activities/crawl/browser-rule';
+import { createLlm } from '../../src/activities/llm/call';
+import { createLlmClient } from '../../src/activities/llm/client';
+import { createStore } from '../../src/activities/store';
+import { createPool } from '../../src/infra/postgres';
+import { FixtureSite } from '../support/fixture-site';
+import { testConfig } from '../support/harness';
+import { bySchema, ScriptedLlmServer } from '../support/llm-server';
+import { userText } from '../support/research-script';
+import { databaseUrl, missingReason } from '../support/services';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const hasBrowser = existsSync(CHROMIUM);
+const ready = Boolean(databaseUrl() && hasBrowser);
+const TIME_CAP_MS = 3_000;
+const BYTE_CAP = 200_000;
+
+const html = (body: string) => `<!doctype html><html><head><meta charset="utf-8"><title>App</title></head><body>${body}</body></html>`;
+/** A script that writes a paragraph of text when it runs: no text in the server's HTML. */
+const renders = (text: string) =>
+  `<div id="root"></div><script>document.getElementById('root').innerHTML = '<article><h1>Rendered</h1><p>' + ${JSON.stringify(text)} + '</p></article>';</script>`;
+const PROSE =
+  'Installed offshore wind capacity reached 75 GW worldwide at the end of 2023 in this fixture, and the next decade is expected to bring far more of it as floating foundations mature and costs keep falling.';
+
+describe('the browser rule', () => {
+  it('sends a thin HTML page with scripts to the browser, and no other page', () => {
+    const thin = Buffer.from(html('<div id="root"></div><script src="/app.js"></script>'));
+    expect(needsBrowser('text/html', thin, 'Loading…')).toBe(true);
+    expect(needsBrowser('text/html', thin, 'x '.repeat(THIN_TEXT_CHARS))).toBe(false);
+    expect(needsBrowser('text/html', Buffer.from(html('<p>Short.</p>')), 'Short.')).toBe(false);
+    expect(needsBrowser('application/json', thin, '')).toBe(false);
+    // Link targets are not text: a nav bar of links is still a thin page.
+    const nav = Array.from({ length: 20 }, (_, i) => `[Home](https://example.com/a/long/path/${i})`).join(' ');
+    expect(needsBrowser('text/html', thin, nav)).toBe(true);
+  });
+});
+
+describe.skipIf(!ready)(
+  `pages read in the browser (${ready ? 'live' : hasBrowser ? missingReason() : `no browser at ${CHROMIUM}`})`,
+  () => {
+    const site = new FixtureSite();
+    const llm = new ScriptedLlmServer();
+    let crawl: ReturnType<typeof createCrawlActivities>['crawlPage'];
+    let browser: ReturnType<typeof createBrowserActivities>;
+    let pool: ReturnType<typeof createPool>;
+    const researchId = `browser-${randomUUID()}`;
+    // A server the guard would let a page reach: a WebSocket to it must still not connect.
+    const socketServer = net.createServer((socket) => socket.destroy());
+    let socketConnections = 0;
+    socketServer.on('connection', () => socketConnections++);
+
+    const env = () => new MockActivityEnvironment({ activityId: randomUUID() });
+    const read = (url: string, goal = 'offshore wind capacity'): Promise<CrawlResult> => env().run(crawl, { researchId, url, goal });
+    const render = (url: string): Promise<CrawlResult> => env().run(browser.renderPage, { researchId, url });
+
+    beforeAll(async () => {
+      await site.start();
+      await llm.start();
+      await new Promise<void>((resolve) => socketServer.listen(0, '127.0.0.1', resolve));
+      const socketHost = `127.0.0.1:${(socketServer.address() as net.AddressInfo).port}`;
+      const config = testConfig(llm.url, {
+        CRAWL_ALLOW_HOSTS: `${new URL(site.url).host},${socketHost}`,
+        BROWSER: 'true',
+        CHROMIUM_PATH: CHROMIUM,
+        BROWSER_TIMEOUT_MS: String(TIME_CAP_MS),
+        BROWSER_MAX_BYTES: String(BYTE_CAP),
+      });
+      pool = createPool(databaseUrl()!, 4);
+      const store = createStore(pool);
+      const client = createLlmClient(config);
+      crawl = createCrawlActivities({
+        config,
+        store,
+        llm: createLlm({ config, calls: store.llmCalls, leases: store.llmLeases, client: () => client }),
+      }).crawlPage;
+      browser = createBrowserActivities({ config, store });
+      llm.script([
+        {
+          match: bySchema('PageExtract'),
+          reply: (req) => {
+            const figure = /(\d[\d.,]* GW)/.exec(userText(req))?.[1] ?? 'nothing';
+            return { json: { relevant: figure !== 'nothing', evidence: `The page states ${figure}.`, summary: `Reports ${figure}.` } };
+          },
+        },
+      ]);
+      const sendHtml = (body: string) => (_req: unknown, res: import('node:http').ServerResponse) => {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html(body));
+      };
+      site
+        .route(
+          '/apps/leaky.html',
+          sendHtml(
+            `${renders(PROSE)}
+          <script src="http://127.0.0.2/tracker.js"></script>
+          <script>
+            fetch('http://10.0.0.1/steal').catch(() => {});
+            fetch('/apps/hop-to-private').catch(() => {});
+            const x = new XMLHttpRequest(); x.open('GET', 'http://localhost/leak'); x.send();
+          </script>`,
+          ),
+        )
+        .route('/apps/socket.html', sendHtml(`${renders(PROSE)}<script>new WebSocket('ws://${socketHost}/live');</script>`))
+        // The document itself never ends.
+        .route('/apps/endless.html', (_req, res) => void res.writeHead(200, { 'content-type': 'text/html' }).write('<html><body><p>Start'))
+        .route('/apps/hop-to-private', (_req, res) => void res.writeHead(302, { location: 'http://10.0.0.1/internal' }).end())
+        .route('/apps/redirect-private', (_req, res) => void res.writeHead(302, { location: 'http://10.0.0.1/admin' }).end())
+        .route('/apps/redirect-local', (_req, res) => void res.writeHead(302, { location: '/apps/wind-report.html' }).end())
+        .route('/apps/js-redirect.html', sendHtml(`<script>location.href = 'http://169.254.169.254/latest/meta-data/';</script>`))
+        // Its text would come from a request that never answers.
+        .route(
+          '/apps/slow.html',
+          sendHtml(
+            `<div id="root"></div><script>fetch('/apps/never').then((r) => r.text()).then((t) => { document.getElementById('root').textContent = t; });</script>`,
+          ),
+        )
+        .route('/apps/never', () => undefined)
+        .route('/apps/heavy.html', sendHtml(`${renders(PROSE)}<script src="/apps/heavy.js"></script>`))
+        .route('/apps/heavy.js', (_req, res) => {
+          res.writeHead(200, { 'content-type': 'text/javascript' }).end(`// ${'x'.repeat(BYTE_CAP + 50_000)}\n`);
+        });
+    });
+    afterAll(async () => {
+      await browser?.closeBrowser();
+      await pool?.end();
+      await site.close();
+      await llm.close();
+      await new Promise((resolve) => socketServer.close(resolve));
+    });
+
+    it('sends a page whose text JavaScript renders to the browser; rendered, its text reaches the result and the stored source', async () => {
+      const url = `${site.url}/apps/wind-report.html`;
+      const first = await read(url);
+      expect(first).toMatchObject({ status: 'skipped', needsBrowser: true, reason: 'the page renders its text with JavaScript' });
+
+      const rendered = await render(url);
+      expect(rendered).toMatchObject({ status: 'ok', rendered: true, blockedRequests: 0, title: 'Offshore wind capacity keeps growing' });
+      // The page's script fetched its data; Chromium asked the site through the guarded client.
+      expect(site.hits).toContain('/apps/wind-report.json');
+      const page = await pool.query('SELECT markdown FROM pages WHERE research_id = $1 AND url = $2', [researchId, url]);
+      expect(page.rows[0].markdown).toMatch(/reached 75 GW worldwide/);
+
+      const again = await read(url);
+      expect(again).toMatchObject({ status: 'ok', relevant: true, summary: 'Reports 75 GW.' });
+      const source = await pool.query('SELECT content, provider FROM sources WHERE research_id = $1 AND source_id = $2', [
+        researchId,
+        again.sourceId,
+      ]);
+      expect(source.rows[0]).toMatchObject({ provider: 'crawl' });
+      expect(source.rows[0].content).toMatch(/The page states 75 GW\./);
+      expect(userText(llm.requests.at(-1)!.body)).toMatch(/<page>[\s\S]*floating foundations[\s\S]*<\/page>/i);
+    }, 30_000);
+
+    it('follows a redirect to an allowed page, through the guard', async () => {
+      const r = await render(`${site.url}/apps/redirect-local`);
+      expect(r).toMatchObject({ status: 'ok', title: 'Offshore wind capacity keeps growing' });
+    }, 30_000);
+
+    it("blocks the page's requests to private addresses, by address, by name and by redirect, and reports them", async () => {
+      const r = await render(`${site.url}/apps/leaky.html`);
+      expect(r.status).toBe('ok');
+      expect(r.blockedRequests).toBe(4);
+      const blocked = r.blocked!.join('\n');
+      expect(blocked).toMatch(/http:\/\/10\.0\.0\.1\/steal: blocked address: 10\.0\.0\.1 is a private address/);
+      expect(blocked).toMatch(/http:\/\/127\.0\.0\.2\/tracker\.js: blocked address: 127\.0\.0\.2 is a loopback address/);
+      expect(blocked).toMatch(/http:\/\/localhost\/leak: blocked address: localhost resolves to 127\.0\.0\.1 is a loopback address/);
+      // The redirect hop was checked too: the site answered the first hop, the guard refused the second.
+      expect(blocked).toMatch(/\/apps\/hop-to-private: blocked address: 10\.0\.0\.1 is a private address/);
+      expect(site.hits).toContain('/apps/hop-to-private');
+    }, 30_000);
+
+    it("opens no connection of Chromium's own: a WebSocket, which no interceptor sees, is refused and counted", async () => {
+      const r = await render(`${site.url}/apps/socket.html`);
+      expect(r).toMatchObject({ status: 'ok', blockedRequests: 1 });
+      expect(r.blocked).toEqual([expect.stringMatching(/\/live: WebSocket connections are not made$/)]);
+      expect(socketConnections).toBe(0);
+    }, 30_000);
+
+    it('blocks a page whose top frame is redirected to a private address, by HTTP or by script', async () => {
+      const byHttp = await render(`${site.url}/apps/redirect-private`);
+      expect(byHttp).toMatchObject({ status: 'blocked', reason: 'blocked address: 10.0.0.1 is a private address' });
+      const byScript = await render(`${site.url}/apps/js-redirect.html`);
+      expect(byScript).toMatchObject({
+        status: 'blocked',
+        reason: 'the page navigated to a blocked address: blocked address: 169.254.169.254 is a linkLocal address',
+      });
+    }, 30_000);
+
+    it('ends a page at the time cap', async () => {
+      const started = Date.now();
+      const r = await render(`${site.url}/apps/slow.html`);
+      const took = Date.now() - started;
+      expect(r).toMatchObject({ status: 'skipped', reason: `no readable text within the browser's time limit (${TIME_CAP_MS} ms)` });
+      expect(took).toBeGreaterThanOrEqual(TIME_CAP_MS - 100);
+      expect(took).toBeLessThan(TIME_CAP_MS + 5_000);
+    }, 30_000);
+
+    it('skips a page whose document does not load within the time cap', async () => {
+      const started = Date.now();
+      const r = await render(`${site.url}/apps/endless.html`);
+      expect(r).toMatchObject({ status: 'skipped', reason: `the page did not load within ${TIME_CAP_MS} ms` });
+      expect(Date.now() - started).toBeLessThan(TIME_CAP_MS + 5_000);
+    }, 30_000);
+
+    it('skips a page whose responses pass the byte cap', async () => {
+      const r = await render(`${site.url}/apps/heavy.html`);
+      expect(r).toMatchObject({ status: 'skipped', reason: `the page's responses passed ${BYTE_CAP} bytes` });
+    }, 30_000);
+  },
+);
