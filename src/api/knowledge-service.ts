@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Config } from '../config';
 import { ApiError } from '../shared/errors';
-import { TEXT_SEARCH_LANGUAGES, type CreateCollectionBody, type IngestInput } from '../shared/knowledge';
+import { collectionLanguage, type CreateCollectionBody, type IngestInput } from '../shared/knowledge';
 import type { RetrySettings } from '../shared/schemas';
 import type { CollectionRow, DocumentRow, KnowledgeTables, NewDocument, Store } from '../activities/store';
 import { contentTypeOf, detectFormat, DOC_FORMATS } from '../activities/knowledge/parse';
@@ -63,11 +63,6 @@ export function collectionView(c: CollectionRow) {
     chunks: c.chunks,
     createdAt: c.createdAt,
   };
-}
-
-/** A collection's text search configuration: a language code (en, de-CH) mapped, anything else as given. */
-function textSearchConfig(language: string): string {
-  return TEXT_SEARCH_LANGUAGES[language.toLowerCase().split(/[-_]/)[0]!] ?? language.toLowerCase();
 }
 
 /** An upload as a document: its id from the collection and the bytes' hash. Too large, empty or unreadable files are refused. */
@@ -253,12 +248,12 @@ export function createKnowledgeService(deps: KnowledgeServiceDeps) {
   const intake = documentIntake(deps);
 
   async function createCollection(tenant: string, body: CreateCollectionBody) {
-    const language = textSearchConfig(body.language);
+    const language = collectionLanguage(body.language);
     if (!(await kb.languageExists(language))) {
       throw new ApiError(
         400,
         'unknown_language',
-        `language "${body.language}" has no text search configuration here (try en, de, fr, ... or simple)`,
+        `language "${body.language}" has no text search configuration here (try en, de, fr, zh, ja, ko, ... or simple)`,
       );
     }
     const created = await kb.createCollection({

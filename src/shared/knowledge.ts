@@ -33,11 +33,47 @@ export const TEXT_SEARCH_LANGUAGES: Record<string, string> = {
   tr: 'turkish',
 };
 
+/**
+ * Languages PostgreSQL has no configuration for, written without spaces between words: their
+ * collections are indexed by character bigrams (src/shared/cjk.ts) over the `simple` configuration.
+ * Keyed by ISO 639-1 and -2 codes and their Chinese varieties; the values are what a collection stores.
+ */
+export const CJK_LANGUAGES: Record<string, 'chinese' | 'japanese' | 'korean'> = {
+  zh: 'chinese',
+  zho: 'chinese',
+  chi: 'chinese',
+  cmn: 'chinese',
+  yue: 'chinese',
+  chinese: 'chinese',
+  ja: 'japanese',
+  jpn: 'japanese',
+  japanese: 'japanese',
+  ko: 'korean',
+  kor: 'korean',
+  korean: 'korean',
+};
+
+/** True for a collection language indexed by CJK bigrams. */
+export function isCjkLanguage(language: string): boolean {
+  return language === 'chinese' || language === 'japanese' || language === 'korean';
+}
+
+/**
+ * A collection's language as stored: a language code with or without its region or script (en,
+ * de-CH, zh-Hant, ja_JP) or name (chinese) mapped, anything else as given (a text search
+ * configuration such as 'simple').
+ */
+export function collectionLanguage(language: string): string {
+  const lower = language.trim().toLowerCase();
+  const code = lower.split(/[-_]/)[0]!;
+  return CJK_LANGUAGES[code] ?? TEXT_SEARCH_LANGUAGES[code] ?? lower;
+}
+
 export const CreateCollectionBody = z
   .object({
     name: z.string().trim().min(1, 'name must not be empty').max(100, 'name is longer than 100 characters'),
     description: z.string().trim().max(2_000, 'description is longer than 2000 characters').default(''),
-    /** A language code (en, de, ...) or a PostgreSQL text search configuration name ('simple' for none). */
+    /** A language code (en, de, zh, ja, ko, ...) or a PostgreSQL text search configuration name ('simple' for none). */
     language: z.string().trim().min(1).max(64).default('english'),
   })
   .strict();

@@ -196,4 +196,31 @@ describe.skipIf(!ready)(`knowledge base API (${ready ? 'live' : missingReason()}
     expect(rows[0].n).toBe(0);
     await as(request(h.app).get(`/v1/collections/${c.body.id}`)).expect(404);
   });
+
+  it('accepts Chinese, Japanese and Korean collections, and indexes a Chinese document by bigrams', async () => {
+    const zh = await as(request(h.app).post('/v1/collections')).send({ name: '储能论文', language: 'zh-CN' }).expect(201);
+    expect(zh.body.language).toBe('chinese');
+    for (const [name, language, stored] of [
+      ['日本語', 'ja', 'japanese'],
+      ['한국어', 'korean', 'korean'],
+    ] as const) {
+      const res = await as(request(h.app).post('/v1/collections')).send({ name, language }).expect(201);
+      expect(res.body.language).toBe(stored);
+    }
+    const other = collection;
+    collection = zh.body.id;
+    const doc = await settled(
+      (await upload('储能.md', '# 抽水蓄能\n\n抽水蓄能电站在用电低谷时把水抽到上水库，高峰时放水发电。', 'text/markdown')).id,
+    );
+    collection = other;
+    expect(doc.status).toBe('ready');
+    // A word inside the sentence is a lexeme of the chunk; `simple` alone would have kept the sentence whole.
+    const { rows } = await h.pool.query(
+      `SELECT count(*) FILTER (WHERE tsv @@ to_tsquery('simple', '水库 & 发电'))::int AS words,
+              count(*) FILTER (WHERE tsv @@ to_tsquery('simple', '抽水蓄能电站在用电低谷时把水抽到上水库'))::int AS sentence
+       FROM kb_chunks WHERE document_id = $1`,
+      [doc.id],
+    );
+    expect(rows[0]).toEqual({ words: 1, sentence: 0 });
+  });
 });

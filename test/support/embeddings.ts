@@ -6,7 +6,8 @@
 // fuse. It is deterministic (same text, same vector, on every machine) and needs no model or network.
 //
 // What it cannot show: real semantic quality. It knows only the synonym groups below (written for
-// the energy corpus in test/fixtures/kb/corpus.json), reads English only, ignores word order and
+// the energy corpus in test/fixtures/kb/corpus.json), reads English, and Chinese only through
+// CJK_CONCEPTS (written for test/fixtures/kb/corpus-zh.json) and character bigrams, ignores word order and
 // negation ("not cheap" ~ "cheap"), and treats polysemy naively ("carbon fibre" counts as emissions).
 // Like real embedding models it is weak on exact identifiers: numbers and codes ("855", "45Y") weigh
 // little, so full-text search keeps an edge on such queries. Hashing ~100 features of a chunk into
@@ -168,6 +169,79 @@ export function terms(text: string): string[] {
   return out;
 }
 
+/**
+ * Chinese synonym groups, under the English group's id where English has the concept (a real
+ * multilingual model puts 电池 near "battery" too). Words are found by forward maximum matching,
+ * so a longer word wins over a shorter one it contains (蓄电池 over 电池).
+ */
+export const CJK_CONCEPTS: Readonly<Record<string, readonly string[]>> = {
+  battery: ['电池', '蓄电池', '动力电池', '锂电池', '电芯', '储能'],
+  hydro: ['水电', '水电站', '水库', '大坝', '水轮', '水利'],
+  solar: ['光伏', '太阳能', '阳光', '光照', '光伏板'],
+  electricity: ['发电', '电力', '供电', '发电量', '电能'],
+  cost: ['多少钱', '价格', '成本', '费用', '便宜', '昂贵', '花钱'],
+  safety: ['起火', '火灾', '防火', '热失控', '燃烧', '着火'],
+  train: ['高铁', '动车', '动车组', '列车', '火车', '子弹车', '高速铁路', '复兴号'],
+  speed: ['时速', '速度', '多快', '最快', '车速', '跑多快', '开多快'],
+  panda: ['大熊猫', '熊猫', '国宝'],
+  breeding: ['繁殖', '繁育', '生育', '生宝宝', '幼崽', '授精', '哺乳', '产仔'],
+  captive: ['圈养', '人工环境', '饲养'],
+  garbage: ['垃圾', '废品', '废物', '湿垃圾', '干垃圾', '可回收物'],
+  dispose: ['投放', '扔', '乱扔', '丢弃', '倒入'],
+  penalty: ['罚款', '罚', '处罚', '处以'],
+  acupuncture: ['针灸', '针刺', '扎针', '毫针', '穴位'],
+  headache: ['头疼', '头痛', '偏头痛'],
+  evidence: ['证据', '依据', '试验', '科学', '对照', '疗效'],
+  payment: ['支付', '付款', '付钱', '收款', '转账', '移动支付'],
+  qrcode: ['二维码', '扫码', '收款码', '扫描'],
+  fraud: ['诈骗', '骗', '骗钱', '冒充', '伪造', '欺诈'],
+  newYear: ['春节', '过年', '春运', '节前', '节后'],
+  homeTrip: ['返乡', '回家', '回老家', '老家'],
+  ticket: ['车票', '火车票', '购票', '买票', '抢票', '售票', '退票'],
+  old: ['旧', '退役', '废旧', '报废', '老化'],
+  recycle: ['回收', '再生', '拆解', '梯次利用', '再利用'],
+  computer: ['电脑', '计算机', '机器', '程序', '人工智能'],
+  go: ['围棋', '下棋', '棋手', '对弈', '棋谱'],
+  win: ['赢', '击败', '战胜', '胜率'],
+  champion: ['世界冠军', '冠军', '顶尖', '最高水平'],
+  tea: ['茶叶', '绿茶', '龙井', '明前茶', '炒茶'],
+  desert: ['沙漠', '流沙', '沙地', '沙尘暴', '治沙'],
+  tunnel: ['隧道', '盾构', '盾构机', '掘进'],
+  mural: ['壁画', '彩塑', '洞窟', '飞天'],
+  rice: ['水稻', '杂交稻', '海水稻', '稻'],
+};
+
+/** Characters too common to say anything in a bigram (particles, copulas, pronouns). */
+const CJK_STOP = new Set(Array.from('的了是在和与及等也都而把被对从为就这那个有一不之其或以于'));
+const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu;
+/** A CJK bigram weighs about what an English word's trigrams do together: a hint, below a concept. */
+const CJK_BIGRAM_WEIGHT = 0.2;
+const cjkConceptOf = new Map<string, string>();
+for (const [id, words] of Object.entries(CJK_CONCEPTS)) for (const w of words) cjkConceptOf.set(w, id);
+const CJK_LONGEST = Math.max(...[...cjkConceptOf.keys()].map((w) => Array.from(w).length));
+
+/** The CJK runs' known words (longest first at each position) and bigrams. Text without CJK adds nothing. */
+function addCjkFeatures(text: string, add: (key: string, weight: number) => void): void {
+  for (const run of text.match(CJK_RUN) ?? []) {
+    const chars = Array.from(run);
+    for (let i = 0; i < chars.length;) {
+      let len = Math.min(CJK_LONGEST, chars.length - i);
+      while (len > 0 && !cjkConceptOf.has(chars.slice(i, i + len).join(''))) len--;
+      if (len === 0) {
+        i++;
+        continue;
+      }
+      const word = chars.slice(i, i + len).join('');
+      add(`c:${cjkConceptOf.get(word)!}`, CONCEPT_WEIGHT);
+      add(`w:${word}`, SAME_WORD_WEIGHT);
+      i += len;
+    }
+    for (let i = 0; i + 1 < chars.length; i++) {
+      if (!CJK_STOP.has(chars[i]!) && !CJK_STOP.has(chars[i + 1]!)) add(`b:${chars[i]!}${chars[i + 1]!}`, CJK_BIGRAM_WEIGHT);
+    }
+  }
+}
+
 function features(text: string): Map<string, { weight: number; count: number }> {
   const out = new Map<string, { weight: number; count: number }>();
   const add = (key: string, weight: number) => {
@@ -191,6 +265,7 @@ function features(text: string): Map<string, { weight: number; count: number }> 
       for (let i = 0; i + 3 <= padded.length; i++) add(`t:${padded.slice(i, i + 3)}`, TRIGRAM_BLOCK_WEIGHT / Math.sqrt(grams));
     }
   }
+  addCjkFeatures(text, add);
   return out;
 }
 

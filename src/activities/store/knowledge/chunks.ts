@@ -1,6 +1,8 @@
 // kb_chunks: each document's passages with their full-text vector and, once embedded, their
 // embedding (a plain real[] everywhere, and a pgvector column where the extension exists).
 import type pg from 'pg';
+import { cjkIndexText } from '../../../shared/cjk';
+import { isCjkLanguage } from '../../../shared/knowledge';
 import { inTransaction } from './transaction';
 import type { ChunkKey, ChunkRow, NewChunk, VectorMode } from './types';
 
@@ -25,25 +27,38 @@ async function lockOwner(client: pg.PoolClient, documentId: string): Promise<Chu
   return rows[0];
 }
 
-/** The full-text vector weighs the title and heading path above the text. */
+/**
+ * The full-text vector weighs the title and heading path above the text. A CJK collection's text is
+ * tokenised here into bigrams (src/shared/cjk.ts) for the `simple` configuration; other languages
+ * go to their configuration as they are (head_fts and text_fts null).
+ */
 async function insertChunks(client: pg.PoolClient, documentId: string, doc: ChunkOwner, title: string, chunks: NewChunk[]): Promise<void> {
+  const cjk = isCjkLanguage(doc.language);
   for (let i = 0; i < chunks.length; i += INSERT_BATCH) {
     const part = chunks.slice(i, i + INSERT_BATCH);
     await client.query(
       `INSERT INTO kb_chunks (document_id, seq, tenant, collection_id, session_id, heading_path, page, text, tokens, tsv)
        SELECT $1, x.seq, $2, $3, $4, x.heading_path, x.page, x.text, x.tokens,
-              setweight(to_tsvector($5::regconfig, $6 || ' ' || array_to_string(x.heading_path, ' ')), 'A') ||
-              setweight(to_tsvector($5::regconfig, x.text), 'B')
-       FROM jsonb_to_recordset($7::jsonb) AS x(seq int, heading_path text[], page int, text text, tokens int)`,
+              setweight(to_tsvector($5::regconfig, coalesce(x.head_fts, $6 || ' ' || array_to_string(x.heading_path, ' '))), 'A') ||
+              setweight(to_tsvector($5::regconfig, coalesce(x.text_fts, x.text)), 'B')
+       FROM jsonb_to_recordset($7::jsonb) AS x(seq int, heading_path text[], page int, text text, tokens int, head_fts text, text_fts text)`,
       [
         documentId,
         doc.tenant,
         doc.collection_id,
         doc.session_id,
-        doc.language,
+        cjk ? 'simple' : doc.language,
         title,
         JSON.stringify(
-          part.map((c) => ({ seq: c.seq, heading_path: c.headingPath, page: c.page ?? null, text: c.text, tokens: c.tokens })),
+          part.map((c) => ({
+            seq: c.seq,
+            heading_path: c.headingPath,
+            page: c.page ?? null,
+            text: c.text,
+            tokens: c.tokens,
+            head_fts: cjk ? cjkIndexText(`${title} ${c.headingPath.join(' ')}`) : null,
+            text_fts: cjk ? cjkIndexText(c.text) : null,
+          })),
         ),
       ],
     );

@@ -1,5 +1,6 @@
 // kb_collections: a tenant's named collections, each with its full-text language.
 import type pg from 'pg';
+import { isCjkLanguage } from '../../../shared/knowledge';
 import type { CollectionRow } from './types';
 
 export interface NewCollection {
@@ -24,7 +25,9 @@ function toCollection(r: Record<string, unknown>): CollectionRow {
 }
 
 export function collectionsTable(pool: pg.Pool) {
+  /** True for a text search configuration of this server, or a CJK language (bigrams over `simple`, which every server has). */
   async function languageExists(language: string): Promise<boolean> {
+    if (isCjkLanguage(language)) return true;
     const { rowCount } = await pool.query('SELECT 1 FROM pg_ts_config WHERE cfgname = $1', [language]);
     return (rowCount ?? 0) > 0;
   }

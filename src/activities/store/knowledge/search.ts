@@ -1,6 +1,8 @@
 // Retrieval over kb_chunks: full-text ranking (BM25) and vector kNN, each returning chunk keys in
 // rank order, best first.
 import type pg from 'pg';
+import { cjkQueryText } from '../../../shared/cjk';
+import { isCjkLanguage } from '../../../shared/knowledge';
 import { inTransaction } from './transaction';
 import type { ChunkKey, SearchScope, VectorMode } from './types';
 
@@ -33,9 +35,10 @@ const toScored = (r: Record<string, unknown>): ScoredChunk => ({
  * The BM25 query: $1 language, $2 query text, $3 k, $4 minimum coverage, $5 candidates, the scope
  * from $6. Two stages: the chunks matching any lexeme, best `candidates` by ts_rank (cheap, in C),
  * then BM25 on those with IDF from the whole scope. avgdl is the candidates' own: close enough for
- * ranking, and it spares a scan of every chunk's vector per query.
+ * ranking, and it spares a scan of every chunk's vector per query. With `knownLexemesOnly` the
+ * coverage counts only the query's lexemes that occur somewhere in the scope (see fullTextSearch).
  */
-function bm25Sql(scope: string): string {
+function bm25Sql(scope: string, knownLexemesOnly: boolean): string {
   return `WITH q AS (
            SELECT DISTINCT lexeme, quote_literal(lexeme)::tsquery AS tq FROM unnest(to_tsvector($1::regconfig, $2))),
          anyq AS (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS tq FROM q),
@@ -48,7 +51,7 @@ function bm25Sql(scope: string): string {
            SELECT (SELECT coalesce(sum(c.chunks_total), 0) FROM kb_documents c WHERE ${scope})::float8 AS n,
                   coalesce((SELECT avg(len) FROM cand), 1)::float8 AS avgdl),
          idf AS (
-           SELECT q.lexeme, q.tq, ln(1 + (greatest(stats.n, d.df) - d.df + 0.5) / (d.df + 0.5)) AS idf
+           SELECT q.lexeme, q.tq, d.df, ln(1 + (greatest(stats.n, d.df) - d.df + 0.5) / (d.df + 0.5)) AS idf
            FROM q CROSS JOIN stats
            CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM kb_chunks c WHERE c.tsv @@ q.tq AND ${scope}) d),
          hits AS (
@@ -57,7 +60,7 @@ function bm25Sql(scope: string): string {
          SELECT h.document_id, h.seq, sum(h.idf * h.tf * 2.2 / (h.tf + 1.2 * (0.25 + 0.75 * h.len / st.avgdl))) AS score
          FROM hits h CROSS JOIN stats st
          GROUP BY h.document_id, h.seq
-         HAVING sum(h.idf) >= $4 * (SELECT sum(idf) FROM idf)
+         HAVING sum(h.idf) >= $4 * (SELECT sum(idf) FROM idf${knownLexemesOnly ? ' WHERE df > 0' : ''})
          ORDER BY score DESC, h.document_id, h.seq LIMIT $3`;
 }
 
@@ -112,6 +115,11 @@ export function searchQueries(pool: pg.Pool, vectorMode: () => Promise<VectorMod
    * frequency within the scope, so common words count for little. A chunk must match at least
    * `minCoverage` of the query's IDF mass: a lone common word is not a hit, and the fusion with
    * vectors is not flooded by chunks that share one ordinary word with the question.
+   *
+   * A CJK collection's query is cut into bigrams like its text (src/shared/cjk.ts) and searched with
+   * `simple`. Many of a query's bigrams straddle two words (富士山に登る: 山に, に登) and occur
+   * nowhere; as the rarest lexemes they would carry most of the IDF mass and sink every chunk below
+   * the coverage, so there the coverage counts only bigrams the scope has.
    */
   async function fullTextSearch(
     scope: SearchScope,
@@ -121,7 +129,9 @@ export function searchQueries(pool: pg.Pool, vectorMode: () => Promise<VectorMod
     minCoverage = BM25_MIN_COVERAGE,
   ): Promise<ScoredChunk[]> {
     const s = scopeSql(scope, 6);
-    const { rows } = await pool.query(bm25Sql(s.sql), [language, query, k, minCoverage, Math.max(200, k * 8), ...s.params]);
+    const cjk = isCjkLanguage(language);
+    const [config, text] = cjk ? ['simple', cjkQueryText(query)] : [language, query];
+    const { rows } = await pool.query(bm25Sql(s.sql, cjk), [config, text, k, minCoverage, Math.max(200, k * 8), ...s.params]);
     return rows.map(toScored);
   }
 
