@@ -87,6 +87,11 @@ describe('PubMed (E-utilities)', () => {
     apis.pubmed.failNext('rate-limit');
     const err = await failure(pubmed().search('statins', opts));
     expect(err).toMatchObject({ status: 429, retryAfterMs: 2_000, message: 'PubMed answered 429: API rate limit exceeded' });
+    apis.pubmed.failNext('rate-limit-as-200');
+    expect(await failure(pubmed().search('statins', opts))).toMatchObject({
+      status: 429,
+      message: 'PubMed esearch answered: API rate limit exceeded',
+    });
   });
 });
 

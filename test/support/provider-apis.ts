@@ -12,7 +12,7 @@ import { ROOT } from './spawn';
 
 export type ApiKind = 'pubmed' | 'semanticscholar' | 'exa' | 'serper';
 /** What the next request is answered with instead of results. */
-export type Fault = 'rate-limit' | 'rate-limit-without-body' | 'no-credits';
+export type Fault = 'rate-limit' | 'rate-limit-without-body' | 'rate-limit-as-200' | 'no-credits';
 
 export interface SeenRequest {
   method: string;
@@ -47,6 +47,8 @@ const S2_FIELDS = new Set([
 ]);
 
 function pubmed(req: SeenRequest, fault: Fault | undefined): Answer {
+  // NCBI's rate-limit body has also been seen with a 200.
+  if (fault === 'rate-limit-as-200') return answer(200, fixture('ncbi-rate-limit.json'));
   if (fault)
     return answer(429, fixture('ncbi-rate-limit.json'), { 'retry-after': '2', 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '0' });
   if (req.path === '/entrez/eutils/esearch.fcgi') {
