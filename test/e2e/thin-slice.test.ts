@@ -70,13 +70,17 @@ describe.skipIf(!ready)(`thin slice through the API (${ready ? 'live' : missingR
     expect(rows[0].prompt_tokens).toBe(result.usage.promptTokens);
     const calls = await h.pool.query('SELECT role, prompt_name FROM llm_calls WHERE research_id = $1 ORDER BY created_at', [res.body.id]);
     // Per step: search, crawl, answer (3 ReAct turns), one page extraction, the compression, the judge;
-    // once per run: the gap reflection after the team and one batch of the claim check.
+    // once per run: three pages read for the background, the gap reflection after the team and one
+    // batch of the claim check.
     expect(calls.rows.map((r) => r.prompt_name).sort()).toEqual([
       'background',
       'citation-check',
       'compressor',
       'compressor',
       'coordinator',
+      'extractor',
+      'extractor',
+      'extractor',
       'extractor',
       'extractor',
       'gap-reflection',
