@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CONCEPTS, cosine, EMBEDDING_DIMENSIONS, embedText, stem, terms } from '../support/embeddings';
+import { CJK_CONCEPTS, CONCEPTS, cosine, EMBEDDING_DIMENSIONS, embedText, stem, terms } from '../support/embeddings';
 import { ScriptedLlmServer } from '../support/llm-server';
 
 interface Corpus {
@@ -52,6 +52,25 @@ describe('embedText', () => {
       }
     }
     expect(Object.keys(CONCEPTS).length).toBeGreaterThanOrEqual(20);
+  });
+
+  it('reads Chinese through CJK_CONCEPTS and bigrams, and a text without CJK as before', () => {
+    const sim = (a: string, b: string) => cosine(embedText(a), embedText(b));
+    expect(sim('扎针治头疼', '针刺治疗偏头痛')).toBeGreaterThan(sim('扎针治头疼', '高铁的运营时速'));
+    expect(sim('旧电池回收', '退役的动力电池拆解再生')).toBeGreaterThan(sim('旧电池回收', '茶叶冷藏保存'));
+    // Chinese words share the English group where it has one: 电池 is near "battery".
+    expect(sim('电池', 'battery')).toBeGreaterThan(sim('电池', 'turbine'));
+    // An unknown Chinese text is not the "empty" vector: its bigrams give it a direction of its own.
+    expect(embedText('莫高窟')).not.toEqual(embedText('敦煌'));
+    // Adding CJK features changes nothing for text without CJK (the English corpus's vectors stay put).
+    expect(embedText('Battery storage at Marsh Lane')).toEqual(embedText('Battery storage at Marsh Lane 。'));
+    const seen = new Map<string, string>();
+    for (const [group, words] of Object.entries(CJK_CONCEPTS)) {
+      for (const w of words) {
+        expect(seen.get(w) ?? group, `${w} is in ${seen.get(w)} and ${group}`).toBe(group);
+        seen.set(w, group);
+      }
+    }
   });
 });
 

@@ -62,7 +62,7 @@ export const KNOWLEDGE_ROUTES = {
   createCollection: {
     method: 'post',
     path: '/collections',
-    summary: 'Create a collection for documents (language: a code such as en, de, or simple)',
+    summary: 'Create a collection for documents (language: a code such as en, de, zh, ja, ko, or simple)',
     body: { content: CreateCollectionBody, required: true },
     responses: { 201: { description: 'created', content: CollectionView } },
     errors: [400, 401, 409, 429],
