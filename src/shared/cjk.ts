@@ -10,14 +10,8 @@
 // Korean "물") finds something; a query uses unigrams only for runs of one character, because
 // a longer run's bigrams already say more than its single characters would.
 
-/** Han (with 々 〇), Hiragana, Katakana (with the prolonged sound mark ー), Hangul. */
-const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30fc\u3006]/u;
+/** Runs of Han (with 々 〇 〆), Hiragana, Katakana (with the prolonged sound mark ー) and Hangul. */
 const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30fc\u3006]+/gu;
-
-/** True when `text` holds at least one CJK character. */
-export function hasCjk(text: string): boolean {
-  return CJK_CHAR.test(text);
-}
 
 /** The bigrams of one run of CJK characters, with its unigrams when `unigrams` (or when it has one character). */
 function runTokens(run: string, unigrams: boolean): string[] {
