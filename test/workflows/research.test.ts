@@ -99,14 +99,19 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(200);
     expect((await result(id)).outcome).toBe('report');
     expect(requestsFor('researcher')).toHaveLength(2);
-    // The baseline has no patches: no marker, no TemporalChangeVersion, no start attribute repeated.
-    for (const wid of [id, `${id}/step/a`]) {
+    // The run's one patch (investigate.ts BACKGROUND_PAGES_PATCH) has its marker and its
+    // TemporalChangeVersion (the SDK upserts it with a patch), the step neither; no start attribute
+    // is repeated.
+    for (const [wid, patches] of [
+      [id, 1],
+      [`${id}/step/a`, 0],
+    ] as const) {
       const events = (await h.client.workflow.getHandle(wid).fetchHistory()).events!;
-      expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toHaveLength(0);
+      expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toHaveLength(patches);
       const upserted = events.flatMap((e) =>
         Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}),
       );
-      expect(upserted).not.toContain('TemporalChangeVersion');
+      expect(upserted.filter((k) => k === 'TemporalChangeVersion')).toHaveLength(patches);
       expect(upserted).not.toContain('ResearchTenant');
     }
     // No workflow task writes the run's row twice (a new plan is written by the row's sync loop
