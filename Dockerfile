@@ -17,6 +17,13 @@ ENV NODE_ENV=production
 # V8's helpers, libuv) otherwise each keep freed memory of their own. At 100 runs in flight it cut
 # peak RSS by about 12% at no measurable CPU (docs/scaling-and-deploys.md, Running more workers).
 ENV MALLOC_ARENA_MAX=2
+# Chromium for pages that render their text with JavaScript (docs/tools.md, "Pages that need a
+# browser"): left out by default (a few hundred MB); `--build-arg WITH_CHROMIUM=true` adds Debian's,
+# and the image's workers then poll the browser queue (BROWSER=auto finds it on PATH).
+ARG WITH_CHROMIUM=false
+RUN if [ "$WITH_CHROMIUM" = "true" ]; then \
+      apt-get update && apt-get install -y --no-install-recommends chromium && rm -rf /var/lib/apt/lists/*; \
+    fi
 USER node
 ENTRYPOINT ["node", "bin/deep-research.mjs"]
 CMD ["worker"]

@@ -8,6 +8,7 @@
 // Permanent faults are non-retryable failures thrown by the activities themselves.
 import { proxyActivities, proxyLocalActivities, workflowInfo, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import type {
+  BrowserActivities,
   CrawlActivities,
   EmbeddingActivities,
   KnowledgeActivities,
@@ -19,6 +20,7 @@ import type {
   StoreActivities,
 } from '../activities';
 import {
+  BROWSER_QUEUE_SUFFIX,
   DEFAULT_LLM_HEARTBEAT_TIMEOUT,
   DEFAULT_MAX_OUTAGE,
   LLM_QUEUE_SUFFIX,
@@ -36,6 +38,10 @@ export interface CallPolicy {
 
 /** How long a webhook delivery is retried while its receiver fails or is unreachable. */
 const WEBHOOK_RETRY_FOR = '24h';
+
+/** How long a page that needs a browser waits for a worker with one to take it: a deployment
+ *  without browser workers (BROWSER=false everywhere) has its page skipped after this, saying so. */
+export const BROWSER_WAIT = '1 minute';
 
 /** MCP servers are other people's machines: a few tries, then the step goes on without. */
 const MCP_ATTEMPTS = 3;
@@ -86,6 +92,15 @@ export function activitiesFor(policy: CallPolicy) {
   /** Sandbox runs heartbeat while the container runs; a finished run is recorded once. */
   const sandbox = proxyActivities<SandboxActivities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '15 seconds', ...waitOut });
 
+  /** A page rendered in headless Chromium (BROWSER_TIMEOUT_MS at most 5 minutes); heartbeats while
+   *  it renders. Waits at most BROWSER_WAIT for a worker with a browser to take it (not retried). */
+  const browser = proxyActivities<BrowserActivities>({
+    startToCloseTimeout: '6 minutes',
+    heartbeatTimeout: '30 seconds',
+    scheduleToStartTimeout: BROWSER_WAIT,
+    ...waitOut,
+  });
+
   /** Knowledge base reads and document parsing (a large PDF takes a while; heartbeats per stage). */
   const knowledge = proxyActivities<KnowledgeActivities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '2 minutes', ...waitOut });
   /** The tenant's collections, once per run: one small query, as a local activity. */
@@ -122,6 +137,10 @@ export function activitiesFor(policy: CallPolicy) {
     /** One web search, on `<queue>-search`: the server rate-limits that queue across all workers. */
     webSearch(summary: string, input: Input<SearchActivities['webSearch']>) {
       return search.webSearch.executeWithOptions({ summary, taskQueue: `${workflowInfo().taskQueue}${SEARCH_QUEUE_SUFFIX}` }, [input]);
+    },
+    /** One page rendered and saved, on `<queue>-browser`, polled only by workers with a browser. */
+    renderPage(summary: string, input: Input<BrowserActivities['renderPage']>) {
+      return browser.renderPage.executeWithOptions({ summary, taskQueue: `${workflowInfo().taskQueue}${BROWSER_QUEUE_SUFFIX}` }, [input]);
     },
     /** One sandbox run, on `<queue>-sandbox`, where each worker runs only a few at once. */
     runCode(summary: string, input: Input<SandboxActivities['runCode']>) {

@@ -2,14 +2,15 @@
 // crawl, knowledge_search, python (the coder's sandbox activity, on the sandbox queue) and MCP
 // tools. Each result is written into the conversation at the position the workflow chose, so a
 // retried round finds it there.
-import { ApplicationFailure, isCancellation } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, patched, TimeoutFailure } from '@temporalio/workflow';
 import { ErrorType, failureMessage } from '../shared/errors';
 import { pythonRunNumber } from '../shared/plain';
 import type { ToolCall } from '../shared/llm-outputs';
 import { addUsage, ZERO_USAGE } from '../shared/plain';
 import type { StepInput, Usage } from '../shared/schemas';
 import type { ToolResultInput } from '../activities/roles/conversation';
-import type { Calls } from './proxies';
+import type { CrawlResult } from '../activities/crawl';
+import { BROWSER_WAIT, type Calls } from './proxies';
 import type { StepNotes } from './step-notes';
 
 /** Keeps a tool's result for the next model turn, which writes it before asking. */
@@ -17,13 +18,46 @@ export type KeepToolResult = (result: ToolResultInput) => void;
 
 /** Reads pages for a goal, each an activity; a page that fails is a result saying why. */
 export async function crawlPages(calls: Calls, researchId: string, urls: string[], goal: string) {
-  const results = await Promise.allSettled(
-    urls.map((url) => calls.crawl.crawlPage.executeWithOptions({ summary: `crawl: ${url.slice(0, 100)}` }, [{ researchId, url, goal }])),
-  );
+  const results = await Promise.allSettled(urls.map((url) => crawlPage(calls, researchId, url, goal)));
   const pages = results.map((r, i) =>
     r.status === 'fulfilled' ? r.value : { url: urls[i]!, status: 'failed' as const, reason: failureMessage(r.reason) },
   );
   return { pages, usage: pages.reduce((sum, p) => addUsage(sum, p.usage ?? ZERO_USAGE), ZERO_USAGE) };
+}
+
+/** Marks the executions that render pages in the browser: they schedule renderPage and a second crawlPage. */
+const BROWSER_RENDER_PATCH = 'browser-render';
+
+/**
+ * One page read for a goal. A page whose server HTML is too thin comes back from crawlPage as
+ * needing a browser: it is rendered and saved on the browser queue, then read for the goal by
+ * crawlPage again (on the model queue, from the saved page). The patch is asked only for such a
+ * page, so histories without one (every history before it) replay unchanged.
+ */
+async function crawlPage(calls: Calls, researchId: string, url: string, goal: string): Promise<CrawlResult> {
+  const summary = `crawl: ${url.slice(0, 100)}`;
+  const first = await calls.crawl.crawlPage.executeWithOptions({ summary }, [{ researchId, url, goal }]);
+  if (!first.needsBrowser || !patched(BROWSER_RENDER_PATCH)) return first;
+  let rendered: CrawlResult;
+  try {
+    rendered = await calls.renderPage(`render: ${url.slice(0, 100)}`, { researchId, url });
+  } catch (err) {
+    if (!waitedForBrowser(err)) throw err;
+    return {
+      url,
+      status: 'skipped',
+      reason: `${first.reason ?? 'the page needs a browser'}, and no worker with a browser took it within ${BROWSER_WAIT}`,
+    };
+  }
+  if (rendered.status !== 'ok') return rendered;
+  const read = await calls.crawl.crawlPage.executeWithOptions({ summary }, [{ researchId, url, goal }]);
+  const { blockedRequests, blocked } = rendered;
+  return { ...read, cached: false, rendered: true, ...(blockedRequests ? { blockedRequests } : {}), ...(blocked ? { blocked } : {}) };
+}
+
+/** No worker with a browser took the page within BROWSER_WAIT (schedule-to-start timeouts are not retried). */
+function waitedForBrowser(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === 'SCHEDULE_TO_START';
 }
 
 export async function runTool(

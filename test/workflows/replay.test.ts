@@ -59,6 +59,9 @@ const BASELINE = [
   'baseline-ban.json',
   'baseline-mustread.json',
   'baseline-researcher-pages.json',
+  // browser.test.ts: a step that crawls a page whose text JavaScript renders (the browser-render
+  // patch: the page rendered on the browser queue, then read for the goal).
+  'baseline-researcher-browser.json',
   // schedules.test.ts: a schedule's second run ("What changed since").
   'baseline-scheduled.json',
   // fairness.test.ts: a run of a tenant with TENANT_MAX_RUNS, and its tenant's admission queue.

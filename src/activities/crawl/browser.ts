@@ -9,7 +9,7 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page, type Route } from 'playwright-core';
 import { SkippedError } from './safe-fetch';
 import { BlockedError, type GuardPolicy } from './ssrf';
-import { ByteCapError, createPageNetwork, type ByteBudget } from './browser-net';
+import { ByteCapError, createPageNetwork, type ByteBudget, type PageNetwork } from './browser-net';
 
 export interface RenderLimits extends GuardPolicy {
   executablePath: string;
@@ -107,40 +107,6 @@ export function createBrowserRenderer(limits: RenderLimits) {
     return launched;
   }
 
-  function block(state: PageState, url: string, reason: string): void {
-    state.blockedCount++;
-    if (state.blocked.length < BLOCKED_LISTED) state.blocked.push(`${url.slice(0, 200)}: ${reason.slice(0, 200)}`);
-  }
-
-  async function intercept(state: PageState, refuse: RenderOptions['refuse'], route: Route): Promise<void> {
-    const req = route.request();
-    if (NOT_LOADED.has(req.resourceType())) return route.abort('blockedbyclient').catch(() => undefined);
-    const top = req.isNavigationRequest() && state.page !== undefined && req.frame() === state.page.mainFrame();
-    if (state.overCap) {
-      block(state, req.url(), state.overCap);
-      return route.abort('blockedbyclient').catch(() => undefined);
-    }
-    try {
-      const up = await network.forward(
-        { url: req.url(), method: req.method(), headers: await req.allHeaders(), body: req.postDataBuffer() },
-        { signal: state.abort.signal, budget: state.budget, followRedirects: !top, refuse: refuse ?? (() => undefined) },
-      );
-      if (up.redirectTo) {
-        state.redirectTo = up.redirectTo;
-        return await route.abort('aborted');
-      }
-      if (top) state.topStatus = up.status;
-      await route.fulfill({ status: up.status, headers: up.headers, body: up.body });
-    } catch (err) {
-      if (err instanceof BlockedError || err instanceof ByteCapError) {
-        block(state, req.url(), err.message);
-        if (err instanceof ByteCapError) state.overCap = err.message;
-        else if (top) state.topBlocked = err.message;
-      } else if (top) state.topError = err;
-      await route.abort(err instanceof BlockedError ? 'blockedbyclient' : 'failed').catch(() => undefined);
-    }
-  }
-
   async function newContext(state: PageState, opts: RenderOptions): Promise<BrowserContext> {
     const context = await (
       await browser()
@@ -151,7 +117,8 @@ export function createBrowserRenderer(limits: RenderLimits) {
       permissions: [],
       userAgent: limits.userAgent,
     });
-    await context.route('**/*', (route) => intercept(state, opts.refuse, route));
+    const refuse = opts.refuse ?? (() => undefined);
+    await context.route('**/*', (route) => intercept(network, state, refuse, route));
     return context;
   }
 
@@ -159,18 +126,7 @@ export function createBrowserRenderer(limits: RenderLimits) {
   async function render(url: string, opts: RenderOptions = {}): Promise<RenderedPage> {
     const deadline = Date.now() + limits.timeoutMs;
     const remaining = () => Math.max(1, deadline - Date.now());
-    const state: PageState = {
-      page: undefined,
-      budget: { left: limits.maxBytes, max: limits.maxBytes },
-      abort: new AbortController(),
-      blockedCount: 0,
-      blocked: [],
-      overCap: undefined,
-      topBlocked: undefined,
-      topError: undefined,
-      topStatus: undefined,
-      redirectTo: undefined,
-    };
+    const state = newPageState(limits.maxBytes);
     const onCancel = () => state.abort.abort();
     opts.signal?.addEventListener('abort', onCancel, { once: true });
     const context = await newContext(state, opts);
@@ -180,7 +136,7 @@ export function createBrowserRenderer(limits: RenderLimits) {
       page.on('websocket', (ws) => block(state, ws.url(), 'WebSocket connections are not made'));
       // A popup is another page the research did not ask for.
       page.on('popup', (p) => void p.close().catch(() => undefined));
-      await navigate(page, state, url, remaining);
+      await navigate(page, state, url, { remaining, timeoutMs: limits.timeoutMs });
       const timedOut = await settle(page, remaining);
       if (state.overCap) throw new SkippedError(state.overCap);
       if (state.topBlocked) throw new BlockedError(`the page navigated to a blocked address: ${state.topBlocked}`);
@@ -188,47 +144,12 @@ export function createBrowserRenderer(limits: RenderLimits) {
         await page.waitForLoadState('domcontentloaded', { timeout: remaining() }).catch(() => undefined);
         return page.content();
       });
-      return {
-        finalUrl: page.url(),
-        html,
-        bytes: limits.maxBytes - state.budget.left,
-        blockedCount: state.blockedCount,
-        blocked: state.blocked,
-        timedOut,
-      };
+      const { blockedCount, blocked } = state;
+      return { finalUrl: page.url(), html, bytes: limits.maxBytes - state.budget.left, blockedCount, blocked, timedOut };
     } finally {
       opts.signal?.removeEventListener('abort', onCancel);
       state.abort.abort();
       await context.close().catch(() => undefined);
-    }
-  }
-
-  /** Loads the top document, following its redirects one navigation at a time (each through the guard). */
-  async function navigate(page: Page, state: PageState, url: string, remaining: () => number): Promise<void> {
-    let target = url;
-    for (let hop = 0; ; hop++) {
-      state.redirectTo = undefined;
-      try {
-        await page.goto(target, { waitUntil: 'domcontentloaded', timeout: remaining() });
-      } catch (err) {
-        if (state.topBlocked) throw new BlockedError(state.topBlocked);
-        if (state.overCap) throw new SkippedError(state.overCap);
-        if (state.topError) throw state.topError;
-        if (state.topStatus !== undefined && state.topStatus >= 400) break;
-        if (!state.redirectTo) {
-          if (state.abort.signal.aborted) throw err;
-          if ((err as Error).name === 'TimeoutError') throw new SkippedError(`the page did not load within ${limits.timeoutMs} ms`);
-          throw err;
-        }
-      }
-      // Set by the interceptor while goto ran.
-      const next = state.redirectTo as URL | undefined;
-      if (!next) break;
-      if (hop >= MAX_NAVIGATION_REDIRECTS) throw new SkippedError(`more than ${MAX_NAVIGATION_REDIRECTS} redirects`);
-      target = next.href;
-    }
-    if (state.topStatus !== undefined && state.topStatus >= 400) {
-      throw Object.assign(new Error(`HTTP ${state.topStatus} from ${target}`), { status: state.topStatus });
     }
   }
 
@@ -243,6 +164,85 @@ export function createBrowserRenderer(limits: RenderLimits) {
   return { render, close };
 }
 export type BrowserRenderer = ReturnType<typeof createBrowserRenderer>;
+
+function newPageState(maxBytes: number): PageState {
+  return {
+    page: undefined,
+    budget: { left: maxBytes, max: maxBytes },
+    abort: new AbortController(),
+    blockedCount: 0,
+    blocked: [],
+    overCap: undefined,
+    topBlocked: undefined,
+    topError: undefined,
+    topStatus: undefined,
+    redirectTo: undefined,
+  };
+}
+
+function block(state: PageState, url: string, reason: string): void {
+  state.blockedCount++;
+  if (state.blocked.length < BLOCKED_LISTED) state.blocked.push(`${url.slice(0, 200)}: ${reason.slice(0, 200)}`);
+}
+
+/** One request of the page: not loaded, refused, or made by the guarded client and fulfilled. */
+async function intercept(network: PageNetwork, state: PageState, refuse: (url: URL) => string | undefined, route: Route): Promise<void> {
+  const req = route.request();
+  if (NOT_LOADED.has(req.resourceType())) return route.abort('blockedbyclient').catch(() => undefined);
+  const top = req.isNavigationRequest() && state.page !== undefined && req.frame() === state.page.mainFrame();
+  if (state.overCap) {
+    block(state, req.url(), state.overCap);
+    return route.abort('blockedbyclient').catch(() => undefined);
+  }
+  try {
+    const up = await network.forward(
+      { url: req.url(), method: req.method(), headers: await req.allHeaders(), body: req.postDataBuffer() },
+      { signal: state.abort.signal, budget: state.budget, followRedirects: !top, refuse },
+    );
+    if (up.redirectTo) {
+      state.redirectTo = up.redirectTo;
+      return await route.abort('aborted');
+    }
+    if (top) state.topStatus = up.status;
+    await route.fulfill({ status: up.status, headers: up.headers, body: up.body });
+  } catch (err) {
+    if (err instanceof BlockedError || err instanceof ByteCapError) {
+      block(state, req.url(), err.message);
+      if (err instanceof ByteCapError) state.overCap = err.message;
+      else if (top) state.topBlocked = err.message;
+    } else if (top) state.topError = err;
+    await route.abort(err instanceof BlockedError ? 'blockedbyclient' : 'failed').catch(() => undefined);
+  }
+}
+
+/** Loads the top document, following its redirects one navigation at a time (each through the guard). */
+async function navigate(page: Page, state: PageState, url: string, time: { remaining: () => number; timeoutMs: number }): Promise<void> {
+  let target = url;
+  for (let hop = 0; ; hop++) {
+    state.redirectTo = undefined;
+    try {
+      await page.goto(target, { waitUntil: 'domcontentloaded', timeout: time.remaining() });
+    } catch (err) {
+      if (state.topBlocked) throw new BlockedError(state.topBlocked);
+      if (state.overCap) throw new SkippedError(state.overCap);
+      if (state.topError) throw state.topError;
+      if (state.topStatus !== undefined && state.topStatus >= 400) break;
+      if (!state.redirectTo) {
+        if (state.abort.signal.aborted) throw err;
+        if ((err as Error).name === 'TimeoutError') throw new SkippedError(`the page did not load within ${time.timeoutMs} ms`);
+        throw err;
+      }
+    }
+    // Set by the interceptor while goto ran.
+    const next = state.redirectTo as URL | undefined;
+    if (!next) break;
+    if (hop >= MAX_NAVIGATION_REDIRECTS) throw new SkippedError(`more than ${MAX_NAVIGATION_REDIRECTS} redirects`);
+    target = next.href;
+  }
+  if (state.topStatus !== undefined && state.topStatus >= 400) {
+    throw Object.assign(new Error(`HTTP ${state.topStatus} from ${target}`), { status: state.topStatus });
+  }
+}
 
 /** Waits for the scripts' requests to end (network idle), up to the time limit; true if it ran out. */
 async function settle(page: Page, remaining: () => number): Promise<boolean> {

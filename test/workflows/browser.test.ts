@@ -1,0 +1,114 @@
+// A researcher's crawl of a page whose text JavaScript renders: read through the browser queue by
+// a worker with Chromium; on a deployment without one, skipped after the wait, saying why.
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StepInput, StepOutput } from '../../src/shared/schemas';
+import type { ChatRequest, Reply } from '../support/llm-server';
+import { recordHistories } from '../support/record-history';
+import { researchRules, userText } from '../support/research-script';
+import { startHarness, type Harness } from '../support/harness';
+import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const hasBrowser = existsSync(CHROMIUM);
+const ready = Boolean(temporalAddress() && databaseUrl() && hasBrowser);
+
+const step = {
+  id: 'wind',
+  title: 'Offshore wind capacity',
+  description: 'Find how much offshore wind capacity is installed',
+  type: 'research' as const,
+  needSearch: true,
+  dependsOn: [],
+};
+
+/** One researcher step that crawls the JavaScript-rendered fixture page, then answers. */
+async function crawlJsPage(h: Harness): Promise<{ id: string; out: StepOutput; toolMessage: string }> {
+  const url = `${h.site.url}/apps/wind-report.html`;
+  const react = (req: ChatRequest): Reply =>
+    req.messages.some((m) => m.role === 'tool')
+      ? { content: 'Read the report.' }
+      : { toolCalls: [{ name: 'crawl', arguments: { urls: [url], goal: 'offshore wind capacity' } }] };
+  const extractor = (req: ChatRequest): Reply => {
+    const figure = /(\d[\d.,]* GW)/.exec(userText(req))?.[1] ?? 'nothing';
+    return { json: { relevant: figure !== 'nothing', evidence: `The page states ${figure}.`, summary: `Reports ${figure}.` } };
+  };
+  h.llm.script(researchRules({ react, extractor }));
+  const id = `researcher-${randomUUID()}`;
+  const input: StepInput = {
+    researchId: id,
+    question: 'How much offshore wind capacity is there?',
+    locale: 'en-US',
+    step,
+    attempt: 1,
+    feedback: '',
+    dependencyKeys: [],
+    maxToolRounds: 4,
+  };
+  const out = (await h.client.workflow.execute('researcherWorkflow', {
+    taskQueue: h.taskQueue,
+    workflowId: id,
+    args: [input],
+  })) as StepOutput;
+  const toolMessage = h.llm.requests
+    .filter((r) => r.rule === 'react')
+    .flatMap((r) => r.body.messages.filter((m) => m.role === 'tool').map((m) => String(m.content)))
+    .filter((m) => m.includes('wind-report'))
+    .join('\n');
+  return { id, out, toolMessage };
+}
+
+describe.skipIf(!ready)(
+  `pages that need a browser, in a run (${ready ? 'live' : hasBrowser ? missingReason() : `no browser at ${CHROMIUM}`})`,
+  () => {
+    describe('with a browser worker', () => {
+      let h: Harness;
+      beforeAll(async () => {
+        h = await startHarness({ env: { RESEARCHER_PYTHON: 'false', BROWSER: 'true', CHROMIUM_PATH: CHROMIUM } });
+      });
+      afterAll(async () => h?.close());
+
+      it("reads the page's rendered text through the browser queue", async () => {
+        const { id, out, toolMessage } = await crawlJsPage(h);
+        expect(toolMessage).toMatch(/\[S[0-9a-f]{8}\] Offshore wind capacity keeps growing/);
+        const source = await h.pool.query("SELECT content FROM sources WHERE research_id = $1 AND provider = 'crawl'", [id]);
+        expect(source.rows.map((r) => r.content)).toContainEqual(expect.stringMatching(/The page states 75 GW\./));
+        expect(out.sourceIds.length).toBeGreaterThan(0);
+        const history = await h.client.workflow.getHandle(id).fetchHistory();
+        const scheduled = history.events!.flatMap((e) => {
+          const a = e.activityTaskScheduledEventAttributes;
+          return a ? [`${a.activityType!.name} on ${a.taskQueue!.name}`] : [];
+        });
+        // Read once (thin), rendered on the browser queue, read again for the goal from the saved page.
+        expect(scheduled.filter((s) => /^(crawlPage|renderPage) /.test(s))).toEqual([
+          `crawlPage on ${h.taskQueue}-llm`,
+          `renderPage on ${h.taskQueue}-browser`,
+          `crawlPage on ${h.taskQueue}-llm`,
+        ]);
+        expect(h.site.hits).toContain('/apps/wind-report.json');
+        // The first history with the browser-render patch (src/workflows/tools.ts).
+        recordHistories([[id, 'baseline-researcher-browser.json']]);
+      }, 60_000);
+    });
+
+    describe('with no browser worker anywhere', () => {
+      let h: Harness;
+      beforeAll(async () => {
+        h = await startHarness({ env: { RESEARCHER_PYTHON: 'false', BROWSER: 'false' } });
+      });
+      afterAll(async () => h?.close());
+
+      it('skips the page after the wait for a browser, saying why, and the step goes on', async () => {
+        const started = Date.now();
+        const { out, toolMessage } = await crawlJsPage(h);
+        expect(toolMessage).toMatch(
+          /wind-report\.html: skipped \(the page renders its text with JavaScript, and no worker with a browser took it within 1 minute\)/,
+        );
+        expect(Date.now() - started).toBeGreaterThanOrEqual(60_000);
+        expect(out.key).toBe('step/wind/1');
+        expect(h.site.hits).not.toContain('/apps/wind-report.json');
+      }, 150_000);
+    });
+  },
+);
