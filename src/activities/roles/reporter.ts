@@ -26,6 +26,7 @@ import { flag, jsonPrompt, text } from '../llm/prompt-def';
 import { estimateTokens } from '../llm/window';
 import type { Store } from '../store';
 import { bannedDomainOf } from '../../shared/domains';
+import { outsideRange } from '../../shared/time-range';
 import { fallbackNotes, modelGaveUp, noteFallback } from './fallbacks';
 import { defineRole } from './role';
 
@@ -74,12 +75,13 @@ export async function reportSources(
 ): Promise<{ findings: Finding[]; refs: Reference[] }> {
   const findings = await store.getDocuments(researchId, ['background', ...stepKeys, 'memory']);
   const order = citationOrder(findings);
-  // Sources on domains the user banned mid-run are left out: their citations resolve to nothing.
-  const banned = await store.bans.of(researchId);
+  // Sources on domains the user banned mid-run, and sources a read showed to be published outside
+  // the run's time range, are left out: their citations resolve to nothing.
+  const { banned, timeRange } = await store.bans.settings(researchId);
   const sources = order.length ? await store.getSources(researchId, order) : [];
   const refs = numberReferences(
     order,
-    sources.filter((s) => !bannedDomainOf(s.url, banned)),
+    sources.filter((s) => !bannedDomainOf(s.url, banned) && !outsideRange(s.published, timeRange)),
   );
   return { findings, refs };
 }
