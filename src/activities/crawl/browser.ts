@@ -54,6 +54,8 @@ const CHROMIUM_ARGS = [
   '--host-resolver-rules=MAP * ~NOTFOUND',
   '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
   '--dns-prefetch-disable',
+  // The URL asked for is the one requested: no https:// attempt first for an http:// page.
+  '--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable',
   '--disable-dev-shm-usage',
 ];
 
