@@ -1,7 +1,7 @@
 // Supervisor mode (options.researchMode 'supervisor'): after the plan's steps (wave 1) the
 // supervisor thinks (events of the run), delegates a second wave that the team runs, and ends the
 // research; the report is written from both waves. A supervisor that never stops is bounded by the
-// waves and the steps it may delegate; one that never calls a tool falls back to complete.
+// waves, the steps it may delegate and the budget; one that never calls a tool falls back to complete.
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResearchResult } from '../../src/shared/schemas';
@@ -86,7 +86,7 @@ describe.skipIf(!ready)(`supervisor mode (${ready ? 'live' : missingReason()})`,
     recordHistories([[id, 'baseline-supervisor.json']]);
   });
 
-  it('a supervisor that never stops is bounded by the waves, and by the steps it may delegate', async () => {
+  it('a supervisor that never stops is bounded by the waves, the steps it may delegate and the budget', async () => {
     h.llm.script(researchRules({ supervisor: neverStops }, planJson([{ id: 'a' }])));
     const waves = await run({ maxResearchLoops: 2, maxSteps: 4 });
     expect(h.llm.requests.filter((r) => r.rule === 'supervisor')).toHaveLength(2);
@@ -105,6 +105,12 @@ describe.skipIf(!ready)(`supervisor mode (${ready ? 'live' : missingReason()})`,
       ['more-figures-1', 'completed'],
     ]);
     expect(steps.status.notes.join('\n')).toContain('Supervisor: the research stopped at its limit of 1 delegated steps');
+
+    // A budget spent before the first wave ends stops the waves too: the supervisor is not asked.
+    h.llm.script(researchRules({ supervisor: neverStops }, planJson([{ id: 'a' }])));
+    const budget = await run({ maxResearchLoops: 3, maxTokens: 100 });
+    expect(h.llm.requests.filter((r) => r.rule === 'supervisor')).toHaveLength(0);
+    expect(budget.status.notes.join('\n')).toContain('Supervisor: no further wave: the token budget (100) was spent');
   });
 
   it('a supervisor that never calls a tool ends the research, and the report says so', async () => {

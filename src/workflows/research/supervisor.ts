@@ -27,7 +27,8 @@ export async function supervise(run: RunState, plan: Plan, researchQuestion: str
     }
     current = run.steering.apply(current);
     const decision = await decide(run, current, researchQuestion, results, wave, maxWaves, delegated);
-    if (!decision) break;
+    // The user asked to wrap up while the supervisor was deciding: no new wave starts.
+    if (!decision || run.steering.wrappingUp) break;
     run.note(
       `Supervisor after wave ${wave}: delegated step(s) ${decision.steps.map((s) => s.id).join(', ')}` +
         (decision.repairs.length ? ` (${summarize(decision.repairs.join('; '), 200)})` : '') +
