@@ -3,12 +3,14 @@
 // request a page makes passes the SSRF guard (private addresses, names that resolve to them,
 // redirects, sub-resources); the time and byte caps end a page that passes them.
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import net from 'node:net';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCrawlActivities, type CrawlResult } from '../../src/activities/crawl';
-import { createBrowserActivities } from '../../src/activities/crawl/browser-activities';
+import { browserExecutable, createBrowserActivities } from '../../src/activities/crawl/browser-activities';
 import { needsBrowser, THIN_TEXT_CHARS } from '../../src/activities/crawl/browser-rule';
 import { createLlm } from '../../src/activities/llm/call';
 import { createLlmClient } from '../../src/activities/llm/client';
@@ -43,6 +45,33 @@ describe('the browser rule', () => {
     // Link targets are not text: a nav bar of links is still a thin page.
     const nav = Array.from({ length: 20 }, (_, i) => `[Home](https://example.com/a/long/path/${i})`).join(' ');
     expect(needsBrowser('text/html', thin, nav)).toBe(true);
+  });
+});
+
+describe('which workers have a browser', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'chromium-'));
+  const exe = path.join(dir, 'chromium');
+  writeFileSync(exe, '#!/bin/sh\n');
+  chmodSync(exe, 0o755);
+  const browser = (mode: 'auto' | 'true' | 'false', chromiumPath: string | undefined, searchPath: string) => ({
+    mode,
+    chromiumPath,
+    searchPath,
+    concurrency: 1,
+    timeoutMs: 30_000,
+    maxBytes: 20_000_000,
+  });
+
+  it('auto finds chromium on PATH or at CHROMIUM_PATH, and has none when neither is there', () => {
+    expect(browserExecutable(browser('auto', undefined, `/nonexistent${path.delimiter}${dir}`))).toBe(exe);
+    expect(browserExecutable(browser('auto', exe, '/nonexistent'))).toBe(exe);
+    expect(browserExecutable(browser('auto', undefined, '/nonexistent'))).toBeUndefined();
+    expect(browserExecutable(browser('auto', path.join(dir, 'missing'), dir))).toBeUndefined();
+  });
+
+  it('true always has one (a launch names what is missing), false never', () => {
+    expect(browserExecutable(browser('true', undefined, '/nonexistent'))).toBe('chromium');
+    expect(browserExecutable(browser('false', exe, dir))).toBeUndefined();
   });
 });
 
