@@ -10,6 +10,7 @@ import { findingKeysIn, planJson, researchRules, userText } from '../support/res
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 import { recordHistories } from '../support/record-history';
+import { untilAsked } from '../support/faults';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 
@@ -111,6 +112,22 @@ describe.skipIf(!ready)(`supervisor mode (${ready ? 'live' : missingReason()})`,
     const budget = await run({ maxResearchLoops: 3, maxTokens: 100 });
     expect(h.llm.requests.filter((r) => r.rule === 'supervisor')).toHaveLength(0);
     expect(budget.status.notes.join('\n')).toContain('Supervisor: no further wave: the token budget (100) was spent');
+  });
+
+  it('a wrap-up while the supervisor decides starts no new wave, and the report is written', async () => {
+    const slowDelegate = (): Reply => ({ toolCalls: [delegate('Late figures')], delayMs: 2_000 });
+    h.llm.script(researchRules({ supervisor: slowDelegate }, planJson([{ id: 'a' }])));
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'Solar or wind?', options: { autoAcceptPlan: true, researchMode: 'supervisor', maxResearchLoops: 2 } })
+      .expect(202);
+    await untilAsked(h.llm, 'supervisor');
+    await request(h.app).post(`/v1/research/${res.body.id}/steer`).send({ kind: 'wrapUp' }).expect(200);
+    expect(((await h.client.workflow.getHandle(res.body.id).result()) as ResearchResult).outcome).toBe('report');
+    const status = (await request(h.app).get(`/v1/research/${res.body.id}`).expect(200)).body;
+    expect(h.llm.requests.filter((r) => r.rule === 'supervisor')).toHaveLength(1);
+    expect(status.plan.version).toBe(1);
+    expect(stepsOf(status)).toEqual([['a', 'completed']]);
   });
 
   it('a supervisor that never calls a tool ends the research, and the report says so', async () => {
