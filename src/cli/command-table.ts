@@ -43,6 +43,9 @@ const FLAGS = {
   timezone: { type: 'string' },
   paused: { type: 'boolean' },
   note: { type: 'string' },
+  provider: { type: 'string', multiple: true },
+  prefer: { type: 'string', multiple: true },
+  avoid: { type: 'string', multiple: true },
 } as const;
 
 /** The command line after the command's name; an unknown flag throws (node:util's message). */

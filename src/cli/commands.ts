@@ -1,7 +1,7 @@
 // The client commands of `deep-research`: run (live progress, review at the prompt, the report
 // written to a file), status, list, approve, revise, answer, steer, cancel, report, kb, session,
-// schedule, eval. They talk to the HTTP API (--api / DEEP_RESEARCH_API, --key / DEEP_RESEARCH_KEY);
-// --json prints what it answered. One table holds them: the help is made from it and the dispatcher
+// schedule, search-prefs, eval. They talk to the HTTP API (--api / DEEP_RESEARCH_API, --key /
+// DEEP_RESEARCH_KEY); --json prints what it answered. One table holds them: the help is made from it and the dispatcher
 // looks a command up in it, so a command cannot be missing from the help.
 import { apiClient, ApiFailure } from './api-client';
 import { parseClientFlags, UsageError, type ClientCommand, type CommandContext } from './command-table';
@@ -19,6 +19,7 @@ import {
   steerCommand,
 } from './research';
 import { scheduleCommand } from './schedules';
+import { searchPrefsCommand } from './search-prefs';
 import type { Io } from './io';
 
 /** In the order of the help. */
@@ -35,6 +36,7 @@ const CLIENT_COMMAND_TABLE: readonly ClientCommand[] = [
   kbCommand,
   sessionCommand,
   scheduleCommand,
+  searchPrefsCommand,
   evalCommand,
 ];
 

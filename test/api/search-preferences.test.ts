@@ -1,9 +1,13 @@
 // A tenant's search preferences (GET/PUT /v1/search-preferences): the key decides the tenant, one
 // tenant never sees another's, provider names must be configured ones, and a run's own
 // options.searchProviders is checked the same way when it is submitted.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SearchPreferencesView } from '../../src/api/contract';
+import { runClientCommand } from '../../src/cli/commands';
+import type { Io } from '../../src/cli/io';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
@@ -113,5 +117,36 @@ describe.skipIf(!ready)(`search preferences (${ready ? 'live' : missingReason()}
     }
     expect(row?.search_providers).toEqual(['wikipedia']);
     await request(h.app).post(`/v1/research/${started.body.id}/cancel`).set(as(ACME)).expect(202);
+  });
+
+  it('is shown and set with deep-research search-prefs', async () => {
+    const server = http.createServer(h.app);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const cli = async (...args: string[]) => {
+      let out = '';
+      let err = '';
+      const io: Io = { out: (t) => void (out += t), err: (t) => void (err += t), ask: async () => undefined };
+      const code = await runClientCommand('search-prefs', args, { api, key: GLOBEX }, io);
+      return { code, out, err };
+    };
+    try {
+      const set = await cli('set', '--provider', 'wikipedia', '--prefer', 'irena.org', '--avoid', 'farm.example');
+      expect(set).toMatchObject({ code: 0, err: '' });
+      expect(set.out).toMatch(
+        /^tenant globex-prefs \(changed .*\)\n {2}providers: wikipedia\n {2}preferred domains: irena\.org\n {2}avoided domains: farm\.example\n$/,
+      );
+      const shown = await cli('--json');
+      expect(JSON.parse(shown.out)).toMatchObject({ tenant: 'globex-prefs', providers: ['wikipedia'], preferDomains: ['irena.org'] });
+      const refused = await cli('set', '--provider', 'brave');
+      expect(refused.code).toBe(1);
+      expect(refused.err).toMatch(
+        /^error: providers names providers this server does not have \(brave\); configured: searxng, wikipedia \(400 unknown_search_provider\)/,
+      );
+      const cleared = await cli('set');
+      expect(cleared.out).toMatch(/providers: all configured \(searxng, wikipedia\)/);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -30,6 +30,7 @@ describe('the client command table', () => {
       'kb',
       'session',
       'schedule',
+      'search-prefs',
       'eval',
     ]);
     const starts = CLIENT_COMMANDS.map((name) => CLIENT_USAGE.indexOf(`\n  ${name} `));
@@ -61,6 +62,7 @@ describe('the client command table', () => {
     [['eval'], 'eval needs --dataset FILE.jsonl'],
     [['eval', '--dataset', 'q.jsonl', '--limit', '0'], '--limit must be a whole number of at least 1'],
     [['schedule', 'create', 'why?', '--option', 'x'], '--option x is not k=v'],
+    [['search-prefs', 'clear'], 'search-prefs takes show or set, not clear'],
   ])('refuses %j before it calls the API', async ([command, ...args], message) => {
     const r = await cli(command!, ...args);
     expect(r.code).toBe(2);
