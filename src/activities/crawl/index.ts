@@ -20,6 +20,7 @@ import { createSafeFetcher, DEFAULT_ALLOWED_TYPES, type SafeFetcher, SkippedErro
 import { BlockedError, WEB_PORTS } from './ssrf';
 import { metrics } from '../../infra/metrics';
 import { NEEDS_BROWSER_REASON, needsBrowser } from './browser-rule';
+import { describeRange, outsideRange, type DateRange } from '../../shared/time-range';
 
 export interface CrawlResult {
   url: string;
@@ -39,6 +40,8 @@ export interface CrawlResult {
   rendered?: boolean;
   blockedRequests?: number;
   blocked?: string[];
+  /** The publication date the page states (`YYYY-MM-DD`), when it does. */
+  published?: string;
 }
 
 /** Attempts at fetching one page before it counts as failed (the site, not ours, is down). */
@@ -88,14 +91,38 @@ async function readPage(reader: Reader, input: CrawlInput): Promise<CrawlResult>
   } catch {
     return { ...base, status: 'blocked', reason: 'not a valid URL' };
   }
-  const banned = await reader.deps.store.bans.of(input.researchId);
+  const { banned, timeRange } = await reader.deps.store.bans.settings(input.researchId);
   const ban = bannedDomainOf(normalized, banned);
   if (ban) return { ...base, status: 'blocked', reason: `the user banned ${ban} from this research` };
   const urlHash = pageUrlHash(normalized);
   const stored = await reader.deps.store.getPage(input.researchId, urlHash);
   const page = stored ?? (await fetchAndSavePage(reader, input, urlHash, banned));
   if ('status' in page) return page;
-  return extractForGoal(reader.deps, input, page, stored !== undefined);
+  if (outsideRange(page.published, timeRange)) {
+    // The search snippet of this page, if one was kept, is dated too: the report leaves it out.
+    const ids = new Set([sourceIdFor(input.url), sourceIdFor(page.finalUrl)]);
+    for (const id of ids) await reader.deps.store.setPublished(input.researchId, id, page.published!);
+    const reason = `published ${page.published}, outside the run's time range (${describeRange(timeRange!)}): not used as a source`;
+    return { ...base, status: 'skipped', reason };
+  }
+  return dated(reader.deps.store, input.researchId, await extractForGoal(reader.deps, input, page, stored !== undefined), page, timeRange);
+}
+
+/**
+ * A read page's publication date on its source and in its result's title, as the model reads it:
+ * "(published 2026-11-02)", or in a run with a time range "(publication date unknown)".
+ */
+async function dated(
+  store: Store,
+  researchId: string,
+  r: CrawlResult,
+  page: StoredPage,
+  range: DateRange | undefined,
+): Promise<CrawlResult> {
+  if (r.status !== 'ok' || !r.sourceId || (!page.published && !range)) return r;
+  if (!page.published) return { ...r, title: `${r.title ?? ''} (publication date unknown)`.trim() };
+  await store.setPublished(researchId, r.sourceId, page.published);
+  return { ...r, published: page.published, title: `${r.title ?? ''} (published ${page.published})`.trim() };
 }
 
 /** The key of a page in the run's page cache: its normalized URL, hashed. */
@@ -124,7 +151,13 @@ async function fetchAndSavePage(reader: Reader, input: CrawlInput, urlHash: stri
     if (needsBrowser(fetched.contentType, fetched.body, readable.markdown))
       return { ...base, status: 'skipped', reason: NEEDS_BROWSER_REASON, needsBrowser: true };
     if (!readable.markdown.trim()) return { ...base, status: 'skipped', reason: 'no readable text on the page' };
-    const page = { finalUrl: fetched.finalUrl, title: readable.title, markdown: readable.markdown, contentType: fetched.contentType };
+    const page = {
+      finalUrl: fetched.finalUrl,
+      title: readable.title,
+      markdown: readable.markdown,
+      contentType: fetched.contentType,
+      ...(readable.published ? { published: readable.published } : {}),
+    };
     await reader.deps.store.savePage(input.researchId, { urlHash, url: input.url, ...page });
     return page;
   } catch (err) {
