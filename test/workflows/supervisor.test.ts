@@ -136,6 +136,7 @@ describe.skipIf(!ready)(`supervisor mode (${ready ? 'live' : missingReason()})`,
     // The answer, then two repair requests.
     expect(h.llm.requests.filter((r) => r.rule === 'supervisor')).toHaveLength(3);
     expect(stepsOf(status)).toEqual([['a', 'completed']]);
+    expect(status.notes).toContain('Supervisor after wave 1: research complete (the model gave no usable decision).');
     const report = await request(h.app).get(`/v1/research/${id}/report`).expect(200);
     expect(report.text).toMatch(/Fallback \(supervisor\): the research was taken as complete after wave 1, because the model/);
   });

@@ -131,7 +131,7 @@ async function superviseResearch(deps: SupervisorDeps, input: SupervisorInput): 
   } catch (err) {
     if (!(err instanceof SupervisorUndecided) && !modelGaveUp(err)) throw err;
     const what = `the research was taken as complete after wave ${input.wave}`;
-    const note = await noteFallback(
+    await noteFallback(
       deps.store,
       input.researchId,
       'supervisor',
@@ -139,7 +139,8 @@ async function superviseResearch(deps: SupervisorDeps, input: SupervisorInput): 
       what,
       err instanceof SupervisorUndecided ? err.message : err,
     );
-    return { thoughts, steps: [], complete: true, reason: note, repairs: [], usage };
+    // The fallback's note says why, in the report; the run's note only that it was one.
+    return { thoughts, steps: [], complete: true, reason: 'the model gave no usable decision', repairs: [], usage };
   }
 }
 
