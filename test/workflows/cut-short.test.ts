@@ -1,12 +1,13 @@
 // A research step stopped early says so: its tool rounds ran out while the model still wanted
 // tools, or its share of the run's budget was spent. The step's output and its findings' meta
-// carry why, and the run's notes and the report's notes section list it. A step that finished on
-// its own carries nothing.
+// carry why, and the run's notes and the report's notes section list it. A step whose conversation
+// outgrew the context budget says so too. A step that finished on its own carries nothing.
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResearchResult, StepInput, StepOutput } from '../../src/shared/schemas';
-import { planJson, researchRules } from '../support/research-script';
+import type { ChatRequest, Reply } from '../support/llm-server';
+import { defaultReact, planJson, researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
@@ -84,5 +85,42 @@ describe.skipIf(!ready)(`steps cut short (${ready ? 'live' : missingReason()})`,
     expect(JSON.stringify(reporter.body.messages)).toContain(line);
     const report = await request(h.app).get(`/v1/research/${res.body.id}/report`).expect(200);
     expect(report.text).toContain(line);
+  });
+});
+
+describe.skipIf(!ready)(`a step cut short by its context budget (${ready ? 'live' : missingReason()})`, () => {
+  let h: Harness;
+  beforeAll(async () => {
+    // The smallest context budget there is: a task longer than it leaves no room for tools.
+    h = await startHarness({ env: { RESEARCHER_PYTHON: 'false', RESEARCHER_CONTEXT_TOKENS: '1000' } });
+  });
+  afterAll(async () => h?.close());
+
+  it('says that the context budget was reached', async () => {
+    // Offered no tools, the researcher writes what it has.
+    const react = (req: ChatRequest): Reply => (req.tools?.length ? defaultReact(req) : { content: 'What I have so far.' });
+    h.llm.script(researchRules({ react }));
+    const id = `researcher-${randomUUID()}`;
+    const description = Array.from({ length: 400 }, (_, i) => `Find the solar cost figure number ${i} and its source.`).join(' ');
+    const input: StepInput = {
+      researchId: id,
+      question: 'How much cheaper has solar become?',
+      locale: 'en-US',
+      step: { ...step, description, needSearch: true, dependsOn: [] },
+      attempt: 1,
+      feedback: '',
+      dependencyKeys: [],
+      maxToolRounds: 8,
+    };
+    const out = (await h.client.workflow.execute('researcherWorkflow', {
+      taskQueue: h.taskQueue,
+      workflowId: id,
+      args: [input],
+    })) as StepOutput;
+    expect(out.cutShort).toBe('the context budget was reached');
+    const turns = h.llm.requests.filter((r) => r.rule === 'react');
+    expect(turns.map((r) => r.body.tools?.length ?? 0)).toEqual([0]);
+    const doc = await h.pool.query('SELECT meta FROM documents WHERE research_id = $1 AND key = $2', [id, out.key]);
+    expect(doc.rows[0].meta.cutShort).toBe('the context budget was reached');
   });
 });
