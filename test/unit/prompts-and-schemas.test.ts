@@ -110,7 +110,10 @@ describe('prompt registry', () => {
 
   it('gives every structured prompt an answer schema name of its own', () => {
     const names = entries.flatMap(([, def]) => ('output' in def && def.output ? [def.output.name] : []));
-    expect(names.length).toBe(entries.length - 1); // the researcher's turn answers with tool calls
+    // The researcher's turn and the supervisor answer with tool calls; every other prompt with JSON.
+    const withTools = entries.filter(([, def]) => !('output' in def)).map(([name]) => name);
+    expect(withTools.sort()).toEqual(['researcherTurn', 'supervisor']);
+    expect(names.length).toBe(entries.length - withTools.length);
     expect(new Set(names).size).toBe(names.length);
   });
 });
