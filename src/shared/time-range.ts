@@ -32,6 +32,8 @@ export function publicationDay(value: string | undefined | null): string | undef
   const s = value.trim();
   if (/^\d{4}-\d{2}-\d{2}$/.test(s)) return Number.isNaN(Date.parse(`${s}T00:00:00Z`)) ? undefined : s;
   if (/^\d{4}$/.test(s)) return undefined; // a year alone is too coarse to place in a day or week
+  // A local time without a zone: its own calendar date, not the machine's reading of it.
+  if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(s)) return publicationDay(s.slice(0, 10));
   const t = Date.parse(s);
   if (Number.isNaN(t)) return undefined;
   const d = new Date(t);

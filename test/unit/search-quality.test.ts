@@ -59,6 +59,7 @@ describe('time range', () => {
     expect(publicationDay('2026-01-05')).toBe('2026-01-05');
     expect(publicationDay('2026-01-05T22:00:00-05:00')).toBe('2026-01-06');
     expect(publicationDay('Mon, 05 Jan 2026 10:00:00 GMT')).toBe('2026-01-05');
+    expect(publicationDay('2026-01-05T23:30:00')).toBe('2026-01-05');
     expect(publicationDay('2026')).toBeUndefined();
     expect(publicationDay('2026-13-45')).toBeUndefined();
     expect(publicationDay(null)).toBeUndefined();
