@@ -19,6 +19,8 @@ import { createRobotsChecker } from './robots';
 import { createSafeFetcher, DEFAULT_ALLOWED_TYPES, type SafeFetcher, SkippedError } from './safe-fetch';
 import { BlockedError, WEB_PORTS } from './ssrf';
 import { metrics } from '../../infra/metrics';
+import { tokenCounter, type TokenCounter } from '../llm/tokens';
+import { passagesForGoal } from './goal-passages';
 import { NEEDS_BROWSER_REASON, needsBrowser } from './browser-rule';
 import { describeRange, outsideRange, type DateRange } from '../../shared/time-range';
 
@@ -47,10 +49,12 @@ export interface CrawlResult {
 /** Attempts at fetching one page before it counts as failed (the site, not ours, is down). */
 const PAGE_FETCH_ATTEMPTS = 4;
 
-/** Characters of page text given to the extractor; halved on each context-length error. */
-const PAGE_BUDGET_CHARS = 24_000;
+/** Tokens of page text given to the extractor (a longer page is reduced to the passages that
+ *  serve the goal: goal-passages.ts); halved on each context-length error. */
+const PAGE_BUDGET_TOKENS = 6_000;
 
-type CrawlDeps = { config: Pick<Config, 'crawl'>; store: Store; llm: Llm };
+/** `counter`: the extractor's model's tokenizer family (default cl100k). */
+type CrawlDeps = { config: Pick<Config, 'crawl'>; store: Store; llm: Llm; counter?: TokenCounter };
 type CrawlInput = { researchId: string; url: string; goal: string };
 
 /** What reading a page needs: the activity's dependencies and the guarded fetcher. */
@@ -184,10 +188,10 @@ export function fetchFailure(err: unknown, url: string, attempt: number): CrawlR
 /** Goal-directed extraction; a page too long for the model is cut shorter and tried again. */
 async function extractForGoal(deps: CrawlDeps, input: CrawlInput, page: StoredPage, cached: boolean): Promise<CrawlResult> {
   const ctx = Context.current();
-  let budget = PAGE_BUDGET_CHARS;
+  let budget = PAGE_BUDGET_TOKENS;
   for (let attempt = 1; ; attempt++) {
     ctx.heartbeat({ stage: 'llm', attempt });
-    const text = page.markdown.slice(0, budget);
+    const { text, reduced } = passagesForGoal(page.markdown, input.goal, budget, deps.counter ?? tokenCounter('cl100k'));
     try {
       const r = await deps.llm.structured(
         EXTRACTOR_PROMPT,
@@ -196,7 +200,7 @@ async function extractForGoal(deps: CrawlDeps, input: CrawlInput, page: StoredPa
           url: page.finalUrl,
           title: page.title || '(untitled)',
           page: text,
-          truncated: text.length < page.markdown.length,
+          truncated: reduced,
           shownChars: text.length,
           pageChars: page.markdown.length,
         },
@@ -223,7 +227,7 @@ async function extractForGoal(deps: CrawlDeps, input: CrawlInput, page: StoredPa
         usage: r.usage,
       };
     } catch (err) {
-      if (err instanceof ApplicationFailure && err.type === ErrorType.LlmContextLength && attempt < 3 && budget > 2_000) {
+      if (err instanceof ApplicationFailure && err.type === ErrorType.LlmContextLength && attempt < 3 && budget > 500) {
         budget = Math.floor(budget / 2);
         continue;
       }
