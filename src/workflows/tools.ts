@@ -85,7 +85,8 @@ export async function runTool(
         const query = call.args.queries[i]!;
         if (r.status === 'fulfilled') {
           notes.addProviderErrors(r.value.errors ?? []);
-          return { query, sourceIds: r.value.results.map((x) => x.sourceId) };
+          const said = r.value.notes?.length ? { notes: r.value.notes } : {};
+          return { query, sourceIds: r.value.results.map((x) => x.sourceId), ...said };
         }
         notes.add('web search', failureMessage(r.reason));
         return { query, sourceIds: [], error: failureMessage(r.reason) };

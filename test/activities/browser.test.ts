@@ -42,6 +42,10 @@ describe('the browser rule', () => {
     expect(needsBrowser('text/html', thin, 'x '.repeat(THIN_TEXT_CHARS))).toBe(false);
     expect(needsBrowser('text/html', Buffer.from(html('<p>Short.</p>')), 'Short.')).toBe(false);
     expect(needsBrowser('application/json', thin, '')).toBe(false);
+    // Scripts that hold data render nothing: a short article with JSON-LD is short as served.
+    const dated = html('<p>Short.</p><script type="application/ld+json">{"datePublished":"2026-11-01"}</script>');
+    expect(needsBrowser('text/html', Buffer.from(dated), 'Short.')).toBe(false);
+    expect(needsBrowser('text/html', Buffer.from(`${dated}<script type="module" src="/app.js"></script>`), 'Short.')).toBe(true);
     // Link targets are not text: a nav bar of links is still a thin page.
     const nav = Array.from({ length: 20 }, (_, i) => `[Home](https://example.com/a/long/path/${i})`).join(' ');
     expect(needsBrowser('text/html', thin, nav)).toBe(true);

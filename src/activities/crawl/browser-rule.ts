@@ -22,9 +22,13 @@ export function proseOf(markdown: string): string {
     .trim();
 }
 
+const SCRIPT_TAG = /<script\b([^>]*)>/gi;
+/** Script elements that hold data, not code (JSON-LD, JSON, templates, import maps): they render nothing. */
+const DATA_SCRIPT = /\btype\s*=\s*["']?\s*(application\/(ld\+)?json|text\/(x-)?template|importmap|speculationrules)/i;
+
 /** Whether an HTML page's readable text is too thin for what its scripts may render. */
 export function needsBrowser(contentType: string, body: Buffer, markdown: string): boolean {
   if (contentType !== 'text/html' && contentType !== 'application/xhtml+xml') return false;
   if (proseOf(markdown).length >= THIN_TEXT_CHARS) return false;
-  return /<script[\s>]/i.test(body.toString('utf8'));
+  return [...body.toString('utf8').matchAll(SCRIPT_TAG)].some((m) => !DATA_SCRIPT.test(m[1] ?? ''));
 }

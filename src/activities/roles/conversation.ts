@@ -15,7 +15,9 @@ export interface ToolResultInput {
   convKey: string;
   seq: number;
   toolCallId: string;
-  search?: { query: string; sourceIds: string[]; error?: string }[];
+  /** `notes`: what the search did to its results that the model should know (dropped as too old,
+   *  only avoided domains left, providers this worker lacks). */
+  search?: { query: string; sourceIds: string[]; error?: string; notes?: string[] }[];
   crawl?: CrawlResult[];
   /** A python call's sandbox run, with the input files it was given (source ids, inline names). */
   python?: { run: SandboxResult; sources: string[]; data: string[] };
@@ -147,7 +149,7 @@ function toolResultMessage(input: ToolResultInput, stored: StoredSource[], budge
     }
     const hits = s.sourceIds.flatMap((id) => byId.get(id) ?? []);
     groups.push({
-      head: `Search "${s.query}":`,
+      head: `Search "${s.query}":${s.notes?.length ? ` (${s.notes.join('; ')})` : ''}`,
       empty: '(no results)',
       parts: hits.map((x) => ({
         head: `[${x.sourceId}] ${x.title} — ${x.url}`,
