@@ -167,7 +167,7 @@ export const EnvSchema = z.object({
     .string()
     .min(1)
     .default(DEFAULT_TASK_QUEUE)
-    .describe('task queue of the research workflows (and the prefix of the `<queue>-llm`, `-search` and `-sandbox` queues)'),
+    .describe('task queue of the research workflows (and the prefix of the `<queue>-llm`, `-search`, `-sandbox` and `-browser` queues)'),
   TEMPORAL_CLI_PATH: optionalString.describe('the `temporal` binary to use'),
   PATH: z
     .string()
