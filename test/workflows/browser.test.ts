@@ -1,14 +1,14 @@
 // A researcher's crawl of a page whose text JavaScript renders: read through the browser queue by
 // a worker with Chromium; on a deployment without one, skipped after the wait, saying why.
-import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StepInput, StepOutput } from '../../src/shared/schemas';
+import type { StepOutput } from '../../src/shared/schemas';
 import type { ChatRequest, Reply } from '../support/llm-server';
 import { recordHistories } from '../support/record-history';
 import { researchRules, userText } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { runResearcherStep } from '../support/researcher-step';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const hasBrowser = existsSync(CHROMIUM);
@@ -35,22 +35,7 @@ async function crawlJsPage(h: Harness): Promise<{ id: string; out: StepOutput; t
     return { json: { relevant: figure !== 'nothing', evidence: `The page states ${figure}.`, summary: `Reports ${figure}.` } };
   };
   h.llm.script(researchRules({ react, extractor }));
-  const id = `researcher-${randomUUID()}`;
-  const input: StepInput = {
-    researchId: id,
-    question: 'How much offshore wind capacity is there?',
-    locale: 'en-US',
-    step,
-    attempt: 1,
-    feedback: '',
-    dependencyKeys: [],
-    maxToolRounds: 4,
-  };
-  const out = (await h.client.workflow.execute('researcherWorkflow', {
-    taskQueue: h.taskQueue,
-    workflowId: id,
-    args: [input],
-  })) as StepOutput;
+  const { id, out } = await runResearcherStep(h, { question: 'How much offshore wind capacity is there?', step, maxToolRounds: 4 });
   const toolMessage = h.llm.requests
     .filter((r) => r.rule === 'react')
     .flatMap((r) => r.body.messages.filter((m) => m.role === 'tool').map((m) => String(m.content)))

@@ -10,6 +10,7 @@ import type { ChatRequest, Reply } from '../support/llm-server';
 import { defaultReact, planJson, researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { runResearcherStep } from '../support/researcher-step';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 
@@ -24,23 +25,11 @@ describe.skipIf(!ready)(`steps cut short (${ready ? 'live' : missingReason()})`,
 
   async function researchStep(extra: Partial<StepInput>): Promise<{ out: StepOutput; meta: Record<string, unknown> }> {
     h.llm.script(researchRules());
-    const id = `researcher-${randomUUID()}`;
-    const input: StepInput = {
-      researchId: id,
+    const { id, out } = await runResearcherStep(h, {
       question: 'How much cheaper has solar become?',
-      locale: 'en-US',
       step: { ...step, needSearch: true, dependsOn: [] },
-      attempt: 1,
-      feedback: '',
-      dependencyKeys: [],
-      maxToolRounds: 8,
       ...extra,
-    };
-    const out = (await h.client.workflow.execute('researcherWorkflow', {
-      taskQueue: h.taskQueue,
-      workflowId: id,
-      args: [input],
-    })) as StepOutput;
+    });
     const doc = await h.pool.query('SELECT meta FROM documents WHERE research_id = $1 AND key = $2', [id, out.key]);
     return { out, meta: doc.rows[0].meta };
   }

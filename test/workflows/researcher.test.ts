@@ -9,6 +9,7 @@ import type { ChatRequest, Reply } from '../support/llm-server';
 import { defaultReact, researchRules, stepTitleOf, userText, type RoleOverrides } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { runResearcherStep } from '../support/researcher-step';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 
@@ -33,24 +34,7 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
 
   async function research(overrides: RoleOverrides, extra: Partial<StepInput> = {}): Promise<{ id: string; out: StepOutput }> {
     h.llm.script(researchRules(overrides));
-    const id = `researcher-${randomUUID()}`;
-    const input: StepInput = {
-      researchId: id,
-      question: 'How much cheaper has solar become?',
-      locale: 'en-US',
-      step,
-      attempt: 1,
-      feedback: '',
-      dependencyKeys: [],
-      maxToolRounds: 8,
-      ...extra,
-    };
-    const out = (await h.client.workflow.execute('researcherWorkflow', {
-      taskQueue: h.taskQueue,
-      workflowId: id,
-      args: [input],
-    })) as StepOutput;
-    return { id, out };
+    return runResearcherStep(h, { question: 'How much cheaper has solar become?', step, ...extra });
   }
 
   it('searches, reads fixture pages and returns findings whose source ids all resolve to stored sources', async () => {

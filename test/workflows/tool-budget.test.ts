@@ -1,13 +1,13 @@
 // A tool result's budget shared across its pages and hits (src/activities/roles/tool-budget.ts),
 // on the dev server: five long pages all reach the model, each shortened to its share, and a hit
 // left out of a search result is not read, so it cannot be cited.
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StepInput, StepOutput } from '../../src/shared/schemas';
+import type { StepOutput } from '../../src/shared/schemas';
 import type { ChatRequest, Reply } from '../support/llm-server';
 import { researchRules, userText, type RoleOverrides } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { runResearcherStep } from '../support/researcher-step';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 
@@ -44,23 +44,7 @@ describe.skipIf(!ready)(`tool-result budget (${ready ? 'live' : missingReason()}
 
   async function research(overrides: RoleOverrides): Promise<{ id: string; out: StepOutput }> {
     h.llm.script(researchRules(overrides));
-    const id = `budget-${randomUUID()}`;
-    const input: StepInput = {
-      researchId: id,
-      question: 'What does grid storage cost?',
-      locale: 'en-US',
-      step,
-      attempt: 1,
-      feedback: '',
-      dependencyKeys: [],
-      maxToolRounds: 4,
-    };
-    const out = (await h.client.workflow.execute('researcherWorkflow', {
-      taskQueue: h.taskQueue,
-      workflowId: id,
-      args: [input],
-    })) as StepOutput;
-    return { id, out };
+    return runResearcherStep(h, { question: 'What does grid storage cost?', step, maxToolRounds: 4 }, 'budget');
   }
 
   it('shows every one of five long pages, each shortened to its share, and records the cut', async () => {

@@ -1,6 +1,7 @@
 // The researcher's tools as the model sees them (OpenAI function definitions from the zod argument
 // schemas, MCP tools beside them), validation of the calls it makes, and trimming of old tool
 // results when the conversation outgrows its budget.
+import { readToolArgs } from '../llm/tool-args';
 import type OpenAI from 'openai';
 import { z } from 'zod';
 import { citedSourceIds } from '../../shared/citations';
@@ -126,21 +127,12 @@ export function parseToolCalls(
       problems.push(`there is no tool named "${tc.function.name}"`);
       continue;
     }
-    let json: unknown;
-    try {
-      json = JSON.parse(tc.function.arguments || '{}');
-    } catch {
-      problems.push(`the arguments of ${name} are not valid JSON: ${tc.function.arguments.slice(0, 200)}`);
+    const read = readToolArgs(name, tc.function.arguments, schema, (json) => looseArgs(name, json));
+    if (!read.ok) {
+      problems.push(read.problem);
       continue;
     }
-    const parsed = schema.safeParse(looseArgs(name, json));
-    if (!parsed.success) {
-      problems.push(
-        `the arguments of ${name} are invalid: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
-      );
-      continue;
-    }
-    calls.push({ id: tc.id, name, args: parsed.data } as ToolCall);
+    calls.push({ id: tc.id, name, args: read.args } as ToolCall);
   }
   return { calls, problems };
 }

@@ -4,6 +4,7 @@
 // steps for the next wave, repaired by code like gap reflection's) or `research_complete`. One
 // activity is one decision: a reply that only thinks is answered and asked again, a few times at
 // most. A model that gives no usable decision: the research is complete, with a note.
+import { readToolArgs } from '../llm/tool-args';
 import type OpenAI from 'openai';
 import { z } from 'zod';
 import { cappedList, cappedText, LIMITS } from '../../shared/llm-outputs';
@@ -231,21 +232,12 @@ function parseCalls(raw: OpenAI.Chat.ChatCompletionMessageToolCall[]): { calls: 
       problems.push(`there is no tool named "${tc.function.name}"`);
       continue;
     }
-    let json: unknown;
-    try {
-      json = JSON.parse(tc.function.arguments || '{}');
-    } catch {
-      problems.push(`the arguments of ${name} are not valid JSON: ${tc.function.arguments.slice(0, 200)}`);
+    const read = readToolArgs(name, tc.function.arguments, schema);
+    if (!read.ok) {
+      problems.push(read.problem);
       continue;
     }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      problems.push(
-        `the arguments of ${name} are invalid: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
-      );
-      continue;
-    }
-    calls.push({ name, args: parsed.data } as Call);
+    calls.push({ name, args: read.args } as Call);
   }
   return { calls, problems };
 }
