@@ -60,7 +60,9 @@ describe.skipIf(!ready)(`schedules (${ready ? 'live' : missingReason()})`, () =>
       if (changed) return;
       changed = true;
       h.search.setFallback((q) => [
-        { url: newUrl, title: NEW_TITLE, content: 'Solar LCOE fell 91% from 2010 to 2024.' },
+        // Worded for the step's goal ("Find facts for step a"), so the ranking puts it first and
+        // the scripted researcher, which reads the first hit, reads it.
+        { url: newUrl, title: NEW_TITLE, content: 'Facts for step a. Solar LCOE fell 91% from 2010 to 2024.' },
         ...searchResults(h.site.url)(q),
       ]);
     };
@@ -75,7 +77,13 @@ describe.skipIf(!ready)(`schedules (${ready ? 'live' : missingReason()})`, () =>
         {
           reporter: () => {
             changeTheWeb();
-            return { json: { title: 'Solar costs', markdown: '## Key points\n\n- Costs fell sharply [1].\n- Batteries too [2].' } };
+            // The figure is in the report's own words: which source [1] is depends on the ranking.
+            return {
+              json: {
+                title: 'Solar costs',
+                markdown: '## Key points\n\n- Costs fell sharply: solar LCOE fell 89% from 2010 to 2022 [1].\n- Batteries too [2].',
+              },
+            };
           },
           changes: (req) => {
             changesAsked = userText(req);
