@@ -182,11 +182,21 @@ export interface Ranked {
   note?: string;
 }
 
+/** Reciprocal rank fusion's constant: how much a first place outweighs a tenth. */
+const RRF_K = 10;
+
+/** Each score's place (0 first, higher scores first); equal scores share a place. */
+function places(score: number[]): number[] {
+  const distinct = [...new Set(score)].sort((a, b) => b - a);
+  return score.map((x) => distinct.indexOf(x));
+}
+
 /**
- * Orders hits by relevance to the goal: the cosine of goal and hit (title and snippet) with an
- * embedder, else BM25 over the same text; each scaled to 0-1 across the hits, preferred domains
- * raised by PREFER_BOOST. Relevance within 0.01 is a tie, which the provider's score breaks.
- * An embedder that fails leaves the lexical order, and the note says why.
+ * Orders hits by relevance to the goal: BM25 over title and snippet, fused by reciprocal rank with
+ * the cosine of goal and hit when there is an embedder (neither decides alone: an embedder can
+ * miss a figure the words hold, words miss a synonym); scaled to 0-1, preferred domains raised by
+ * PREFER_BOOST. Relevance within 0.01 is a tie, which the provider's score breaks. An embedder
+ * that fails leaves the words, and the note says why.
  */
 export async function rerank(
   hits: SearchHit[],
@@ -195,18 +205,18 @@ export async function rerank(
 ): Promise<Ranked> {
   if (hits.length < 2 && !opts.prefer?.length) return { hits, method: opts.embed ? 'embeddings' : 'lexical' };
   const texts = hits.map((h) => `${h.title}\n${h.content}`);
-  let raw: number[] | undefined;
+  let cosine: number[] | undefined;
   let note: string | undefined;
   if (opts.embed) {
     try {
       const [g, ...v] = await opts.embed([goal, ...texts]);
-      raw = v.map((x) => x.reduce((s, xi, i) => s + xi * (g![i] ?? 0), 0));
+      cosine = v.map((x) => x.reduce((s, xi, i) => s + xi * (g![i] ?? 0), 0));
     } catch (err) {
       note = `results ranked by words, not embeddings: ${(err as Error).message}`;
     }
   }
-  const method = raw ? 'embeddings' : 'lexical';
-  raw ??= bm25(goal, texts);
+  const lexical = bm25(goal, texts);
+  const raw = cosine ? fuse([places(lexical), places(cosine)]) : lexical;
   const lo = Math.min(...raw);
   const span = Math.max(...raw) - lo;
   const key = hits.map((h, i) => {
@@ -215,5 +225,10 @@ export async function rerank(
     return Math.round((relevance + boost) * 100);
   });
   const order = hits.map((_, i) => i).sort((a, b) => key[b]! - key[a]! || hits[b]!.score - hits[a]!.score || a - b);
-  return { hits: order.map((i) => hits[i]!), method, ...(note ? { note } : {}) };
+  return { hits: order.map((i) => hits[i]!), method: cosine ? 'embeddings' : 'lexical', ...(note ? { note } : {}) };
+}
+
+/** Reciprocal rank fusion of rankings given as each hit's place. */
+function fuse(rankings: number[][]): number[] {
+  return rankings[0]!.map((_, i) => rankings.reduce((s, at) => s + 1 / (RRF_K + at[i]!), 0));
 }
