@@ -75,15 +75,13 @@ describe.skipIf(!ready)(`schedules (${ready ? 'live' : missingReason()})`, () =>
       },
       ...researchRules(
         {
-          reporter: () => {
+          reporter: (req) => {
             changeTheWeb();
             // The figure is in the report's own words: which source [1] is depends on the ranking.
-            return {
-              json: {
-                title: 'Solar costs',
-                markdown: '## Key points\n\n- Costs fell sharply: solar LCOE fell 89% from 2010 to 2022 [1].\n- Batteries too [2].',
-              },
-            };
+            // A page the reporter was given about 2024 (the second run's) is cited by its number.
+            const newer = new RegExp(`^\\[(\\d+)\\][^\\n]*${NEW_PAGE.replace(/[.]/g, '\\.')}`, 'm').exec(userText(req))?.[1];
+            const markdown = `## Key points\n\n- Costs fell sharply: solar LCOE fell 89% from 2010 to 2022 [1].\n- Batteries too [2].${newer ? `\n- Newer figures [${newer}].` : ''}`;
+            return { json: { title: 'Solar costs', markdown } };
           },
           changes: (req) => {
             changesAsked = userText(req);
