@@ -8,6 +8,8 @@ import { readSse } from '../shared/sse';
 export interface ApiClientOptions {
   api: string;
   key?: string | undefined;
+  /** Sent as X-Tenant-Id: the API checks it against the key's tenant, and an open API acts for it. */
+  tenant?: string | undefined;
 }
 
 export class ApiFailure extends Error {
@@ -25,7 +27,11 @@ export type { RunEvent };
 
 export function apiClient(o: ApiClientOptions) {
   const base = o.api.replace(/\/+$/, '');
-  const headers = (extra: Record<string, string> = {}) => ({ ...(o.key ? { authorization: `Bearer ${o.key}` } : {}), ...extra });
+  const headers = (extra: Record<string, string> = {}) => ({
+    ...(o.key ? { authorization: `Bearer ${o.key}` } : {}),
+    ...(o.tenant ? { 'x-tenant-id': o.tenant } : {}),
+    ...extra,
+  });
 
   async function call<T>(method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<T> {
     let res: Response;
@@ -58,16 +64,18 @@ export function apiClient(o: ApiClientOptions) {
     return (type.includes('json') ? JSON.parse(text) : text) as T;
   }
 
-  /** The run's events from `after` on; reconnects after a dropped connection, ends after `done`. */
-  async function* events(id: string, after = 0): AsyncGenerator<RunEvent> {
+  /** The run's events from `after` on; reconnects after a dropped connection, ends after `done` (or once `signal` aborts). */
+  async function* events(id: string, after = 0, signal?: AbortSignal): AsyncGenerator<RunEvent> {
     let last = after;
     for (let failures = 0; ;) {
       let res: Response;
       try {
         res = await fetch(`${base}/v1/research/${encodeURIComponent(id)}/events`, {
           headers: headers({ accept: 'text/event-stream', 'last-event-id': String(last) }),
+          ...(signal ? { signal } : {}),
         });
       } catch (err) {
+        if (signal?.aborted) return;
         if (++failures > 30) throw new ApiFailure(0, 'unreachable', `lost the API at ${base}: ${(err as Error).message}`);
         await new Promise((r) => setTimeout(r, 2_000));
         continue;
@@ -93,6 +101,7 @@ export function apiClient(o: ApiClientOptions) {
       } catch {
         // the connection dropped: reconnect from the last event
       }
+      if (signal?.aborted) return;
       // The server ended the stream without `done` (a run from before events): stop if it ended.
       const status = await call<Pick<ResearchView, 'status'>>('GET', `/v1/research/${encodeURIComponent(id)}`).catch(() => undefined);
       if (status && !['running', 'awaiting_review'].includes(status.status)) return;
