@@ -64,6 +64,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
   const wakeups = store.events.wakeups(deps.log);
   const app = createApp({
     auth: { envKeys: keys, table: store.apiKeys, open: keyless },
+    keys: store.apiKeys,
     events: store.events,
     eventStream: { wakeups },
     rateLimits,

@@ -9,11 +9,12 @@ import { researchRoutes } from './routes/research';
 import { resultRoutes } from './routes/results';
 import { knowledgeRoutes } from './routes/knowledge';
 import { scheduleRoutes } from './routes/schedules';
+import { keyRoutes } from './routes/keys';
 import { searchPreferenceRoutes, type SearchPreferenceRouteDeps } from './routes/search-preferences';
 import type { ScheduleService } from './schedule-service';
 import type { KnowledgeService } from './knowledge-service';
 import type { ResearchService } from './research-service';
-import type { EventsTable } from '../activities/store';
+import type { ApiKeysTable, EventsTable } from '../activities/store';
 import type { StreamSettings } from './events';
 import { authenticate, type AuthDeps } from './auth';
 import { docsPage, openApiDocument } from './openapi';
@@ -28,6 +29,8 @@ export interface AppDeps {
   searchPreferences?: SearchPreferenceRouteDeps;
   /** Collections, documents and sessions (absent: those routes are not served). */
   knowledge?: { service: KnowledgeService; maxFileBytes: number };
+  /** The stored API keys a tenant lists and revokes itself (absent: /v1/keys/self is not served). */
+  keys?: Pick<ApiKeysTable, 'list' | 'revoke'>;
   /** The run event log the events stream reads. */
   events: Pick<EventsTable, 'after'>;
   /** How event streams wait: woken by notifications, or polling (see events.ts). */
@@ -106,6 +109,7 @@ export function createApp(deps: AppDeps): express.Express {
     ...(deps.schedules ? [scheduleRoutes({ schedules: deps.schedules, ...(deps.preflight ? { preflight: deps.preflight } : {}) })] : []),
     ...(deps.knowledge ? [knowledgeRoutes({ knowledge: deps.knowledge.service, maxFileBytes: deps.knowledge.maxFileBytes })] : []),
     ...(deps.searchPreferences ? [searchPreferenceRoutes(deps.searchPreferences)] : []),
+    ...(deps.keys ? [keyRoutes({ keys: deps.keys })] : []),
   );
   app.use(notFound);
   app.use(errorHandler(deps.log));

@@ -239,7 +239,12 @@ function sessionService(kb: KnowledgeTables) {
     };
   }
 
-  return { createSession, getSession };
+  async function listSessions(tenant: string) {
+    const rows = await kb.listSessions(tenant);
+    return { sessions: rows.map((s) => ({ id: s.sessionId, title: s.title, createdAt: s.createdAt, runCount: s.runs })) };
+  }
+
+  return { createSession, getSession, listSessions };
 }
 
 export function createKnowledgeService(deps: KnowledgeServiceDeps) {

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ErrorBody } from './contract';
 import type { Content, RouteSpec, RouteTable } from './route-spec';
 import { HEALTH_ROUTES } from './routes/health';
+import { KEY_ROUTES } from './routes/keys';
 import { KNOWLEDGE_ROUTES } from './routes/knowledge';
 import { RESEARCH_ROUTES } from './routes/research';
 import { RESULT_ROUTES } from './routes/results';
@@ -20,6 +21,7 @@ export const MOUNTED_ROUTES: { prefix: string; routes: RouteTable }[] = [
   { prefix: '/v1', routes: SCHEDULE_ROUTES },
   { prefix: '/v1', routes: KNOWLEDGE_ROUTES },
   { prefix: '/v1', routes: SEARCH_PREFERENCE_ROUTES },
+  { prefix: '/v1', routes: KEY_ROUTES },
   { prefix: '', routes: HEALTH_ROUTES },
 ];
 

@@ -159,3 +159,8 @@ export const SessionView = z.object({
     .optional(),
 });
 export type SessionView = z.infer<typeof SessionView>;
+/** `GET /v1/sessions`: the tenant's sessions, newest first. */
+export const SessionList = z.object({
+  sessions: z.array(z.object({ id: z.string(), title: z.string(), createdAt: z.string(), runCount: z.number().int() })),
+});
+export type SessionList = z.infer<typeof SessionList>;

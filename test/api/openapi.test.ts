@@ -8,13 +8,14 @@ import type { ResearchService } from '../../src/api/research-service';
 import type { KnowledgeService } from '../../src/api/knowledge-service';
 import type { ScheduleService } from '../../src/api/schedule-service';
 import { createLogger } from '../../src/infra/logger';
-import type { SearchPreferencesTable } from '../../src/activities/store';
+import type { ApiKeysTable, SearchPreferencesTable } from '../../src/activities/store';
 
 const app = createApp({
   research: {} as ResearchService,
   schedules: {} as ScheduleService,
   knowledge: { service: {} as KnowledgeService, maxFileBytes: 1_000 },
   searchPreferences: { preferences: {} as SearchPreferencesTable, configuredProviders: ['searxng'] },
+  keys: {} as ApiKeysTable,
   events: { after: async () => [] },
   auth: { envKeys: [{ key: 'k-0123456789abcdef', tenant: 't' }], table: { tenantOf: async () => undefined }, open: false },
   rateLimits: { submits: 10, reads: 10 },

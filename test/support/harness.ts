@@ -105,6 +105,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     searchPreferences: { preferences: store.searchPreferences, configuredProviders: config.search.providers },
     // Like the dev default (no keys: open) unless the test gives API_KEYS.
     auth: { envKeys: config.api.keys, table: store.apiKeys, open: config.api.keys.length === 0 },
+    keys: store.apiKeys,
     events: store.events,
     rateLimits: config.api.rateLimits,
     readiness: {

@@ -10,6 +10,7 @@ import {
   CreateCollectionBody,
   CreateSessionBody,
   DocumentView,
+  SessionList,
   SessionView,
 } from '../../shared/knowledge';
 import {
@@ -144,6 +145,13 @@ export const KNOWLEDGE_ROUTES = {
     responses: { 201: { description: 'created', content: SessionView } },
     errors: [400, 401, 429],
   },
+  listSessions: {
+    method: 'get',
+    path: '/sessions',
+    summary: "The tenant's sessions, newest first, with how many runs each has",
+    responses: { 200: { description: 'the sessions', content: SessionList } },
+    errors: [401, 429],
+  },
   getSession: {
     method: 'get',
     path: '/sessions/:id',
@@ -233,6 +241,10 @@ export function knowledgeRoutes(deps: { knowledge: KnowledgeService; maxFileByte
   route(r, K.createSession, async (req, res) => {
     const body = CreateSessionBody.parse(req.body ?? {});
     reply(res, K.createSession, 201, await kb.createSession(tenantOf(res), body.title));
+  });
+
+  route(r, K.listSessions, async (_req, res) => {
+    reply(res, K.listSessions, 200, await kb.listSessions(tenantOf(res)));
   });
 
   route(r, K.getSession, async (req, res) => {

@@ -33,6 +33,16 @@ export function sessionsTable(pool: pg.Pool) {
     return r ? { sessionId: r.session_id, title: r.title, createdAt: new Date(r.created_at).toISOString() } : undefined;
   }
 
+  /** The tenant's sessions, newest first, with how many runs each has. */
+  async function listSessions(tenant: string, limit = 100): Promise<(SessionRow & { runs: number })[]> {
+    const { rows } = await pool.query(
+      `SELECT s.session_id, s.title, s.created_at, (SELECT count(*)::int FROM session_runs r WHERE r.session_id = s.session_id) AS runs
+       FROM sessions s WHERE s.tenant = $1 ORDER BY s.created_at DESC, s.session_id LIMIT $2`,
+      [tenant, limit],
+    );
+    return rows.map((r) => ({ sessionId: r.session_id, title: r.title, createdAt: new Date(r.created_at).toISOString(), runs: r.runs }));
+  }
+
   async function addSessionRun(sessionId: string, researchId: string, question: string): Promise<void> {
     await pool.query('INSERT INTO session_runs (session_id, research_id, question) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
       sessionId,
@@ -58,5 +68,5 @@ export function sessionsTable(pool: pg.Pool) {
     }));
   }
 
-  return { createSession, getSession, addSessionRun, sessionRuns };
+  return { createSession, getSession, listSessions, addSessionRun, sessionRuns };
 }

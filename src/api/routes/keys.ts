@@ -1,0 +1,72 @@
+// A tenant's own API keys under /v1: the ones kept in PostgreSQL (`deep-research keys create`),
+// listed by id, never by secret, and revoked by id. Keys from API_KEYS are the operator's: they
+// are not listed and cannot be revoked here. Only keys of the caller's tenant are seen or touched.
+import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
+import type { ApiKeysTable } from '../../activities/store';
+import { ApiError } from '../../shared/errors';
+import { reply, route, type RouteTable } from '../route-spec';
+
+export const KeyId = z.string().regex(/^[0-9a-f]{8}$/, 'not a key id (8 hex digits, the part after "dr_")');
+export const KeyPath = z.object({ keyId: KeyId.describe('the key id') });
+export const OwnKey = z.object({
+  id: z.string(),
+  name: z.string().nullable(),
+  createdAt: z.string(),
+  revokedAt: z.string().nullable(),
+  current: z.boolean().describe('the key this request was sent with'),
+});
+export const OwnKeys = z.object({
+  tenant: z.string(),
+  keys: z.array(OwnKey).describe('keys stored in PostgreSQL for this tenant, revoked ones included'),
+  currentKey: z.enum(['stored', 'configured', 'none']).describe('where the key of this request comes from: stored, API_KEYS, or no key'),
+});
+export type OwnKeys = z.infer<typeof OwnKeys>;
+export const KeyRevoked = z.object({ id: z.string(), revoked: z.literal(true) });
+export type KeyRevoked = z.infer<typeof KeyRevoked>;
+
+export const KEY_ROUTES = {
+  list: {
+    method: 'get',
+    path: '/keys/self',
+    summary: "The caller's tenant's stored API keys (ids, names, dates; never the secrets), and which one this request used",
+    responses: { 200: { description: 'the keys', content: OwnKeys } },
+    errors: [401, 429],
+  },
+  revoke: {
+    method: 'delete',
+    path: '/keys/self/:keyId',
+    summary: "Revoke one of the tenant's stored keys; it stops working at once (also when it is the key of this request)",
+    params: { path: KeyPath },
+    responses: { 200: { description: 'revoked', content: KeyRevoked } },
+    errors: [400, 401, 404, 429],
+  },
+} satisfies RouteTable;
+
+const tenantOf = (res: Response) => String(res.locals.tenant);
+/** The id part of a stored key (`dr_<id>_<secret>`) in this request's Authorization header. */
+const presentedId = (req: Request) => /^Bearer\s+dr_([0-9a-f]{8})_\S+$/i.exec(req.get('authorization') ?? '')?.[1];
+
+export function keyRoutes(deps: { keys: Pick<ApiKeysTable, 'list' | 'revoke'> }): Router {
+  const r = Router();
+  const K = KEY_ROUTES;
+
+  route(r, K.list, async (req, res) => {
+    const tenant = tenantOf(res);
+    const rows = await deps.keys.list(tenant);
+    const used = presentedId(req);
+    const keys = rows.map((k) => ({ id: k.id, name: k.name, createdAt: k.createdAt, revokedAt: k.revokedAt, current: k.id === used }));
+    const currentKey = keys.some((k) => k.current && !k.revokedAt) ? 'stored' : req.get('authorization') ? 'configured' : 'none';
+    reply(res, K.list, 200, { tenant, keys, currentKey });
+  });
+
+  route(r, K.revoke, async (req, res) => {
+    const keyId = KeyPath.shape.keyId.parse(req.params.keyId);
+    const mine = (await deps.keys.list(tenantOf(res))).find((k) => k.id === keyId && !k.revokedAt);
+    // Another tenant's key and an unknown one look the same: neither exists for this caller.
+    if (!mine || !(await deps.keys.revoke(keyId))) throw new ApiError(404, 'not_found', `no live key ${keyId} of this tenant`);
+    reply(res, K.revoke, 200, { id: keyId, revoked: true });
+  });
+
+  return r;
+}
