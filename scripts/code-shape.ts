@@ -29,7 +29,7 @@ export const LAYERS: { name: string; paths: string[] }[] = [
   { name: 'infra and config', paths: ['src/infra/', 'src/config.ts'] },
   { name: 'activities', paths: ['src/activities/'] },
   { name: 'workflows', paths: ['src/workflows/'] },
-  { name: 'api and cli', paths: ['src/api/', 'src/cli/', 'src/mcp/'] },
+  { name: 'api and cli', paths: ['src/api/', 'src/client/', 'src/cli/', 'src/mcp/'] },
   { name: 'entry points', paths: ['src/cli.ts', 'src/server.ts', 'src/worker.ts'] },
 ];
 

@@ -1,0 +1,142 @@
+// A typed client of the HTTP API for TypeScript programs, the CLI and the web page: one method per
+// route, typed by the contract (src/api/contract.ts and src/shared), errors as ClientError, and a
+// run's events as a stream that resumes with Last-Event-ID. Only types come from the server's
+// modules, so a browser bundle carries none of their code (nor zod); fetch is all it needs.
+import type { z } from 'zod';
+import type {
+  Accepted,
+  ArtifactList,
+  ClarificationAnswered,
+  CollectionList,
+  Deleted,
+  DocumentDetail,
+  DocumentList,
+  ReportJson,
+  ReviewAnswered,
+  RunList,
+  ScheduleBody,
+  ScheduleList,
+  ScheduleView,
+  SearchPreferencesBody,
+  SearchPreferencesView,
+  SourceView,
+  Started,
+  SteerAnswered,
+} from '../api/contract';
+import type { ResearchView, SteerInput } from '../shared/messages';
+import type { CollectionView, CreateCollectionBody, DocumentView, SessionView } from '../shared/knowledge';
+import type { Phase, ResearchRequest, RunStatus } from '../shared/schemas';
+import type { RunEvent } from '../shared/events';
+import { followEvents, type FollowOptions } from './events';
+import { ClientError, http, type ClientOptions } from './http';
+
+export { ClientError, type ClientOptions, type FollowOptions };
+export type { RunEvent, ResearchView, ReportJson, RunList, Started, ScheduleView, CollectionView, DocumentView, SessionView };
+
+/** What `POST /v1/research` takes (defaults filled in by the API). */
+export type StartRequest = z.input<typeof ResearchRequest>;
+export interface ListRunsQuery {
+  status?: RunStatus;
+  phase?: Phase;
+  since?: string;
+  q?: string;
+  cursor?: string;
+  limit?: number;
+}
+/** What `POST /v1/schedules` takes: a research request and exactly one of cron and every. */
+export type ScheduleRequest = StartRequest & Partial<Pick<ScheduleBody, 'cron' | 'every' | 'timezone' | 'paused' | 'note'>>;
+/** Report formats answered as text, as JSON, and as a file. */
+export type TextReportFormat = 'markdown' | 'md' | 'html';
+export type FileReportFormat = 'pdf' | 'docx';
+
+const enc = encodeURIComponent;
+const run = (id: string, tail = '') => `/v1/research/${enc(id)}${tail}`;
+const collection = (id: string, tail = '') => `/v1/collections/${enc(id)}${tail}`;
+const schedule = (id: string, tail = '') => `/v1/schedules/${enc(id)}${tail}`;
+const query = (q: object) => {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(q)) if (v !== undefined) p.set(k, String(v));
+  return p.size ? `?${p}` : '';
+};
+const idempotency = (key: string | undefined): Record<string, string> => (key ? { 'idempotency-key': key } : {});
+
+export function createClient(options: ClientOptions) {
+  const h = http(options);
+  const { call } = h;
+  return {
+    /** Any route by method and path, for what the typed methods below do not cover. */
+    call,
+    /** A file of the API (an export, a chart, a document's original) as a Blob. */
+    blob: h.blob,
+    /**
+     * The run's events after `after` (default 0), in order, each once; resumes after a dropped
+     * connection with Last-Event-ID; ends after `done`, or without an error once `signal` aborts.
+     */
+    events: (id: string, o: FollowOptions | number = {}, signal?: AbortSignal) =>
+      followEvents(h, id, typeof o === 'number' ? { after: o, ...(signal ? { signal } : {}) } : o),
+
+    research: {
+      start: (body: StartRequest, o: { idempotencyKey?: string } = {}) =>
+        call<Started>('POST', '/v1/research', body, idempotency(o.idempotencyKey)),
+      get: (id: string) => call<ResearchView>('GET', run(id)),
+      list: (q: ListRunsQuery = {}) => call<RunList>('GET', `/v1/research${query(q)}`),
+      approve: (id: string, planVersion: number) => call<ReviewAnswered>('POST', run(id, '/plan/approve'), { planVersion }),
+      revise: (id: string, planVersion: number, feedback: string) =>
+        call<ReviewAnswered>('POST', run(id, '/plan/revise'), { planVersion, feedback }),
+      answer: (id: string, answer: string) => call<ClarificationAnswered>('POST', run(id, '/clarification'), { answer }),
+      steer: (id: string, steer: SteerInput) => call<SteerAnswered>('POST', run(id, '/steer'), steer),
+      cancel: (id: string) => call<Accepted>('POST', run(id, '/cancel')),
+      /** The report as Markdown (default) or self-contained HTML. */
+      report: (id: string, format: TextReportFormat = 'markdown') => call<string>('GET', run(id, `/report?format=${format}`)),
+      /** The report with its references, grounding and removed citations. */
+      reportJson: (id: string) => call<ReportJson>('GET', run(id, '/report?format=json')),
+      /** The report as a PDF or Word (.docx) file. */
+      reportFile: (id: string, format: FileReportFormat) => h.blob(run(id, `/report?format=${format}`)),
+      source: (id: string, sourceId: string) => call<SourceView>('GET', run(id, `/sources/${enc(sourceId)}`)),
+      artifacts: (id: string) => call<ArtifactList>('GET', run(id, '/artifacts')),
+      artifact: (id: string, artifactId: string) => h.blob(run(id, `/artifacts/${enc(artifactId)}`)),
+    },
+
+    collections: {
+      list: () => call<CollectionList>('GET', '/v1/collections'),
+      get: (id: string) => call<CollectionView>('GET', collection(id)),
+      create: (body: z.input<typeof CreateCollectionBody>) => call<CollectionView>('POST', '/v1/collections', body),
+      delete: (id: string) => call<Deleted>('DELETE', collection(id)),
+      documents: (id: string) => call<DocumentList>('GET', collection(id, '/documents')),
+      document: (id: string, docId: string, o: { chunks?: boolean } = {}) =>
+        call<DocumentDetail>('GET', collection(id, `/documents/${enc(docId)}${o.chunks ? '?include=chunks' : ''}`)),
+      /** Uploads a file (a File in a page, a Blob with a name in Node); `duplicate` when it was there. */
+      upload: (id: string, file: Blob, name?: string) => {
+        const form = new FormData();
+        form.append('file', file, name ?? (file as Partial<File>).name ?? 'upload');
+        return call<DocumentView>('POST', collection(id, '/documents'), form);
+      },
+      addUrl: (id: string, url: string, name?: string) =>
+        call<DocumentView>('POST', collection(id, '/documents'), { url, ...(name ? { name } : {}) }),
+      documentFile: (id: string, docId: string) => h.blob(collection(id, `/documents/${enc(docId)}/file`)),
+      deleteDocument: (id: string, docId: string) => call<Deleted>('DELETE', collection(id, `/documents/${enc(docId)}`)),
+    },
+
+    sessions: {
+      create: (title = '') => call<SessionView>('POST', '/v1/sessions', { title }),
+      get: (id: string) => call<SessionView>('GET', `/v1/sessions/${enc(id)}`),
+    },
+
+    schedules: {
+      list: () => call<ScheduleList>('GET', '/v1/schedules'),
+      get: (id: string) => call<ScheduleView>('GET', schedule(id)),
+      create: (body: ScheduleRequest) => call<ScheduleView>('POST', '/v1/schedules', body),
+      pause: (id: string, note?: string) => call<ScheduleView>('POST', schedule(id, '/pause'), note ? { note } : {}),
+      resume: (id: string, note?: string) => call<ScheduleView>('POST', schedule(id, '/resume'), note ? { note } : {}),
+      trigger: (id: string) => call<ScheduleView>('POST', schedule(id, '/trigger')),
+      delete: (id: string) => call<Accepted>('DELETE', schedule(id)),
+    },
+
+    searchPreferences: {
+      get: () => call<SearchPreferencesView>('GET', '/v1/search-preferences'),
+      put: (body: z.input<typeof SearchPreferencesBody>) => call<SearchPreferencesView>('PUT', '/v1/search-preferences', body),
+    },
+  };
+}
+
+export type Client = ReturnType<typeof createClient>;
