@@ -247,6 +247,9 @@ export const EnvSchema = z.object({
   OTEL_TRACES_EXPORTER: optionalString.describe('`none` turns tracing off'),
   OTEL_SDK_DISABLED: optionalString.describe('`true` turns tracing off'),
   OTEL_SERVICE_NAME: z.string().default('deep-research').describe('the service name of the traces'),
+  CHAT_COMPLETION_WAIT: Duration.default('5m').describe(
+    'how long a non-streaming `POST /v1/chat/completions` waits for the report before it answers with the run id and where to fetch it',
+  ),
   RATE_LIMIT_SUBMITS: z.coerce
     .number()
     .int()
@@ -650,6 +653,8 @@ export interface Config {
     rateLimits: { submits: number; reads: number };
     /** Fair sharing between tenants: fairness weights, priority keys, runs at once per tenant. */
     fairness: Fairness;
+    /** CHAT_COMPLETION_WAIT: how long a non-streaming chat completion waits for the report. */
+    chatWaitMs: number;
   };
   /** OpenTelemetry tracing (src/infra/tracing.ts). */
   tracing: { enabled: boolean; serviceName: string };
@@ -898,6 +903,7 @@ function apiConfig(e: Env): Config['api'] {
     keys: e.API_KEYS,
     fairness: { weights: e.TENANT_WEIGHTS, priorities: e.TENANT_PRIORITIES, maxRuns: e.TENANT_MAX_RUNS },
     rateLimits: { submits: e.RATE_LIMIT_SUBMITS, reads: e.RATE_LIMIT_READS },
+    chatWaitMs: durationToMs(e.CHAT_COMPLETION_WAIT),
   };
 }
 
