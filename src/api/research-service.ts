@@ -8,6 +8,7 @@ import { answer, approve, cancel, revise, steer } from './research/messages';
 import { artifact, artifacts, report, reportImages, source } from './research/outputs';
 import { checkRequest, runStart, start } from './research/start';
 import { endProbe, readStatus } from './research/status';
+import { sessionOfRun } from './research/session';
 
 export type { ResearchServiceDeps } from './research/context';
 export type { RunListFilter } from './research/list';
@@ -28,6 +29,8 @@ export function createResearchService(deps: ResearchServiceDeps) {
     list: withContext(list),
     /** Checks the run is the tenant's; returns a probe that says whether it has ended. */
     owned: withContext(endProbe),
+    /** The session a run of the tenant's was started in (undefined: none, or not the tenant's run). */
+    sessionOf: withContext(sessionOfRun),
     reportImages: withContext(reportImages),
     source: withContext(source),
     approve: withContext(approve),

@@ -136,7 +136,12 @@ export function runStart(ctx: ResearchContext, req: ResearchRequest, tenant: str
       { key: ResearchPhaseKey, value: 'coordinating' },
       { key: ResearchQuestionKey, value: searchWords(summarize(req.question, 1_000)) },
     ],
-    memo: { requestHash: requestHash(tenant, req), question: summarize(req.question, 300) },
+    // The session travels in the memo so a run's session is found from its id (the chat endpoint's follow-ups).
+    memo: {
+      requestHash: requestHash(tenant, req),
+      question: summarize(req.question, 300),
+      ...(req.sessionId ? { sessionId: req.sessionId } : {}),
+    },
     staticSummary: `Research: ${summarize(req.question, 120)}`,
   };
 }
