@@ -1,9 +1,8 @@
-// The page's view of the HTTP API: the key kept in this browser, JSON calls with it, the run's
-// events as a stream that reconnects with Last-Event-ID by itself.
-// Types only from the server's modules: the page's bundle carries none of their code (nor zod).
-import { readSse } from '../../src/shared/sse';
-import type { ErrorBody } from '../../src/api/contract';
-import type { RunEvent } from '../../src/shared/events';
+// The page's view of the HTTP API: the key kept in this browser and the typed client (src/client)
+// that sends it. The page's screens call `client` (or `call` for a route by path); the run's
+// events come through `follow`, which resumes with Last-Event-ID by itself.
+// The client takes only types from the server's modules: the bundle carries none of their code (nor zod).
+import { ClientError, createClient, type RunEvent } from '../../src/client';
 
 export type { RunEvent };
 
@@ -15,42 +14,16 @@ export const keyStore = {
   clear: () => localStorage.removeItem(KEY_ITEM),
 };
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details?: ErrorBody['error']['details'],
-  ) {
-    super(message);
-  }
-}
+/** The API's errors on this page: status, code, message, details. */
+export { ClientError as ApiError };
 
-function headers(extra: Record<string, string> = {}): Record<string, string> {
-  const key = keyStore.get();
-  return { ...(key ? { authorization: `Bearer ${key}` } : {}), ...extra };
-}
+/** The API this page was served by, with the key of this browser (read at each request). */
+export const client = createClient({ baseUrl: '', key: () => keyStore.get() });
 
-export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(path, {
-    method,
-    headers: headers(body === undefined ? {} : { 'content-type': 'application/json' }),
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  if (!res.ok) {
-    // An answer of the API itself has an ErrorBody; one of a proxy in between may have none.
-    const e = (await res.json().catch(() => ({}))) as Partial<ErrorBody>;
-    throw new ApiError(res.status, e.error?.code ?? String(res.status), e.error?.message ?? res.statusText, e.error?.details);
-  }
-  return (res.headers.get('content-type') ?? '').includes('json') ? ((await res.json()) as T) : ((await res.text()) as T);
-}
+export const call = <T>(method: string, path: string, body?: unknown): Promise<T> => client.call<T>(method, path, body);
 
 /** A file of the API (an export, a chart) as a blob, with the key. */
-export async function blob(path: string): Promise<Blob> {
-  const res = await fetch(path, { headers: headers() });
-  if (!res.ok) throw new ApiError(res.status, String(res.status), `${res.status} ${res.statusText}`);
-  return res.blob();
-}
+export const blob = (path: string): Promise<Blob> => client.blob(path);
 
 /**
  * Follows the run's events from `after` on; calls `onEvent` for each, in order, once. Reconnects
@@ -63,27 +36,7 @@ export async function follow(
   onState: (s: 'live' | 'reconnecting') => void,
   signal: AbortSignal,
 ): Promise<void> {
-  let last = after;
-  while (!signal.aborted) {
-    try {
-      const res = await fetch(`/v1/research/${encodeURIComponent(id)}/events`, {
-        headers: headers({ accept: 'text/event-stream', 'last-event-id': String(last) }),
-        signal,
-      });
-      if (!res.ok) throw new ApiError(res.status, String(res.status), res.statusText);
-      onState('live');
-      for await (const e of readSse(res.body!)) {
-        if (e.id <= last) continue;
-        last = e.id;
-        // The API streams the run's log as src/shared/events.ts declares it.
-        onEvent(e as RunEvent);
-        if (e.type === 'done') return;
-      }
-    } catch (err) {
-      if (signal.aborted) return;
-      if (err instanceof ApiError && (err.status === 401 || err.status === 404)) throw err;
-    }
-    onState('reconnecting');
-    await new Promise((r) => setTimeout(r, 1_500));
-  }
+  // A page keeps trying for as long as it is open; only a missing key or run (4xx) ends it with an error.
+  const events = client.events(id, { after, signal, onState, retryDelayMs: 1_500, maxFailures: Number.POSITIVE_INFINITY });
+  for await (const e of events) onEvent(e);
 }
