@@ -1,11 +1,52 @@
-// The researcher's page: ask, watch, review, read, find. Hash routes: #/ (ask and the runs list),
-// #/run/<id> (one run). Everything comes from the API with the key kept in this browser.
+// The researcher's page: ask, watch, review, read, find; knowledge base, sessions, schedules, keys.
+// Hash routes: #/ (ask and the runs list), #/run/<id> (one run), #/kb and #/kb/<id> (collections),
+// #/sessions and #/session/<id>, #/schedules, #/keys. Everything comes from the API with the key
+// kept in this browser.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, call, keyStore } from './api';
 import { AskForm } from './ask';
 import { Runs } from './runs';
 import { RunPage } from './run';
+import { CollectionPage, Collections } from './kb';
+import { SessionPage, Sessions } from './sessions';
+import { Schedules } from './schedules';
+import { Keys } from './keys';
+
+const SCREENS = [
+  ['#/', 'Research'],
+  ['#/kb', 'Knowledge base'],
+  ['#/sessions', 'Sessions'],
+  ['#/schedules', 'Schedules'],
+  ['#/keys', 'Keys'],
+] as const;
+
+/** The screen a hash shows, and which entry of the navigation it belongs to. */
+function screenOf(route: string): { section: string; view: preact.ComponentChildren } {
+  const one = (re: RegExp) => {
+    const m = re.exec(route);
+    return m ? decodeURIComponent(m[1]!) : undefined;
+  };
+  const run = one(/^#\/run\/(.+)$/);
+  if (run) return { section: '#/', view: <RunPage key={run} id={run} /> };
+  const collection = one(/^#\/kb\/(.+)$/);
+  if (collection) return { section: '#/kb', view: <CollectionPage key={collection} id={collection} /> };
+  const session = one(/^#\/session\/(.+)$/);
+  if (session) return { section: '#/sessions', view: <SessionPage key={session} id={session} /> };
+  if (route === '#/kb') return { section: '#/kb', view: <Collections /> };
+  if (route === '#/sessions') return { section: '#/sessions', view: <Sessions /> };
+  if (route === '#/schedules') return { section: '#/schedules', view: <Schedules /> };
+  if (route === '#/keys') return { section: '#/keys', view: <Keys /> };
+  return {
+    section: '#/',
+    view: (
+      <>
+        <AskForm />
+        <Runs />
+      </>
+    ),
+  };
+}
 
 function useRoute(): string {
   const [hash, setHash] = useState(location.hash);
@@ -63,13 +104,32 @@ function KeyGate({ children }: { children: preact.ComponentChildren }) {
 
 function App() {
   const route = useRoute();
-  const run = /^#\/run\/(.+)$/.exec(route);
+  const { section, view } = screenOf(route);
+  // A new screen takes the focus to its first heading, so keyboard and screen reader users land there.
+  useEffect(() => {
+    const h = document.querySelector<HTMLElement>('main h1');
+    if (h && route) {
+      h.tabIndex = -1;
+      h.focus({ preventScroll: true });
+    }
+  }, [route]);
   return (
     <>
       <header class="top">
         <a href="#/" class="brand">
           deep-research
         </a>
+        <nav aria-label="Screens">
+          <ul>
+            {SCREENS.map(([href, label]) => (
+              <li key={href}>
+                <a href={href} {...(section === href ? { 'aria-current': 'page' } : {})}>
+                  {label}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
         {keyStore.get() && (
           <button
             class="link"
@@ -84,16 +144,7 @@ function App() {
         )}
       </header>
       <main id="main">
-        <KeyGate>
-          {run ? (
-            <RunPage key={run[1]} id={decodeURIComponent(run[1]!)} />
-          ) : (
-            <>
-              <AskForm />
-              <Runs />
-            </>
-          )}
-        </KeyGate>
+        <KeyGate>{view}</KeyGate>
       </main>
     </>
   );

@@ -1,9 +1,9 @@
 // One run: its live timeline (from the events stream), the plan under review with approve and
 // revise, the clarifying question, what it waits for, and the report when it is written.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, call, follow, type RunEvent } from './api';
+import { ApiError, blob, call, follow, type RunEvent } from './api';
 import { Report } from './report';
-import type { CollectionList } from '../../src/api/contract';
+import type { ArtifactList, CollectionList } from '../../src/api/contract';
 import type { CollectionView } from '../../src/shared/knowledge';
 import type { AnswerClarification, ApprovePlan, ResearchView, RevisePlan, SteerInput } from '../../src/shared/messages';
 import type { Phase, RunStatus } from '../../src/shared/schemas';
@@ -90,7 +90,7 @@ export function RunPage({ id }: { id: string }) {
         </section>
       )}
       {status?.outcome === 'report' && <Report id={id} />}
-      <Timeline events={events} />
+      <Timeline id={id} events={events} />
     </>
   );
 }
@@ -398,7 +398,11 @@ function describe(e: RunEvent): string {
     case 'usage':
       return `${(e.data.promptTokens + e.data.completionTokens).toLocaleString()} tokens · $${e.data.costUsd.toFixed(4)}`;
     case 'think':
-      return `Supervisor, after wave ${e.data.wave}: ${e.data.thought}`;
+      return `Supervisor thinks, after wave ${e.data.wave}: ${e.data.thought}`;
+    case 'tool':
+      return 'tool' in e.data
+        ? `Step ${e.data.step} ran Python: ${e.data.status}, ${e.data.artifacts} file(s) kept`
+        : `Step ${e.data.step} used a tool (${e.data.chars.toLocaleString()} characters back)`;
     case 'steer':
       return `Steered: ${e.data.summary}`;
     case 'report':
@@ -406,21 +410,64 @@ function describe(e: RunEvent): string {
     case 'done':
       return `Run ${e.data.status}${e.data.error ? `: ${e.data.error}` : ''}`;
     default:
-      return e.type;
+      // An event type newer than this page.
+      return (e as { type: string }).type;
   }
 }
 
-function Timeline({ events }: { events: RunEvent[] }) {
+function Timeline({ id, events }: { id: string; events: RunEvent[] }) {
+  // The run's files, read again whenever a python run kept some: its charts are shown in place.
+  const kept = events.filter((e) => e.type === 'tool' && 'tool' in e.data && e.data.artifacts > 0).length;
+  const [artifacts, setArtifacts] = useState<ArtifactList['artifacts']>([]);
+  useEffect(() => {
+    if (kept)
+      call<ArtifactList>('GET', `/v1/research/${encodeURIComponent(id)}/artifacts`).then(
+        (r) => setArtifacts(r.artifacts),
+        () => undefined,
+      );
+  }, [id, kept]);
   return (
     <section class="card" aria-labelledby="timeline-title">
       <h2 id="timeline-title">Timeline</h2>
       <ol class="timeline" aria-live="polite">
         {events.map((e) => (
-          <li key={e.id} data-event-id={e.id} class={`ev ${e.type}`}>
+          <li key={e.id} data-event-id={e.id} class={`ev ${e.type}${e.type === 'tool' && 'tool' in e.data ? ' python' : ''}`}>
             <time dateTime={e.data.at}>{e.data.at ? new Date(e.data.at).toLocaleTimeString() : ''}</time> {describe(e)}
+            {e.type === 'tool' && 'tool' in e.data && e.data.artifacts > 0 && (
+              <PythonFiles files={artifacts.filter((a) => a.stepId === e.data.step)} />
+            )}
           </li>
         ))}
       </ol>
     </section>
+  );
+}
+
+/** A python run's kept files: images shown (fetched with the key), the others named. */
+function PythonFiles({ files }: { files: ArtifactList['artifacts'] }) {
+  const [urls, setUrls] = useState<Record<string, string>>({});
+  useEffect(() => {
+    const made: string[] = [];
+    for (const f of files)
+      if (f.contentType.startsWith('image/') && !urls[f.artifactId])
+        void blob(f.url).then((b) => {
+          const u = URL.createObjectURL(b);
+          made.push(u);
+          setUrls((all) => ({ ...all, [f.artifactId]: u }));
+        });
+    return () => made.forEach((u) => URL.revokeObjectURL(u));
+  }, [files.map((f) => f.artifactId).join()]);
+  return (
+    <ul class="files">
+      {files.map((f) =>
+        f.contentType.startsWith('image/') ? (
+          <li key={f.artifactId}>{urls[f.artifactId] && <img src={urls[f.artifactId]} alt={`Chart from Python: ${f.name}`} />}</li>
+        ) : (
+          <li key={f.artifactId}>
+            {f.name} <span class="muted">({f.size.toLocaleString()} bytes)</span>
+          </li>
+        ),
+      )}
+    </ul>
   );
 }

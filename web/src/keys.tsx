@@ -1,0 +1,80 @@
+// Keys at #/keys: the tenant's stored API keys (ids, names, dates; never secrets) and revoking one.
+import { useEffect, useState } from 'preact/hooks';
+import { call, keyStore } from './api';
+import type { KeyRevoked, OwnKeys } from '../../src/api/routes/keys';
+
+export function Keys() {
+  const [keys, setKeys] = useState<OwnKeys | undefined>();
+  const [message, setMessage] = useState('');
+  const load = () => call<OwnKeys>('GET', '/v1/keys/self').then(setKeys, (err: Error) => setMessage(err.message));
+  useEffect(() => void load(), []);
+  const revoke = async (id: string, current: boolean) => {
+    if (!confirm(current ? 'This is the key this page uses: revoke it and sign out?' : `Revoke key ${id}?`)) return;
+    try {
+      await call<KeyRevoked>('DELETE', `/v1/keys/self/${encodeURIComponent(id)}`);
+      if (current) {
+        keyStore.clear();
+        location.hash = '#/';
+        location.reload();
+        return;
+      }
+      setMessage(`Key ${id} revoked: it stops working at once.`);
+      void load();
+    } catch (err) {
+      setMessage((err as Error).message);
+    }
+  };
+  return (
+    <section class="card" aria-labelledby="keys-title">
+      <h1 id="keys-title">API keys</h1>
+      {keys && (
+        <p class="muted">
+          Tenant <strong>{keys.tenant}</strong>.{' '}
+          {keys.currentKey === 'configured'
+            ? 'This page uses a key from the server’s API_KEYS, which only the operator can change.'
+            : keys.currentKey === 'none'
+              ? 'This server takes requests without a key.'
+              : ''}{' '}
+          New keys are made with <code>deep-research keys create</code>.
+        </p>
+      )}
+      {message && <p role="status">{message}</p>}
+      {keys?.keys.length === 0 && <p>No stored keys for this tenant.</p>}
+      {keys && keys.keys.length > 0 && (
+        <table class="keys">
+          <thead>
+            <tr>
+              <th scope="col">Id</th>
+              <th scope="col">Name</th>
+              <th scope="col">Created</th>
+              <th scope="col">State</th>
+              <th scope="col">
+                <span class="sr-only">Action</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.keys.map((k) => (
+              <tr key={k.id}>
+                <td>
+                  <code>{k.id}</code>
+                  {k.current && <span class="badge">this page</span>}
+                </td>
+                <td>{k.name ?? ''}</td>
+                <td>{new Date(k.createdAt).toLocaleString()}</td>
+                <td>{k.revokedAt ? `revoked ${new Date(k.revokedAt).toLocaleString()}` : 'live'}</td>
+                <td>
+                  {!k.revokedAt && (
+                    <button type="button" class="link" onClick={() => void revoke(k.id, k.current)}>
+                      Revoke<span class="sr-only"> key {k.id}</span>
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,181 @@
+// Schedules at #/schedules: create (question, every or cron, note), and per schedule pause or
+// resume, run now, delete, its recent runs and what changed in each report since the one before.
+import { useEffect, useState } from 'preact/hooks';
+import { call } from './api';
+import type { ReportJson, ScheduleBody, ScheduleList, ScheduleView } from '../../src/api/contract';
+
+const path = (id: string) => `/v1/schedules/${encodeURIComponent(id)}`;
+
+export function Schedules() {
+  const [list, setList] = useState<ScheduleList['schedules'] | undefined>();
+  const [question, setQuestion] = useState('');
+  const [kind, setKind] = useState<'every' | 'cron'>('every');
+  const [when, setWhen] = useState('1d');
+  const [note, setNote] = useState('');
+  const [error, setError] = useState('');
+  const load = () =>
+    call<ScheduleList>('GET', '/v1/schedules').then(
+      (r) => setList(r.schedules),
+      (err: Error) => setError(err.message),
+    );
+  useEffect(() => void load(), []);
+  return (
+    <>
+      <form
+        class="card"
+        aria-labelledby="new-schedule"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          try {
+            const body = { question, ...(kind === 'every' ? { every: when } : { cron: when }), ...(note ? { note } : {}) } as ScheduleBody;
+            await call<ScheduleView>('POST', '/v1/schedules', body);
+            setQuestion('');
+            setNote('');
+            setError('');
+            void load();
+          } catch (err) {
+            setError((err as Error).message);
+          }
+        }}
+      >
+        <h1 id="new-schedule">Research that repeats</h1>
+        <label for="schedule-question">Question</label>
+        <textarea
+          id="schedule-question"
+          required
+          rows={2}
+          maxLength={4000}
+          value={question}
+          onInput={(e) => setQuestion(e.currentTarget.value)}
+        />
+        <fieldset>
+          <legend>How often</legend>
+          <label class="choice">
+            <input type="radio" name="schedule-kind" checked={kind === 'every'} onChange={() => (setKind('every'), setWhen('1d'))} />
+            every (e.g. 12h, 1d)
+          </label>
+          <label class="choice">
+            <input type="radio" name="schedule-kind" checked={kind === 'cron'} onChange={() => (setKind('cron'), setWhen('0 8 * * 1'))} />
+            cron (minute hour day month weekday, UTC)
+          </label>
+          <label for="schedule-when">{kind === 'every' ? 'Interval' : 'Cron expression'}</label>
+          <input id="schedule-when" required value={when} onInput={(e) => setWhen(e.currentTarget.value)} />
+        </fieldset>
+        <label for="schedule-note">Note</label>
+        <input id="schedule-note" maxLength={500} value={note} onInput={(e) => setNote(e.currentTarget.value)} />
+        <button type="submit">Create schedule</button>
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+      </form>
+      <section class="card" aria-labelledby="schedules-title">
+        <h2 id="schedules-title">Your schedules</h2>
+        {list?.length === 0 && <p>No schedules yet.</p>}
+        {list?.map((s) => (
+          <Schedule key={s.id} id={s.id} onGone={() => void load()} />
+        ))}
+      </section>
+    </>
+  );
+}
+
+function Schedule({ id, onGone }: { id: string; onGone: () => void }) {
+  const [s, setS] = useState<ScheduleView | undefined>();
+  const [message, setMessage] = useState('');
+  const load = () => call<ScheduleView>('GET', path(id)).then(setS, (err: Error) => setMessage(err.message));
+  useEffect(() => {
+    void load();
+    const t = setInterval(() => void load(), 5_000);
+    return () => clearInterval(t);
+  }, [id]);
+  const act = async (method: string, suffix: string, done: string) => {
+    try {
+      const r = await call<ScheduleView>(method, `${path(id)}${suffix}`);
+      setMessage(done);
+      if (method === 'DELETE') return onGone();
+      setS(r);
+    } catch (err) {
+      setMessage((err as Error).message);
+    }
+  };
+  if (!s) return <p role="status">Loading…</p>;
+  return (
+    <article class="schedule" aria-labelledby={`${id}-q`}>
+      <h3 id={`${id}-q`}>{s.question}</h3>
+      <p class="muted">
+        {s.every ? `every ${s.every}` : `cron ${s.cron}${s.timezone ? ` (${s.timezone})` : ''}`} · {s.paused ? 'paused' : 'active'}
+        {s.nextRunsAt[0] && !s.paused ? ` · next ${new Date(s.nextRunsAt[0]).toLocaleString()}` : ''} · {s.runsStarted} run(s) started
+        {s.runsSkipped ? `, ${s.runsSkipped} skipped` : ''}
+        {s.note ? ` · ${s.note}` : ''}
+      </p>
+      <div class="row">
+        <button type="button" class="secondary" onClick={() => void act('POST', '/trigger', 'A run was started.')}>
+          Run now
+        </button>
+        {s.paused ? (
+          <button type="button" class="secondary" onClick={() => void act('POST', '/resume', 'Resumed.')}>
+            Resume
+          </button>
+        ) : (
+          <button type="button" class="secondary" onClick={() => void act('POST', '/pause', 'Paused.')}>
+            Pause
+          </button>
+        )}
+        <button type="button" class="secondary" onClick={() => confirm('Delete this schedule?') && void act('DELETE', '', 'Deleted.')}>
+          Delete
+        </button>
+      </div>
+      {message && <p role="status">{message}</p>}
+      {s.recentRuns.length > 0 && (
+        <ul class="runs" aria-label="Recent runs">
+          {[...s.recentRuns].reverse().map((r) => (
+            <li key={r.id}>
+              <a href={`#/run/${encodeURIComponent(r.id)}`}>{new Date(r.startedAt ?? r.scheduledAt ?? '').toLocaleString()}</a>
+              {s.running.includes(r.id) ? <span class="badge">running</span> : <Changes runId={r.id} />}
+            </li>
+          ))}
+        </ul>
+      )}
+    </article>
+  );
+}
+
+/** The report's "What changed since …" section, read from its Markdown. */
+export function changesOf(markdown: string): string | undefined {
+  const lines = markdown.split('\n');
+  const at = lines.findIndex((l) => /What changed since/i.test(l));
+  if (at < 0) return undefined;
+  const level = /^(#+)\s/.exec(lines[at]!)?.[1]?.length;
+  const end = lines.findIndex((l, i) => i > at && (level ? new RegExp(`^#{1,${level}}\\s`).test(l) : /^#+\s/.test(l)));
+  return lines
+    .slice(at, end < 0 ? undefined : end)
+    .join('\n')
+    .replace(/^#+\s*/, '')
+    .trim();
+}
+
+function Changes({ runId }: { runId: string }) {
+  const [text, setText] = useState<string | null | undefined>();
+  return (
+    <details
+      onToggle={(e) => {
+        if (!(e.currentTarget as HTMLDetailsElement).open || text !== undefined) return;
+        call<ReportJson>('GET', `/v1/research/${encodeURIComponent(runId)}/report?format=json`).then(
+          (r) => setText(changesOf(r.markdown) ?? null),
+          () => setText(null),
+        );
+      }}
+    >
+      <summary>What changed</summary>
+      {text === undefined ? (
+        <p role="status">Loading…</p>
+      ) : text === null ? (
+        <p class="muted">No comparison: the first report, or no report yet.</p>
+      ) : (
+        <p class="changes">{text}</p>
+      )}
+    </details>
+  );
+}
