@@ -13,6 +13,7 @@ import { keyRoutes } from './routes/keys';
 import { searchPreferenceRoutes, type SearchPreferenceRouteDeps } from './routes/search-preferences';
 import type { ScheduleService } from './schedule-service';
 import type { KnowledgeService } from './knowledge-service';
+import type { Retriever } from '../activities/knowledge/retrieve';
 import type { ResearchService } from './research-service';
 import type { ApiKeysTable, EventsTable } from '../activities/store';
 import type { StreamSettings } from './events';
@@ -20,6 +21,7 @@ import { authenticate, type AuthDeps } from './auth';
 import { docsPage, openApiDocument } from './openapi';
 import { webRoutes } from './web';
 import { rateLimiter, type LimitKind } from './rate-limit';
+import { mcpRoutes } from '../mcp/http';
 
 export interface AppDeps {
   research: ResearchService;
@@ -28,7 +30,7 @@ export interface AppDeps {
   /** A tenant's search preferences (absent: those routes are not served). */
   searchPreferences?: SearchPreferenceRouteDeps;
   /** Collections, documents and sessions (absent: those routes are not served). */
-  knowledge?: { service: KnowledgeService; maxFileBytes: number };
+  knowledge?: { service: KnowledgeService; maxFileBytes: number; retrieve?: Retriever };
   /** The stored API keys a tenant lists and revokes itself (absent: /v1/keys/self is not served). */
   keys?: Pick<ApiKeysTable, 'list' | 'revoke'>;
   /** The run event log the events stream reads. */
@@ -107,8 +109,10 @@ export function createApp(deps: AppDeps): express.Express {
     }),
     resultRoutes({ research: deps.research }),
     ...(deps.schedules ? [scheduleRoutes({ schedules: deps.schedules, ...(deps.preflight ? { preflight: deps.preflight } : {}) })] : []),
-    ...(deps.knowledge ? [knowledgeRoutes({ knowledge: deps.knowledge.service, maxFileBytes: deps.knowledge.maxFileBytes })] : []),
+    ...(deps.knowledge ? [knowledgeRoutes({ ...deps.knowledge, knowledge: deps.knowledge.service })] : []),
     ...(deps.searchPreferences ? [searchPreferenceRoutes(deps.searchPreferences)] : []),
+    // MCP (Streamable HTTP) with the caller's key: its tools call the routes above.
+    mcpRoutes(),
     ...(deps.keys ? [keyRoutes({ keys: deps.keys })] : []),
   );
   app.use(notFound);

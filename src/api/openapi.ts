@@ -11,6 +11,7 @@ import { RESEARCH_ROUTES } from './routes/research';
 import { RESULT_ROUTES } from './routes/results';
 import { SCHEDULE_ROUTES } from './routes/schedules';
 import { SEARCH_PREFERENCE_ROUTES } from './routes/search-preferences';
+import { MCP_ROUTES } from '../mcp/http';
 
 type Schema = Record<string, unknown>;
 
@@ -22,6 +23,7 @@ export const MOUNTED_ROUTES: { prefix: string; routes: RouteTable }[] = [
   { prefix: '/v1', routes: KNOWLEDGE_ROUTES },
   { prefix: '/v1', routes: SEARCH_PREFERENCE_ROUTES },
   { prefix: '/v1', routes: KEY_ROUTES },
+  { prefix: '/v1', routes: MCP_ROUTES },
   { prefix: '', routes: HEALTH_ROUTES },
 ];
 

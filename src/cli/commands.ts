@@ -19,6 +19,7 @@ import {
   steerCommand,
 } from './research';
 import { scheduleCommand } from './schedules';
+import { mcpCommand } from '../mcp/command';
 import { searchPrefsCommand } from './search-prefs';
 import type { Io } from './io';
 
@@ -38,6 +39,7 @@ const CLIENT_COMMAND_TABLE: readonly ClientCommand[] = [
   scheduleCommand,
   searchPrefsCommand,
   evalCommand,
+  mcpCommand,
 ];
 
 const CLIENT_FLAGS_NOTE = '--api URL or DEEP_RESEARCH_API, --key KEY or DEEP_RESEARCH_KEY';

@@ -1,0 +1,297 @@
+// The MCP server of deep-research: tools to start, follow, review, steer and read runs, and each
+// run's report as a resource. Every tool calls the HTTP API through the CLI's client, so the API
+// decides tenants and keys and validates every input the same way for MCP as for HTTP; an API
+// refusal becomes a tool result with isError and the API's message. Tools return at once:
+// follow_research waits a bounded time.
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { ApiFailure, type ApiClient } from '../cli/api-client';
+import type { ReportJson, RunList, Started } from '../api/contract';
+import type { ResearchView } from '../shared/messages';
+import { describeEvent, FOLLOW_DEFAULT_SECONDS, FOLLOW_MAX_SECONDS, followRun } from './follow';
+
+export const MCP_SERVER_NAME = 'deep-research';
+/** The version of this tool set (not of the package): raised when a tool's input or output changes. */
+export const MCP_SERVER_VERSION = '1.0.0';
+const REPORT_URI = 'deep-research://research/{id}/report';
+/** Longest text one tool result carries; a longer report is cut with a note saying where the rest is. */
+const MAX_TEXT = 200_000;
+
+const RunIdInput = z.string().min(1).max(200).describe('the run id, e.g. research-…');
+const runPath = (id: string, tail = '') => `/v1/research/${encodeURIComponent(id)}${tail}`;
+export const reportUri = (id: string) => `deep-research://research/${encodeURIComponent(id)}/report`;
+
+function text(t: string, structured?: Record<string, unknown>): CallToolResult {
+  const body = t.length > MAX_TEXT ? `${t.slice(0, MAX_TEXT)}\n\n[cut at ${MAX_TEXT} characters]` : t;
+  return { content: [{ type: 'text', text: body }], ...(structured ? { structuredContent: structured } : {}) };
+}
+
+const json = (v: unknown) => text(JSON.stringify(v, null, 2), v as Record<string, unknown>);
+
+/** Runs a tool's API calls; the API's refusals (4xx, unreachable) are the tool's error result. */
+async function guarded(work: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!(err instanceof ApiFailure)) throw err;
+    const why = err.status === 401 ? ' (check the API key: --key / DEEP_RESEARCH_KEY, or the Authorization header)' : '';
+    return {
+      content: [{ type: 'text', text: `error: ${err.message}${why}${err.status ? ` [${err.status} ${err.code}]` : ''}` }],
+      isError: true,
+    };
+  }
+}
+
+const STEER_KINDS = ['guidance', 'wrapUp', 'banDomains', 'mustRead', 'addStep', 'dropStep', 'editStep'] as const;
+
+/** The steer tool's flat input as the API's steering body (the API checks it). */
+function steerBody(a: {
+  kind: (typeof STEER_KINDS)[number];
+  text?: string | undefined;
+  domains?: string[] | undefined;
+  urls?: string[] | undefined;
+  collections?: string[] | undefined;
+  stepId?: string | undefined;
+  description?: string | undefined;
+  title?: string | undefined;
+}): Record<string, unknown> {
+  switch (a.kind) {
+    case 'guidance':
+      return { kind: a.kind, text: a.text };
+    case 'wrapUp':
+      return { kind: a.kind };
+    case 'banDomains':
+      return { kind: a.kind, domains: a.domains };
+    case 'mustRead':
+      return { kind: a.kind, urls: a.urls ?? [], collections: a.collections ?? [] };
+    case 'addStep':
+      return { kind: a.kind, step: { id: a.stepId, title: a.title, description: a.description } };
+    case 'dropStep':
+      return { kind: a.kind, stepId: a.stepId };
+    case 'editStep':
+      return { kind: a.kind, stepId: a.stepId, description: a.description };
+  }
+}
+
+function registerRunTools(server: McpServer, client: ApiClient): void {
+  server.registerTool(
+    'start_research',
+    {
+      title: 'Start a research run',
+      description:
+        'Starts a deep research run and returns its id at once (the run takes minutes). Then call follow_research to wait for it. ' +
+        'With autoAcceptPlan false the run stops at its plan for review (approve_plan / revise_plan).',
+      inputSchema: {
+        question: z.string().min(1).max(4000).describe('the research question'),
+        effort: z.enum(['quick', 'standard', 'deep']).optional().describe('how much work the run does (default standard)'),
+        autoAcceptPlan: z.boolean().optional().describe('start researching without a plan review (default false)'),
+        collections: z.array(z.string()).max(20).optional().describe('knowledge base collection ids the run searches'),
+        sessionId: z.string().optional().describe('a session id: the run sees its earlier questions and reports'),
+        options: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .describe('further options of POST /v1/research (maxSteps, reportLength, locale, timeRange, ...)'),
+      },
+    },
+    (a) =>
+      guarded(async () => {
+        const options = {
+          ...(a.options ?? {}),
+          ...(a.effort ? { effort: a.effort } : {}),
+          ...(a.autoAcceptPlan !== undefined ? { autoAcceptPlan: a.autoAcceptPlan } : {}),
+          ...(a.collections ? { collections: a.collections } : {}),
+        };
+        const started = await client.call<Started>('POST', '/v1/research', {
+          question: a.question,
+          options,
+          ...(a.sessionId ? { sessionId: a.sessionId } : {}),
+        });
+        return text(`Started ${started.id} (${started.status}). Call follow_research with this id to wait for progress.`, started);
+      }),
+  );
+
+  server.registerTool(
+    'get_research',
+    {
+      title: 'Status and plan of a run',
+      description: "A run's status, phase, plan (with its version, for approve_plan / revise_plan), steps, usage and what it waits for.",
+      inputSchema: { id: RunIdInput },
+    },
+    ({ id }) => guarded(async () => json(await client.call<ResearchView>('GET', runPath(id)))),
+  );
+
+  server.registerTool(
+    'list_research',
+    {
+      title: 'List runs',
+      description: 'Your runs: running ones first (newest first), then ended ones. Filter by status or by words of the question.',
+      inputSchema: {
+        status: z.enum(['running', 'awaiting_review', 'completed', 'failed', 'cancelled']).optional(),
+        q: z.string().max(200).optional().describe('words of the question'),
+        limit: z.number().int().min(1).max(100).optional(),
+        cursor: z.string().optional().describe('nextCursor of the previous page'),
+      },
+    },
+    (a) =>
+      guarded(async () => {
+        const query = new URLSearchParams(Object.entries(a).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])));
+        return json(await client.call<RunList>('GET', `/v1/research${query.size ? `?${query}` : ''}`));
+      }),
+  );
+
+  server.registerTool(
+    'follow_research',
+    {
+      title: 'Wait for a run to move on',
+      description:
+        `Waits up to timeoutSeconds (default ${FOLLOW_DEFAULT_SECONDS}, at most ${FOLLOW_MAX_SECONDS}) for the run's next events, ` +
+        'sending each as a progress notification. Returns when the run ends, when it waits for a plan review or an answer, or at the timeout; ' +
+        'pass lastEventId as `after` to the next call to continue where this one stopped.',
+      inputSchema: {
+        id: RunIdInput,
+        after: z.number().int().min(0).optional().describe('lastEventId of the previous follow_research (default 0: from the start)'),
+        timeoutSeconds: z.number().int().min(1).max(FOLLOW_MAX_SECONDS).optional(),
+      },
+    },
+    ({ id, after, timeoutSeconds }, extra) =>
+      guarded(async () => {
+        const token = extra._meta?.progressToken;
+        const result = await followRun(client, id, {
+          after: after ?? 0,
+          timeoutMs: (timeoutSeconds ?? FOLLOW_DEFAULT_SECONDS) * 1000,
+          signal: extra.signal,
+          onEvent: async (e, n) => {
+            if (token === undefined) return;
+            await extra.sendNotification({
+              method: 'notifications/progress',
+              params: { progressToken: token, progress: n, message: describeEvent(e) },
+            });
+          },
+        });
+        const next =
+          result.stopped === 'done'
+            ? `The run ended (${result.status}); get_report reads its report.`
+            : result.stopped === 'awaiting_input'
+              ? 'The run waits for you: get_research shows the plan or question; then approve_plan, revise_plan or answer_clarification.'
+              : `Still running; call follow_research again with after=${result.lastEventId}.`;
+        return text([...result.lines, '', next].join('\n'), { ...result });
+      }),
+  );
+}
+
+function registerReviewTools(server: McpServer, client: ApiClient): void {
+  const planVersion = z.number().int().positive().describe("the plan's version, from get_research (plan.version)");
+  server.registerTool(
+    'approve_plan',
+    {
+      title: 'Approve the plan',
+      description: 'Approves the plan under review; the research starts.',
+      inputSchema: { id: RunIdInput, planVersion },
+    },
+    ({ id, planVersion: v }) => guarded(async () => json(await client.call('POST', runPath(id, '/plan/approve'), { planVersion: v }))),
+  );
+  server.registerTool(
+    'revise_plan',
+    {
+      title: 'Revise the plan',
+      description: 'Sends the plan under review back to the planner with feedback; a new version comes for review.',
+      inputSchema: { id: RunIdInput, planVersion, feedback: z.string().min(1).max(4000) },
+    },
+    ({ id, planVersion: v, feedback }) =>
+      guarded(async () => json(await client.call('POST', runPath(id, '/plan/revise'), { planVersion: v, feedback }))),
+  );
+  server.registerTool(
+    'answer_clarification',
+    {
+      title: 'Answer a clarifying question',
+      description: "Answers the question the run asked before planning (get_research shows it under 'waitingFor').",
+      inputSchema: { id: RunIdInput, answer: z.string().min(1).max(4000) },
+    },
+    ({ id, answer }) => guarded(async () => json(await client.call('POST', runPath(id, '/clarification'), { answer }))),
+  );
+  server.registerTool(
+    'steer_research',
+    {
+      title: 'Steer a running run',
+      description:
+        'One change to a running run: guidance (text) for every later model call; wrapUp to stop researching and write the report; ' +
+        'banDomains (domains) to leave sites out; mustRead (urls and/or collections); addStep (stepId, title, description); ' +
+        'dropStep (stepId) or editStep (stepId, description) of a step not yet started.',
+      inputSchema: {
+        id: RunIdInput,
+        kind: z.enum(STEER_KINDS),
+        text: z.string().max(4000).optional(),
+        domains: z.array(z.string()).max(20).optional(),
+        urls: z.array(z.string()).max(10).optional(),
+        collections: z.array(z.string()).max(10).optional(),
+        stepId: z.string().max(32).optional(),
+        title: z.string().max(200).optional(),
+        description: z.string().max(4000).optional(),
+      },
+    },
+    ({ id, ...a }) => guarded(async () => json(await client.call('POST', runPath(id, '/steer'), steerBody(a)))),
+  );
+}
+
+function registerReportTools(server: McpServer, client: ApiClient): void {
+  server.registerTool(
+    'get_report',
+    {
+      title: "A run's report",
+      description: 'The finished report: Markdown (default), or JSON with the Markdown and its numbered references (title, URL).',
+      inputSchema: { id: RunIdInput, format: z.enum(['markdown', 'json']).optional() },
+    },
+    ({ id, format }) =>
+      guarded(async () => {
+        if (format === 'json') return json(await client.call<ReportJson>('GET', runPath(id, '/report?format=json')));
+        return text(await client.call<string>('GET', runPath(id, '/report?format=markdown')));
+      }),
+  );
+}
+
+function registerReportResource(server: McpServer, client: ApiClient): void {
+  const template = new ResourceTemplate(REPORT_URI, {
+    // The tenant's recent completed runs (the API's first page of them).
+    list: async () => {
+      const page = await client.call<RunList>('GET', '/v1/research?status=completed&limit=50');
+      return {
+        resources: page.runs.map((r) => ({ uri: reportUri(r.id), name: r.question.slice(0, 120), mimeType: 'text/markdown' })),
+      };
+    },
+  });
+  server.registerResource(
+    'report',
+    template,
+    { title: 'Research report', description: "A run's report as Markdown", mimeType: 'text/markdown' },
+    async (uri, variables) => {
+      const id = decodeURIComponent(String(variables.id));
+      try {
+        const markdown = await client.call<string>('GET', runPath(id, '/report?format=markdown'));
+        return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: markdown }] };
+      } catch (err) {
+        if (err instanceof ApiFailure && err.status === 404)
+          throw new McpError(ErrorCode.InvalidParams, `Resource not found: ${uri.href}: ${err.message}`);
+        if (err instanceof ApiFailure) throw new McpError(ErrorCode.InvalidRequest, err.message);
+        throw err;
+      }
+    },
+  );
+}
+
+/** A server whose every call goes to the API through `client` (its key decides the tenant). */
+export function createMcpServer(client: ApiClient): McpServer {
+  const server = new McpServer(
+    { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION },
+    {
+      instructions:
+        'Deep research runs take minutes: start_research returns at once, follow_research waits for progress (call it again until the run ends), ' +
+        'get_report reads the result. Plans wait for approve_plan unless autoAcceptPlan is set.',
+    },
+  );
+  registerRunTools(server, client);
+  registerReviewTools(server, client);
+  registerReportTools(server, client);
+  registerReportResource(server, client);
+  return server;
+}
