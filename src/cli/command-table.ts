@@ -12,6 +12,7 @@ const FLAGS = {
   key: { type: 'string' },
   json: { type: 'boolean' },
   'auto-approve': { type: 'boolean' },
+  effort: { type: 'string' },
   option: { type: 'string', multiple: true },
   out: { type: 'string' },
   status: { type: 'string' },

@@ -3,12 +3,13 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ApiFailure, type ApiClient } from './api-client';
-import { defineCommand, parseOptions, type CommandContext, type CommandLine, type Flags } from './command-table';
+import { defineCommand, parseOptions, UsageError, type CommandContext, type CommandLine, type Flags } from './command-table';
 import { follow } from './follow';
 import { money, short } from './format';
 import { resolveCollection } from './kb';
 import type { Accepted, ClarificationAnswered, ListedRun, ReviewAnswered, RunList, SteerAnswered } from '../api/contract';
 import type { SessionView } from '../shared/knowledge';
+import { Effort } from '../shared/schemas';
 import type { ResearchView, SteerInput } from '../shared/messages';
 
 const runPath = (id: string, tail = '') => `/v1/research/${encodeURIComponent(id)}${tail}`;
@@ -19,12 +20,17 @@ const collectionIds = (client: ApiClient, refs: string[]) =>
 export const runCommand = defineCommand({
   name: 'run',
   usage: `  run "<question>" [--auto-approve] [--option k=v]... [--out FILE]   follow a run live, review at the prompt
+      [--effort quick|standard|deep]   how much the run searches, plans and writes (a preset; --option overrides its parts)
       [--session ID|new] [--collection NAME|ID]...   follow up in a session; search your documents`,
   parse: ({ positionals, flags, need }) => ({
     question: positionals.join(' ').trim() || need('a question: deep-research run "<question>"'),
     session: flags.session,
     collections: flags.collection ?? [],
-    options: { ...parseOptions(flags.option ?? []), ...(flags['auto-approve'] ? { autoAcceptPlan: true } : {}) },
+    options: {
+      ...effortOption(flags.effort),
+      ...parseOptions(flags.option ?? []),
+      ...(flags['auto-approve'] ? { autoAcceptPlan: true } : {}),
+    },
     out: flags.out,
   }),
   async handle({ client, io, json }, a) {
@@ -43,6 +49,14 @@ export const runCommand = defineCommand({
     });
   },
 });
+
+/** --effort: one of the presets, checked before anything is sent. */
+function effortOption(effort: string | undefined): { effort?: Effort } {
+  if (effort === undefined) return {};
+  const parsed = Effort.safeParse(effort);
+  if (!parsed.success) throw new UsageError(`--effort must be ${Effort.options.join(', ')}, not "${effort}"`);
+  return { effort: parsed.data };
+}
 
 export const statusCommand = defineCommand({
   name: 'status',

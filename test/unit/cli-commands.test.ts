@@ -1,6 +1,8 @@
 // The client commands' table: the help is made from it, `<command> --help` prints an entry's
 // lines, and a command line the command cannot run with is refused (exit 2, the help on stderr)
 // before anything is sent to the API. The API here is a closed port: reaching for it would exit 1.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { CLIENT_COMMANDS, CLIENT_USAGE, clientCommandHelp, runClientCommand } from '../../src/cli/commands';
 import type { Io } from '../../src/cli/io';
@@ -32,6 +34,7 @@ describe('the client command table', () => {
       'schedule',
       'search-prefs',
       'eval',
+      'mcp',
     ]);
     const starts = CLIENT_COMMANDS.map((name) => CLIENT_USAGE.indexOf(`\n  ${name} `));
     expect(starts.every((i) => i > 0)).toBe(true);
@@ -54,6 +57,7 @@ describe('the client command table', () => {
     [['status'], 'status needs a run id'],
     [['run'], 'run needs a question: deep-research run "<question>"'],
     [['run', 'why?', '--option', 'nope'], '--option nope is not k=v'],
+    [['run', 'why?', '--effort', 'extreme'], '--effort must be quick, standard, deep, not "extreme"'],
     [['answer', 'research-1'], 'answer needs the answer: deep-research answer <id> "<text>"'],
     [['revise', 'research-1'], 'revise needs --feedback TEXT'],
     [['steer', 'research-1'], 'steer needs one of --guidance, --ban, --read, --collection, --wrap-up, --drop, --edit, --add'],
@@ -74,6 +78,35 @@ describe('the client command table', () => {
     const r = await cli('status', 'research-1');
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/^error: cannot reach the API at http:\/\/127\.0\.0\.1:9 /);
+  });
+
+  it('sends --effort as the run option effort, under what --option sets', async () => {
+    const bodies: unknown[] = [];
+    // Answers the submit as the API does when no worker is there to run it.
+    const server = createServer((req, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c.toString()));
+      req.on('end', () => {
+        bodies.push({ method: req.method, url: req.url, body: JSON.parse(text || '{}') });
+        res.writeHead(503, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: 'no_worker', message: 'no worker is polling the task queue' } }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      let err = '';
+      const io: Io = { out: () => undefined, err: (t) => void (err += t), ask: async () => undefined };
+      const code = await runClientCommand('run', ['why?', '--effort', 'deep', '--option', 'maxSteps=2'], { api, key: undefined }, io);
+      expect(code).toBe(1);
+      expect(err).toBe('error: no worker is polling the task queue (503 no_worker)\n');
+      expect(bodies).toEqual([
+        { method: 'POST', url: '/v1/research', body: { question: 'why?', options: { effort: 'deep', maxSteps: 2 } } },
+      ]);
+    } finally {
+      server.close();
+    }
+    expect(clientCommandHelp('run')).toContain('[--effort quick|standard|deep]');
   });
 
   it('refuses a flag no command has', async () => {
