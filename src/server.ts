@@ -7,6 +7,8 @@ import { createApp } from './api/app';
 import { isLoopback } from './api/auth';
 import { createResearchService } from './api/research-service';
 import { createKnowledgeService } from './api/knowledge-service';
+import { createEmbedder } from './activities/knowledge/embed';
+import { createRetriever } from './activities/knowledge/retrieve';
 import { createScheduleService } from './api/schedule-service';
 import { durationToMs } from './shared/plain';
 import { createStore } from './activities/store';
@@ -83,6 +85,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
         ...(deps.retry ? { retry: deps.retry } : {}),
       }),
       maxFileBytes: deps.knowledge.maxFileBytes,
+      retrieve: createRetriever({ kb: store.knowledge, embedder: createEmbedder(deps.knowledge.embedding) }),
     },
     ...(deps.searchProviders
       ? { searchPreferences: { preferences: store.searchPreferences, configuredProviders: deps.searchProviders } }

@@ -159,6 +159,30 @@ export const SessionView = z.object({
     .optional(),
 });
 export type SessionView = z.infer<typeof SessionView>;
+/** `POST /v1/collections/:id/search`: passages of the collection for a query. */
+export const CollectionSearchBody = z
+  .object({
+    query: z.string().trim().min(1, 'query must not be empty').max(500, 'query is longer than 500 characters'),
+    k: z.number().int().min(1).max(20).default(8),
+  })
+  .strict();
+export const CollectionSearchResult = z.object({
+  query: z.string(),
+  /** How vectors were searched ('pgvector', 'exact'); 'off' or 'unavailable': full text only. */
+  vectors: z.string(),
+  passages: z.array(
+    z.object({
+      documentId: z.string(),
+      documentTitle: z.string(),
+      seq: z.number().int(),
+      page: z.number().int().nullable(),
+      headingPath: z.array(z.string()),
+      text: z.string(),
+      score: z.number(),
+    }),
+  ),
+});
+export type CollectionSearchResult = z.infer<typeof CollectionSearchResult>;
 /** `GET /v1/sessions`: the tenant's sessions, newest first. */
 export const SessionList = z.object({
   sessions: z.array(z.object({ id: z.string(), title: z.string(), createdAt: z.string(), runCount: z.number().int() })),

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/api/app';
 import type { ResearchService } from '../../src/api/research-service';
 import type { KnowledgeService } from '../../src/api/knowledge-service';
+import type { Retriever } from '../../src/activities/knowledge/retrieve';
 import type { ScheduleService } from '../../src/api/schedule-service';
 import { createLogger } from '../../src/infra/logger';
 import type { ApiKeysTable, SearchPreferencesTable } from '../../src/activities/store';
@@ -13,7 +14,11 @@ import type { ApiKeysTable, SearchPreferencesTable } from '../../src/activities/
 const app = createApp({
   research: {} as ResearchService,
   schedules: {} as ScheduleService,
-  knowledge: { service: {} as KnowledgeService, maxFileBytes: 1_000 },
+  knowledge: {
+    service: {} as KnowledgeService,
+    maxFileBytes: 1_000,
+    retrieve: (async () => ({ chunks: [], vectors: 'off' })) as Retriever,
+  },
   searchPreferences: { preferences: {} as SearchPreferencesTable, configuredProviders: ['searxng'] },
   keys: {} as ApiKeysTable,
   events: { after: async () => [] },

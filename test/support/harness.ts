@@ -1,5 +1,7 @@
 // A worker on a unique task queue, the HTTP app, a pool on the run's database and a scripted LLM:
 // the pieces a workflow or API test needs, against the suite's real Temporal and PostgreSQL.
+import { createEmbedder } from '../../src/activities/knowledge/embed';
+import { createRetriever } from '../../src/activities/knowledge/retrieve';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
@@ -101,6 +103,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     knowledge: {
       service: createKnowledgeService({ client, taskQueue, store, limits: config.knowledge, retry: config.retry }),
       maxFileBytes: config.knowledge.maxFileBytes,
+      retrieve: createRetriever({ kb: store.knowledge, embedder: createEmbedder(config.knowledge.embedding) }),
     },
     searchPreferences: { preferences: store.searchPreferences, configuredProviders: config.search.providers },
     // Like the dev default (no keys: open) unless the test gives API_KEYS.

@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { ApiError } from '../../shared/errors';
 import {
   AddDocumentUrlBody,
+  CollectionSearchBody,
+  CollectionSearchResult,
   CollectionView,
   CreateCollectionBody,
   CreateSessionBody,
@@ -27,6 +29,7 @@ import {
 } from '../contract';
 import { collectionView, documentView, type KnowledgeService } from '../knowledge-service';
 import { reply, route, type RouteTable } from '../route-spec';
+import type { Retriever } from '../../activities/knowledge/retrieve';
 
 const tenantOf = (res: Response) => String(res.locals.tenant);
 
@@ -89,6 +92,15 @@ export const KNOWLEDGE_ROUTES = {
     summary: 'Delete the collection, its documents and their chunks (ingestions in flight are cancelled)',
     params: { path: CollectionPath },
     responses: { 200: { description: 'deleted', content: Deleted } },
+    errors: ERRORS,
+  },
+  searchCollection: {
+    method: 'post',
+    path: '/collections/:id/search',
+    summary: "The collection's passages for a query, as a run's knowledge_search finds them (full text and, when configured, embeddings)",
+    params: { path: CollectionPath },
+    body: { content: CollectionSearchBody, required: true },
+    responses: { 200: { description: 'the passages, best first', content: CollectionSearchResult } },
     errors: ERRORS,
   },
   addDocument: {
@@ -165,7 +177,7 @@ export const KNOWLEDGE_ROUTES = {
 const collectionId = (req: Request) => CollectionPath.shape.id.parse(req.params.id);
 const documentId = (req: Request) => DocumentPath.shape.docId.parse(req.params.docId);
 
-export function knowledgeRoutes(deps: { knowledge: KnowledgeService; maxFileBytes: number }): Router {
+export function knowledgeRoutes(deps: { knowledge: KnowledgeService; maxFileBytes: number; retrieve?: Retriever }): Router {
   const r = Router();
   const kb = deps.knowledge;
   const K = KNOWLEDGE_ROUTES;
@@ -188,6 +200,31 @@ export function knowledgeRoutes(deps: { knowledge: KnowledgeService; maxFileByte
     await kb.deleteCollection(tenantOf(res), id);
     reply(res, K.deleteCollection, 200, { id, deleted: true });
   });
+
+  if (deps.retrieve) {
+    const retrieve = deps.retrieve;
+    route(r, K.searchCollection, async (req, res) => {
+      const id = collectionId(req);
+      const body = CollectionSearchBody.parse(req.body ?? {});
+      await kb.collection(tenantOf(res), id);
+      const scope = { tenant: tenantOf(res), collectionIds: [id] };
+      // An embeddings outage does not fail a person's search: it answers from full text and says so.
+      const found = await retrieve(scope, [body.query], { k: body.k }).catch(async () => ({
+        ...(await retrieve(scope, [body.query], { k: body.k, methods: ['text'] })),
+        vectors: 'unavailable',
+      }));
+      const passages = found.chunks.map((c) => ({
+        documentId: c.documentId,
+        documentTitle: c.documentTitle || c.documentName,
+        seq: c.seq,
+        page: c.page,
+        headingPath: c.headingPath,
+        text: c.text,
+        score: c.score,
+      }));
+      reply(res, K.searchCollection, 200, { query: body.query, vectors: found.vectors, passages });
+    });
+  }
 
   route(r, K.addDocument, upload(deps.maxFileBytes), async (req, res) => {
     const id = collectionId(req);
