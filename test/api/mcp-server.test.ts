@@ -1,0 +1,146 @@
+// The MCP server through the official SDK's client: over Streamable HTTP at /v1/mcp of a running
+// API, and over stdio from `deep-research mcp`. A run started with autoAcceptPlan is followed to
+// its report (progress notifications arrive while it runs), the report is read as a resource, and
+// another tenant's key sees neither the run nor its report.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { researchRules } from '../support/research-script';
+import { startHarness, type Harness } from '../support/harness';
+import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { ROOT } from '../support/spawn';
+
+const ready = Boolean(temporalAddress() && databaseUrl());
+const ACME = 'acme-mcp-key-0123456789';
+const GLOBEX = 'globex-mcp-key-0123456789';
+
+const textOf = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+
+async function httpClient(url: string, key: string | undefined): Promise<Client> {
+  const client = new Client({ name: 'mcp-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL('/v1/mcp', url), {
+    requestInit: { headers: key ? { authorization: `Bearer ${key}` } : {} },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+/** follow_research until the run ends; every progress notification's message is collected. */
+async function followToEnd(client: Client, id: string, progress: string[]): Promise<string> {
+  let after = 0;
+  for (let i = 0; i < 20; i++) {
+    const r = (await client.callTool({ name: 'follow_research', arguments: { id, after, timeoutSeconds: 20 } }, undefined, {
+      onprogress: (p) => void progress.push(p.message ?? ''),
+      timeout: 30_000,
+    })) as CallToolResult;
+    expect(r.isError).toBeFalsy();
+    const s = r.structuredContent as { stopped: string; lastEventId: number; status?: string };
+    if (s.stopped === 'done') return s.status!;
+    expect(s.stopped).toBe('timeout');
+    after = s.lastEventId;
+  }
+  throw new Error('the run did not end');
+}
+
+describe.skipIf(!ready)(`MCP server (${ready ? 'live' : missingReason()})`, () => {
+  let h: Harness;
+  let server: http.Server;
+  let url: string;
+  beforeAll(async () => {
+    h = await startHarness({ env: { API_KEYS: `${ACME}=acme,${GLOBEX}=globex` } });
+    h.llm.script(researchRules());
+    server = http.createServer(h.app);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+    await h?.close();
+  });
+
+  it('starts a run, follows it with progress to the report, reads the report resource; another tenant sees none of it', async () => {
+    const acme = await httpClient(url, ACME);
+    const tools = (await acme.listTools()).tools.map((t) => t.name);
+    expect(tools).toEqual(
+      expect.arrayContaining([
+        'start_research',
+        'get_research',
+        'list_research',
+        'follow_research',
+        'approve_plan',
+        'revise_plan',
+        'answer_clarification',
+        'steer_research',
+        'get_report',
+      ]),
+    );
+    const start = (await acme.callTool({
+      name: 'start_research',
+      arguments: { question: 'How much solar capacity does Germany have?', autoAcceptPlan: true, effort: 'quick' },
+    })) as CallToolResult;
+    expect(start.isError).toBeFalsy();
+    const id = (start.structuredContent as { id: string }).id;
+    expect(id).toMatch(/^research-/);
+
+    const progress: string[] = [];
+    expect(await followToEnd(acme, id, progress)).toBe('completed');
+    expect(progress[0]).toMatch(/^started: How much solar/);
+    expect(progress).toContainEqual(expect.stringMatching(/^report written: /));
+    expect(progress.at(-1)).toBe('done: completed');
+
+    const md = (await acme.callTool({ name: 'get_report', arguments: { id } })) as CallToolResult;
+    expect(textOf(md)).toMatch(/^# /);
+    const js = (await acme.callTool({ name: 'get_report', arguments: { id, format: 'json' } })) as CallToolResult;
+    const report = js.structuredContent as { markdown: string; references: { url: string }[] };
+    expect(report.markdown).toBe(textOf(md));
+    expect(report.references.length).toBeGreaterThan(0);
+    expect(report.references[0]!.url).toContain(new URL(h.site.url).host);
+
+    const listed = await acme.listResources();
+    expect(listed.resources.map((r) => r.uri)).toContain(`deep-research://research/${id}/report`);
+    const resource = await acme.readResource({ uri: `deep-research://research/${id}/report` });
+    expect(resource.contents[0]).toMatchObject({ mimeType: 'text/markdown', text: textOf(md) });
+
+    const globex = await httpClient(url, GLOBEX);
+    const status = (await globex.callTool({ name: 'get_research', arguments: { id } })) as CallToolResult;
+    expect(status.isError).toBe(true);
+    expect(textOf(status)).toMatch(/\[404 /);
+    await expect(globex.readResource({ uri: `deep-research://research/${id}/report` })).rejects.toThrow(/Resource not found/);
+    expect((await globex.listResources()).resources.map((r) => r.uri)).not.toContain(`deep-research://research/${id}/report`);
+    await Promise.all([acme.close(), globex.close()]);
+  }, 180_000);
+
+  it('answers a request without a key or with an unknown one 401, and a bad plan approval as a tool error', async () => {
+    await expect(httpClient(url, undefined)).rejects.toThrow(/401|needs a key/);
+    await expect(httpClient(url, 'not-a-key')).rejects.toThrow(/401|not known/);
+    const acme = await httpClient(url, ACME);
+    const r = (await acme.callTool({ name: 'approve_plan', arguments: { id: 'research-nope', planVersion: 1 } })) as CallToolResult;
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toMatch(/^error: .*\[404 /);
+    await acme.close();
+  });
+
+  it('serves the same tools on stdio from `deep-research mcp`, with the key decided by the API', async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [path.join(ROOT, 'bin', 'deep-research.mjs'), 'mcp', '--api', url],
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DEEP_RESEARCH_KEY: GLOBEX },
+      cwd: ROOT,
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'mcp-stdio-test', version: '1.0.0' });
+    await client.connect(transport);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('follow_research');
+    const list = (await client.callTool({ name: 'list_research', arguments: {} })) as CallToolResult;
+    expect(list.isError).toBeFalsy();
+    // globex started nothing: acme's run is not in its list.
+    expect((list.structuredContent as { runs: unknown[] }).runs).toEqual([]);
+    await client.close();
+  }, 60_000);
+});
