@@ -2,12 +2,10 @@
 // upload by drag and drop or the file picker, each file's progress (upload, then ingestion until
 // ready or failed with the reason), its documents, and a document's passages.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { call } from './api';
+import { client } from './api';
 import { uploadDocument } from './calls';
-import type { CollectionList, DocumentDetail, DocumentList } from '../../src/api/contract';
-import type { CollectionView, DocumentView } from '../../src/shared/knowledge';
-
-const path = (id: string) => `/v1/collections/${encodeURIComponent(id)}`;
+import type { DocumentDetail } from '../../src/api/contract';
+import type { CollectionSearchResult, CollectionView, DocumentView } from '../../src/shared/knowledge';
 const settled = (d: DocumentView) => d.status === 'ready' || d.status === 'failed';
 
 export function Collections() {
@@ -17,7 +15,7 @@ export function Collections() {
   const [language, setLanguage] = useState('en');
   const [error, setError] = useState('');
   const load = () =>
-    call<CollectionList>('GET', '/v1/collections').then(
+    client.collections.list().then(
       (r) => setList(r.collections),
       (err: Error) => setError(err.message),
     );
@@ -30,7 +28,7 @@ export function Collections() {
         onSubmit={async (e) => {
           e.preventDefault();
           try {
-            const c = await call<CollectionView>('POST', '/v1/collections', { name, description, language });
+            const c = await client.collections.create({ name, description, language });
             location.hash = `#/kb/${encodeURIComponent(c.id)}`;
           } catch (err) {
             setError((err as Error).message);
@@ -78,7 +76,7 @@ export function Collections() {
                 class="link"
                 onClick={async () => {
                   if (!confirm(`Delete the collection “${c.name}” and its documents?`)) return;
-                  await call('DELETE', path(c.id)).catch((err: Error) => setError(err.message));
+                  await client.collections.delete(c.id).catch((err: Error) => setError(err.message));
                   void load();
                 }}
               >
@@ -114,7 +112,7 @@ export function CollectionPage({ id }: { id: string }) {
 
   const load = async () => {
     try {
-      const [col, list] = await Promise.all([call<CollectionView>('GET', path(id)), call<DocumentList>('GET', `${path(id)}/documents`)]);
+      const [col, list] = await Promise.all([client.collections.get(id), client.collections.documents(id)]);
       setC(col);
       setDocs(list.documents);
       setSending((all) => all.map((s) => (s.doc ? { ...s, doc: list.documents.find((d) => d.id === s.doc!.id) ?? s.doc } : s)));
@@ -206,6 +204,7 @@ export function CollectionPage({ id }: { id: string }) {
           </ul>
         )}
       </section>
+      <Search collectionId={id} />
       <section class="card" aria-labelledby="documents-title">
         <h2 id="documents-title">Documents</h2>
         {docs.length === 0 && <p>No documents yet.</p>}
@@ -224,7 +223,7 @@ export function CollectionPage({ id }: { id: string }) {
                 type="button"
                 class="link"
                 onClick={async () => {
-                  await call('DELETE', `${path(id)}/documents/${encodeURIComponent(d.id)}`).catch((err: Error) => setError(err.message));
+                  await client.collections.deleteDocument(id, d.id).catch((err: Error) => setError(err.message));
                   void load();
                 }}
               >
@@ -268,10 +267,7 @@ function Passages({ collectionId, doc }: { collectionId: string; doc: DocumentVi
   const [detail, setDetail] = useState<DocumentDetail | undefined>();
   const [error, setError] = useState('');
   useEffect(() => {
-    call<DocumentDetail>('GET', `${path(collectionId)}/documents/${encodeURIComponent(doc.id)}?include=chunks`).then(
-      setDetail,
-      (err: Error) => setError(err.message),
-    );
+    client.collections.document(collectionId, doc.id, { chunks: true }).then(setDetail, (err: Error) => setError(err.message));
   }, [doc.id, doc.status]);
   if (error) return <p class="error">{error}</p>;
   if (!detail) return <p role="status">Loading passages…</p>;
@@ -287,5 +283,63 @@ function Passages({ collectionId, doc }: { collectionId: string; doc: DocumentVi
         </li>
       ))}
     </ol>
+  );
+}
+
+/** The collection's passages for a query, as a run would find them. */
+function Search({ collectionId }: { collectionId: string }) {
+  const [query, setQuery] = useState('');
+  const [found, setFound] = useState<CollectionSearchResult | undefined>();
+  const [error, setError] = useState('');
+  return (
+    <section class="card" aria-labelledby="kb-search-title">
+      <h2 id="kb-search-title">Search this collection</h2>
+      <form
+        class="filters search"
+        role="search"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          try {
+            setFound(
+              await client.call<CollectionSearchResult>('POST', `/v1/collections/${encodeURIComponent(collectionId)}/search`, { query }),
+            );
+            setError('');
+          } catch (err) {
+            setError((err as Error).message);
+          }
+        }}
+      >
+        <label>
+          Words or a question
+          <input type="search" required maxLength={500} value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+        </label>
+        <button type="submit">Search passages</button>
+      </form>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {found && (
+        <div role="status">
+          <p class="muted">
+            {found.passages.length} passage(s) for “{found.query}”
+            {found.vectors === 'off' || found.vectors === 'unavailable' ? ' (full text only)' : ''}
+          </p>
+          <ol class="passages">
+            {found.passages.map((p) => (
+              <li key={`${p.documentId}-${p.seq}`}>
+                <strong>{p.documentTitle}</strong>{' '}
+                <span class="muted">
+                  {p.page ? `p. ${p.page}` : ''}
+                  {p.headingPath.length ? ` ${p.headingPath.join(' › ')}` : ''}
+                </span>
+                <p>{p.text}</p>
+              </li>
+            ))}
+          </ol>
+        </div>
+      )}
+    </section>
   );
 }

@@ -1,7 +1,7 @@
 // One run: its live timeline (from the events stream), the plan under review with approve and
 // revise, the clarifying question, what it waits for, and the report when it is written.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, blob, call, follow, type RunEvent } from './api';
+import { ApiError, blob, call, client, follow, type RunEvent } from './api';
 import { Report } from './report';
 import type { ArtifactList, CollectionList } from '../../src/api/contract';
 import type { CollectionView } from '../../src/shared/knowledge';
@@ -421,7 +421,7 @@ function Timeline({ id, events }: { id: string; events: RunEvent[] }) {
   const [artifacts, setArtifacts] = useState<ArtifactList['artifacts']>([]);
   useEffect(() => {
     if (kept)
-      call<ArtifactList>('GET', `/v1/research/${encodeURIComponent(id)}/artifacts`).then(
+      client.research.artifacts(id).then(
         (r) => setArtifacts(r.artifacts),
         () => undefined,
       );

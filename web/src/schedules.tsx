@@ -1,10 +1,9 @@
 // Schedules at #/schedules: create (question, every or cron, note), and per schedule pause or
 // resume, run now, delete, its recent runs and what changed in each report since the one before.
 import { useEffect, useState } from 'preact/hooks';
-import { call } from './api';
-import type { ReportJson, ScheduleBody, ScheduleList, ScheduleView } from '../../src/api/contract';
-
-const path = (id: string) => `/v1/schedules/${encodeURIComponent(id)}`;
+import { client } from './api';
+import type { ScheduleRequest } from '../../src/client';
+import type { ScheduleList, ScheduleView } from '../../src/api/contract';
 
 export function Schedules() {
   const [list, setList] = useState<ScheduleList['schedules'] | undefined>();
@@ -14,7 +13,7 @@ export function Schedules() {
   const [note, setNote] = useState('');
   const [error, setError] = useState('');
   const load = () =>
-    call<ScheduleList>('GET', '/v1/schedules').then(
+    client.schedules.list().then(
       (r) => setList(r.schedules),
       (err: Error) => setError(err.message),
     );
@@ -27,8 +26,12 @@ export function Schedules() {
         onSubmit={async (e) => {
           e.preventDefault();
           try {
-            const body = { question, ...(kind === 'every' ? { every: when } : { cron: when }), ...(note ? { note } : {}) } as ScheduleBody;
-            await call<ScheduleView>('POST', '/v1/schedules', body);
+            const body = {
+              question,
+              ...(kind === 'every' ? { every: when } : { cron: when }),
+              ...(note ? { note } : {}),
+            } as ScheduleRequest;
+            await client.schedules.create(body);
             setQuestion('');
             setNote('');
             setError('');
@@ -84,18 +87,20 @@ export function Schedules() {
 function Schedule({ id, onGone }: { id: string; onGone: () => void }) {
   const [s, setS] = useState<ScheduleView | undefined>();
   const [message, setMessage] = useState('');
-  const load = () => call<ScheduleView>('GET', path(id)).then(setS, (err: Error) => setMessage(err.message));
+  const load = () => client.schedules.get(id).then(setS, (err: Error) => setMessage(err.message));
   useEffect(() => {
     void load();
     const t = setInterval(() => void load(), 5_000);
     return () => clearInterval(t);
   }, [id]);
-  const act = async (method: string, suffix: string, done: string) => {
+  const act = async (what: 'trigger' | 'pause' | 'resume' | 'delete', done: string) => {
     try {
-      const r = await call<ScheduleView>(method, `${path(id)}${suffix}`);
+      if (what === 'delete') {
+        await client.schedules.delete(id);
+        return onGone();
+      }
+      setS(await client.schedules[what](id));
       setMessage(done);
-      if (method === 'DELETE') return onGone();
-      setS(r);
     } catch (err) {
       setMessage((err as Error).message);
     }
@@ -111,19 +116,19 @@ function Schedule({ id, onGone }: { id: string; onGone: () => void }) {
         {s.note ? ` · ${s.note}` : ''}
       </p>
       <div class="row">
-        <button type="button" class="secondary" onClick={() => void act('POST', '/trigger', 'A run was started.')}>
+        <button type="button" class="secondary" onClick={() => void act('trigger', 'A run was started.')}>
           Run now
         </button>
         {s.paused ? (
-          <button type="button" class="secondary" onClick={() => void act('POST', '/resume', 'Resumed.')}>
+          <button type="button" class="secondary" onClick={() => void act('resume', 'Resumed.')}>
             Resume
           </button>
         ) : (
-          <button type="button" class="secondary" onClick={() => void act('POST', '/pause', 'Paused.')}>
+          <button type="button" class="secondary" onClick={() => void act('pause', 'Paused.')}>
             Pause
           </button>
         )}
-        <button type="button" class="secondary" onClick={() => confirm('Delete this schedule?') && void act('DELETE', '', 'Deleted.')}>
+        <button type="button" class="secondary" onClick={() => confirm('Delete this schedule?') && void act('delete', 'Deleted.')}>
           Delete
         </button>
       </div>
@@ -162,7 +167,7 @@ function Changes({ runId }: { runId: string }) {
     <details
       onToggle={(e) => {
         if (!(e.currentTarget as HTMLDetailsElement).open || text !== undefined) return;
-        call<ReportJson>('GET', `/v1/research/${encodeURIComponent(runId)}/report?format=json`).then(
+        client.research.reportJson(runId).then(
           (r) => setText(changesOf(r.markdown) ?? null),
           () => setText(null),
         );

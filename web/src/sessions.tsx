@@ -1,8 +1,7 @@
 // Sessions: the tenant's sessions at #/sessions (and a new one), one session at #/session/<id>: its
 // runs in order with their reports, and a follow-up question that starts a run in it.
 import { useEffect, useState } from 'preact/hooks';
-import { call } from './api';
-import type { Started } from '../../src/api/contract';
+import { call, client } from './api';
 import type { SessionList, SessionView } from '../../src/shared/knowledge';
 import type { ResearchRequest } from '../../src/shared/schemas';
 
@@ -24,7 +23,7 @@ export function Sessions() {
         onSubmit={async (e) => {
           e.preventDefault();
           try {
-            const s = await call<SessionView>('POST', '/v1/sessions', { title });
+            const s = await client.sessions.create(title);
             location.hash = `#/session/${encodeURIComponent(s.id)}`;
           } catch (err) {
             setError((err as Error).message);
@@ -103,7 +102,7 @@ export function SessionPage({ id }: { id: string }) {
           setBusy(true);
           try {
             const body: ResearchRequest = { question, sessionId: id, options: { autoAcceptPlan: autoAccept } };
-            const r = await call<Started>('POST', '/v1/research', body);
+            const r = await client.research.start(body);
             location.hash = `#/run/${encodeURIComponent(r.id)}`;
           } catch (err) {
             setError((err as Error).message);
