@@ -653,8 +653,8 @@ export interface Config {
     rateLimits: { submits: number; reads: number };
     /** Fair sharing between tenants: fairness weights, priority keys, runs at once per tenant. */
     fairness: Fairness;
-    /** CHAT_COMPLETION_WAIT: how long a non-streaming chat completion waits for the report. */
-    chatWaitMs: number;
+    /** CHAT_COMPLETION_WAIT: how long a non-streaming chat completion waits for the report (absent: its default). */
+    chatWaitMs?: number;
   };
   /** OpenTelemetry tracing (src/infra/tracing.ts). */
   tracing: { enabled: boolean; serviceName: string };

@@ -69,6 +69,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
     keys: store.apiKeys,
     events: store.events,
     eventStream: { wakeups },
+    ...(deps.api.chatWaitMs !== undefined ? { chat: { waitMs: deps.api.chatWaitMs } } : {}),
     rateLimits,
     research,
     schedules: createScheduleService({

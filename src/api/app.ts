@@ -22,6 +22,7 @@ import { docsPage, openApiDocument } from './openapi';
 import { webRoutes } from './web';
 import { rateLimiter, type LimitKind } from './rate-limit';
 import { mcpRoutes } from '../mcp/http';
+import { CHAT_BODY_LIMIT, chatRoutes, DEFAULT_CHAT_WAIT_MS } from './routes/chat-completions';
 
 export interface AppDeps {
   research: ResearchService;
@@ -33,6 +34,8 @@ export interface AppDeps {
   knowledge?: { service: KnowledgeService; maxFileBytes: number; retrieve?: Retriever };
   /** The stored API keys a tenant lists and revokes itself (absent: /v1/keys/self is not served). */
   keys?: Pick<ApiKeysTable, 'list' | 'revoke'>;
+  /** The OpenAI-compatible endpoint (served with `knowledge`, which keeps its sessions): CHAT_COMPLETION_WAIT. */
+  chat?: { waitMs: number };
   /** The run event log the events stream reads. */
   events: Pick<EventsTable, 'after'>;
   /** How event streams wait: woken by notifications, or polling (see events.ts). */
@@ -91,16 +94,20 @@ export function createApp(deps: AppDeps): express.Express {
     res.type('html').send(page);
   });
   const limiter = rateLimiter(deps.rateLimits);
+  const json = express.json({ limit: '64kb' });
+  const chatJson = express.json({ limit: CHAT_BODY_LIMIT });
   app.use(
     '/v1',
     authenticate(deps.auth),
     // New runs and new documents (work for the workers) count as submits.
     limiter.limit((method, path) =>
-      method === 'POST' && (path === '/research' || path === '/schedules' || /^\/collections\/[^/]+\/documents$/.test(path))
+      method === 'POST' &&
+      (path === '/research' || path === '/schedules' || path === '/chat/completions' || /^\/collections\/[^/]+\/documents$/.test(path))
         ? 'submits'
         : 'reads',
     ),
-    express.json({ limit: '64kb' }),
+    // A chat request carries the conversation so far, earlier reports included: a larger limit there.
+    (req, res, next) => (req.path === '/chat/completions' ? chatJson : json)(req, res, next),
     researchRoutes({
       research: deps.research,
       events: deps.events,
@@ -111,6 +118,17 @@ export function createApp(deps: AppDeps): express.Express {
     ...(deps.schedules ? [scheduleRoutes({ schedules: deps.schedules, ...(deps.preflight ? { preflight: deps.preflight } : {}) })] : []),
     ...(deps.knowledge ? [knowledgeRoutes({ ...deps.knowledge, knowledge: deps.knowledge.service })] : []),
     ...(deps.searchPreferences ? [searchPreferenceRoutes(deps.searchPreferences)] : []),
+    ...(deps.knowledge
+      ? [
+          chatRoutes({
+            research: deps.research,
+            knowledge: deps.knowledge.service,
+            follow: { events: deps.events, ...deps.eventStream },
+            waitMs: deps.chat?.waitMs ?? DEFAULT_CHAT_WAIT_MS,
+            ...(deps.preflight ? { preflight: deps.preflight } : {}),
+          }),
+        ]
+      : []),
     // MCP (Streamable HTTP) with the caller's key: its tools call the routes above.
     mcpRoutes(),
     ...(deps.keys ? [keyRoutes({ keys: deps.keys })] : []),

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { ErrorBody } from './contract';
 import type { Content, RouteSpec, RouteTable } from './route-spec';
+import { CHAT_ROUTES } from './routes/chat-completions';
 import { HEALTH_ROUTES } from './routes/health';
 import { KEY_ROUTES } from './routes/keys';
 import { KNOWLEDGE_ROUTES } from './routes/knowledge';
@@ -24,6 +25,7 @@ export const MOUNTED_ROUTES: { prefix: string; routes: RouteTable }[] = [
   { prefix: '/v1', routes: SEARCH_PREFERENCE_ROUTES },
   { prefix: '/v1', routes: KEY_ROUTES },
   { prefix: '/v1', routes: MCP_ROUTES },
+  { prefix: '/v1', routes: CHAT_ROUTES },
   { prefix: '', routes: HEALTH_ROUTES },
 ];
 

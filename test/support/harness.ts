@@ -110,6 +110,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     auth: { envKeys: config.api.keys, table: store.apiKeys, open: config.api.keys.length === 0 },
     keys: store.apiKeys,
     events: store.events,
+    ...(config.api.chatWaitMs !== undefined ? { chat: { waitMs: config.api.chatWaitMs } } : {}),
     rateLimits: config.api.rateLimits,
     readiness: {
       temporal: async () => {

@@ -1,0 +1,87 @@
+// Follows a run's event log for a chat completion, as the events stream does (events.ts): woken by
+// notifications or polling, asking Temporal whether the run ended when the log is quiet. It stops
+// at the `done` event, at a status that waits for a person (a plan review, a clarification), when
+// the run has ended, at a deadline, or when the client left (the run goes on either way).
+import type { EventsTable, StoredEvent } from '../../activities/store/events';
+import { NO_WAKEUPS, type EventWakeups } from '../../activities/store/event-wakeups';
+
+export interface FollowSettings {
+  events: Pick<EventsTable, 'after'>;
+  wakeups?: EventWakeups;
+  pollMs?: number;
+  idleReadMs?: number;
+  endCheckMs?: number;
+}
+
+export type FollowEnd = 'done' | 'awaiting_review' | 'ended' | 'timeout' | 'left';
+
+export interface FollowCalls {
+  ended: () => Promise<boolean>;
+  onEvent: (e: StoredEvent) => void;
+  /** Called at least every `tickMs` while nothing happens (keep-alives). */
+  onTick?: () => void;
+  tickMs?: number;
+  deadline?: number;
+  signal: AbortSignal;
+}
+
+const PAGE = 200;
+
+export async function followRun(id: string, s: FollowSettings, c: FollowCalls): Promise<FollowEnd> {
+  const wakeups = s.wakeups ?? NO_WAKEUPS;
+  const pollMs = s.pollMs ?? 500;
+  const idleReadMs = s.idleReadMs ?? 10_000;
+  const endCheckMs = s.endCheckMs ?? 15_000;
+  const tickMs = c.tickMs ?? 15_000;
+  let wake = () => undefined as void;
+  let woken = false;
+  const unsubscribe = wakeups.subscribe(id, () => {
+    woken = true;
+    wake();
+  });
+  const onAbort = () => wake();
+  c.signal.addEventListener('abort', onAbort);
+  let last = 0;
+  let idleSince = Date.now();
+  let tickedAt = Date.now();
+  try {
+    for (;;) {
+      if (c.signal.aborted) return 'left';
+      woken = false;
+      const batch = await s.events.after(id, last, PAGE);
+      for (const e of batch) {
+        last = e.seq;
+        c.onEvent(e);
+        if (e.type === 'done') return 'done';
+        if (e.type === 'status' && e.data.status === 'awaiting_review') return 'awaiting_review';
+      }
+      if (batch.length) {
+        idleSince = Date.now();
+        if (batch.length === PAGE) continue;
+      }
+      if (Date.now() - idleSince > endCheckMs) {
+        if (await c.ended()) return 'ended';
+        idleSince = Date.now();
+      }
+      if (c.deadline !== undefined && Date.now() >= c.deadline) return 'timeout';
+      if (Date.now() - tickedAt >= tickMs) {
+        c.onTick?.();
+        tickedAt = Date.now();
+      }
+      if (woken || c.signal.aborted) continue;
+      await new Promise<void>((resolve) => {
+        const waits = [wakeups.live ? idleReadMs : pollMs, tickedAt + tickMs - Date.now()];
+        if (c.deadline !== undefined) waits.push(c.deadline - Date.now());
+        const timer = setTimeout(resolve, Math.max(0, Math.min(...waits)));
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = () => undefined;
+    }
+  } finally {
+    unsubscribe();
+    c.signal.removeEventListener('abort', onAbort);
+  }
+}

@@ -1,0 +1,231 @@
+// The OpenAI-compatible way in: POST /v1/chat/completions runs a research job for the last user
+// message (streamed as chat.completion.chunk events, or answered once it is done or the wait is
+// over) and GET /v1/models lists the models, one per effort. Errors from here have OpenAI's shape.
+import { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
+import { ZodError } from 'zod';
+import { ApiError } from '../../shared/errors';
+import type { StoredEvent } from '../../activities/store/events';
+import type { KnowledgeService } from '../knowledge-service';
+import type { ResearchService } from '../research-service';
+import { reply, route, type RouteTable } from '../route-spec';
+import { chatUsage, finalAnswer, runRef, type RunLinks } from '../chat/answer';
+import { followRun, type FollowSettings } from '../chat/follow';
+import { progressLine } from '../chat/progress';
+import {
+  CHAT_MODELS,
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  ModelList,
+  ModelPath,
+  ModelView,
+  OpenAiErrorBody,
+} from '../chat/schemas';
+import { chatModel, startChatRun } from '../chat/start';
+
+/** A conversation carries its earlier answers (whole reports). */
+export const CHAT_BODY_LIMIT = '4mb';
+/** CHAT_COMPLETION_WAIT's default. */
+export const DEFAULT_CHAT_WAIT_MS = 5 * 60_000;
+
+const openAiError = (description: string) => ({ description, content: OpenAiErrorBody });
+
+export const CHAT_ROUTES = {
+  completions: {
+    method: 'post',
+    path: '/chat/completions',
+    summary:
+      'OpenAI-compatible: research the last user message (earlier answers of this endpoint continue their session); `stream: true` sends progress as reasoning_content and the report as content',
+    body: { content: ChatCompletionRequest, required: true },
+    responses: {
+      200: {
+        description: 'the report (or, past CHAT_COMPLETION_WAIT, where to fetch it); streamed: chat.completion.chunk events, then [DONE]',
+        content: { 'application/json': ChatCompletion, 'text/event-stream': ChatCompletionChunk },
+      },
+      400: openAiError('invalid request; `param` names the field'),
+      404: openAiError('no such model'),
+    },
+    errors: [401, 413, 429, 503],
+  },
+  models: {
+    method: 'get',
+    path: '/models',
+    summary: 'OpenAI-compatible: the models, one per effort (deep-research, deep-research-quick, deep-research-deep)',
+    responses: { 200: { description: 'the models', content: ModelList } },
+    errors: [401, 429],
+  },
+  model: {
+    method: 'get',
+    path: '/models/:model',
+    summary: 'OpenAI-compatible: one model',
+    params: { path: ModelPath },
+    responses: { 200: { description: 'the model', content: ModelView }, 404: openAiError('no such model') },
+    errors: [401, 429],
+  },
+} satisfies RouteTable;
+
+export interface ChatRouteDeps {
+  research: ResearchService;
+  knowledge: Pick<KnowledgeService, 'createSession'>;
+  follow: FollowSettings & { heartbeatMs?: number };
+  /** How long a non-streaming request waits for the report (CHAT_COMPLETION_WAIT). */
+  waitMs: number;
+  preflight?: () => string | undefined;
+}
+
+/** A fixed creation time for the models: they are presets, not trained artifacts. */
+const MODELS_CREATED = 1_767_225_600;
+const modelView = (id: string) => ({ id, object: 'model' as const, created: MODELS_CREATED, owned_by: 'deep-research' });
+const now = () => Math.floor(Date.now() / 1000);
+const baseOf = (req: Request) => `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+
+/** A chat client that goes away ends its wait, never the run. */
+function leaving(req: Request, res: Response): AbortSignal {
+  const left = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) left.abort();
+  });
+  req.on('aborted', () => left.abort());
+  return left.signal;
+}
+
+export function chatRoutes(deps: ChatRouteDeps): Router {
+  const r = Router();
+  const C = CHAT_ROUTES;
+
+  route(r, C.models, (_req, res) => {
+    reply(res, C.models, 200, { object: 'list', data: Object.keys(CHAT_MODELS).map(modelView) });
+  });
+
+  route(r, C.model, (req, res) => {
+    reply(res, C.model, 200, modelView(chatModel(ModelPath.parse(req.params).model)));
+  });
+
+  route(r, C.completions, async (req, res) => {
+    const body = ChatCompletionRequest.parse(req.body ?? {});
+    chatModel(body.model);
+    const problem = deps.preflight?.();
+    if (problem) throw new ApiError(503, 'llm_not_configured', problem);
+    const tenant = String(res.locals.tenant);
+    const run = await startChatRun(deps, body, tenant);
+    const links: RunLinks = { ...run, base: baseOf(req) };
+    const signal = leaving(req, res);
+    const ended = await deps.research.owned(run.runId, tenant);
+    const head = { id: `chatcmpl-${run.runId}`, created: now(), model: body.model, system_fingerprint: run.runId };
+    if (body.stream) {
+      await streamCompletion(deps, res, { body, links, tenant, head, signal, ended });
+      return;
+    }
+    const progress: string[] = [];
+    const end = await followRun(run.runId, deps.follow, {
+      ended,
+      signal,
+      deadline: Date.now() + deps.waitMs,
+      onEvent: (e) => void addLine(progress, e),
+    });
+    if (end === 'left') return;
+    const { content, view } = await finalAnswer(deps.research, links, tenant, end);
+    const usage = chatUsage(view);
+    reply(res, C.completions, 200, {
+      ...head,
+      object: 'chat.completion',
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content, ...(progress.length ? { reasoning_content: progress.join('\n') } : {}) },
+          finish_reason: 'stop',
+          logprobs: null,
+        },
+      ],
+      ...(usage ? { usage } : {}),
+      deep_research: runRef(links, view?.status ?? 'running'),
+    });
+  });
+
+  r.use('/chat/completions', openAiErrors);
+  r.use('/models', openAiErrors);
+  return r;
+}
+
+function addLine(lines: string[], e: StoredEvent): string | undefined {
+  const line = progressLine(e);
+  if (line) lines.push(line);
+  return line;
+}
+
+interface StreamRun {
+  body: ChatCompletionRequest;
+  links: RunLinks;
+  tenant: string;
+  head: { id: string; created: number; model: string; system_fingerprint: string };
+  signal: AbortSignal;
+  ended: () => Promise<boolean>;
+}
+
+/** The run as chat.completion.chunk events: progress as reasoning_content, then the answer as content. */
+async function streamCompletion(deps: ChatRouteDeps, res: Response, s: StreamRun): Promise<void> {
+  res.status(200).set({
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache, no-transform',
+    Connection: 'keep-alive',
+    'X-Accel-Buffering': 'no',
+  });
+  res.flushHeaders();
+  const send = (chunk: Omit<ChatCompletionChunk, 'id' | 'object' | 'created' | 'model' | 'system_fingerprint'>) => {
+    if (!res.writableEnded) res.write(`data: ${JSON.stringify({ ...s.head, object: 'chat.completion.chunk', ...chunk })}\n\n`);
+  };
+  const delta = (d: ChatCompletionChunk['choices'][number]['delta'], finish: 'stop' | null = null) =>
+    send({ choices: [{ index: 0, delta: d, finish_reason: finish, logprobs: null }] });
+  send({
+    choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null, logprobs: null }],
+    deep_research: runRef(s.links, 'running'),
+  });
+  const end = await followRun(s.links.runId, deps.follow, {
+    ended: s.ended,
+    signal: s.signal,
+    tickMs: deps.follow.heartbeatMs ?? 15_000,
+    onTick: () => void (res.writableEnded || res.write(': keep-alive\n\n')),
+    onEvent: (e) => {
+      const line = progressLine(e);
+      if (line) delta({ reasoning_content: `${line}\n` });
+    },
+  });
+  if (end === 'left') return void res.end();
+  const { content, view } = await finalAnswer(deps.research, s.links, s.tenant, end);
+  delta({ content });
+  delta({}, 'stop');
+  const usage = chatUsage(view);
+  if (s.body.stream_options?.include_usage) send({ choices: [], usage: usage ?? null });
+  res.write('data: [DONE]\n\n');
+  res.end();
+}
+
+/** Errors of these routes in OpenAI's shape (clients read error.message; `param` names the field). */
+const openAiErrors: ErrorRequestHandler = (err, _req, res, next) => {
+  if (res.headersSent) return next(err);
+  if (err instanceof ZodError) {
+    const first = err.issues[0];
+    const body: OpenAiErrorBody = {
+      error: {
+        message: err.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+        type: 'invalid_request_error',
+        param: first?.path.length ? first.path.join('.') : null,
+        code: 'invalid_request',
+      },
+    };
+    return void res.status(400).json(body);
+  }
+  if (err instanceof ApiError && err.status < 500 && err.status !== 429) {
+    const param = (err.details as { param?: unknown } | undefined)?.param;
+    const body: OpenAiErrorBody = {
+      error: {
+        message: err.message,
+        type: err.status === 401 ? 'authentication_error' : 'invalid_request_error',
+        param: typeof param === 'string' ? param : null,
+        code: err.code,
+      },
+    };
+    return void res.status(err.status).json(body);
+  }
+  next(err);
+};
