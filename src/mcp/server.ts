@@ -7,7 +7,8 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { ApiFailure, type ApiClient } from '../cli/api-client';
-import type { ReportJson, RunList, Started } from '../api/contract';
+import type { CollectionList, ReportJson, RunList, Started } from '../api/contract';
+import type { CollectionSearchResult } from '../shared/knowledge';
 import type { ResearchView } from '../shared/messages';
 import { describeEvent, FOLLOW_DEFAULT_SECONDS, FOLLOW_MAX_SECONDS, followRun } from './follow';
 
@@ -250,6 +251,54 @@ function registerReportTools(server: McpServer, client: ApiClient): void {
   );
 }
 
+/** A collection id as given, or the id of the tenant's collection of that name. */
+async function collectionIdOf(client: ApiClient, given: string): Promise<string> {
+  if (/^C[0-9a-f]{16}$/.test(given)) return given;
+  const { collections } = await client.call<CollectionList>('GET', '/v1/collections');
+  const found = collections.find((c) => c.name === given);
+  if (!found) throw new ApiFailure(404, 'not_found', `no collection named "${given}" (list_collections shows yours)`);
+  return found.id;
+}
+
+function registerKnowledgeTools(server: McpServer, client: ApiClient): void {
+  server.registerTool(
+    'list_collections',
+    {
+      title: 'Knowledge base collections',
+      description: 'Your knowledge base collections: id, name, description, documents and passages.',
+      inputSchema: {},
+    },
+    () => guarded(async () => json(await client.call<CollectionList>('GET', '/v1/collections'))),
+  );
+  server.registerTool(
+    'search_collection',
+    {
+      title: 'Search a knowledge base collection',
+      description:
+        "A collection's passages for a query, best first, found as a run's knowledge_search finds them (full text and, when configured, embeddings).",
+      inputSchema: {
+        collection: z.string().min(1).max(200).describe('the collection id (C…) or its name'),
+        query: z.string().min(1).max(500),
+        k: z.number().int().min(1).max(20).optional().describe('passages to return (default 8)'),
+      },
+    },
+    ({ collection, query, k }) =>
+      guarded(async () => {
+        const id = await collectionIdOf(client, collection);
+        const found = await client.call<CollectionSearchResult>('POST', `/v1/collections/${encodeURIComponent(id)}/search`, {
+          query,
+          ...(k ? { k } : {}),
+        });
+        const lines = found.passages.map(
+          (p, i) =>
+            `[${i + 1}] ${p.documentTitle}${p.page ? ` p. ${p.page}` : ''}${p.headingPath.length ? ` — ${p.headingPath.join(' › ')}` : ''}\n${p.text}`,
+        );
+        const note = found.vectors === 'off' || found.vectors === 'unavailable' ? '(full-text matches only)\n' : '';
+        return text(`${note}${lines.join('\n\n') || '(no matching passages)'}`, found);
+      }),
+  );
+}
+
 function registerReportResource(server: McpServer, client: ApiClient): void {
   const template = new ResourceTemplate(REPORT_URI, {
     // The tenant's recent completed runs (the API's first page of them).
@@ -292,6 +341,7 @@ export function createMcpServer(client: ApiClient): McpServer {
   registerRunTools(server, client);
   registerReviewTools(server, client);
   registerReportTools(server, client);
+  registerKnowledgeTools(server, client);
   registerReportResource(server, client);
   return server;
 }

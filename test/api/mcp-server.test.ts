@@ -9,7 +9,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEXT_FIXTURE } from '../support/kb-fixtures';
 import { researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
@@ -78,6 +80,8 @@ describe.skipIf(!ready)(`MCP server (${ready ? 'live' : missingReason()})`, () =
         'answer_clarification',
         'steer_research',
         'get_report',
+        'list_collections',
+        'search_collection',
       ]),
     );
     const start = (await acme.callTool({
@@ -125,6 +129,41 @@ describe.skipIf(!ready)(`MCP server (${ready ? 'live' : missingReason()})`, () =
     expect(textOf(r)).toMatch(/^error: .*\[404 /);
     await acme.close();
   });
+
+  it("searches a collection of the caller's by name or id; another tenant finds no such collection", async () => {
+    const auth = (r: request.Test, key: string) => r.set('authorization', `Bearer ${key}`);
+    const created = await auth(request(h.app).post('/v1/collections'), ACME).send({ name: 'Thermal' }).expect(201);
+    const collection = created.body.id as string;
+    const doc = await auth(request(h.app).post(`/v1/collections/${collection}/documents`), ACME)
+      .attach('file', Buffer.from(TEXT_FIXTURE), { filename: 'notes.txt', contentType: 'text/plain' })
+      .expect(202);
+    for (let status = ''; status !== 'ready'; await new Promise((r) => setTimeout(r, 200))) {
+      const res = await auth(request(h.app).get(`/v1/collections/${collection}/documents/${doc.body.id}`), ACME).expect(200);
+      status = res.body.status;
+      expect(status).not.toBe('failed');
+    }
+    const acme = await httpClient(url, ACME);
+    for (const given of ['Thermal', collection]) {
+      const r = (await acme.callTool({
+        name: 'search_collection',
+        arguments: { collection: given, query: 'molten salt heat' },
+      })) as CallToolResult;
+      expect(r.isError).toBeFalsy();
+      expect(textOf(r)).toMatch(/\[1\] notes.*\n.*Molten salt keeps heat for ten hours/s);
+      expect((r.structuredContent as { passages: { documentId: string }[] }).passages[0]!.documentId).toBe(doc.body.id);
+    }
+    const globex = await httpClient(url, GLOBEX);
+    const byName = (await globex.callTool({
+      name: 'search_collection',
+      arguments: { collection: 'Thermal', query: 'salt' },
+    })) as CallToolResult;
+    expect(byName.isError).toBe(true);
+    expect(textOf(byName)).toMatch(/no collection named "Thermal"/);
+    const byId = (await globex.callTool({ name: 'search_collection', arguments: { collection, query: 'salt' } })) as CallToolResult;
+    expect(byId.isError).toBe(true);
+    expect(textOf(byId)).toMatch(/\[404 /);
+    await Promise.all([acme.close(), globex.close()]);
+  }, 60_000);
 
   it('serves the same tools on stdio from `deep-research mcp`, with the key decided by the API', async () => {
     const transport = new StdioClientTransport({
