@@ -58,7 +58,7 @@ export type ScheduleBody = z.infer<typeof ScheduleBody>;
 export const ScheduleNote = z.object({ note: z.string().max(500).optional() }).strict();
 
 export const ReportFormat = z
-  .enum(['markdown', 'md', 'json', 'html', 'pdf'], { message: 'format must be md, json, html or pdf' })
+  .enum(['markdown', 'md', 'json', 'html', 'pdf', 'docx'], { message: 'format must be md, json, html, pdf or docx' })
   .transform((f) => (f === 'md' ? 'markdown' : f));
 export const ListQuery = z
   .object({

@@ -1,15 +1,17 @@
-// What a run produced, under /v1: its report (Markdown, JSON, HTML, PDF), its sources and the files
+// What a run produced, under /v1: its report (Markdown, JSON, HTML, PDF, Word), its sources and the files
 // its coder steps wrote.
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { artifactPath } from '../../shared/report';
 import { ArtifactId, ArtifactList, ReportFormat, ReportJson, RunPath, SourceId, SourceView } from '../contract';
 import { HTML_EXPORT_CSP, reportHtml } from '../export/html';
+import { reportDocx } from '../export/docx';
 import { reportPdf } from '../export/pdf';
 import type { ResearchService } from '../research-service';
 import { reply, route, type RouteTable } from '../route-spec';
 
 const READ_ERRORS = [400, 401, 404, 429];
+const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 const ReportQuery = z.object({ format: ReportFormat.optional() });
 
 /** The routes under /v1 that read what a run produced, as the OpenAPI document describes them. */
@@ -17,7 +19,7 @@ export const RESULT_ROUTES = {
   report: {
     method: 'get',
     path: '/research/:id/report',
-    summary: 'The report (a direct answer as a one-paragraph report): Markdown, JSON, self-contained HTML or PDF',
+    summary: 'The report (a direct answer as a one-paragraph report): Markdown, JSON, self-contained HTML, PDF or Word (.docx)',
     params: { path: RunPath, query: ReportQuery },
     responses: {
       200: {
@@ -27,6 +29,7 @@ export const RESULT_ROUTES = {
           'application/json': ReportJson,
           'text/html': z.string(),
           'application/pdf': z.string().meta({ contentEncoding: 'binary' }),
+          [DOCX_TYPE]: z.string().meta({ contentEncoding: 'binary' }),
         },
       },
     },
@@ -84,16 +87,19 @@ export function resultRoutes(deps: { research: ResearchService }): Router {
       });
       return;
     }
-    if (format === 'html' || format === 'pdf') {
+    if (format === 'html' || format === 'pdf' || format === 'docx') {
       const images = await deps.research.reportImages(id, report.markdown);
       res.set('X-Content-Type-Options', 'nosniff');
       if (format === 'html') {
         res.set('Content-Security-Policy', HTML_EXPORT_CSP);
         res.set('Content-Disposition', `inline; filename="${name}.html"`);
         res.type('text/html; charset=utf-8').send(reportHtml(report, images));
-      } else {
+      } else if (format === 'pdf') {
         res.set('Content-Disposition', `attachment; filename="${name}.pdf"`);
         res.type('application/pdf').send(await reportPdf(report, images));
+      } else {
+        res.set('Content-Disposition', `attachment; filename="${name}.docx"`);
+        res.type(DOCX_TYPE).send(await reportDocx(report, images));
       }
       return;
     }
