@@ -24,14 +24,36 @@ import type {
   SteerAnswered,
 } from '../api/contract';
 import type { ResearchView, SteerInput } from '../shared/messages';
-import type { CollectionView, CreateCollectionBody, DocumentView, SessionView } from '../shared/knowledge';
+import type { OwnKeys, KeyRevoked } from '../api/routes/keys';
+import type {
+  CollectionSearchBody,
+  CollectionSearchResult,
+  CollectionView,
+  CreateCollectionBody,
+  DocumentView,
+  SessionList,
+  SessionView,
+} from '../shared/knowledge';
 import type { Phase, ResearchRequest, RunStatus } from '../shared/schemas';
 import type { RunEvent } from '../shared/events';
 import { followEvents, type FollowOptions } from './events';
 import { ClientError, http, type ClientOptions } from './http';
 
 export { ClientError, type ClientOptions, type FollowOptions };
-export type { RunEvent, ResearchView, ReportJson, RunList, Started, ScheduleView, CollectionView, DocumentView, SessionView };
+export type {
+  RunEvent,
+  ResearchView,
+  ReportJson,
+  RunList,
+  Started,
+  ScheduleView,
+  CollectionView,
+  CollectionSearchResult,
+  DocumentView,
+  SessionView,
+  SessionList,
+  OwnKeys,
+};
 
 /** What `POST /v1/research` takes (defaults filled in by the API). */
 export type StartRequest = z.input<typeof ResearchRequest>;
@@ -115,9 +137,13 @@ export function createClient(options: ClientOptions) {
         call<DocumentView>('POST', collection(id, '/documents'), { url, ...(name ? { name } : {}) }),
       documentFile: (id: string, docId: string) => h.blob(collection(id, `/documents/${enc(docId)}/file`)),
       deleteDocument: (id: string, docId: string) => call<Deleted>('DELETE', collection(id, `/documents/${enc(docId)}`)),
+      /** The collection's passages for a query, best first, as a run's knowledge_search finds them. */
+      search: (id: string, body: z.input<typeof CollectionSearchBody>) =>
+        call<CollectionSearchResult>('POST', collection(id, '/search'), body),
     },
 
     sessions: {
+      list: () => call<SessionList>('GET', '/v1/sessions'),
       create: (title = '') => call<SessionView>('POST', '/v1/sessions', { title }),
       get: (id: string) => call<SessionView>('GET', `/v1/sessions/${enc(id)}`),
     },
@@ -130,6 +156,12 @@ export function createClient(options: ClientOptions) {
       resume: (id: string, note?: string) => call<ScheduleView>('POST', schedule(id, '/resume'), note ? { note } : {}),
       trigger: (id: string) => call<ScheduleView>('POST', schedule(id, '/trigger')),
       delete: (id: string) => call<Accepted>('DELETE', schedule(id)),
+    },
+
+    /** The caller's tenant's stored keys (never their secrets); revoking one stops it at once. */
+    keys: {
+      list: () => call<OwnKeys>('GET', '/v1/keys/self'),
+      revoke: (keyId: string) => call<KeyRevoked>('DELETE', `/v1/keys/self/${enc(keyId)}`),
     },
 
     searchPreferences: {
