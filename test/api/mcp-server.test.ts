@@ -33,8 +33,8 @@ async function httpClient(url: string, key: string | undefined): Promise<Client>
 }
 
 /** follow_research until the run ends; every progress notification's message is collected. */
-async function followToEnd(client: Client, id: string, progress: string[]): Promise<string> {
-  let after = 0;
+async function followToEnd(client: Client, id: string, progress: string[], from = 0): Promise<string> {
+  let after = from;
   for (let i = 0; i < 20; i++) {
     const r = (await client.callTool({ name: 'follow_research', arguments: { id, after, timeoutSeconds: 20 } }, undefined, {
       onprogress: (p) => void progress.push(p.message ?? ''),
@@ -182,4 +182,66 @@ describe.skipIf(!ready)(`MCP server (${ready ? 'live' : missingReason()})`, () =
     expect((list.structuredContent as { runs: unknown[] }).runs).toEqual([]);
     await client.close();
   }, 60_000);
+});
+
+describe.skipIf(!ready)(`MCP server on an open API (${ready ? 'live' : missingReason()})`, () => {
+  let h: Harness;
+  let server: http.Server;
+  let url: string;
+  beforeAll(async () => {
+    h = await startHarness();
+    h.llm.script(researchRules());
+    server = http.createServer(h.app);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+    await h?.close();
+  });
+
+  async function asTenant(tenant: string): Promise<Client> {
+    const client = new Client({ name: 'mcp-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('/v1/mcp', url), { requestInit: { headers: { 'x-tenant-id': tenant } } }),
+    );
+    return client;
+  }
+
+  it('acts for X-Tenant-Id without a key, stops following at the plan review, and goes on after approve_plan', async () => {
+    const ann = await asTenant('ann');
+    const start = (await ann.callTool({
+      name: 'start_research',
+      arguments: { question: 'Which solar module is cheapest?' },
+    })) as CallToolResult;
+    const id = (start.structuredContent as { id: string }).id;
+    const waiting = (await ann.callTool({ name: 'follow_research', arguments: { id, timeoutSeconds: 30 } }, undefined, {
+      timeout: 40_000,
+    })) as CallToolResult;
+    const w = waiting.structuredContent as { stopped: string; lastEventId: number };
+    expect(w.stopped).toBe('awaiting_input');
+    expect(textOf(waiting)).toMatch(/plan v1: .*\n.*approve_plan/s);
+    const view = (await ann.callTool({ name: 'get_research', arguments: { id } })) as CallToolResult;
+    const planVersion = (view.structuredContent as { plan: { version: number } }).plan.version;
+    expect(planVersion).toBe(1);
+
+    const bob = await asTenant('bob');
+    const stranger = (await bob.callTool({ name: 'approve_plan', arguments: { id, planVersion } })) as CallToolResult;
+    expect(stranger.isError).toBe(true);
+    expect(textOf(stranger)).toMatch(/no research run with id .*\[404 not_found\]/);
+
+    const approved = (await ann.callTool({ name: 'approve_plan', arguments: { id, planVersion } })) as CallToolResult;
+    expect(approved.structuredContent).toMatchObject({ id, decision: 'approved' });
+    expect(await followToEnd(ann, id, [], w.lastEventId)).toBe('completed');
+    await Promise.all([ann.close(), bob.close()]);
+  }, 120_000);
+
+  it('answers GET and DELETE /v1/mcp 405: the server is stateless', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(new URL('/v1/mcp', url), { method, headers: { accept: 'text/event-stream' } });
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe('POST');
+    }
+  });
 });
