@@ -248,7 +248,7 @@ export const EnvSchema = z.object({
   OTEL_SDK_DISABLED: optionalString.describe('`true` turns tracing off'),
   OTEL_SERVICE_NAME: z.string().default('deep-research').describe('the service name of the traces'),
   CHAT_COMPLETION_WAIT: Duration.default('5m').describe(
-    'how long a non-streaming `POST /v1/chat/completions` waits for the report before it answers with the run id and where to fetch it',
+    'how long a non-streaming `POST /v1/chat/completions` waits for the report before it answers with the run id and where to fetch it ([OpenAI-compatible endpoint](http-api.md#openai-compatible-endpoint))',
   ),
   RATE_LIMIT_SUBMITS: z.coerce
     .number()
