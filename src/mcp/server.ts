@@ -140,7 +140,10 @@ function registerRunTools(server: McpServer, client: ApiClient): void {
         return json(await client.call<RunList>('GET', `/v1/research${query.size ? `?${query}` : ''}`));
       }),
   );
+}
 
+/** follow_research: a bounded wait with one progress notification per event (see follow.ts). */
+function registerFollowTool(server: McpServer, client: ApiClient): void {
   server.registerTool(
     'follow_research',
     {
@@ -339,6 +342,7 @@ export function createMcpServer(client: ApiClient): McpServer {
     },
   );
   registerRunTools(server, client);
+  registerFollowTool(server, client);
   registerReviewTools(server, client);
   registerReportTools(server, client);
   registerKnowledgeTools(server, client);
