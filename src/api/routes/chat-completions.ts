@@ -3,12 +3,13 @@
 // over) and GET /v1/models lists the models, one per effort. Errors from here have OpenAI's shape.
 import { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
 import { ZodError } from 'zod';
-import { ApiError } from '../../shared/errors';
+import { ApiError, failureMessage } from '../../shared/errors';
+import { summarize } from '../../shared/plain';
 import type { StoredEvent } from '../../activities/store/events';
 import type { KnowledgeService } from '../knowledge-service';
 import type { ResearchService } from '../research-service';
 import { reply, route, type RouteTable } from '../route-spec';
-import { chatUsage, finalAnswer, runRef, type RunLinks } from '../chat/answer';
+import { chatUsage, finalAnswer, footer, runRef, type RunLinks } from '../chat/answer';
 import { followRun, type FollowSettings } from '../chat/follow';
 import { progressLine } from '../chat/progress';
 import {
@@ -180,21 +181,29 @@ async function streamCompletion(deps: ChatRouteDeps, res: Response, s: StreamRun
     choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null, logprobs: null }],
     deep_research: runRef(s.links, 'running'),
   });
-  const end = await followRun(s.links.runId, deps.follow, {
-    ended: s.ended,
-    signal: s.signal,
-    tickMs: deps.follow.heartbeatMs ?? 15_000,
-    onTick: () => void (res.writableEnded || res.write(': keep-alive\n\n')),
-    onEvent: (e) => {
-      const line = progressLine(e);
-      if (line) delta({ reasoning_content: `${line}\n` });
-    },
-  });
-  if (end === 'left') return void res.end();
-  const { content, view } = await finalAnswer(deps.research, s.links, s.tenant, end);
+  let content: string;
+  let usage: ReturnType<typeof chatUsage>;
+  try {
+    const end = await followRun(s.links.runId, deps.follow, {
+      ended: s.ended,
+      signal: s.signal,
+      tickMs: deps.follow.heartbeatMs ?? 15_000,
+      onTick: () => void (res.writableEnded || res.write(': keep-alive\n\n')),
+      onEvent: (e) => {
+        const line = progressLine(e);
+        if (line) delta({ reasoning_content: `${line}\n` });
+      },
+    });
+    if (end === 'left') return void res.end();
+    const answer = await finalAnswer(deps.research, s.links, s.tenant, end);
+    content = answer.content;
+    usage = chatUsage(answer.view);
+  } catch (err) {
+    // The stream has begun: the failure (PostgreSQL or Temporal gone) is told in the answer; the run goes on.
+    content = `Following the run failed (${summarize(failureMessage(err), 200)}); it goes on.${footer(s.links)}`;
+  }
   delta({ content });
   delta({}, 'stop');
-  const usage = chatUsage(view);
   if (s.body.stream_options?.include_usage) send({ choices: [], usage: usage ?? null });
   res.write('data: [DONE]\n\n');
   res.end();
