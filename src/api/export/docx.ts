@@ -83,7 +83,7 @@ function heading(text: string | ParagraphChild[], depth: number): FileChild {
   const { Paragraph, TextRun, HeadingLevel } = docx();
   const levels = [HeadingLevel.HEADING_1, HeadingLevel.HEADING_2, HeadingLevel.HEADING_3, HeadingLevel.HEADING_4];
   const children = typeof text === 'string' ? [new TextRun(text)] : text;
-  return new Paragraph({ heading: depth === 1 ? HeadingLevel.TITLE : levels[Math.min(depth, 4) - 1], children });
+  return new Paragraph({ heading: levels[Math.min(depth, 4) - 1], children });
 }
 
 /** One block of the report; `level` is the list nesting it sits in. */
