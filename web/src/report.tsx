@@ -56,7 +56,7 @@ export function Report({ id }: { id: string }) {
     }
   };
 
-  const download = async (format: 'md' | 'html' | 'pdf') => {
+  const download = async (format: 'md' | 'html' | 'pdf' | 'docx') => {
     try {
       const b = await blob(`${base}/report?format=${format}`);
       const a = document.createElement('a');
@@ -89,6 +89,9 @@ export function Report({ id }: { id: string }) {
           </button>
           <button type="button" class="link" onClick={() => void download('pdf')}>
             PDF
+          </button>
+          <button type="button" class="link" onClick={() => void download('docx')}>
+            Word
           </button>
         </div>
         {report.grounding && <Grounding report={report} />}
