@@ -84,6 +84,24 @@ describe('OpenAPI', () => {
     expect(Object.keys(submit.content['application/json'].schema.properties)).toEqual(['question', 'options', 'sessionId']);
   });
 
+  it('lists every report format, Word included, with its media type', async () => {
+    const doc = (await request(app).get('/v1/openapi.json')).body as {
+      paths: Record<
+        string,
+        { get: { parameters: { name: string; schema: { enum?: string[] } }[]; responses: Record<string, { content: object }> } }
+      >;
+    };
+    const report = doc.paths['/v1/research/{id}/report']!.get;
+    expect(report.parameters.find((p) => p.name === 'format')!.schema.enum).toEqual(['markdown', 'md', 'json', 'html', 'pdf', 'docx']);
+    expect(Object.keys(report.responses['200']!.content)).toEqual([
+      'text/markdown',
+      'application/json',
+      'text/html',
+      'application/pdf',
+      'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+    ]);
+  });
+
   it('renders a readable page at /docs with a strict CSP and no script', async () => {
     const res = await request(app).get('/docs').expect(200);
     expect(res.headers['content-security-policy']).toMatch(/default-src 'none'/);
