@@ -76,6 +76,17 @@ describe.skipIf(!ready)(`OpenAI-compatible endpoint (${ready ? 'live' : missingR
       .catch((e) => e);
     expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
     expect(bad.param).toBe('deep_research.maxSteps');
+    // A completion counts as a submit (RATE_LIMIT_SUBMITS), the model list as a read.
+    const post = await fetch(`${api.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ALPHA}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'nope', messages: [] }),
+    });
+    expect(post.status).toBe(400);
+    expect(post.headers.get('ratelimit-limit')).toBe(String(h.config.api.rateLimits.submits));
+    expect((await get('/v1/models')).status).toBe(200);
+    const list = await fetch(`${api.url}/v1/models`, { headers: { authorization: `Bearer ${ALPHA}` } });
+    expect(list.headers.get('ratelimit-limit')).toBe(String(h.config.api.rateLimits.reads));
     const unauthenticated = new OpenAI({ apiKey: 'not-a-key-0123456789', baseURL: `${api.url}/v1`, maxRetries: 0 });
     await expect(unauthenticated.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
   });
@@ -109,6 +120,11 @@ describe.skipIf(!ready)(`OpenAI-compatible endpoint (${ready ? 'live' : missingR
     // The quick preset and the auto-approved plan reached the run.
     const view = await get(`/v1/research/${first.runId}`);
     expect(view.body.status).toBe('completed');
+    const history = await h.client.workflow.getHandle(first.runId).fetchHistory();
+    const payload = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+    const input = JSON.parse(Buffer.from(payload.data!).toString('utf8')) as { options: Record<string, unknown>; sessionId: string };
+    expect(input.options).toMatchObject({ effort: 'quick', maxSteps: 2, queryCount: 2, autoAcceptPlan: true });
+    expect(input.sessionId).toBe(first.sessionId);
   });
 
   it('continues the session with the conversation so far: the follow-up sees the first report', async () => {
