@@ -1,6 +1,7 @@
 // Coder steps: the model writes Python, the sandbox runs it, errors go back for a fix, charts
 // become artifacts that the report links.
 import Docker from 'dockerode';
+import mammoth from 'mammoth';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResearchResult } from '../../src/shared/schemas';
@@ -73,7 +74,7 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
     ]);
   });
 
-  it('exports the report as self-contained HTML and as PDF: the table, the citations, the chart', async () => {
+  it('exports the report as self-contained HTML, PDF and Word: the table, the citations, the chart', async () => {
     const reporter: Reply = {
       json: {
         title: 'Solar got cheaper',
@@ -110,7 +111,16 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
     expect(text).toMatch(/Year USD per kWh 2010 0\.445 \[1\] 2022 0\.049/);
     expect(text.replace(/\s+/g, '')).toContain(refUrl.replace(/\s+/g, ''));
     expect((pdf.body as Buffer).includes(Buffer.from('/Subtype /Image'))).toBe(true);
-    await request(h.app).get(`/v1/research/${id}/report?format=docx`).expect(400);
+
+    // Word: the table with its linked citation, the chart as a picture (mammoth, a DOCX reader, inlines it).
+    const word = await request(h.app).get(`/v1/research/${id}/report?format=docx`).buffer(true).parse(binary).expect(200);
+    expect(word.headers['content-disposition']).toMatch(/^attachment; filename="report-[0-9a-f-]{12}\.docx"$/);
+    const wordHtml = (await mammoth.convertToHtml({ buffer: word.body as Buffer })).value;
+    expect(wordHtml).toMatch(/^<h1>Solar got cheaper/);
+    expect(wordHtml).toMatch(/<td><p>0\.445 <a href="#ref_1">\[1\]<\/a><\/p><\/td>/);
+    expect(wordHtml).toMatch(/<img [^>]*src="data:image\/png;base64,iVBORw0KGgo/);
+    expect(wordHtml).toContain(`<a href="${refUrl.replace(/&/g, '&amp;')}">`);
+    await request(h.app).get(`/v1/research/${id}/report?format=odt`).expect(400);
   });
 
   it('sends a failing program back to the model with the error, and runs the fix', async () => {
