@@ -218,17 +218,28 @@ export const cancelCommand = defineCommand({
   },
 });
 
+const REPORT_FORMATS = ['md', 'markdown', 'json', 'html', 'pdf', 'docx'] as const;
+type CliReportFormat = (typeof REPORT_FORMATS)[number];
+
 export const reportCommand = defineCommand({
   name: 'report',
-  usage: `  report <id> [--format md|json] [--out FILE]`,
-  parse: (line) => ({
-    id: runId(line),
-    format: line.flags.format === 'json' || line.flags.json ? 'json' : 'markdown',
-    out: line.flags.out,
-  }),
+  usage: `  report <id> [--format md|json|html|pdf|docx] [--out FILE]   PDF and Word go to a file (report-<id>.pdf/.docx without --out)`,
+  parse: (line) => {
+    const format = line.flags.format ?? (line.flags.json ? 'json' : 'md');
+    if (!(REPORT_FORMATS as readonly string[]).includes(format))
+      throw new UsageError(`--format must be ${REPORT_FORMATS.filter((f) => f !== 'markdown').join(', ')}, not "${format}"`);
+    return { id: runId(line), format: format as CliReportFormat, out: line.flags.out };
+  },
   async handle({ client, io }, { id, format, out }) {
-    const body = await client.call<unknown>('GET', runPath(id, `/report?format=${format}`));
-    const text = typeof body === 'string' ? body : `${JSON.stringify(body, null, 2)}\n`;
+    if (format === 'pdf' || format === 'docx') {
+      // A binary file never goes to the terminal.
+      const file = path.resolve(out ?? `report-${id.replace(/^research-/, '').slice(0, 12)}.${format}`);
+      writeFileSync(file, Buffer.from(await (await client.research.reportFile(id, format)).arrayBuffer()));
+      io.out(`${file}\n`);
+      return 0;
+    }
+    const text =
+      format === 'json' ? `${JSON.stringify(await client.research.reportJson(id), null, 2)}\n` : await client.research.report(id, format);
     if (out) {
       writeFileSync(out, text);
       io.out(`${path.resolve(out)}\n`);

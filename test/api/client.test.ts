@@ -2,9 +2,13 @@
 // follows the events, survives a connection cut in the middle of the stream (resuming from the
 // last event it gave, none twice, none lost), reads the report as Markdown, JSON and Word, and
 // turns the API's error bodies into ClientErrors with status, code, message and details.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import mammoth from 'mammoth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientError, createClient, type Client, type RunEvent } from '../../src/client';
+import { runClientCommand } from '../../src/cli/commands';
 import { researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { listen, type RunningServer } from '../support/http';
@@ -134,6 +138,19 @@ describe.skipIf(!ready)(`typed client (${ready ? 'live' : missingReason()})`, ()
     expect(html).toMatch(/Solar got much cheaper <a href="#ref_1">\[1\]<\/a>, and batteries followed <a href="#ref_2">\[2\]<\/a>/);
     expect(html).toMatch(/<h2>References<\/h2><ol><li><a id="ref_1"><\/a>/);
     expect(html).toContain(`<a href="${firstUrl.replace(/&/g, '&amp;')}">${firstUrl.replace(/&/g, '&amp;')}</a>`);
+  });
+
+  it('deep-research report --format docx writes the Word file (the CLI goes through the same client)', async () => {
+    const { id } = await client.research.start({ question: 'How much cheaper has solar become?', options: { autoAcceptPlan: true } });
+    for await (const _ of client.events(id)) void _;
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'report-')), 'r.docx');
+    let out = '';
+    const io = { out: (t: string) => void (out += t), err: (t: string) => void (out += t), ask: async () => undefined };
+    expect(await runClientCommand('report', [id, '--format', 'docx', '--out', file], { api: api.url, key: undefined }, io)).toBe(0);
+    expect(out).toBe(`${file}\n`);
+    const { value: html } = await mammoth.convertToHtml({ buffer: readFileSync(file) });
+    expect(html).toMatch(/^<h1>Solar costs<\/h1>/);
+    expect(html).toMatch(/<table>/);
   });
 
   it('answers a missing run with a typed 404, and a bad request with its details', async () => {

@@ -58,6 +58,7 @@ describe('the client command table', () => {
     [['run'], 'run needs a question: deep-research run "<question>"'],
     [['run', 'why?', '--option', 'nope'], '--option nope is not k=v'],
     [['run', 'why?', '--effort', 'extreme'], '--effort must be quick, standard, deep, not "extreme"'],
+    [['report', 'research-1', '--format', 'odt'], '--format must be md, json, html, pdf, docx, not "odt"'],
     [['answer', 'research-1'], 'answer needs the answer: deep-research answer <id> "<text>"'],
     [['revise', 'research-1'], 'revise needs --feedback TEXT'],
     [['steer', 'research-1'], 'steer needs one of --guidance, --ban, --read, --collection, --wrap-up, --drop, --edit, --add'],
