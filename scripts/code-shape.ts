@@ -185,6 +185,15 @@ export function boundaryViolations(imports: Import[]): string[] {
     .map((i) => `${i.from}:${i.line} imports ${i.to}${i.runtime ? '' : ' (only its types are used: write `import type`)'}`);
 }
 
+/** Value imports in the typed client from anywhere but the client and shared: the web page bundles
+ *  it, so it takes only types from the API (no server code, no zod) and needs no package but fetch. */
+export function clientViolations(imports: Import[]): string[] {
+  const allowed = (to: string) => isInternal(to) && (to.startsWith('src/client/') || to.startsWith('src/shared/'));
+  return imports
+    .filter((i) => i.from.startsWith('src/client/') && !i.typeOnly && !allowed(i.to))
+    .map((i) => `${i.from}:${i.line} imports ${i.to}${i.runtime ? '' : ' (only its types are used: write `import type`)'}`);
+}
+
 type FunctionNode = ts.FunctionLikeDeclaration & { body: ts.Node };
 
 function isMeasured(node: ts.Node): node is FunctionNode {
@@ -320,6 +329,7 @@ function main(): number {
     ['import circles', findCycles(imports).map((c) => c.join(' -> '))],
     ['imports from a lower layer to a higher one', layerViolations(imports)],
     ['workflow imports across the determinism boundary', boundaryViolations(imports)],
+    ['client imports of server code or packages', clientViolations(imports)],
     [`functions over ${MAX_FUNCTION_LINES} lines`, longFunctions().map(describeFunction)],
     ["writes to another module's state in the research phases", foreignWrites(sourceFiles('src/workflows/research'))],
   ];

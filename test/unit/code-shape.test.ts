@@ -19,6 +19,7 @@ import {
   longFunctions,
   MAX_FUNCTION_LINES,
   boundaryViolations,
+  clientViolations,
   sourceFiles,
   unlayeredFiles,
 } from '../../scripts/code-shape';
@@ -47,6 +48,18 @@ describe('the import graph of src/', () => {
 
   it('imports values into workflow code only from workflows, shared and the workflow packages', () => {
     expect(boundaryViolations(imports)).toEqual([]);
+    expect(clientViolations(imports)).toEqual([]);
+  });
+
+  it('would report a typed-client import of server code or of a package', () => {
+    const bad = [
+      edge('src/client/index.ts', 'src/client/http.ts'),
+      edge('src/client/index.ts', 'src/shared/sse.ts'),
+      edge('src/client/index.ts', 'src/api/contract.ts', false),
+      edge('src/client/http.ts', 'src/api/contract.ts'),
+      edge('src/client/http.ts', 'zod'),
+    ];
+    expect(clientViolations(bad)).toEqual(['src/client/http.ts:1 imports src/api/contract.ts', 'src/client/http.ts:1 imports zod']);
   });
 
   it('would report a circle, a climbing import and a crossing of the boundary', () => {
