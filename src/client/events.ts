@@ -18,10 +18,12 @@ export interface FollowOptions {
   maxFailures?: number;
 }
 
+/** Waits `ms`, or less when `signal` aborts (the listener goes with the wait: a page reconnects often). */
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+    const stop = () => (clearTimeout(t), resolve());
+    const t = setTimeout(() => (signal?.removeEventListener('abort', stop), resolve()), ms);
+    signal?.addEventListener('abort', stop, { once: true });
   });
 
 /** Answers worth asking again: rate limits, timeouts and server faults; any other 4xx is final. */
