@@ -5,9 +5,7 @@ import path from 'node:path';
 import { ApiFailure, type ApiClient, type RunEvent } from './api-client';
 import { money, short } from './format';
 import type { Io } from './io';
-import type { Started } from '../api/contract';
 import type { PlanEventData, RunEventOf } from '../shared/events';
-import type { ResearchView } from '../shared/messages';
 
 export interface FollowOptions {
   question: string;
@@ -17,11 +15,9 @@ export interface FollowOptions {
   json: boolean;
 }
 
-const runPath = (id: string, tail = '') => `/v1/research/${encodeURIComponent(id)}${tail}`;
-
 /** Starts the run and follows it to its end; returns the exit code. */
 export async function follow(client: ApiClient, io: Io, o: FollowOptions): Promise<number> {
-  const { id } = await client.call<Started>('POST', '/v1/research', {
+  const { id } = await client.research.start({
     question: o.question,
     options: o.options,
     ...(o.sessionId ? { sessionId: o.sessionId } : {}),
@@ -109,7 +105,7 @@ async function finish(
     say(`Answer: ${end.answer ?? ''}`);
     return 0;
   }
-  const report = await client.call<string>('GET', runPath(id, '/report'));
+  const report = await client.research.report(id);
   const file = path.resolve(out ?? `report-${id.replace(/^research-/, '').slice(0, 12)}.md`);
   writeFileSync(file, report);
   say(`Report written to ${file}`);
@@ -126,19 +122,19 @@ async function review(client: ApiClient, io: Io, id: string, version: number): P
     }
     try {
       if (choice === 'a' || choice === 'approve') {
-        await client.call('POST', runPath(id, '/plan/approve'), { planVersion: version });
+        await client.research.approve(id, version);
         io.out(`Plan v${version} approved.\n`);
         return;
       }
       if (choice === 'r' || choice === 'revise') {
         const feedback = (await io.ask('Feedback for the planner: '))?.trim();
         if (!feedback) continue;
-        await client.call('POST', runPath(id, '/plan/revise'), { planVersion: version, feedback });
+        await client.research.revise(id, version, feedback);
         io.out(`Plan v${version} sent back with your feedback.\n`);
         return;
       }
       if (choice === 'c' || choice === 'cancel') {
-        await client.call('POST', runPath(id, '/cancel'));
+        await client.research.cancel(id);
         return;
       }
     } catch (err) {
@@ -154,14 +150,14 @@ async function review(client: ApiClient, io: Io, id: string, version: number): P
 
 /** The coordinator asks a question before researching: answer it at the prompt. */
 async function clarify(client: ApiClient, io: Io, id: string): Promise<void> {
-  const v = await client.call<ResearchView>('GET', runPath(id));
+  const v = await client.research.get(id);
   if (!v.clarificationQuestion) return;
   const answer = (await io.ask(`${v.clarificationQuestion}\n> `))?.trim();
   if (answer === undefined) {
     io.out(`The run asks: ${v.clarificationQuestion}\nAnswer with: deep-research answer ${id} "<text>"\n`);
     return;
   }
-  await client.call('POST', runPath(id, '/clarification'), { answer }).catch((err: unknown) => {
+  await client.research.answer(id, answer).catch((err: unknown) => {
     if (!(err instanceof ApiFailure && err.status === 409)) throw err;
     io.out(`${err.message}\n`);
   });

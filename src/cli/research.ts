@@ -7,12 +7,11 @@ import { defineCommand, parseOptions, UsageError, type CommandContext, type Comm
 import { follow } from './follow';
 import { money, short } from './format';
 import { resolveCollection } from './kb';
-import type { Accepted, ClarificationAnswered, ListedRun, ReviewAnswered, RunList, SteerAnswered } from '../api/contract';
-import type { SessionView } from '../shared/knowledge';
+import type { ListedRun } from '../api/contract';
+import type { ListRunsQuery } from '../client';
 import { Effort } from '../shared/schemas';
 import type { ResearchView, SteerInput } from '../shared/messages';
 
-const runPath = (id: string, tail = '') => `/v1/research/${encodeURIComponent(id)}${tail}`;
 const runId = ({ positionals, need }: CommandLine) => positionals[0] ?? need('a run id');
 const collectionIds = (client: ApiClient, refs: string[]) =>
   Promise.all(refs.map(async (ref) => (await resolveCollection(client, ref)).id));
@@ -37,7 +36,7 @@ export const runCommand = defineCommand({
     const collections = await collectionIds(client, a.collections);
     let sessionId = a.session;
     if (sessionId === 'new') {
-      sessionId = (await client.call<SessionView>('POST', '/v1/sessions', { title: a.question.slice(0, 300) })).id;
+      sessionId = (await client.sessions.create(a.question.slice(0, 300))).id;
       if (!json) io.out(`Session ${sessionId} (follow up with --session ${sessionId}).\n`);
     }
     return follow(client, io, {
@@ -63,7 +62,7 @@ export const statusCommand = defineCommand({
   usage: `  status <id>                      the run's status, plan and usage`,
   parse: (line) => ({ id: runId(line) }),
   async handle({ client, io, json, printJson }, { id }) {
-    const v = await client.call<ResearchView>('GET', runPath(id));
+    const v = await client.research.get(id);
     if (json) printJson(v);
     else io.out(describe(v));
     return 0;
@@ -91,14 +90,12 @@ export const listCommand = defineCommand({
   name: 'list',
   usage: `  list [--status S] [--q WORDS] [--limit N]`,
   parse: ({ flags }) => {
-    const query = new URLSearchParams();
-    if (flags.status) query.set('status', flags.status);
-    if (flags.q) query.set('q', flags.q);
-    if (flags.limit) query.set('limit', flags.limit);
+    // The API checks the values and says what is wrong with one.
+    const query = { status: flags.status, q: flags.q, limit: flags.limit } as ListRunsQuery;
     return { query };
   },
   async handle({ client, io, json, printJson }, { query }) {
-    const list = await client.call<RunList>('GET', `/v1/research${query.size ? `?${query}` : ''}`);
+    const list = await client.research.list(query);
     if (json) printJson(list);
     else if (!list.runs.length) io.out('no runs\n');
     else io.out(list.runs.map(listLine).join('\n') + '\n');
@@ -138,8 +135,8 @@ export const reviseCommand = defineCommand({
 
 async function decidePlan({ client, io, json, printJson }: CommandContext, decision: 'approve' | 'revise', d: PlanDecision) {
   const version = d.version ?? (await currentVersion(client, d.id));
-  const body = decision === 'approve' ? { planVersion: version } : { planVersion: version, feedback: d.feedback };
-  const r = await client.call<ReviewAnswered>('POST', runPath(d.id, `/plan/${decision}`), body);
+  const r =
+    decision === 'approve' ? await client.research.approve(d.id, version) : await client.research.revise(d.id, version, d.feedback ?? '');
   if (json) printJson(r);
   else
     io.out(
@@ -152,7 +149,7 @@ async function decidePlan({ client, io, json, printJson }: CommandContext, decis
 
 /** The version of the plan under review, for approve and revise without --version. */
 async function currentVersion(client: ApiClient, id: string): Promise<number> {
-  const v = await client.call<ResearchView>('GET', runPath(id));
+  const v = await client.research.get(id);
   if (!v.plan) throw new ApiFailure(409, 'not_reviewing', `research run ${id} has no plan yet (phase ${v.phase})`);
   return v.plan.version;
 }
@@ -165,7 +162,7 @@ export const answerCommand = defineCommand({
     answer: line.positionals.slice(1).join(' ').trim() || line.need('the answer: deep-research answer <id> "<text>"'),
   }),
   async handle({ client, io, json, printJson }, { id, answer }) {
-    const r = await client.call<ClarificationAnswered>('POST', runPath(id, '/clarification'), { answer });
+    const r = await client.research.answer(id, answer);
     if (json) printJson(r);
     else io.out('answer sent\n');
     return 0;
@@ -180,7 +177,7 @@ export const steerCommand = defineCommand({
   async handle({ client, io, json, printJson }, { id, steer }) {
     // --collection names a collection by name or id; the run takes ids.
     const body = steer.kind === 'mustRead' ? { ...steer, collections: await collectionIds(client, steer.collections) } : steer;
-    const r = await client.call<SteerAnswered>('POST', runPath(id, '/steer'), body);
+    const r = await client.research.steer(id, body);
     if (json) printJson(r);
     else io.out(`${r.kind} taken${r.planVersion ? ` (plan v${r.planVersion})` : ''}\n`);
     return 0;
@@ -211,7 +208,7 @@ export const cancelCommand = defineCommand({
   usage: `  cancel <id>`,
   parse: (line) => ({ id: runId(line) }),
   async handle({ client, io, json, printJson }, { id }) {
-    const r = await client.call<Accepted>('POST', runPath(id, '/cancel'));
+    const r = await client.research.cancel(id);
     if (json) printJson(r);
     else io.out(`cancelling ${id}\n`);
     return 0;
