@@ -84,6 +84,9 @@ export function Schedules() {
   );
 }
 
+/** When a schedule's run started (ISO 8601 sorts as text). */
+const when = (r: ScheduleView['recentRuns'][number]) => r.startedAt ?? r.scheduledAt ?? '';
+
 function Schedule({ id, onGone }: { id: string; onGone: () => void }) {
   const [s, setS] = useState<ScheduleView | undefined>();
   const [message, setMessage] = useState('');
@@ -135,12 +138,14 @@ function Schedule({ id, onGone }: { id: string; onGone: () => void }) {
       {message && <p role="status">{message}</p>}
       {s.recentRuns.length > 0 && (
         <ul class="runs" aria-label="Recent runs">
-          {[...s.recentRuns].reverse().map((r) => (
-            <li key={r.id}>
-              <a href={`#/run/${encodeURIComponent(r.id)}`}>{new Date(r.startedAt ?? r.scheduledAt ?? '').toLocaleString()}</a>
-              {s.running.includes(r.id) ? <span class="badge">running</span> : <Changes runId={r.id} />}
-            </li>
-          ))}
+          {[...s.recentRuns]
+            .sort((a, b) => when(b).localeCompare(when(a)))
+            .map((r) => (
+              <li key={r.id}>
+                <a href={`#/run/${encodeURIComponent(r.id)}`}>{new Date(when(r)).toLocaleString()}</a>
+                {s.running.includes(r.id) ? <span class="badge">running</span> : <Changes runId={r.id} />}
+              </li>
+            ))}
         </ul>
       )}
     </article>

@@ -2,7 +2,7 @@
 // runs in order with their reports, and a follow-up question that starts a run in it.
 import { useEffect, useState } from 'preact/hooks';
 import { call, client } from './api';
-import type { SessionList, SessionView } from '../../src/shared/knowledge';
+import type { CollectionView, SessionList, SessionView } from '../../src/shared/knowledge';
 import type { ResearchRequest } from '../../src/shared/schemas';
 
 export function Sessions() {
@@ -63,6 +63,14 @@ export function SessionPage({ id }: { id: string }) {
   const [s, setS] = useState<SessionView | undefined>();
   const [question, setQuestion] = useState('');
   const [autoAccept, setAutoAccept] = useState(true);
+  const [collections, setCollections] = useState<CollectionView[]>([]);
+  const [chosen, setChosen] = useState<string[]>([]);
+  useEffect(() => {
+    client.collections.list().then(
+      (r) => setCollections(r.collections),
+      () => setCollections([]),
+    );
+  }, []);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   useEffect(() => {
@@ -101,7 +109,11 @@ export function SessionPage({ id }: { id: string }) {
           e.preventDefault();
           setBusy(true);
           try {
-            const body: ResearchRequest = { question, sessionId: id, options: { autoAcceptPlan: autoAccept } };
+            const body: ResearchRequest = {
+              question,
+              sessionId: id,
+              options: { autoAcceptPlan: autoAccept, ...(chosen.length ? { collections: chosen } : {}) },
+            };
             const r = await client.research.start(body);
             location.hash = `#/run/${encodeURIComponent(r.id)}`;
           } catch (err) {
@@ -114,6 +126,21 @@ export function SessionPage({ id }: { id: string }) {
         <h2 id="follow-up-title">{s?.runs?.length ? 'Ask a follow-up question' : 'Ask the first question'}</h2>
         <label for="follow-up">Question</label>
         <textarea id="follow-up" required rows={2} maxLength={4000} value={question} onInput={(e) => setQuestion(e.currentTarget.value)} />
+        {collections.length > 0 && (
+          <fieldset>
+            <legend>Your collections to search (none chosen: the run picks by their descriptions)</legend>
+            {collections.map((c) => (
+              <label key={c.id} class="choice">
+                <input
+                  type="checkbox"
+                  checked={chosen.includes(c.id)}
+                  onChange={(e) => setChosen((all) => (e.currentTarget.checked ? [...all, c.id] : all.filter((x) => x !== c.id)))}
+                />
+                {c.name}
+              </label>
+            ))}
+          </fieldset>
+        )}
         <label class="choice">
           <input type="checkbox" checked={autoAccept} onChange={(e) => setAutoAccept(e.currentTarget.checked)} />
           Start researching without waiting for my review of the plan

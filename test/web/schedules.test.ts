@@ -1,0 +1,112 @@
+// The schedules screen in a real browser against the live harness on a real Temporal server
+// (Schedules: see scripts/run-tests.mjs): create one, run it now twice, the second report's "What
+// changed since", pause and resume; axe-core on the screen.
+import { existsSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { planJson, researchRules } from '../support/research-script';
+import { startHarness, type Harness } from '../support/harness';
+import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const hasBrowser = existsSync(CHROMIUM);
+const ready = Boolean(temporalAddress() && databaseUrl() && hasBrowser);
+const ACME = 'acme-schedules-key-0123456789';
+
+describe.skipIf(!ready)(`the schedules screen (${ready ? 'live' : hasBrowser ? missingReason() : `no browser at ${CHROMIUM}`})`, () => {
+  let h: Harness;
+  let server: http.Server;
+  let base = '';
+  let browser: Browser;
+  const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+  beforeAll(async () => {
+    h = await startHarness({ env: { API_KEYS: `${ACME}=acme`, SCHEDULE_MIN_INTERVAL: '1s' } });
+    server = http.createServer(h.app);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    server?.closeAllConnections();
+    server?.close();
+    await h?.close();
+  });
+
+  async function signedIn(key: string): Promise<Page & { errors: string[] }> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
+    const page = (await context.newPage()) as Page & { errors: string[] };
+    page.errors = [];
+    page.on('pageerror', (e) => page.errors.push(e.message));
+    page.on('console', (m) => m.type() === 'error' && !/status of 40[149]/.test(m.text()) && page.errors.push(m.text()));
+    await page.goto(base);
+    await page.getByLabel('Key').fill(key);
+    await page.getByRole('button', { name: 'Use this key' }).click();
+    await page.getByRole('heading', { name: 'Ask a research question' }).waitFor();
+    return page;
+  }
+
+  async function noSeriousAxeProblems(page: Page, screen: string): Promise<void> {
+    await page.addScriptTag({ content: axe });
+    const result = await page.evaluate(async () =>
+      (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe.run(),
+    );
+    const serious = result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.nodes.length})`);
+    expect({ screen, serious }).toEqual({ screen, serious: [] });
+  }
+
+  it('schedules: creates one, runs it now twice, sees the second report say what changed; pauses and resumes', async () => {
+    h.llm.script(researchRules({}, planJson([{ id: 'a' }])));
+    const page = await signedIn(ACME);
+    await page.getByRole('link', { name: 'Schedules' }).click();
+    await page.getByRole('heading', { name: 'Research that repeats' }).waitFor();
+    await page.getByRole('textbox', { name: 'Question', exact: true }).fill('What do solar modules cost this week?');
+    await page.getByLabel('Interval').fill('30d');
+    await page.getByLabel('Note').fill('weekly check');
+    await page.getByRole('button', { name: 'Create schedule' }).click();
+    const item = page.getByRole('article', { name: 'What do solar modules cost this week?' });
+    await item.getByText(/every 30d · active/).waitFor({ timeout: 15_000 });
+    await noSeriousAxeProblems(page, 'schedules');
+
+    const runs = item.getByRole('list', { name: 'Recent runs' }).getByRole('listitem');
+    for (const n of [1, 2]) {
+      await item.getByRole('button', { name: 'Run now' }).click();
+      await expect.poll(() => runs.count(), { timeout: 30_000 }).toBe(n);
+      // Finished when the run is no longer listed as running.
+      await runs
+        .first()
+        .getByText('What changed')
+        .waitFor({ timeout: 90_000 })
+        .catch(async (err: Error) => {
+          const list = await request(h.app).get('/v1/schedules').set('Authorization', `Bearer ${ACME}`);
+          const id = list.body.schedules[0].id as string;
+          const one = await request(h.app).get(`/v1/schedules/${id}`).set('Authorization', `Bearer ${ACME}`);
+          const runId = one.body.recentRuns.at(-1)?.id as string;
+          const run = await request(h.app).get(`/v1/research/${runId}`).set('Authorization', `Bearer ${ACME}`);
+          throw new Error(`${err.message}\nschedule: ${JSON.stringify(one.body)}\nrun: ${JSON.stringify(run.body).slice(0, 800)}`);
+        });
+    }
+    await runs.first().getByText('What changed').click();
+    await runs
+      .first()
+      .locator('.changes')
+      .getByText(/^What changed since/)
+      .waitFor({ timeout: 15_000 });
+    await runs.nth(1).getByText('What changed').click();
+    await runs.nth(1).getByText('No comparison: the first report, or no report yet.').waitFor();
+
+    await item.getByRole('button', { name: 'Pause' }).click();
+    await item.getByText(/· paused/).waitFor();
+    await item.getByRole('button', { name: 'Resume' }).click();
+    await item.getByText(/· active/).waitFor();
+    expect(page.errors).toEqual([]);
+    await page.context().close();
+  }, 240_000);
+});

@@ -1,0 +1,233 @@
+// The page's other screens in a real browser (Debian's chromium through playwright-core) against
+// the live harness: a knowledge base (a DOCX by the file picker, a PDF dropped on the page, both
+// ready, their passages, the search box), a session whose question is answered from them with
+// citations and a follow-up, one's own keys with one revoked, a python run with its chart in the timeline; and
+// axe-core on each screen.
+import { existsSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKey, hashKey } from '../../src/api/auth';
+import { apiKeysTable } from '../../src/activities/store/keys';
+import { DOCX_FACTS, PDF_FACTS, makeDocx, makePdf } from '../support/kb-fixtures';
+import type { ChatRequest, Reply } from '../support/llm-server';
+import { planJson, researchRules, userText } from '../support/research-script';
+import { startHarness, type Harness } from '../support/harness';
+import { databaseUrl, dockerAvailable, missingReason, temporalAddress } from '../support/services';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const hasBrowser = existsSync(CHROMIUM);
+const ready = Boolean(temporalAddress() && databaseUrl() && hasBrowser);
+const ACME = 'acme-screens-key-0123456789';
+
+/** A reporter that cites every reference of the knowledge base (their lines link to /documents/). */
+const citingDocuments = (req: ChatRequest): Reply => {
+  const refs = [...userText(req).matchAll(/^\[(\d+)\] (.*)$/gm)].filter((m) => /\/documents\//.test(m[2]!)).map((m) => `[${m[1]}]`);
+  return {
+    json: { title: 'Grid storage', markdown: `## Key points\n\n- Lake Veyra holds 412 MW and packs cost 212 EUR/kWh ${refs.join('')}.\n` },
+  };
+};
+/** A researcher that searches the knowledge base once, then answers. */
+const kbReact = (req: ChatRequest): Reply =>
+  req.messages.some((m) => m.role === 'tool')
+    ? { content: 'I have what I need.' }
+    : { toolCalls: [{ name: 'knowledge_search', arguments: { query: 'Lake Veyra capacity and battery pack cost per kWh' } }] };
+
+describe.skipIf(!ready)(`the page's screens (${ready ? 'live' : hasBrowser ? missingReason() : `no browser at ${CHROMIUM}`})`, () => {
+  let h: Harness;
+  let server: http.Server;
+  let base = '';
+  let browser: Browser;
+  const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+  beforeAll(async () => {
+    h = await startHarness({ env: { API_KEYS: `${ACME}=acme` } });
+    server = http.createServer(h.app);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    server?.closeAllConnections();
+    server?.close();
+    await h?.close();
+  });
+
+  /** A page (CSP bypassed so axe can be injected) with the key entered once, as a person would. */
+  async function signedIn(key: string, viewport = { width: 1280, height: 900 }): Promise<Page & { errors: string[] }> {
+    const context = await browser.newContext({ viewport, bypassCSP: true });
+    const page = (await context.newPage()) as Page & { errors: string[] };
+    page.errors = [];
+    page.on('pageerror', (e) => page.errors.push(e.message));
+    page.on('request', (r) => !r.url().startsWith(base) && !r.url().startsWith('blob:') && page.errors.push(`request to ${r.url()}`));
+    page.on('console', (m) => m.type() === 'error' && !/status of 40[149]/.test(m.text()) && page.errors.push(m.text()));
+    page.on('dialog', (d) => void d.accept());
+    await page.goto(base);
+    await page.getByLabel('Key').fill(key);
+    await page.getByRole('button', { name: 'Use this key' }).click();
+    await page.getByRole('heading', { name: 'Ask a research question' }).waitFor();
+    return page;
+  }
+
+  async function noSeriousAxeProblems(page: Page, screen: string): Promise<void> {
+    await page.addScriptTag({ content: axe });
+    const result = await page.evaluate(async () =>
+      (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe.run(),
+    );
+    const serious = result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.nodes.length})`);
+    expect({ screen, serious }).toEqual({ screen, serious: [] });
+  }
+
+  let collectionId = '';
+
+  it('knowledge base: creates a collection, uploads a DOCX by the picker and drops a PDF, sees both ready, reads passages, searches', async () => {
+    const page = await signedIn(ACME);
+    await page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: 'Knowledge base' }).click();
+    await page.getByRole('heading', { name: 'New collection' }).waitFor();
+    await noSeriousAxeProblems(page, 'collections');
+    await page.getByLabel('Name').fill('Grid storage');
+    await page.getByLabel(/^Description/).fill('Fact sheets and handbooks about grid storage plants');
+    await page.getByRole('button', { name: 'Create collection' }).click();
+    await page.getByRole('heading', { name: 'Grid storage' }).waitFor();
+    collectionId = decodeURIComponent(page.url().split('#/kb/')[1]!);
+    expect(collectionId).toMatch(/^C[0-9a-f]{16}$/);
+
+    await page.getByLabel('Choose files').setInputFiles({
+      name: 'handbook.docx',
+      mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      buffer: await makeDocx(),
+    });
+    // The PDF as a person drags it from their desktop: a drop event carrying the file.
+    const pdf = (await makePdf()).toString('base64');
+    const transfer = await page.evaluateHandle((b64) => {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const dt = new DataTransfer();
+      dt.items.add(new File([bytes], 'veyra.pdf', { type: 'application/pdf' }));
+      return dt;
+    }, pdf);
+    await page.locator('.drop').dispatchEvent('dragover', { dataTransfer: transfer });
+    await page.locator('.drop').dispatchEvent('drop', { dataTransfer: transfer });
+
+    const uploads = page.getByRole('list', { name: 'Uploads' });
+    await uploads.getByRole('listitem').filter({ hasText: 'handbook.docx' }).getByText('ready').waitFor({ timeout: 60_000 });
+    await uploads.getByRole('listitem').filter({ hasText: 'veyra.pdf' }).getByText('ready').waitFor({ timeout: 60_000 });
+    const stored = await request(h.app).get(`/v1/collections/${collectionId}/documents`).set('Authorization', `Bearer ${ACME}`).expect(200);
+    expect(stored.body.documents.map((d: { status: string }) => d.status)).toEqual(['ready', 'ready']);
+
+    await page.getByRole('button', { name: new RegExp(`^(${PDF_FACTS.title}|veyra\\.pdf)$`) }).click();
+    await page.locator('.runs .passages').getByText(PDF_FACTS.page2).waitFor();
+    await page.getByRole('button', { name: /^(Grid Storage Handbook|handbook\.docx)$/ }).click();
+    await page.locator('.runs .passages').getByText(DOCX_FACTS.costs).waitFor();
+    await page.getByLabel('Words or a question').fill('pumped-storage capacity megawatts');
+    await page.getByRole('button', { name: 'Search passages' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /passage\(s\) for/ })
+      .getByText(PDF_FACTS.page1)
+      .waitFor();
+    await noSeriousAxeProblems(page, 'collection');
+    expect(page.errors).toEqual([]);
+    await page.context().close();
+  }, 150_000);
+
+  it('sessions: asks in a new session with the collection, reads a report citing the documents, asks a follow-up', async () => {
+    expect(collectionId, 'the knowledge base test made the collection').not.toBe('');
+    h.llm.script(researchRules({ react: kbReact, reporter: citingDocuments }, planJson([{ id: 'a' }])));
+    const page = await signedIn(ACME);
+    await page.getByRole('link', { name: 'Sessions' }).click();
+    await page.getByRole('heading', { name: 'New session' }).waitFor();
+    await page.getByLabel('Title').fill('Storage questions');
+    await page.getByRole('button', { name: 'Start a session' }).click();
+    await page.getByRole('heading', { name: 'Ask the first question' }).waitFor();
+    const sessionUrl = page.url();
+    await noSeriousAxeProblems(page, 'session');
+    await page.getByRole('textbox', { name: 'Question', exact: true }).fill('How big is Lake Veyra and what do battery packs cost?');
+    await page.getByRole('checkbox', { name: 'Grid storage' }).check();
+    await page.getByRole('button', { name: 'Ask in this session' }).click();
+    const report = page.getByRole('article', { name: 'Report' });
+    await report.waitFor({ timeout: 90_000 });
+    // The references are the uploaded documents, linked to them in the API.
+    const refs = await report.locator(`a[href*="/v1/collections/${collectionId}/documents/"]`).allTextContents();
+    expect(refs.join(' | ')).toContain(PDF_FACTS.title);
+    expect(refs.join(' | ')).toMatch(/Grid Storage Handbook|handbook/i);
+
+    await page.goto(sessionUrl);
+    await page.getByRole('heading', { name: 'Ask a follow-up question' }).waitFor();
+    await page.getByText('Report: Grid storage').waitFor();
+    await page.getByRole('textbox', { name: 'Question', exact: true }).fill('And how efficient is it?');
+    await page.getByRole('button', { name: 'Ask in this session' }).click();
+    await page.getByRole('article', { name: 'Report' }).waitFor({ timeout: 90_000 });
+    await page.goto(sessionUrl);
+    await page.getByRole('link', { name: 'And how efficient is it?' }).waitFor();
+    expect(await page.locator('.session-runs li').count()).toBe(2);
+    // The follow-up saw the session's earlier question.
+    const later = h.llm.requests.filter((r) => JSON.stringify(r.body.messages).includes('And how efficient is it?'));
+    expect(later.some((r) => JSON.stringify(r.body.messages).includes('How big is Lake Veyra'))).toBe(true);
+
+    await page.getByRole('link', { name: 'Sessions' }).click();
+    await page.getByRole('link', { name: 'Storage questions' }).waitFor();
+    await noSeriousAxeProblems(page, 'sessions');
+    expect(page.errors).toEqual([]);
+    await page.context().close();
+  }, 240_000);
+
+  it("keys: lists the tenant's stored keys, marks the one in use, revokes another", async () => {
+    const table = apiKeysTable(h.pool);
+    const tenant = `keys-${Date.now().toString(36)}`;
+    const mine = generateKey();
+    const spare = generateKey();
+    await table.create({ id: mine.id, tenant, name: 'laptop', keyHash: hashKey(mine.key) });
+    await table.create({ id: spare.id, tenant, name: 'old script', keyHash: hashKey(spare.key) });
+    const other = generateKey();
+    await table.create({ id: other.id, tenant: `${tenant}-other`, name: 'not yours', keyHash: hashKey(other.key) });
+
+    const page = await signedIn(mine.key);
+    await page.getByRole('link', { name: 'Keys' }).click();
+    const rows = page.getByRole('row');
+    await rows.filter({ hasText: 'old script' }).waitFor();
+    expect(await rows.filter({ hasText: 'laptop' }).getByText('this page').count()).toBe(1);
+    expect(await rows.filter({ hasText: 'not yours' }).count()).toBe(0);
+    await noSeriousAxeProblems(page, 'keys');
+    await page.getByRole('button', { name: `Revoke key ${spare.id}` }).click();
+    await page.getByText(`Key ${spare.id} revoked: it stops working at once.`).waitFor();
+    await rows
+      .filter({ hasText: 'old script' })
+      .getByText(/^revoked /)
+      .waitFor();
+    await request(h.app).get('/v1/research').set('Authorization', `Bearer ${spare.key}`).expect(401);
+    await request(h.app).get('/v1/research').set('Authorization', `Bearer ${mine.key}`).expect(200);
+    // Another tenant's key is not there to revoke.
+    await request(h.app).delete(`/v1/keys/self/${other.id}`).set('Authorization', `Bearer ${mine.key}`).expect(404);
+    await request(h.app).get('/v1/research').set('Authorization', `Bearer ${other.key}`).expect(200);
+    expect(page.errors).toEqual([]);
+    await page.context().close();
+  }, 60_000);
+
+  it.skipIf(!dockerAvailable())(
+    'timeline: a python run shows as python with its chart',
+    async () => {
+      h.llm.script(researchRules({}, planJson([{ id: 'calc', type: 'processing' }])));
+      const page = await signedIn(ACME);
+      await page.getByLabel('Question', { exact: true }).fill('Plot the solar cost figures');
+      await page.getByText('Review, budget and language').click();
+      await page.getByRole('checkbox', { name: /without waiting for my review/ }).check();
+      await page.getByRole('button', { name: 'Start research' }).click();
+      await page.getByText(/Run (completed|failed)/).waitFor({ timeout: 150_000 });
+      expect(await page.locator('.timeline').textContent()).toMatch(/Step calc ran Python: ok, [1-9]\d* file\(s\) kept/);
+      const python = page.locator('.timeline li.python');
+      const chart = python.getByRole('img', { name: 'Chart from Python: lcoe.png' });
+      await chart.waitFor({ timeout: 15_000 });
+      expect(await chart.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBeGreaterThan(10);
+      await noSeriousAxeProblems(page, 'run with python');
+      expect(page.errors).toEqual([]);
+      await page.context().close();
+    },
+    200_000,
+  );
+});
