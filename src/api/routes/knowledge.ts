@@ -177,6 +177,32 @@ export const KNOWLEDGE_ROUTES = {
 const collectionId = (req: Request) => CollectionPath.shape.id.parse(req.params.id);
 const documentId = (req: Request) => DocumentPath.shape.docId.parse(req.params.docId);
 
+/** POST /v1/collections/:id/search: a collection's passages for a query. An embeddings outage does
+ *  not fail a person's search: it answers from full text and says so. */
+function searchRoute(r: Router, kb: KnowledgeService, retrieve: Retriever): void {
+  const K = KNOWLEDGE_ROUTES;
+  route(r, K.searchCollection, async (req, res) => {
+    const id = collectionId(req);
+    const body = CollectionSearchBody.parse(req.body ?? {});
+    await kb.collection(tenantOf(res), id);
+    const scope = { tenant: tenantOf(res), collectionIds: [id] };
+    const found = await retrieve(scope, [body.query], { k: body.k }).catch(async () => ({
+      ...(await retrieve(scope, [body.query], { k: body.k, methods: ['text'] })),
+      vectors: 'unavailable',
+    }));
+    const passages = found.chunks.map((c) => ({
+      documentId: c.documentId,
+      documentTitle: c.documentTitle || c.documentName,
+      seq: c.seq,
+      page: c.page,
+      headingPath: c.headingPath,
+      text: c.text,
+      score: c.score,
+    }));
+    reply(res, K.searchCollection, 200, { query: body.query, vectors: found.vectors, passages });
+  });
+}
+
 export function knowledgeRoutes(deps: { knowledge: KnowledgeService; maxFileBytes: number; retrieve?: Retriever }): Router {
   const r = Router();
   const kb = deps.knowledge;
@@ -201,30 +227,7 @@ export function knowledgeRoutes(deps: { knowledge: KnowledgeService; maxFileByte
     reply(res, K.deleteCollection, 200, { id, deleted: true });
   });
 
-  if (deps.retrieve) {
-    const retrieve = deps.retrieve;
-    route(r, K.searchCollection, async (req, res) => {
-      const id = collectionId(req);
-      const body = CollectionSearchBody.parse(req.body ?? {});
-      await kb.collection(tenantOf(res), id);
-      const scope = { tenant: tenantOf(res), collectionIds: [id] };
-      // An embeddings outage does not fail a person's search: it answers from full text and says so.
-      const found = await retrieve(scope, [body.query], { k: body.k }).catch(async () => ({
-        ...(await retrieve(scope, [body.query], { k: body.k, methods: ['text'] })),
-        vectors: 'unavailable',
-      }));
-      const passages = found.chunks.map((c) => ({
-        documentId: c.documentId,
-        documentTitle: c.documentTitle || c.documentName,
-        seq: c.seq,
-        page: c.page,
-        headingPath: c.headingPath,
-        text: c.text,
-        score: c.score,
-      }));
-      reply(res, K.searchCollection, 200, { query: body.query, vectors: found.vectors, passages });
-    });
-  }
+  if (deps.retrieve) searchRoute(r, kb, deps.retrieve);
 
   route(r, K.addDocument, upload(deps.maxFileBytes), async (req, res) => {
     const id = collectionId(req);
