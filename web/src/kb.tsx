@@ -272,7 +272,7 @@ function Passages({ collectionId, doc }: { collectionId: string; doc: DocumentVi
   if (error) return <p class="error">{error}</p>;
   if (!detail) return <p role="status">Loading passages…</p>;
   return (
-    <ol class="passages" aria-label={`Passages of ${doc.title || doc.name}`}>
+    <ol class="passages" tabIndex={0} aria-label={`Passages of ${doc.title || doc.name}`}>
       {(detail.chunkList ?? []).map((c) => (
         <li key={c.seq} id={`chunk-${c.seq}`}>
           <span class="muted">
@@ -326,7 +326,7 @@ function Search({ collectionId }: { collectionId: string }) {
             {found.passages.length} passage(s) for “{found.query}”
             {found.vectors === 'off' || found.vectors === 'unavailable' ? ' (full text only)' : ''}
           </p>
-          <ol class="passages">
+          <ol class="passages" tabIndex={0} aria-label="Passages found">
             {found.passages.map((p) => (
               <li key={`${p.documentId}-${p.seq}`}>
                 <strong>{p.documentTitle}</strong>{' '}
