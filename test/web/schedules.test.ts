@@ -3,11 +3,13 @@
 // changed since", pause and resume; axe-core on the screen.
 import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bySchema } from '../support/llm-server';
 import { planJson, researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
@@ -63,7 +65,15 @@ describe.skipIf(!ready)(`the schedules screen (${ready ? 'live' : hasBrowser ? m
   }
 
   it('schedules: creates one, runs it now twice, sees the second report say what changed; pauses and resumes', async () => {
-    h.llm.script(researchRules({}, planJson([{ id: 'a' }])));
+    h.llm.script([
+      // Other tests give this tenant collections: none is about this question.
+      {
+        name: 'router',
+        match: bySchema('KnowledgeChoice'),
+        reply: { json: { collectionIds: [], reason: 'No collection is about this.' } },
+      },
+      ...researchRules({}, planJson([{ id: 'a' }])),
+    ]);
     const page = await signedIn(ACME);
     await page.getByRole('link', { name: 'Schedules' }).click();
     await page.getByRole('heading', { name: 'Research that repeats' }).waitFor();
@@ -102,6 +112,14 @@ describe.skipIf(!ready)(`the schedules screen (${ready ? 'live' : hasBrowser ? m
     await runs.nth(1).getByText('What changed').click();
     await runs.nth(1).getByText('No comparison: the first report, or no report yet.').waitFor();
 
+    if (process.env.WEB_SCREENSHOTS === '1') {
+      const docs = path.resolve(import.meta.dirname, '..', '..', 'docs');
+      await page.screenshot({ path: path.join(docs, 'web-schedules-desktop.png'), fullPage: true });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.waitForTimeout(300);
+      await page.screenshot({ path: path.join(docs, 'web-schedules-phone.png'), fullPage: true });
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
     await item.getByRole('button', { name: 'Pause' }).click();
     await item.getByText(/· paused/).waitFor();
     await item.getByRole('button', { name: 'Resume' }).click();

@@ -5,6 +5,7 @@
 // axe-core on each screen.
 import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -106,6 +107,19 @@ describe.skipIf(!ready)(`the page's screens (${ready ? 'live' : hasBrowser ? mis
 
   let collectionId = '';
 
+  /** With WEB_SCREENSHOTS=1, the screen as docs/web-<name>-desktop.png and -phone.png (docs/web-and-cli.md). */
+  async function shot(page: Page, name: string): Promise<void> {
+    if (process.env.WEB_SCREENSHOTS !== '1') return;
+    const docs = path.resolve(import.meta.dirname, '..', '..', 'docs');
+    const size = page.viewportSize()!;
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: path.join(docs, `web-${name}-desktop.png`), fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: path.join(docs, `web-${name}-phone.png`), fullPage: true });
+    await page.setViewportSize(size);
+  }
+
   /** Waits for `what`; when it does not come, says where the page's run is (status, phase, what it waits for). */
   async function orSayWhy(page: Page, what: Promise<void>): Promise<void> {
     await what.catch(async (err: Error) => {
@@ -165,6 +179,7 @@ describe.skipIf(!ready)(`the page's screens (${ready ? 'live' : hasBrowser ? mis
       .getByText(PDF_FACTS.page1)
       .waitFor();
     await noSeriousAxeProblems(page, 'collection');
+    await shot(page, 'kb');
     expect(page.errors).toEqual([]);
     await page.context().close();
   }, 150_000);
@@ -207,6 +222,7 @@ describe.skipIf(!ready)(`the page's screens (${ready ? 'live' : hasBrowser ? mis
     await page.goto(sessionUrl);
     await page.getByRole('link', { name: 'And how efficient is it?' }).waitFor();
     expect(await page.locator('.session-runs li').count()).toBe(2);
+    await shot(page, 'session');
     // The follow-up saw the session's earlier question.
     const later = h.llm.requests.filter((r) => JSON.stringify(r.body.messages).includes('And how efficient is it?'));
     expect(later.some((r) => JSON.stringify(r.body.messages).includes('How big is Lake Veyra'))).toBe(true);
@@ -235,6 +251,7 @@ describe.skipIf(!ready)(`the page's screens (${ready ? 'live' : hasBrowser ? mis
     expect(await rows.filter({ hasText: 'laptop' }).getByText('this page').count()).toBe(1);
     expect(await rows.filter({ hasText: 'not yours' }).count()).toBe(0);
     await noSeriousAxeProblems(page, 'keys');
+    await shot(page, 'keys');
     await page.getByRole('button', { name: `Revoke key ${spare.id}` }).click();
     await page.getByText(`Key ${spare.id} revoked: it stops working at once.`).waitFor();
     await rows
@@ -273,6 +290,8 @@ describe.skipIf(!ready)(`the page's screens (${ready ? 'live' : hasBrowser ? mis
       await chart.waitFor({ timeout: 15_000 });
       expect(await chart.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBeGreaterThan(10);
       await noSeriousAxeProblems(page, 'run with python');
+      await python.first().scrollIntoViewIfNeeded();
+      await shot(page, 'python');
       expect(page.errors).toEqual([]);
       await page.context().close();
     },
