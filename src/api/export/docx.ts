@@ -8,6 +8,7 @@ import type { FileChild, ParagraphChild } from 'docx';
 import { marked, type Token, type Tokens } from 'marked';
 import { lazyRequire } from '../../infra/lazy';
 import type { ArtifactBytes, ExportableReport } from './html';
+import { citationPieces, decode, findLink } from './tokens';
 
 /** docx, loaded at the first export (it holds a megabyte of code most processes never run). */
 const docx = lazyRequire<typeof DocxModule>('docx');
@@ -269,31 +270,10 @@ function run(text: string, style: RunStyle): ParagraphChild {
 /** Text with each citation [n] of a known reference linked to its bookmark. */
 function cite(text: string, style: RunStyle, refCount: number): ParagraphChild[] {
   const { InternalHyperlink } = docx();
-  if (!refCount || style.linked || !/\[\d/.test(text)) return [run(text, style)];
-  const out: ParagraphChild[] = [];
-  let last = 0;
-  for (const m of text.matchAll(/\[(\d+)\]/g)) {
-    const n = Number(m[1]);
-    if (n < 1 || n > refCount) continue;
-    if (m.index > last) out.push(run(text.slice(last, m.index), style));
-    out.push(new InternalHyperlink({ anchor: referenceBookmark(n), children: [run(`[${n}]`, { ...style, linked: true })] }));
-    last = m.index + m[0].length;
-  }
-  if (last < text.length) out.push(run(text.slice(last), style));
-  return out;
-}
-
-/** The first link's address in a list item. */
-function findLink(ts: Token[] | undefined): string | undefined {
-  for (const t of ts ?? []) {
-    if (t.type === 'link') return (t as Tokens.Link).href;
-    const inner = findLink((t as { tokens?: Token[] }).tokens);
-    if (inner) return inner;
-  }
-  return undefined;
-}
-
-/** marked keeps HTML entities in token text. */
-function decode(s: string): string {
-  return s.replace(/&(amp|lt|gt|quot|#39);/g, (_m, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]!);
+  if (style.linked) return [run(text, style)];
+  return citationPieces(text, refCount).map((p) =>
+    'n' in p
+      ? new InternalHyperlink({ anchor: referenceBookmark(p.n), children: [run(`[${p.n}]`, { ...style, linked: true })] })
+      : run(p.text, style),
+  );
 }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { marked, type Token, type Tokens } from 'marked';
 import type pdfmakeType from 'pdfmake';
 import type { ArtifactBytes, ExportableReport } from './html';
+import { citationPieces, decode, findLink } from './tokens';
 
 const require = createRequire(import.meta.url);
 const FONT_DIR = path.join(path.dirname(require.resolve('pdfmake/package.json')), 'fonts', 'Roboto');
@@ -205,31 +206,7 @@ function quote(q: Tokens.Blockquote, layout: Layout) {
 
 /** Text with each citation [n] of a known reference linked to it. */
 function cite(text: string, style: Style, refCount: number): Inline[] {
-  if (!refCount || !/\[\d/.test(text)) return [{ text, ...style }];
-  const out: Inline[] = [];
-  let last = 0;
-  for (const m of text.matchAll(/\[(\d+)\]/g)) {
-    const n = Number(m[1]);
-    if (n < 1 || n > refCount) continue;
-    if (m.index! > last) out.push({ text: text.slice(last, m.index), ...style });
-    out.push({ text: `[${n}]`, ...style, linkToDestination: `ref-${n}`, color: LINK_COLOR });
-    last = m.index! + m[0].length;
-  }
-  if (last < text.length) out.push({ text: text.slice(last), ...style });
-  return out;
-}
-
-/** The first link's address in a list item. */
-function findLink(ts: Token[] | undefined): string | undefined {
-  for (const t of ts ?? []) {
-    if (t.type === 'link') return (t as Tokens.Link).href;
-    const inner = findLink((t as { tokens?: Token[] }).tokens);
-    if (inner) return inner;
-  }
-  return undefined;
-}
-
-/** marked keeps HTML entities in token text. */
-function decode(s: string): string {
-  return s.replace(/&(amp|lt|gt|quot|#39);/g, (_m, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]!);
+  return citationPieces(text, refCount).map((p) =>
+    'n' in p ? { text: `[${p.n}]`, ...style, linkToDestination: `ref-${p.n}`, color: LINK_COLOR } : { text: p.text, ...style },
+  );
 }
