@@ -40,6 +40,7 @@ export type RoleOverrides = Partial<
     | 'coordinator'
     | 'rewrite'
     | 'extractor'
+    | 'knowledgeRouter'
     | 'background'
     | 'planner'
     | 'react'
@@ -189,6 +190,13 @@ export function researchRules(o: RoleOverrides = {}, plan = planJson([{ id: 'a' 
     { name: 'verify', match: bySchema('CitationVerdicts'), reply: o.verify ?? supportEveryClaim },
     { name: 'changes', match: bySchema('ReportChanges'), reply: o.changes ?? { json: { changes: [] } } },
     { name: 'gaps', match: bySchema('GapReflection'), reply: o.gaps ?? { json: { answered: true, gaps: [], followUpSteps: [] } } },
+    // A tenant that has collections (other test files give the shared tenants some) gets the
+    // knowledge router's question: none of them is about the test's question unless it says so.
+    {
+      name: 'knowledge-router',
+      match: bySchema('KnowledgeChoice'),
+      reply: o.knowledgeRouter ?? { json: { collectionIds: [], reason: 'No collection is about this question.' } },
+    },
     {
       name: 'reporter',
       match: bySchema('ReportDraft'),
