@@ -12,6 +12,7 @@ describe('loadConfig', () => {
       keys: [],
       rateLimits: { submits: 30, reads: 1_200 },
       fairness: { weights: {}, priorities: {}, maxRuns: 0 },
+      chatWaitMs: 300_000,
     });
     expect(c.database.url).toBeUndefined();
     expect(c.llm.models.planner).toBe('gpt-4o-mini');
