@@ -67,6 +67,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
   const app = createApp({
     auth: { envKeys: keys, table: store.apiKeys, open: keyless },
     keys: store.apiKeys,
+    memory: store.memory,
     events: store.events,
     eventStream: { wakeups },
     ...(deps.api.chatWaitMs !== undefined ? { chat: { waitMs: deps.api.chatWaitMs } } : {}),
@@ -76,6 +77,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
       client: deps.client,
       research,
       minIntervalMs: durationToMs(deps.schedules?.minInterval ?? '1m'),
+      reports: store.scheduledReports,
     }),
     knowledge: {
       service: createKnowledgeService({

@@ -7,9 +7,11 @@ import { errorHandler, notFound } from './middleware/errors';
 import { healthRoutes, type ReadinessCheck } from './routes/health';
 import { researchRoutes } from './routes/research';
 import { resultRoutes } from './routes/results';
+import { versionRoutes } from './routes/versions';
 import { knowledgeRoutes } from './routes/knowledge';
 import { scheduleRoutes } from './routes/schedules';
 import { keyRoutes } from './routes/keys';
+import { memoryRoutes, type MemoryRouteDeps } from './routes/memory';
 import { searchPreferenceRoutes, type SearchPreferenceRouteDeps } from './routes/search-preferences';
 import type { ScheduleService } from './schedule-service';
 import type { KnowledgeService } from './knowledge-service';
@@ -34,6 +36,8 @@ export interface AppDeps {
   knowledge?: { service: KnowledgeService; maxFileBytes: number; retrieve?: Retriever };
   /** The stored API keys a tenant lists and revokes itself (absent: /v1/keys/self is not served). */
   keys?: Pick<ApiKeysTable, 'list' | 'revoke'>;
+  /** What the service remembers about users (absent: /v1/memory is not served). */
+  memory?: MemoryRouteDeps['memory'];
   /** The OpenAI-compatible endpoint (served with `knowledge`, which keeps its sessions): CHAT_COMPLETION_WAIT. */
   chat?: { waitMs: number };
   /** The run event log the events stream reads. */
@@ -102,7 +106,12 @@ export function createApp(deps: AppDeps): express.Express {
     // New runs and new documents (work for the workers) count as submits.
     limiter.limit((method, path) =>
       method === 'POST' &&
-      (path === '/research' || path === '/schedules' || path === '/chat/completions' || /^\/collections\/[^/]+\/documents$/.test(path))
+      (path === '/research' ||
+        path === '/schedules' ||
+        path === '/chat/completions' ||
+        /^\/collections\/[^/]+\/documents$/.test(path) ||
+        // A report rewrite pays for the report's model calls.
+        /^\/research\/[^/]+\/report$/.test(path))
         ? 'submits'
         : 'reads',
     ),
@@ -115,6 +124,7 @@ export function createApp(deps: AppDeps): express.Express {
       ...(deps.preflight ? { preflight: deps.preflight } : {}),
     }),
     resultRoutes({ research: deps.research }),
+    versionRoutes({ research: deps.research, ...(deps.preflight ? { preflight: deps.preflight } : {}) }),
     ...(deps.schedules ? [scheduleRoutes({ schedules: deps.schedules, ...(deps.preflight ? { preflight: deps.preflight } : {}) })] : []),
     ...(deps.knowledge ? [knowledgeRoutes({ ...deps.knowledge, knowledge: deps.knowledge.service })] : []),
     ...(deps.searchPreferences ? [searchPreferenceRoutes(deps.searchPreferences)] : []),
@@ -132,6 +142,7 @@ export function createApp(deps: AppDeps): express.Express {
     // MCP (Streamable HTTP) with the caller's key: its tools call the routes above.
     mcpRoutes(),
     ...(deps.keys ? [keyRoutes({ keys: deps.keys })] : []),
+    ...(deps.memory ? [memoryRoutes({ memory: deps.memory })] : []),
   );
   app.use(notFound);
   app.use(errorHandler(deps.log));

@@ -2,6 +2,7 @@
 // tenant. Keys come from API_KEYS or from PostgreSQL (`deep-research keys create`); only their
 // SHA-256 is compared or stored. An API that started without any key on a loopback address is
 // open (the embedded dev default): a request without a key acts for X-Tenant-Id or "default".
+// The key also names the default user whose memory a request reads and teaches (see Caller).
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
@@ -25,7 +26,7 @@ export function generateKey(): { id: string; key: string } {
 export interface AuthDeps {
   /** API_KEYS. */
   envKeys: { key: string; tenant: string }[];
-  table: Pick<ApiKeysTable, 'tenantOf'>;
+  table: Pick<ApiKeysTable, 'ownerOf'>;
   /** True when the API started without keys on a loopback address. */
   open: boolean;
 }
@@ -35,14 +36,24 @@ export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }
 
-/** Sets `res.locals.tenant`, or answers 401. */
+/**
+ * Who a request acts for, besides its tenant: the default user id (a stored key's id; for a key
+ * from API_KEYS a prefix of its hash, which names it without revealing it; `default` without a
+ * key) and whether the key lets its requests use memory.
+ */
+export interface Caller {
+  userId: string;
+  memory: boolean;
+}
+
+/** Sets `res.locals.tenant` and `res.locals.caller` (a Caller), or answers 401. */
 export function authenticate(deps: AuthDeps): RequestHandler {
   const envHashes = deps.envKeys.map((k) => ({ hash: Buffer.from(hashKey(k.key), 'hex'), tenant: k.tenant }));
-  const fromEnv = (hash: string): string | undefined => {
+  const fromEnv = (hash: string): { tenant: string; id: string; memory: boolean } | undefined => {
     const h = Buffer.from(hash, 'hex');
     let tenant: string | undefined;
     for (const k of envHashes) if (timingSafeEqual(k.hash, h)) tenant = k.tenant;
-    return tenant;
+    return tenant === undefined ? undefined : { tenant, id: `env-${hash.slice(0, 12)}`, memory: true };
   };
   return (req, res, next) => {
     void (async () => {
@@ -54,6 +65,7 @@ export function authenticate(deps: AuthDeps): RequestHandler {
           throw new ApiError(401, 'missing_key', 'this API needs a key: send Authorization: Bearer <key>');
         }
         res.locals.tenant = asked === undefined ? 'default' : TenantHeader.parse(asked);
+        res.locals.caller = { userId: 'default', memory: true } satisfies Caller;
         return;
       }
       const m = /^Bearer\s+(\S+)$/i.exec(header);
@@ -62,15 +74,16 @@ export function authenticate(deps: AuthDeps): RequestHandler {
         throw new ApiError(401, 'invalid_key', 'the Authorization header must be "Bearer <key>"');
       }
       const hash = hashKey(m[1]!);
-      const tenant = fromEnv(hash) ?? (await deps.table.tenantOf(hash));
-      if (!tenant) {
+      const owner = fromEnv(hash) ?? (await deps.table.ownerOf(hash));
+      if (!owner) {
         res.set('WWW-Authenticate', 'Bearer error="invalid_token"');
         throw new ApiError(401, 'invalid_key', 'this API key is not known or was revoked');
       }
-      if (asked !== undefined && asked !== tenant) {
+      if (asked !== undefined && asked !== owner.tenant) {
         throw new ApiError(400, 'tenant_mismatch', 'X-Tenant-Id differs from the tenant of the API key; leave it out, the key decides');
       }
-      res.locals.tenant = tenant;
+      res.locals.tenant = owner.tenant;
+      res.locals.caller = { userId: owner.id.startsWith('env-') ? owner.id : `key-${owner.id}`, memory: owner.memory } satisfies Caller;
     })().then(() => next(), next);
   };
 }

@@ -4,9 +4,12 @@
 // document (src/api/openapi.ts) is assembled from those declarations.
 import { z } from 'zod';
 import { AnswerClarification, ApprovePlan, Grounding, ResearchView, ReviewAnswer, RevisePlan, Steer } from '../shared/messages';
-import { Duration, Outcome, Phase, ResearchRequest, RunStatus } from '../shared/schemas';
+import { Duration, Outcome, Phase, ResearchRequest, RunStatus, Usage } from '../shared/schemas';
+import { RewriteOptions, VersionStatus } from '../shared/report-versions';
 import { CollectionId, CollectionView, DocumentId, DocumentView, SessionId } from '../shared/knowledge';
 import { DOMAIN_PATTERN } from '../shared/domains';
+import { FactCategory, FactId, FactText, MemoryFact, UserId } from '../shared/memory';
+import { NotifyWhen, RunChanges } from '../shared/changes';
 
 export const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'Idempotency-Key must be 1-200 visible ASCII characters');
 export const RunId = z.string().regex(/^[A-Za-z0-9._:/-]{1,200}$/, 'not a valid research id');
@@ -49,6 +52,9 @@ const ScheduleFields = z
     timezone: z.string().trim().min(1).max(64).optional().describe('IANA time zone of a cron expression, e.g. Europe/Berlin (default UTC)'),
     paused: z.boolean().optional(),
     note: z.string().max(500).optional(),
+    notify: NotifyWhen.optional().describe(
+      "when the runs call options.webhook with report_ready: always (default), or on_change: only when the report found a new source or a changed claim or figure since the schedule's previous report, with what changed in data.changes",
+    ),
   })
   .strict()
   .refine((b) => (b.cron === undefined) !== (b.every === undefined), 'give exactly one of cron and every')
@@ -58,7 +64,7 @@ export type ScheduleBody = z.infer<typeof ScheduleBody>;
 export const ScheduleNote = z.object({ note: z.string().max(500).optional() }).strict();
 
 export const ReportFormat = z
-  .enum(['markdown', 'md', 'json', 'html', 'pdf', 'docx'], { message: 'format must be md, json, html, pdf or docx' })
+  .enum(['markdown', 'md', 'json', 'html', 'pdf', 'docx', 'pptx'], { message: 'format must be md, json, html, pdf, docx or pptx' })
   .transform((f) => (f === 'md' ? 'markdown' : f));
 export const ListQuery = z
   .object({
@@ -122,6 +128,26 @@ export const SteerAnswered = z.object({
 export type SteerAnswered = z.infer<typeof SteerAnswered>;
 export const Accepted = z.object({ id: z.string(), accepted: z.string() });
 export type Accepted = z.infer<typeof Accepted>;
+/** `POST /v1/research/:id/report`: a new version of a finished run's report, from the same findings. */
+export const RewriteBody = RewriteOptions;
+export type RewriteBody = z.infer<typeof RewriteBody>;
+export const RewriteStarted = z.object({ id: z.string(), version: z.number().int(), status: VersionStatus });
+export type RewriteStarted = z.infer<typeof RewriteStarted>;
+/** A report version: 1 is the run's own report (its usage is the run's); 2 and up are rewrites, each with its own usage. */
+export const ReportVersionView = z.object({
+  version: z.number().int(),
+  status: VersionStatus,
+  options: z.record(z.string(), z.unknown()).describe('what the rewrite asked for (version 1: none)'),
+  title: z.string().optional(),
+  createdAt: z.string(),
+  usage: Usage.optional(),
+  error: z.string().optional(),
+});
+export type ReportVersionView = z.infer<typeof ReportVersionView>;
+export const ReportVersionList = z.object({ id: z.string(), versions: z.array(ReportVersionView) });
+export type ReportVersionList = z.infer<typeof ReportVersionList>;
+/** `?version=N` of the report routes: absent, version 1 (the run's own report). */
+export const ReportVersion = z.coerce.number().int().min(1).max(1_000_000).describe("the report version; unset: 1, the run's own report");
 export const ScheduleView = z.object({
   id: z.string(),
   question: z.string(),
@@ -130,17 +156,28 @@ export const ScheduleView = z.object({
   timezone: z.string().optional(),
   paused: z.boolean(),
   note: z.string().optional(),
+  notify: NotifyWhen,
   createdAt: z.string().optional(),
   /** Runs it started, and starts it skipped because a run was still going (overlap policy skip). */
   runsStarted: z.number().int(),
   runsSkipped: z.number().int(),
   nextRunsAt: z.array(z.string()),
-  recentRuns: z.array(z.object({ id: z.string(), scheduledAt: z.string().optional(), startedAt: z.string().optional() })),
+  recentRuns: z.array(
+    z.object({
+      id: z.string(),
+      scheduledAt: z.string().optional(),
+      startedAt: z.string().optional(),
+      /** What the run's report found changed since the schedule's previous one (absent: no comparison yet, or a first report). */
+      changes: RunChanges.optional(),
+    }),
+  ),
   running: z.array(z.string()),
 });
 export type ScheduleView = z.infer<typeof ScheduleView>;
 export const ScheduleList = z.object({
-  schedules: z.array(ScheduleView.pick({ id: true, question: true, cron: true, every: true, paused: true, nextRunsAt: true })),
+  schedules: z.array(
+    ScheduleView.pick({ id: true, question: true, cron: true, every: true, paused: true, notify: true, nextRunsAt: true }),
+  ),
 });
 export type ScheduleList = z.infer<typeof ScheduleList>;
 export const ReportJson = z.object({
@@ -148,6 +185,8 @@ export const ReportJson = z.object({
   title: z.string(),
   locale: z.string().optional(),
   markdown: z.string(),
+  /** The executive summary at the top of the report, as in the Markdown (absent for reports written before it). */
+  summary: z.string().optional(),
   references: z.array(z.object({ n: z.number().int(), sourceId: z.string().optional(), title: z.string(), url: z.string() }).loose()),
   removedCitations: z.array(z.unknown()),
   /** Links and bare URLs to addresses the run never retrieved, removed from the text, with the reason. */
@@ -242,5 +281,29 @@ export const SearchPreferencesView = z.object({
   configuredProviders: z.array(z.string()).describe('the providers this server has (SEARCH_PROVIDERS)'),
 });
 export type SearchPreferencesView = z.infer<typeof SearchPreferencesView>;
+
+/** `GET /v1/memory`, `DELETE /v1/memory`: whose memory (absent: the caller's own, see Caller in auth.ts). */
+export const MemoryQuery = z
+  .object({ userId: UserId.optional().describe("the user whose memory; absent: the key's owner (`default` without a key)") })
+  .strict();
+export const FactPath = z.object({ factId: FactId.describe('the fact id') });
+/** `PATCH /v1/memory/:factId`: a corrected text, category or both. */
+export const FactPatch = z
+  .object({ text: FactText.optional(), category: FactCategory.optional() })
+  .strict()
+  .refine((b) => b.text !== undefined || b.category !== undefined, 'give text, category or both');
+export type FactPatch = z.infer<typeof FactPatch>;
+export const MemoryView = z.object({
+  tenant: z.string(),
+  userId: z.string(),
+  enabled: z.boolean().describe("false when this request's key was made with --no-memory: its runs neither use nor teach memory"),
+  facts: z.array(MemoryFact).describe('oldest first, each with the quotes it was learned from'),
+});
+export type MemoryView = z.infer<typeof MemoryView>;
+export { MemoryFact };
+export const FactDeleted = z.object({ id: z.string(), deleted: z.literal(true) });
+export type FactDeleted = z.infer<typeof FactDeleted>;
+export const MemoryForgotten = z.object({ userId: z.string(), deleted: z.number().int().describe('how many facts were deleted') });
+export type MemoryForgotten = z.infer<typeof MemoryForgotten>;
 
 export { Outcome, ResearchView };

@@ -8,8 +8,10 @@ import { CHAT_ROUTES } from './routes/chat-completions';
 import { HEALTH_ROUTES } from './routes/health';
 import { KEY_ROUTES } from './routes/keys';
 import { KNOWLEDGE_ROUTES } from './routes/knowledge';
+import { MEMORY_ROUTES } from './routes/memory';
 import { RESEARCH_ROUTES } from './routes/research';
 import { RESULT_ROUTES } from './routes/results';
+import { VERSION_ROUTES } from './routes/versions';
 import { SCHEDULE_ROUTES } from './routes/schedules';
 import { SEARCH_PREFERENCE_ROUTES } from './routes/search-preferences';
 import { MCP_ROUTES } from '../mcp/http';
@@ -20,10 +22,12 @@ type Schema = Record<string, unknown>;
 export const MOUNTED_ROUTES: { prefix: string; routes: RouteTable }[] = [
   { prefix: '/v1', routes: RESEARCH_ROUTES },
   { prefix: '/v1', routes: RESULT_ROUTES },
+  { prefix: '/v1', routes: VERSION_ROUTES },
   { prefix: '/v1', routes: SCHEDULE_ROUTES },
   { prefix: '/v1', routes: KNOWLEDGE_ROUTES },
   { prefix: '/v1', routes: SEARCH_PREFERENCE_ROUTES },
   { prefix: '/v1', routes: KEY_ROUTES },
+  { prefix: '/v1', routes: MEMORY_ROUTES },
   { prefix: '/v1', routes: MCP_ROUTES },
   { prefix: '/v1', routes: CHAT_ROUTES },
   { prefix: '', routes: HEALTH_ROUTES },

@@ -14,7 +14,7 @@ export interface Answer {
 }
 
 export interface RouteSpec {
-  method: 'get' | 'post' | 'put' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** The Express path below the router's mount point ('/research/:id'). */
   path: string;
   summary: string;

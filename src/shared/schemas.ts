@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { NotifyWhen } from './changes';
 import { DEFAULT_MAX_OUTAGE, SUMMARY_MAX_CHARS } from './constants';
 import { canonicalLocale } from './locale';
+import { RunUser, UserId } from './memory';
 
 /** A duration such as `90s`, `30m`, `24h`, `3d` (the units Temporal's timers accept). */
 export const Duration = z
@@ -108,6 +110,8 @@ export const ResearchOptions = z
       .optional(),
     /** Absent: `plan`. */
     researchMode: ResearchMode.optional(),
+    /** False: the run neither reads nor teaches the user's memory (absent: on, unless the key is off). */
+    memory: z.boolean().optional(),
   })
   .strict();
 export type ResearchOptions = z.infer<typeof ResearchOptions>;
@@ -141,6 +145,8 @@ export const ResearchRequest = z
       .string()
       .regex(/^session-[0-9a-f]{16}$/, 'not a session id')
       .optional(),
+    /** Whose memory the run reads and teaches (absent: the API key's owner). */
+    userId: UserId.optional(),
   })
   .strict();
 export type ResearchRequest = z.infer<typeof ResearchRequest>;
@@ -167,6 +173,11 @@ export const ResearchInput = z.object({
   sessionId: z.string().optional(),
   /** Set on runs a schedule starts: the report then says what changed since the schedule's previous one. */
   scheduleId: z.string().optional(),
+  /** A schedule's runs with `on_change` call `report_ready` only when the report found a change (absent: always). */
+  notify: NotifyWhen.optional(),
+  /** The user whose memory the run reads and teaches, as the API resolved it (absent in runs started
+   *  before user memory, and in a schedule's runs that name no user: no memory). */
+  user: RunUser.optional(),
   /** Runs of the tenant researching at once (TENANT_MAX_RUNS): the run waits for a slot in its tenant's queue. */
   admission: z.object({ maxRuns: z.number().int().positive(), queueId: z.string() }).optional(),
 });

@@ -28,6 +28,7 @@ import { RunState } from './research/run-state';
 import { steer } from './research/steering';
 import { supervise } from './research/supervisor';
 import { runTeam } from './research/team';
+import { learnAboutUser } from './research/user-memory';
 import { callWaitSignal } from './waits';
 
 export async function researchWorkflow(input: ResearchInput): Promise<ResearchResult> {
@@ -48,6 +49,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
   try {
     const coordination = await coordinate(run);
     if (coordination.kind === 'answer') {
+      await learnAboutUser(run);
       return await finish(run, 'answered_directly', coordination.answer, { outcome: 'answered_directly', answer: coordination.answer });
     }
     await chooseKnowledge(run);
@@ -70,6 +72,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     const report = await writeReport(run, plan, researchQuestion, accepted);
     await compareWithPrevious(run, plan, researchQuestion, accepted);
     await rememberReport(run);
+    await learnAboutUser(run);
     return await finish(run, 'report', report.summary, { outcome: 'report', answer: report.title });
   } catch (err) {
     return await endOnError(run, err);

@@ -19,6 +19,7 @@ const vars = {
   requestedLocale: '',
   allowClarification: false,
   clarifications: '(none)',
+  userMemory: '',
 };
 const decision = { action: 'answer_directly', locale: 'en-US', directAnswer: 'Hi!', researchTopic: null, clarificationQuestion: null };
 

@@ -22,7 +22,7 @@ const app = createApp({
   searchPreferences: { preferences: {} as SearchPreferencesTable, configuredProviders: ['searxng'] },
   keys: {} as ApiKeysTable,
   events: { after: async () => [] },
-  auth: { envKeys: [{ key: 'k-0123456789abcdef', tenant: 't' }], table: { tenantOf: async () => undefined }, open: false },
+  auth: { envKeys: [{ key: 'k-0123456789abcdef', tenant: 't' }], table: { ownerOf: async () => undefined }, open: false },
   rateLimits: { submits: 10, reads: 10 },
   readiness: {},
   log: createLogger('error'),

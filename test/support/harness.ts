@@ -99,7 +99,12 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   });
   const app = createApp({
     research,
-    schedules: createScheduleService({ client, research, minIntervalMs: durationToMs(config.schedules.minInterval) }),
+    schedules: createScheduleService({
+      client,
+      research,
+      minIntervalMs: durationToMs(config.schedules.minInterval),
+      reports: store.scheduledReports,
+    }),
     knowledge: {
       service: createKnowledgeService({ client, taskQueue, store, limits: config.knowledge, retry: config.retry }),
       maxFileBytes: config.knowledge.maxFileBytes,
@@ -109,6 +114,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     // Like the dev default (no keys: open) unless the test gives API_KEYS.
     auth: { envKeys: config.api.keys, table: store.apiKeys, open: config.api.keys.length === 0 },
     keys: store.apiKeys,
+    memory: store.memory,
     events: store.events,
     ...(config.api.chatWaitMs !== undefined ? { chat: { waitMs: config.api.chatWaitMs } } : {}),
     rateLimits: config.api.rateLimits,

@@ -19,6 +19,7 @@ describe('prompt rendering', () => {
       requestedLocale: '',
       allowClarification: false,
       clarifications: '(none)',
+      userMemory: '',
     });
     expect(p.system).toMatch(/coordinator of a deep-research service/);
     expect(p.system).toMatch(/- Always set `clarificationQuestion` to null\./);
@@ -53,7 +54,7 @@ describe('prompt rendering', () => {
   });
 
   it('refuses a missing, a misspelt or a mistyped variable', () => {
-    const vars = { question: 'q', requestedLocale: '', allowClarification: true, clarifications: '' };
+    const vars = { question: 'q', requestedLocale: '', allowClarification: true, clarifications: '', userMemory: '' };
     const { clarifications: _dropped, ...missing } = vars;
     expect(() => renderPrompt(PROMPTS.coordinator, missing as typeof vars)).toThrow(
       /prompt "coordinator" got invalid variables: clarifications/,

@@ -165,14 +165,14 @@ describe('prompt text', () => {
   });
 
   it('renders the flags of the planner, the coordinator, the coder and the reporter as sentences', () => {
-    const plan = { question: 'q', locale: 'en-US', maxSteps: 3, background: 'b', feedback: '(none)' };
+    const plan = { question: 'q', locale: 'en-US', maxSteps: 3, background: 'b', feedback: '(none)', userMemory: '' };
     expect(renderPrompt(PROMPTS.planner, { ...plan, processing: false, problems: 'x; y' }).system).toMatch(
       /- Every step has `type` `research` \(web search and reading\)\. No code sandbox is available in this deployment, so plan no `processing` steps\.\n[\s\S]*\nYour previous plan was invalid: x; y\. Fix these problems\.\n/,
     );
     expect(renderPrompt(PROMPTS.planner, { ...plan, processing: true, problems: '' }).system).toMatch(
       /- `type` is `research` for finding information[\s\S]*follow it\.\n\n\nThe question/,
     );
-    const ask = { question: 'q', clarifications: '(none)' };
+    const ask = { question: 'q', clarifications: '(none)', userMemory: '' };
     expect(renderPrompt(PROMPTS.coordinator, { ...ask, requestedLocale: 'de-DE', allowClarification: true }).system).toMatch(
       /- If the request is too ambiguous to research [\s\S]*; otherwise set it to null\.\n[\s\S]*`fr-FR` for French\. The user asked for the report in de-DE; use that tag\.\n/,
     );
@@ -197,7 +197,16 @@ describe('prompt text', () => {
     expect(renderPrompt(PROMPTS.coder, { ...code, ...none, feedback: 'More.' }).system).toContain(
       '\n\nA reviewer rejected an earlier attempt of this step: More.\n\n',
     );
-    const report = { question: 'q', locale: 'English', findings: 'f', references: 'r', notes: '(none)' };
+    const report = {
+      question: 'q',
+      locale: 'English',
+      findings: 'f',
+      references: 'r',
+      notes: '(none)',
+      audience: '',
+      instructions: '',
+      userMemory: '',
+    };
     expect(renderPrompt(PROMPTS.reporter, { ...report, brief: true, rejected: 'it cites nothing' }).system).toContain(
       'Length: brief: about 250 to 500 words, key points and a short overview; no long analysis.\n\n' +
         'Your previous report was not accepted, because it cites nothing. Write the whole report again and fix this.\n',

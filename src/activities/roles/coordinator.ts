@@ -11,7 +11,9 @@ import { ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { flag, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
+import type { MemoryOwner } from '../../shared/memory';
 import { modelGaveUp, noteCorrection, noteFallback } from './fallbacks';
+import { userMemory } from './user-memory';
 import { defineRole } from './role';
 
 /** The answer: small talk is answered directly, research goes on. The locale is checked by code
@@ -33,20 +35,22 @@ export const COORDINATOR_PROMPT = jsonPrompt(
   {
     file: 'coordinator',
     role: 'coordinator',
-    vars: { question: text, requestedLocale: text, allowClarification: flag, clarifications: text },
-    untrusted: { question: 'user_message', clarifications: 'clarifications' },
+    vars: { question: text, requestedLocale: text, allowClarification: flag, clarifications: text, userMemory: text },
+    untrusted: { question: 'user_message', clarifications: 'clarifications', userMemory: 'user_memory' },
   },
   'CoordinatorDecision',
   CoordinatorDecision,
 );
 
-export function createCoordinatorActivities(deps: { llm: Llm; store: Pick<Store, 'saveDocument'> }) {
+export function createCoordinatorActivities(deps: { llm: Llm; store: Pick<Store, 'saveDocument' | 'memory'> }) {
   async function classifyRequest(input: {
     researchId: string;
     question: string;
     locale?: string;
     allowClarification: boolean;
     clarifications: string;
+    /** Whose memory the prompt holds (absent: none). */
+    memoryOf?: MemoryOwner;
   }): Promise<{ decision: CoordinatorDecision; usage: Usage }> {
     const key = Context.current().info.activityId;
     let decision: CoordinatorDecision;
@@ -59,6 +63,7 @@ export function createCoordinatorActivities(deps: { llm: Llm; store: Pick<Store,
           requestedLocale: input.locale ?? '',
           allowClarification: input.allowClarification,
           clarifications: input.clarifications || '(none)',
+          userMemory: await userMemory(deps.store, input.memoryOf),
         },
         { researchId: input.researchId },
       );

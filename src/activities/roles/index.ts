@@ -24,6 +24,7 @@ import { researcher } from './researcher';
 import { rewrite } from './rewrite';
 import { searchTopic } from './search-topic';
 import { supervisor } from './supervisor';
+import { userMemoryRole } from './user-memory';
 import type { RoleDeps } from './role';
 
 /** The roles, in the order a run meets them. */
@@ -47,6 +48,7 @@ export const ROLES = {
   reportSection,
   citationCheck,
   changes,
+  userMemory: userMemoryRole,
 };
 export type RoleName = keyof typeof ROLES;
 
@@ -70,6 +72,7 @@ export function createRoleActivities(deps: RoleDeps) {
     ...reportSection.activities(deps),
     ...citationCheck.activities(deps),
     ...changes.activities(deps),
+    ...userMemoryRole.activities(deps),
   };
 }
 
@@ -94,6 +97,7 @@ export const PROMPTS = {
   ...reportSection.prompts,
   ...citationCheck.prompts,
   ...changes.prompts,
+  ...userMemoryRole.prompts,
 } satisfies Record<string, AnyPrompt>;
 export type PromptName = keyof typeof PROMPTS;
 

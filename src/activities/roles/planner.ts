@@ -13,7 +13,9 @@ import type { Store, StoredDocument } from '../store';
 import { BACKGROUND_FALLBACK_NOTE } from './background';
 import { DOC_CHARS } from './cited';
 import { activityKey, modelGaveUp, noteCorrection, noteFallback } from './fallbacks';
+import type { MemoryOwner } from '../../shared/memory';
 import { repairPlan } from './plan-repair';
+import { userMemory } from './user-memory';
 import { defineRole } from './role';
 
 /** The answer, which code repairs into a Plan (src/shared/schemas.ts). */
@@ -30,8 +32,17 @@ export const PLANNER_PROMPT = jsonPrompt(
   {
     file: 'planner',
     role: 'planner',
-    vars: { question: text, locale: text, maxSteps: count, processing: flag, background: text, feedback: text, problems: text },
-    untrusted: { question: 'user_message', background: 'background', feedback: 'feedback' },
+    vars: {
+      question: text,
+      locale: text,
+      maxSteps: count,
+      processing: flag,
+      background: text,
+      feedback: text,
+      problems: text,
+      userMemory: text,
+    },
+    untrusted: { question: 'user_message', background: 'background', feedback: 'feedback', userMemory: 'user_memory' },
   },
   // A draft that code repairs into a Plan; still named Plan.
   'Plan',
@@ -70,6 +81,8 @@ export function createPlannerActivities(deps: PlannerDeps) {
     maxSteps: number;
     feedback: string;
     problems: string[];
+    /** Whose memory the prompt holds (absent: none). */
+    memoryOf?: MemoryOwner;
   }): Promise<{ plan: Plan; problems: string[]; usage: Usage }> {
     const docs = await store.getDocuments(input.researchId, ['background', 'memory', BACKGROUND_FALLBACK_NOTE]);
     const byKey = (key: string) => docs.find((d) => d.key === key);
@@ -92,6 +105,7 @@ export function createPlannerActivities(deps: PlannerDeps) {
             (memory ? `\n\n${renderPart(EARLIER_SESSION, { memory: memory.content.slice(0, DOC_CHARS) })}` : ''),
           feedback: input.feedback || '(none)',
           problems: input.problems.join('; '),
+          userMemory: await userMemory(store, input.memoryOf),
         },
         { researchId: input.researchId },
       );

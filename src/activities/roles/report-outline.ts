@@ -12,8 +12,9 @@ import { count, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
 import { findingHeading } from '../../shared/report';
 import { modelGaveUp, noteFallback } from './fallbacks';
-import { languageOf, reportSources, type ReportInput } from './reporter';
+import { callContext, languageOf, reportSources, rewriteVars, versionedKey, type ReportInput } from './reporter';
 import { defineRole } from './role';
+import { userMemory } from './user-memory';
 
 /** The answer: the report's sections in order, each with the findings it draws on. */
 export const ReportOutline = z.object({
@@ -34,8 +35,23 @@ export const REPORT_OUTLINE_PROMPT = jsonPrompt(
   {
     file: 'report-outline',
     role: 'reporter',
-    vars: { question: text, locale: text, findings: text, notes: text, maxSections: count },
-    untrusted: { question: 'user_message', findings: 'findings' },
+    vars: {
+      question: text,
+      locale: text,
+      findings: text,
+      notes: text,
+      maxSections: count,
+      audience: text,
+      instructions: text,
+      userMemory: text,
+    },
+    untrusted: {
+      question: 'user_message',
+      findings: 'findings',
+      audience: 'audience',
+      instructions: 'rewrite_instructions',
+      userMemory: 'user_memory',
+    },
   },
   'ReportOutline',
   ReportOutline,
@@ -82,8 +98,10 @@ async function outlineReport(deps: OutlineDeps, input: ReportInput): Promise<{ t
         findings: listed || '(no findings)',
         notes: input.notes.join('\n') || '(none)',
         maxSections: MAX_SECTIONS,
+        ...rewriteVars(input),
+        userMemory: await userMemory(deps.store, input.memoryOf),
       },
-      { researchId: input.researchId },
+      callContext(input),
     );
     usage = r.usage;
     const keys = new Set(findings.map((f) => f.key));
@@ -97,11 +115,12 @@ async function outlineReport(deps: OutlineDeps, input: ReportInput): Promise<{ t
     };
   } catch (err) {
     if (!modelGaveUp(err)) throw err;
-    await noteFallback(deps.store, input.researchId, 'reporter', 'outline', 'the long report has one section per finding', err);
+    const key = versionedKey('outline', input.version);
+    await noteFallback(deps.store, input.researchId, 'reporter', key, 'the long report has one section per finding', err);
     outline = outlineFromFindings(input.question, findings);
   }
   await deps.store.saveDocument(input.researchId, {
-    key: OUTLINE_KEY,
+    key: versionedKey(OUTLINE_KEY, input.version),
     kind: 'report-outline',
     content: JSON.stringify(outline),
     summary: summarize(outline.title, 200),
@@ -111,9 +130,9 @@ async function outlineReport(deps: OutlineDeps, input: ReportInput): Promise<{ t
   return { title: summarize(outline.title, 200), headings: outline.sections.map((s) => summarize(s.heading, 120)), usage };
 }
 
-/** The outline the first call stored. */
-export async function loadOutline(store: Pick<Store, 'getDocuments'>, researchId: string): Promise<StoredOutline> {
-  const [doc] = await store.getDocuments(researchId, [OUTLINE_KEY]);
+/** The outline the first call stored (of a rewrite: its own). */
+export async function loadOutline(store: Pick<Store, 'getDocuments'>, researchId: string, version?: number): Promise<StoredOutline> {
+  const [doc] = await store.getDocuments(researchId, [versionedKey(OUTLINE_KEY, version)]);
   if (!doc) throw ApplicationFailure.nonRetryable(`no report outline stored for ${researchId}`, ErrorType.NotFound);
   return JSON.parse(doc.content) as StoredOutline;
 }

@@ -9,16 +9,27 @@ import { findingsChars, findingText, groundDraft, reporterInputs, reportProblem,
 import { type Usage } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
-import { jsonPrompt, text } from '../llm/prompt-def';
+import { flag, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
 import { modelGaveUp, noteFallback } from './fallbacks';
 import { loadOutline } from './report-outline';
-import { languageOf, reportSources, saveDraft, type ReportInput, type ReportOutput } from './reporter';
+import {
+  callContext,
+  languageOf,
+  reportSources,
+  rewriteVars,
+  saveDraft,
+  versionedKey,
+  type ReportInput,
+  type ReportOutput,
+} from './reporter';
 import { defineRole } from './role';
+import { userMemory } from './user-memory';
 
 /** The answer: one section's body. */
 export const ReportSection = z.object({
   markdown: z.string().min(1).describe('The section body in Markdown, without its heading, citing sources as [n]'),
+  summary: z.string().nullish().describe("First section only: the report's executive summary, 2 to 5 sentences citing [n]"),
 });
 export type ReportSection = z.infer<typeof ReportSection>;
 
@@ -26,14 +37,34 @@ export const REPORT_SECTION_PROMPT = jsonPrompt(
   {
     file: 'report-section',
     role: 'reporter',
-    vars: { question: text, locale: text, outline: text, heading: text, covers: text, findings: text, references: text },
-    untrusted: { question: 'user_message', findings: 'findings', references: 'references', outline: 'outline' },
+    vars: {
+      question: text,
+      locale: text,
+      outline: text,
+      heading: text,
+      covers: text,
+      findings: text,
+      references: text,
+      first: flag,
+      audience: text,
+      instructions: text,
+      userMemory: text,
+    },
+    untrusted: {
+      question: 'user_message',
+      findings: 'findings',
+      references: 'references',
+      outline: 'outline',
+      audience: 'audience',
+      instructions: 'rewrite_instructions',
+      userMemory: 'user_memory',
+    },
   },
   'ReportSection',
   ReportSection,
 );
 
-const sectionKey = (i: number) => `report-section/${i + 1}`;
+const sectionKey = (i: number, version?: number) => versionedKey(`report-section/${i + 1}`, version);
 
 type SectionDeps = { llm: Llm; store: Store };
 type SectionInput = ReportInput & { section: number };
@@ -58,7 +89,7 @@ export const reportSection = defineRole({
  *  numbers of the whole report. A section the model cannot write, or writes uncited or far too
  *  short, is its findings as they were written. */
 async function writeSection(deps: SectionDeps, input: SectionInput): Promise<{ chars: number; usage: Usage }> {
-  const outline = await loadOutline(deps.store, input.researchId);
+  const outline = await loadOutline(deps.store, input.researchId, input.version);
   const section = outline.sections[input.section];
   if (!section) throw ApplicationFailure.nonRetryable(`the outline has no section ${input.section + 1}`, ErrorType.NotFound);
   const sources = await reportSources(deps.store, input.researchId, input.stepKeys);
@@ -66,6 +97,7 @@ async function writeSection(deps: SectionDeps, input: SectionInput): Promise<{ c
   const cited = new Set(own.flatMap((f) => f.sourceIds));
   const refs = sources.refs.filter((ref) => cited.has(ref.sourceId));
   let markdown: string;
+  let summary: string | undefined;
   let usage: Usage = ZERO_USAGE;
   try {
     const r = await deps.llm.structured(
@@ -77,11 +109,15 @@ async function writeSection(deps: SectionDeps, input: SectionInput): Promise<{ c
         heading: section.heading,
         covers: section.covers,
         ...reporterInputs(own, refs),
+        first: input.section === 0,
+        ...rewriteVars(input),
+        userMemory: await userMemory(deps.store, input.memoryOf),
       },
-      { researchId: input.researchId },
+      callContext(input),
     );
     usage = r.usage;
     markdown = r.output.markdown;
+    summary = input.section === 0 ? (r.output.summary ?? undefined) : undefined;
     const problem = reportProblem({
       draft: groundDraft({ researchId: input.researchId, draft: markdown, findings: own, refs }),
       findingsChars: findingsChars(own),
@@ -97,12 +133,13 @@ async function writeSection(deps: SectionDeps, input: SectionInput): Promise<{ c
     markdown = await sectionFallback(deps.store, input, section.heading, own, err);
   }
   await deps.store.saveDocument(input.researchId, {
-    key: sectionKey(input.section),
+    key: sectionKey(input.section, input.version),
     kind: 'report-section',
     content: markdown,
     summary: summarize(section.heading, 200),
     sourceIds: [],
-    meta: { heading: section.heading },
+    // The first section's answer carries the report's executive summary, for assembleSections.
+    meta: { heading: section.heading, ...(summary ? { summary } : {}) },
   });
   return { chars: markdown.length, usage };
 }
@@ -118,7 +155,7 @@ async function sectionFallback(
     store,
     input.researchId,
     'reporter',
-    `section-${input.section + 1}`,
+    versionedKey(`section-${input.section + 1}`, input.version),
     `section ${input.section + 1} ("${summarize(heading, 60)}") gives its findings as the research wrote them`,
     err,
   );
@@ -128,15 +165,16 @@ async function sectionFallback(
 
 /** A long report, last: the sections under their headings, assembled like a one-call report. */
 async function assembleSections(store: Store, input: ReportInput & { sections: number }): Promise<Omit<ReportOutput, 'usage'>> {
-  const outline = await loadOutline(store, input.researchId);
+  const outline = await loadOutline(store, input.researchId, input.version);
   const docs = await store.getDocuments(
     input.researchId,
-    Array.from({ length: input.sections }, (_, i) => sectionKey(i)),
+    Array.from({ length: input.sections }, (_, i) => sectionKey(i, input.version)),
   );
   if (docs.length !== input.sections) {
     throw ApplicationFailure.nonRetryable(`${input.sections - docs.length} section(s) of the report are not stored`, ErrorType.NotFound);
   }
   const draft = docs.map((d, i) => `## ${outline.sections[i]!.heading}\n\n${d.content.trim()}`).join('\n\n');
   const sources = await reportSources(store, input.researchId, input.stepKeys);
-  return saveDraft(store, input, outline.title, draft, sources);
+  const summary = typeof docs[0]?.meta.summary === 'string' ? docs[0].meta.summary : undefined;
+  return saveDraft(store, input, outline.title, draft, sources, { summary });
 }

@@ -27,13 +27,17 @@ import { estimateTokens } from '../llm/window';
 import type { Store } from '../store';
 import { bannedDomainOf } from '../../shared/domains';
 import { outsideRange } from '../../shared/time-range';
-import { fallbackNotes, modelGaveUp, noteFallback } from './fallbacks';
+import { withSummary } from '../../shared/summary';
+import { fallbackNotes, modelGaveUp, noteCorrection, noteFallback } from './fallbacks';
 import { defineRole } from './role';
+import { userMemory } from './user-memory';
+import type { MemoryOwner } from '../../shared/memory';
 
 /** The answer: the report's title and its body. */
 export const ReportDraft = z.object({
   title: z.string().min(1),
   markdown: z.string().min(1).describe('The report body in Markdown, citing sources as [n] with the numbers given'),
+  summary: z.string().nullish().describe('The executive summary: 2 to 5 sentences, citing sources as [n]'),
 });
 export type ReportDraft = z.infer<typeof ReportDraft>;
 
@@ -41,8 +45,26 @@ export const REPORTER_PROMPT = jsonPrompt(
   {
     file: 'reporter',
     role: 'reporter',
-    vars: { question: text, locale: text, findings: text, references: text, notes: text, brief: flag, rejected: text },
-    untrusted: { question: 'user_message', findings: 'findings', references: 'references' },
+    vars: {
+      question: text,
+      locale: text,
+      findings: text,
+      references: text,
+      notes: text,
+      brief: flag,
+      rejected: text,
+      audience: text,
+      instructions: text,
+      userMemory: text,
+    },
+    untrusted: {
+      question: 'user_message',
+      findings: 'findings',
+      references: 'references',
+      audience: 'audience',
+      instructions: 'rewrite_instructions',
+      userMemory: 'user_memory',
+    },
   },
   'ReportDraft',
   ReportDraft,
@@ -64,6 +86,22 @@ const ONE_CALL_SHARE = 0.5;
 
 /** The stored draft of the run's report, before the claim check (src/activities/roles/citation-check.ts). */
 export const REPORT_DRAFT_KEY = 'report-draft';
+
+/** A document or note key of one report version: the run's own report (no version, or 1) keeps
+ *  the key as it was; a rewrite's is `<key>@v<n>`, so no rewrite touches what version 1 stored. */
+export function versionedKey(key: string, version: number | undefined): string {
+  return version !== undefined && version > 1 ? `${key}@v${version}` : key;
+}
+
+/** What a rewrite asks of the writing prompts: absent, they read as for the run's own report. */
+export function rewriteVars(input: Pick<ReportInput, 'audience' | 'instructions'>) {
+  return { audience: input.audience ?? '', instructions: input.instructions ?? '' };
+}
+
+/** The model call's context: a rewrite may name another model for its writing calls. */
+export function callContext(input: Pick<ReportInput, 'researchId' | 'model'>, key?: string) {
+  return { researchId: input.researchId, ...(key ? { key } : {}), ...(input.model ? { model: input.model } : {}) };
+}
 
 /** What the report is written from: the findings and the numbered references they cite. The
  *  session's memory (earlier reports, citing their sources) comes last: this run's own findings
@@ -88,8 +126,11 @@ export async function reportSources(
 
 /** The notes a report carries: the workflow's, then every fallback the run took, then what code
  *  knows about the run's shape. The reporter and the claim check both publish them. */
-export async function reportNotes(store: Store, input: { researchId: string; stepKeys: string[]; notes: string[] }): Promise<string[]> {
-  const notes = [...input.notes, ...(await fallbackNotes(store, input.researchId))];
+export async function reportNotes(
+  store: Store,
+  input: { researchId: string; stepKeys: string[]; notes: string[]; version?: number | undefined },
+): Promise<string[]> {
+  const notes = [...input.notes, ...(await fallbackNotes(store, input.researchId, input.version))];
   if (!input.stepKeys.length) notes.push('The run ended without any research step: this report rests on the background search alone.');
   return notes;
 }
@@ -114,6 +155,14 @@ export interface ReportInput {
   length?: Exclude<ReportLength, 'long'> | undefined;
   /** The workflow can write a report section by section when one call cannot hold the findings. */
   sectionsIfTooLong?: boolean;
+  /** A rewrite (POST /v1/research/:id/report): the version it writes (2 and up), for whom, what
+   *  else the user asked, and the model its writing calls use. Absent: the run's own report. */
+  version?: number | undefined;
+  audience?: string | undefined;
+  instructions?: string | undefined;
+  model?: string | undefined;
+  /** Whose memory the prompts hold (absent: none). */
+  memoryOf?: MemoryOwner | undefined;
 }
 
 type ReporterDeps = { llm: Llm; store: Store };
@@ -130,14 +179,24 @@ export const reporter = defineRole({
   activities: createReporterActivities,
 });
 
-/** Saves the draft (for the claim check) and the assembled report; what the workflow is told. */
+/** Saves the draft (for the claim check) and the assembled report; what the workflow is told. The
+ *  executive summary goes on top of the draft (shared/summary.ts): the model's `summary` when it is
+ *  usable, else code's from the cited key points, noted unless code wrote the whole report. */
 export async function saveDraft(
   store: Store,
-  input: Pick<ReportInput, 'researchId' | 'locale' | 'notes' | 'stepKeys'>,
+  input: Pick<ReportInput, 'researchId' | 'locale' | 'notes' | 'stepKeys' | 'version'> & { question?: string },
   title: string,
-  draft: string,
+  written: string,
   sources: ReportSources,
+  given: { summary?: string | null | undefined; byCode?: boolean } = {},
 ) {
+  const ground = (text: string) => groundDraft({ researchId: input.researchId, draft: text, ...sources });
+  const top = withSummary({ draft: written, summary: given.summary, locale: input.locale, references: sources.refs.length, ground });
+  if (top.problem && !given.byCode) {
+    const what = `the executive summary was taken from the report's cited key points, because the model ${top.problem}`;
+    await noteCorrection(store, input.researchId, 'reporter', versionedKey('summary', input.version), what);
+  }
+  const draft = top.draft;
   const report = assembleReport({
     researchId: input.researchId,
     title,
@@ -148,7 +207,7 @@ export async function saveDraft(
   });
   // The draft as written, for the claim check to start from (on any of its attempts).
   await store.saveDocument(input.researchId, {
-    key: REPORT_DRAFT_KEY,
+    key: versionedKey(REPORT_DRAFT_KEY, input.version),
     kind: 'report-draft',
     content: draft,
     summary: summarize(title, 200),
@@ -163,6 +222,11 @@ export async function saveDraft(
     references: report.references,
     removedCitations: report.removedCitations,
     removedLinks: report.removedLinks,
+    version: input.version,
+    // What a rewrite of this report reads: kept with the run's own report.
+    ...(input.version === undefined && input.question !== undefined
+      ? { basis: { question: input.question, stepKeys: input.stepKeys, notes: input.notes } }
+      : {}),
   });
   return {
     title: summarize(report.title, 200),
@@ -188,9 +252,9 @@ async function writeReport(deps: ReporterDeps, input: ReportInput): Promise<Repo
   let err: unknown;
   try {
     const first = await askReport(deps, input, sources, usage);
-    if (!first.problem) return { ...(await saveDraft(deps.store, input, first.title, first.markdown, sources)), usage };
+    if (!first.problem) return { ...(await saveDraft(deps.store, input, first.title, first.markdown, sources, first)), usage };
     const second = await askReport(deps, input, sources, usage, first.problem);
-    if (!second.problem) return { ...(await saveDraft(deps.store, input, second.title, second.markdown, sources)), usage };
+    if (!second.problem) return { ...(await saveDraft(deps.store, input, second.title, second.markdown, sources, second)), usage };
     reason = `its report was not usable twice: ${second.problem}`;
     err = ApplicationFailure.nonRetryable(`the report ${second.problem}`, ErrorType.LlmInvalidOutput);
   } catch (e) {
@@ -199,9 +263,10 @@ async function writeReport(deps: ReporterDeps, input: ReportInput): Promise<Repo
     reason = 'the model gave no usable answer';
     err = e;
   }
-  await noteFallback(deps.store, input.researchId, 'reporter', 'report', 'the report was put together by code from the findings', err);
+  const key = versionedKey('report', input.version);
+  await noteFallback(deps.store, input.researchId, 'reporter', key, 'the report was put together by code from the findings', err);
   const fallback = reportFromFindings({ question: input.question, ...sources, reason });
-  return { ...(await saveDraft(deps.store, input, fallback.title, fallback.draft, sources)), usage };
+  return { ...(await saveDraft(deps.store, input, fallback.title, fallback.draft, sources, { byCode: true })), usage };
 }
 
 /** One draft, its usage added to `usage`, with what code finds wanting in it; `rejected` is the
@@ -217,8 +282,10 @@ async function askReport(deps: ReporterDeps, input: ReportInput, sources: Report
       notes: input.notes.join('\n') || '(none)',
       brief: length === 'brief',
       rejected: rejected ?? '',
+      ...rewriteVars(input),
+      userMemory: await userMemory(deps.store, input.memoryOf),
     },
-    { researchId: input.researchId, ...(rejected ? { key: 'rewrite' } : {}) },
+    callContext(input, rejected ? 'rewrite' : undefined),
   );
   usage.promptTokens += r.usage.promptTokens;
   usage.completionTokens += r.usage.completionTokens;

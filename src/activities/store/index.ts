@@ -7,12 +7,15 @@ import { documentTables } from './documents';
 import { apiKeysTable } from './keys';
 import { eventsTable } from './events';
 import { knowledgeTables } from './knowledge';
+import { memoryTable } from './memory';
+import { reportVersionsTable } from './report-versions';
 import { scheduledReportsTable } from './schedules';
 import { searchPreferencesTable } from './search-preferences';
 import { bansTable, guidanceTable, llmCallsTable, llmLeasesTable, runsTable, sandboxRunsTable } from './runs';
 
 export type { Message } from './conversations';
-export type { ArtifactRecord, ReportRecord, StoredDocument, StoredPage, StoredSource } from './documents';
+export type { ArtifactRecord, ReportBasis, ReportRecord, StoredDocument, StoredPage, StoredSource } from './documents';
+export type { ReportVersionRow, ReportVersionsTable, VersionStatus } from './report-versions';
 export type { LlmCallRecord, RunRecord, RunSearchSettings } from './runs';
 export type { SearchPreferences, SearchPreferencesTable } from './search-preferences';
 export type { ApiKeyRow, ApiKeysTable } from './keys';
@@ -20,6 +23,7 @@ export type { EventsTable, NewEvent, StoredEvent } from './events';
 export type { EventWakeups, WakeupOptions } from './event-wakeups';
 export type * from './knowledge';
 export type { ScheduledReport } from './schedules';
+export type { MemoryTable } from './memory';
 
 export function createStore(pool: pg.Pool) {
   return {
@@ -33,8 +37,11 @@ export function createStore(pool: pg.Pool) {
     apiKeys: apiKeysTable(pool),
     events: eventsTable(pool),
     scheduledReports: scheduledReportsTable(pool),
+    reportVersions: reportVersionsTable(pool),
     searchPreferences: searchPreferencesTable(pool),
     knowledge: knowledgeTables(pool),
+    /** What the service remembers about each user (GET /v1/memory). */
+    memory: memoryTable(pool),
     ...documentTables(pool),
     /** Readiness: the database answers. */
     async ping(): Promise<void> {

@@ -7,6 +7,8 @@ export interface ApiKeyRow {
   name: string | null;
   createdAt: string;
   revokedAt: string | null;
+  /** False for a key made with `--no-memory`: its requests neither use nor teach user memory. */
+  memory: boolean;
 }
 
 export function apiKeysTable(pool: pg.Pool) {
@@ -16,15 +18,14 @@ export function apiKeysTable(pool: pg.Pool) {
     name: (r.name as string | null) ?? null,
     createdAt: new Date(r.created_at as string).toISOString(),
     revokedAt: r.revoked_at ? new Date(r.revoked_at as string).toISOString() : null,
+    memory: r.memory !== false,
   });
   return {
-    async create(k: { id: string; tenant: string; name?: string | undefined; keyHash: string }): Promise<ApiKeyRow> {
-      const { rows } = await pool.query('INSERT INTO api_keys (id, tenant, name, key_hash) VALUES ($1, $2, $3, $4) RETURNING *', [
-        k.id,
-        k.tenant,
-        k.name ?? null,
-        k.keyHash,
-      ]);
+    async create(k: { id: string; tenant: string; name?: string | undefined; keyHash: string; memory?: boolean }): Promise<ApiKeyRow> {
+      const { rows } = await pool.query(
+        'INSERT INTO api_keys (id, tenant, name, key_hash, memory) VALUES ($1, $2, $3, $4, $5) RETURNING *',
+        [k.id, k.tenant, k.name ?? null, k.keyHash, k.memory ?? true],
+      );
       return row(rows[0]);
     },
     async list(tenant?: string): Promise<ApiKeyRow[]> {
@@ -42,6 +43,12 @@ export function apiKeysTable(pool: pg.Pool) {
     async tenantOf(keyHash: string): Promise<string | undefined> {
       const { rows } = await pool.query('SELECT tenant FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL', [keyHash]);
       return rows[0]?.tenant as string | undefined;
+    },
+    /** The live key with this hash: its tenant, id and whether its requests use memory. */
+    async ownerOf(keyHash: string): Promise<{ tenant: string; id: string; memory: boolean } | undefined> {
+      const { rows } = await pool.query('SELECT id, tenant, memory FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL', [keyHash]);
+      const r = rows[0];
+      return r && { tenant: String(r.tenant), id: String(r.id), memory: r.memory !== false };
     },
     async countLive(): Promise<number> {
       const { rows } = await pool.query('SELECT count(*)::int AS n FROM api_keys WHERE revoked_at IS NULL');

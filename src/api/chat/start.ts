@@ -5,6 +5,7 @@
 import { ApiError } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
 import { ResearchRequest } from '../../shared/schemas';
+import type { Caller } from '../auth';
 import type { KnowledgeService } from '../knowledge-service';
 import type { ResearchService } from '../research-service';
 import { questionWithContext, readConversation } from './conversation';
@@ -30,7 +31,7 @@ export function chatModel(model: string): ChatModel {
   });
 }
 
-export async function startChatRun(deps: ChatStartDeps, body: ChatCompletionRequest, tenant: string): Promise<ChatRun> {
+export async function startChatRun(deps: ChatStartDeps, body: ChatCompletionRequest, tenant: string, caller?: Caller): Promise<ChatRun> {
   const effort = CHAT_MODELS[chatModel(body.model)];
   const conversation = readConversation(body.messages);
   const continued = conversation.previousRunId ? await deps.research.sessionOf(conversation.previousRunId, tenant) : undefined;
@@ -41,6 +42,6 @@ export async function startChatRun(deps: ChatStartDeps, body: ChatCompletionRequ
   await deps.research.checkRequest(request, tenant);
   const sessionId =
     continued ?? (await deps.knowledge.createSession(tenant, summarize(conversation.earlier[0]?.text ?? conversation.question, 120))).id;
-  const started = await deps.research.start({ ...request, sessionId }, tenant);
+  const started = await deps.research.start({ ...request, sessionId }, tenant, undefined, caller);
   return { runId: started.id, sessionId, followUp: continued !== undefined };
 }

@@ -8,7 +8,9 @@ import { metrics } from '../../infra/metrics';
 import type { Fairness } from '../../config';
 import { RESEARCH_ID_PREFIX } from '../../shared/constants';
 import { ApiError } from '../../shared/errors';
+import type { RunUser } from '../../shared/memory';
 import { ResearchOptions, type ResearchInput, type ResearchRequest, type RunStatus } from '../../shared/schemas';
+import type { Caller } from '../auth';
 import { summarize } from '../../shared/plain';
 import { admissionId } from '../../workflows/messages';
 import type { researchWorkflow } from '../../workflows/research';
@@ -25,10 +27,16 @@ export interface StartResult {
   created: boolean;
 }
 
-export async function start(ctx: ResearchContext, req: ResearchRequest, tenant: string, idempotencyKey?: string): Promise<StartResult> {
+export async function start(
+  ctx: ResearchContext,
+  req: ResearchRequest,
+  tenant: string,
+  idempotencyKey?: string,
+  caller?: Caller,
+): Promise<StartResult> {
   const options = await checkRequest(ctx, req, tenant);
   const id = idempotencyKey ? idForIdempotencyKey(tenant, idempotencyKey) : `${RESEARCH_ID_PREFIX}${randomUUID()}`;
-  const run = runStart(ctx, req, tenant, options);
+  const run = runStart(ctx, req, tenant, options, undefined, caller);
   try {
     await ctx.deps.client.workflow.start<typeof researchWorkflow>('researchWorkflow', {
       ...run,
@@ -114,9 +122,28 @@ function checkWebhook(ctx: ResearchContext, url: string): void {
   }
 }
 
+/**
+ * Whose memory a run reads and teaches: the request's userId, else the caller's default user; off
+ * when the request or the key says so. A schedule's run (no caller) has memory only for a userId
+ * its request names.
+ */
+export function runUser(req: ResearchRequest, options: ResearchOptions, caller: Caller | undefined): RunUser | undefined {
+  const id = req.userId ?? caller?.userId;
+  if (id === undefined) return undefined;
+  return { id, memory: options.memory !== false && caller?.memory !== false };
+}
+
 /** What a run is started with: its input, and the search attributes and memo the list reads. */
-export function runStart(ctx: ResearchContext, req: ResearchRequest, tenant: string, options: ResearchOptions, scheduleId?: string) {
+export function runStart(
+  ctx: ResearchContext,
+  req: ResearchRequest,
+  tenant: string,
+  options: ResearchOptions,
+  scheduleId?: string,
+  caller?: Caller,
+) {
   const { taskQueue, retry, fairness } = ctx.deps;
+  const user = runUser(req, options, caller);
   const input: ResearchInput = {
     question: req.question,
     tenant,
@@ -124,6 +151,7 @@ export function runStart(ctx: ResearchContext, req: ResearchRequest, tenant: str
     ...(retry ? { retry } : {}),
     ...(req.sessionId ? { sessionId: req.sessionId } : {}),
     ...(scheduleId ? { scheduleId } : {}),
+    ...(user ? { user } : {}),
     ...(fairness?.maxRuns ? { admission: { maxRuns: fairness.maxRuns, queueId: admissionId(taskQueue, tenant) } } : {}),
   };
   return {
@@ -165,6 +193,14 @@ export function idForIdempotencyKey(tenant: string, key: string): string {
 
 function requestHash(tenant: string, req: ResearchRequest): string {
   return createHash('sha256')
-    .update(JSON.stringify([tenant, req.question, req.options ?? {}, ...(req.sessionId ? [req.sessionId] : [])]))
+    .update(
+      JSON.stringify([
+        tenant,
+        req.question,
+        req.options ?? {},
+        ...(req.sessionId ? [req.sessionId] : []),
+        ...(req.userId ? [req.userId] : []),
+      ]),
+    )
     .digest('hex');
 }

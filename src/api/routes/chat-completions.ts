@@ -22,6 +22,7 @@ import {
   ModelView,
   OpenAiErrorBody,
 } from '../chat/schemas';
+import type { Caller } from '../auth';
 import { chatModel, startChatRun } from '../chat/start';
 
 /** A conversation carries its earlier answers (whole reports). */
@@ -108,7 +109,7 @@ export function chatRoutes(deps: ChatRouteDeps): Router {
     const problem = deps.preflight?.();
     if (problem) throw new ApiError(503, 'llm_not_configured', problem);
     const tenant = String(res.locals.tenant);
-    const run = await startChatRun(deps, body, tenant);
+    const run = await startChatRun(deps, body, tenant, res.locals.caller as Caller | undefined);
     const links: RunLinks = { ...run, base: baseOf(req) };
     const signal = leaving(req, res);
     const ended = await deps.research.owned(run.runId, tenant);

@@ -22,6 +22,7 @@ import {
   SteerBody,
   SubmitBody,
 } from '../contract';
+import type { Caller } from '../auth';
 import type { ResearchService } from '../research-service';
 import type { EventsTable } from '../../activities/store';
 import { streamEvents, type StreamSettings } from '../events';
@@ -154,7 +155,7 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
     const key = idempotencyKey(req);
     const problem = deps.preflight?.();
     if (problem) throw new ApiError(503, 'llm_not_configured', problem);
-    const started = await deps.research.start(body, tenant, key);
+    const started = await deps.research.start(body, tenant, key, res.locals.caller as Caller | undefined);
     reply(res, R.submit, started.created ? 202 : 200, { id: started.id, status: started.status });
   });
 

@@ -20,6 +20,7 @@ export async function coordinate(run: RunState): Promise<Coordination> {
           allowClarification: round < opts.maxClarifications,
           clarifications: clarifications.join('\n'),
           ...(opts.locale ? { locale: opts.locale } : {}),
+          ...(run.memoryOf ? { memoryOf: run.memoryOf } : {}),
         },
       ],
     );
@@ -29,6 +30,7 @@ export async function coordinate(run: RunState): Promise<Coordination> {
     const topic = decision.researchTopic ?? run.userQuestion;
     if (!decision.clarificationQuestion || round >= opts.maxClarifications) return { kind: 'research', topic };
     const answer = await askClarification(run, decision.clarificationQuestion);
+    if (answer !== undefined) run.said.heard('clarification', answer);
     clarifications.push(`Q: ${decision.clarificationQuestion}\nA: ${answer ?? '(no answer; proceed with your best interpretation)'}`);
   }
 }

@@ -21,6 +21,7 @@ export async function makePlan(run: RunState, researchQuestion: string, reviewer
           maxSteps: run.options.maxSteps,
           feedback: reviewerFeedback,
           problems,
+          ...(run.memoryOf ? { memoryOf: run.memoryOf } : {}),
         },
       ],
     );

@@ -4,6 +4,7 @@
 // then code puts them together, so no single completion's length cuts it. Then the claim check:
 // each cited sentence is compared with its source's stored evidence, and a
 // citation the evidence does not support is removed; the figures go into the status and report.
+import type { MemoryOwner } from '../../shared/memory';
 import type { Plan, StepOutput } from '../../shared/schemas';
 import type { RunState } from './run-state';
 
@@ -16,7 +17,14 @@ export async function writeReport(run: RunState, plan: Plan, researchQuestion: s
   run.moveTo('reporting');
   const stepKeys = acceptedKeys(plan, accepted);
   const notes = [...run.notes];
-  const input = { researchId: run.id, question: researchQuestion, locale: run.locale, stepKeys, notes };
+  const input = {
+    researchId: run.id,
+    question: researchQuestion,
+    locale: run.locale,
+    stepKeys,
+    notes,
+    ...(run.memoryOf ? { memoryOf: run.memoryOf } : {}),
+  };
   const length = run.options.reportLength ?? 'standard';
   // A one-call report whose findings do not fit the reporter's context window comes back unwritten
   // (bySection) and is written section by section; a history recorded before that has no such answer.
@@ -43,7 +51,14 @@ export async function writeReport(run: RunState, plan: Plan, researchQuestion: s
   return report;
 }
 
-type ReportInput = { researchId: string; question: string; locale: string; stepKeys: string[]; notes: string[] };
+type ReportInput = {
+  researchId: string;
+  question: string;
+  locale: string;
+  stepKeys: string[];
+  notes: string[];
+  memoryOf?: MemoryOwner;
+};
 
 async function writeBySection(run: RunState, input: ReportInput) {
   const outline = await run.calls.llm.outlineReport.executeWithOptions({ summary: 'reporter: outline of a long report' }, [input]);

@@ -32,6 +32,7 @@ export async function planAndReview(run: RunState, researchQuestion: string): Pr
     }
     if (decision.kind === 'approve') return { kind: 'approved', plan };
     feedback = decision.feedback;
+    run.said.heard('feedback', feedback);
     revisions++;
     run.moveTo('planning');
   }

@@ -5,9 +5,11 @@
 // changed only through its own methods; the status view is derived from all of them.
 import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Slot } from './admission';
+import type { NotifyWhen, RunChanges } from '../../shared/changes';
 import type { CallWait, Grounding, ReportView, ResearchStatusView, Steer } from '../../shared/messages';
 import { checkSteer } from '../../shared/updates';
 import { summarize } from '../../shared/plain';
+import type { MemoryOwner } from '../../shared/memory';
 import type { Phase, KnowledgeScope, ResearchInput, ResearchOptions, ResearchResult, RunStatus, Usage } from '../../shared/schemas';
 import { activitiesFor, type Calls } from '../proxies';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchTenantKey } from '../search-attributes';
@@ -17,6 +19,7 @@ import { malformed, refuse, ReviewInbox } from './review-inbox';
 import { RowSync } from './row-sync';
 import { Waits } from '../waits';
 import { Steering, steerRefusal } from './steering';
+import { memoryOwner, UserSaid } from './user-memory';
 
 export class RunState {
   readonly id = workflowInfo().workflowId;
@@ -31,10 +34,14 @@ export class RunState {
   /** What the user changed while the run ran (the `steer` update). */
   readonly steering = new Steering();
   readonly row = new RowSync();
+  /** What the user said in this run: what the user's memory may learn from. */
+  readonly said: UserSaid;
   private currentStatus: RunStatus = 'running';
   private currentPhase: Phase = 'coordinating';
   private readonly noted: string[] = [];
   private reportView?: ReportView;
+  /** A scheduled run: what changed since the schedule's previous report. */
+  private comparison?: RunChanges;
   private ended: { outcome?: ResearchResult['outcome']; answer?: string; error?: string } = {};
   private scope?: KnowledgeScope;
   private heldSlot?: Slot;
@@ -45,6 +52,7 @@ export class RunState {
 
   constructor(private readonly input: ResearchInput) {
     this.userQuestion = input.question;
+    this.said = new UserSaid(input.question);
     this.options = input.options;
     this.calls = activitiesFor({ maxOutage: input.options.maxOutage, retry: input.retry });
     this.budget = new RunBudget(input.options);
@@ -76,8 +84,18 @@ export class RunState {
     return this.input.scheduleId;
   }
 
+  /** When the run's report_ready webhook fires: always, or (a schedule's choice) on a change only. */
+  get notifyWhen(): NotifyWhen {
+    return this.input.notify ?? 'always';
+  }
+
   get retry(): ResearchInput['retry'] {
     return this.input.retry;
+  }
+
+  /** Whose memory the run's prompts hold and its learning step teaches; undefined when off. */
+  get memoryOf(): MemoryOwner | undefined {
+    return memoryOwner(this.input.tenant, this.input.user);
   }
 
   // ---- the run's own state -------------------------------------------------------------------
@@ -131,6 +149,14 @@ export class RunState {
   /** What the claim check found, on the report already set. */
   setGrounding(grounding: Grounding): void {
     if (this.reportView) this.reportView = { ...this.reportView, grounding };
+  }
+
+  get changes(): RunChanges | undefined {
+    return this.comparison;
+  }
+
+  setChanges(changes: RunChanges): void {
+    this.comparison = changes;
   }
 
   /** Where knowledge_search looks (collections, session memory); undefined: no knowledge base. */
@@ -209,6 +235,7 @@ export class RunState {
       ignoredSignals: this.inbox.ignored(),
       ...(this.steering.version ? { steering: this.steering.view() } : {}),
       ...(this.reportView ? { report: this.reportView } : {}),
+      ...(this.comparison ? { changes: this.comparison } : {}),
       ...(outcome ? { outcome } : {}),
       ...(answer !== undefined ? { answer } : {}),
       ...(error ? { error } : {}),

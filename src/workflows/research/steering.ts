@@ -172,6 +172,7 @@ export async function steer(run: RunState, message: Steer): Promise<SteerAnswer>
   switch (m.kind) {
     case 'guidance':
       steering.addGuidance(m.text);
+      run.said.heard('steering', m.text);
       run.note(`Guidance from the user: "${summarize(m.text, 300)}"`);
       break;
     case 'banDomains': {

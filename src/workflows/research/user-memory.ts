@@ -1,0 +1,50 @@
+// The user's memory in a run: what the user said (question, plan feedback, clarification answers,
+// steering guidance) is kept as it arrives, and after a run that ends with a report or a direct
+// answer one learning step reads it (behind the `user-memory` patch; runs recorded before it make
+// no such call). Memory is read by the activities themselves, at call time, from the owner the
+// run passes them; a run whose request or key turned memory off passes none and learns nothing.
+import { isCancellation, patched, workflowInfo } from '@temporalio/workflow';
+import { failureMessage } from '../../shared/errors';
+import type { EvidenceKind, MemoryOwner, RunUser, UserWords } from '../../shared/memory';
+import { summarize } from '../../shared/plain';
+import type { RunState } from './run-state';
+
+export const USER_MEMORY_PATCH = 'user-memory';
+
+/** The user's own words in this run, in order, each with when it arrived (workflow time). */
+export class UserSaid {
+  private readonly words: UserWords = [];
+
+  constructor(question: string) {
+    this.words.push({ kind: 'question', text: question, at: workflowInfo().startTime.toISOString() });
+  }
+
+  heard(kind: EvidenceKind, text: string): void {
+    if (text.trim()) this.words.push({ kind, text, at: new Date().toISOString() });
+  }
+
+  list(): UserWords {
+    return this.words.map((w) => ({ ...w }));
+  }
+}
+
+/** Whose memory the run's prompts hold: its tenant and user, or undefined when memory is off. */
+export function memoryOwner(tenant: string, user: RunUser | undefined): MemoryOwner | undefined {
+  return user?.memory ? { tenant, userId: user.id } : undefined;
+}
+
+/** After the run's answer: what the user said teaches the user's memory. Never fails the run. */
+export async function learnAboutUser(run: RunState): Promise<void> {
+  const owner = run.memoryOf;
+  if (!owner || !patched(USER_MEMORY_PATCH)) return;
+  try {
+    const r = await run.calls.llm.learnAboutUser.executeWithOptions({ summary: 'user memory: learn from what the user said' }, [
+      { researchId: run.id, owner, words: run.said.list() },
+    ]);
+    run.addUsage(r.usage);
+    if (r.learned) run.note(`User memory: ${r.learned} fact(s) about the user learned or confirmed (GET /v1/memory lists them).`);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    run.note(`Nothing was learned about the user: ${summarize(failureMessage(err), 200)}`);
+  }
+}
