@@ -13,6 +13,7 @@ import { createReportAssembly, createReportSectionActivities } from '../../src/a
 import { createReporterActivities } from '../../src/activities/roles/reporter';
 import { createStore, type Store } from '../../src/activities/store';
 import { ErrorType } from '../../src/shared/errors';
+import { reportSummary } from '../../src/shared/summary';
 import { createPool } from '../../src/infra/postgres';
 import { ApplicationFailure } from '@temporalio/activity';
 import { bySchema, ScriptedLlmServer, type ChatRequest, type Reply } from '../support/llm-server';
@@ -150,9 +151,55 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
     expect(quoted[1]).toMatch(/^> Fallback \(planner\): the plan has one step per query, because the model did not answer/);
     expect(quoted.join('\n')).toContain('Removed citation(s) of 2 source id(s) that name no source of this run.');
     expect(report.removedLinks!.map((l) => l.url)).toEqual(['https://fabricated.example/rumour', 'https://fabricated.example/x']);
-    expect(v.grounding).toMatchObject({ unresolved: 2, linksRemoved: 2, supported: 2, removed: 0 });
+    // The model wrote no executive summary: code took the cited sentences of its key points and
+    // text, noted it, and the claim check checked the summary's citations like the others.
+    expect(reportSummary(report.markdown)).toBe(
+      'Solar LCOE fell 89% from 2010 to 2022 [1]. Module prices collapsed [1] and the study [1] agrees.',
+    );
+    expect(quoted).toContain(
+      "> Correction (reporter): the executive summary was taken from the report's cited key points, because the model wrote none.",
+    );
+    expect(v.grounding).toMatchObject({ unresolved: 2, linksRemoved: 2, supported: 4, removed: 0 });
     expect(report.grounding).toEqual(v.grounding);
     expect(server.requests.filter((r) => r.rule === 'reporter')).toHaveLength(1);
+  });
+
+  it("keeps the model's cited summary on top, and the claim check removes an unsupported citation from it like any other", async () => {
+    const id = await seed();
+    const markdown = [
+      '## Key points',
+      '',
+      `- Solar LCOE fell 89% from 2010 to 2022 [${A}].`,
+      `- Onshore wind costs fell by about 70% [${B}].`,
+    ].join('\n');
+    const summary = `Wind costs fell 99% in a year [${B}]. Solar LCOE fell 89% from 2010 to 2022 [${A}].`;
+    const rumourRejected = (req: ChatRequest): Reply => ({
+      json: {
+        verdicts: [...String(req.messages.at(-1)?.content ?? '').matchAll(/<claim id="(c\d+)">\n([^\n]*)/g)].map((m) => ({
+          id: m[1],
+          verdict: m[2]!.includes('99%') ? 'unsupported' : 'supported',
+          reason: 'The evidence says otherwise.',
+        })),
+      },
+    });
+    server.script([
+      { name: 'reporter', match: bySchema('ReportDraft'), reply: { json: { title: 'Costs', markdown, summary } } },
+      { name: 'verify', match: bySchema('CitationVerdicts'), reply: rumourRejected },
+    ]);
+    await inActivity('report', () => reporter.writeReport(input(id)));
+    expect(reportSummary((await store.getReport(id))!.markdown)).toBe(
+      'Wind costs fell 99% in a year [1]. Solar LCOE fell 89% from 2010 to 2022 [2].',
+    );
+    const v = await inActivity('verify', () => verifier.verifyCitations(input(id)));
+    const report = (await store.getReport(id))!;
+    expect(report.markdown).toMatch(
+      /^# Costs\n[\s\S]*\n## Executive summary\n\nWind costs fell 99% in a year\. Solar LCOE fell 89% from 2010 to 2022 \[\d\]\.\n\n## Key points\n/,
+    );
+    expect(report.markdown).not.toContain('Correction (reporter)');
+    expect(report.citationChecks).toEqual([
+      expect.objectContaining({ claim: 'Wind costs fell 99% in a year.', verdict: 'unsupported', action: 'removed' }),
+    ]);
+    expect(v.grounding).toMatchObject({ removed: 1, supported: 3 });
   });
 
   it('asks again once for a one-sentence report, then publishes the report code puts together, with a note', async () => {
@@ -180,7 +227,12 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
       '## References\n\n1. [Wind cost study](https://wind.example/costs)\n2. [Solar LCOE report](https://solar.example/lcoe)\n',
     );
     expect(report.markdown).not.toContain('Solar got much cheaper');
-    expect(report.grounding).toMatchObject({ citations: 2, unresolved: 0, supported: 2 });
+    // The code-written report's summary: the findings' cited sentences (no correction note: code wrote it all).
+    expect(reportSummary(report.markdown)).toBe(
+      'Onshore wind costs fell by about 70% over the same years, with taller turbines. [1] Solar LCOE fell 89% from 2010 to 2022 as module prices collapsed and plants grew larger. [2]',
+    );
+    expect(report.markdown).not.toContain('Correction (reporter)');
+    expect(report.grounding).toMatchObject({ citations: 4, unresolved: 0, supported: 4 });
   });
 
   it('falls back to the code report when the model gives no usable answer, and the claim check to unchecked', async () => {
@@ -195,7 +247,9 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
     expect(asked.length).toBeGreaterThanOrEqual(2);
     expect(asked.some((r) => JSON.stringify(r.body.messages).includes('not accepted'))).toBe(false);
     const v = await inActivity('verify', () => verifier.verifyCitations(input(id)));
-    expect(v.grounding).toMatchObject({ citations: 2, checked: 0, unchecked: 2 });
+    // Two citations of the findings, and the same two again in the summary code built from them
+    // (the same sentence and source make one pair to check: the note counts 2).
+    expect(v.grounding).toMatchObject({ citations: 4, checked: 0, unchecked: 4 });
     const report = (await store.getReport(id))!;
     expect(report.markdown).toContain(
       '> Fallback (claim-check): 2 citation(s) were left unchecked, because the model gave no usable answer',

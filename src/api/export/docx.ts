@@ -8,12 +8,14 @@ import type { FileChild, ParagraphChild } from 'docx';
 import { marked, type Token, type Tokens } from 'marked';
 import { lazyRequire } from '../../infra/lazy';
 import type { ArtifactBytes, ExportableReport } from './html';
-import { citationPieces, decode, findLink } from './tokens';
+import { imageSize, RASTER } from './images';
+import { citationPieces, decode, findLink, referenceListAt } from './tokens';
+
+export { imageSize } from './images';
 
 /** docx, loaded at the first export (it holds a megabyte of code most processes never run). */
 const docx = lazyRequire<typeof DocxModule>('docx');
 
-const RASTER = /^image\/(png|jpeg)$/;
 const ORDERED = 'ordered';
 const CODE_FONT = 'Consolas';
 /** The widest a chart is drawn, in pixels at 96 to the inch (a page's text width is about 624). */
@@ -71,13 +73,6 @@ export async function reportDocx(report: ExportableReport, artifacts: ArtifactBy
     sections: [{ children: [...(titled ? [] : [heading(report.title, 1)]), ...body] }],
   });
   return Packer.toBuffer(doc);
-}
-
-/** The reference list: the first list after the "References" heading (-1: none). */
-function referenceListAt(tokens: Token[]): number {
-  const headingAt = tokens.findIndex((t) => t.type === 'heading' && /^references$/i.test((t as Tokens.Heading).text.trim()));
-  const next = headingAt < 0 ? -1 : tokens.findIndex((t, i) => i > headingAt && t.type !== 'space');
-  return next >= 0 && tokens[next]!.type === 'list' ? next : -1;
 }
 
 function heading(text: string | ParagraphChild[], depth: number): FileChild {
@@ -143,22 +138,6 @@ function picture(img: Tokens.Image, a: { contentType: string; bytes: Buffer }): 
     transformation: { width: Math.round(size.width * scale), height: Math.round(size.height * scale) },
     altText: { name: img.text || 'chart', description: img.text || 'chart', title: img.title ?? (img.text || 'chart') },
   });
-}
-
-/** A PNG's or JPEG's size in pixels, from its header; undefined when the bytes say neither. */
-export function imageSize(b: Buffer): { width: number; height: number } | undefined {
-  if (b.length > 24 && b.readUInt32BE(0) === 0x89504e47) return { width: b.readUInt32BE(16), height: b.readUInt32BE(20) };
-  if (b.length < 4 || b[0] !== 0xff || b[1] !== 0xd8) return undefined;
-  // JPEG: walk the segments to a start-of-frame marker (C0-CF except C4, C8 and CC).
-  for (let i = 2; i + 9 < b.length;) {
-    if (b[i] !== 0xff) return undefined;
-    const marker = b[i + 1]!;
-    if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker)) {
-      return { width: b.readUInt16BE(i + 7), height: b.readUInt16BE(i + 5) };
-    }
-    i += 2 + b.readUInt16BE(i + 2);
-  }
-  return undefined;
 }
 
 function list(l: Tokens.List, isRefs: boolean, layout: Layout, level: number): FileChild[] {

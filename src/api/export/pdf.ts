@@ -7,7 +7,8 @@ import path from 'node:path';
 import { marked, type Token, type Tokens } from 'marked';
 import type pdfmakeType from 'pdfmake';
 import type { ArtifactBytes, ExportableReport } from './html';
-import { citationPieces, decode, findLink } from './tokens';
+import { RASTER } from './images';
+import { citationPieces, decode, findLink, referenceListAt } from './tokens';
 
 const require = createRequire(import.meta.url);
 const FONT_DIR = path.join(path.dirname(require.resolve('pdfmake/package.json')), 'fonts', 'Roboto');
@@ -33,7 +34,6 @@ function pdfmake(): typeof pdfmakeType {
 type Inline = string | Record<string, unknown>;
 type Style = Record<string, unknown>;
 type DocumentDefinition = Parameters<typeof pdfmakeType.createPdf>[0];
-const RASTER = /^image\/(png|jpeg)$/;
 const LINK_COLOR = '#1d4ed8';
 
 /** What laying out one report needs besides its tokens. */
@@ -74,13 +74,6 @@ function documentDefinition(report: ExportableReport, content: unknown[]): Docum
     footer: (page: number, pages: number) => ({ text: `${page} / ${pages}`, alignment: 'center', fontSize: 8, color: '#888888' }),
     content,
   };
-}
-
-/** The reference list: the first list after the "References" heading (-1: none). */
-function referenceListAt(tokens: Token[]): number {
-  const headingAt = tokens.findIndex((t) => t.type === 'heading' && /^references$/i.test((t as Tokens.Heading).text.trim()));
-  const next = headingAt < 0 ? -1 : tokens.findIndex((t, i) => i > headingAt && t.type !== 'space');
-  return next >= 0 && tokens[next]!.type === 'list' ? next : -1;
 }
 
 function inline(ts: Token[] | undefined, layout: Layout, style: Style = {}): Inline[] {

@@ -1,5 +1,6 @@
-// What the PDF and Word exports read alike from the report's Markdown tokens (marked): a text cut
-// at its citations of known references, a list item's first link, and entities marked keeps.
+// What the PDF, Word and slide exports read alike from the report's Markdown tokens (marked): where
+// the reference list is, a text cut at its citations of known references, a list item's first
+// link, and entities marked keeps.
 import type { Token, Tokens } from 'marked';
 
 /** A text's pieces: plain text, and each citation `[n]` of a reference 1..refCount. */
@@ -31,4 +32,11 @@ export function findLink(ts: Token[] | undefined): string | undefined {
 /** marked keeps HTML entities in token text. */
 export function decode(s: string): string {
   return s.replace(/&(amp|lt|gt|quot|#39);/g, (_m, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]!);
+}
+
+/** The reference list: the first list after the "References" heading (-1: none). */
+export function referenceListAt(tokens: Token[]): number {
+  const headingAt = tokens.findIndex((t) => t.type === 'heading' && /^references$/i.test((t as Tokens.Heading).text.trim()));
+  const next = headingAt < 0 ? -1 : tokens.findIndex((t, i) => i > headingAt && t.type !== 'space');
+  return next >= 0 && tokens[next]!.type === 'list' ? next : -1;
 }

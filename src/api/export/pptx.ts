@@ -1,0 +1,223 @@
+// A report as a slide deck (.pptx), written by pptxgenjs (pure JS: nothing is fetched). The
+// Markdown is read with marked's lexer into a plan of slides first (deckPlan: plain data, so the
+// limits can be checked without a deck), then drawn: a title slide (title, question, date), the
+// executive summary, one slide per `##` section with its key points as short bullets and their
+// citations [n] (each linked to the references slide that lists it), each chart of the run on a
+// slide of its own with its caption, and the references, numbered, over as many slides as they take.
+import { marked, type Token, type Tokens } from 'marked';
+import type PptxGenJS from 'pptxgenjs';
+import { lazyRequire } from '../../infra/lazy';
+import { isSummaryHeading, sentencesOf } from '../../shared/summary';
+import type { ArtifactBytes, ExportableReport } from './html';
+import { imageSize, RASTER } from './images';
+import { citationPieces, decode, findLink, referenceListAt } from './tokens';
+
+/** pptxgenjs, loaded at the first export. */
+const pptxgen = lazyRequire<typeof PptxGenJS>('pptxgenjs');
+
+/** What bounds the text on one slide. */
+export const DECK_LIMITS = { bulletsPerSlide: 6, bulletChars: 180, referencesPerSlide: 8, slidesPerSection: 3 } as const;
+
+type Piece = { text: string } | { n: number };
+export type DeckSlide =
+  | { kind: 'title'; title: string; question: string; date: string }
+  | { kind: 'bullets'; title: string; bullets: Piece[][] }
+  | { kind: 'chart'; title: string; caption: string; href: string }
+  | { kind: 'references'; title: string; refs: { n: number; title: string; url: string }[] };
+
+/** What the title slide says besides the report's title. */
+export interface DeckCover {
+  question: string;
+  date: Date;
+}
+
+/** A section of the report: a `##` heading (or none, before the first) and its blocks. */
+interface Section {
+  heading: string;
+  tokens: Token[];
+  /** Holds the reference list. */
+  refs: boolean;
+}
+
+export async function reportPptx(report: ExportableReport, cover: DeckCover, artifacts: ArtifactBytes): Promise<Buffer> {
+  const slides = deckPlan(report, cover, artifacts);
+  const deck = new (pptxgen())();
+  deck.layout = 'LAYOUT_WIDE';
+  deck.title = report.title;
+  deck.subject = 'deep-research report';
+  deck.author = 'deep-research';
+  const firstRefSlide = slides.findIndex((s) => s.kind === 'references') + 1;
+  const text = { fontFace: FONT, lang: report.locale ?? 'en' };
+  for (const s of slides) drawSlide(deck.addSlide(), s, { artifacts, firstRefSlide, text });
+  return (await deck.write({ outputType: 'nodebuffer' })) as Buffer;
+}
+
+/** The slides of a report, in order, their text bounded by DECK_LIMITS. */
+export function deckPlan(report: ExportableReport, cover: DeckCover, artifacts: ArtifactBytes): DeckSlide[] {
+  const tokens = marked.lexer(report.markdown, { gfm: true });
+  const refsAt = referenceListAt(tokens);
+  const refList = refsAt >= 0 ? (tokens[refsAt] as Tokens.List).items : [];
+  const refs = refList.map((item, i) => ({ n: i + 1, title: plain(item.text), url: findLink(item.tokens) ?? '' }));
+  const slides: DeckSlide[] = [{ kind: 'title', title: report.title, question: cover.question, date: dateIn(cover.date, report.locale) }];
+  let refsTitle = 'References';
+  for (const section of sections(tokens, refsAt)) {
+    if (section.refs) refsTitle = section.heading || refsTitle;
+    else if (section.heading) slides.push(...sectionSlides(section, refs.length, artifacts));
+  }
+  for (let i = 0; i < refs.length; i += DECK_LIMITS.referencesPerSlide) {
+    const part = refs.length > DECK_LIMITS.referencesPerSlide ? ` (${i / DECK_LIMITS.referencesPerSlide + 1})` : '';
+    slides.push({ kind: 'references', title: `${refsTitle}${part}`, refs: refs.slice(i, i + DECK_LIMITS.referencesPerSlide) });
+  }
+  return slides;
+}
+
+/** The report's `##` sections (the title and the notes before the first are left out). */
+function sections(tokens: Token[], refsAt: number): Section[] {
+  const out: Section[] = [{ heading: '', tokens: [], refs: false }];
+  tokens.forEach((t, i) => {
+    if (t.type === 'heading' && (t as Tokens.Heading).depth <= 2) {
+      out.push({ heading: plain((t as Tokens.Heading).text), tokens: [], refs: false });
+    } else {
+      out.at(-1)!.tokens.push(t);
+      if (i === refsAt) out.at(-1)!.refs = true;
+    }
+  });
+  // "Also consulted" (sources the text does not cite) has no place in a deck.
+  return out.filter((s) => !/^also consulted$/i.test(s.heading));
+}
+
+/** A section's slides: its key points (split over a few slides at most), then its charts. */
+function sectionSlides(section: Section, refCount: number, artifacts: ArtifactBytes): DeckSlide[] {
+  const summary = isSummaryHeading(section.heading);
+  const bullets: string[] = [];
+  const charts: { href: string; caption: string }[] = [];
+  for (const t of section.tokens) {
+    if (t.type === 'list') for (const item of (t as Tokens.List).items) bullets.push(keySentence(item.text));
+    if (t.type !== 'paragraph') continue;
+    const p = t as Tokens.Paragraph;
+    for (const img of (p.tokens ?? []).filter((x) => x.type === 'image') as Tokens.Image[]) {
+      if (RASTER.test(artifacts.get(img.href)?.contentType ?? ''))
+        charts.push({ href: img.href, caption: plain(img.text) || section.heading });
+    }
+    const text = plain(p.text.replace(/!\[[^\]]*\]\([^)]*\)/g, ''));
+    // The summary is a few sentences already: each is a bullet; elsewhere a paragraph gives one.
+    if (summary) bullets.push(...sentencesOf(text).map((s) => shorten(s)));
+    else if (text) bullets.push(keySentence(text));
+  }
+  const kept = bullets.filter(Boolean).slice(0, DECK_LIMITS.bulletsPerSlide * DECK_LIMITS.slidesPerSection);
+  const out: DeckSlide[] = [];
+  for (let i = 0; i < kept.length; i += DECK_LIMITS.bulletsPerSlide) {
+    const part = kept.length > DECK_LIMITS.bulletsPerSlide ? ` (${i / DECK_LIMITS.bulletsPerSlide + 1})` : '';
+    const chunk = kept.slice(i, i + DECK_LIMITS.bulletsPerSlide);
+    out.push({ kind: 'bullets', title: `${section.heading}${part}`, bullets: chunk.map((b) => citationPieces(b, refCount)) });
+  }
+  return [...out, ...charts.map((c) => ({ kind: 'chart' as const, title: section.heading, ...c }))];
+}
+
+/** A block's key sentence: its first that cites a source (else its first), shortened. */
+function keySentence(markdown: string): string {
+  const sentences = sentencesOf(plain(markdown));
+  return shorten(sentences.find((s) => /\[\d+\]/.test(s)) ?? sentences[0] ?? '');
+}
+
+/** A sentence cut to DECK_LIMITS.bulletChars at a word, its citations kept at the end. */
+function shorten(sentence: string): string {
+  const marks = sentence.match(/\[\d+\]/g) ?? [];
+  const bare = sentence.replace(/\s*\[\d+\]/g, '').trim();
+  if (bare.length <= DECK_LIMITS.bulletChars) return sentence;
+  const cut = bare.slice(0, DECK_LIMITS.bulletChars);
+  const at = cut.lastIndexOf(' ');
+  return `${(at > DECK_LIMITS.bulletChars / 2 ? cut.slice(0, at) : cut).replace(/[\s,;:]+$/, '')} …${marks.length ? ` ${[...new Set(marks)].join('')}` : ''}`;
+}
+
+/** Markdown as the text a slide shows: no markup, links as their text, entities decoded. */
+function plain(markdown: string): string {
+  return decode(
+    markdown
+      .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')
+      .replace(/<[^>]+>/g, '')
+      .replace(/(\*\*|__|\*|_|`)(?=\S)([\s\S]*?\S)\1/g, '$2')
+      .replace(/^\s*(?:[-*+]|\d+[.)])\s+/gm, '')
+      .replace(/\s+/g, ' ')
+      .trim(),
+  );
+}
+
+function dateIn(date: Date, locale: string | undefined): string {
+  try {
+    return new Intl.DateTimeFormat(locale ?? 'en', { dateStyle: 'long', timeZone: 'UTC' }).format(date);
+  } catch {
+    return date.toISOString().slice(0, 10);
+  }
+}
+
+// ---- drawing (inches on a 13.33 × 7.5 wide slide) ------------------------------------------------
+
+type Slide = ReturnType<PptxGenJS['addSlide']>;
+type TextRuns = PptxGenJS.TextProps[];
+interface DrawContext {
+  artifacts: ArtifactBytes;
+  /** The references' first slide, from 1 (0: none). */
+  firstRefSlide: number;
+  /** Every text's font and language. */
+  text: { fontFace: string; lang: string };
+}
+const FONT = 'Calibri';
+const BOX = { x: 0.6, w: 12.1 };
+
+function drawSlide(slide: Slide, s: DeckSlide, ctx: DrawContext): void {
+  const t = ctx.text;
+  if (s.kind === 'title') {
+    slide.addText(s.title, { ...BOX, y: 1.6, h: 1.8, ...t, fontSize: 36, bold: true, valign: 'bottom', fit: 'shrink' });
+    slide.addText(s.question, { ...BOX, y: 3.6, h: 1.6, ...t, fontSize: 18, italic: true, color: '444444', valign: 'top', fit: 'shrink' });
+    slide.addText(s.date, { ...BOX, y: 5.6, h: 0.6, ...t, fontSize: 14, color: '666666' });
+    return;
+  }
+  slide.addText(s.title, { ...BOX, y: 0.3, h: 0.9, ...t, fontSize: 28, bold: true, fit: 'shrink' });
+  if (s.kind === 'bullets') {
+    const runs = s.bullets.flatMap((b) => bulletRuns(b, ctx.firstRefSlide));
+    slide.addText(runs, { ...BOX, y: 1.35, h: 5.7, ...t, fontSize: 20, valign: 'top', paraSpaceAfter: 10, fit: 'shrink' });
+  } else if (s.kind === 'chart') {
+    drawChart(slide, s, ctx);
+  } else {
+    const runs: TextRuns = s.refs.flatMap((r) => [
+      { text: `${r.n}. ${r.title.slice(0, 140)}`, options: { breakLine: true, fontSize: 15 } },
+      {
+        text: r.url.slice(0, 160),
+        options: { breakLine: true, fontSize: 11, color: '1D4ED8', ...(r.url ? { hyperlink: { url: r.url } } : {}) },
+      },
+    ]);
+    slide.addText(runs, { ...BOX, y: 1.3, h: 5.8, ...t, valign: 'top', paraSpaceAfter: 4, fit: 'shrink' });
+  }
+}
+
+/** One bullet: its text, each citation [n] a link to the references slide that lists n. A run
+ *  with `bullet` starts a paragraph (pptxgenjs): only the first has it. */
+function bulletRuns(pieces: Piece[], firstRefSlide: number): TextRuns {
+  return pieces.map((p, i) => {
+    const options = i === 0 ? { bullet: true } : {};
+    if ('text' in p) return { text: p.text, options };
+    const slide = firstRefSlide + Math.floor((p.n - 1) / DECK_LIMITS.referencesPerSlide);
+    return { text: `[${p.n}]`, options: { ...options, color: '1D4ED8', ...(firstRefSlide > 0 ? { hyperlink: { slide } } : {}) } };
+  });
+}
+
+/** A chart scaled into the slide below its title, its caption under it. */
+function drawChart(slide: Slide, s: Extract<DeckSlide, { kind: 'chart' }>, ctx: DrawContext): void {
+  const a = ctx.artifacts.get(s.href)!;
+  const size = imageSize(a.bytes) ?? { width: 1200, height: 720 };
+  const box = { w: BOX.w, h: 5.0 };
+  const scale = Math.min(box.w / size.width, box.h / size.height);
+  const w = size.width * scale;
+  const h = size.height * scale;
+  slide.addImage({
+    data: `${a.contentType};base64,${a.bytes.toString('base64')}`,
+    x: BOX.x + (box.w - w) / 2,
+    y: 1.3,
+    w,
+    h,
+    altText: s.caption,
+  });
+  slide.addText(s.caption, { ...BOX, y: 6.5, h: 0.6, ...ctx.text, fontSize: 14, italic: true, align: 'center', fit: 'shrink' });
+}

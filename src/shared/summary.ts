@@ -1,0 +1,184 @@
+// The executive summary at the top of every report: a few cited sentences a reader takes in a
+// minute, under a heading in the report's language. The model writes it (the `summary` field of
+// the reporter's answer); code judges it (present, short, citing a source once grounded) and,
+// when it is not usable, builds one from the report's own cited key points. It is placed in the
+// draft as the first section, so grounding, renumbering and the claim check treat its sentences
+// like every other.
+import type { GroundedCitations } from './citations';
+
+/** The summary's heading by language (the locale's first subtag); English for any other. */
+export const SUMMARY_HEADINGS: Readonly<Record<string, string>> = {
+  en: 'Executive summary',
+  de: 'Zusammenfassung',
+  fr: 'Synthèse',
+  es: 'Resumen ejecutivo',
+  it: 'Sintesi',
+  pt: 'Resumo executivo',
+  nl: 'Samenvatting',
+  zh: '执行摘要',
+  'zh-hant': '執行摘要',
+  ja: 'エグゼクティブサマリー',
+  ko: '요약',
+  ru: 'Краткое изложение',
+  pl: 'Podsumowanie',
+  sv: 'Sammanfattning',
+  da: 'Resumé',
+  tr: 'Yönetici özeti',
+};
+
+/** Bounds of a summary: a few sentences, read in a minute. */
+export const SUMMARY_LIMITS = { sentences: 5, words: 120 } as const;
+/** Key points code takes into a summary it builds. */
+const FALLBACK_SENTENCES = 3;
+
+/** The summary heading for a locale ("de-DE" → Zusammenfassung; traditional Chinese has its own). */
+export function summaryHeading(locale: string | undefined): string {
+  const tag = (locale ?? 'en').toLowerCase().replace(/_/g, '-');
+  if (/^zh-(?:hant|tw|hk|mo)\b/.test(tag)) return SUMMARY_HEADINGS['zh-hant']!;
+  return SUMMARY_HEADINGS[tag.split('-')[0]!] ?? SUMMARY_HEADINGS.en!;
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** A heading line of a summary section, in any language of the table, or the usual English names. */
+const SUMMARY_HEADING = new RegExp(
+  `^(#{1,6})[ \\t]*\\**[ \\t]*(?:${[...new Set(Object.values(SUMMARY_HEADINGS)), 'summary', 'tl;dr'].map(escape).join('|')})[ \\t]*:?\\**[ \\t]*$`,
+  'i',
+);
+
+/** Sentences of a text: split after . ! ? (and the CJK full stops), citations staying with theirs. */
+export function sentencesOf(text: string): string[] {
+  return text
+    .replace(/\s+/g, ' ')
+    .split(/(?<=[.!?。！？](?:\s*\[\d+\])*)\s+(?!\[)|(?<=[。！？](?:\[\d+\])*)(?=[^\s[])/u)
+    .map((s) => s.trim())
+    .filter((s) => /[\p{L}\p{N}]/u.test(s.replace(/\[\d+\]/g, '')));
+}
+
+/** Words of a text, citations not counted; each two CJK characters count as one word. */
+export function wordCount(text: string): number {
+  const plain = text.replace(/\[\d+\]/g, ' ');
+  const cjk = plain.match(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu)?.length ?? 0;
+  const words = plain.replace(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu, ' ').match(/[\p{L}\p{N}]+/gu)?.length ?? 0;
+  return words + Math.ceil(cjk / 2);
+}
+
+/** Markdown a summary does not carry: headings, list marks, emphasis, links (their text stays). */
+function plainText(markdown: string): string {
+  return markdown
+    .replace(/!\[[^\]]*\]\([^)]*\)/g, '')
+    .replace(/\[([^\]]+)\]\((?:[^)]*)\)/g, '$1')
+    .replace(/^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)/gm, '')
+    .replace(/[*_`]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/** Why a grounded summary is not usable, or undefined. `cited`: citation marks that resolved. */
+export function summaryProblem(text: string | undefined, cited: number, references: number): string | undefined {
+  const plain = (text ?? '').trim();
+  if (!plain) return 'wrote none';
+  const sentences = sentencesOf(plain).length;
+  const words = wordCount(plain);
+  if (sentences > SUMMARY_LIMITS.sentences || words > SUMMARY_LIMITS.words) {
+    return `wrote one of ${sentences} sentence(s) and ${words} words (at most ${SUMMARY_LIMITS.sentences} and ${SUMMARY_LIMITS.words})`;
+  }
+  if (references > 0 && cited === 0) return 'wrote one that cites none of the references';
+  return undefined;
+}
+
+/** The draft without a summary section of the model's own, and that section's text. */
+export function takeSummarySection(draft: string): { draft: string; section?: string } {
+  const lines = draft.split('\n');
+  const at = lines.findIndex((l) => SUMMARY_HEADING.test(l.trim()));
+  if (at < 0) return { draft };
+  const depth = SUMMARY_HEADING.exec(lines[at]!.trim())![1]!.length;
+  let end = lines.findIndex((l, i) => i > at && /^(#{1,6})\s/.test(l) && /^(#{1,6})/.exec(l)![1]!.length <= depth);
+  if (end < 0) end = lines.length;
+  const section = lines
+    .slice(at + 1, end)
+    .join('\n')
+    .trim();
+  const rest = [...lines.slice(0, at), ...lines.slice(end)]
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+  return { draft: rest, ...(section ? { section } : {}) };
+}
+
+/**
+ * A summary code builds from a grounded draft: the first sentence of each key point (the first
+ * list's items) that cites a known reference, then cited sentences of the text, up to three; with
+ * no citation anywhere, the text's first sentences. Bounded like a model's summary.
+ */
+export function summaryFromDraft(grounded: string, references: number): string {
+  const known = (s: string) => [...s.matchAll(/\[(\d+)\]/g)].some((m) => Number(m[1]) >= 1 && Number(m[1]) <= references);
+  const blocks = grounded
+    .replace(/```[\s\S]*?```/g, '')
+    .split('\n')
+    .filter((l) => !/^\s*(?:#{1,6}\s|\||>)/.test(l));
+  const items = blocks.filter((l) => /^\s*(?:[-*+]|\d+[.)])\s+/.test(l)).map(plainText);
+  const prose = blocks
+    .filter((l) => !/^\s*(?:[-*+]|\d+[.)])\s+/.test(l))
+    .join('\n')
+    .split(/\n\s*\n/)
+    .map(plainText);
+  const picked: string[] = [];
+  const take = (s: string) => {
+    if (picked.length >= FALLBACK_SENTENCES || picked.includes(s)) return;
+    if (wordCount([...picked, s].join(' ')) > SUMMARY_LIMITS.words) return;
+    picked.push(s);
+  };
+  for (const item of items) take(sentencesOf(item).find(known) ?? '');
+  for (const p of prose) for (const s of sentencesOf(p)) if (known(s)) take(s);
+  if (!picked.length) for (const s of sentencesOf([...items, ...prose].join(' '))) take(s);
+  return picked.filter(Boolean).join(' ');
+}
+
+export interface SummarizedDraft {
+  /** The draft with the summary as its first section. */
+  draft: string;
+  /** The summary as placed (grounded; [n] of the numbers the reporter was shown). */
+  summary: string;
+  /** Why the model's summary was replaced by code's, or undefined when it was used. */
+  problem?: string;
+}
+
+/**
+ * Puts the executive summary at the top of a draft: the model's (its `summary` field, or a summary
+ * section it wrote into the draft) when it is usable, else one code builds from the draft's cited
+ * key points. `ground` grounds a text the way the draft is grounded (citations to [n], links checked);
+ * `references`: how many numbers the reporter was shown.
+ */
+export function withSummary(args: {
+  draft: string;
+  summary?: string | null | undefined;
+  locale: string | undefined;
+  references: number;
+  ground: (text: string) => GroundedCitations;
+}): SummarizedDraft {
+  const taken = takeSummarySection(args.draft);
+  const candidate = plainText(args.summary?.trim() || taken.section || '');
+  const grounded = candidate ? args.ground(candidate) : undefined;
+  const problem = summaryProblem(grounded?.markdown, grounded ? grounded.marks - grounded.unresolved : 0, args.references);
+  const summary = problem ? summaryFromDraft(args.ground(taken.draft).markdown, args.references) : grounded!.markdown.trim();
+  const top = summary ? `## ${summaryHeading(args.locale)}\n\n${summary}\n\n` : '';
+  return { draft: `${top}${taken.draft}`, summary, ...(problem ? { problem } : {}) };
+}
+
+/** True for a heading's text that names an executive summary (in any language of the table). */
+export function isSummaryHeading(text: string): boolean {
+  return SUMMARY_HEADING.test(`## ${text.trim()}`);
+}
+
+/** The executive summary of a stored report's Markdown (undefined for reports written before it). */
+export function reportSummary(markdown: string): string | undefined {
+  const lines = markdown.split('\n');
+  const at = lines.findIndex((l) => /^##\s/.test(l) && SUMMARY_HEADING.test(l.trim()));
+  if (at < 0) return undefined;
+  const end = lines.findIndex((l, i) => i > at && /^#{1,6}\s/.test(l));
+  const text = lines
+    .slice(at + 1, end < 0 ? undefined : end)
+    .join('\n')
+    .trim();
+  return text || undefined;
+}
