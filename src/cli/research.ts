@@ -215,12 +215,12 @@ export const cancelCommand = defineCommand({
   },
 });
 
-const REPORT_FORMATS = ['md', 'markdown', 'json', 'html', 'pdf', 'docx'] as const;
+const REPORT_FORMATS = ['md', 'markdown', 'json', 'html', 'pdf', 'docx', 'pptx'] as const;
 type CliReportFormat = (typeof REPORT_FORMATS)[number];
 
 export const reportCommand = defineCommand({
   name: 'report',
-  usage: `  report <id> [--format md|json|html|pdf|docx] [--out FILE]   PDF and Word go to a file (report-<id>.pdf/.docx without --out)`,
+  usage: `  report <id> [--format md|json|html|pdf|docx|pptx] [--out FILE]   PDF, Word and slides go to a file (report-<id>.pdf/.docx/.pptx without --out)`,
   parse: (line) => {
     const format = line.flags.format ?? (line.flags.json ? 'json' : 'md');
     if (!(REPORT_FORMATS as readonly string[]).includes(format))
@@ -228,7 +228,7 @@ export const reportCommand = defineCommand({
     return { id: runId(line), format: format as CliReportFormat, out: line.flags.out };
   },
   async handle({ client, io }, { id, format, out }) {
-    if (format === 'pdf' || format === 'docx') {
+    if (format === 'pdf' || format === 'docx' || format === 'pptx') {
       // A binary file never goes to the terminal.
       const file = path.resolve(out ?? `report-${id.replace(/^research-/, '').slice(0, 12)}.${format}`);
       writeFileSync(file, Buffer.from(await (await client.research.reportFile(id, format)).arrayBuffer()));

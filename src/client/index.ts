@@ -66,10 +66,10 @@ export interface ListRunsQuery {
   limit?: number;
 }
 /** What `POST /v1/schedules` takes: a research request and exactly one of cron and every. */
-export type ScheduleRequest = StartRequest & Partial<Pick<ScheduleBody, 'cron' | 'every' | 'timezone' | 'paused' | 'note'>>;
+export type ScheduleRequest = StartRequest & Partial<Pick<ScheduleBody, 'cron' | 'every' | 'timezone' | 'paused' | 'note' | 'notify'>>;
 /** Report formats answered as text, as JSON, and as a file. */
 export type TextReportFormat = 'markdown' | 'md' | 'html';
-export type FileReportFormat = 'pdf' | 'docx';
+export type FileReportFormat = 'pdf' | 'docx' | 'pptx';
 
 const enc = encodeURIComponent;
 const run = (id: string, tail = '') => `/v1/research/${enc(id)}${tail}`;

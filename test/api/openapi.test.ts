@@ -84,7 +84,7 @@ describe('OpenAPI', () => {
     expect(Object.keys(submit.content['application/json'].schema.properties)).toEqual(['question', 'options', 'sessionId']);
   });
 
-  it('lists every report format, Word included, with its media type', async () => {
+  it('lists every report format, Word and slides included, with its media type', async () => {
     const doc = (await request(app).get('/v1/openapi.json')).body as {
       paths: Record<
         string,
@@ -92,13 +92,22 @@ describe('OpenAPI', () => {
       >;
     };
     const report = doc.paths['/v1/research/{id}/report']!.get;
-    expect(report.parameters.find((p) => p.name === 'format')!.schema.enum).toEqual(['markdown', 'md', 'json', 'html', 'pdf', 'docx']);
+    expect(report.parameters.find((p) => p.name === 'format')!.schema.enum).toEqual([
+      'markdown',
+      'md',
+      'json',
+      'html',
+      'pdf',
+      'docx',
+      'pptx',
+    ]);
     expect(Object.keys(report.responses['200']!.content)).toEqual([
       'text/markdown',
       'application/json',
       'text/html',
       'application/pdf',
       'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      'application/vnd.openxmlformats-officedocument.presentationml.presentation',
     ]);
   });
 

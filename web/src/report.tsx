@@ -56,7 +56,7 @@ export function Report({ id }: { id: string }) {
     }
   };
 
-  const download = async (format: 'md' | 'html' | 'pdf' | 'docx') => {
+  const download = async (format: 'md' | 'html' | 'pdf' | 'docx' | 'pptx') => {
     try {
       const b = await blob(`${base}/report?format=${format}`);
       const a = document.createElement('a');
@@ -92,6 +92,9 @@ export function Report({ id }: { id: string }) {
           </button>
           <button type="button" class="link" onClick={() => void download('docx')}>
             Word
+          </button>
+          <button type="button" class="link" onClick={() => void download('pptx')}>
+            Slides
           </button>
         </div>
         {report.grounding && <Grounding report={report} />}
