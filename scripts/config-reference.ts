@@ -36,6 +36,7 @@ const SECTIONS: { title: string; match: string[] }[] = [
       'RESEARCHER_TOOL_RESULT_TOKENS',
       'LLM_TOKENIZER',
       'LLM_PRICES',
+      'LLM_REWRITE_MODELS',
       'LLM_QUEUE_RATE',
       'LLM_CONCURRENCY',
       'LLM_PROVIDER_CONCURRENCY',

@@ -352,6 +352,9 @@ export const EnvSchema = z.object({
   ),
   LLM_FALLBACK_API_KEY: optionalString.describe("the fallback provider's key; this or `LLM_FALLBACK_BASE_URL` turns the fallback on"),
   LLM_FALLBACK_MODEL: optionalString.describe("the fallback's model; unset: the primary's model names"),
+  LLM_REWRITE_MODELS: hostList.describe(
+    "comma-separated models a report rewrite (`POST /v1/research/:id/report`, `model`) may name besides the roles' own models",
+  ),
   ...roleSettings(
     'LLM_FALLBACK_MODEL',
     z.string().trim().min(1),
@@ -666,6 +669,8 @@ export interface Config {
     apiKey: string | undefined;
     baseUrl: string | undefined;
     models: Record<LlmRole, string>;
+    /** Models a report rewrite may name besides the roles' (LLM_REWRITE_MODELS). */
+    rewriteModels: string[];
     /** The default time one model request may take (LLM_TIMEOUT_MS). */
     timeoutMs: number;
     /** Per role (LLM_TIMEOUT_MS_<ROLE>, else LLM_TIMEOUT_MS): a request that takes longer while
@@ -929,6 +934,7 @@ function llmConfig(e: Env): Config['llm'] {
     apiKey: e.OPENAI_API_KEY,
     baseUrl: e.OPENAI_BASE_URL,
     models,
+    rewriteModels: e.LLM_REWRITE_MODELS,
     timeoutMs: e.LLM_TIMEOUT_MS,
     timeouts: perRole(e, 'LLM_TIMEOUT_MS', () => e.LLM_TIMEOUT_MS),
     maxTokens: perRole(e, 'LLM_MAX_TOKENS', (role) => DEFAULT_MAX_TOKENS[role]),

@@ -11,6 +11,7 @@ import { createLlm } from './llm/call';
 import { createLlmClient } from './llm/client';
 import { createMcpActivities, loadMcpConfig } from './mcp';
 import { createPersistActivities } from './persist';
+import { createReportVersionActivities } from './report-versions';
 import { createRoleActivities } from './roles';
 import { sandboxPackages } from './roles/coder';
 import { createConversationActivities } from './roles/conversation';
@@ -129,6 +130,7 @@ export function createActivities(deps: ActivityDeps) {
       ...createPersistActivities({ store }),
       trimConversation: conversation.trimConversation,
       ...createReportAssembly({ store }),
+      ...createReportVersionActivities({ store }),
     },
     /** One query across the search providers, on the rate-limited search queue (SEARCH_OPTIONS). */
     search: createSearchActivities({

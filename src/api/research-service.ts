@@ -9,6 +9,8 @@ import { artifact, artifacts, report, reportImages, source } from './research/ou
 import { checkRequest, runStart, start } from './research/start';
 import { endProbe, readStatus } from './research/status';
 import { sessionOfRun } from './research/session';
+import { reportCover } from './research/cover';
+import { reportVersions, rewrite } from './research/versions';
 
 export type { ResearchServiceDeps } from './research/context';
 export type { RunListFilter } from './research/list';
@@ -39,6 +41,11 @@ export function createResearchService(deps: ResearchServiceDeps) {
     steer: withContext(steer),
     cancel: withContext(cancel),
     report: withContext(report),
+    /** The question and date a slide deck's title slide gives. */
+    reportCover: withContext(reportCover),
+    /** A new version of a finished run's report, from the same findings (reportRewriteWorkflow). */
+    rewrite: withContext(rewrite),
+    reportVersions: withContext(reportVersions),
     artifacts: withContext(artifacts),
     artifact: withContext(artifact),
   };

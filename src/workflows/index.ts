@@ -7,5 +7,6 @@ export { coderWorkflow } from './coder';
 export { ingestDocumentWorkflow } from './ingest';
 export { webhookWorkflow } from './webhook';
 export { admissionWorkflow } from './admission';
+export { reportRewriteWorkflow } from './rewrite';
 // Each type's Worker Versioning behaviour (PINNED or AUTO_UPGRADE), set on the functions above.
 import './versioning';

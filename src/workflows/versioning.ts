@@ -15,6 +15,7 @@ import { coderWorkflow } from './coder';
 import { ingestDocumentWorkflow } from './ingest';
 import { researchWorkflow } from './research';
 import { researcherWorkflow } from './researcher';
+import { reportRewriteWorkflow } from './rewrite';
 import { webhookWorkflow } from './webhook';
 
 export const VERSIONING_BEHAVIORS = {
@@ -34,6 +35,8 @@ export const VERSIONING_BEHAVIORS = {
   // One delivery, retried up to the run's outage limit (MAX_OUTAGE, hours) while a receiver is
   // down: it upgrades rather than holding an old build that long; its body is one activity.
   webhookWorkflow: 'AUTO_UPGRADE',
+  // One report version, minutes long: it finishes where it started.
+  reportRewriteWorkflow: 'PINNED',
 } as const satisfies Record<string, VersioningBehavior>;
 
 /** The behaviour, on a versioned worker only: the server refuses a workflow task that states one
@@ -49,3 +52,4 @@ setWorkflowOptions(onVersionedWorker(VERSIONING_BEHAVIORS.coderWorkflow), coderW
 setWorkflowOptions(onVersionedWorker(VERSIONING_BEHAVIORS.ingestDocumentWorkflow), ingestDocumentWorkflow);
 setWorkflowOptions(onVersionedWorker(VERSIONING_BEHAVIORS.admissionWorkflow), admissionWorkflow);
 setWorkflowOptions(onVersionedWorker(VERSIONING_BEHAVIORS.webhookWorkflow), webhookWorkflow);
+setWorkflowOptions(onVersionedWorker(VERSIONING_BEHAVIORS.reportRewriteWorkflow), reportRewriteWorkflow);

@@ -39,6 +39,8 @@ export interface ModelRequest<T> {
   promptName: string;
   /** Tells apart several calls made by one activity (e.g. extraction retries with a shorter page). */
   key?: string | undefined;
+  /** A model the operator allows, asked instead of the role's on the primary provider (a report rewrite's). */
+  model?: string | undefined;
   messages: Message[];
   tools?: OpenAI.Chat.ChatCompletionTool[];
   responseFormat?: OpenAI.ResponseFormatJSONSchema;
@@ -144,7 +146,7 @@ export function createLlm(deps: LlmDeps) {
   }
 
   /** A registered prompt answered as JSON that its schema accepts. */
-  function structured<P extends StructuredPrompt>(def: P, vars: PromptVars<P>, ctx: { researchId: string; key?: string }) {
+  function structured<P extends StructuredPrompt>(def: P, vars: PromptVars<P>, ctx: { researchId: string; key?: string; model?: string }) {
     return complete(structuredRequest(def, vars, ctx));
   }
 
@@ -163,7 +165,7 @@ async function completeCall<T>(state: LlmState, req: ModelRequest<T>): Promise<M
   const { deps } = state;
   if (!llmConfigured(deps.config)) throw ApplicationFailure.nonRetryable(LLM_NOT_CONFIGURED_MESSAGE, ErrorType.LlmNotConfigured);
   const callKey = activityCallKey(req.key);
-  const model = deps.config.llm.models[req.role];
+  const model = req.model ?? deps.config.llm.models[req.role];
   const reusable = async (): Promise<ModelResult<T> | undefined> => {
     const earlier = await deps.calls.find(callKey);
     const value = earlier ? req.reuse(earlier.response) : undefined;

@@ -203,7 +203,8 @@ class RequestRun {
     const role = this.req.role;
     this.route = next;
     this.provider = next.provider;
-    this.model = this.provider.models[role];
+    // A call that names its model (a report rewrite's) asks the primary for it; the fallback keeps its own.
+    this.model = (this.provider.name === 'primary' && this.req.model) || this.provider.models[role];
     this.modeKey = `${this.provider.baseUrl ?? 'openai'}|${this.model}`;
     this.mode = this.e.structuredModes.get(this.modeKey) ?? 'json_schema';
     this.maxTokens = Math.round(Math.min(this.e.config.llm.maxTokens[role], this.req.maxTokens ?? Infinity) * this.outputBoost);

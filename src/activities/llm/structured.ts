@@ -33,7 +33,7 @@ export function parseJsonAnswer(text: string): unknown {
 export function structuredRequest<P extends StructuredPrompt>(
   def: P,
   vars: PromptVars<P>,
-  ctx: { researchId: string; key?: string },
+  ctx: { researchId: string; key?: string; model?: string },
 ): ModelRequest<PromptOutput<P>> {
   const prompt = renderPrompt(def, vars);
   const schema = def.output.schema;
@@ -44,6 +44,7 @@ export function structuredRequest<P extends StructuredPrompt>(
     promptName: def.file,
     maxTokens: def.maxTokens,
     key: ctx.key,
+    ...(ctx.model ? { model: ctx.model } : {}),
     messages: [
       { role: 'system', content: prompt.system },
       { role: 'user', content: prompt.user },

@@ -16,7 +16,7 @@ import type { Llm } from '../llm/call';
 import { count, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store, StoredSource } from '../store';
 import { modelGaveUp, noteFallback } from './fallbacks';
-import { REPORT_DRAFT_KEY, reportNotes, reportSources } from './reporter';
+import { REPORT_DRAFT_KEY, reportNotes, reportSources, versionedKey } from './reporter';
 import { defineRole } from './role';
 
 /** The answer: for each cited sentence and source, whether the source's evidence says it. */
@@ -75,7 +75,8 @@ export interface VerifyOutput {
   usage: Usage;
 }
 
-export type VerifyInput = { researchId: string; stepKeys: string[]; notes: string[] };
+/** `version`: a rewrite's report (2 and up); absent, the run's own. */
+export type VerifyInput = { researchId: string; stepKeys: string[]; notes: string[]; version?: number | undefined };
 type VerifierDeps = { llm: Llm; store: Store; limits?: VerifierLimits | undefined };
 
 export function createVerifierActivities(deps: VerifierDeps) {
@@ -92,7 +93,8 @@ export const citationCheck = defineRole({
 async function verifyCitations(deps: VerifierDeps, input: VerifyInput): Promise<VerifyOutput> {
   const { researchId } = input;
   const limits = deps.limits ?? DEFAULT_VERIFIER_LIMITS;
-  const [draft] = await deps.store.getDocuments(researchId, [REPORT_DRAFT_KEY]);
+  const { version } = input;
+  const [draft] = await deps.store.getDocuments(researchId, [versionedKey(REPORT_DRAFT_KEY, version)]);
   if (!draft) throw ApplicationFailure.nonRetryable(`no report draft stored for ${researchId}`, ErrorType.NotFound);
   const title = typeof draft.meta.title === 'string' ? draft.meta.title : draft.summary;
   const { findings, refs } = await reportSources(deps.store, researchId, input.stepKeys);
@@ -109,7 +111,7 @@ async function verifyCitations(deps: VerifierDeps, input: VerifyInput): Promise<
     ).map((s) => [s.sourceId, s]),
   );
   const paired = pairUp(claims, refs, sources, limits.maxPairs);
-  const { verdicts, usage } = await askInBatches(deps, researchId, paired.pairs, limits);
+  const { verdicts, usage } = await askInBatches(deps, { researchId, version }, paired.pairs, limits);
   const judged = judgeClaims(claims, paired, verdicts);
   const notes = await reportNotes(deps.store, input);
   if (judged.removed || judged.flagged) {
@@ -127,7 +129,7 @@ async function verifyCitations(deps: VerifierDeps, input: VerifyInput): Promise<
     notes,
     earlier: checked,
   });
-  return publish(deps.store, researchId, report, judged, usage);
+  return publish(deps.store, { researchId, version }, report, judged, usage);
 }
 
 /** One check per distinct sentence and source; a source with no stored text cannot be checked,
@@ -172,7 +174,7 @@ function pairUp(
  *  the model cannot answer gets no verdicts (its pairs count as unchecked), with a note. */
 async function askInBatches(
   deps: VerifierDeps,
-  researchId: string,
+  { researchId, version }: { researchId: string; version?: number | undefined },
   pairs: Pair[],
   limits: VerifierLimits,
 ): Promise<{ verdicts: Map<string, Verdict>; usage: Usage }> {
@@ -194,7 +196,14 @@ async function askInBatches(
         );
       } catch (err) {
         if (!modelGaveUp(err)) throw err;
-        await noteFallback(deps.store, researchId, 'claim-check', `batch-${b + 1}`, `${batch.length} citation(s) were left unchecked`, err);
+        await noteFallback(
+          deps.store,
+          researchId,
+          'claim-check',
+          versionedKey(`batch-${b + 1}`, version),
+          `${batch.length} citation(s) were left unchecked`,
+          err,
+        );
         continue;
       }
       usage.promptTokens += r.usage.promptTokens;
@@ -252,7 +261,7 @@ function judgeClaims(
 /** Saves the checked report with its figures and records; what the workflow is told. */
 async function publish(
   store: Store,
-  researchId: string,
+  { researchId, version }: { researchId: string; version?: number | undefined },
   report: ReturnType<typeof assembleReport>,
   judged: Judged,
   usage: Usage,
@@ -271,7 +280,7 @@ async function publish(
     unchecked: judged.unchecked,
     linksRemoved: report.removedLinks.length,
   };
-  const stored = await store.getReport(researchId);
+  const stored = await store.getReport(researchId, version);
   await store.saveReport({
     researchId,
     title: report.title,
@@ -282,6 +291,7 @@ async function publish(
     removedLinks: report.removedLinks,
     grounding,
     citationChecks: records,
+    version,
   });
   return {
     grounding,

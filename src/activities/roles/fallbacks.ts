@@ -85,9 +85,19 @@ async function saveNote(
   });
 }
 
-/** The notes of every fallback the run took, in key order. */
-export async function fallbackNotes(store: Pick<Store, 'getDocumentsOfKind'>, researchId: string): Promise<string[]> {
-  return (await store.getDocumentsOfKind(researchId, FALLBACK_KIND)).map((d) => d.content);
+/** Roles whose notes belong to one version of the report (a rewrite writes its own). */
+const REPORT_ROLES = ['reporter', 'claim-check'];
+
+/** The notes of every fallback the run took, in key order. A rewrite's report (version 2 and up,
+ *  whose notes are keyed `…@v<n>`) has the research's notes and its own report's, not those of
+ *  another version's report. */
+export async function fallbackNotes(store: Pick<Store, 'getDocumentsOfKind'>, researchId: string, version?: number): Promise<string[]> {
+  const own = (key: string) => {
+    const at = /@v(\d+)$/.exec(key);
+    if (at) return Number(at[1]) === version;
+    return !(version !== undefined && version > 1 && REPORT_ROLES.some((r) => key.startsWith(`fallback/${r}/`)));
+  };
+  return (await store.getDocumentsOfKind(researchId, FALLBACK_KIND)).filter((d) => own(d.key)).map((d) => d.content);
 }
 
 function reasonInWords(err: unknown): string {

@@ -14,7 +14,7 @@ import { findingHeading } from '../../shared/report';
 import { modelGaveUp, noteFallback } from './fallbacks';
 import { callContext, languageOf, reportSources, rewriteVars, versionedKey, type ReportInput } from './reporter';
 import { defineRole } from './role';
-import { userMemory } from './user-memory';
+import { readUserMemory } from './user-memory';
 
 /** The answer: the report's sections in order, each with the findings it draws on. */
 export const ReportOutline = z.object({
@@ -99,7 +99,7 @@ async function outlineReport(deps: OutlineDeps, input: ReportInput): Promise<{ t
         notes: input.notes.join('\n') || '(none)',
         maxSections: MAX_SECTIONS,
         ...rewriteVars(input),
-        userMemory: await userMemory(deps.store, input.memoryOf),
+        userMemory: await readUserMemory(deps.store, input.memoryOf),
       },
       callContext(input),
     );

@@ -24,7 +24,7 @@ import {
   type ReportOutput,
 } from './reporter';
 import { defineRole } from './role';
-import { userMemory } from './user-memory';
+import { readUserMemory } from './user-memory';
 
 /** The answer: one section's body. */
 export const ReportSection = z.object({
@@ -111,7 +111,7 @@ async function writeSection(deps: SectionDeps, input: SectionInput): Promise<{ c
         ...reporterInputs(own, refs),
         first: input.section === 0,
         ...rewriteVars(input),
-        userMemory: await userMemory(deps.store, input.memoryOf),
+        userMemory: await readUserMemory(deps.store, input.memoryOf),
       },
       callContext(input),
     );

@@ -30,7 +30,7 @@ import { outsideRange } from '../../shared/time-range';
 import { withSummary } from '../../shared/summary';
 import { fallbackNotes, modelGaveUp, noteCorrection, noteFallback } from './fallbacks';
 import { defineRole } from './role';
-import { userMemory } from './user-memory';
+import { readUserMemory } from './user-memory';
 import type { MemoryOwner } from '../../shared/memory';
 
 /** The answer: the report's title and its body. */
@@ -283,7 +283,7 @@ async function askReport(deps: ReporterDeps, input: ReportInput, sources: Report
       brief: length === 'brief',
       rejected: rejected ?? '',
       ...rewriteVars(input),
-      userMemory: await userMemory(deps.store, input.memoryOf),
+      userMemory: await readUserMemory(deps.store, input.memoryOf),
     },
     callContext(input, rejected ? 'rewrite' : undefined),
   );

@@ -44,6 +44,17 @@ export interface ReportRecord {
   /** Absent in reports written before claims were checked. */
   grounding?: Grounding;
   citationChecks?: CitationCheckRecord[];
+  /** Absent or 1: the run's own report; 2 and up: a rewrite (report_versions). */
+  version?: number | undefined;
+  /** What the run's own report was written from; a rewrite reads it (kept by the first write that gives it). */
+  basis?: ReportBasis | undefined;
+}
+
+/** What a run's own report was written from: a rewrite of it reads the same. */
+export interface ReportBasis {
+  question: string;
+  stepKeys: string[];
+  notes: string[];
 }
 
 export interface ArtifactRecord {
@@ -237,46 +248,73 @@ function artifactsTable(pool: pg.Pool) {
   };
 }
 
+/** The report columns as a row of reports or report_versions has them. */
+function reportOf(researchId: string, r: Record<string, unknown>): ReportRecord {
+  return {
+    researchId,
+    title: r.title as string,
+    locale: r.locale as string,
+    markdown: r.markdown as string,
+    references: r.references_ as Reference[],
+    removedCitations: r.removed_citations as number[],
+    removedLinks: (r.removed_links as RemovedLink[] | null) ?? [],
+    ...(r.grounding ? { grounding: r.grounding as Grounding } : {}),
+    citationChecks: (r.citation_checks as CitationCheckRecord[] | null) ?? [],
+  };
+}
+
+const REPORT_COLUMNS = 'title, locale, markdown, references_, removed_citations, removed_links, grounding, citation_checks';
+
 function reportsTable(pool: pg.Pool) {
   return {
     async saveReport(r: ReportRecord): Promise<void> {
+      const values = [
+        r.researchId,
+        r.title,
+        r.locale,
+        r.markdown,
+        JSON.stringify(r.references),
+        JSON.stringify(r.removedCitations),
+        JSON.stringify(r.removedLinks ?? []),
+        r.grounding ? JSON.stringify(r.grounding) : null,
+        JSON.stringify(r.citationChecks ?? []),
+      ];
+      if (r.version !== undefined && r.version > 1) {
+        // A rewrite's row exists from its request on (allocated by the API).
+        await pool.query(
+          `UPDATE report_versions SET title = $2, locale = $3, markdown = $4, references_ = $5, removed_citations = $6,
+             removed_links = $7, grounding = $8, citation_checks = $9, updated_at = now()
+           WHERE research_id = $1 AND version = $10`,
+          [...values, r.version],
+        );
+        return;
+      }
       await pool.query(
-        `INSERT INTO reports (research_id, title, locale, markdown, references_, removed_citations, removed_links, grounding, citation_checks)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+        `INSERT INTO reports (research_id, ${REPORT_COLUMNS}, basis)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
          ON CONFLICT (research_id) DO UPDATE SET title = EXCLUDED.title, locale = EXCLUDED.locale, markdown = EXCLUDED.markdown,
            references_ = EXCLUDED.references_, removed_citations = EXCLUDED.removed_citations, removed_links = EXCLUDED.removed_links,
-           grounding = EXCLUDED.grounding, citation_checks = EXCLUDED.citation_checks, created_at = now()`,
-        [
-          r.researchId,
-          r.title,
-          r.locale,
-          r.markdown,
-          JSON.stringify(r.references),
-          JSON.stringify(r.removedCitations),
-          JSON.stringify(r.removedLinks ?? []),
-          r.grounding ? JSON.stringify(r.grounding) : null,
-          JSON.stringify(r.citationChecks ?? []),
-        ],
+           grounding = EXCLUDED.grounding, citation_checks = EXCLUDED.citation_checks, created_at = now(),
+           basis = COALESCE(reports.basis, EXCLUDED.basis)`,
+        [...values, r.basis ? JSON.stringify(r.basis) : null],
       );
     },
-    async getReport(researchId: string): Promise<ReportRecord | undefined> {
+    /** The run's own report (version 1), or a rewrite's once it has been written. */
+    async getReport(researchId: string, version?: number): Promise<ReportRecord | undefined> {
+      const rewrite = version !== undefined && version > 1;
       const { rows } = await pool.query(
-        'SELECT title, locale, markdown, references_, removed_citations, removed_links, grounding, citation_checks FROM reports WHERE research_id = $1',
-        [researchId],
+        rewrite
+          ? `SELECT ${REPORT_COLUMNS} FROM report_versions WHERE research_id = $1 AND version = $2 AND markdown IS NOT NULL`
+          : `SELECT ${REPORT_COLUMNS} FROM reports WHERE research_id = $1`,
+        rewrite ? [researchId, version] : [researchId],
       );
       const r = rows[0];
-      if (!r) return undefined;
-      return {
-        researchId,
-        title: r.title,
-        locale: r.locale,
-        markdown: r.markdown,
-        references: r.references_,
-        removedCitations: r.removed_citations,
-        removedLinks: r.removed_links ?? [],
-        ...(r.grounding ? { grounding: r.grounding } : {}),
-        citationChecks: r.citation_checks ?? [],
-      };
+      return r ? reportOf(researchId, r) : undefined;
+    },
+    /** What the run's own report was written from, as stored with it (runs from before: undefined). */
+    async getReportBasis(researchId: string): Promise<ReportBasis | undefined> {
+      const { rows } = await pool.query<{ basis: ReportBasis | null }>('SELECT basis FROM reports WHERE research_id = $1', [researchId]);
+      return rows[0]?.basis ?? undefined;
     },
   };
 }

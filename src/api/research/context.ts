@@ -12,9 +12,9 @@ import type { Config, Fairness } from '../../config';
 export interface ResearchServiceDeps {
   client: Client;
   taskQueue: string;
-  store: Pick<Store, 'getReport' | 'listArtifacts' | 'getArtifact' | 'getSources' | 'runs' | 'knowledge'>;
+  store: Pick<Store, 'getReport' | 'listArtifacts' | 'getArtifact' | 'getSources' | 'runs' | 'knowledge' | 'reportVersions'>;
   /** Models per role and their prices: a cost budget needs a price for every model it would spend on. */
-  llm?: Pick<Config['llm'], 'models' | 'prices'>;
+  llm?: Pick<Config['llm'], 'models' | 'prices'> & { rewriteModels?: string[] };
   /** How long a status query may take before the API answers from what was recorded (no worker polling). */
   queryTimeoutMs?: number;
   /** How long a review update may wait for a worker to take it before the API answers 503. */

@@ -5,10 +5,13 @@ import { artifactPath } from '../../shared/report';
 import { summarize } from '../../shared/plain';
 import type { ArtifactBytes } from '../export/html';
 import { tenantRun, type ResearchContext } from './context';
+import { versionReport } from './versions';
 
-/** The run's report; for a run the coordinator answered directly, that answer as a short report. */
-export async function report(ctx: ResearchContext, id: string, tenant: string) {
+/** The run's report (version 1, or the rewrite `version`); for a run the coordinator answered
+ *  directly, that answer as a short report. */
+export async function report(ctx: ResearchContext, id: string, tenant: string, version?: number) {
   await tenantRun(ctx, id, tenant);
+  if (version !== undefined && version > 1) return versionReport(ctx, id, version);
   const r = await ctx.deps.store.getReport(id);
   if (r) return r;
   const row = await ctx.deps.store.runs.get(id);

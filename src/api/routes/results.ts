@@ -1,25 +1,29 @@
-// What a run produced, under /v1: its report (Markdown, JSON, HTML, PDF, Word), its sources and the files
+// What a run produced, under /v1: its report (Markdown, JSON, HTML, PDF, Word, slides), its sources and the files
 // its coder steps wrote.
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { artifactPath } from '../../shared/report';
-import { ArtifactId, ArtifactList, ReportFormat, ReportJson, RunPath, SourceId, SourceView } from '../contract';
+import { ArtifactId, ArtifactList, ReportFormat, ReportJson, ReportVersion, RunPath, SourceId, SourceView } from '../contract';
 import { HTML_EXPORT_CSP, reportHtml } from '../export/html';
 import { reportDocx } from '../export/docx';
 import { reportPdf } from '../export/pdf';
+import { reportPptx } from '../export/pptx';
+import { reportSummary } from '../../shared/summary';
 import type { ResearchService } from '../research-service';
 import { reply, route, type RouteTable } from '../route-spec';
 
 const READ_ERRORS = [400, 401, 404, 429];
 const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
-const ReportQuery = z.object({ format: ReportFormat.optional() });
+const PPTX_TYPE = 'application/vnd.openxmlformats-officedocument.presentationml.presentation';
+const ReportQuery = z.object({ format: ReportFormat.optional(), version: ReportVersion.optional() });
 
 /** The routes under /v1 that read what a run produced, as the OpenAPI document describes them. */
 export const RESULT_ROUTES = {
   report: {
     method: 'get',
     path: '/research/:id/report',
-    summary: 'The report (a direct answer as a one-paragraph report): Markdown, JSON, self-contained HTML, PDF or Word (.docx)',
+    summary:
+      'The report (a direct answer as a one-paragraph report): Markdown, JSON, self-contained HTML, PDF, Word (.docx) or a slide deck (.pptx)',
     params: { path: RunPath, query: ReportQuery },
     responses: {
       200: {
@@ -30,6 +34,7 @@ export const RESULT_ROUTES = {
           'text/html': z.string(),
           'application/pdf': z.string().meta({ contentEncoding: 'binary' }),
           [DOCX_TYPE]: z.string().meta({ contentEncoding: 'binary' }),
+          [PPTX_TYPE]: z.string().meta({ contentEncoding: 'binary' }),
         },
       },
     },
@@ -71,14 +76,17 @@ export function resultRoutes(deps: { research: ResearchService }): Router {
   route(r, R.report, async (req, res) => {
     const id = runId(req);
     const format = ReportFormat.parse(req.query.format ?? 'markdown');
-    const report = await deps.research.report(id, tenantOf(res));
+    const version = req.query.version === undefined ? undefined : ReportVersion.parse(req.query.version);
+    const report = await deps.research.report(id, tenantOf(res), version);
     const name = `report-${id.replace(/^research-/, '').slice(0, 12)}`;
     if (format === 'json') {
+      const summary = reportSummary(report.markdown);
       reply(res, R.report, 200, {
         id,
         title: report.title,
         locale: report.locale,
         markdown: report.markdown,
+        ...(summary ? { summary } : {}),
         references: report.references,
         removedCitations: report.removedCitations,
         removedLinks: 'removedLinks' in report ? (report.removedLinks ?? []) : [],
@@ -87,7 +95,7 @@ export function resultRoutes(deps: { research: ResearchService }): Router {
       });
       return;
     }
-    if (format === 'html' || format === 'pdf' || format === 'docx') {
+    if (format === 'html' || format === 'pdf' || format === 'docx' || format === 'pptx') {
       const images = await deps.research.reportImages(id, report.markdown);
       res.set('X-Content-Type-Options', 'nosniff');
       if (format === 'html') {
@@ -97,9 +105,13 @@ export function resultRoutes(deps: { research: ResearchService }): Router {
       } else if (format === 'pdf') {
         res.set('Content-Disposition', `attachment; filename="${name}.pdf"`);
         res.type('application/pdf').send(await reportPdf(report, images));
-      } else {
+      } else if (format === 'docx') {
         res.set('Content-Disposition', `attachment; filename="${name}.docx"`);
         res.type(DOCX_TYPE).send(await reportDocx(report, images));
+      } else {
+        const cover = await deps.research.reportCover(id, tenantOf(res));
+        res.set('Content-Disposition', `attachment; filename="${name}.pptx"`);
+        res.type(PPTX_TYPE).send(await reportPptx(report, cover, images));
       }
       return;
     }
