@@ -49,7 +49,6 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
   try {
     const coordination = await coordinate(run);
     if (coordination.kind === 'answer') {
-      await learnAboutUser(run);
       return await finish(run, 'answered_directly', coordination.answer, { outcome: 'answered_directly', answer: coordination.answer });
     }
     await chooseKnowledge(run);

@@ -54,7 +54,8 @@ export type RoleOverrides = Partial<
     | 'outline'
     | 'section'
     | 'changes'
-    | 'supervisor',
+    | 'supervisor'
+    | 'memory',
     Rule['reply']
   >
 >;
@@ -189,6 +190,8 @@ export function researchRules(o: RoleOverrides = {}, plan = planJson([{ id: 'a' 
     { name: 'section', match: bySchema('ReportSection'), reply: o.section ?? defaultSection },
     { name: 'verify', match: bySchema('CitationVerdicts'), reply: o.verify ?? supportEveryClaim },
     { name: 'changes', match: bySchema('ReportChanges'), reply: o.changes ?? { json: { changes: [] } } },
+    // The user memory's learning step after the report: by default the run teaches nothing.
+    { name: 'memory', match: bySchema('UserFacts'), reply: o.memory ?? { json: { facts: [] } } },
     { name: 'gaps', match: bySchema('GapReflection'), reply: o.gaps ?? { json: { answered: true, gaps: [], followUpSteps: [] } } },
     // A tenant that has collections (other test files give the shared tenants some) gets the
     // knowledge router's question: none of them is about the test's question unless it says so.

@@ -13,7 +13,7 @@ import { flag, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
 import type { MemoryOwner } from '../../shared/memory';
 import { modelGaveUp, noteCorrection, noteFallback } from './fallbacks';
-import { userMemory } from './user-memory';
+import { readUserMemory } from './user-memory';
 import { defineRole } from './role';
 
 /** The answer: small talk is answered directly, research goes on. The locale is checked by code
@@ -63,7 +63,7 @@ export function createCoordinatorActivities(deps: { llm: Llm; store: Pick<Store,
           requestedLocale: input.locale ?? '',
           allowClarification: input.allowClarification,
           clarifications: input.clarifications || '(none)',
-          userMemory: await userMemory(deps.store, input.memoryOf),
+          userMemory: await readUserMemory(deps.store, input.memoryOf),
         },
         { researchId: input.researchId },
       );

@@ -24,7 +24,7 @@ import { researcher } from './researcher';
 import { rewrite } from './rewrite';
 import { searchTopic } from './search-topic';
 import { supervisor } from './supervisor';
-import { userMemoryRole } from './user-memory';
+import { userMemory } from './user-memory';
 import type { RoleDeps } from './role';
 
 /** The roles, in the order a run meets them. */
@@ -48,7 +48,7 @@ export const ROLES = {
   reportSection,
   citationCheck,
   changes,
-  userMemory: userMemoryRole,
+  userMemory,
 };
 export type RoleName = keyof typeof ROLES;
 
@@ -72,7 +72,7 @@ export function createRoleActivities(deps: RoleDeps) {
     ...reportSection.activities(deps),
     ...citationCheck.activities(deps),
     ...changes.activities(deps),
-    ...userMemoryRole.activities(deps),
+    ...userMemory.activities(deps),
   };
 }
 
@@ -97,7 +97,7 @@ export const PROMPTS = {
   ...reportSection.prompts,
   ...citationCheck.prompts,
   ...changes.prompts,
-  ...userMemoryRole.prompts,
+  ...userMemory.prompts,
 } satisfies Record<string, AnyPrompt>;
 export type PromptName = keyof typeof PROMPTS;
 

@@ -15,7 +15,7 @@ import { DOC_CHARS } from './cited';
 import { activityKey, modelGaveUp, noteCorrection, noteFallback } from './fallbacks';
 import type { MemoryOwner } from '../../shared/memory';
 import { repairPlan } from './plan-repair';
-import { userMemory } from './user-memory';
+import { readUserMemory } from './user-memory';
 import { defineRole } from './role';
 
 /** The answer, which code repairs into a Plan (src/shared/schemas.ts). */
@@ -105,7 +105,7 @@ export function createPlannerActivities(deps: PlannerDeps) {
             (memory ? `\n\n${renderPart(EARLIER_SESSION, { memory: memory.content.slice(0, DOC_CHARS) })}` : ''),
           feedback: input.feedback || '(none)',
           problems: input.problems.join('; '),
-          userMemory: await userMemory(store, input.memoryOf),
+          userMemory: await readUserMemory(store, input.memoryOf),
         },
         { researchId: input.researchId },
       );

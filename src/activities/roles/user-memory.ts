@@ -57,7 +57,7 @@ export const USER_MEMORY_PROMPT = jsonPrompt(
 /** The `userMemory` variable of the prompts that read memory: the user's facts, one a line; empty
  *  (the block left out) without an owner or without facts. Read at call time, so a deletion counts
  *  from the next call on. */
-export async function userMemory(store: Pick<Store, 'memory'>, owner: MemoryOwner | undefined): Promise<string> {
+export async function readUserMemory(store: Pick<Store, 'memory'>, owner: MemoryOwner | undefined): Promise<string> {
   if (!owner) return '';
   return memoryLines(await store.memory.list(owner));
 }
@@ -102,7 +102,7 @@ export function createUserMemoryActivities(deps: { llm: Llm; store: Pick<Store, 
         USER_MEMORY_PROMPT,
         {
           words: words.map((w) => `[${w.kind}] ${w.text}`).join('\n\n'),
-          known: (await userMemory(deps.store, input.owner)) || '(nothing yet)',
+          known: (await readUserMemory(deps.store, input.owner)) || '(nothing yet)',
         },
         { researchId: input.researchId },
       );
@@ -131,7 +131,7 @@ export function createUserMemoryActivities(deps: { llm: Llm; store: Pick<Store, 
   return { learnAboutUser };
 }
 
-export const userMemoryRole = defineRole({
+export const userMemory = defineRole({
   does: "Learns lasting facts about the user (field, expertise, language, sources, dislikes) from the user's own words in a run.",
   prompts: { userMemory: USER_MEMORY_PROMPT },
   parts: [],

@@ -107,7 +107,7 @@ export function memoryTable(pool: pg.Pool) {
      */
     async learn(owner: MemoryOwner, merge: (known: MemoryFact[], tombstones: Tombstone[]) => MergeResult): Promise<MergeResult> {
       return inTransaction(pool, async (db) => {
-        await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`user-memory\u0000${owner.tenant}\u0000${owner.userId}`]);
+        await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`user-memory/${owner.tenant}/${owner.userId}`]);
         const known = await listFacts(db, owner);
         const { rows } = await db.query<{ norm: string; evidence: Evidence[]; deleted_at: Date }>(
           'SELECT norm, evidence, deleted_at FROM user_fact_tombstones WHERE tenant = $1 AND user_id = $2',

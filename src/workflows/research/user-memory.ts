@@ -1,6 +1,6 @@
 // The user's memory in a run: what the user said (question, plan feedback, clarification answers,
-// steering guidance) is kept as it arrives, and after a run that ends with a report or a direct
-// answer one learning step reads it (behind the `user-memory` patch; runs recorded before it make
+// steering guidance) is kept as it arrives, and after a run that ends with a report one learning
+// step reads it (small talk answered directly teaches nothing worth a model call) (behind the `user-memory` patch; runs recorded before it make
 // no such call). Memory is read by the activities themselves, at call time, from the owner the
 // run passes them; a run whose request or key turned memory off passes none and learns nothing.
 import { isCancellation, patched, workflowInfo } from '@temporalio/workflow';
@@ -33,7 +33,7 @@ export function memoryOwner(tenant: string, user: RunUser | undefined): MemoryOw
   return user?.memory ? { tenant, userId: user.id } : undefined;
 }
 
-/** After the run's answer: what the user said teaches the user's memory. Never fails the run. */
+/** After the run's report: what the user said teaches the user's memory. Never fails the run. */
 export async function learnAboutUser(run: RunState): Promise<void> {
   const owner = run.memoryOf;
   if (!owner || !patched(USER_MEMORY_PATCH)) return;
