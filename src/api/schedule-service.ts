@@ -1,7 +1,8 @@
 // Recurring research on Temporal Schedules: a schedule starts the same research request on a cron
 // expression or at an interval, skips a start while its previous run is still going (overlap
 // policy skip), and can be paused, resumed, triggered now and deleted. Each run it starts carries
-// the schedule's id, so its report says what changed since the schedule's previous report.
+// the schedule's id, so its report says what changed since the schedule's previous report, and
+// the schedule's `notify` choice: with `on_change` its runs call report_ready only on a change.
 import { createHash, randomUUID } from 'node:crypto';
 import {
   ScheduleAlreadyRunning,
@@ -12,11 +13,13 @@ import {
   type ScheduleHandle,
   type ScheduleSummary,
 } from '@temporalio/client';
+import type { NotifyWhen, RunChanges } from '../shared/changes';
 import { ApiError, failureMessage } from '../shared/errors';
 import { durationToMs } from '../shared/plain';
 import { summarize } from '../shared/plain';
 import { ResearchTenantKey } from '../workflows/search-attributes';
 import type { researchWorkflow } from '../workflows/research';
+import type { ScheduledReportsTable } from '../activities/store/schedules';
 import type { ScheduleBody, ScheduleList, ScheduleView } from './contract';
 import type { ResearchService } from './research-service';
 
@@ -25,6 +28,8 @@ export interface ScheduleServiceDeps {
   research: Pick<ResearchService, 'checkRequest' | 'runStart'>;
   /** The shortest interval a schedule may run at (SCHEDULE_MIN_INTERVAL). */
   minIntervalMs: number;
+  /** What each scheduled run's report found changed (the recent runs show it). */
+  reports: Pick<ScheduledReportsTable, 'changesOf'>;
 }
 
 /** What the schedule's memo keeps for the API: whose it is and what it was asked to do. */
@@ -35,6 +40,8 @@ interface ScheduleMemo {
   every?: string;
   timezone?: string;
   requestHash?: string;
+  /** Absent in schedules made before it existed: always. */
+  notify?: NotifyWhen;
 }
 
 const SCHEDULE_PREFIX = 'schedule-';
@@ -51,8 +58,9 @@ function scheduleIdFor(tenant: string, idempotencyKey: string | undefined): stri
 /** The runs of a schedule are named after it; Temporal appends the time each was scheduled for. */
 export const scheduledRunPrefix = (scheduleId: string) => `research-${scheduleId}`;
 
-/** A schedule as the API shows it, from Temporal's description and the memo the API gave it. */
-function view(desc: ScheduleDescription): ScheduleView {
+/** A schedule as the API shows it, from Temporal's description and the memo the API gave it, with
+ *  what each recent run's report found changed (from the store, under the schedule's own id). */
+function view(desc: ScheduleDescription, changes: Map<string, RunChanges>): ScheduleView {
   const memo = (desc.memo ?? {}) as Partial<ScheduleMemo>;
   const iso = (d: Date | undefined) => d?.toISOString();
   return {
@@ -63,6 +71,7 @@ function view(desc: ScheduleDescription): ScheduleView {
     ...(memo.timezone ? { timezone: memo.timezone } : {}),
     paused: desc.state.paused,
     ...(desc.state.note ? { note: desc.state.note } : {}),
+    notify: memo.notify ?? 'always',
     createdAt: iso(desc.info.createdAt),
     runsStarted: desc.info.numActionsTaken,
     runsSkipped: desc.info.numActionsSkippedOverlap,
@@ -70,7 +79,11 @@ function view(desc: ScheduleDescription): ScheduleView {
     recentRuns: desc.info.recentActions
       .slice(-10)
       .reverse()
-      .map((a) => ({ id: a.action.workflow.workflowId, scheduledAt: iso(a.scheduledAt), startedAt: iso(a.takenAt) })),
+      .map((a) => {
+        const id = a.action.workflow.workflowId;
+        const changed = changes.get(id);
+        return { id, scheduledAt: iso(a.scheduledAt), startedAt: iso(a.takenAt), ...(changed ? { changes: changed } : {}) };
+      }),
     running: desc.info.runningActions.map((a) => a.workflow.workflowId),
   };
 }
@@ -83,12 +96,13 @@ function listed(s: ScheduleSummary, memo: Partial<ScheduleMemo>): ScheduleList['
     ...(memo.cron ? { cron: memo.cron } : {}),
     ...(memo.every ? { every: memo.every } : {}),
     paused: s.state.paused,
+    notify: memo.notify ?? 'always',
     nextRunsAt: (s.info?.nextActionTimes ?? []).slice(0, 5).map((d) => d.toISOString()),
   };
 }
 
 function scheduleMemo(body: ScheduleBody, tenant: string): ScheduleMemo {
-  const { cron, every, timezone } = body;
+  const { cron, every, timezone, notify } = body;
   return {
     tenant,
     question: summarize(body.question, 300),
@@ -96,11 +110,12 @@ function scheduleMemo(body: ScheduleBody, tenant: string): ScheduleMemo {
     ...(cron ? { cron } : {}),
     ...(every ? { every } : {}),
     ...(timezone ? { timezone } : {}),
+    ...(notify ? { notify } : {}),
   };
 }
 
 /** The run each firing starts: what the API would start for the request, named after the schedule. */
-function scheduleAction(id: string, run: ReturnType<ResearchService['runStart']>) {
+function scheduleAction(id: string, run: ReturnType<ResearchService['runStart']>, notify: NotifyWhen | undefined) {
   // The SDK compiles the action's priority (its type does not list it yet): the runs a schedule
   // starts are shared fairly, like the ones the API starts.
   return {
@@ -108,7 +123,8 @@ function scheduleAction(id: string, run: ReturnType<ResearchService['runStart']>
     workflowType: 'researchWorkflow' as unknown as typeof researchWorkflow,
     workflowId: scheduledRunPrefix(id),
     taskQueue: run.taskQueue,
-    args: run.args,
+    // Only on_change travels: the input of an `always` schedule's runs is what it was before the option.
+    args: notify === 'on_change' ? ([{ ...run.args[0], notify }] as typeof run.args) : run.args,
     typedSearchAttributes: run.typedSearchAttributes,
     memo: run.memo,
     staticSummary: run.staticSummary,
@@ -143,7 +159,7 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
     tenant: string,
     idempotencyKey?: string,
   ): Promise<{ schedule: ScheduleView; created: boolean }> {
-    const { cron, every, timezone, paused, note, ...request } = body;
+    const { cron, every, timezone, paused, note, notify, ...request } = body;
     if (every !== undefined && durationToMs(every) < deps.minIntervalMs) {
       throw new ApiError(400, 'invalid_schedule', `every must be at least ${deps.minIntervalMs / 1000}s (SCHEDULE_MIN_INTERVAL)`);
     }
@@ -154,7 +170,7 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
       await schedules.create({
         scheduleId: id,
         spec: cron ? { cronExpressions: [cron], ...(timezone ? { timezone } : {}) } : { intervals: [{ every: every! }] },
-        action: scheduleAction(id, deps.research.runStart(request, tenant, options, id)),
+        action: scheduleAction(id, deps.research.runStart(request, tenant, options, id), notify),
         policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
         state: { paused: paused ?? false, ...(note ? { note } : {}) },
         memo: memo as unknown as Record<string, unknown>,
@@ -166,13 +182,19 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
       if ((existing.desc.memo as Partial<ScheduleMemo>).requestHash !== memo.requestHash) {
         throw new ApiError(409, 'idempotency_key_reused', 'this Idempotency-Key was already used for a different schedule');
       }
-      return { schedule: view(existing.desc), created: false };
+      return { schedule: await viewOf(existing.desc), created: false };
     }
-    return { schedule: view((await owned(id, tenant)).desc), created: true };
+    return { schedule: await viewOf((await owned(id, tenant)).desc), created: true };
+  }
+
+  /** The view of a schedule `owned` checked is the tenant's: the store is asked under its id only. */
+  async function viewOf(desc: ScheduleDescription): Promise<ScheduleView> {
+    const runs = desc.info.recentActions.slice(-10).map((a) => a.action.workflow.workflowId);
+    return view(desc, await deps.reports.changesOf(desc.scheduleId, runs));
   }
 
   async function get(id: string, tenant: string): Promise<ScheduleView> {
-    return view((await owned(id, tenant)).desc);
+    return viewOf((await owned(id, tenant)).desc);
   }
 
   /** The tenant's schedules (from the schedule's search attribute; listing is eventually consistent). */

@@ -44,6 +44,7 @@ const FLAGS = {
   timezone: { type: 'string' },
   paused: { type: 'boolean' },
   note: { type: 'string' },
+  notify: { type: 'string' },
   provider: { type: 'string', multiple: true },
   prefer: { type: 'string', multiple: true },
   avoid: { type: 'string', multiple: true },

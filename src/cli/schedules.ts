@@ -3,11 +3,14 @@ import { ApiFailure, type ApiClient } from './api-client';
 import { defineCommand, parseOptions } from './command-table';
 import type { Io } from './io';
 import type { ScheduleList, ScheduleView } from '../api/contract';
+import { NotifyWhen } from '../shared/changes';
 
 export const scheduleCommand = defineCommand({
   name: 'schedule',
   usage: `  schedule create "<question>" --every 24h | --cron "0 6 * * 1" [--timezone Europe/Berlin]
-        [--option k=v]... [--session ID] [--paused] [--note TEXT]   research that repeats; each report says what changed
+        [--option k=v]... [--session ID] [--paused] [--note TEXT] [--notify always|on_change]
+        research that repeats; each report says what changed; with --notify on_change the runs' webhook
+        (--option 'webhook={"url":"…"}') gets report_ready only when a report found a new source or a changed figure
   schedule list | show <id> | pause <id> [--note TEXT] | resume <id> | trigger <id> | delete <id>`,
   parse: ({ positionals, flags }) => ({ args: positionals, flags, options: parseOptions(flags.option ?? []) }),
   handle: ({ client, io }, { args, flags, options }) => runScheduleCommand(client, io, args, flags, options),
@@ -24,6 +27,7 @@ export interface ScheduleFlags {
   paused?: boolean | undefined;
   note?: string | undefined;
   session?: string | undefined;
+  notify?: string | undefined;
 }
 
 const when = (s: Pick<ScheduleView, 'cron' | 'every' | 'timezone'>) =>
@@ -34,12 +38,24 @@ function describe(s: Schedule): string {
     `${s.id}  ${s.paused ? 'paused' : 'active'}  ${when(s)}`,
     `  ${s.question}`,
     ...(s.note ? [`  note: ${s.note}`] : []),
+    ...(s.notify === 'on_change' ? ['  webhook: report_ready only when something changed'] : []),
     ...(s.runsStarted !== undefined ? [`  runs started ${s.runsStarted}, skipped while one was running ${s.runsSkipped ?? 0}`] : []),
     ...(s.nextRunsAt.length ? [`  next: ${s.nextRunsAt.slice(0, 3).join(', ')}`] : []),
     ...(s.running?.length ? [`  running: ${s.running.join(', ')}`] : []),
-    ...(s.recentRuns ?? []).slice(0, 5).map((r) => `  ran ${r.startedAt ?? ''}  ${r.id}`),
+    ...(s.recentRuns ?? []).slice(0, 5).map((r) => `  ran ${r.startedAt ?? ''}  ${r.id}${changed(r)}`),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/** What a run's report found changed since the one before, in a few words ("" when it has no comparison). */
+function changed(r: ScheduleView['recentRuns'][number]): string {
+  const c = r.changes;
+  if (!c) return '';
+  const what = [
+    c.newSourceCount ? `${c.newSourceCount} new source(s)` : '',
+    c.changedClaimCount ? `${c.changedClaimCount} changed claim(s)` : '',
+  ].filter(Boolean);
+  return `  ${what.length ? `changed: ${what.join(', ')}` : 'no change'}${c.claimsCompared ? '' : ' (claims not compared)'}`;
 }
 
 export async function runScheduleCommand(
@@ -59,6 +75,8 @@ export async function runScheduleCommand(
     case 'create': {
       const question = rest.join(' ').trim();
       if (!question) throw new ApiFailure(0, 'usage', 'schedule create needs a question');
+      if (values.notify !== undefined && !NotifyWhen.safeParse(values.notify).success)
+        throw new ApiFailure(0, 'usage', '--notify must be always or on_change');
       const body = {
         question,
         ...(values.every ? { every: values.every } : {}),
@@ -66,6 +84,7 @@ export async function runScheduleCommand(
         ...(values.timezone ? { timezone: values.timezone } : {}),
         ...(values.paused ? { paused: true } : {}),
         ...(values.note ? { note: values.note } : {}),
+        ...(values.notify ? { notify: values.notify } : {}),
         ...(values.session ? { sessionId: values.session } : {}),
         ...(Object.keys(options).length ? { options } : {}),
       };

@@ -1,6 +1,7 @@
 // Payloads of the research workflow's signals and the status view its query returns. The workflow,
 // the HTTP routes, the CLI and the tests all use these schemas: there is no second copy of a view.
 import { z } from 'zod';
+import { RunChanges } from './changes';
 import { Outcome, Phase, RunStatus, StepType, Usage } from './schemas';
 
 // The review, clarification and steering messages live in update-schemas.ts (the workflow checks
@@ -147,6 +148,8 @@ export const ResearchStatusView = z.object({
   /** What the user changed while the run ran: its guidance, and whether it is wrapping up. */
   steering: z.object({ guidance: z.array(z.string()), bannedDomains: z.array(z.string()), wrappingUp: z.boolean() }).optional(),
   report: ReportView.optional(),
+  /** A scheduled run: what changed since the schedule's previous report. */
+  changes: RunChanges.optional(),
   /** Set when the run ended with a result. */
   outcome: Outcome.optional(),
   /** The coordinator's answer of a run it answered directly (outcome "answered_directly"). */

@@ -64,6 +64,12 @@ const BASELINE = [
   'baseline-researcher-browser.json',
   // schedules.test.ts: a schedule's second run ("What changed since").
   'baseline-scheduled.json',
+  // schedule-alerts.test.ts: a run of an on_change schedule whose report found a change (the
+  // notify-on-change patch: the comparison decided its report_ready delivery).
+  'baseline-notify-on-change.json',
+  // user-memory.test.ts: a user's first run, whose learning step after the report (the
+  // user-memory patch) taught two facts.
+  'baseline-user-memory.json',
   // fairness.test.ts: a run of a tenant with TENANT_MAX_RUNS, and its tenant's admission queue.
   'baseline-admitted.json',
   'baseline-admission-queue.json',

@@ -1,9 +1,11 @@
-// Schedules at #/schedules: create (question, every or cron, note), and per schedule pause or
-// resume, run now, delete, its recent runs and what changed in each report since the one before.
+// Schedules at #/schedules: create (question, every or cron, note, when its webhook hears of a
+// report), and per schedule pause or resume, run now, delete, its recent runs with a badge on each
+// whose report found a change, and what changed in each report since the one before.
 import { useEffect, useState } from 'preact/hooks';
 import { client } from './api';
 import type { ScheduleRequest } from '../../src/client';
 import type { ScheduleList, ScheduleView } from '../../src/api/contract';
+import type { NotifyWhen } from '../../src/shared/changes';
 
 export function Schedules() {
   const [list, setList] = useState<ScheduleList['schedules'] | undefined>();
@@ -11,6 +13,8 @@ export function Schedules() {
   const [kind, setKind] = useState<'every' | 'cron'>('every');
   const [when, setWhen] = useState('1d');
   const [note, setNote] = useState('');
+  const [notify, setNotify] = useState<NotifyWhen>('always');
+  const [webhook, setWebhook] = useState('');
   const [error, setError] = useState('');
   const load = () =>
     client.schedules.list().then(
@@ -30,10 +34,13 @@ export function Schedules() {
               question,
               ...(kind === 'every' ? { every: when } : { cron: when }),
               ...(note ? { note } : {}),
+              ...(notify !== 'always' ? { notify } : {}),
+              ...(webhook.trim() ? { options: { webhook: { url: webhook.trim() } } } : {}),
             } as ScheduleRequest;
             await client.schedules.create(body);
             setQuestion('');
             setNote('');
+            setWebhook('');
             setError('');
             void load();
           } catch (err) {
@@ -66,6 +73,19 @@ export function Schedules() {
         </fieldset>
         <label for="schedule-note">Note</label>
         <input id="schedule-note" maxLength={500} value={note} onInput={(e) => setNote(e.currentTarget.value)} />
+        <label for="schedule-notify">Alert</label>
+        <select id="schedule-notify" value={notify} onChange={(e) => setNotify(e.currentTarget.value as NotifyWhen)}>
+          <option value="always">on every report</option>
+          <option value="on_change">only when something changed</option>
+        </select>
+        <label for="schedule-webhook">Webhook URL (optional)</label>
+        <input
+          id="schedule-webhook"
+          type="url"
+          placeholder="https://example.com/hooks/research"
+          value={webhook}
+          onInput={(e) => setWebhook(e.currentTarget.value)}
+        />
         <button type="submit">Create schedule</button>
         {error && (
           <p class="error" role="alert">
@@ -117,6 +137,7 @@ function Schedule({ id, onGone }: { id: string; onGone: () => void }) {
         {s.nextRunsAt[0] && !s.paused ? ` · next ${new Date(s.nextRunsAt[0]).toLocaleString()}` : ''} · {s.runsStarted} run(s) started
         {s.runsSkipped ? `, ${s.runsSkipped} skipped` : ''}
         {s.note ? ` · ${s.note}` : ''}
+        {s.notify === 'on_change' ? ' · alerts only on a change' : ''}
       </p>
       <div class="row">
         <button type="button" class="secondary" onClick={() => void act('trigger', 'A run was started.')}>
@@ -143,12 +164,37 @@ function Schedule({ id, onGone }: { id: string; onGone: () => void }) {
             .map((r) => (
               <li key={r.id}>
                 <a href={`#/run/${encodeURIComponent(r.id)}`}>{new Date(when(r)).toLocaleString()}</a>
-                {s.running.includes(r.id) ? <span class="badge">running</span> : <Changes runId={r.id} />}
+                {s.running.includes(r.id) ? (
+                  <span class="badge">running</span>
+                ) : (
+                  <>
+                    <ChangeBadge changes={r.changes} />
+                    <Changes runId={r.id} />
+                  </>
+                )}
               </li>
             ))}
         </ul>
       )}
     </article>
+  );
+}
+
+/** A badge on a run whose report found a new source or a changed claim or figure, saying which
+ *  in a few words; nothing on a run that found none (or that has no comparison). */
+export function ChangeBadge({ changes: c }: { changes: ScheduleView['recentRuns'][number]['changes'] }) {
+  if (!c || c.newSourceCount + c.changedClaimCount === 0) return null;
+  const counts = [
+    c.newSourceCount ? `${c.newSourceCount} new source${c.newSourceCount > 1 ? 's' : ''}` : '',
+    c.changedClaimCount ? `${c.changedClaimCount} changed claim${c.changedClaimCount > 1 ? 's' : ''}` : '',
+  ].filter(Boolean);
+  const named = [...c.changedClaims.map((x) => x.about), ...c.newSources.map((x) => x.title)].slice(0, 2);
+  return (
+    <span class="change-note">
+      <span class="badge changed">changed</span>
+      {counts.join(', ')}
+      {named.length ? `: ${named.join('; ')}` : ''}
+    </span>
   );
 }
 

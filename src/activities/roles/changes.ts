@@ -6,15 +6,19 @@
 // previous report or findings, every figure of `now` in the current findings or that source's
 // evidence. The section goes at the top of the stored report. The model's words in it are grounded
 // like the report's (no citations of its own, no links); a source is cited by the number the
-// published report gives it, or linked where the report does not cite it.
+// published report gives it, or linked where the report does not cite it. A model that gives no
+// usable comparison is the role's fallback: the section says claims were not compared, and the
+// summary says so (claimsCompared false) so that no alert claims a change nobody saw.
 import { z } from 'zod';
 import { groundCitations, type CitableSource, type RemovedLink } from '../../shared/citations';
+import { CHANGES_LISTED, type RunChanges } from '../../shared/changes';
 import type { Usage } from '../../shared/schemas';
 import { summarize } from '../../shared/plain';
 import type { Finding, Reference } from '../../shared/report';
 import type { Llm } from '../llm/call';
 import { jsonPrompt, text } from '../llm/prompt-def';
 import type { ReportRecord, ScheduledReport, Store, StoredSource } from '../store';
+import { modelGaveUp, noteFallback } from './fallbacks';
 import { reportSources } from './reporter';
 import { defineRole } from './role';
 
@@ -66,6 +70,8 @@ export interface ChangesOutput {
   changedClaims: number;
   /** Changes the model named that the stored texts do not bear out. */
   droppedClaims: number;
+  /** What changed, for the run's view and its alert (absent for a first report). */
+  changes?: RunChanges;
   usage: Usage;
 }
 
@@ -121,6 +127,7 @@ export function insertSection(markdown: string, section: string): string {
 
 type ChangesDeps = { llm: Llm; store: Store };
 type Changed = { about: string; before: string; now: string; ref: Reference };
+type Compared = { changed: Changed[]; dropped: number; usage: Usage; compared: boolean };
 
 export function createChangesActivities(deps: ChangesDeps) {
   return { compareWithPrevious: (input: ChangesInput) => compareWithPrevious(deps, input) };
@@ -164,7 +171,7 @@ async function compareWithPrevious(deps: ChangesDeps, input: ChangesInput): Prom
   const claims = await changedClaims(deps, input, { previousText, previousReport: beforeReport?.markdown, current, nowSources });
 
   const since = dayOf(previous.startedAt, report.locale);
-  const section = changesSection(report, { since, previous, fresh, changed: claims.changed, gone });
+  const section = changesSection(report, { since, previous, fresh, claims, gone });
   // An earlier attempt that inserted the section counted what it removed already.
   if (report.markdown.split('\n').some((l) => l.startsWith(HEADING))) section.removedLinks.length = section.unresolved = 0;
   await deps.store.saveReport({
@@ -182,6 +189,8 @@ async function compareWithPrevious(deps: ChangesDeps, input: ChangesInput): Prom
         }
       : {}),
   });
+  const changes = summaryOf(previous, fresh, claims, gone.length);
+  await deps.store.scheduledReports.saveChanges(input.scheduleId, researchId, changes);
   return {
     previousId: previous.researchId,
     since: previous.startedAt.toISOString(),
@@ -189,7 +198,28 @@ async function compareWithPrevious(deps: ChangesDeps, input: ChangesInput): Prom
     goneSources: gone.length,
     changedClaims: claims.changed.length,
     droppedClaims: claims.dropped,
+    changes,
     usage: claims.usage,
+  };
+}
+
+/** The comparison as the run's view and its alert carry it: counts, and the first few of each. */
+function summaryOf(previous: ScheduledReport, fresh: Reference[], claims: Compared, gone: number): RunChanges {
+  const source = (r: Reference) => ({ title: summarize(r.title || r.url, 200), url: r.url });
+  return {
+    previousId: previous.researchId,
+    since: previous.startedAt.toISOString(),
+    newSources: fresh.slice(0, CHANGES_LISTED).map(source),
+    newSourceCount: fresh.length,
+    changedClaims: claims.changed.slice(0, CHANGES_LISTED).map((c) => ({
+      about: summarize(c.about, 120),
+      before: summarize(c.before, 300),
+      now: summarize(c.now, 300),
+      source: source(c.ref),
+    })),
+    changedClaimCount: claims.changed.length,
+    goneSourceCount: gone,
+    claimsCompared: claims.compared,
   };
 }
 
@@ -203,20 +233,27 @@ async function changedClaims(
     current: { findings: Finding[]; refs: Reference[] };
     nowSources: StoredSource[];
   },
-): Promise<{ changed: Changed[]; dropped: number; usage: Usage }> {
+): Promise<Compared> {
   const { previousText, current } = texts;
   const changed: Changed[] = [];
-  if (!current.findings.length || !previousText.trim()) return { changed, dropped: 0, usage: NO_USAGE };
+  if (!current.findings.length || !previousText.trim()) return { changed, dropped: 0, usage: NO_USAGE, compared: true };
   const currentText = current.findings.map((f) => `<finding key="${f.key}">\n${f.content}\n</finding>`).join('\n');
-  const r = await deps.llm.structured(
-    CHANGES_PROMPT,
-    {
-      question: input.question,
-      previous: summarize(texts.previousReport || previousText, PREVIOUS_CHARS),
-      current: summarize(currentText, CURRENT_CHARS),
-    },
-    { researchId: input.researchId, key: 'changes' },
-  );
+  let r;
+  try {
+    r = await deps.llm.structured(
+      CHANGES_PROMPT,
+      {
+        question: input.question,
+        previous: summarize(texts.previousReport || previousText, PREVIOUS_CHARS),
+        current: summarize(currentText, CURRENT_CHARS),
+      },
+      { researchId: input.researchId, key: 'changes' },
+    );
+  } catch (err) {
+    if (!modelGaveUp(err)) throw err;
+    await noteFallback(deps.store, input.researchId, 'changes', 'changes', 'claims and figures were not compared (new sources were)', err);
+    return { changed, dropped: 0, usage: NO_USAGE, compared: false };
+  }
   const citedNow = new Map(current.refs.map((ref) => [ref.sourceId, ref]));
   const evidence = new Map<string, StoredSource>(texts.nowSources.map((s) => [s.sourceId, s]));
   const findingsText = current.findings.map((f) => f.content).join('\n');
@@ -230,15 +267,16 @@ async function changedClaims(
     if (checks && changed.length < MAX_LISTED) changed.push({ about: c.about, before: c.before, now: c.now, ref: ref! });
     else dropped++;
   }
-  return { changed, dropped, usage: r.usage };
+  return { changed, dropped, usage: r.usage, compared: true };
 }
 
 /** The section's lines, with the links its model words lost and the citations that resolved to nothing. */
 function changesSection(
   report: ReportRecord,
-  what: { since: string; previous: ScheduledReport; fresh: Reference[]; changed: Changed[]; gone: StoredSource[] },
+  what: { since: string; previous: ScheduledReport; fresh: Reference[]; claims: Compared; gone: StoredSource[] },
 ): { lines: string[]; removedLinks: RemovedLink[]; unresolved: number } {
-  const { since, previous, fresh, changed, gone } = what;
+  const { since, previous, fresh, gone } = what;
+  const { changed, compared } = what.claims;
   const published = new Map(report.references.map((r) => [r.sourceId, r]));
   const cite = (r: Reference) => {
     const p = published.get(r.sourceId);
@@ -276,6 +314,7 @@ function changesSection(
     for (const s of gone.slice(0, MAX_LISTED)) lines.push(`- ${entry(s)}`);
     lines.push('');
   }
-  if (!fresh.length && !changed.length && !gone.length) lines.push('No new sources, and no claim or figure changed.', '');
+  if (!compared) lines.push('Claims and figures were not compared this time: the model gave no usable comparison.', '');
+  else if (!fresh.length && !changed.length && !gone.length) lines.push('No new sources, and no claim or figure changed.', '');
   return { lines, removedLinks, unresolved };
 }

@@ -1,6 +1,7 @@
 // The reports of scheduled runs, in the order their runs started: each run of a schedule finds the
 // one before it here and says what changed since.
 import type pg from 'pg';
+import { RunChanges } from '../../shared/changes';
 
 export interface ScheduledReport {
   scheduleId: string;
@@ -28,6 +29,29 @@ export function scheduledReportsTable(pool: pg.Pool) {
       );
       const r = rows[0];
       return r ? { scheduleId, researchId: r.research_id, startedAt: r.started_at, stepKeys: r.step_keys } : undefined;
+    },
+    /** What the run's comparison with the schedule's previous report found (a retry writes the same). */
+    async saveChanges(scheduleId: string, researchId: string, changes: RunChanges): Promise<void> {
+      await pool.query('UPDATE scheduled_reports SET changes = $3 WHERE schedule_id = $1 AND research_id = $2', [
+        scheduleId,
+        researchId,
+        JSON.stringify(changes),
+      ]);
+    },
+    /** The comparisons of the given runs of one schedule, by run id; a run without one is absent. */
+    async changesOf(scheduleId: string, researchIds: string[]): Promise<Map<string, RunChanges>> {
+      if (!researchIds.length) return new Map();
+      const { rows } = await pool.query<{ research_id: string; changes: unknown }>(
+        `SELECT research_id, changes FROM scheduled_reports
+          WHERE schedule_id = $1 AND research_id = ANY($2::text[]) AND changes IS NOT NULL`,
+        [scheduleId, researchIds],
+      );
+      const out = new Map<string, RunChanges>();
+      for (const r of rows) {
+        const parsed = RunChanges.safeParse(r.changes);
+        if (parsed.success) out.set(r.research_id, parsed.data);
+      }
+      return out;
     },
   };
 }

@@ -27,6 +27,8 @@ export async function compareWithPrevious(
     ],
   );
   run.addUsage(c.usage);
+  // Absent from the results of activities that ran before the summary existed (replays).
+  if (c.changes) run.setChanges(c.changes);
   if (!c.previousId) {
     run.note(`First report of schedule ${scheduleId}: the next one will say what changed since.`);
     return;
@@ -34,6 +36,7 @@ export async function compareWithPrevious(
   run.note(
     `What changed since ${c.since!.slice(0, 10)} (${c.previousId}): ${c.newSources} new source(s), ${c.changedClaims} changed claim(s)` +
       `, ${c.goneSources} source(s) no longer found` +
-      (c.droppedClaims ? `; ${c.droppedClaims} change(s) the model named were left out: the stored texts do not bear them out.` : '.'),
+      (c.droppedClaims ? `; ${c.droppedClaims} change(s) the model named were left out: the stored texts do not bear them out.` : '.') +
+      (c.changes?.claimsCompared === false ? ' Claims and figures were not compared: the model gave no usable comparison.' : ''),
   );
 }

@@ -1,12 +1,29 @@
 // The run's webhook: when its plan needs a review, its report is ready or it failed, a delivery
 // workflow is started (webhook.ts) and left to run; the run goes on at once. Runs without a
 // webhook in their options start nothing (so runs recorded before this replay unchanged).
-import { isCancellation, ParentClosePolicy, startChild } from '@temporalio/workflow';
+// A schedule's run with `notify: on_change` calls report_ready only when its comparison with the
+// schedule's previous report found a new source or a changed claim or figure, and says which.
+import { isCancellation, ParentClosePolicy, patched, startChild } from '@temporalio/workflow';
+import { foundChange } from '../../shared/changes';
 import { failureMessage } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
 import type { WebhookEvent } from '../../shared/schemas';
 import { webhookWorkflow } from '../webhook';
 import type { RunState } from './run-state';
+
+/** Marks histories of on_change runs that decide their report_ready call by what changed; an
+ *  on_change run a worker without this started (it called report_ready always) replays as it ran. */
+export const NOTIFY_ON_CHANGE_PATCH = 'notify-on-change';
+
+/** report_ready, unless the run alerts on a change only and its report found none (a first report,
+ *  nothing new, or a comparison whose model gave no answer and found no new source either). */
+export async function notifyReport(run: RunState, data: Record<string, unknown>): Promise<void> {
+  if (run.notifyWhen === 'on_change' && run.options.webhook && patched(NOTIFY_ON_CHANGE_PATCH)) {
+    if (!foundChange(run.changes)) return;
+    return notify(run, 'report_ready', { ...data, changes: run.changes });
+  }
+  return notify(run, 'report_ready', data);
+}
 
 export async function notify(run: RunState, event: WebhookEvent, data: Record<string, unknown>, nth?: number): Promise<void> {
   const hook = run.options.webhook;

@@ -7,7 +7,7 @@ import { summarize } from '../../shared/plain';
 import type { ResearchStatusView } from '../../shared/messages';
 import type { ResearchResult, RunStatus, Usage } from '../../shared/schemas';
 import { resolveTimeRange } from '../../shared/time-range';
-import { notify } from './notify';
+import { notify, notifyReport } from './notify';
 import type { RunState } from './run-state';
 
 type RunExtra = { outcome?: string; answer?: string; error?: string; view?: ResearchStatusView };
@@ -85,7 +85,7 @@ export async function finish(
   run.moveTo('done', status);
   await recordLast(run, status, row);
   if (status === 'completed')
-    await notify(run, 'report_ready', { outcome, title: row.answer ?? '', summary: summarize(summary, 500), usage: run.usage });
+    await notifyReport(run, { outcome, title: row.answer ?? '', summary: summarize(summary, 500), usage: run.usage });
   return run.result(outcome, summary, status);
 }
 
