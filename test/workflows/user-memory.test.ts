@@ -18,6 +18,7 @@ import type { MemoryFact } from '../../src/shared/memory';
 import type { LoggedRequest, Reply } from '../support/llm-server';
 import { planJson, researchRules, userText } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
+import { recordHistories } from '../support/record-history';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
@@ -90,6 +91,7 @@ describe.skipIf(!ready)(`user memory (${ready ? 'live' : missingReason()})`, () 
     expect(userText(one.of('memory')[0]!.body)).toContain(Q1);
     // Nothing was known yet: run 1's own prompts hold no memory.
     expect(one.requests.filter((r) => promptOf(r).includes('<user_memory>') && r.rule !== 'memory')).toEqual([]);
+    recordHistories([[one.id, 'baseline-user-memory.json']]);
     const learned = await memory(U);
     expect(texts(learned.facts)).toEqual([FIELD, SOURCES].sort());
     const field = learned.facts.find((f) => f.text === FIELD)!;
