@@ -1,6 +1,8 @@
 // The schedules screen in a real browser against the live harness on a real Temporal server
 // (Schedules: see scripts/run-tests.mjs): create one, run it now twice, the second report's "What
-// changed since", pause and resume; axe-core on the screen.
+// changed since", pause and resume; axe-core on the screen. A schedule made with the alert "only
+// when something changed" runs three times over a web that changes before the third: the third
+// run has the "changed" badge naming what changed, the first two have none.
 import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -10,7 +12,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bySchema } from '../support/llm-server';
-import { planJson, researchRules } from '../support/research-script';
+import { planJson, researchRules, searchResults, userText } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
@@ -18,6 +20,8 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const hasBrowser = existsSync(CHROMIUM);
 const ready = Boolean(temporalAddress() && databaseUrl() && hasBrowser);
 const ACME = 'acme-schedules-key-0123456789';
+const NEW_PAGE = '/articles/module-prices-2025.html';
+const NEW_TITLE = 'Module prices in 2025';
 
 describe.skipIf(!ready)(`the schedules screen (${ready ? 'live' : hasBrowser ? missingReason() : `no browser at ${CHROMIUM}`})`, () => {
   let h: Harness;
@@ -130,6 +134,61 @@ describe.skipIf(!ready)(`the schedules screen (${ready ? 'live' : hasBrowser ? m
     await item.getByText(/· paused/).waitFor();
     await item.getByRole('button', { name: 'Resume' }).click();
     await item.getByText(/· active/).waitFor();
+    expect(page.errors).toEqual([]);
+    await page.context().close();
+  }, 240_000);
+
+  it('schedules: an on_change schedule shows a "changed" badge on the run whose report found a change, and none on the others', async () => {
+    const newUrl = `${h.site.url}${NEW_PAGE}`;
+    h.site.route(NEW_PAGE, (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(
+        `<html><head><title>${NEW_TITLE}</title></head><body><article><h1>${NEW_TITLE}</h1><p>Modules cost 0.11 USD/W in 2025.</p></article></body></html>`,
+      );
+    });
+    h.llm.script([
+      {
+        name: 'router',
+        match: bySchema('KnowledgeChoice'),
+        reply: { json: { collectionIds: [], reason: 'No collection is about this.' } },
+      },
+      {
+        name: 'extract-new-page',
+        match: (r) => bySchema('PageExtract')(r) && userText(r).includes(NEW_PAGE),
+        reply: { json: { relevant: true, evidence: 'Modules cost 0.11 USD/W in 2025.', summary: 'Modules got cheaper.' } },
+      },
+      ...researchRules({}, planJson([{ id: 'a' }])),
+    ]);
+    const page = await signedIn(ACME);
+    await page.getByRole('link', { name: 'Schedules' }).click();
+    await page.getByRole('heading', { name: 'Research that repeats' }).waitFor();
+    const question = 'Have module prices changed since the last check?';
+    await page.getByRole('textbox', { name: 'Question', exact: true }).fill(question);
+    await page.getByLabel('Interval').fill('30d');
+    await page.getByLabel('Alert').selectOption('on_change');
+    await page.getByRole('button', { name: 'Create schedule' }).click();
+    const item = page.getByRole('article', { name: question });
+    await item.getByText(/alerts only on a change/).waitFor({ timeout: 15_000 });
+
+    const runs = item.getByRole('list', { name: 'Recent runs' }).getByRole('listitem');
+    for (const n of [1, 2, 3]) {
+      // Before the third run the web changes: a new page leads the search results.
+      if (n === 3)
+        h.search.setFallback((q) => [
+          { url: newUrl, title: NEW_TITLE, content: 'Facts for step a. Modules cost 0.11 USD/W in 2025.' },
+          ...searchResults(h.site.url)(q),
+        ]);
+      await item.getByRole('button', { name: 'Run now' }).click();
+      await expect.poll(() => runs.count(), { timeout: 30_000 }).toBe(n);
+      await runs.first().getByText('What changed').waitFor({ timeout: 90_000 });
+    }
+    // The newest run (listed first) changed; the page refreshes the schedule every 5 seconds.
+    const badge = runs.first().locator('.change-note');
+    await badge.waitFor({ timeout: 15_000 });
+    expect(await badge.innerText()).toMatch(/changed\s*1 new source: Module prices in 2025/);
+    expect(await runs.nth(1).locator('.badge.changed').count()).toBe(0);
+    expect(await runs.nth(2).locator('.badge.changed').count()).toBe(0);
+    await noSeriousAxeProblems(page, 'schedules with a change');
     expect(page.errors).toEqual([]);
     await page.context().close();
   }, 240_000);
