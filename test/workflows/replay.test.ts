@@ -79,6 +79,8 @@ const BASELINE = [
   // supervisor.test.ts: supervisor mode, a thought and a second wave delegated, then the end (the
   // first history with the background-reads-pages patch: its background read pages).
   'baseline-supervisor.json',
+  // rewrite.test.ts: a finished run's report rewritten (brief, German) by reportRewriteWorkflow.
+  'baseline-rewrite.json',
 ];
 
 describe('replay of recorded histories', () => {
