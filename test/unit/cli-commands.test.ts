@@ -33,6 +33,7 @@ describe('the client command table', () => {
       'session',
       'schedule',
       'search-prefs',
+      'memory',
       'eval',
       'mcp',
     ]);
@@ -67,7 +68,11 @@ describe('the client command table', () => {
     [['eval'], 'eval needs --dataset FILE.jsonl'],
     [['eval', '--dataset', 'q.jsonl', '--limit', '0'], '--limit must be a whole number of at least 1'],
     [['schedule', 'create', 'why?', '--option', 'x'], '--option x is not k=v'],
+    [['schedule', 'create', 'why?', '--every', '1d', '--notify', 'sometimes'], '--notify must be always or on_change'],
     [['search-prefs', 'clear'], 'search-prefs takes show or set, not clear'],
+    [['memory', 'wipe'], 'memory takes list, edit, delete or forget-all, not wipe'],
+    [['memory', 'edit', 'F0123456789abcdef'], 'memory needs a fact id and the new text'],
+    [['memory', 'delete'], 'memory needs one fact id'],
   ])('refuses %j before it calls the API', async ([command, ...args], message) => {
     const r = await cli(command!, ...args);
     expect(r.code).toBe(2);
