@@ -48,6 +48,13 @@ const FLAGS = {
   provider: { type: 'string', multiple: true },
   prefer: { type: 'string', multiple: true },
   avoid: { type: 'string', multiple: true },
+  length: { type: 'string' },
+  locale: { type: 'string' },
+  audience: { type: 'string' },
+  instructions: { type: 'string' },
+  model: { type: 'string' },
+  'no-wait': { type: 'boolean' },
+  user: { type: 'string' },
 } as const;
 
 /** The command line after the command's name; an unknown flag throws (node:util's message). */

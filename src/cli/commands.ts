@@ -21,6 +21,8 @@ import {
 import { scheduleCommand } from './schedules';
 import { mcpCommand } from '../mcp/command';
 import { searchPrefsCommand } from './search-prefs';
+import { rewriteCommand } from './rewrite';
+import { memoryCommand } from './memory';
 import type { Io } from './io';
 
 /** In the order of the help. */
@@ -34,10 +36,12 @@ const CLIENT_COMMAND_TABLE: readonly ClientCommand[] = [
   steerCommand,
   cancelCommand,
   reportCommand,
+  rewriteCommand,
   kbCommand,
   sessionCommand,
   scheduleCommand,
   searchPrefsCommand,
+  memoryCommand,
   evalCommand,
   mcpCommand,
 ];

@@ -9,7 +9,9 @@ import { migrate } from '../infra/migrate';
 import { TENANT_PATTERN } from '../shared/schemas';
 
 export const KEYS_USAGE = `Usage:
-  deep-research keys create --tenant <tenant> [--name <label>]   print a new key (shown once)
+  deep-research keys create --tenant <tenant> [--name <label>] [--no-memory]
+                                                                  print a new key (shown once); --no-memory:
+                                                                  its requests neither use nor teach user memory
   deep-research keys list [--tenant <tenant>] [--json]           ids, tenants, created, revoked
   deep-research keys revoke <id>                                  the key stops working at once`;
 
@@ -18,7 +20,7 @@ export async function runKeys(config: Config, argv: string[], out: (s: string) =
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { tenant: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } },
+    options: { tenant: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' }, 'no-memory': { type: 'boolean' } },
   });
   const [sub, arg] = positionals;
   if (!sub || !['create', 'list', 'revoke'].includes(sub)) {
@@ -48,8 +50,9 @@ export async function runKeys(config: Config, argv: string[], out: (s: string) =
         return 2;
       }
       const { id, key } = generateKey();
-      await keys.create({ id, tenant: values.tenant, name: values.name, keyHash: hashKey(key) });
-      if (values.json) out(`${JSON.stringify({ id, tenant: values.tenant, key })}\n`);
+      const memory = values['no-memory'] !== true;
+      await keys.create({ id, tenant: values.tenant, name: values.name, keyHash: hashKey(key), memory });
+      if (values.json) out(`${JSON.stringify({ id, tenant: values.tenant, key, memory })}\n`);
       else
         out(
           `key ${id} for tenant ${values.tenant}:\n\n  ${key}\n\nIt is shown only now. Send it as "Authorization: Bearer <key>". ` +
@@ -65,7 +68,8 @@ export async function runKeys(config: Config, argv: string[], out: (s: string) =
       }
       if (!rows.length) out('no keys\n');
       for (const r of rows) {
-        out(`${r.id}  ${r.tenant.padEnd(20)}  ${r.createdAt}  ${r.revokedAt ? `revoked ${r.revokedAt}` : 'live'}  ${r.name ?? ''}\n`);
+        const state = `${r.revokedAt ? `revoked ${r.revokedAt}` : 'live'}${r.memory ? '' : ' (no memory)'}`;
+        out(`${r.id}  ${r.tenant.padEnd(20)}  ${r.createdAt}  ${state}  ${r.name ?? ''}\n`);
       }
       return 0;
     }

@@ -11,8 +11,16 @@ import type {
   Deleted,
   DocumentDetail,
   DocumentList,
+  FactDeleted,
+  FactPatch,
+  MemoryFact,
+  MemoryForgotten,
+  MemoryView,
   ReportJson,
+  ReportVersionList,
   ReviewAnswered,
+  RewriteBody,
+  RewriteStarted,
   RunList,
   ScheduleBody,
   ScheduleList,
@@ -53,7 +61,14 @@ export type {
   SessionView,
   SessionList,
   OwnKeys,
+  MemoryView,
+  MemoryFact,
+  ReportVersionList,
+  RewriteStarted,
 };
+
+/** What `POST /v1/research/:id/report` takes: at least one change. */
+export type RewriteRequest = z.input<typeof RewriteBody>;
 
 /** What `POST /v1/research` takes (defaults filled in by the API). */
 export type StartRequest = z.input<typeof ResearchRequest>;
@@ -108,12 +123,18 @@ export function createClient(options: ClientOptions) {
       answer: (id: string, answer: string) => call<ClarificationAnswered>('POST', run(id, '/clarification'), { answer }),
       steer: (id: string, steer: SteerInput) => call<SteerAnswered>('POST', run(id, '/steer'), steer),
       cancel: (id: string) => call<Accepted>('POST', run(id, '/cancel')),
-      /** The report as Markdown (default) or self-contained HTML. */
-      report: (id: string, format: TextReportFormat = 'markdown') => call<string>('GET', run(id, `/report?format=${format}`)),
+      /** The report as Markdown (default) or self-contained HTML; `version` (absent: 1, the run's own). */
+      report: (id: string, format: TextReportFormat = 'markdown', version?: number) =>
+        call<string>('GET', run(id, `/report${query({ format, version })}`)),
       /** The report with its references, grounding and removed citations. */
-      reportJson: (id: string) => call<ReportJson>('GET', run(id, '/report?format=json')),
-      /** The report as a PDF or Word (.docx) file. */
-      reportFile: (id: string, format: FileReportFormat) => h.blob(run(id, `/report?format=${format}`)),
+      reportJson: (id: string, version?: number) => call<ReportJson>('GET', run(id, `/report${query({ format: 'json', version })}`)),
+      /** The report as a PDF, Word (.docx) or slide deck (.pptx) file. */
+      reportFile: (id: string, format: FileReportFormat, version?: number) => h.blob(run(id, `/report${query({ format, version })}`)),
+      /** A new version of the finished run's report from the same findings (another length, language, audience...). */
+      rewrite: (id: string, body: RewriteRequest, o: { idempotencyKey?: string } = {}) =>
+        call<RewriteStarted>('POST', run(id, '/report'), body, idempotency(o.idempotencyKey)),
+      /** The run's report versions: 1 is its own, then its rewrites with their status and usage. */
+      versions: (id: string) => call<ReportVersionList>('GET', run(id, '/reports')),
       source: (id: string, sourceId: string) => call<SourceView>('GET', run(id, `/sources/${enc(sourceId)}`)),
       artifacts: (id: string) => call<ArtifactList>('GET', run(id, '/artifacts')),
       artifact: (id: string, artifactId: string) => h.blob(run(id, `/artifacts/${enc(artifactId)}`)),
@@ -162,6 +183,15 @@ export function createClient(options: ClientOptions) {
     keys: {
       list: () => call<OwnKeys>('GET', '/v1/keys/self'),
       revoke: (keyId: string) => call<KeyRevoked>('DELETE', `/v1/keys/self/${enc(keyId)}`),
+    },
+
+    /** What the service remembers about a user (absent userId: the caller's own), with the
+     *  quotes each fact came from; a deleted fact is never learned again from them. */
+    memory: {
+      list: (userId?: string) => call<MemoryView>('GET', `/v1/memory${query({ userId })}`),
+      edit: (factId: string, change: FactPatch) => call<MemoryFact>('PATCH', `/v1/memory/${enc(factId)}`, change),
+      delete: (factId: string) => call<FactDeleted>('DELETE', `/v1/memory/${enc(factId)}`),
+      forgetAll: (userId?: string) => call<MemoryForgotten>('DELETE', `/v1/memory${query({ userId })}`),
     },
 
     searchPreferences: {

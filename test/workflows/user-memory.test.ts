@@ -5,10 +5,13 @@
 // the tenant, another tenant, a request with options.memory false and a key made with memory off
 // see and teach nothing.
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey, hashKey } from '../../src/api/auth';
+import { runClientCommand } from '../../src/cli/commands';
 import { createLlm } from '../../src/activities/llm/call';
 import { createLlmClient } from '../../src/activities/llm/client';
 import { createUserMemoryActivities } from '../../src/activities/roles/user-memory';
@@ -176,7 +179,7 @@ describe.skipIf(!ready)(`user memory (${ready ? 'live' : missingReason()})`, () 
   }, 240_000);
 
   it('corrects a fact, forgets everything, and refuses bad input with 400 or 404', async () => {
-    const user = 'corrector';
+    const user = `corrector-${randomBytes(4).toString('hex')}`;
     await run('As a hydrologist I prefer peer-reviewed sources: what is a karst aquifer?', { userId: user });
     const [first] = (await memory(user)).facts;
     expect(first).toBeDefined();
@@ -203,6 +206,45 @@ describe.skipIf(!ready)(`user memory (${ready ? 'live' : missingReason()})`, () 
     await request(h.app).get('/v1/memory').query({ userId: 'bad user id' }).set('X-Tenant-Id', TENANT).expect(400);
     const bad = await request(h.app).post('/v1/research').set('X-Tenant-Id', TENANT).send({ question: 'q', userId: '-nope' }).expect(400);
     expect(JSON.stringify(bad.body)).toMatch(/userId/);
+    // The command line lists the facts with their quotes and deletes one, through the API.
+    const server = http.createServer(h.app).listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const out: string[] = [];
+    const io = { out: (t: string) => void out.push(t), err: (t: string) => void out.push(t), ask: async () => undefined };
+    // (The CLI sends no X-Tenant-Id: on this open API its requests are the `default` tenant's.)
+    const cliTenant = 'default';
+    const cliFact = await createStore(h.pool).memory.learn({ tenant: cliTenant, userId: user }, (known) => ({
+      facts: [
+        ...known,
+        {
+          id: 'F000000000000c11f',
+          category: 'dislike',
+          text: 'The user dislikes vendor blogs.',
+          evidence: [{ researchId: 'r-cli', kind: 'feedback', quote: 'no vendor blogs', at: new Date().toISOString() }],
+          createdAt: new Date().toISOString(),
+          updatedAt: new Date().toISOString(),
+        },
+      ],
+      changed: ['F000000000000c11f'],
+      dropped: [],
+    }));
+    expect(cliFact.changed).toEqual(['F000000000000c11f']);
+    try {
+      expect(await runClientCommand('memory', ['list', '--user', user, '--api', api], { api, key: undefined }, io)).toBe(0);
+      expect(out.join('')).toContain(
+        'F000000000000c11f  [dislike] The user dislikes vendor blogs.\n      "no vendor blogs" (feedback in r-cli',
+      );
+      out.length = 0;
+      expect(await runClientCommand('memory', ['delete', 'F000000000000c11f', '--api', api], { api, key: undefined }, io)).toBe(0);
+      expect(out.join('')).toBe('F000000000000c11f deleted\n');
+    } finally {
+      server.close();
+      for (const table of ['user_facts', 'user_fact_tombstones'])
+        await h.pool.query(`DELETE FROM ${table} WHERE tenant = $1 AND user_id = $2`, [cliTenant, user]);
+    }
+    expect((await memory(user, cliTenant)).facts).toEqual([]);
+
     const forgot = await request(h.app).delete('/v1/memory').query({ userId: user }).set('X-Tenant-Id', TENANT).expect(200);
     expect(forgot.body).toEqual({ userId: user, deleted: 2 });
     expect((await memory(user)).facts).toEqual([]);
