@@ -74,27 +74,30 @@ describe.skipIf(!ready)(`grounding by code (${ready ? 'live' : missingReason()})
       { url: 'https://made-up.example.org/study', reason: 'link to an address the run did not retrieve' },
       { url: 'https://invented.example.net/data', reason: 'bare URL the run did not retrieve' },
     ]);
-    expect(report.citationChecks).toEqual([
-      {
-        n: 1,
-        sourceId: report.references[0].sourceId,
-        claim: 'Offshore wind turbines now last 80 years without repairs.',
-        verdict: 'unsupported',
-        reason: 'The evidence is about solar costs only.',
-        action: 'removed',
-      },
-    ]);
+    // The reporter wrote no executive summary: code took the key points' cited sentences, so the
+    // unsupported one stands twice, and the claim check removes its citation in both places.
+    expect(report.summary).toBe('Solar LCOE fell 89% from 2010 to 2022 [1]. Offshore wind turbines now last 80 years without repairs.');
+    const unsupported = {
+      n: 1,
+      sourceId: report.references[0].sourceId,
+      claim: 'Offshore wind turbines now last 80 years without repairs.',
+      verdict: 'unsupported',
+      reason: 'The evidence is about solar costs only.',
+      action: 'removed',
+    };
+    expect(report.citationChecks).toEqual([unsupported, unsupported]);
+    // Each citation counts where it stands (the summary's two as well); the checker is asked once per sentence and source.
     expect(report.grounding).toEqual({
-      citations: 3,
+      citations: 5,
       unresolved: 1,
-      checked: 2,
-      supported: 1,
+      checked: 4,
+      supported: 2,
       flagged: 0,
-      removed: 1,
+      removed: 2,
       unchecked: 0,
       linksRemoved: 2,
     });
-    expect(report.markdown).toMatch(/The claim check removed 1 citation\(s\) whose source did not support the sentence\./);
+    expect(report.markdown).toMatch(/The claim check removed 2 citation\(s\) whose source did not support the sentence\./);
 
     // The checker saw the source's stored evidence, not the report's words about it.
     const checks = h.llm.requests.filter((r) => r.rule === 'verify');

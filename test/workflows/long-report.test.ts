@@ -4,13 +4,21 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResearchResult } from '../../src/shared/schemas';
-import { findingKeysIn, planJson, researchRules, userText } from '../support/research-script';
+import type { ChatRequest, Reply } from '../support/llm-server';
+import { defaultSection, findingKeysIn, planJson, researchRules, userText } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 import { recordHistories } from '../support/record-history';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 const SIX = ['a', 'b', 'c', 'd', 'e', 'f'].map((id) => ({ id }));
+const ASKS_SUMMARY = /also write the whole report's executive summary in `summary`/;
+/** The scripted section, with the report's executive summary when its prompt asks for one. */
+const sectionWithSummary = (req: ChatRequest): Reply => {
+  const reply = defaultSection(req) as { json: { markdown: string } };
+  if (!ASKS_SUMMARY.test(req.messages[0]?.content ?? '')) return reply;
+  return { json: { ...reply.json, summary: 'The long report in brief: costs fell [1]. Each part gives its figures.' } };
+};
 
 describe.skipIf(!ready)(`report length and effort (${ready ? 'live' : missingReason()})`, () => {
   let h: Harness;
@@ -28,7 +36,7 @@ describe.skipIf(!ready)(`report length and effort (${ready ? 'live' : missingRea
   }
 
   it('writes a long report section by section from a plan with six steps', async () => {
-    h.llm.script(researchRules({}, planJson(SIX)));
+    h.llm.script(researchRules({ section: sectionWithSummary }, planJson(SIX)));
     const { id, report } = await run({ question: 'How far did solar costs fall?', options: { effort: 'deep', autoAcceptPlan: true } });
 
     // Effort deep: five search queries asked for, up to eight steps.
@@ -58,7 +66,12 @@ describe.skipIf(!ready)(`report length and effort (${ready ? 'live' : missingRea
 
     // Put together in outline order, with one reference list whose numbers all sections share.
     const headings = [...report.markdown.matchAll(/^## (.+)$/gm)].map((m: RegExpMatchArray) => m[1]);
-    expect(headings.slice(0, 5)).toEqual(['Key points', 'Part 1', 'Part 2', 'Part 3', 'Conclusions']);
+    expect(headings.slice(0, 6)).toEqual(['Executive summary', 'Key points', 'Part 1', 'Part 2', 'Part 3', 'Conclusions']);
+    // Only the first section is asked for the report's executive summary, and the report opens with it.
+    const asked = sections.filter((s) => ASKS_SUMMARY.test(String(s.body.messages[0]!.content)));
+    expect(asked.map((s) => /Your section: \*\*(.*?)\*\*/.exec(String(s.body.messages[0]!.content))?.[1])).toEqual(['Key points']);
+    expect(report.summary).toMatch(/^The long report in brief: costs fell \[\d+\]\. Each part gives its figures\.$/);
+    expect(report.markdown).not.toContain('Correction (reporter)');
     expect(headings).toContain('References');
     const part2 = report.markdown.split('## Part 2')[1]!.split('## Part 3')[0]!;
     expect(part2).toContain(`draws on ${stepKeys.slice(2, 4).join(', ')}`);
