@@ -45,7 +45,7 @@ import type {
 import type { Phase, ResearchRequest, RunStatus } from '../shared/schemas';
 import type { RunEvent } from '../shared/events';
 import { followEvents, type FollowOptions } from './events';
-import { ClientError, http, type ClientOptions } from './http';
+import { ClientError, http, type ClientOptions, type Http } from './http';
 
 export { ClientError, type ClientOptions, type FollowOptions };
 export type {
@@ -96,6 +96,16 @@ const query = (q: object) => {
   return p.size ? `?${p}` : '';
 };
 const idempotency = (key: string | undefined): Record<string, string> => (key ? { 'idempotency-key': key } : {});
+
+/** The /v1/memory routes. */
+function memoryMethods(call: Http['call']) {
+  return {
+    list: (userId?: string) => call<MemoryView>('GET', `/v1/memory${query({ userId })}`),
+    edit: (factId: string, change: FactPatch) => call<MemoryFact>('PATCH', `/v1/memory/${enc(factId)}`, change),
+    delete: (factId: string) => call<FactDeleted>('DELETE', `/v1/memory/${enc(factId)}`),
+    forgetAll: (userId?: string) => call<MemoryForgotten>('DELETE', `/v1/memory${query({ userId })}`),
+  };
+}
 
 export function createClient(options: ClientOptions) {
   const h = http(options);
@@ -187,12 +197,7 @@ export function createClient(options: ClientOptions) {
 
     /** What the service remembers about a user (absent userId: the caller's own), with the
      *  quotes each fact came from; a deleted fact is never learned again from them. */
-    memory: {
-      list: (userId?: string) => call<MemoryView>('GET', `/v1/memory${query({ userId })}`),
-      edit: (factId: string, change: FactPatch) => call<MemoryFact>('PATCH', `/v1/memory/${enc(factId)}`, change),
-      delete: (factId: string) => call<FactDeleted>('DELETE', `/v1/memory/${enc(factId)}`),
-      forgetAll: (userId?: string) => call<MemoryForgotten>('DELETE', `/v1/memory${query({ userId })}`),
-    },
+    memory: memoryMethods(call),
 
     searchPreferences: {
       get: () => call<SearchPreferencesView>('GET', '/v1/search-preferences'),
