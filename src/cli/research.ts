@@ -220,23 +220,25 @@ type CliReportFormat = (typeof REPORT_FORMATS)[number];
 
 export const reportCommand = defineCommand({
   name: 'report',
-  usage: `  report <id> [--format md|json|html|pdf|docx|pptx] [--out FILE]   PDF, Word and slides go to a file (report-<id>.pdf/.docx/.pptx without --out)`,
+  usage: `  report <id> [--format md|json|html|pdf|docx|pptx] [--out FILE] [--version N]   PDF, Word and slides go to a file (report-<id>.pdf/.docx/.pptx without --out); --version: a rewrite (default 1, the run's own)`,
   parse: (line) => {
     const format = line.flags.format ?? (line.flags.json ? 'json' : 'md');
     if (!(REPORT_FORMATS as readonly string[]).includes(format))
       throw new UsageError(`--format must be ${REPORT_FORMATS.filter((f) => f !== 'markdown').join(', ')}, not "${format}"`);
-    return { id: runId(line), format: format as CliReportFormat, out: line.flags.out };
+    return { id: runId(line), format: format as CliReportFormat, out: line.flags.out, version: reportVersion(line.flags.version) };
   },
-  async handle({ client, io }, { id, format, out }) {
+  async handle({ client, io }, { id, format, out, version }) {
     if (format === 'pdf' || format === 'docx' || format === 'pptx') {
       // A binary file never goes to the terminal.
       const file = path.resolve(out ?? `report-${id.replace(/^research-/, '').slice(0, 12)}.${format}`);
-      writeFileSync(file, Buffer.from(await (await client.research.reportFile(id, format)).arrayBuffer()));
+      writeFileSync(file, Buffer.from(await (await client.research.reportFile(id, format, version)).arrayBuffer()));
       io.out(`${file}\n`);
       return 0;
     }
     const text =
-      format === 'json' ? `${JSON.stringify(await client.research.reportJson(id), null, 2)}\n` : await client.research.report(id, format);
+      format === 'json'
+        ? `${JSON.stringify(await client.research.reportJson(id, version), null, 2)}\n`
+        : await client.research.report(id, format, version);
     if (out) {
       writeFileSync(out, text);
       io.out(`${path.resolve(out)}\n`);
@@ -244,3 +246,10 @@ export const reportCommand = defineCommand({
     return 0;
   },
 });
+
+/** --version of report: a positive whole number, checked before anything is sent. */
+function reportVersion(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^[1-9]\d{0,6}$/.test(v)) throw new UsageError(`--version must be a report version (1, 2, ...), not "${v}"`);
+  return Number(v);
+}

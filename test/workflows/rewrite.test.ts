@@ -12,6 +12,8 @@ import { planJson, researchRules, userText } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 import { recordHistories } from '../support/record-history';
+import { listen } from '../support/http';
+import { runClientCommand } from '../../src/cli/commands';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 const TENANT = `rewrite-${randomUUID().slice(0, 8)}`;
@@ -218,5 +220,43 @@ describe.skipIf(!ready)(`report rewrites (${ready ? 'live' : missingReason()})`,
     for (const v of versions) expect((await h.client.workflow.getHandle(rewriteWorkflowId(id, v)).result()).status).toBe('ready');
     const listed = (await api().get(`/v1/research/${id}/reports`).set('x-tenant-id', TENANT).expect(200)).body.versions;
     expect(listed.map((v: { version: number }) => v.version)).toEqual([...listed.keys()].map((i) => i + 1));
+  });
+
+  it('rewrites from the command line, waits and prints the new version; report --version reads it again', async () => {
+    // The CLI acts for the open API's default tenant.
+    h.llm.script(researchRules({ reporter: bilingualReporter }, planJson([{ id: 'a' }])));
+    const res = await api()
+      .post('/v1/research')
+      .send({ question: 'How far did solar costs fall?', options: { autoAcceptPlan: true, memory: false } })
+      .expect(202);
+    const own = res.body.id as string;
+    await h.client.workflow.getHandle(own).result();
+    const server = await listen(h.app);
+    try {
+      let out = '';
+      let err = '';
+      const io = { out: (t: string) => void (out += t), err: (t: string) => void (err += t), ask: async () => undefined };
+      const defaults = { api: server.url, key: undefined };
+      expect(await runClientCommand('rewrite', [own, '--length', 'brief', '--locale', 'de'], defaults, io)).toBe(0);
+      expect(out).toMatch(new RegExp(`^# version 2 of ${own}\n`));
+      expect(out).toContain('Die Kosten für Solarstrom sind stark gefallen');
+      out = '';
+      expect(await runClientCommand('report', [own, '--version', '2'], defaults, io)).toBe(0);
+      expect(out).toContain('# Solarkosten im Überblick');
+      out = '';
+      expect(await runClientCommand('report', [own], defaults, io)).toBe(0);
+      expect(out).not.toContain('Solarkosten');
+      out = '';
+      expect(await runClientCommand('rewrite', [own, '--audience', 'pupils', '--no-wait', '--json'], defaults, io)).toBe(0);
+      expect(JSON.parse(out)).toMatchObject({ id: own, version: 3, status: 'writing' });
+      await h.client.workflow.getHandle(rewriteWorkflowId(own, 3)).result();
+      expect(err).toBe('');
+      expect(await runClientCommand('rewrite', [own], defaults, io)).toBe(2);
+      expect(err).toMatch(/rewrite needs at least one of --length/);
+      expect(await runClientCommand('report', [own, '--version', 'two'], defaults, io)).toBe(2);
+      expect(err).toMatch(/--version must be a report version/);
+    } finally {
+      await server.close();
+    }
   });
 });
