@@ -268,10 +268,15 @@ describe.skipIf(!ready)(`user memory (${ready ? 'live' : missingReason()})`, () 
     const { id, key } = generateKey();
     keyIds.push(id);
     await createStore(h.pool).apiKeys.create({ id, tenant: TENANT, keyHash: hashKey(key), memory: false });
-    const byKey = await run('What is a confined aquifer?', { key, userId: user });
-    expect(byKey.of('memory')).toEqual([]);
-    expect(byKey.requests.filter((r) => promptOf(r).includes('<user_memory>'))).toEqual([]);
-    const own = await request(h.app).get('/v1/memory').set('Authorization', `Bearer ${key}`).expect(200);
-    expect(own.body).toMatchObject({ tenant: TENANT, userId: `key-${id}`, enabled: false, facts: [] });
+    try {
+      const byKey = await run('What is a confined aquifer?', { key, userId: user });
+      expect(byKey.of('memory')).toEqual([]);
+      expect(byKey.requests.filter((r) => promptOf(r).includes('<user_memory>'))).toEqual([]);
+      const own = await request(h.app).get('/v1/memory').set('Authorization', `Bearer ${key}`).expect(200);
+      expect(own.body).toMatchObject({ tenant: TENANT, userId: `key-${id}`, enabled: false, facts: [] });
+    } finally {
+      // A live stored key left behind would close the open API that later test files start.
+      await h.pool.query('DELETE FROM api_keys WHERE id = $1', [id]);
+    }
   }, 240_000);
 });

@@ -1,6 +1,6 @@
 // The researcher's page: ask, watch, review, read, find; knowledge base, sessions, schedules, keys.
 // Hash routes: #/ (ask and the runs list), #/run/<id> (one run), #/kb and #/kb/<id> (collections),
-// #/sessions and #/session/<id>, #/schedules, #/keys. Everything comes from the API with the key
+// #/sessions and #/session/<id>, #/schedules, #/memory, #/keys. Everything comes from the API with the key
 // kept in this browser.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -12,12 +12,14 @@ import { CollectionPage, Collections } from './kb';
 import { SessionPage, Sessions } from './sessions';
 import { Schedules } from './schedules';
 import { Keys } from './keys';
+import { Memory } from './memory';
 
 const SCREENS = [
   ['#/', 'Research'],
   ['#/kb', 'Knowledge base'],
   ['#/sessions', 'Sessions'],
   ['#/schedules', 'Schedules'],
+  ['#/memory', 'Memory'],
   ['#/keys', 'Keys'],
 ] as const;
 
@@ -37,6 +39,7 @@ function screenOf(route: string): { section: string; view: preact.ComponentChild
   if (route === '#/sessions') return { section: '#/sessions', view: <Sessions /> };
   if (route === '#/schedules') return { section: '#/schedules', view: <Schedules /> };
   if (route === '#/keys') return { section: '#/keys', view: <Keys /> };
+  if (route === '#/memory') return { section: '#/memory', view: <Memory /> };
   return {
     section: '#/',
     view: (
