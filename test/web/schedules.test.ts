@@ -122,14 +122,6 @@ describe.skipIf(!ready)(`the schedules screen (${ready ? 'live' : hasBrowser ? m
     await runs.nth(1).getByText('What changed').click();
     await runs.nth(1).getByText('No comparison: the first report, or no report yet.').waitFor();
 
-    if (process.env.WEB_SCREENSHOTS === '1') {
-      const docs = path.resolve(import.meta.dirname, '..', '..', 'docs');
-      await page.screenshot({ path: path.join(docs, 'web-schedules-desktop.png'), fullPage: true });
-      await page.setViewportSize({ width: 390, height: 844 });
-      await page.waitForTimeout(300);
-      await page.screenshot({ path: path.join(docs, 'web-schedules-phone.png'), fullPage: true });
-      await page.setViewportSize({ width: 1280, height: 900 });
-    }
     await item.getByRole('button', { name: 'Pause' }).click();
     await item.getByText(/· paused/).waitFor();
     await item.getByRole('button', { name: 'Resume' }).click();
@@ -188,7 +180,22 @@ describe.skipIf(!ready)(`the schedules screen (${ready ? 'live' : hasBrowser ? m
     expect(await badge.innerText()).toMatch(/changed\s*1 new source: Module prices in 2025/);
     expect(await runs.nth(1).locator('.badge.changed').count()).toBe(0);
     expect(await runs.nth(2).locator('.badge.changed').count()).toBe(0);
+    await runs.first().getByText('What changed').click();
+    await runs
+      .first()
+      .locator('.changes')
+      .getByText(/^What changed since/)
+      .waitFor({ timeout: 15_000 });
     await noSeriousAxeProblems(page, 'schedules with a change');
+    // The docs' pictures of the screen: both schedules, the newest run with its badge.
+    if (process.env.WEB_SCREENSHOTS === '1') {
+      const docs = path.resolve(import.meta.dirname, '..', '..', 'docs');
+      await page.screenshot({ path: path.join(docs, 'web-schedules-desktop.png'), fullPage: true });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.waitForTimeout(300);
+      await page.screenshot({ path: path.join(docs, 'web-schedules-phone.png'), fullPage: true });
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
     expect(page.errors).toEqual([]);
     await page.context().close();
   }, 240_000);

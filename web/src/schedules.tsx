@@ -1,7 +1,9 @@
 // Schedules at #/schedules: create (question, every or cron, note, when its webhook hears of a
 // report), and per schedule pause or resume, run now, delete, its recent runs with a badge on each
 // whose report found a change, and what changed in each report since the one before.
-import { useEffect, useState } from 'preact/hooks';
+import DOMPurify from 'dompurify';
+import { marked } from 'marked';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { client } from './api';
 import type { ScheduleRequest } from '../../src/client';
 import type { ScheduleList, ScheduleView } from '../../src/api/contract';
@@ -230,8 +232,25 @@ function Changes({ runId }: { runId: string }) {
       ) : text === null ? (
         <p class="muted">No comparison: the first report, or no report yet.</p>
       ) : (
-        <p class="changes">{text}</p>
+        <SectionText markdown={text} />
       )}
     </details>
   );
+}
+
+/** The section's Markdown (its lists and links) rendered and sanitised as the report page does. */
+function SectionText({ markdown }: { markdown: string }) {
+  const el = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!el.current) return;
+    el.current.innerHTML = DOMPurify.sanitize(marked.parse(markdown, { async: false }), {
+      FORBID_TAGS: ['style', 'form', 'input', 'img'],
+      FORBID_ATTR: ['style'],
+    });
+    for (const a of [...el.current.querySelectorAll('a[href^="http"]')]) {
+      a.setAttribute('rel', 'noopener noreferrer');
+      a.setAttribute('target', '_blank');
+    }
+  }, [markdown]);
+  return <div class="changes" ref={el} />;
 }
