@@ -9,7 +9,7 @@ import type { KnowledgeService } from '../../src/api/knowledge-service';
 import type { Retriever } from '../../src/activities/knowledge/retrieve';
 import type { ScheduleService } from '../../src/api/schedule-service';
 import { createLogger } from '../../src/infra/logger';
-import type { ApiKeysTable, SearchPreferencesTable } from '../../src/activities/store';
+import type { ApiKeysTable, MemoryTable, SearchPreferencesTable } from '../../src/activities/store';
 
 const app = createApp({
   research: {} as ResearchService,
@@ -21,6 +21,7 @@ const app = createApp({
   },
   searchPreferences: { preferences: {} as SearchPreferencesTable, configuredProviders: ['searxng'] },
   keys: {} as ApiKeysTable,
+  memory: {} as MemoryTable,
   events: { after: async () => [] },
   auth: { envKeys: [{ key: 'k-0123456789abcdef', tenant: 't' }], table: { ownerOf: async () => undefined }, open: false },
   rateLimits: { submits: 10, reads: 10 },
@@ -81,7 +82,7 @@ describe('OpenAPI', () => {
       content: { 'application/json': { schema: { properties: Record<string, unknown>; required: string[] } } };
     };
     expect(submit.content['application/json'].schema.required).toEqual(['question']);
-    expect(Object.keys(submit.content['application/json'].schema.properties)).toEqual(['question', 'options', 'sessionId']);
+    expect(Object.keys(submit.content['application/json'].schema.properties)).toEqual(['question', 'options', 'sessionId', 'userId']);
   });
 
   it('lists every report format, Word and slides included, with its media type', async () => {
