@@ -62,13 +62,21 @@ export function wordCount(text: string): number {
   return words + Math.ceil(cjk / 2);
 }
 
-/** Markdown a summary does not carry: headings, list marks, emphasis, links (their text stays). */
+/** Markdown a summary does not carry: headings, list marks, emphasis, links (their text stays).
+ *  Code spans stay as they are: what looks like a citation inside one is none. */
 function plainText(markdown: string): string {
   return markdown
-    .replace(/!\[[^\]]*\]\([^)]*\)/g, '')
-    .replace(/\[([^\]]+)\]\((?:[^)]*)\)/g, '$1')
     .replace(/^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)/gm, '')
-    .replace(/[*_`]/g, '')
+    .split(/(`[^`\n]*`)/)
+    .map((part, i) =>
+      i % 2
+        ? part
+        : part
+            .replace(/!\[[^\]]*\]\([^)]*\)/g, '')
+            .replace(/\[([^\]]+)\]\((?:[^)]*)\)/g, '$1')
+            .replace(/[*_]/g, ''),
+    )
+    .join('')
     .replace(/\s+/g, ' ')
     .trim();
 }
@@ -111,7 +119,8 @@ export function takeSummarySection(draft: string): { draft: string; section?: st
  * no citation anywhere, the text's first sentences. Bounded like a model's summary.
  */
 export function summaryFromDraft(grounded: string, references: number): string {
-  const known = (s: string) => [...s.matchAll(/\[(\d+)\]/g)].some((m) => Number(m[1]) >= 1 && Number(m[1]) <= references);
+  const known = (s: string) =>
+    [...s.replace(/`[^`\n]*`/g, '').matchAll(/\[(\d+)\]/g)].some((m) => Number(m[1]) >= 1 && Number(m[1]) <= references);
   const blocks = grounded
     .replace(/```[\s\S]*?```/g, '')
     .split('\n')

@@ -115,6 +115,13 @@ describe('the executive summary', () => {
     expect(reportSummary('# Old\n\n## Key points\n\n- A [1].')).toBeUndefined();
   });
 
+  it('leaves code spans alone: a citation inside one is none', () => {
+    const r = place(undefined, 'en', 'Costs fell [1]. Made up. Also [2] and `code [7]`.');
+    expect(r.summary).toBe('Costs fell [1]. Also [2] and `code [7]`.');
+    const report = assembleReport({ researchId, title: 'Costs', draft: r.draft, findings, refs, notes: [] });
+    expect(report.removedCitations).toEqual([]);
+  });
+
   it("gives the code-written fallback report a summary from the findings' cited sentences", () => {
     const fallback = reportFromFindings({ question: 'How cheap is solar?', findings, refs, reason: 'test' });
     const r = withSummary({ draft: fallback.draft, locale: 'en', references: refs.length, ground });
