@@ -6,17 +6,22 @@ import { marked } from 'marked';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { blob, call } from './api';
 import type { ReportJson, SourceView } from '../../src/api/contract';
+import { Versions } from './versions';
 
 export function Report({ id }: { id: string }) {
   const [report, setReport] = useState<ReportJson | undefined>();
   const [source, setSource] = useState<(SourceView & { n: number }) | undefined>();
   const [error, setError] = useState('');
+  // The report version shown (1: the run's own; rewrites are 2, 3, …).
+  const [version, setVersion] = useState(1);
   const body = useRef<HTMLDivElement>(null);
   const base = `/v1/research/${encodeURIComponent(id)}`;
+  const of = version > 1 ? `&version=${version}` : '';
 
   useEffect(() => {
-    call<ReportJson>('GET', `${base}/report?format=json`).then(setReport, (err: Error) => setError(err.message));
-  }, [id]);
+    setSource(undefined);
+    call<ReportJson>('GET', `${base}/report?format=json${of}`).then(setReport, (err: Error) => setError(err.message));
+  }, [id, version]);
 
   useEffect(() => {
     const el = body.current;
@@ -58,10 +63,10 @@ export function Report({ id }: { id: string }) {
 
   const download = async (format: 'md' | 'html' | 'pdf' | 'docx' | 'pptx') => {
     try {
-      const b = await blob(`${base}/report?format=${format}`);
+      const b = await blob(`${base}/report?format=${format}${of}`);
       const a = document.createElement('a');
       a.href = URL.createObjectURL(b);
-      a.download = `report.${format}`;
+      a.download = version > 1 ? `report-v${version}.${format}` : `report.${format}`;
       a.click();
       setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
     } catch (err) {
@@ -78,6 +83,7 @@ export function Report({ id }: { id: string }) {
   if (!report) return <p role="status">Loading the report…</p>;
   return (
     <div class="reader">
+      <Versions id={id} version={version} onSelect={setVersion} />
       <article class="card report" aria-label="Report">
         <div class="row downloads">
           <span>Download:</span>
