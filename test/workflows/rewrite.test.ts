@@ -14,6 +14,7 @@ import { databaseUrl, missingReason, temporalAddress } from '../support/services
 import { recordHistories } from '../support/record-history';
 import { listen } from '../support/http';
 import { runClientCommand } from '../../src/cli/commands';
+import { createStore } from '../../src/activities/store';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 const TENANT = `rewrite-${randomUUID().slice(0, 8)}`;
@@ -220,6 +221,40 @@ describe.skipIf(!ready)(`report rewrites (${ready ? 'live' : missingReason()})`,
     for (const v of versions) expect((await h.client.workflow.getHandle(rewriteWorkflowId(id, v)).result()).status).toBe('ready');
     const listed = (await api().get(`/v1/research/${id}/reports`).set('x-tenant-id', TENANT).expect(200)).body.versions;
     expect(listed.map((v: { version: number }) => v.version)).toEqual([...listed.keys()].map((i) => i + 1));
+  });
+
+  it('reads the findings of a run whose report kept no basis (a run from before versions) from its stored step results', async () => {
+    h.llm.script(researchRules({ reporter: bilingualReporter }));
+    const { rows } = await h.pool.query('SELECT basis FROM reports WHERE research_id = $1', [id]);
+    const kept = rows[0].basis as { stepKeys: string[]; question: string };
+    expect(kept.stepKeys).toEqual([expect.stringMatching(/^step\/a\//), expect.stringMatching(/^step\/b\//)]);
+    await h.pool.query('UPDATE reports SET basis = NULL WHERE research_id = $1', [id]);
+    try {
+      const started = await api().post(`/v1/research/${id}/report`).set('x-tenant-id', TENANT).send({ locale: 'de' }).expect(202);
+      await h.client.workflow.getHandle(rewriteWorkflowId(id, started.body.version)).result();
+      const reporter = h.llm.requests.find((r) => r.rule === 'reporter')!.body;
+      expect([...userText(reporter).matchAll(/<finding key="([^"]+)">/g)].map((m) => m[1])).toEqual(['background', ...kept.stepKeys]);
+    } finally {
+      await h.pool.query('UPDATE reports SET basis = $2 WHERE research_id = $1', [id, JSON.stringify(kept)]);
+    }
+  });
+
+  it('checks the tenant inside the workflow too: a version started for another tenant fails and says so', async () => {
+    const store = createStore(h.pool);
+    const allocated = await store.reportVersions.allocate({ researchId: id, tenant: TENANT, options: { locale: 'fr' }, requestHash: 'x' });
+    const version = allocated!.row.version;
+    h.llm.script(researchRules({ reporter: bilingualReporter }));
+    await expect(
+      h.client.workflow.execute('reportRewriteWorkflow', {
+        taskQueue: h.taskQueue,
+        workflowId: rewriteWorkflowId(id, version),
+        args: [{ researchId: id, tenant: OTHER, version, options: { locale: 'fr' } }],
+      }),
+    ).rejects.toThrow();
+    expect(h.llm.requests).toHaveLength(0);
+    const row = await store.reportVersions.get(id, version);
+    expect(row).toMatchObject({ status: 'failed', error: expect.stringMatching(/no report version/) });
+    await api().get(`/v1/research/${id}/report?version=${version}`).set('x-tenant-id', TENANT).expect(404);
   });
 
   it('rewrites from the command line, waits and prints the new version; report --version reads it again', async () => {
