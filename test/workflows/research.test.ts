@@ -99,11 +99,11 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(200);
     expect((await result(id)).outcome).toBe('report');
     expect(requestsFor('researcher')).toHaveLength(2);
-    // The run's one patch (investigate.ts BACKGROUND_PAGES_PATCH) has its marker and its
-    // TemporalChangeVersion (the SDK upserts it with a patch), the step neither; no start attribute
-    // is repeated.
+    // The run's two patches (investigate.ts BACKGROUND_PAGES_PATCH, user-memory.ts USER_MEMORY_PATCH)
+    // have their markers and their TemporalChangeVersion (the SDK upserts it with a patch), the step
+    // neither; no start attribute is repeated.
     for (const [wid, patches] of [
-      [id, 1],
+      [id, 2],
       [`${id}/step/a`, 0],
     ] as const) {
       const events = (await h.client.workflow.getHandle(wid).fetchHistory()).events!;
