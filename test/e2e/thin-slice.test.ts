@@ -70,8 +70,8 @@ describe.skipIf(!ready)(`thin slice through the API (${ready ? 'live' : missingR
     expect(rows[0].prompt_tokens).toBe(result.usage.promptTokens);
     const calls = await h.pool.query('SELECT role, prompt_name FROM llm_calls WHERE research_id = $1 ORDER BY created_at', [res.body.id]);
     // Per step: search, crawl, answer (3 ReAct turns), one page extraction, the compression, the judge;
-    // once per run: three pages read for the background, the gap reflection after the team and one
-    // batch of the claim check.
+    // once per run: three pages read for the background, the gap reflection after the team, one
+    // batch of the claim check and the user memory's learning step after the report.
     expect(calls.rows.map((r) => r.prompt_name).sort()).toEqual([
       'background',
       'citation-check',
@@ -95,6 +95,7 @@ describe.skipIf(!ready)(`thin slice through the API (${ready ? 'live' : missingR
       'researcher-react',
       'researcher-react',
       'rewrite',
+      'user-memory',
     ]);
     const sources = await h.pool.query('SELECT count(*)::int AS n FROM sources WHERE research_id = $1', [res.body.id]);
     expect(sources.rows[0].n).toBeGreaterThanOrEqual(2);
