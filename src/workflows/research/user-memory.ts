@@ -1,8 +1,9 @@
 // The user's memory in a run: what the user said (question, plan feedback, clarification answers,
 // steering guidance) is kept as it arrives, and after a run that ends with a report one learning
-// step reads it (small talk answered directly teaches nothing worth a model call) (behind the `user-memory` patch; runs recorded before it make
-// no such call). Memory is read by the activities themselves, at call time, from the owner the
-// run passes them; a run whose request or key turned memory off passes none and learns nothing.
+// step reads it, behind the `user-memory` patch (runs recorded before it make no such call; small
+// talk answered directly teaches nothing worth a model call, nor does a run whose budget is spent).
+// Memory is read by the activities themselves, at call time, from the owner the run passes them; a
+// run whose request or key turned memory off passes none and learns nothing.
 import { isCancellation, patched, workflowInfo } from '@temporalio/workflow';
 import { failureMessage } from '../../shared/errors';
 import type { EvidenceKind, MemoryOwner, RunUser, UserWords } from '../../shared/memory';
@@ -36,7 +37,8 @@ export function memoryOwner(tenant: string, user: RunUser | undefined): MemoryOw
 /** After the run's report: what the user said teaches the user's memory. Never fails the run. */
 export async function learnAboutUser(run: RunState): Promise<void> {
   const owner = run.memoryOf;
-  if (!owner || !patched(USER_MEMORY_PATCH)) return;
+  // A run whose budget is spent makes no call beyond its report.
+  if (!owner || run.budgetSpent() !== undefined || !patched(USER_MEMORY_PATCH)) return;
   try {
     const r = await run.calls.llm.learnAboutUser.executeWithOptions({ summary: 'user memory: learn from what the user said' }, [
       { researchId: run.id, owner, words: run.said.list() },
