@@ -10,6 +10,8 @@ import type { PlanEventData, RunEventOf } from '../shared/events';
 export interface FollowOptions {
   question: string;
   sessionId?: string;
+  /** Whose memory the run reads and teaches (absent: the key's owner). */
+  userId?: string | undefined;
   options: Record<string, unknown>;
   out: string | undefined;
   json: boolean;
@@ -21,6 +23,7 @@ export async function follow(client: ApiClient, io: Io, o: FollowOptions): Promi
     question: o.question,
     options: o.options,
     ...(o.sessionId ? { sessionId: o.sessionId } : {}),
+    ...(o.userId ? { userId: o.userId } : {}),
   });
   const say = (t: string) => (o.json ? undefined : io.out(`${t}\n`));
   say(`Research ${id} started.`);

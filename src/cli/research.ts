@@ -20,10 +20,12 @@ export const runCommand = defineCommand({
   name: 'run',
   usage: `  run "<question>" [--auto-approve] [--option k=v]... [--out FILE]   follow a run live, review at the prompt
       [--effort quick|standard|deep]   how much the run searches, plans and writes (a preset; --option overrides its parts)
-      [--session ID|new] [--collection NAME|ID]...   follow up in a session; search your documents`,
+      [--session ID|new] [--collection NAME|ID]...   follow up in a session; search your documents
+      [--user ID]                      whose memory the run reads and teaches (default: your key's; --option memory=false: none)`,
   parse: ({ positionals, flags, need }) => ({
     question: positionals.join(' ').trim() || need('a question: deep-research run "<question>"'),
     session: flags.session,
+    user: flags.user,
     collections: flags.collection ?? [],
     options: {
       ...effortOption(flags.effort),
@@ -42,6 +44,7 @@ export const runCommand = defineCommand({
     return follow(client, io, {
       question: a.question,
       ...(sessionId ? { sessionId } : {}),
+      userId: a.user,
       options: { ...a.options, ...(collections.length ? { collections } : {}) },
       out: a.out,
       json,
