@@ -41,10 +41,3 @@ export const RunChanges = z.object({
   claimsCompared: z.boolean(),
 });
 export type RunChanges = z.infer<typeof RunChanges>;
-
-/** A change an alert is about: a new source, or a claim or figure that changed. Sources no longer
- *  found are not (a search that ranks differently drops some); neither is a claim the model named
- *  that the stored texts do not bear out (those never reach `changedClaimCount`). */
-export function foundChange(c: RunChanges | undefined): boolean {
-  return c !== undefined && c.newSourceCount + c.changedClaimCount > 0;
-}

@@ -4,7 +4,7 @@
 // A schedule's run with `notify: on_change` calls report_ready only when its comparison with the
 // schedule's previous report found a new source or a changed claim or figure, and says which.
 import { isCancellation, ParentClosePolicy, patched, startChild } from '@temporalio/workflow';
-import { foundChange } from '../../shared/changes';
+import type { RunChanges } from '../../shared/changes';
 import { failureMessage } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
 import type { WebhookEvent } from '../../shared/schemas';
@@ -14,6 +14,13 @@ import type { RunState } from './run-state';
 /** Marks histories of on_change runs that decide their report_ready call by what changed; an
  *  on_change run a worker without this started (it called report_ready always) replays as it ran. */
 export const NOTIFY_ON_CHANGE_PATCH = 'notify-on-change';
+
+/** A change an alert is about: a new source, or a claim or figure that changed. Sources no longer
+ *  found are not (a search that ranks differently drops some); neither is a claim the model named
+ *  that the stored texts do not bear out (those never reach `changedClaimCount`). */
+function foundChange(c: RunChanges | undefined): boolean {
+  return c !== undefined && c.newSourceCount + c.changedClaimCount > 0;
+}
 
 /** report_ready, unless the run alerts on a change only and its report found none (a first report,
  *  nothing new, or a comparison whose model gave no answer and found no new source either). */
