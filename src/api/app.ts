@@ -35,7 +35,7 @@ export interface AppDeps {
   /** Collections, documents and sessions (absent: those routes are not served). */
   knowledge?: { service: KnowledgeService; maxFileBytes: number; retrieve?: Retriever };
   /** The stored API keys a tenant lists and revokes itself (absent: /v1/keys/self is not served). */
-  keys?: Pick<ApiKeysTable, 'list' | 'revoke'>;
+  keys?: Pick<ApiKeysTable, 'list' | 'revoke' | 'setMemory'>;
   /** What the service remembers about users (absent: /v1/memory is not served). */
   memory?: MemoryRouteDeps['memory'];
   /** The OpenAI-compatible endpoint (served with `knowledge`, which keeps its sessions): CHAT_COMPLETION_WAIT. */

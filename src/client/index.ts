@@ -32,7 +32,7 @@ import type {
   SteerAnswered,
 } from '../api/contract';
 import type { ResearchView, SteerInput } from '../shared/messages';
-import type { OwnKeys, KeyRevoked } from '../api/routes/keys';
+import type { KeyMemorySet, KeyRevoked, OwnKeys } from '../api/routes/keys';
 import type {
   CollectionSearchBody,
   CollectionSearchResult,
@@ -193,6 +193,8 @@ export function createClient(options: ClientOptions) {
     keys: {
       list: () => call<OwnKeys>('GET', '/v1/keys/self'),
       revoke: (keyId: string) => call<KeyRevoked>('DELETE', `/v1/keys/self/${enc(keyId)}`),
+      /** Off: the key's requests neither use nor teach user memory. */
+      setMemory: (keyId: string, memory: boolean) => call<KeyMemorySet>('PATCH', `/v1/keys/self/${enc(keyId)}`, { memory }),
     },
 
     /** What the service remembers about a user (absent userId: the caller's own), with the

@@ -267,6 +267,18 @@ describe.skipIf(!ready)(`the page's screens (${ready ? 'live' : hasBrowser ? mis
     expect(await rows.filter({ hasText: 'not yours' }).count()).toBe(0);
     await noSeriousAxeProblems(page, 'keys');
     await shot(page, 'keys');
+    // User memory off for one key, from the page: the stored key says so, and the API lists it.
+    await page.getByRole('button', { name: `Turn off user memory for key ${spare.id}` }).click();
+    await page.getByText(`Key ${spare.id} no longer uses or teaches user memory.`).waitFor();
+    await page.getByRole('button', { name: `Turn on user memory for key ${spare.id}` }).waitFor();
+    const listed = await request(h.app).get('/v1/keys/self').set('Authorization', `Bearer ${mine.key}`).expect(200);
+    const memoryOf = (id: string) => (listed.body.keys as { id: string; memory: boolean }[]).find((k) => k.id === id)?.memory;
+    expect([memoryOf(spare.id), memoryOf(mine.id)]).toEqual([false, true]);
+    expect((await apiKeysTable(h.pool).ownerOf(hashKey(spare.key)))?.memory).toBe(false);
+    // Another tenant's key cannot be switched; a body without the flag is refused.
+    await request(h.app).patch(`/v1/keys/self/${other.id}`).set('Authorization', `Bearer ${mine.key}`).send({ memory: false }).expect(404);
+    await request(h.app).patch(`/v1/keys/self/${spare.id}`).set('Authorization', `Bearer ${mine.key}`).send({}).expect(400);
+    expect((await apiKeysTable(h.pool).ownerOf(hashKey(other.key)))?.memory).toBe(true);
     await page.getByRole('button', { name: `Revoke key ${spare.id}` }).click();
     await page.getByText(`Key ${spare.id} revoked: it stops working at once.`).waitFor();
     await rows

@@ -1,7 +1,7 @@
 // Keys at #/keys: the tenant's stored API keys (ids, names, dates; never secrets) and revoking one.
 import { useEffect, useState } from 'preact/hooks';
 import { call, keyStore } from './api';
-import type { KeyRevoked, OwnKeys } from '../../src/api/routes/keys';
+import type { KeyMemorySet, KeyRevoked, OwnKeys } from '../../src/api/routes/keys';
 
 export function Keys() {
   const [keys, setKeys] = useState<OwnKeys | undefined>();
@@ -19,6 +19,15 @@ export function Keys() {
         return;
       }
       setMessage(`Key ${id} revoked: it stops working at once.`);
+      void load();
+    } catch (err) {
+      setMessage((err as Error).message);
+    }
+  };
+  const setMemory = async (id: string, memory: boolean) => {
+    try {
+      await call<KeyMemorySet>('PATCH', `/v1/keys/self/${encodeURIComponent(id)}`, { memory });
+      setMessage(memory ? `Key ${id} uses user memory again.` : `Key ${id} no longer uses or teaches user memory.`);
       void load();
     } catch (err) {
       setMessage((err as Error).message);
@@ -48,6 +57,7 @@ export function Keys() {
               <th scope="col">Name</th>
               <th scope="col">Created</th>
               <th scope="col">State</th>
+              <th scope="col">User memory</th>
               <th scope="col">
                 <span class="sr-only">Action</span>
               </th>
@@ -63,6 +73,18 @@ export function Keys() {
                 <td>{k.name ?? ''}</td>
                 <td>{new Date(k.createdAt).toLocaleString()}</td>
                 <td>{k.revokedAt ? `revoked ${new Date(k.revokedAt).toLocaleString()}` : 'live'}</td>
+                <td>
+                  {k.memory ? 'on' : 'off'}
+                  {!k.revokedAt && (
+                    <>
+                      {' '}
+                      <button type="button" class="link" onClick={() => void setMemory(k.id, !k.memory)}>
+                        {k.memory ? 'Turn off' : 'Turn on'}
+                        <span class="sr-only"> user memory for key {k.id}</span>
+                      </button>
+                    </>
+                  )}
+                </td>
                 <td>
                   {!k.revokedAt && (
                     <button type="button" class="link" onClick={() => void revoke(k.id, k.current)}>

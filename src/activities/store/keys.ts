@@ -39,6 +39,15 @@ export function apiKeysTable(pool: pg.Pool) {
       const { rowCount } = await pool.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [id]);
       return (rowCount ?? 0) > 0;
     },
+    /** Turns user memory on or off for a live key of this tenant; false when there is none. */
+    async setMemory(tenant: string, id: string, memory: boolean): Promise<boolean> {
+      const { rowCount } = await pool.query('UPDATE api_keys SET memory = $3 WHERE id = $1 AND tenant = $2 AND revoked_at IS NULL', [
+        id,
+        tenant,
+        memory,
+      ]);
+      return (rowCount ?? 0) > 0;
+    },
     /** The tenant of a live key with this hash. */
     async tenantOf(keyHash: string): Promise<string | undefined> {
       const { rows } = await pool.query('SELECT tenant FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL', [keyHash]);

@@ -14,6 +14,7 @@ export const OwnKey = z.object({
   name: z.string().nullable(),
   createdAt: z.string(),
   revokedAt: z.string().nullable(),
+  memory: z.boolean().describe("false: the key's requests neither use nor teach user memory"),
   current: z.boolean().describe('the key this request was sent with'),
 });
 export const OwnKeys = z.object({
@@ -22,6 +23,10 @@ export const OwnKeys = z.object({
   currentKey: z.enum(['stored', 'configured', 'none']).describe('where the key of this request comes from: stored, API_KEYS, or no key'),
 });
 export type OwnKeys = z.infer<typeof OwnKeys>;
+export const KeyMemoryBody = z.object({ memory: z.boolean().describe('true: user memory on for this key; false: off') }).strict();
+export type KeyMemoryBody = z.infer<typeof KeyMemoryBody>;
+export const KeyMemorySet = z.object({ id: z.string(), memory: z.boolean() });
+export type KeyMemorySet = z.infer<typeof KeyMemorySet>;
 export const KeyRevoked = z.object({ id: z.string(), revoked: z.literal(true) });
 export type KeyRevoked = z.infer<typeof KeyRevoked>;
 
@@ -32,6 +37,15 @@ export const KEY_ROUTES = {
     summary: "The caller's tenant's stored API keys (ids, names, dates; never the secrets), and which one this request used",
     responses: { 200: { description: 'the keys', content: OwnKeys } },
     errors: [401, 429],
+  },
+  memory: {
+    method: 'patch',
+    path: '/keys/self/:keyId',
+    summary: "Turn user memory on or off for one of the tenant's stored keys: with it off, the key's requests neither use nor teach memory",
+    params: { path: KeyPath },
+    body: { content: KeyMemoryBody, required: true },
+    responses: { 200: { description: 'the setting', content: KeyMemorySet } },
+    errors: [400, 401, 404, 429],
   },
   revoke: {
     method: 'delete',
@@ -47,7 +61,7 @@ const tenantOf = (res: Response) => String(res.locals.tenant);
 /** The id part of a stored key (`dr_<id>_<secret>`) in this request's Authorization header. */
 const presentedId = (req: Request) => /^Bearer\s+dr_([0-9a-f]{8})_\S+$/i.exec(req.get('authorization') ?? '')?.[1];
 
-export function keyRoutes(deps: { keys: Pick<ApiKeysTable, 'list' | 'revoke'> }): Router {
+export function keyRoutes(deps: { keys: Pick<ApiKeysTable, 'list' | 'revoke' | 'setMemory'> }): Router {
   const r = Router();
   const K = KEY_ROUTES;
 
@@ -55,9 +69,24 @@ export function keyRoutes(deps: { keys: Pick<ApiKeysTable, 'list' | 'revoke'> })
     const tenant = tenantOf(res);
     const rows = await deps.keys.list(tenant);
     const used = presentedId(req);
-    const keys = rows.map((k) => ({ id: k.id, name: k.name, createdAt: k.createdAt, revokedAt: k.revokedAt, current: k.id === used }));
+    const keys = rows.map((k) => ({
+      id: k.id,
+      name: k.name,
+      createdAt: k.createdAt,
+      revokedAt: k.revokedAt,
+      memory: k.memory,
+      current: k.id === used,
+    }));
     const currentKey = keys.some((k) => k.current && !k.revokedAt) ? 'stored' : req.get('authorization') ? 'configured' : 'none';
     reply(res, K.list, 200, { tenant, keys, currentKey });
+  });
+
+  route(r, K.memory, async (req, res) => {
+    const keyId = KeyPath.shape.keyId.parse(req.params.keyId);
+    const { memory } = KeyMemoryBody.parse(req.body ?? {});
+    if (!(await deps.keys.setMemory(tenantOf(res), keyId, memory)))
+      throw new ApiError(404, 'not_found', `no live key ${keyId} of this tenant`);
+    reply(res, K.memory, 200, { id: keyId, memory });
   });
 
   route(r, K.revoke, async (req, res) => {
