@@ -7,17 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResearchResult } from '../../src/shared/schemas';
 import type { ChatRequest, Reply } from '../support/llm-server';
 import { DEFAULT_PROGRAM, planJson, researchRules, userText, type RoleOverrides } from '../support/research-script';
+import { binary } from '../support/binary';
 import { startHarness, type Harness } from '../support/harness';
 import { pdfToText } from '../../src/activities/crawl/extract';
 import { databaseUrl, dockerAvailable, missingReason, temporalAddress } from '../support/services';
 import { recordHistories } from '../support/record-history';
-
-/** Reads a supertest answer as bytes (a PNG, a PDF). */
-const binary = (res: import('superagent').Response, cb: (err: Error | null, body: Buffer) => void) => {
-  const chunks: Buffer[] = [];
-  res.on('data', (c: Buffer) => chunks.push(c));
-  res.on('end', () => cb(null, Buffer.concat(chunks)));
-};
 
 const ready = Boolean(temporalAddress() && databaseUrl() && dockerAvailable());
 const plan = planJson([{ id: 'a' }, { id: 'calc', type: 'processing', dependsOn: ['a'] }]);

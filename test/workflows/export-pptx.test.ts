@@ -8,15 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Reply } from '../support/llm-server';
 import { planJson, researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
+import { binary } from '../support/binary';
 import { readPptx } from '../support/pptx-reader';
 import { databaseUrl, dockerAvailable, missingReason, temporalAddress } from '../support/services';
-
-/** Reads a supertest answer as bytes. */
-const binary = (res: import('superagent').Response, cb: (err: Error | null, body: Buffer) => void) => {
-  const chunks: Buffer[] = [];
-  res.on('data', (c: Buffer) => chunks.push(c));
-  res.on('end', () => cb(null, Buffer.concat(chunks)));
-};
 
 const ready = Boolean(temporalAddress() && databaseUrl() && dockerAvailable());
 const plan = planJson([{ id: 'a' }, { id: 'calc', type: 'processing', dependsOn: ['a'] }]);
