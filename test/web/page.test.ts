@@ -1,6 +1,6 @@
 // The web page in a real browser (Debian's chromium through playwright-core): ask a question, see
 // the plan appear live, revise it, approve it, watch the steps finish, open a citation's source,
-// download the PDF; reload mid-run and get the whole timeline; another tenant's key sees nothing;
+// download the PDF and the slides; reload mid-run and get the whole timeline; another tenant's key sees nothing;
 // axe-core finds no serious accessibility problem.
 import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -11,6 +11,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultReact, planJson, researchRules, stepTitleOf } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
+import { readPptx } from '../support/pptx-reader';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -58,7 +59,7 @@ describe.skipIf(!ready)(`the web page (${ready ? 'live' : hasBrowser ? missingRe
     return page;
   }
 
-  it('asks, shows the plan live, revises, approves, reads the report with its sources, downloads the PDF', async () => {
+  it('asks, shows the plan live, revises, approves, reads the report with its sources, downloads the PDF and slides', async () => {
     h.llm.script(
       researchRules({ planner: (_req, n) => ({ json: n === 0 ? planJson([{ id: 'a' }, { id: 'b' }]) : planJson([{ id: 'c' }]) }) }),
     );
@@ -98,6 +99,13 @@ describe.skipIf(!ready)(`the web page (${ready ? 'live' : hasBrowser ? missingRe
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'PDF' }).click()]);
     const pdf = readFileSync((await download.path())!);
     expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+    // The report opens with its executive summary; the slides download is a deck that does too.
+    await page.getByRole('article', { name: 'Report' }).getByRole('heading', { name: 'Executive summary' }).waitFor();
+    const [deck] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Slides' }).click()]);
+    expect(deck.suggestedFilename()).toBe('report.pptx');
+    const slides = (await readPptx(readFileSync((await deck.path())!))).slides.map((s) => s.title);
+    expect(slides.slice(1, 3)).toEqual(['Executive summary', 'Key points']);
+    expect(slides.at(-1)).toMatch(/^References/);
     expect((page as Page & { errors: string[] }).errors).toEqual([]);
     await page.close();
   }, 120_000);
