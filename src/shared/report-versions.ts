@@ -2,6 +2,7 @@
 // length, language, audience, instructions or model), by a workflow of its own. Version 1 is the
 // run's own report; rewrites are 2, 3, …
 import { z } from 'zod';
+import type { MemoryOwner } from './memory';
 import { Duration, Locale, ReportLength, RetrySettings, Usage } from './schemas';
 
 /** Characters of the audience and of the instructions a rewrite may give. */
@@ -13,7 +14,9 @@ const REWRITE_FIELDS = ['reportLength', 'locale', 'audience', 'instructions', 'm
 /** What a rewrite asks for: at least one change. */
 export const RewriteOptions = z
   .object({
-    reportLength: ReportLength.optional().describe('brief, standard or long (written section by section); unset: standard'),
+    reportLength: ReportLength.optional().describe(
+      "brief, standard or long (written section by section); unset: the run's own report's length",
+    ),
     locale: Locale.optional().describe("the report's language as a BCP 47 tag; unset: the run's"),
     audience: z
       .string()
@@ -45,6 +48,8 @@ export interface RewriteInput {
   tenant: string;
   version: number;
   options: RewriteOptions;
+  /** Whose memory the writing prompts read: the caller's, when memory is on for them. */
+  memoryOf?: MemoryOwner | undefined;
   maxOutage?: Duration | undefined;
   retry?: RetrySettings | undefined;
 }

@@ -7,6 +7,7 @@
 import { ApplicationFailure, CancellationScope, isCancellation, setCurrentDetails } from '@temporalio/workflow';
 import { ErrorType, failureMessage } from '../shared/errors';
 import { addUsage, summarize, ZERO_USAGE } from '../shared/plain';
+import type { MemoryOwner } from '../shared/memory';
 import type { RewriteInput, RewriteResult } from '../shared/report-versions';
 import type { Usage } from '../shared/schemas';
 import { activitiesFor } from './proxies';
@@ -22,6 +23,7 @@ type WriteInput = {
   audience?: string;
   instructions?: string;
   model?: string;
+  memoryOf?: MemoryOwner;
 };
 
 export async function reportRewriteWorkflow(input: RewriteInput): Promise<RewriteResult> {
@@ -44,8 +46,10 @@ export async function reportRewriteWorkflow(input: RewriteInput): Promise<Rewrit
       ...(options.audience ? { audience: options.audience } : {}),
       ...(options.instructions ? { instructions: options.instructions } : {}),
       ...(options.model ? { model: options.model } : {}),
+      ...(input.memoryOf ? { memoryOf: input.memoryOf } : {}),
     };
-    const report = await writeVersion(calls, write, options.reportLength ?? 'standard', spend);
+    const length = options.reportLength ?? basis.length ?? 'standard';
+    const report = await writeVersion(calls, write, length, spend);
     const v = await calls.llm.verifyCitations.executeWithOptions({ summary: `claim check of version ${version}` }, [
       { researchId, stepKeys: write.stepKeys, notes: write.notes, version },
     ]);

@@ -239,6 +239,45 @@ describe.skipIf(!ready)(`report rewrites (${ready ? 'live' : missingReason()})`,
     }
   });
 
+  it("keeps the run's own length when none is asked for, and writes for the asker's memory", async () => {
+    h.llm.script(researchRules({ reporter: bilingualReporter }, planJson([{ id: 'a' }])));
+    const briefRun = await api()
+      .post('/v1/research')
+      .set('x-tenant-id', TENANT)
+      .send({ question: 'How cheap did solar get?', options: { autoAcceptPlan: true, memory: false, reportLength: 'brief' } })
+      .expect(202);
+    await h.client.workflow.getHandle(briefRun.body.id).result();
+    // The asker (open mode: the tenant's default user) has a fact in memory.
+    const factId = `F${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+    await h.pool.query(
+      `INSERT INTO user_facts (id, tenant, user_id, category, text, norm, evidence) VALUES ($1, $2, 'default', 'field', $3, $4, '[]')`,
+      [factId, TENANT, 'The user is a hydrologist.', 'user hydrologist'],
+    );
+    try {
+      h.llm.script(researchRules({ reporter: bilingualReporter }));
+      const started = await api()
+        .post(`/v1/research/${briefRun.body.id}/report`)
+        .set('x-tenant-id', TENANT)
+        .send({ locale: 'fr' })
+        .expect(202);
+      const result = (await h.client.workflow
+        .getHandle(rewriteWorkflowId(briefRun.body.id, started.body.version))
+        .result()) as RewriteResult;
+      expect(result.status).toBe('ready');
+      const reporter = h.llm.requests.filter((r) => r.rule === 'reporter');
+      expect(reporter).toHaveLength(1);
+      expect(systemOf(reporter[0]!.body)).toContain('brief: about 250 to 500 words');
+      expect(userText(reporter[0]!.body)).toMatch(/<user_memory>[\s\S]*The user is a hydrologist\.[\s\S]*<\/user_memory>/);
+      // A rewrite of the standard run with only a locale stays standard.
+      h.llm.script(researchRules({ reporter: bilingualReporter }));
+      const again = await api().post(`/v1/research/${id}/report`).set('x-tenant-id', TENANT).send({ audience: 'engineers' }).expect(202);
+      await h.client.workflow.getHandle(rewriteWorkflowId(id, again.body.version)).result();
+      expect(systemOf(h.llm.requests.find((r) => r.rule === 'reporter')!.body)).toContain('about 800 to 1,500 words');
+    } finally {
+      await h.pool.query('DELETE FROM user_facts WHERE id = $1', [factId]);
+    }
+  });
+
   it('checks the tenant inside the workflow too: a version started for another tenant fails and says so', async () => {
     const store = createStore(h.pool);
     const allocated = await store.reportVersions.allocate({ researchId: id, tenant: TENANT, options: { locale: 'fr' }, requestHash: 'x' });

@@ -176,5 +176,6 @@ async function assembleSections(store: Store, input: ReportInput & { sections: n
   const draft = docs.map((d, i) => `## ${outline.sections[i]!.heading}\n\n${d.content.trim()}`).join('\n\n');
   const sources = await reportSources(store, input.researchId, input.stepKeys);
   const summary = typeof docs[0]?.meta.summary === 'string' ? docs[0].meta.summary : undefined;
-  return saveDraft(store, input, outline.title, draft, sources, { summary });
+  // A report written section by section is a long one (or one too long for a single call).
+  return saveDraft(store, input, outline.title, draft, sources, { summary, length: 'long' });
 }

@@ -184,11 +184,11 @@ export const reporter = defineRole({
  *  usable, else code's from the cited key points, noted unless code wrote the whole report. */
 export async function saveDraft(
   store: Store,
-  input: Pick<ReportInput, 'researchId' | 'locale' | 'notes' | 'stepKeys' | 'version'> & { question?: string },
+  input: Pick<ReportInput, 'researchId' | 'locale' | 'notes' | 'stepKeys' | 'version' | 'length'> & { question?: string },
   title: string,
   written: string,
   sources: ReportSources,
-  given: { summary?: string | null | undefined; byCode?: boolean } = {},
+  given: { summary?: string | null | undefined; byCode?: boolean; length?: ReportLength } = {},
 ) {
   const ground = (text: string) => groundDraft({ researchId: input.researchId, draft: text, ...sources });
   const top = withSummary({ draft: written, summary: given.summary, locale: input.locale, references: sources.refs.length, ground });
@@ -225,7 +225,14 @@ export async function saveDraft(
     version: input.version,
     // What a rewrite of this report reads: kept with the run's own report.
     ...(input.version === undefined && input.question !== undefined
-      ? { basis: { question: input.question, stepKeys: input.stepKeys, notes: input.notes } }
+      ? {
+          basis: {
+            question: input.question,
+            stepKeys: input.stepKeys,
+            notes: input.notes,
+            length: given.length ?? input.length ?? 'standard',
+          },
+        }
       : {}),
   });
   return {

@@ -3,6 +3,7 @@
 import type pg from 'pg';
 import type { Grounding } from '../../shared/messages';
 import type { CitationCheckRecord, Reference, RemovedLink } from '../../shared/report';
+import type { ReportLength } from '../../shared/schemas';
 
 export interface StoredSource {
   sourceId: string;
@@ -55,6 +56,8 @@ export interface ReportBasis {
   question: string;
   stepKeys: string[];
   notes: string[];
+  /** The report's length (long: written section by section); absent in bases kept before it was. */
+  length?: ReportLength | undefined;
 }
 
 export interface ArtifactRecord {

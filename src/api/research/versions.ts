@@ -7,6 +7,7 @@ import { ApiError, failureMessage } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
 import { rewriteWorkflowId, type RewriteInput, type RewriteOptions } from '../../shared/report-versions';
 import type { reportRewriteWorkflow } from '../../workflows/rewrite';
+import type { Caller } from '../auth';
 import { tenantRun, type ResearchContext } from './context';
 
 export interface RewriteStarted {
@@ -30,6 +31,7 @@ export async function rewrite(
   tenant: string,
   options: RewriteOptions,
   idempotencyKey?: string,
+  caller?: Caller,
 ): Promise<RewriteStarted> {
   const allowed = rewriteModels(ctx);
   if (options.model && allowed && !allowed.has(options.model)) {
@@ -50,7 +52,9 @@ export async function rewrite(
   if (!created && row.requestHash !== requestHash) {
     throw new ApiError(409, 'idempotency_key_reused', 'this Idempotency-Key was already used for a different request');
   }
-  if (row.status === 'writing') await startRewrite(ctx, { researchId: id, tenant, version: row.version, options }, created);
+  // The version is written for whoever asks for it: their memory, when it is on for them.
+  const memoryOf = caller?.memory ? { memoryOf: { tenant, userId: caller.userId } } : {};
+  if (row.status === 'writing') await startRewrite(ctx, { researchId: id, tenant, version: row.version, options, ...memoryOf }, created);
   return { id, version: row.version, status: row.status, created };
 }
 

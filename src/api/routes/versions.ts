@@ -2,6 +2,7 @@
 // the versions. Each version is read with GET /v1/research/:id/report?version=N (results.ts).
 import { Router, type Request, type Response } from 'express';
 import { ApiError } from '../../shared/errors';
+import type { Caller } from '../auth';
 import { IdempotencyHeader, IdempotencyKey, ReportVersionList, RewriteBody, RewriteStarted, RunPath } from '../contract';
 import type { ResearchService } from '../research-service';
 import { reply, route, type RouteTable } from '../route-spec';
@@ -45,7 +46,7 @@ export function versionRoutes(deps: { research: ResearchService; preflight?: () 
     const body = RewriteBody.parse(req.body ?? {});
     const problem = deps.preflight?.();
     if (problem) throw new ApiError(503, 'llm_not_configured', problem);
-    const started = await deps.research.rewrite(runId(req), tenantOf(res), body, keyOf(req));
+    const started = await deps.research.rewrite(runId(req), tenantOf(res), body, keyOf(req), res.locals.caller as Caller | undefined);
     reply(res, R.rewrite, started.created ? 202 : 200, { id: started.id, version: started.version, status: started.status });
   });
 
