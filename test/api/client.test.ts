@@ -9,6 +9,7 @@ import mammoth from 'mammoth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientError, createClient, type Client, type RunEvent } from '../../src/client';
 import { runClientCommand } from '../../src/cli/commands';
+import { readPptx } from '../support/pptx-reader';
 import { researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { listen, type RunningServer } from '../support/http';
@@ -140,7 +141,7 @@ describe.skipIf(!ready)(`typed client (${ready ? 'live' : missingReason()})`, ()
     expect(html).toContain(`<a href="${firstUrl.replace(/&/g, '&amp;')}">${firstUrl.replace(/&/g, '&amp;')}</a>`);
   });
 
-  it('deep-research report --format docx writes the Word file (the CLI goes through the same client)', async () => {
+  it('deep-research report --format docx and pptx write the Word file and the slides (the CLI goes through the same client)', async () => {
     const { id } = await client.research.start({ question: 'How much cheaper has solar become?', options: { autoAcceptPlan: true } });
     for await (const _ of client.events(id)) void _;
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'report-')), 'r.docx');
@@ -151,6 +152,20 @@ describe.skipIf(!ready)(`typed client (${ready ? 'live' : missingReason()})`, ()
     const { value: html } = await mammoth.convertToHtml({ buffer: readFileSync(file) });
     expect(html).toMatch(/^<h1>Solar costs<\/h1>/);
     expect(html).toMatch(/<table>/);
+
+    // Slides the same way: the typed client's file, and the CLI's --format pptx.
+    const deck = await client.research.reportFile(id, 'pptx');
+    expect(deck.type).toBe('application/vnd.openxmlformats-officedocument.presentationml.presentation');
+    const pptx = path.join(path.dirname(file), 'r.pptx');
+    expect(await runClientCommand('report', [id, '--format', 'pptx', '--out', pptx], { api: api.url, key: undefined }, io)).toBe(0);
+    expect(out).toBe(`${file}\n${pptx}\n`);
+    const { slides } = await readPptx(readFileSync(pptx));
+    expect(slides.map((s) => s.title).slice(0, 3)).toEqual(['Solar costs', 'Executive summary', 'Key points']);
+    expect(
+      Buffer.from(await deck.arrayBuffer())
+        .subarray(0, 2)
+        .toString(),
+    ).toBe('PK');
   });
 
   it('answers a missing run with a typed 404, and a bad request with its details', async () => {
