@@ -91,6 +91,9 @@ describe('the slide deck export', () => {
     const analysis = plan.filter((s) => s.kind === 'bullets' && s.title.startsWith('Detailed analysis'));
     expect(analysis).toHaveLength(DECK_LIMITS.slidesPerSection);
     for (const s of analysis) expect(s.kind === 'bullets' && s.bullets.length).toBeLessThanOrEqual(DECK_LIMITS.bulletsPerSlide);
+    const long = deckPlan({ ...report, title: 'T'.repeat(300) }, { ...cover, question: 'Why? '.repeat(400) }, artifacts)[0]!;
+    expect(long.kind === 'title' && [long.title.length, long.question.length]).toEqual([DECK_LIMITS.titleChars + 2, expect.any(Number)]);
+    expect(long.kind === 'title' && long.question.length).toBeLessThanOrEqual(DECK_LIMITS.questionChars + 2);
     const refSlides = plan.filter((s) => s.kind === 'references');
     expect(refSlides.map((s) => (s.kind === 'references' ? s.refs.length : 0))).toEqual([8, 8, 4]);
   });

@@ -16,7 +16,14 @@ import { citationPieces, decode, findLink, referenceListAt } from './tokens';
 const pptxgen = lazyRequire<typeof PptxGenJS>('pptxgenjs');
 
 /** What bounds the text on one slide. */
-export const DECK_LIMITS = { bulletsPerSlide: 6, bulletChars: 180, referencesPerSlide: 8, slidesPerSection: 3 } as const;
+export const DECK_LIMITS = {
+  bulletsPerSlide: 6,
+  bulletChars: 180,
+  referencesPerSlide: 8,
+  slidesPerSection: 3,
+  titleChars: 120,
+  questionChars: 400,
+} as const;
 
 type Piece = { text: string } | { n: number };
 export type DeckSlide =
@@ -58,7 +65,10 @@ export function deckPlan(report: ExportableReport, cover: DeckCover, artifacts: 
   const refsAt = referenceListAt(tokens);
   const refList = refsAt >= 0 ? (tokens[refsAt] as Tokens.List).items : [];
   const refs = refList.map((item, i) => ({ n: i + 1, title: plain(item.text), url: findLink(item.tokens) ?? '' }));
-  const slides: DeckSlide[] = [{ kind: 'title', title: report.title, question: cover.question, date: dateIn(cover.date, report.locale) }];
+  const question = clip(cover.question.replace(/\s+/g, ' ').trim(), DECK_LIMITS.questionChars);
+  const slides: DeckSlide[] = [
+    { kind: 'title', title: clip(report.title, DECK_LIMITS.titleChars), question, date: dateIn(cover.date, report.locale) },
+  ];
   let refsTitle = 'References';
   for (const section of sections(tokens, refsAt)) {
     if (section.refs) refsTitle = section.heading || refsTitle;
@@ -76,7 +86,7 @@ function sections(tokens: Token[], refsAt: number): Section[] {
   const out: Section[] = [{ heading: '', tokens: [], refs: false }];
   tokens.forEach((t, i) => {
     if (t.type === 'heading' && (t as Tokens.Heading).depth <= 2) {
-      out.push({ heading: plain((t as Tokens.Heading).text), tokens: [], refs: false });
+      out.push({ heading: clip(plain((t as Tokens.Heading).text), DECK_LIMITS.titleChars), tokens: [], refs: false });
     } else {
       out.at(-1)!.tokens.push(t);
       if (i === refsAt) out.at(-1)!.refs = true;
@@ -125,9 +135,15 @@ function shorten(sentence: string): string {
   const marks = sentence.match(/\[\d+\]/g) ?? [];
   const bare = sentence.replace(/\s*\[\d+\]/g, '').trim();
   if (bare.length <= DECK_LIMITS.bulletChars) return sentence;
-  const cut = bare.slice(0, DECK_LIMITS.bulletChars);
+  return `${clip(bare, DECK_LIMITS.bulletChars)}${marks.length ? ` ${[...new Set(marks)].join('')}` : ''}`;
+}
+
+/** A text cut to `max` characters at a word (mid-word only when a word is very long), with "…". */
+function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
   const at = cut.lastIndexOf(' ');
-  return `${(at > DECK_LIMITS.bulletChars / 2 ? cut.slice(0, at) : cut).replace(/[\s,;:]+$/, '')} …${marks.length ? ` ${[...new Set(marks)].join('')}` : ''}`;
+  return `${(at > max / 2 ? cut.slice(0, at) : cut).replace(/[\s,;:]+$/, '')} …`;
 }
 
 /** Markdown as the text a slide shows: no markup, links as their text, entities decoded. */
