@@ -331,7 +331,7 @@ export function reportFromFindings(args: { question: string; findings: Finding[]
   const overview = [
     `This report was put together by code from the research findings, because the model did not write a usable report (${args.reason}).`,
     parts.length
-      ? `It gives ${parts.some((f) => f.key === 'background') ? 'the background search and ' : ''}the findings of ${steps} research step(s) as the research team wrote them, citing ${cited} source(s); it has no summary or analysis beyond them.`
+      ? `It gives ${parts.some((f) => f.key === 'background') ? 'the background search and ' : ''}the findings of ${steps} research step(s) as the research team wrote them, citing ${cited} source(s); it has no analysis beyond them, and its summary repeats their first cited sentences.`
       : 'The research produced no findings to report.',
   ].join(' ');
   const sections = parts.map((f) => `## ${findingHeading(f)}\n\n${findingText(f)}`);
