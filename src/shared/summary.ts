@@ -97,7 +97,8 @@ export function summaryProblem(text: string | undefined, cited: number, referenc
 /** The draft without a summary section of the model's own, and that section's text. */
 export function takeSummarySection(draft: string): { draft: string; section?: string } {
   const lines = draft.split('\n');
-  const at = lines.findIndex((l) => SUMMARY_HEADING.test(l.trim()));
+  // Only a section of its own (# or ##): a "### Summary" inside another section is part of it.
+  const at = lines.findIndex((l) => (SUMMARY_HEADING.exec(l.trim())?.[1]?.length ?? 9) <= 2);
   if (at < 0) return { draft };
   const depth = SUMMARY_HEADING.exec(lines[at]!.trim())![1]!.length;
   let end = lines.findIndex((l, i) => i > at && /^(#{1,6})\s/.test(l) && /^(#{1,6})/.exec(l)![1]!.length <= depth);

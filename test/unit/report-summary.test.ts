@@ -80,6 +80,13 @@ describe('the executive summary', () => {
     expect(r.draft.match(/Zusammenfassung/g)).toHaveLength(1);
   });
 
+  it('leaves a summary subsection of another section where it is', () => {
+    const draft = `${DRAFT}\n\n### Summary\n\nIn short, cheaper [1].`;
+    const r = place(undefined, 'en', draft);
+    expect(r.draft).toContain('### Summary\n\nIn short, cheaper [1].');
+    expect(r.problem).toBe('wrote none');
+  });
+
   it('heads the summary in the report language, English for others', () => {
     const table: [string, string][] = [
       ['en', 'Executive summary'],
