@@ -12,9 +12,8 @@ import { count, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
 import { findingHeading } from '../../shared/report';
 import { modelGaveUp, noteFallback } from './fallbacks';
-import { callContext, languageOf, reportSources, rewriteVars, versionedKey, type ReportInput } from './reporter';
+import { callContext, languageOf, reportSources, WRITER_BLOCKS, WRITER_VARS, writerVars, versionedKey, type ReportInput } from './reporter';
 import { defineRole } from './role';
-import { readUserMemory } from './user-memory';
 
 /** The answer: the report's sections in order, each with the findings it draws on. */
 export const ReportOutline = z.object({
@@ -41,16 +40,12 @@ export const REPORT_OUTLINE_PROMPT = jsonPrompt(
       findings: text,
       notes: text,
       maxSections: count,
-      audience: text,
-      instructions: text,
-      userMemory: text,
+      ...WRITER_VARS,
     },
     untrusted: {
       question: 'user_message',
       findings: 'findings',
-      audience: 'audience',
-      instructions: 'rewrite_instructions',
-      userMemory: 'user_memory',
+      ...WRITER_BLOCKS,
     },
   },
   'ReportOutline',
@@ -98,8 +93,7 @@ async function outlineReport(deps: OutlineDeps, input: ReportInput): Promise<{ t
         findings: listed || '(no findings)',
         notes: input.notes.join('\n') || '(none)',
         maxSections: MAX_SECTIONS,
-        ...rewriteVars(input),
-        userMemory: await readUserMemory(deps.store, input.memoryOf),
+        ...(await writerVars(deps.store, input)),
       },
       callContext(input),
     );

@@ -17,14 +17,15 @@ import {
   callContext,
   languageOf,
   reportSources,
-  rewriteVars,
+  WRITER_BLOCKS,
+  WRITER_VARS,
+  writerVars,
   saveDraft,
   versionedKey,
   type ReportInput,
   type ReportOutput,
 } from './reporter';
 import { defineRole } from './role';
-import { readUserMemory } from './user-memory';
 
 /** The answer: one section's body. */
 export const ReportSection = z.object({
@@ -46,18 +47,14 @@ export const REPORT_SECTION_PROMPT = jsonPrompt(
       findings: text,
       references: text,
       first: flag,
-      audience: text,
-      instructions: text,
-      userMemory: text,
+      ...WRITER_VARS,
     },
     untrusted: {
       question: 'user_message',
       findings: 'findings',
       references: 'references',
       outline: 'outline',
-      audience: 'audience',
-      instructions: 'rewrite_instructions',
-      userMemory: 'user_memory',
+      ...WRITER_BLOCKS,
     },
   },
   'ReportSection',
@@ -110,8 +107,7 @@ async function writeSection(deps: SectionDeps, input: SectionInput): Promise<{ c
         covers: section.covers,
         ...reporterInputs(own, refs),
         first: input.section === 0,
-        ...rewriteVars(input),
-        userMemory: await readUserMemory(deps.store, input.memoryOf),
+        ...(await writerVars(deps.store, input)),
       },
       callContext(input),
     );

@@ -41,6 +41,11 @@ export const ReportDraft = z.object({
 });
 export type ReportDraft = z.infer<typeof ReportDraft>;
 
+/** The blocks every writing prompt (report, outline, section) shares: a rewrite's audience and
+ *  instructions, and the user's memory; as template variables, and as the untrusted blocks they fill. */
+export const WRITER_VARS = { audience: text, instructions: text, userMemory: text } as const;
+export const WRITER_BLOCKS = { audience: 'audience', instructions: 'rewrite_instructions', userMemory: 'user_memory' } as const;
+
 export const REPORTER_PROMPT = jsonPrompt(
   {
     file: 'reporter',
@@ -53,17 +58,13 @@ export const REPORTER_PROMPT = jsonPrompt(
       notes: text,
       brief: flag,
       rejected: text,
-      audience: text,
-      instructions: text,
-      userMemory: text,
+      ...WRITER_VARS,
     },
     untrusted: {
       question: 'user_message',
       findings: 'findings',
       references: 'references',
-      audience: 'audience',
-      instructions: 'rewrite_instructions',
-      userMemory: 'user_memory',
+      ...WRITER_BLOCKS,
     },
   },
   'ReportDraft',
@@ -93,9 +94,14 @@ export function versionedKey(key: string, version: number | undefined): string {
   return version !== undefined && version > 1 ? `${key}@v${version}` : key;
 }
 
-/** What a rewrite asks of the writing prompts: absent, they read as for the run's own report. */
-export function rewriteVars(input: Pick<ReportInput, 'audience' | 'instructions'>) {
-  return { audience: input.audience ?? '', instructions: input.instructions ?? '' };
+/** The writer blocks' values: a rewrite's wishes (absent, the prompts read as for the run's own
+ *  report) and the user's memory, read now, so a fact deleted a moment ago is not in it. */
+export async function writerVars(store: Store, input: Pick<ReportInput, 'audience' | 'instructions' | 'memoryOf'>) {
+  return {
+    audience: input.audience ?? '',
+    instructions: input.instructions ?? '',
+    userMemory: await readUserMemory(store, input.memoryOf),
+  };
 }
 
 /** The model call's context: a rewrite may name another model for its writing calls. */
@@ -289,8 +295,7 @@ async function askReport(deps: ReporterDeps, input: ReportInput, sources: Report
       notes: input.notes.join('\n') || '(none)',
       brief: length === 'brief',
       rejected: rejected ?? '',
-      ...rewriteVars(input),
-      userMemory: await readUserMemory(deps.store, input.memoryOf),
+      ...(await writerVars(deps.store, input)),
     },
     callContext(input, rejected ? 'rewrite' : undefined),
   );
