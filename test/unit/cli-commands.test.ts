@@ -60,7 +60,7 @@ describe('the client command table', () => {
     [['run'], 'run needs a question: deep-research run "<question>"'],
     [['run', 'why?', '--option', 'nope'], '--option nope is not k=v'],
     [['run', 'why?', '--effort', 'extreme'], '--effort must be quick, standard, deep, not "extreme"'],
-    [['report', 'research-1', '--format', 'odt'], '--format must be md, json, html, pdf, docx, not "odt"'],
+    [['report', 'research-1', '--format', 'odt'], '--format must be md, json, html, pdf, docx, pptx, not "odt"'],
     [['report', 'research-1', '--version', '0'], '--version must be a report version (1, 2, ...), not "0"'],
     [['rewrite'], 'rewrite needs a run id'],
     [['rewrite', 'research-1'], 'rewrite needs at least one of --length, --locale, --audience, --instructions, --model'],
