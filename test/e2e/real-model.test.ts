@@ -5,8 +5,15 @@
 // service guarantees whatever the model writes: the run ends, every request carries an output
 // limit, every citation resolves to a page the run retrieved, no raw source id or made-up address
 // reaches the report, and the fallbacks taken are written in the notes.
+import { randomUUID } from 'node:crypto';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLlm } from '../../src/activities/llm/call';
+import { createLlmClient } from '../../src/activities/llm/client';
+import { createUserMemoryActivities, type LearnOutput } from '../../src/activities/roles/user-memory';
+import { createStore } from '../../src/activities/store';
+import { normalize } from '../../src/shared/memory';
 import { LLM_ROLES } from '../../src/shared/constants';
 import { startHarness, type Harness } from '../support/harness';
 import { perRole, startLlmProxy, type LlmProxy } from '../support/llm-proxy';
@@ -174,6 +181,60 @@ describe.skipIf(!ready && !CI)(`a real model (${!services ? missingReason() : (m
       },
     );
   }
+
+  describe('user memory with the real model (--jinja)', () => {
+    let stack: Stack | undefined;
+    beforeAll(async () => {
+      stack = await startStack(true, 150_000);
+    }, 180_000);
+    afterAll(async () => stack?.close());
+
+    it(
+      "learns only what the user's own words bear out, in one bounded call",
+      async () => {
+        const { h, proxy } = stack!;
+        const store = createStore(h.pool);
+        const client = createLlmClient(h.config);
+        const llm = createLlm({ config: h.config, calls: store.llmCalls, leases: store.llmLeases, client: () => client });
+        const owner = { tenant: `real-memory-${randomUUID().slice(0, 8)}`, userId: 'teacher' };
+        // Not the prompt's own example (a hydrologist), so a model that copies the example learns nothing.
+        const question =
+          'I teach chemistry at a secondary school and I do not want vendor marketing pages: which battery chemistries are safe for classroom demonstrations?';
+        const researchId = `research-${randomUUID()}`;
+        const started = Date.now();
+        try {
+          const out = (await new MockActivityEnvironment({
+            activityId: 'learn',
+            workflowExecution: { workflowId: researchId, runId: randomUUID() },
+          }).run(() =>
+            createUserMemoryActivities({ llm, store }).learnAboutUser({
+              researchId,
+              owner,
+              words: [{ kind: 'question', text: question, at: new Date().toISOString() }],
+            }),
+          )) as LearnOutput;
+          const facts = await store.memory.list(owner);
+          console.log(
+            `\n[real model: user memory] ${Math.round((Date.now() - started) / 1000)} s, learned ${out.learned}, rejected ${out.rejected}:\n` +
+              facts.map((f) => `- (${f.category}) ${f.text} <- ${f.evidence.map((e) => JSON.stringify(e.quote)).join(', ')}`).join('\n'),
+          );
+          // Whatever the small model proposes, what is kept is quoted from the question, bounded, and counted.
+          expect(facts.length).toBe(out.learned);
+          expect(facts.length).toBeLessThanOrEqual(8);
+          for (const f of facts) {
+            expect(f.text.length).toBeLessThanOrEqual(200);
+            expect(f.evidence.length).toBeGreaterThan(0);
+            for (const e of f.evidence) expect(normalize(question)).toContain(normalize(e.quote));
+          }
+          expect(proxy.requests.length).toBeGreaterThan(0);
+          for (const r of proxy.requests) expect(r.maxTokens).toBeGreaterThan(0);
+        } finally {
+          await store.memory.purge(owner.tenant);
+        }
+      },
+      4 * 60_000,
+    );
+  });
 
   describe('a model too slow for its timeout', () => {
     let stack: Stack | undefined;
