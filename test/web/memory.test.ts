@@ -1,11 +1,6 @@
 // The Memory screen in a real browser (Debian's chromium through playwright-core) against the live
 // harness: the facts remembered about the page's key's user, each with the quote it came from; one
 // corrected, one deleted (and gone from the API); another user's facts never shown; axe-core on it.
-import { existsSync, readFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
-import { chromium, type Browser } from 'playwright-core';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashKey } from '../../src/api/auth';
@@ -13,12 +8,8 @@ import { createStore } from '../../src/activities/store';
 import type { LearnedFact } from '../../src/shared/memory';
 import { mergeFacts } from '../../src/shared/memory';
 import { newFactId } from '../../src/activities/store/memory';
-import { startHarness, type Harness } from '../support/harness';
-import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import { noSeriousAxeProblems, startWebHarness, webReady, webState, type WebHarness } from '../support/web-page';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const hasBrowser = existsSync(CHROMIUM);
-const ready = Boolean(temporalAddress() && databaseUrl() && hasBrowser);
 const TENANT = `memory-page-${Date.now().toString(36)}`;
 const KEY = 'memory-page-key-0123456789abcdef';
 /** The default user of a key from API_KEYS: a prefix of its hash (src/api/auth.ts). */
@@ -30,24 +21,13 @@ const fact = (text: string, category: LearnedFact['category'], quote: string, re
   evidence: [{ researchId, kind: 'question', quote, at: '2026-11-01T09:00:00.000Z' }],
 });
 
-describe.skipIf(!ready)(`the memory screen (${ready ? 'live' : hasBrowser ? missingReason() : `no browser at ${CHROMIUM}`})`, () => {
-  let h: Harness;
-  let server: http.Server;
-  let base = '';
-  let browser: Browser;
-  const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+describe.skipIf(!webReady)(`the memory screen (${webState})`, () => {
+  let h: WebHarness;
 
   beforeAll(async () => {
-    h = await startHarness({ env: { API_KEYS: `${KEY}=${TENANT}` } });
-    server = http.createServer(h.app);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    h = await startWebHarness({ API_KEYS: `${KEY}=${TENANT}` });
   }, 60_000);
   afterAll(async () => {
-    await browser?.close();
-    server?.closeAllConnections();
-    server?.close();
     if (h) await createStore(h.pool).memory.purge(TENANT);
     await h?.close();
   });
@@ -62,16 +42,7 @@ describe.skipIf(!ready)(`the memory screen (${ready ? 'live' : hasBrowser ? miss
     ]);
     await teach('someone-else', [fact('The user is a baker.', 'field', 'As a baker')]);
 
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => m.type() === 'error' && !/status of 40[149]/.test(m.text()) && errors.push(m.text()));
-    page.on('dialog', (d) => void d.accept());
-    await page.goto(base);
-    await page.getByLabel('Key').fill(KEY);
-    await page.getByRole('button', { name: 'Use this key' }).click();
-    await page.getByRole('heading', { name: 'Ask a research question' }).waitFor();
+    const page = await h.signedIn(KEY);
     await page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: 'Memory' }).click();
     await page.getByRole('heading', { name: 'Memory' }).waitFor();
 
@@ -84,20 +55,7 @@ describe.skipIf(!ready)(`the memory screen (${ready ? 'live' : hasBrowser ? miss
       .waitFor();
     expect(await page.locator('main').textContent()).not.toContain('baker');
 
-    for (const viewport of [
-      { width: 1280, height: 900 },
-      { width: 390, height: 844 },
-    ]) {
-      await page.setViewportSize(viewport);
-      await page.addScriptTag({ content: axe });
-      const result = await page.evaluate(async () =>
-        (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe.run(),
-      );
-      const serious = result.violations
-        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v) => `${v.id} (${v.nodes.length})`);
-      expect({ width: viewport.width, serious }).toEqual({ width: viewport.width, serious: [] });
-    }
+    await noSeriousAxeProblems(page, 'memory');
 
     // Correct the field fact, then delete the sources fact.
     await page.getByRole('button', { name: 'Edit “The user is a hydrologist.”' }).click();
@@ -119,7 +77,7 @@ describe.skipIf(!ready)(`the memory screen (${ready ? 'live' : hasBrowser ? miss
       .set('Authorization', `Bearer ${KEY}`)
       .expect(200);
     expect(other.body.facts.map((f: { text: string }) => f.text)).toEqual(['The user is a baker.']);
-    expect(errors).toEqual([]);
-    await context.close();
+    expect(page.errors).toEqual([]);
+    await page.context().close();
   }, 90_000);
 });

@@ -2,62 +2,41 @@
 // the plan appear live, revise it, approve it, watch the steps finish, open a citation's source,
 // download the PDF and the slides; reload mid-run and get the whole timeline; another tenant's key sees nothing;
 // axe-core finds no serious accessibility problem.
-import { existsSync, readFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { readFileSync } from 'node:fs';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultReact, planJson, researchRules, stepTitleOf } from '../support/research-script';
-import { startHarness, type Harness } from '../support/harness';
 import { readPptx } from '../support/pptx-reader';
-import { databaseUrl, missingReason, temporalAddress } from '../support/services';
+import {
+  DESKTOP,
+  PHONE,
+  seriousAxeProblems,
+  startWebHarness,
+  webReady,
+  webState,
+  type WebHarness,
+  type WebPage,
+} from '../support/web-page';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const hasBrowser = existsSync(CHROMIUM);
-const ready = Boolean(temporalAddress() && databaseUrl() && hasBrowser);
 const ACME = 'acme-web-key-0123456789';
 const GLOBEX = 'globex-web-key-0123456789';
 
-describe.skipIf(!ready)(`the web page (${ready ? 'live' : hasBrowser ? missingReason() : `no browser at ${CHROMIUM}`})`, () => {
-  let h: Harness;
-  let server: http.Server;
-  let base = '';
-  let browser: Browser;
+describe.skipIf(!webReady)(`the web page (${webState})`, () => {
+  let h: WebHarness;
 
   beforeAll(async () => {
-    h = await startHarness({ env: { API_KEYS: `${ACME}=acme,${GLOBEX}=globex` } });
-    server = http.createServer(h.app);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    h = await startWebHarness({ API_KEYS: `${ACME}=acme,${GLOBEX}=globex` });
   }, 60_000);
   afterAll(async () => {
-    await browser?.close();
-    server?.closeAllConnections();
-    server?.close();
     await h?.close();
   });
 
   /** The run the first test starts, opened again from another run's page by the second. */
   let solarRunId: string | undefined;
 
-  /** A page with the tenant's key entered once, as a person would. */
-  async function signedIn(key: string): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    // Nothing is loaded from anywhere but this server.
-    page.on('request', (r) => !r.url().startsWith(base) && !r.url().startsWith('blob:') && errors.push(`request to ${r.url()}`));
-    page.on('console', (m) => m.type() === 'error' && !/status of 40[149]/.test(m.text()) && errors.push(m.text()));
-    (page as Page & { errors: string[] }).errors = errors;
-    await page.goto(base);
-    await page.getByLabel('Key').fill(key);
-    await page.getByRole('button', { name: 'Use this key' }).click();
-    await page.getByRole('heading', { name: 'Ask a research question' }).waitFor();
-    return page;
-  }
+  /** A page with the tenant's key entered once, under the page's own CSP, loading nothing from anywhere but this server. */
+  const signedIn = (key: string): Promise<WebPage> =>
+    h.signedIn(key, { context: { bypassCSP: false, acceptDownloads: true }, onlyThisServer: true });
 
   it('asks, shows the plan live, revises, approves, reads the report with its sources, downloads the PDF and slides', async () => {
     h.llm.script(
@@ -106,7 +85,7 @@ describe.skipIf(!ready)(`the web page (${ready ? 'live' : hasBrowser ? missingRe
     const slides = (await readPptx(readFileSync((await deck.path())!))).slides.map((s) => s.title);
     expect(slides.slice(1, 3)).toEqual(['Executive summary', 'Key points']);
     expect(slides.at(-1)).toMatch(/^References/);
-    expect((page as Page & { errors: string[] }).errors).toEqual([]);
+    expect(page.errors).toEqual([]);
     await page.close();
   }, 120_000);
 
@@ -140,7 +119,7 @@ describe.skipIf(!ready)(`the web page (${ready ? 'live' : hasBrowser ? missingRe
     expect(await page.getByText('Run started').count()).toBe(1);
 
     const other = await signedIn(GLOBEX);
-    await other.goto(`${base}/#/run/${encodeURIComponent(id)}`);
+    await other.goto(`${h.base}/#/run/${encodeURIComponent(id)}`);
     await other.getByText('No such run (or not yours).').waitFor({ timeout: 15_000 });
     await other.close();
     await page.close();
@@ -181,48 +160,34 @@ describe.skipIf(!ready)(`the web page (${ready ? 'live' : hasBrowser ? missingRe
     const later = h.llm.requests.slice(guidedFrom);
     expect(later.length).toBeGreaterThan(0);
     expect(later.every((r) => String(r.body.messages[0]?.content).includes('Only prices in Germany.'))).toBe(true);
-    expect((page as Page & { errors: string[] }).errors).toEqual([]);
+    expect(page.errors).toEqual([]);
     await page.close();
   }, 120_000);
 
   it('has no serious accessibility problems (axe-core), at desktop and phone width', async () => {
-    const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-    for (const viewport of [
-      { width: 1280, height: 900 },
-      { width: 390, height: 844 },
-    ]) {
-      // axe is injected as an inline script: the page's own CSP would (rightly) refuse it.
-      const context = await browser.newContext({ viewport, bypassCSP: true });
-      const page = await context.newPage();
-      await page.goto(base);
-      await page.getByLabel('Key').fill(ACME);
-      await page.getByRole('button', { name: 'Use this key' }).click();
+    for (const viewport of [DESKTOP, PHONE]) {
+      // The page's CSP bypassed (the default): axe is injected as an inline script, which it would (rightly) refuse.
+      const page = await h.signedIn(ACME, { context: { viewport } });
       await page.getByRole('heading', { name: 'Your runs' }).waitFor();
       await page.getByRole('link').nth(1).waitFor();
       for (const route of ['', (await page.locator('.runs a').first().getAttribute('href'))!]) {
         if (route) {
-          await page.goto(`${base}/${route}`);
+          await page.goto(`${h.base}/${route}`);
           await page.getByRole('heading', { name: 'Timeline' }).waitFor();
           await page.waitForTimeout(1_000);
         }
-        await page.addScriptTag({ content: axe });
-        const result = await page.evaluate(async () =>
-          (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe.run(),
-        );
-        const serious = result.violations
-          .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-          .map((v) => `${v.id} (${v.nodes.length})`);
+        const serious = await seriousAxeProblems(page);
         expect({ viewport: viewport.width, route, serious }).toEqual({ viewport: viewport.width, route, serious: [] });
       }
-      await context.close();
+      await page.context().close();
     }
   }, 60_000);
 
   it('serves the page with a strict CSP and links nothing from elsewhere', async () => {
-    const res = await fetch(base);
+    const res = await fetch(h.base);
     expect(res.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'self'; style-src 'self'/);
     expect(await res.text()).not.toMatch(/https?:\/\//);
-    const js = await fetch(`${base}/app.js`);
+    const js = await fetch(`${h.base}/app.js`);
     expect(js.headers.get('content-type')).toMatch(/^application\/javascript/);
   });
 });

@@ -3,12 +3,6 @@
 // ready, their passages, the search box), a session whose question is answered from them with
 // citations and a follow-up, one's own keys with one revoked, a python run with its chart in the timeline; and
 // axe-core on each screen.
-import { existsSync, readFileSync } from 'node:fs';
-import http from 'node:http';
-import path from 'node:path';
-import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
-import { chromium, type Browser, type Page } from 'playwright-core';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey, hashKey } from '../../src/api/auth';
@@ -16,12 +10,9 @@ import { apiKeysTable } from '../../src/activities/store/keys';
 import { DOCX_FACTS, PDF_FACTS, makeDocx, makePdf } from '../support/kb-fixtures';
 import { bySchema, type ChatRequest, type Reply } from '../support/llm-server';
 import { planJson, researchRules, userText } from '../support/research-script';
-import { startHarness, type Harness } from '../support/harness';
-import { databaseUrl, dockerAvailable, missingReason, temporalAddress } from '../support/services';
+import { dockerAvailable } from '../support/services';
+import { noSeriousAxeProblems, shot, startWebHarness, webReady, webState, type WebHarness, type WebPage } from '../support/web-page';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const hasBrowser = existsSync(CHROMIUM);
-const ready = Boolean(temporalAddress() && databaseUrl() && hasBrowser);
 const ACME = 'acme-screens-key-0123456789';
 
 /** A reporter that cites every reference of the knowledge base (their lines link to /documents/). */
@@ -57,77 +48,23 @@ const pythonReact = (req: ChatRequest): Reply =>
         ],
       };
 
-describe.skipIf(!ready)(`the page's screens (${ready ? 'live' : hasBrowser ? missingReason() : `no browser at ${CHROMIUM}`})`, () => {
-  let h: Harness;
-  let server: http.Server;
-  let base = '';
-  let browser: Browser;
-  const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+describe.skipIf(!webReady)(`the page's screens (${webState})`, () => {
+  let h: WebHarness;
 
   beforeAll(async () => {
-    h = await startHarness({ env: { API_KEYS: `${ACME}=acme` } });
-    server = http.createServer(h.app);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    h = await startWebHarness({ API_KEYS: `${ACME}=acme` });
   }, 60_000);
   afterAll(async () => {
-    await browser?.close();
-    server?.closeAllConnections();
-    server?.close();
     await h?.close();
   });
 
-  /** A page (CSP bypassed so axe can be injected) with the key entered once, as a person would. */
-  async function signedIn(key: string, viewport = { width: 1280, height: 900 }): Promise<Page & { errors: string[] }> {
-    const context = await browser.newContext({ viewport, bypassCSP: true });
-    const page = (await context.newPage()) as Page & { errors: string[] };
-    page.errors = [];
-    page.on('pageerror', (e) => page.errors.push(e.message));
-    page.on('request', (r) => !r.url().startsWith(base) && !r.url().startsWith('blob:') && page.errors.push(`request to ${r.url()}`));
-    page.on('console', (m) => m.type() === 'error' && !/status of 40[149]/.test(m.text()) && page.errors.push(m.text()));
-    page.on('dialog', (d) => void d.accept());
-    await page.goto(base);
-    await page.getByLabel('Key').fill(key);
-    await page.getByRole('button', { name: 'Use this key' }).click();
-    await page.getByRole('heading', { name: 'Ask a research question' }).waitFor();
-    return page;
-  }
-
-  /** axe-core finds nothing serious on the screen, at its width and at a phone's. */
-  async function noSeriousAxeProblems(page: Page, screen: string): Promise<void> {
-    const size = page.viewportSize()!;
-    for (const viewport of [size, { width: 390, height: 844 }]) {
-      await page.setViewportSize(viewport);
-      await page.addScriptTag({ content: axe });
-      const result = await page.evaluate(async () =>
-        (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe.run(),
-      );
-      const serious = result.violations
-        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v) => `${v.id} (${v.nodes.length})`);
-      expect({ screen, width: viewport.width, serious }).toEqual({ screen, width: viewport.width, serious: [] });
-    }
-    await page.setViewportSize(size);
-  }
+  /** A page (CSP bypassed so axe can be injected) with the key entered once, loading nothing from anywhere but this server. */
+  const signedIn = (key: string): Promise<WebPage> => h.signedIn(key, { onlyThisServer: true });
 
   let collectionId = '';
 
-  /** With WEB_SCREENSHOTS=1, the screen as docs/web-<name>-desktop.png and -phone.png (docs/web-and-cli.md). */
-  async function shot(page: Page, name: string): Promise<void> {
-    if (process.env.WEB_SCREENSHOTS !== '1') return;
-    const docs = path.resolve(import.meta.dirname, '..', '..', 'docs');
-    const size = page.viewportSize()!;
-    await page.waitForTimeout(300);
-    await page.screenshot({ path: path.join(docs, `web-${name}-desktop.png`), fullPage: true });
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.waitForTimeout(300);
-    await page.screenshot({ path: path.join(docs, `web-${name}-phone.png`), fullPage: true });
-    await page.setViewportSize(size);
-  }
-
   /** Waits for `what`; when it does not come, says where the page's run is (status, phase, what it waits for). */
-  async function orSayWhy(page: Page, what: Promise<void>): Promise<void> {
+  async function orSayWhy(page: WebPage, what: Promise<void>): Promise<void> {
     await what.catch(async (err: Error) => {
       const id = decodeURIComponent(page.url().split('#/run/')[1] ?? '');
       const run = id ? await request(h.app).get(`/v1/research/${id}`).set('Authorization', `Bearer ${ACME}`) : undefined;
