@@ -8,7 +8,7 @@ import { createStore } from '../../src/activities/store';
 import type { LearnedFact } from '../../src/shared/memory';
 import { mergeFacts } from '../../src/shared/memory';
 import { newFactId } from '../../src/activities/store/memory';
-import { noSeriousAxeProblems, startWebHarness, webReady, webState, type WebHarness } from '../support/web-page';
+import { noSeriousAxeProblems, shot, startWebHarness, webReady, webState, type WebHarness } from '../support/web-page';
 
 const TENANT = `memory-page-${Date.now().toString(36)}`;
 const KEY = 'memory-page-key-0123456789abcdef';
@@ -56,6 +56,7 @@ describe.skipIf(!webReady)(`the memory screen (${webState})`, () => {
     expect(await page.locator('main').textContent()).not.toContain('baker');
 
     await noSeriousAxeProblems(page, 'memory');
+    await shot(page, 'memory');
 
     // Correct the field fact, then delete the sources fact.
     await page.getByRole('button', { name: 'Edit “The user is a hydrologist.”' }).click();

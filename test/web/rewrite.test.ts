@@ -5,7 +5,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatRequest, Reply } from '../support/llm-server';
 import { planJson, researchRules } from '../support/research-script';
-import { seriousAxeProblems, startWebHarness, webReady, webState, type WebHarness } from '../support/web-page';
+import { seriousAxeProblems, shot, startWebHarness, webReady, webState, type WebHarness } from '../support/web-page';
 
 const KEY = 'rewrite-web-key-0123456789';
 
@@ -58,6 +58,7 @@ describe.skipIf(!webReady)(`report versions on the page (${webState})`, () => {
     expect(await choice.locator('option').allTextContents()).toEqual(['1: the run’s report', '2: brief, de']);
     await choice.selectOption('2');
     await report.getByText('Die Kosten sind stark gefallen').first().waitFor();
+    await shot(page, 'rewrite');
     await report.getByRole('button', { name: 'Source 1' }).first().click();
     await page
       .getByRole('complementary')
