@@ -19,6 +19,19 @@ const MARKER = /\[(\d+)\](?!\()/g;
 // ("… in 2024. [3]") still belong to the sentence they follow.
 const SENTENCE_END = /(?:[.!?…]+["'”’»)]*(?=\s|$)|[。！？]+)(?:\s*\[\d+\](?!\())*/g;
 
+/** Where the sentences of one line start and end ([start, end)), each with its trailing citations. */
+export function sentenceSpans(line: string): [number, number][] {
+  const spans: [number, number][] = [];
+  let from = 0;
+  for (const m of line.matchAll(SENTENCE_END)) {
+    const end = m.index + m[0].length;
+    if (end > from) spans.push([from, end]);
+    from = end;
+  }
+  if (from < line.length) spans.push([from, line.length]);
+  return spans;
+}
+
 /** The cited sentences of a Markdown body, outside code. Table rows and list items are sentences
  *  of their own; headings are skipped. */
 export function citedClaims(body: string): CitedClaim[] {
@@ -37,17 +50,7 @@ export function citedClaims(body: string): CitedClaim[] {
     if (!row) header = undefined;
     else if (header === undefined) header = line;
     if (inFence || /^\s*#/.test(line) || !line.includes('[')) continue;
-    const spans: [number, number][] = [];
-    if (row) spans.push([0, line.length]);
-    else {
-      let from = 0;
-      for (const m of line.matchAll(SENTENCE_END)) {
-        const end = m.index + m[0].length;
-        if (end > from) spans.push([from, end]);
-        from = end;
-      }
-      if (from < line.length) spans.push([from, line.length]);
-    }
+    const spans = row ? [[0, line.length] as [number, number]] : sentenceSpans(line);
     for (const [s, e] of spans) {
       const piece = withoutCode(line.slice(s, e));
       const numbers = [...new Set([...piece.matchAll(MARKER)].map((m) => Number(m[1])))];

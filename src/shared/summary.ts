@@ -5,6 +5,7 @@
 // draft as the first section, so grounding, renumbering and the claim check treat its sentences
 // like every other.
 import type { GroundedCitations } from './citations';
+import { sentenceSpans } from './claims';
 
 /** The summary's heading by language (the locale's first subtag); English for any other. */
 export const SUMMARY_HEADINGS: Readonly<Record<string, string>> = {
@@ -45,12 +46,12 @@ const SUMMARY_HEADING = new RegExp(
   'i',
 );
 
-/** Sentences of a text: split after . ! ? (and the CJK full stops), citations staying with theirs. */
+/** Sentences of a text, cut where the claim check cuts them (shared/claims.ts), citations staying
+ *  with theirs. */
 export function sentencesOf(text: string): string[] {
-  return text
-    .replace(/\s+/g, ' ')
-    .split(/(?<=[.!?。！？](?:\s*\[\d+\])*)\s+(?!\[)|(?<=[。！？](?:\[\d+\])*)(?=[^\s[])/u)
-    .map((s) => s.trim())
+  const line = text.replace(/\s+/g, ' ');
+  return sentenceSpans(line)
+    .map(([start, end]) => line.slice(start, end).trim())
     .filter((s) => /[\p{L}\p{N}]/u.test(s.replace(/\[\d+\]/g, '')));
 }
 
