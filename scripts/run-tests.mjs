@@ -79,6 +79,24 @@ if (wantsReal) {
 let code = runs.some((r) => r.status !== 0 || !r.res) ? 1 : 0;
 const sum = (key) => runs.reduce((n, r) => n + (r.res?.[key] ?? 0), 0);
 const skipped = sum('numPendingTests') + sum('numTodoTests');
+// The failures again, last: CI may keep only the tail of what was printed.
+const failures = runs.flatMap((r) =>
+  (r.res?.testResults ?? []).flatMap((file) => {
+    const where = path.relative(process.cwd(), file.name);
+    const failed = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
+    if (!failed.length && file.status === 'failed') return [`${where}: ${firstLine(file.message)}`];
+    return failed.map((t) => `${where} > ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
+  }),
+);
+function firstLine(text) {
+  return (
+    (text ?? 'no message')
+      .replace(/\x1b\[[0-9;]*m/g, '')
+      .split('\n')
+      .find((l) => l.trim()) ?? 'no message'
+  );
+}
+if (failures.length) console.log(`\nfailed:\n${failures.map((f) => `  ${f.slice(0, 400)}`).join('\n')}`);
 console.log(`\n${sum('numPassedTests')} passed, ${sum('numFailedTests')} failed, ${skipped} skipped`);
 if (process.env.CI === 'true' && skipped > 0) {
   console.error(`CI=true: ${skipped} test(s) skipped; under CI every test must run`);
