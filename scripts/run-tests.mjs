@@ -13,6 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 
 const REAL_MODEL = 'test/e2e/real-model.test.ts';
 const args = process.argv.slice(2);
@@ -90,8 +91,7 @@ const failures = runs.flatMap((r) =>
 );
 function firstLine(text) {
   return (
-    (text ?? 'no message')
-      .replace(/\x1b\[[0-9;]*m/g, '')
+    stripVTControlCharacters(text ?? 'no message')
       .split('\n')
       .find((l) => l.trim()) ?? 'no message'
   );
