@@ -5,8 +5,12 @@
 //   npm run bench:load-vs -- --baseline <commit> [--rounds 1] [--baseline-env K=V]... -- <bench:load arguments>
 // --baseline-env gives the baseline's dev process a setting this checkout does not get (e.g. the
 // SDK's own behaviour where node_modules, shared with the baseline, carries a newer patch).
+// The baseline gets this checkout's bench (bench/load.ts and bench/support/) and its fake model
+// (test/support/llm-server.ts, which records the token usage the bench reads): the measuring side
+// is the same for both, and only the product differs. Its research script stays its own, as its
+// answers fit its own prompts and schemas.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,12 +26,15 @@ const rounds = Number(values.rounds);
 const work = mkdtempSync(path.join(os.tmpdir(), 'load-vs-'));
 const base = path.join(work, 'baseline');
 execFileSync('git', ['-C', PROJECT_ROOT, 'worktree', 'add', '--detach', '-q', base, values.baseline]);
-copyFileSync(path.join(PROJECT_ROOT, 'bench', 'load.ts'), path.join(base, 'bench', 'load.ts'));
+for (const harness of ['bench/load.ts', 'bench/support', 'test/support/llm-server.ts']) {
+  cpSync(path.join(PROJECT_ROOT, harness), path.join(base, harness), { recursive: true });
+}
 for (const shared of ['node_modules', '.tools']) {
   if (existsSync(path.join(PROJECT_ROOT, shared))) symlinkSync(path.join(PROJECT_ROOT, shared), path.join(base, shared));
 }
 
-type Figures = Record<string, number>;
+/** The figures of one bench:load run: numbers, and a few tables (tokens by role) that are not compared here. */
+type Figures = Record<string, unknown>;
 function measure(root: string, label: string, round: number): Figures {
   const out = path.join(work, `${label}-${round}.json`);
   console.log(`round ${round + 1}/${rounds}: ${label}`);
@@ -76,17 +83,53 @@ const median = (xs: number[]) => {
 };
 /** The geometric mean of each round's ratio (this ÷ baseline, measured next to each other). */
 const meanRatio = (rs: number[]) => Math.exp(rs.reduce((a, r) => a + Math.log(r), 0) / rs.length);
+const num = (f: Figures, key: string) => (typeof f[key] === 'number' ? f[key] : NaN);
 const head = execFileSync('git', ['-C', PROJECT_ROOT, 'rev-parse', '--short', 'HEAD']).toString().trim();
 console.log(
   `\nbench:load ${positionals.join(' ')}: ${head} (this checkout) against ${values.baseline}, ${rounds} round(s), the order alternating`,
 );
 console.log("baseline, this: medians over the rounds; ratio: geometric mean of each round's this ÷ baseline");
-console.log(`${'figure'.padEnd(22)}${'baseline'.padStart(12)}${'this'.padStart(12)}${'ratio'.padStart(9)}  each round`);
-for (const key of Object.keys(results.head[0]!)) {
-  const b = median(results.baseline.map((f) => f[key] ?? NaN));
-  const h = median(results.head.map((f) => f[key] ?? NaN));
-  const perRound = results.head.map((f, i) => (f[key] ?? NaN) / (results.baseline[i]![key] ?? NaN));
+/** What issue 37 asks to compare first: the whole stack's CPU, each process's, the work per run, p95. */
+const HEADLINE = [
+  'stackCpuPerRun',
+  'devCpuPerRun',
+  'temporalCpuPerRun',
+  'postgresCpuPerRun',
+  'eventsPerRun',
+  'activityTasksPerRun',
+  'workflowTasksPerRun',
+  'p95S',
+];
+const numeric = Object.keys(results.head[0]!).filter((k) => typeof results.head[0]![k] === 'number');
+const keys = [...HEADLINE.filter((k) => numeric.includes(k)), ...numeric.filter((k) => !HEADLINE.includes(k))];
+console.log(`${'figure'.padEnd(24)}${'baseline'.padStart(12)}${'this'.padStart(12)}${'ratio'.padStart(9)}  each round`);
+const headlines = HEADLINE.filter((k) => numeric.includes(k)).length;
+for (const [n, key] of keys.entries()) {
+  if (n === headlines) console.log('-'.repeat(57));
+  const b = median(results.baseline.map((f) => num(f, key)));
+  const h = median(results.head.map((f) => num(f, key)));
+  const perRound = results.head.map((f, i) => num(f, key) / num(results.baseline[i]!, key));
   console.log(
-    `${key.padEnd(22)}${b.toFixed(3).padStart(12)}${h.toFixed(3).padStart(12)}${meanRatio(perRound).toFixed(3).padStart(9)}  ${perRound.map((r) => r.toFixed(3)).join(' ')}`,
+    `${key.padEnd(24)}${b.toFixed(3).padStart(12)}${h.toFixed(3).padStart(12)}${meanRatio(perRound).toFixed(3).padStart(9)}  ${perRound.map((r) => r.toFixed(3)).join(' ')}`,
   );
+}
+
+// The token table by role, before and after: the medians over the rounds of each role's tokens per run.
+type RoleTokens = Record<string, { calls: number; prompt: number; completion: number }>;
+const tables = (fs: Figures[]) => fs.map((f) => (f.tokensByRole ?? {}) as RoleTokens);
+const [tb, th] = [tables(results.baseline), tables(results.head)];
+const roles = [...new Set([...tb, ...th].flatMap((t) => Object.keys(t)))].sort();
+if (roles.length) {
+  console.log(`\ntokens per run by role (medians): ${'prompt'.padStart(20)}${'completion'.padStart(24)}`);
+  console.log(
+    `${'role'.padEnd(18)}${'baseline'.padStart(10)}${'this'.padStart(10)}${'ratio'.padStart(7)}${'baseline'.padStart(10)}${'this'.padStart(10)}${'ratio'.padStart(7)}`,
+  );
+  for (const role of roles) {
+    const cell = (which: 'prompt' | 'completion') => {
+      const b = median(tb.map((t) => t[role]?.[which] ?? 0));
+      const h = median(th.map((t) => t[role]?.[which] ?? 0));
+      return `${b.toFixed(0).padStart(10)}${h.toFixed(0).padStart(10)}${(b ? (h / b).toFixed(2) : '-').padStart(7)}`;
+    };
+    console.log(`${role.padEnd(18)}${cell('prompt')}${cell('completion')}`);
+  }
 }

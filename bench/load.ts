@@ -1,11 +1,15 @@
-// Load on one machine: the standard workload through the HTTP API of `deep-research dev` (runs of 1
-// to 3 steps, every third run with a processing step when the sandbox image exists), with an
-// OpenAI-compatible fake at a fixed latency, a SearXNG-shaped search server and a fixture site.
-// Prints, in one run: completed, p50/p95 run time, runs per minute, CPU-seconds per run of each
-// process (dev = worker + API [+ PGlite], the Temporal server, PostgreSQL when --pg is given),
-// peak RSS, history events and bytes per run (parent and steps), and activities per run by type.
+// Load on one machine: a workload of research runs through the HTTP API of `deep-research dev`, with
+// an OpenAI-compatible fake at a fixed latency, a SearXNG-shaped search server and a fixture site.
+// Prints, in one run: completed, p50/p95 run time, runs per minute and that against what
+// LLM_CONCURRENCY allows, CPU-seconds per run of each process (dev = worker + API [+ PGlite], the
+// Temporal server, PostgreSQL when --pg is given) and of the three together, peak RSS, history
+// events, workflow tasks and activity tasks per run (parent and steps), activities per run by type,
+// model calls and tokens per run by role, and the share of prompt text a prefix cache could reuse.
 //   npm run bench:load -- --runs 40 --concurrency 40 --latency-ms 200 [--pg URL] [--cpu-prof]
-//        [--follow events|poll] [--poll-ms 2000] [--llm-rate 1000] [--warmup N] [--env K=V]...
+//        [--workload standard|users] [--follow events|poll] [--poll-ms 2000] [--llm-rate 1000]
+//        [--warmup N] [--env K=V]... [--review idle --idle-minutes N] [--json FILE]
+// --workload: `standard` (the default: 1 to 3 steps in turn, every third run with a processing
+// step), or `users`, closer to users' plans (bench/support/workload.ts).
 // --warmup N: N runs first, not measured, so the figures are those of a worker that has been up a
 // while (V8 has compiled its hot code) rather than of one just started; the default 0 measures a
 // fresh process, compile time included.
@@ -17,18 +21,27 @@
 // A client follows each run the way the web page and `deep-research watch` do, on its event stream
 // (`--follow events`, the default), or by asking for its status every --poll-ms (each GET costs a
 // describe and a status query, answered by a worker).
+// --review idle: the runs wait for plan review instead (bench/support/idle-review.ts).
+import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
+import { loadConfig } from '../src/config';
 import { findTemporalCli } from '../src/infra/temporal-cli';
 import { FixtureSite } from '../test/support/fixture-site';
 import { ScriptedLlmServer } from '../test/support/llm-server';
-import { planJson, researchRules, searchResults } from '../test/support/research-script';
+import { searchResults } from '../test/support/research-script';
 import { FakeSearxng } from '../test/support/search-server';
 import { freePort, spawnCli } from '../test/support/spawn';
+import { BenchApi, type Follow } from './support/api-client';
+import { readHistories } from './support/histories';
+import { idleReview, type IdleFigures } from './support/idle-review';
+import { modelCallFigures, tokenTable } from './support/model-calls';
+import { childrenOf, commandName, cpuSeconds, machineJiffies, PeakRss, rssMb, StackCpu, threadCpu } from './support/procs';
+import { questionOf, workloadRules, type WorkloadName } from './support/workload';
 
 const { values } = parseArgs({
   options: {
@@ -38,10 +51,13 @@ const { values } = parseArgs({
     pg: { type: 'string' },
     'cpu-prof': { type: 'boolean' },
     'no-coder': { type: 'boolean' },
+    workload: { type: 'string', default: 'standard' },
     follow: { type: 'string', default: 'events' },
     'poll-ms': { type: 'string', default: '2000' },
     'llm-rate': { type: 'string', default: '1000' },
     warmup: { type: 'string', default: '0' },
+    review: { type: 'string', default: 'off' },
+    'idle-minutes': { type: 'string', default: '10' },
     env: { type: 'string', multiple: true },
     json: { type: 'string' },
   },
@@ -49,77 +65,20 @@ const { values } = parseArgs({
 const runs = Number(values.runs);
 const concurrency = Number(values.concurrency);
 const latency = Number(values['latency-ms']);
-const follow = values.follow;
-if (follow !== 'events' && follow !== 'poll') throw new Error(`--follow is events or poll, not ${follow}`);
+const follow = values.follow as Follow;
+if (follow !== 'events' && follow !== 'poll') throw new Error(`--follow is events or poll, not ${values.follow}`);
+const workload = values.workload as WorkloadName;
+if (workload !== 'standard' && workload !== 'users') throw new Error(`--workload is standard or users, not ${values.workload}`);
+if (values.review !== 'off' && values.review !== 'idle') throw new Error(`--review is idle (or off), not ${values.review}`);
+const idleMinutes = Number(values['idle-minutes']);
+if (!(idleMinutes > 0)) throw new Error(`--idle-minutes is a number of minutes, not ${values['idle-minutes']}`);
 const pollMs = Number(values['poll-ms']);
 const warmup = Number(values.warmup);
 if (!Number.isInteger(warmup) || warmup < 0) throw new Error(`--warmup is a number of runs, not ${values.warmup}`);
-
-// ---- processes: CPU time and RSS from /proc ----------------------------------------------------
-
-const TICK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
-
-/** utime + stime of a process; with `reaped`, also what its exited children used (cutime + cstime). */
-function cpuSeconds(pid: number, reaped = false): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const own = Number(fields[11]) + Number(fields[12]);
-    return (reaped ? own + Number(fields[13]) + Number(fields[14]) : own) / TICK;
-  } catch {
-    return 0;
-  }
-}
-/** PostgreSQL's CPU so far: every server process now, plus the backends that already exited
- *  (reaped by the postmaster, counted in its children's time). */
-function postgresCpu(): Map<number, number> {
-  const pids = postgresPids();
-  const postmaster = pids.filter((p) => !pids.includes(parentOf(p)));
-  return new Map(pids.map((p) => [p, cpuSeconds(p, postmaster.includes(p))]));
-}
-function parentOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return 0;
-  }
-}
-function rssMb(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(Number(d));
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
-}
-/** PostgreSQL's server processes: the postmaster and its backends (by process name). */
-function postgresPids(): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .filter((d) => {
-      try {
-        return readFileSync(`/proc/${d}/comm`, 'utf8').trim().startsWith('postgres');
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
+// --env K=V: any other setting of the dev process (e.g. LLM_CONCURRENCY=64), printed below.
+const extraEnv = Object.fromEntries((values.env ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+// The model slots of the worker: LLM_CONCURRENCY as given, else the product's default.
+const llmSlots = loadConfig(extraEnv.LLM_CONCURRENCY ? { LLM_CONCURRENCY: extraEnv.LLM_CONCURRENCY } : {}).llm.concurrency;
 
 // ---- the stack ---------------------------------------------------------------------------------
 
@@ -154,16 +113,15 @@ const dev = spawnCli(
     SEARCH_CONCURRENCY: '32',
     ...(values['no-coder'] ? { RESEARCHER_PYTHON: 'false' } : {}),
     ...(values.pg ? { DATABASE_URL: values.pg } : {}),
-    // --env K=V: any other setting of the dev process (e.g. LLM_CONCURRENCY=64), printed below.
-    ...Object.fromEntries((values.env ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])),
+    ...extraEnv,
   },
   values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, 'profiles')}`] : [],
 );
-const api = `http://127.0.0.1:${ap}`;
 await dev.waitFor(/deep-research is running/, 180_000);
 const devPid = dev.child.pid!;
-const temporalPid = childrenOf(devPid).find((p) => readFileSync(`/proc/${p}/comm`, 'utf8').trim().startsWith('temporal'));
+const temporalPid = childrenOf(devPid).find((p) => commandName(p).startsWith('temporal'));
 if (!temporalPid) throw new Error('the Temporal dev server process was not found');
+const api = new BenchApi(`http://127.0.0.1:${ap}`);
 
 const sandboxReady = !values['no-coder'] && hasSandboxImage();
 function hasSandboxImage(): boolean {
@@ -177,47 +135,10 @@ function hasSandboxImage(): boolean {
 
 // ---- the workload ------------------------------------------------------------------------------
 
-/** Run i: 1 to 3 steps; every third run ends with a processing step (with the sandbox). */
-function planFor(i: number) {
-  const n = (i % 3) + 1;
-  const steps: { id: string; type?: 'research' | 'processing'; dependsOn?: string[] }[] = Array.from({ length: n }, (_, k) => ({
-    id: `s${k + 1}`,
-  }));
-  if (sandboxReady && i % 3 === 2) steps[n - 1] = { id: `s${n}`, type: 'processing', dependsOn: steps.slice(0, n - 1).map((s) => s.id) };
-  return planJson(steps);
-}
-// Plans by order of the planner's calls: 1, 2, 3 steps in turn (the planner sees the rewritten
-// question, not the original, so the question cannot say which run it is).
-llm.script(researchRules({ planner: (_req, n) => ({ json: planFor(n) }) }));
-
-async function post(body: unknown): Promise<string> {
-  const r = await fetch(`${api}/v1/research`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (r.status !== 202) throw new Error(`POST /v1/research: ${r.status} ${await r.text()}`);
-  return ((await r.json()) as { id: string }).id;
-}
-const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
-async function status(id: string): Promise<string> {
-  return ((await (await fetch(`${api}/v1/research/${id}`)).json()) as { status: string }).status;
-}
-/** Reads the run's event stream to its end (the `done` event), then its status once. */
-async function drainEvents(id: string): Promise<void> {
-  const r = await fetch(`${api}/v1/research/${id}/events`, { headers: { accept: 'text/event-stream' } });
-  if (!r.ok || !r.body) throw new Error(`GET /v1/research/${id}/events: ${r.status}`);
-  const reader = r.body.getReader();
-  while (!(await reader.read()).done);
-}
-async function finished(id: string): Promise<string> {
-  for (;;) {
-    if (follow === 'events') await drainEvents(id);
-    const s = await status(id);
-    if (TERMINAL.has(s)) return s;
-    await new Promise((r) => setTimeout(r, follow === 'events' ? 1000 : pollMs));
-  }
-}
+llm.script(workloadRules(workload, sandboxReady));
+// Idempotency keys unique to this bench process: with --pg the database outlives it.
+const batch = randomUUID().slice(0, 8);
+const keyOf = (label: string, i: number) => `bench-${batch}-${label}-${i}`;
 
 /** Runs `count` runs, `concurrency` at a time; returns each run's id, final status and time. */
 async function drive(count: number, label: string): Promise<{ ids: string[]; statuses: string[]; times: number[] }> {
@@ -228,9 +149,9 @@ async function drive(count: number, label: string): Promise<{ ids: string[]; sta
       while (next < count) {
         const i = next++;
         const s0 = performance.now();
-        const id = await post({ question: `How cheap is solar power now? (${label} run ${i})`, options: { autoAcceptPlan: true } });
+        const id = await api.submit(questionOf(label, i), { autoAcceptPlan: true }, keyOf(label, i));
         out.ids.push(id);
-        out.statuses.push(await finished(id));
+        out.statuses.push(await api.finished(id, follow, pollMs));
         out.times.push(performance.now() - s0);
       }
     }),
@@ -247,188 +168,166 @@ if (warmup > 0) {
   if (failed) throw new Error(`${failed} of ${warmup} warm-up runs did not complete`);
 }
 
-const pg0 = values.pg ? postgresCpu() : new Map<number, number>();
-const cpu0 = { dev: cpuSeconds(devPid), temporal: cpuSeconds(temporalPid) };
-/** CPU-seconds of the dev process by thread (main JS thread, the workflow and extraction threads,
- *  V8's platform threads, Core's tokio threads), so a profile of one thread is read in proportion. */
-function threadCpu(pid: number): Map<string, number> {
-  const out = new Map<string, number>();
-  const statOf = (tid: string) => {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  };
-  const mainStart = Number(statOf(String(pid))[19]);
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8')
-        .trim()
-        .replace(/[-_:]?\d+$/, '');
-      const f = statOf(tid);
-      // Node names none of its own threads: the main thread is the one whose id is the process's;
-      // V8's platform threads (garbage collection, compilers) start with the process (within a
-      // second of it); the JS worker threads (workflow thread, page extraction) start later.
-      const startedLate = (Number(f[19]) - mainStart) / TICK > 1;
-      const key = name === 'node' ? (tid === String(pid) ? 'main' : startedLate ? 'JS worker threads' : 'V8 platform threads') : name;
-      out.set(key, (out.get(key) ?? 0) + (Number(f[11]) + Number(f[12])) / TICK);
-    } catch {
-      // the thread ended
-    }
-  }
-  return out;
+const setting = `${values.pg ? 'PostgreSQL' : 'PGlite'}, ${workload} workload${sandboxReady ? '' : ' (no sandbox image: research steps only)'}, LLM latency ${latency} ms, LLM_CONCURRENCY ${llmSlots}${warmup ? `, after ${warmup} warm-up runs` : ', a fresh process'}${values.env?.length ? `, ${values.env.join(' ')}` : ''}`;
+
+if (values.review === 'idle') {
+  console.log(`load: ${runs} runs waiting for plan review, submitted ${concurrency} at a time, ${setting}`);
+  const idle: IdleFigures = await idleReview({
+    api,
+    runs,
+    concurrency,
+    minutes: idleMinutes,
+    pollMs,
+    pids: { dev: devPid, temporal: temporalPid },
+    withPostgres: Boolean(values.pg),
+    question: (i) => questionOf('review', i),
+    key: (i) => keyOf('review', i),
+  });
+  if (values.json) writeFileSync(values.json, JSON.stringify(idle));
+} else {
+  await measureLoad();
 }
-const threads0 = threadCpu(devPid);
-const rssAtStart = rssMb(devPid);
-const peak = { dev: rssAtStart, temporal: rssMb(temporalPid) };
-const sampler = setInterval(() => {
-  peak.dev = Math.max(peak.dev, rssMb(devPid));
-  peak.temporal = Math.max(peak.temporal, rssMb(temporalPid));
-}, 250);
+await shutdown();
 
-/** Jiffies of the whole machine: [idle + iowait, all]. */
-function machineJiffies(): [number, number] {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return [f[3]! + f[4]!, f.reduce((a, b) => a + b, 0)];
-}
-const machine0 = machineJiffies();
-const bench0 = process.cpuUsage();
-const t0 = performance.now();
-const { ids, statuses, times } = await drive(runs, 'load');
-const wallS = (performance.now() - t0) / 1000;
-clearInterval(sampler);
-const machine1 = machineJiffies();
-const idleShare = (machine1[0] - machine0[0]) / (machine1[1] - machine0[1]);
-const benchCpu = process.cpuUsage(bench0);
-const threads1 = threadCpu(devPid);
-const cpu = {
-  dev: cpuSeconds(devPid) - cpu0.dev,
-  temporal: cpuSeconds(temporalPid) - cpu0.temporal,
-  pg: values.pg ? [...postgresCpu()].reduce((a, [pid, t]) => a + t - (pg0.get(pid) ?? 0), 0) : 0,
-};
+async function measureLoad(): Promise<void> {
+  const firstRequest = llm.requests.length;
+  const cpu = new StackCpu(devPid, temporalPid!, Boolean(values.pg));
+  const threads0 = threadCpu(devPid);
+  const rssAtStart = rssMb(devPid);
+  const rss = new PeakRss({ dev: devPid, temporal: temporalPid! });
+  const machine0 = machineJiffies();
+  const bench0 = process.cpuUsage();
+  const t0 = performance.now();
+  const { ids, statuses, times } = await drive(runs, 'load');
+  const wallMs = performance.now() - t0;
+  const wallS = wallMs / 1000;
+  const peak = rss.stop();
+  const machine1 = machineJiffies();
+  const idleShare = (machine1[0] - machine0[0]) / (machine1[1] - machine0[1]);
+  const benchCpu = process.cpuUsage(bench0);
+  const threads1 = threadCpu(devPid);
+  const used = cpu.used();
+  const calls = modelCallFigures(llm.requests.slice(firstRequest), runs, wallMs);
 
-// ---- histories: events, bytes, activities by type -----------------------------------------------
+  const connection = await Connection.connect({ address: `127.0.0.1:${tp}` });
+  const h = await readHistories(new Client({ connection }), ids);
+  await connection.close();
 
-const connection = await Connection.connect({ address: `127.0.0.1:${tp}` });
-const client = new Client({ connection });
-let events = 0;
-let bytes = 0;
-const activities = new Map<string, number>();
-/** Waits and durations in ms, by what they measure: where the time of a run goes under load. */
-const waits = new Map<string, number[]>();
-const addWait = (k: string, ms: number) => waits.set(k, [...(waits.get(k) ?? []), ms]);
-const ms = (t: unknown) =>
-  t ? Number((t as { seconds?: unknown }).seconds ?? 0) * 1000 + Number((t as { nanos?: number }).nanos ?? 0) / 1e6 : 0;
-for (const id of ids) {
-  const queue = [id];
-  while (queue.length) {
-    const wid = queue.shift()!;
-    const handle = client.workflow.getHandle(wid);
-    const desc = await handle.describe();
-    bytes += Number(desc.raw.workflowExecutionInfo?.historySizeBytes ?? 0);
-    const history = await handle.fetchHistory();
-    const at = new Map<string, number>();
-    const queueOf = new Map<string, string>();
-    for (const e of history.events ?? []) {
-      events++;
-      const t = ms(e.eventTime);
-      at.set(String(e.eventId), t);
-      const sched = e.activityTaskScheduledEventAttributes;
-      if (sched) queueOf.set(String(e.eventId), (sched.taskQueue?.name ?? '').replace(/^[^-]*/, 'main'));
-      const started = e.activityTaskStartedEventAttributes;
-      if (started)
-        addWait(
-          `activity schedule-to-start (${queueOf.get(String(started.scheduledEventId))})`,
-          t - at.get(String(started.scheduledEventId))!,
-        );
-      const done = e.activityTaskCompletedEventAttributes;
-      if (done) addWait('activity run', t - at.get(String(done.startedEventId))!);
-      const wftStarted = e.workflowTaskStartedEventAttributes;
-      if (wftStarted) addWait('workflow task schedule-to-start', t - at.get(String(Number(e.eventId) - 1))!);
-      const wftDone = e.workflowTaskCompletedEventAttributes;
-      if (wftDone) addWait('workflow task run', t - at.get(String(wftDone.startedEventId))!);
-      const type = e.activityTaskScheduledEventAttributes?.activityType?.name;
-      if (type) activities.set(type, (activities.get(type) ?? 0) + 1);
-      const child = e.childWorkflowExecutionStartedEventAttributes?.workflowExecution?.workflowId;
-      if (child) queue.push(child);
-    }
-  }
-}
-await connection.close();
+  // ---- report ----------------------------------------------------------------------------------
 
-// ---- report ------------------------------------------------------------------------------------
-
-const sorted = [...times].sort((a, b) => a - b);
-const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! / 1000;
-const completed = statuses.filter((s) => s === 'completed').length;
-console.log(
-  `load: ${runs} runs, ${concurrency} at once, LLM latency ${latency} ms, model calls and searches at most ${values['llm-rate']}/s, ${values.pg ? 'PostgreSQL' : 'PGlite'}, ${sandboxReady ? 'a processing step in every third run' : 'no sandbox image: research steps only'}, ${follow === 'events' ? 'clients follow the event stream' : `clients poll the status every ${pollMs} ms`}${warmup ? `, after ${warmup} warm-up runs` : ', a fresh process'}${values.env?.length ? `, ${values.env.join(' ')}` : ''}`,
-);
-console.log(`completed:        ${completed}/${runs}`);
-console.log(`run time:         p50 ${pct(50).toFixed(1)} s, p95 ${pct(95).toFixed(1)} s`);
-console.log(`throughput:       ${((runs / wallS) * 60).toFixed(1)} runs/min (${wallS.toFixed(1)} s in all)`);
-console.log(
-  `CPU-s per run:    dev (worker + API${values.pg ? '' : ' + PGlite'}) ${(cpu.dev / runs).toFixed(3)}, Temporal server ${(cpu.temporal / runs).toFixed(3)}${values.pg ? `, PostgreSQL ${(cpu.pg / runs).toFixed(3)}` : ''}`,
-);
-if (warmup > 0)
-  console.log(`warm-up:          dev (worker + API) ${warmupCpuPerRun.toFixed(3)} CPU-s per run over the ${warmup} warm-up runs`);
-console.log(
-  `machine:          ${(100 * idleShare).toFixed(0)}% idle over the load; the bench's own fakes used ${((benchCpu.user + benchCpu.system) / 1e6 / runs).toFixed(3)} CPU-s per run`,
-);
-console.log(
-  `dev by thread:    ${[...threads1]
-    .map(([k, v]) => [k, v - (threads0.get(k) ?? 0)] as const)
-    .filter(([, v]) => v / runs >= 0.005)
-    .sort((a, b) => b[1] - a[1])
-    .map(([k, v]) => `${k} ${(v / runs).toFixed(3)}`)
-    .join(', ')} (CPU-s per run)`,
-);
-console.log(
-  `peak RSS:         dev ${peak.dev.toFixed(0)} MB (${rssAtStart.toFixed(0)} MB before the load), Temporal server ${peak.temporal.toFixed(0)} MB`,
-);
-const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
-console.log(
-  `waits (p50/p95 ms): ${[...waits]
-    .sort()
-    .map(([k, xs]) => `${k} ${q(xs, 50).toFixed(0)}/${q(xs, 95).toFixed(0)}`)
-    .join(', ')}`,
-);
-console.log(`history per run:  ${(events / runs).toFixed(0)} events, ${(bytes / runs / 1024).toFixed(1)} KB (run and its steps)`);
-console.log(
-  `activities/run:   ${[...activities.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .map(([k, v]) => `${k} ${(v / runs).toFixed(1)}`)
-    .join(', ')}`,
-);
-
-// --json FILE: the figures for bench/load-vs.ts, which compares two commits.
-if (values.json) {
-  writeFileSync(
-    values.json,
-    JSON.stringify({
-      completed,
-      runs,
-      p50S: pct(50),
-      p95S: pct(95),
-      runsPerMin: (runs / wallS) * 60,
-      devCpuPerRun: cpu.dev / runs,
-      temporalCpuPerRun: cpu.temporal / runs,
-      // The fakes do the same work per run whatever the commit: their CPU tells how fast the
-      // machine ran during this load, and the dev process's CPU in that unit drifts less.
-      fakesCpuPerRun: (benchCpu.user + benchCpu.system) / 1e6 / runs,
-      devCpuPerFakesCpu: cpu.dev / ((benchCpu.user + benchCpu.system) / 1e6),
-      ...(values.pg ? { postgresCpuPerRun: cpu.pg / runs } : {}),
-      peakRssMb: peak.dev,
-      rssAtStartMb: rssAtStart,
-      eventsPerRun: events / runs,
-      historyKbPerRun: bytes / runs / 1024,
-      activitiesPerRun: [...activities.values()].reduce((a, b) => a + b, 0) / runs,
-      ...(warmup ? { warmupDevCpuPerRun: warmupCpuPerRun } : {}),
-    }),
+  const sorted = [...times].sort((a, b) => a - b);
+  const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! / 1000;
+  const completed = statuses.filter((s) => s === 'completed').length;
+  const perRun = (x: number) => (x / runs).toFixed(3);
+  const runsPerMin = (runs / wallS) * 60;
+  // What the model slots allow: each run holds a slot for (its calls × the latency).
+  const allowedPerMin = (llmSlots * 60) / (calls.callsPerRun * (latency / 1000));
+  console.log(
+    `load: ${runs} runs, ${concurrency} at once, ${setting}, model calls and searches at most ${values['llm-rate']}/s, ${follow === 'events' ? 'clients follow the event stream' : `clients poll the status every ${pollMs} ms`}`,
   );
+  console.log(`completed:        ${completed}/${runs}`);
+  console.log(`run time:         p50 ${pct(50).toFixed(1)} s, p95 ${pct(95).toFixed(1)} s`);
+  console.log(`throughput:       ${runsPerMin.toFixed(1)} runs/min (${wallS.toFixed(1)} s in all)`);
+  console.log(
+    `saturation:       ${(runsPerMin / allowedPerMin).toFixed(2)} of what LLM_CONCURRENCY ${llmSlots} allows (${allowedPerMin.toFixed(1)} runs/min = ${llmSlots} × 60 ÷ (${calls.callsPerRun.toFixed(1)} calls × ${(latency / 1000).toFixed(2)} s)); model slots busy ${calls.meanInFlight.toFixed(1)} of ${llmSlots} on average. Only meaningful when the runs in flight need more model calls at once than the slots serve (here ${concurrency} runs at once)`,
+  );
+  console.log(
+    `CPU-s per run:    dev (worker + API${values.pg ? '' : ' + PGlite'}) ${perRun(used.dev)}, Temporal server ${perRun(used.temporal)}${values.pg ? `, PostgreSQL ${perRun(used.pg)}` : ''}; stack (their sum) ${perRun(used.stack)}`,
+  );
+  if (warmup > 0)
+    console.log(`warm-up:          dev (worker + API) ${warmupCpuPerRun.toFixed(3)} CPU-s per run over the ${warmup} warm-up runs`);
+  console.log(
+    `machine:          ${(100 * idleShare).toFixed(0)}% idle over the load; the bench's own fakes used ${((benchCpu.user + benchCpu.system) / 1e6 / runs).toFixed(3)} CPU-s per run`,
+  );
+  console.log(
+    `dev by thread:    ${[...threads1]
+      .map(([k, v]) => [k, v - (threads0.get(k) ?? 0)] as const)
+      .filter(([, v]) => v / runs >= 0.005)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k} ${perRun(v)}`)
+      .join(', ')} (CPU-s per run)`,
+  );
+  console.log(
+    `peak RSS:         dev ${peak.dev!.toFixed(0)} MB (${rssAtStart.toFixed(0)} MB before the load), Temporal server ${peak.temporal!.toFixed(0)} MB`,
+  );
+  const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+  console.log(
+    `waits (p50/p95 ms): ${[...h.waits]
+      .sort()
+      .map(([k, xs]) => `${k} ${q(xs, 50).toFixed(0)}/${q(xs, 95).toFixed(0)}`)
+      .join(', ')}`,
+  );
+  console.log(
+    `history per run:  ${(h.events / runs).toFixed(0)} events, ${(h.workflowTasks / runs).toFixed(1)} workflow tasks, ${(h.activityTasks / runs).toFixed(1)} activity tasks, ${(h.bytes / runs / 1024).toFixed(1)} KB (run and its ${((h.workflows - runs) / runs).toFixed(1)} child workflows)`,
+  );
+  console.log(
+    `activities/run:   ${[...h.activities.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k} ${(v / runs).toFixed(1)}`)
+      .join(', ')}`,
+  );
+  console.log(`model calls/run:  ${calls.callsPerRun.toFixed(1)}; tokens per run by role (the fake's counts: its usage answers):`);
+  for (const line of tokenTable(calls.byRole)) console.log(line);
+  console.log(
+    `prefix reuse:     ${(100 * calls.prefixReuseResearcher).toFixed(0)}% of the researcher conversations' prompt text, ${(100 * calls.prefixReuseAll).toFixed(0)}% of all requests' (longest prefix shared with an earlier request of the same conversation)`,
+  );
+  const d = calls.divergence;
+  const researcherRequests = (calls.byRole.react?.calls ?? 0) * runs;
+  console.log(
+    `  researcher conversations: ${(calls.researcherConversations / runs).toFixed(1)} a run, ${(researcherRequests / Math.max(1, calls.researcherConversations)).toFixed(1)} tool-using requests each; ${(100 * calls.researcherFirstShare).toFixed(0)}% of their text is in first requests, which nothing earlier in the conversation could have cached`,
+  );
+  if (d && calls.prefixReuseResearcher < 0.6)
+    console.log(
+      `  where one parts from its predecessor (the worst of those that do): request ${d.index} keeps ${d.divergesAt} of its predecessor's ${d.predecessorLength} chars; after «…${d.context}»\n    predecessor: «${d.before}»\n    this one:    «${d.after}»`,
+    );
+  else if (!d) console.log('  every researcher request starts with the whole of the one before it in its conversation');
+  for (const [cause, n] of api.retries) console.log(`client retries:   ${n} × ${cause}`);
+
+  // --json FILE: the figures for bench/load-vs.ts, which compares two commits.
+  if (values.json) {
+    const fakesCpu = (benchCpu.user + benchCpu.system) / 1e6;
+    writeFileSync(
+      values.json,
+      JSON.stringify({
+        completed,
+        runs,
+        p50S: pct(50),
+        p95S: pct(95),
+        runsPerMin,
+        saturationRatio: runsPerMin / allowedPerMin,
+        stackCpuPerRun: used.stack / runs,
+        devCpuPerRun: used.dev / runs,
+        temporalCpuPerRun: used.temporal / runs,
+        ...(values.pg ? { postgresCpuPerRun: used.pg / runs } : {}),
+        // The fakes do the same work per run whatever the commit: their CPU tells how fast the
+        // machine ran during this load, and the dev process's CPU in that unit drifts less.
+        fakesCpuPerRun: fakesCpu / runs,
+        devCpuPerFakesCpu: used.dev / fakesCpu,
+        peakRssMb: peak.dev,
+        rssAtStartMb: rssAtStart,
+        eventsPerRun: h.events / runs,
+        workflowTasksPerRun: h.workflowTasks / runs,
+        activityTasksPerRun: h.activityTasks / runs,
+        historyKbPerRun: h.bytes / runs / 1024,
+        activitiesPerRun: [...h.activities.values()].reduce((a, b) => a + b, 0) / runs,
+        modelCallsPerRun: calls.callsPerRun,
+        promptTokensPerRun: Object.values(calls.byRole).reduce((a, t) => a + t.prompt, 0),
+        completionTokensPerRun: Object.values(calls.byRole).reduce((a, t) => a + t.completion, 0),
+        prefixReuseResearcher: calls.prefixReuseResearcher,
+        prefixReuseAll: calls.prefixReuseAll,
+        tokensByRole: calls.byRole,
+        ...(warmup ? { warmupDevCpuPerRun: warmupCpuPerRun } : {}),
+      }),
+    );
+  }
 }
 
-dev.child.kill('SIGINT');
-await dev.exited(60_000);
-if (values['cpu-prof']) console.log(`CPU profile(s):   ${path.join(dir, 'profiles')}`);
-await llm.close();
-await search.close();
-await site.close();
+async function shutdown(): Promise<void> {
+  await api.close();
+  dev.child.kill('SIGINT');
+  await dev.exited(60_000);
+  if (values['cpu-prof']) console.log(`CPU profile(s):   ${path.join(dir, 'profiles')}`);
+  await llm.close();
+  await search.close();
+  await site.close();
+}

@@ -53,6 +53,8 @@ export interface LoggedRequest {
   status?: number;
   /** Set when the client went away before the answer (timeout, cancellation, killed worker). */
   aborted?: boolean;
+  /** The token usage a completion answered with (the reply's own, else estimated from its length). */
+  usage?: UsageSpec;
 }
 
 export interface EmbeddingRequest {
@@ -255,7 +257,9 @@ export class ScriptedLlmServer {
       return;
     }
     entry.status = 200;
-    sendJson(res, 200, completionBody(body, reply, entry.seq));
+    const completion = completionBody(body, reply, entry.seq);
+    entry.usage = { prompt: completion.usage.prompt_tokens, completion: completion.usage.completion_tokens };
+    sendJson(res, 200, completion);
   }
 
   // Answers like OpenAI's POST /v1/embeddings, including its validation messages. The official

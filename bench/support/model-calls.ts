@@ -1,0 +1,73 @@
+// The model calls of a load, from the fake model's request log: calls and tokens per run by role
+// (the fake's rule name is the role), the share of prompt characters a prefix cache could reuse,
+// and how busy the model slots were.
+import type { LoggedRequest } from '../../test/support/llm-server';
+import { conversationsOf, firstRequestShare, prefixReuse, renderPrompt, reuseShare, worstDivergence } from './prompt-reuse';
+
+export interface RoleTokens {
+  calls: number;
+  prompt: number;
+  completion: number;
+}
+
+export interface ModelCallFigures {
+  callsPerRun: number;
+  /** Per run, by role. */
+  byRole: Record<string, RoleTokens>;
+  prefixReuseResearcher: number;
+  prefixReuseAll: number;
+  /** The share of the researcher conversations' text in their first requests (which nothing before could cache). */
+  researcherFirstShare: number;
+  /** How many researcher conversations there were. */
+  researcherConversations: number;
+  /** The researcher request that keeps least of its predecessor's prompt, and the text at the point they part. */
+  divergence?: ReturnType<typeof worstDivergence>;
+  /** Model requests in flight on average over the load (their summed durations ÷ its wall time). */
+  meanInFlight: number;
+}
+
+export function modelCallFigures(log: LoggedRequest[], runs: number, wallMs: number): ModelCallFigures {
+  const answered = log.filter((r) => r.status !== undefined && r.status < 300 && !r.aborted);
+  const byRole: Record<string, RoleTokens> = {};
+  for (const r of answered) {
+    const role = r.rule ?? '(no rule)';
+    const t = (byRole[role] ??= { calls: 0, prompt: 0, completion: 0 });
+    t.calls += 1 / runs;
+    t.prompt += (r.usage?.prompt ?? 0) / runs;
+    t.completion += (r.usage?.completion ?? 0) / runs;
+  }
+  // Every request the provider saw, answered or not, in the order it saw them.
+  const reuse = prefixReuse(log.map((r) => r.body));
+  const researcher = conversationsOf(reuse, (i) => log[i]!.rule === 'react');
+  const busyMs = log.reduce((a, r) => a + Math.max(0, (r.endedAt ?? r.startedAt) - r.startedAt), 0);
+  return {
+    callsPerRun: answered.length / runs,
+    byRole,
+    prefixReuseResearcher: reuseShare(researcher),
+    prefixReuseAll: reuseShare(reuse),
+    researcherFirstShare: firstRequestShare(researcher),
+    researcherConversations: new Set(researcher.map((r) => r.conversation)).size,
+    divergence: worstDivergence(researcher, (i) => renderPrompt(log[i]!.body)),
+    meanInFlight: wallMs > 0 ? busyMs / wallMs : 0,
+  };
+}
+
+/** The token table, one line per role, most prompt tokens first, and the total. */
+export function tokenTable(byRole: Record<string, RoleTokens>): string[] {
+  const rows = Object.entries(byRole).sort((a, b) => b[1].prompt - a[1].prompt);
+  const total = rows.reduce(
+    (a, [, t]) => ({ calls: a.calls + t.calls, prompt: a.prompt + t.prompt, completion: a.completion + t.completion }),
+    {
+      calls: 0,
+      prompt: 0,
+      completion: 0,
+    },
+  );
+  const line = (role: string, t: RoleTokens) =>
+    `  ${role.padEnd(18)}${t.calls.toFixed(2).padStart(8)}${t.prompt.toFixed(0).padStart(10)}${t.completion.toFixed(0).padStart(12)}`;
+  return [
+    `  ${'role'.padEnd(18)}${'calls'.padStart(8)}${'prompt'.padStart(10)}${'completion'.padStart(12)}`,
+    ...rows.map(([k, t]) => line(k, t)),
+    line('all', total),
+  ];
+}
