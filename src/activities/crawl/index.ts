@@ -19,6 +19,7 @@ import { createRobotsChecker } from './robots';
 import { createSafeFetcher, DEFAULT_ALLOWED_TYPES, type SafeFetcher, SkippedError } from './safe-fetch';
 import { BlockedError, WEB_PORTS } from './ssrf';
 import { metrics } from '../../infra/metrics';
+import { beating, type Beat } from '../beat';
 import { tokenCounter, type TokenCounter } from '../llm/tokens';
 import { passagesForGoal } from './goal-passages';
 import { NEEDS_BROWSER_REASON, needsBrowser } from './browser-rule';
@@ -48,6 +49,9 @@ export interface CrawlResult {
 
 /** Attempts at fetching one page before it counts as failed (the site, not ours, is down). */
 const PAGE_FETCH_ATTEMPTS = 4;
+
+/** Beats of a page read (its heartbeat timeout is 30 s): every 10 s while it lasts. */
+const CRAWL_BEAT_MS = 10_000;
 
 /** Tokens of page text given to the extractor (a longer page is reduced to the passages that
  *  serve the goal: goal-passages.ts); halved on each context-length error. */
@@ -79,7 +83,8 @@ export function createCrawlActivities(deps: CrawlDeps) {
 
   /** One page read for a goal; counted by outcome (ok, blocked, skipped, failed). */
   async function crawlPage(input: CrawlInput): Promise<CrawlResult> {
-    const result = await readPage(reader, input);
+    // The stage each beat names; a page read within the first beat asks the server nothing.
+    const result = await beating((beat) => readPage(reader, input, beat), { stage: 'start' }, CRAWL_BEAT_MS);
     metrics.pages.inc({ status: result.needsBrowser ? 'needs_browser' : result.status });
     return result;
   }
@@ -87,7 +92,7 @@ export function createCrawlActivities(deps: CrawlDeps) {
   return { crawlPage };
 }
 
-async function readPage(reader: Reader, input: CrawlInput): Promise<CrawlResult> {
+async function readPage(reader: Reader, input: CrawlInput, beat: Beat): Promise<CrawlResult> {
   const base = { url: input.url };
   let normalized: string;
   try {
@@ -100,7 +105,7 @@ async function readPage(reader: Reader, input: CrawlInput): Promise<CrawlResult>
   if (ban) return { ...base, status: 'blocked', reason: `the user banned ${ban} from this research` };
   const urlHash = pageUrlHash(normalized);
   const stored = await reader.deps.store.getPage(input.researchId, urlHash);
-  const page = stored ?? (await fetchAndSavePage(reader, input, urlHash, banned));
+  const page = stored ?? (await fetchAndSavePage(reader, input, urlHash, banned, beat));
   if ('status' in page) return page;
   if (outsideRange(page.published, timeRange)) {
     // The search snippet of this page, if one was kept, is dated too: the report leaves it out.
@@ -109,7 +114,13 @@ async function readPage(reader: Reader, input: CrawlInput): Promise<CrawlResult>
     const reason = `published ${page.published}, outside the run's time range (${describeRange(timeRange!)}): not used as a source`;
     return { ...base, status: 'skipped', reason };
   }
-  return dated(reader.deps.store, input.researchId, await extractForGoal(reader.deps, input, page, stored !== undefined), page, timeRange);
+  return dated(
+    reader.deps.store,
+    input.researchId,
+    await extractForGoal(reader.deps, input, page, stored !== undefined, beat),
+    page,
+    timeRange,
+  );
 }
 
 /**
@@ -135,20 +146,26 @@ export function pageUrlHash(normalized: string): string {
 }
 
 /** The page fetched, made readable and saved; or why there is no page. */
-async function fetchAndSavePage(reader: Reader, input: CrawlInput, urlHash: string, banned: string[]): Promise<StoredPage | CrawlResult> {
+async function fetchAndSavePage(
+  reader: Reader,
+  input: CrawlInput,
+  urlHash: string,
+  banned: string[],
+  beat: Beat,
+): Promise<StoredPage | CrawlResult> {
   const ctx = Context.current();
   const base = { url: input.url };
   try {
-    ctx.heartbeat({ stage: 'robots' });
+    beat.say({ stage: 'robots' });
     if (reader.deps.config.crawl.respectRobots && !(await reader.robotsAllowed(input.url, ctx.cancellationSignal))) {
       return { ...base, status: 'skipped', reason: 'robots.txt disallows this URL' };
     }
-    ctx.heartbeat({ stage: 'fetch' });
+    beat.say({ stage: 'fetch' });
     const fetched = await reader.fetcher.get(input.url, { signal: ctx.cancellationSignal });
     const redirectedToBan = bannedDomainOf(fetched.finalUrl, banned);
     if (redirectedToBan)
       return { ...base, status: 'blocked', reason: `redirected to ${redirectedToBan}, which the user banned from this research` };
-    ctx.heartbeat({ stage: 'extract', bytes: fetched.body.length });
+    beat.say({ stage: 'extract', bytes: fetched.body.length });
     const readable =
       (await officeToReadable(fetched.body, fetched.contentType, fetched.finalUrl)) ??
       (await toReadable(fetched.body, fetched.contentType, fetched.finalUrl));
@@ -186,11 +203,10 @@ export function fetchFailure(err: unknown, url: string, attempt: number): CrawlR
 }
 
 /** Goal-directed extraction; a page too long for the model is cut shorter and tried again. */
-async function extractForGoal(deps: CrawlDeps, input: CrawlInput, page: StoredPage, cached: boolean): Promise<CrawlResult> {
-  const ctx = Context.current();
+async function extractForGoal(deps: CrawlDeps, input: CrawlInput, page: StoredPage, cached: boolean, beat: Beat): Promise<CrawlResult> {
   let budget = PAGE_BUDGET_TOKENS;
   for (let attempt = 1; ; attempt++) {
-    ctx.heartbeat({ stage: 'llm', attempt });
+    beat.say({ stage: 'llm', attempt });
     const { text, reduced } = passagesForGoal(page.markdown, input.goal, budget, deps.counter ?? tokenCounter('cl100k'));
     try {
       const r = await deps.llm.structured(

@@ -8,6 +8,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Config } from '../../config';
 import { ErrorType } from '../../shared/errors';
 import { mapLlmError } from '../llm/client';
+import { beating } from '../beat';
 
 export interface Embedder {
   readonly enabled: boolean;
@@ -168,11 +169,5 @@ export function createEmbedder(
 /** Heartbeats while a slow embeddings request runs, so a dead worker's batch is retried soon. */
 export async function withHeartbeat<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const ctx = Context.current();
-  ctx.heartbeat();
-  const beat = setInterval(() => ctx.heartbeat(), 3_000);
-  try {
-    return await fn(ctx.cancellationSignal);
-  } finally {
-    clearInterval(beat);
-  }
+  return beating(() => fn(ctx.cancellationSignal));
 }

@@ -6,6 +6,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Config } from '../../config';
 import { ErrorType } from '../../shared/errors';
 import { shutdownFailure } from '../attempt';
+import { startBeat } from '../beat';
 import { retryAfterMs } from '../retry-after';
 import { leanFetch } from '../../infra/http';
 
@@ -92,10 +93,9 @@ export async function chatCompletion(
   options: { timeoutMs?: number } = {},
 ): Promise<OpenAI.Chat.ChatCompletion> {
   const ctx = Context.current();
-  ctx.heartbeat();
-  // Several beats within the heartbeat timeout, however short the operator set it.
-  const every = Math.min(HEARTBEAT_EVERY_MS, Math.max(100, (ctx.info.heartbeatTimeoutMs ?? Infinity) / 3));
-  const beat = setInterval(() => ctx.heartbeat(), every);
+  // Several beats within the heartbeat timeout, however short the operator set it; none for a
+  // call answered within the first of them (src/activities/beat.ts).
+  const beat = startBeat(undefined, HEARTBEAT_EVERY_MS);
   try {
     return await client.chat.completions.create(params, {
       signal: requestSignal(ctx),
@@ -107,7 +107,7 @@ export async function chatCompletion(
       mapLlmError(err, params.model)
     );
   } finally {
-    clearInterval(beat);
+    beat.stop();
   }
 }
 

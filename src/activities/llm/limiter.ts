@@ -7,6 +7,7 @@
 import { Context } from '@temporalio/activity';
 import { metrics } from '../../infra/metrics';
 import { shutdownFailure } from '../attempt';
+import { startBeat } from '../beat';
 
 const HEARTBEAT_EVERY_MS = 3_000;
 /** The longest pause a Retry-After can impose: a bad header must not stall a worker's calls for an hour. */
@@ -171,13 +172,12 @@ export function createLimiters(ceiling: number): (provider: string) => AimdLimit
  */
 export async function acquireSlot(limiter: Limiter): Promise<Slot> {
   const ctx = Context.current();
-  const every = Math.min(HEARTBEAT_EVERY_MS, Math.max(100, (ctx.info.heartbeatTimeoutMs ?? Infinity) / 3));
-  const beat = setInterval(() => ctx.heartbeat({ waitingFor: 'a model request slot' }), every);
+  const beat = startBeat({ waitingFor: 'a model request slot' }, HEARTBEAT_EVERY_MS);
   try {
     return await limiter.acquire(ctx.cancellationSignal);
   } catch (err) {
     throw shutdownFailure('the wait for a model request slot') ?? err;
   } finally {
-    clearInterval(beat);
+    beat.stop();
   }
 }
