@@ -37,6 +37,7 @@ import { searchResults } from '../test/support/research-script';
 import { FakeSearxng } from '../test/support/search-server';
 import { freePort, spawnCli } from '../test/support/spawn';
 import { BenchApi, type Follow } from './support/api-client';
+import { benchDatabase } from './support/database';
 import { readHistories } from './support/histories';
 import { idleReview, type IdleFigures } from './support/idle-review';
 import { modelCallFigures, tokenTable } from './support/model-calls';
@@ -89,6 +90,7 @@ const llm = await new ScriptedLlmServer().start();
 llm.latencyMs = latency;
 const search = await new FakeSearxng({}, searchResults(site.url)).start();
 const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-load-'));
+const db = values.pg ? await benchDatabase(values.pg) : undefined;
 const [tp, up, ap, pp] = [await freePort(), await freePort(), await freePort(), await freePort()];
 const dev = spawnCli(
   ['dev'],
@@ -112,12 +114,15 @@ const dev = spawnCli(
     SEARCH_RATE_LIMITS: `searxng=${values['llm-rate']}`,
     SEARCH_CONCURRENCY: '32',
     ...(values['no-coder'] ? { RESEARCHER_PYTHON: 'false' } : {}),
-    ...(values.pg ? { DATABASE_URL: values.pg } : {}),
+    ...(db ? { DATABASE_URL: db.url } : {}),
     ...extraEnv,
   },
   values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, 'profiles')}`] : [],
 );
-await dev.waitFor(/deep-research is running/, 180_000);
+await dev.waitFor(/deep-research is running/, 180_000).catch(async (err: unknown) => {
+  await db?.drop();
+  throw err;
+});
 const devPid = dev.child.pid!;
 const temporalPid = childrenOf(devPid).find((p) => commandName(p).startsWith('temporal'));
 if (!temporalPid) throw new Error('the Temporal dev server process was not found');
@@ -136,7 +141,7 @@ function hasSandboxImage(): boolean {
 // ---- the workload ------------------------------------------------------------------------------
 
 llm.script(workloadRules(workload, sandboxReady));
-// Idempotency keys unique to this bench process: with --pg the database outlives it.
+// Idempotency keys unique to this bench process (ids of runs derive from them).
 const batch = randomUUID().slice(0, 8);
 const keyOf = (label: string, i: number) => `bench-${batch}-${label}-${i}`;
 
@@ -159,37 +164,42 @@ async function drive(count: number, label: string): Promise<{ ids: string[]; sta
   return out;
 }
 /** The dev process's CPU-seconds per run over the warm-up, printed against the measured load's. */
-let warmupCpuPerRun = 0;
-if (warmup > 0) {
+async function warmUp(): Promise<number> {
   const before = cpuSeconds(devPid);
   const w = await drive(warmup, 'warm-up');
-  warmupCpuPerRun = (cpuSeconds(devPid) - before) / warmup;
   const failed = w.statuses.filter((s) => s !== 'completed').length;
   if (failed) throw new Error(`${failed} of ${warmup} warm-up runs did not complete`);
+  return (cpuSeconds(devPid) - before) / warmup;
 }
 
 const setting = `${values.pg ? 'PostgreSQL' : 'PGlite'}, ${workload} workload${sandboxReady ? '' : ' (no sandbox image: research steps only)'}, LLM latency ${latency} ms, LLM_CONCURRENCY ${llmSlots}${warmup ? `, after ${warmup} warm-up runs` : ', a fresh process'}${values.env?.length ? `, ${values.env.join(' ')}` : ''}`;
 
-if (values.review === 'idle') {
-  console.log(`load: ${runs} runs waiting for plan review, submitted ${concurrency} at a time, ${setting}`);
-  const idle: IdleFigures = await idleReview({
-    api,
-    runs,
-    concurrency,
-    minutes: idleMinutes,
-    pollMs,
-    pids: { dev: devPid, temporal: temporalPid },
-    withPostgres: Boolean(values.pg),
-    question: (i) => questionOf('review', i),
-    key: (i) => keyOf('review', i),
-  });
-  if (values.json) writeFileSync(values.json, JSON.stringify(idle));
-} else {
-  await measureLoad();
+// Whatever fails, the dev process and its Temporal server are stopped: on a shared machine a
+// bench that dies must not leave them running.
+try {
+  const warmupCpuPerRun = warmup > 0 ? await warmUp() : 0;
+  if (values.review === 'idle') {
+    console.log(`load: ${runs} runs waiting for plan review, submitted ${concurrency} at a time, ${setting}`);
+    const idle: IdleFigures = await idleReview({
+      api,
+      runs,
+      concurrency,
+      minutes: idleMinutes,
+      pollMs,
+      pids: { dev: devPid, temporal: temporalPid },
+      withPostgres: Boolean(values.pg),
+      question: (i) => questionOf('review', i),
+      key: (i) => keyOf('review', i),
+    });
+    if (values.json) writeFileSync(values.json, JSON.stringify(idle));
+  } else {
+    await measureLoad(warmupCpuPerRun);
+  }
+} finally {
+  await shutdown();
 }
-await shutdown();
 
-async function measureLoad(): Promise<void> {
+async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   const firstRequest = llm.requests.length;
   const cpu = new StackCpu(devPid, temporalPid!, Boolean(values.pg));
   const threads0 = threadCpu(devPid);
@@ -326,6 +336,7 @@ async function shutdown(): Promise<void> {
   await api.close();
   dev.child.kill('SIGINT');
   await dev.exited(60_000);
+  await db?.drop();
   if (values['cpu-prof']) console.log(`CPU profile(s):   ${path.join(dir, 'profiles')}`);
   await llm.close();
   await search.close();

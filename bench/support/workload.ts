@@ -66,10 +66,21 @@ function runOf(req: ChatRequest): { label: string; i: number } | undefined {
   return m ? { label: m[1]!, i: Number(m[2]) } : undefined;
 }
 
+/** The rewrite answers a research question that keeps the run's tag: every run researches a
+ *  question of its own, as users' runs do (with one question for all, the same step of two runs
+ *  would send the same prompts, and count as one conversation in the prefix-reuse share), and the
+ *  planner, the judge and gap reflection, which all see it, can tell which run they answer. */
+const taggedRewrite = (req: ChatRequest): Reply => ({
+  json: {
+    researchQuestion: `How far did solar costs fall 2010-2022? ${TAG.exec(userText(req))?.[0] ?? ''}`.trim(),
+    queries: ['solar cost', 'solar lcoe', 'pv module price'],
+  },
+});
+
 export function workloadRules(name: WorkloadName, sandbox: boolean): Rule[] {
-  // The standard workload's planner sees a research question without the run's tag (its rewrite
-  // answer is fixed), so its plans go by the planner's call order, as they always have.
-  if (name === 'standard') return researchRules({ planner: (_req, n) => ({ json: planJson(standardPlan(n, sandbox)) }) });
+  // The standard workload's plans go by the planner's call order, as they always have.
+  if (name === 'standard')
+    return researchRules({ rewrite: taggedRewrite, planner: (_req, n) => ({ json: planJson(standardPlan(n, sandbox)) }) });
   const failed = new Set<string>();
   const judge = (req: ChatRequest): Reply => {
     const run = runOf(req);
@@ -100,14 +111,7 @@ export function workloadRules(name: WorkloadName, sandbox: boolean): Rule[] {
     return { content: 'The search results answer the step.' };
   };
   return researchRules({
-    // The rewritten question keeps the run's tag, so the planner, the judge and gap reflection
-    // (which all see it) can tell which run they answer.
-    rewrite: (req) => ({
-      json: {
-        researchQuestion: `How far did solar costs fall 2010-2022? ${TAG.exec(userText(req))?.[0] ?? ''}`.trim(),
-        queries: ['solar cost', 'solar lcoe', 'pv module price'],
-      },
-    }),
+    rewrite: taggedRewrite,
     planner: (req) => ({ json: planJson(usersPlan(runOf(req)?.i ?? 0, sandbox)) }),
     react,
     judge,

@@ -1,0 +1,23 @@
+// With --pg, the bench gets a database of its own on that PostgreSQL server, created for the run
+// and dropped after it: each load starts from empty tables (rows of earlier benches would make
+// its queries slower from one run to the next), and the bench needs no more rights than the test
+// suite's (CREATEDB), not write access to the server's `postgres` database.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+export async function benchDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `bench_load_${randomBytes(4).toString('hex')}`;
+  const admin = async (sql: string) => {
+    const c = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 5_000 });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const u = new URL(serverUrl);
+  u.pathname = `/${name}`;
+  return { url: u.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
