@@ -61,3 +61,9 @@ export const PYTHON_RUNS_PER_ATTEMPT = 100_000;
 export function pythonRunNumber(attempt: number, seq: number): number {
   return attempt * PYTHON_RUNS_PER_ATTEMPT + seq;
 }
+
+/** Why a research step answered early when its own turn had to (its conversation outgrew the
+ *  context budget): the turn's reason, told in the past. */
+export function forcedAnswerCut(forcedAnswer: string): string {
+  return forcedAnswer.replace(/ is reached$/, ' was reached');
+}

@@ -2,10 +2,10 @@
 // activity that may return tool calls; the workflow runs the tools as activities (tools.ts) and
 // feeds their results back through the stored conversation, at most maxToolRounds rounds, then
 // compresses the findings into a step result citing stable source ids.
-import { setHandler } from '@temporalio/workflow';
+import { patched, setHandler } from '@temporalio/workflow';
 import { knowledgeSignal, wrapUpSignal } from './messages';
 import { ErrorType } from '../shared/errors';
-import { addUsage, stepKey, ZERO_USAGE } from '../shared/plain';
+import { addUsage, forcedAnswerCut, stepKey, ZERO_USAGE } from '../shared/plain';
 import type { StepInput, StepOutput } from '../shared/schemas';
 import type { McpToolSpec } from '../activities/mcp';
 import type { ToolResultInput } from '../activities/roles/conversation';
@@ -17,6 +17,12 @@ import { watchStepWaits } from './waits';
 
 /** After a context-length error, tool results kept whole: first the last one, then none. */
 const TRIM_KEEP_LAST = [1, 0];
+
+/** Runs started before it compressed the findings in an activity of their own after the last turn. */
+export const COMPRESS_IN_LAST_TURN_PATCH = 'compress-in-last-turn';
+
+/** A turn that may also write the step's findings: two model calls (the LLM proxy's 5 minutes is one). */
+const TURN_AND_FINDINGS_TIMEOUT = '10 minutes';
 
 export async function researcherWorkflow(input: StepInput): Promise<StepOutput> {
   watchStepWaits(input.step.id, input.step.title);
@@ -45,6 +51,9 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   }
   // Why the step answers before it is done, if it does (a wrap-up is the user's choice, not this).
   let cutShort: string | undefined;
+  // The findings, written by the turn that ended the step (runs started before: an activity of their own).
+  const compressAtEnd = patched(COMPRESS_IN_LAST_TURN_PATCH);
+  let compressed: StepOutput | undefined;
   for (let round = 0; round <= maxRounds; round++) {
     // Out of rounds, or out of the budget the run had left: answer with what there is.
     const budgetSpent = stepBudgetSpent(input.budget, usage, Date.now());
@@ -63,17 +72,19 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
       toolResults: pending,
       userPages,
       discoverMcp,
+      ...(compressAtEnd ? { compressAtEnd: { key: stepKey(input.step.id, input.attempt), ...(cutShort ? { cutShort } : {}) } } : {}),
     });
     if (turn.mcp) {
       mcpTools = turn.mcp.tools;
       for (const e of turn.mcp.errors) notes.add('MCP discovery', e);
     }
     // The turn itself had to answer: its conversation outgrew the context budget.
-    if (turn.forcedAnswer && !mustAnswer) cutShort ??= turn.forcedAnswer.replace(/ is reached$/, ' was reached');
+    if (turn.forcedAnswer && !mustAnswer) cutShort ??= forcedAnswerCut(turn.forcedAnswer);
     pending = [];
     userPages = undefined;
     usage = addUsage(usage, turn.usage);
     seq = turn.nextSeq;
+    compressed = turn.compressed;
     if (turn.calls.length === 0) break;
     const base = seq;
     seq += turn.calls.length;
@@ -81,17 +92,19 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
     const toolUsage = await Promise.all(turn.calls.map((call, i) => runTool(calls, input, convKey, base + i, call, notes, keep)));
     for (const u of toolUsage) usage = addUsage(usage, u);
   }
-  const out = await calls.llm.compressResearch.executeWithOptions({ summary: `researcher ${input.step.id}: compress findings` }, [
-    {
-      researchId: input.researchId,
-      convKey,
-      key: stepKey(input.step.id, input.attempt),
-      question: input.question,
-      locale: input.locale,
-      step: input.step,
-      ...(cutShort ? { cutShort } : {}),
-    },
-  ]);
+  const out =
+    compressed ??
+    (await calls.llm.compressResearch.executeWithOptions({ summary: `researcher ${input.step.id}: compress findings` }, [
+      {
+        researchId: input.researchId,
+        convKey,
+        key: stepKey(input.step.id, input.attempt),
+        question: input.question,
+        locale: input.locale,
+        step: input.step,
+        ...(cutShort ? { cutShort } : {}),
+      },
+    ]));
   const failures = notes.list();
   return { ...out, usage: addUsage(usage, out.usage), ...(failures.length ? { notes: failures } : {}), ...(cutShort ? { cutShort } : {}) };
 }
@@ -109,6 +122,7 @@ async function turnWithTrim(
     toolResults: ToolResultInput[];
     userPages: ToolResultInput | undefined;
     discoverMcp: boolean;
+    compressAtEnd?: { key: string; cutShort?: string };
   },
 ) {
   const turnInput = {
@@ -126,14 +140,17 @@ async function turnWithTrim(
     python: true,
     ...(turn.userPages ? { userPages: turn.userPages } : {}),
     ...(turn.discoverMcp ? { discoverMcp: true } : {}),
+    ...(turn.compressAtEnd ? { compressAtEnd: turn.compressAtEnd } : {}),
   };
   const summary = `researcher ${input.step.id}: round ${turn.round + 1}${turn.mustAnswer ? ' (must answer)' : ''}`;
+  // A turn that may end the step writes its findings too: room for both model calls.
+  const options = turn.compressAtEnd ? { summary, startToCloseTimeout: TURN_AND_FINDINGS_TIMEOUT } : { summary };
   for (let trim = 0; ; trim++) {
     try {
       // The tool results were written by the first try (a context-length error comes from the
       // model, after the writes): later tries must not undo the trimming.
       const results = trim === 0 && turn.toolResults.length ? { toolResults: turn.toolResults } : {};
-      return await calls.llm.researcherTurn.executeWithOptions({ summary }, [{ ...turnInput, ...results }]);
+      return await calls.llm.researcherTurn.executeWithOptions(options, [{ ...turnInput, ...results }]);
     } catch (err) {
       const type = (err as { cause?: { type?: string } }).cause?.type;
       if (type !== ErrorType.LlmContextLength || trim >= TRIM_KEEP_LAST.length) throw err;

@@ -81,6 +81,8 @@ const BASELINE = [
   'baseline-supervisor.json',
   // rewrite.test.ts: a finished run's report rewritten (brief, German) by reportRewriteWorkflow.
   'baseline-rewrite.json',
+  // researcher.test.ts: a step whose last turn wrote its findings (the compress-in-last-turn patch).
+  'baseline-researcher-compress.json',
 ];
 
 describe('replay of recorded histories', () => {

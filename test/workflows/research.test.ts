@@ -100,11 +100,11 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect((await result(id)).outcome).toBe('report');
     expect(requestsFor('researcher')).toHaveLength(2);
     // The run's two patches (investigate.ts BACKGROUND_PAGES_PATCH, user-memory.ts USER_MEMORY_PATCH)
-    // have their markers and their TemporalChangeVersion (the SDK upserts it with a patch), the step
-    // neither; no start attribute is repeated.
+    // and the step's one (researcher.ts COMPRESS_IN_LAST_TURN_PATCH) have their markers and their
+    // TemporalChangeVersion (the SDK upserts it with a patch); no start attribute is repeated.
     for (const [wid, patches] of [
       [id, 2],
-      [`${id}/step/a`, 0],
+      [`${id}/step/a`, 1],
     ] as const) {
       const events = (await h.client.workflow.getHandle(wid).fetchHistory()).events!;
       expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toHaveLength(patches);

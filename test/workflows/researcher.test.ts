@@ -10,6 +10,7 @@ import { defaultReact, researchRules, stepTitleOf, userText, type RoleOverrides 
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 import { runResearcherStep } from '../support/researcher-step';
+import { recordHistories } from '../support/record-history';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 
@@ -70,6 +71,17 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
     const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'webSearch');
     expect(scheduled.length).toBeGreaterThan(0);
     for (const e of scheduled) expect(e.activityTaskScheduledEventAttributes!.taskQueue!.name).toBe(`${h.taskQueue}-search`);
+    // The turn that asked for no tools wrote the findings too (the compress-in-last-turn patch): no
+    // activity of their own, and the findings' model call made once, after the last turn's.
+    const types = history.events!.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    expect(types).not.toContain('compressResearch');
+    expect(types.filter((t) => t === 'researcherTurn')).toHaveLength(3);
+    const findings = h.llm.requests.filter(
+      (r) => r.rule === 'researcher' && r.body.messages.some((m) => String(m.content).includes('Solar')),
+    );
+    expect(findings).toHaveLength(1);
+    expect(findings[0]!.seq).toBeGreaterThan(turns[2]!.seq);
+    recordHistories([[id, 'baseline-researcher-compress.json']]);
   });
 
   it('records blocked and skipped pages in the tool result and goes on', async () => {

@@ -49,8 +49,10 @@ export const compressor = defineRole({
   activities: createCompressorActivities,
 });
 
-/** Compresses the conversation into the step's findings, citing only sources it retrieved. */
-async function compressResearch(deps: { llm: Llm; store: Store }, input: CompressInput): Promise<StepOutput> {
+/** Compresses the conversation into the step's findings, citing only sources it retrieved.
+ *  `callKey`: the model call's key within its activity, when the activity makes another call
+ *  before this one (the researcher's last turn). */
+export async function compressResearch(deps: { llm: Llm; store: Store }, input: CompressInput, callKey?: string): Promise<StepOutput> {
   const rows = await deps.store.conversations.load(input.researchId, input.convKey);
   const ids = [...new Set(rows.filter((r) => r.message.role === 'tool').flatMap((r) => citedSourceIds(String(r.message.content ?? ''))))];
   const retrieved = await deps.store.getSources(input.researchId, ids);
@@ -66,7 +68,7 @@ async function compressResearch(deps: { llm: Llm; store: Store }, input: Compres
         stepDescription: input.step.description,
         transcript: transcriptOf(rows.map((row) => row.message)).slice(-TRANSCRIPT_CHARS),
       },
-      { researchId: input.researchId },
+      { researchId: input.researchId, ...(callKey ? { key: callKey } : {}) },
     );
   } catch (err) {
     if (!modelGaveUp(err)) throw err;

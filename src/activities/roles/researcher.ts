@@ -8,14 +8,15 @@ import type OpenAI from 'openai';
 import { Context } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
 import type { ToolCall } from '../../shared/llm-outputs';
-import { type PlanStep, type Usage } from '../../shared/schemas';
-import { summarize, ZERO_USAGE } from '../../shared/plain';
+import { type PlanStep, type StepOutput, type Usage } from '../../shared/schemas';
+import { forcedAnswerCut, summarize, ZERO_USAGE } from '../../shared/plain';
 import { activityCallKey } from '../attempt';
 import type { ReplyReading } from '../llm/call';
 import { flag, promptPart, stepVarShape, text, toolPrompt } from '../llm/prompt-def';
 import { renderPart, renderPrompt } from '../llm/render';
 import type { McpDiscovery, McpToolSpec } from '../mcp';
 import type { Message } from '../store';
+import { compressResearch } from './compressor';
 import { createConversationActivities, USER_PAGES, type ToolResultInput } from './conversation';
 import { modelGaveUp, noteFallback } from './fallbacks';
 import { defineRole, type RoleDeps } from './role';
@@ -74,6 +75,10 @@ export interface TurnInput {
   /** First turn only: pages the user asked the run to read, already read by the workflow; written
    *  after the task as the user's message. */
   userPages?: ToolResultInput;
+  /** A turn that asks no tools ends the step: it writes the step's findings too, in the same
+   *  activity (one task fewer than a compressResearch of its own). The findings' document key, and
+   *  why the step answers early when the workflow knows before the turn. */
+  compressAtEnd?: { key: string; cutShort?: string };
 }
 
 export interface TurnResult {
@@ -86,6 +91,8 @@ export interface TurnResult {
   /** The MCP tools a first turn found (discoverMcp) and the servers it could not ask; absent when
    *  there were neither. */
   mcp?: McpDiscovery;
+  /** The step's findings, when the turn ended the step and was asked to write them (compressAtEnd). */
+  compressed?: StepOutput;
 }
 
 type AssistantMessage = OpenAI.Chat.ChatCompletionAssistantMessageParam;
@@ -106,6 +113,17 @@ export const researcher = defineRole({
 });
 
 async function researcherTurn(deps: ResearcherDeps, turnInput: TurnInput): Promise<TurnResult> {
+  const turn = await oneTurn(deps, turnInput);
+  const end = turnInput.compressAtEnd;
+  if (!end || turn.calls.length) return turn;
+  const forced = turn.forcedAnswer && !turnInput.mustAnswer ? forcedAnswerCut(turn.forcedAnswer) : undefined;
+  const cutShort = end.cutShort ?? forced;
+  const { researchId, convKey, question, locale, step } = turnInput;
+  const input = { researchId, convKey, key: end.key, question, locale, step, ...(cutShort ? { cutShort } : {}) };
+  return { ...turn, compressed: await compressResearch(deps, input, 'compress') };
+}
+
+async function oneTurn(deps: ResearcherDeps, turnInput: TurnInput): Promise<TurnResult> {
   const mcp = turnInput.discoverMcp && deps.discoverMcp ? await deps.discoverMcp({ role: 'researcher' }) : undefined;
   const input = mcp ? { ...turnInput, mcpTools: mcp.tools } : turnInput;
   const found = mcp && (mcp.tools.length || mcp.errors.length) ? { mcp } : {};
