@@ -3,6 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import pg from 'pg';
 import type { Logger } from './logger';
+import { servePglite } from './pglite-server';
 import { assertPortFree } from './temporal-cli';
 
 export interface EmbeddedPostgres {
@@ -15,21 +16,17 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; port: numbe
   await assertPortFree(opts.port, '127.0.0.1', 'embedded PostgreSQL; set PGLITE_PORT, or DATABASE_URL for a real server');
   mkdirSync(opts.dataDir, { recursive: true });
   // Loaded only here: a worker on a PostgreSQL server never holds PGlite (27 MB).
-  const [{ PGlite }, { PGLiteSocketServer }, { vector }] = await Promise.all([
-    import('@electric-sql/pglite'),
-    import('@electric-sql/pglite-socket'),
-    import('@electric-sql/pglite-pgvector'),
-  ]);
+  const [{ PGlite }, { vector }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-pgvector')]);
   // pgvector is loaded so that the knowledge base gets its HNSW index in the embedded default too.
   const db = await PGlite.create({ dataDir: opts.dataDir, extensions: { vector } });
-  // PGlite is a single session: the server queues queries from all connections in order.
-  const server = new PGLiteSocketServer({ db, port: opts.port, host: '127.0.0.1', maxConnections: 16 });
-  await server.start();
+  // PGlite is a single session: the server gives it to one connection at a time, from a query's
+  // first message to the ReadyForQuery that ends it idle (pglite-server.ts says why).
+  const server = await servePglite(db, { host: '127.0.0.1', port: opts.port });
   opts.log.debug('embedded PostgreSQL (PGlite) listening', { port: opts.port, dataDir: opts.dataDir });
   return {
     url: `postgres://postgres@127.0.0.1:${opts.port}/postgres`,
     stop: async () => {
-      await server.stop();
+      await server.close();
       await db.close();
     },
   };
