@@ -107,6 +107,13 @@ describe.skipIf(!ready)(`grounding by code (${ready ? 'live' : missingReason()})
     // The status carries the same figures.
     const status = (await request(h.app).get(`/v1/research/${res.body.id}`).expect(200)).body;
     expect(status.report.grounding).toEqual(report.grounding);
+    // The one-call report and its claim check were one activity (the report-with-claim-check patch).
+    const history = await h.client.workflow.getHandle(res.body.id as string).fetchHistory();
+    const types = history.events!.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    expect(types.filter((t) => t === 'writeCheckedReport')).toHaveLength(1);
+    expect(types).not.toContain('writeReport');
+    expect(types).not.toContain('verifyCitations');
     recordHistories([[res.body.id as string, 'baseline-claims.json']]);
+    recordHistories([[res.body.id as string, 'baseline-claims-in-report.json']]);
   });
 });

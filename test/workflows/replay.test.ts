@@ -83,6 +83,8 @@ const BASELINE = [
   'baseline-rewrite.json',
   // researcher.test.ts: a step whose last turn wrote its findings (the compress-in-last-turn patch).
   'baseline-researcher-compress.json',
+  // grounding.test.ts: a report and its claim check in one activity (the report-with-claim-check patch).
+  'baseline-claims-in-report.json',
 ];
 
 describe('replay of recorded histories', () => {

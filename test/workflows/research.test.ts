@@ -99,11 +99,12 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(200);
     expect((await result(id)).outcome).toBe('report');
     expect(requestsFor('researcher')).toHaveLength(2);
-    // The run's two patches (investigate.ts BACKGROUND_PAGES_PATCH, user-memory.ts USER_MEMORY_PATCH)
-    // and the step's one (researcher.ts COMPRESS_IN_LAST_TURN_PATCH) have their markers and their
-    // TemporalChangeVersion (the SDK upserts it with a patch); no start attribute is repeated.
+    // The run's three patches (investigate.ts BACKGROUND_PAGES_PATCH, report.ts
+    // REPORT_WITH_CHECK_PATCH, user-memory.ts USER_MEMORY_PATCH) and the step's one (researcher.ts
+    // COMPRESS_IN_LAST_TURN_PATCH) have their markers and their TemporalChangeVersion (the SDK
+    // upserts it with a patch); no start attribute is repeated.
     for (const [wid, patches] of [
-      [id, 2],
+      [id, 3],
       [`${id}/step/a`, 1],
     ] as const) {
       const events = (await h.client.workflow.getHandle(wid).fetchHistory()).events!;

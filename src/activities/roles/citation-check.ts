@@ -16,7 +16,7 @@ import type { Llm } from '../llm/call';
 import { count, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store, StoredSource } from '../store';
 import { modelGaveUp, noteFallback } from './fallbacks';
-import { REPORT_DRAFT_KEY, reportNotes, reportSources, versionedKey } from './reporter';
+import { REPORT_DRAFT_KEY, reportNotes, reportSources, versionedKey, writeReport, type ReportInput, type ReportOutput } from './reporter';
 import { defineRole } from './role';
 
 /** The answer: for each cited sentence and source, whether the source's evidence says it. */
@@ -80,7 +80,23 @@ export type VerifyInput = { researchId: string; stepKeys: string[]; notes: strin
 type VerifierDeps = { llm: Llm; store: Store; limits?: VerifierLimits | undefined };
 
 export function createVerifierActivities(deps: VerifierDeps) {
-  return { verifyCitations: (input: VerifyInput) => verifyCitations(deps, input) };
+  return {
+    verifyCitations: (input: VerifyInput) => verifyCitations(deps, input),
+    writeCheckedReport: (input: ReportInput) => writeCheckedReport(deps, input),
+  };
+}
+
+/**
+ * The one-call report and its claim check in one activity: one activity task and one workflow task
+ * fewer than a verifyCitations of its own. The check reads the draft the report stored; a retry
+ * after a failed check reuses the report's logged answer (its model calls have their own keys).
+ * A report to be written section by section comes back unwritten and unchecked, as from writeReport.
+ */
+async function writeCheckedReport(deps: VerifierDeps, input: ReportInput): Promise<ReportOutput & { claims?: VerifyOutput }> {
+  const report = await writeReport(deps, input);
+  if (report.bySection) return report;
+  const { researchId, stepKeys, notes, version } = input;
+  return { ...report, claims: await verifyCitations(deps, { researchId, stepKeys, notes, ...(version ? { version } : {}) }) };
 }
 
 export const citationCheck = defineRole({

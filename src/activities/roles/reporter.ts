@@ -251,7 +251,7 @@ export async function saveDraft(
 
 /** The report in one model call (brief and standard lengths); a draft code finds wanting is asked
  *  for once more with the reason, then replaced by the report code puts together. */
-async function writeReport(deps: ReporterDeps, input: ReportInput): Promise<ReportOutput> {
+export async function writeReport(deps: ReporterDeps, input: ReportInput): Promise<ReportOutput> {
   const sources = await reportSources(deps.store, input.researchId, input.stepKeys);
   const usage: Usage = { ...ZERO_USAGE };
   if (input.sectionsIfTooLong && sources.findings.length > 1) {

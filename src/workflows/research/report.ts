@@ -5,7 +5,10 @@
 // each cited sentence is compared with its source's stored evidence, and a
 // citation the evidence does not support is removed; the figures go into the status and report.
 import type { MemoryOwner } from '../../shared/memory';
-import type { Plan, StepOutput } from '../../shared/schemas';
+import { patched } from '@temporalio/workflow';
+import type { LlmActivities } from '../../activities';
+import type { Grounding } from '../../shared/messages';
+import type { Plan, StepOutput, Usage } from '../../shared/schemas';
 import type { RunState } from './run-state';
 
 /** The document keys of the accepted step results, in plan order. */
@@ -28,12 +31,8 @@ export async function writeReport(run: RunState, plan: Plan, researchQuestion: s
   const length = run.options.reportLength ?? 'standard';
   // A one-call report whose findings do not fit the reporter's context window comes back unwritten
   // (bySection) and is written section by section; a history recorded before that has no such answer.
-  const oneCall =
-    length === 'long'
-      ? undefined
-      : await run.calls.llm.writeReport.executeWithOptions({ summary: `reporter: report from ${stepKeys.length} step results` }, [
-          { ...input, length, sectionsIfTooLong: true },
-        ]);
+  // Its claim check runs in the same activity (runs started before: an activity of its own).
+  const oneCall = length === 'long' ? undefined : await writeInOneCall(run, { ...input, length, sectionsIfTooLong: true });
   if (oneCall?.bySection) {
     const why = 'The findings did not fit the model in one call: the report was written section by section.';
     run.note(why);
@@ -47,8 +46,27 @@ export async function writeReport(run: RunState, plan: Plan, researchQuestion: s
       `Removed ${report.removedCitations.length} citation(s) that pointed at no retrieved source: [${report.removedCitations.join('], [')}].`,
     );
   }
-  await checkClaims(run, stepKeys, notes);
+  if (oneCall?.claims) applyClaims(run, oneCall.claims);
+  else await checkClaims(run, stepKeys, notes);
   return report;
+}
+
+/** Runs started before it checked the one-call report's claims in an activity of their own. */
+export const REPORT_WITH_CHECK_PATCH = 'report-with-claim-check';
+
+/** The report and its claim check: two model calls (the LLM proxy's 5 minutes is one). */
+const REPORT_AND_CHECK_TIMEOUT = '10 minutes';
+
+function writeInOneCall(
+  run: RunState,
+  input: ReportInput & { length: 'brief' | 'standard'; sectionsIfTooLong: true },
+): Promise<Awaited<ReturnType<LlmActivities['writeCheckedReport']>>> {
+  const summary = `reporter: report from ${input.stepKeys.length} step results`;
+  if (!patched(REPORT_WITH_CHECK_PATCH)) return run.calls.llm.writeReport.executeWithOptions({ summary }, [input]);
+  return run.calls.llm.writeCheckedReport.executeWithOptions(
+    { summary: `${summary}, then its claim check`, startToCloseTimeout: REPORT_AND_CHECK_TIMEOUT },
+    [input],
+  );
 }
 
 type ReportInput = {
@@ -83,6 +101,10 @@ async function checkClaims(run: RunState, stepKeys: string[], notes: string[]): 
   const v = await run.calls.llm.verifyCitations.executeWithOptions({ summary: 'claim check: cited sentences against their sources' }, [
     { researchId: run.id, stepKeys, notes },
   ]);
+  applyClaims(run, v);
+}
+
+function applyClaims(run: RunState, v: { usage: Usage; grounding: Grounding; summary: string }): void {
   run.addUsage(v.usage);
   run.setGrounding(v.grounding);
   if (v.grounding.removed || v.grounding.flagged) run.note(`Claim check: ${v.summary}.`);
