@@ -306,6 +306,9 @@ export const StepOutput = z.object({
   /** Why the step answered before it was done: its context or budget share was spent, or its tool
    *  rounds ran out while the model still wanted tools. Absent when it finished on its own. */
   cutShort: z.string().optional(),
+  /** The judge's verdict, when the step's last activity asked for it (the research workflow then
+   *  asks no judge of its own); absent: the research workflow judges the result. */
+  verdict: z.object({ passed: z.boolean(), feedback: z.string() }).optional(),
 });
 export type StepOutput = z.infer<typeof StepOutput>;
 

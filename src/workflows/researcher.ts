@@ -21,8 +21,9 @@ const TRIM_KEEP_LAST = [1, 0];
 /** Runs started before it compressed the findings in an activity of their own after the last turn. */
 export const COMPRESS_IN_LAST_TURN_PATCH = 'compress-in-last-turn';
 
-/** A turn that may also write the step's findings: two model calls (the LLM proxy's 5 minutes is one). */
-const TURN_AND_FINDINGS_TIMEOUT = '10 minutes';
+/** A turn that may also write the step's findings and judge them: three model calls (the LLM
+ *  proxy's 5 minutes is one). */
+const TURN_AND_FINDINGS_TIMEOUT = '15 minutes';
 
 export async function researcherWorkflow(input: StepInput): Promise<StepOutput> {
   watchStepWaits(input.step.id, input.step.title);
@@ -51,7 +52,9 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   }
   // Why the step answers before it is done, if it does (a wrap-up is the user's choice, not this).
   let cutShort: string | undefined;
-  // The findings, written by the turn that ended the step (runs started before: an activity of their own).
+  // The findings, written and judged by the turn that ended the step (runs started before: an
+  // activity of their own, and the research workflow's judge). A step cut short by a wrap-up is
+  // accepted unjudged, so its last turn does not ask.
   const compressAtEnd = patched(COMPRESS_IN_LAST_TURN_PATCH);
   let compressed: StepOutput | undefined;
   for (let round = 0; round <= maxRounds; round++) {
@@ -72,7 +75,9 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
       toolResults: pending,
       userPages,
       discoverMcp,
-      ...(compressAtEnd ? { compressAtEnd: { key: stepKey(input.step.id, input.attempt), ...(cutShort ? { cutShort } : {}) } } : {}),
+      ...(compressAtEnd
+        ? { compressAtEnd: { key: stepKey(input.step.id, input.attempt), ...(cutShort ? { cutShort } : {}), judge: !wrapUp } }
+        : {}),
     });
     if (turn.mcp) {
       mcpTools = turn.mcp.tools;
@@ -122,7 +127,7 @@ async function turnWithTrim(
     toolResults: ToolResultInput[];
     userPages: ToolResultInput | undefined;
     discoverMcp: boolean;
-    compressAtEnd?: { key: string; cutShort?: string };
+    compressAtEnd?: { key: string; cutShort?: string; judge?: boolean };
   },
 ) {
   const turnInput = {

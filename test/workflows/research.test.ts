@@ -118,6 +118,10 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     // No workflow task writes the run's row twice (a new plan is written by the row's sync loop
     // alone): each write is a local activity the task waits for.
     const runEvents = (await h.client.workflow.getHandle(id).fetchHistory()).events!;
+    // Each step's last turn judged its findings (compress-in-last-turn): the run asked no judge itself.
+    const runActivities = runEvents.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    expect(runActivities).not.toContain('judgeStep');
+    expect(requestsFor('judge')).toHaveLength(2);
     const writesPerTask: number[] = [0];
     for (const e of runEvents) {
       if (e.workflowTaskCompletedEventAttributes) writesPerTask.push(0);

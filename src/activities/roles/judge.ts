@@ -31,52 +31,60 @@ export const JUDGE_PROMPT = jsonPrompt(
   JudgeVerdict,
 );
 
-export function createJudgeActivities(deps: { llm: Llm; store: Store }) {
-  async function judgeStep(input: {
-    researchId: string;
-    key: string;
-    step: PlanStep;
-    question: string;
-  }): Promise<{ verdict: JudgeVerdict; usage: Usage }> {
-    const [doc] = await deps.store.getDocuments(input.researchId, [input.key]);
-    if (!doc) throw ApplicationFailure.nonRetryable(`no step result stored under ${input.key}`, ErrorType.NotFound);
-    const attempt = Number(input.key.split('/').at(-1)) || 1;
-    let r: { output: JudgeVerdict; usage: Usage };
-    try {
-      r = await deps.llm.structured(
-        JUDGE_PROMPT,
-        {
-          question: input.question,
-          stepTitle: input.step.title,
-          stepDescription: input.step.description,
-          result: doc.content.slice(0, DOC_CHARS),
-          citedSources: doc.sourceIds.length,
-        },
-        { researchId: input.researchId },
-      );
-    } catch (err) {
-      if (!modelGaveUp(err)) throw err;
-      const what = `step ${input.step.id} (attempt ${attempt}) passed unchecked`;
-      await noteFallback(deps.store, input.researchId, 'judge', input.key, what, err);
-      r = { output: { passed: true, feedback: '' }, usage: ZERO_USAGE };
-    }
-    // The run's event log shows each check and its verdict (the web page's and CLI's timelines).
-    await deps.store.events.append(input.researchId, [
-      {
-        key: `verdict:${input.key}`,
-        type: 'verdict',
-        data: {
-          step: input.step.id,
-          attempt,
-          passed: r.output.passed,
-          ...(r.output.feedback ? { feedback: summarize(r.output.feedback, 300) } : {}),
-        },
-      },
-    ]);
-    return { verdict: r.output, usage: r.usage };
-  }
+export interface JudgeInput {
+  researchId: string;
+  key: string;
+  step: PlanStep;
+  question: string;
+}
 
-  return { judgeStep };
+export function createJudgeActivities(deps: { llm: Llm; store: Store }) {
+  return { judgeStep: (input: JudgeInput) => judgeStep(deps, input) };
+}
+
+/** The verdict on a step's stored result. `callKey`: the model call's key within its activity,
+ *  when the activity makes other calls before this one (the researcher's last turn). */
+export async function judgeStep(
+  deps: { llm: Llm; store: Store },
+  input: JudgeInput,
+  callKey?: string,
+): Promise<{ verdict: JudgeVerdict; usage: Usage }> {
+  const [doc] = await deps.store.getDocuments(input.researchId, [input.key]);
+  if (!doc) throw ApplicationFailure.nonRetryable(`no step result stored under ${input.key}`, ErrorType.NotFound);
+  const attempt = Number(input.key.split('/').at(-1)) || 1;
+  let r: { output: JudgeVerdict; usage: Usage };
+  try {
+    r = await deps.llm.structured(
+      JUDGE_PROMPT,
+      {
+        question: input.question,
+        stepTitle: input.step.title,
+        stepDescription: input.step.description,
+        result: doc.content.slice(0, DOC_CHARS),
+        citedSources: doc.sourceIds.length,
+      },
+      { researchId: input.researchId, ...(callKey ? { key: callKey } : {}) },
+    );
+  } catch (err) {
+    if (!modelGaveUp(err)) throw err;
+    const what = `step ${input.step.id} (attempt ${attempt}) passed unchecked`;
+    await noteFallback(deps.store, input.researchId, 'judge', input.key, what, err);
+    r = { output: { passed: true, feedback: '' }, usage: ZERO_USAGE };
+  }
+  // The run's event log shows each check and its verdict (the web page's and CLI's timelines).
+  await deps.store.events.append(input.researchId, [
+    {
+      key: `verdict:${input.key}`,
+      type: 'verdict',
+      data: {
+        step: input.step.id,
+        attempt,
+        passed: r.output.passed,
+        ...(r.output.feedback ? { feedback: summarize(r.output.feedback, 300) } : {}),
+      },
+    },
+  ]);
+  return { verdict: r.output, usage: r.usage };
 }
 
 export const judge = defineRole({

@@ -9,7 +9,7 @@ import { Context } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
 import type { ToolCall } from '../../shared/llm-outputs';
 import { type PlanStep, type StepOutput, type Usage } from '../../shared/schemas';
-import { forcedAnswerCut, summarize, ZERO_USAGE } from '../../shared/plain';
+import { addUsage, forcedAnswerCut, summarize, ZERO_USAGE } from '../../shared/plain';
 import { activityCallKey } from '../attempt';
 import type { ReplyReading } from '../llm/call';
 import { flag, promptPart, stepVarShape, text, toolPrompt } from '../llm/prompt-def';
@@ -17,6 +17,7 @@ import { renderPart, renderPrompt } from '../llm/render';
 import type { McpDiscovery, McpToolSpec } from '../mcp';
 import type { Message } from '../store';
 import { compressResearch } from './compressor';
+import { judgeStep } from './judge';
 import { createConversationActivities, USER_PAGES, type ToolResultInput } from './conversation';
 import { modelGaveUp, noteFallback } from './fallbacks';
 import { defineRole, type RoleDeps } from './role';
@@ -76,9 +77,10 @@ export interface TurnInput {
    *  after the task as the user's message. */
   userPages?: ToolResultInput;
   /** A turn that asks no tools ends the step: it writes the step's findings too, in the same
-   *  activity (one task fewer than a compressResearch of its own). The findings' document key, and
-   *  why the step answers early when the workflow knows before the turn. */
-  compressAtEnd?: { key: string; cutShort?: string };
+   *  activity (one task fewer than a compressResearch of its own), and with `judge` has them judged
+   *  there as well (one fewer than the research workflow's judgeStep). The findings' document key,
+   *  and why the step answers early when the workflow knows before the turn. */
+  compressAtEnd?: { key: string; cutShort?: string; judge?: boolean };
 }
 
 export interface TurnResult {
@@ -120,7 +122,10 @@ async function researcherTurn(deps: ResearcherDeps, turnInput: TurnInput): Promi
   const cutShort = end.cutShort ?? forced;
   const { researchId, convKey, question, locale, step } = turnInput;
   const input = { researchId, convKey, key: end.key, question, locale, step, ...(cutShort ? { cutShort } : {}) };
-  return { ...turn, compressed: await compressResearch(deps, input, 'compress') };
+  const compressed = await compressResearch(deps, input, 'compress');
+  if (!end.judge) return { ...turn, compressed };
+  const judged = await judgeStep(deps, { researchId, key: end.key, step, question }, 'judge');
+  return { ...turn, compressed: { ...compressed, usage: addUsage(compressed.usage, judged.usage), verdict: judged.verdict } };
 }
 
 async function oneTurn(deps: ResearcherDeps, turnInput: TurnInput): Promise<TurnResult> {

@@ -46,7 +46,8 @@ export async function runStepWithReflection(
         board.noteOn(step.id, 'accepted without the judge: the user asked to wrap up');
         break;
       }
-      const verdict = await judge(run, step, researchQuestion, attempt, last);
+      // A researcher step's last turn judged its findings (compress-in-last-turn); others are judged here.
+      const verdict = last.verdict ?? (await judge(run, step, researchQuestion, attempt, last));
       feedback = verdict.feedback;
       if (verdict.passed) break;
       if (attempt > run.options.maxReflectionAttempts) {
