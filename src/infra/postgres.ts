@@ -1,10 +1,13 @@
 // PostgreSQL for the service: a pg Pool on DATABASE_URL, or, when it is unset, an embedded
 // PGlite database served on a loopback socket so that the same `pg` code talks to both.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
 import pg from 'pg';
 import type { Logger } from './logger';
 import { servePglite } from './pglite-server';
 import { assertPortFree } from './temporal-cli';
+
+const SHARED_BUFFERS = '32MB';
 
 export interface EmbeddedPostgres {
   url: string;
@@ -18,7 +21,24 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; port: numbe
   // Loaded only here: a worker on a PostgreSQL server never holds PGlite (27 MB).
   const [{ PGlite }, { vector }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-pgvector')]);
   // pgvector is loaded so that the knowledge base gets its HNSW index in the embedded default too.
-  const db = await PGlite.create({ dataDir: opts.dataDir, extensions: { vector } });
+  // shared_buffers: PGlite's 160 MB buffer pool lives in its WASM memory, which grows to hold it
+  // and never shrinks. 32 MB keeps about 125 MB less resident; pages beyond it come from the
+  // operating system's file cache through the data directory. (PGlite runs with fsync off, and
+  // relaxedDurability changes nothing on a Node file system, whose sync is a no-op.)
+  const open = () =>
+    PGlite.create({
+      dataDir: opts.dataDir,
+      extensions: { vector },
+      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`],
+    });
+  const fresh = !existsSync(path.join(opts.dataDir, 'PG_VERSION'));
+  let db = await open();
+  if (fresh) {
+    // The instance that ran initdb keeps initdb's memory (about 250 MB) for as long as it lives:
+    // a fresh data directory is opened a second time and the first instance let go.
+    await db.close();
+    db = await open();
+  }
   // PGlite is a single session: the server gives it to one connection at a time, from a query's
   // first message to the ReadyForQuery that ends it idle (pglite-server.ts says why).
   const server = await servePglite(db, { host: '127.0.0.1', port: opts.port });
