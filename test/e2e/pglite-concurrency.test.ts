@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listenForRunEvents, RUN_EVENTS_CHANNEL } from '../../src/activities/store/event-wakeups';
 import { createLogger } from '../../src/infra/logger';
 import { createPool, startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/infra/postgres';
 import { freePort } from '../support/spawn';
@@ -178,6 +179,24 @@ describe('embedded PostgreSQL under concurrent connections', () => {
     } finally {
       listener.release(true);
       sender.release();
+    }
+  }, 30_000);
+
+  it("wakes the service's event streams by notification instead of leaving them to poll", async () => {
+    const wakeups = listenForRunEvents(pool, createLogger('warn'), { probeMs: 5_000 });
+    try {
+      const deadline = Date.now() + 5_000;
+      while (!wakeups.live && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(wakeups.live).toBe(true);
+      const woken: string[] = [];
+      const stop = wakeups.subscribe('run-a', () => woken.push('run-a'));
+      await pool.query('SELECT pg_notify($1, $2)', [RUN_EVENTS_CHANNEL, 'run-b']);
+      await pool.query('SELECT pg_notify($1, $2)', [RUN_EVENTS_CHANNEL, 'run-a']);
+      while (!woken.length && Date.now() < deadline + 2_000) await new Promise((r) => setTimeout(r, 20));
+      expect(woken).toEqual(['run-a']);
+      stop();
+    } finally {
+      await wakeups.close();
     }
   }, 30_000);
 });
