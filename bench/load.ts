@@ -7,7 +7,7 @@
 // model calls and tokens per run by role, and the share of prompt text a prefix cache could reuse.
 //   npm run bench:load -- --runs 40 --concurrency 40 --latency-ms 200 [--pg URL] [--cpu-prof]
 //        [--workload standard|users] [--follow events|poll] [--poll-ms 2000] [--llm-rate 1000]
-//        [--warmup N] [--env K=V]... [--review idle --idle-minutes N] [--json FILE]
+//        [--warmup N] [--env K=V]... [--review idle --idle-minutes N] [--temporal-metrics] [--json FILE]
 // --workload: `standard` (the default: 1 to 3 steps in turn, every third run with a processing
 // step), or `users`, closer to users' plans (bench/support/workload.ts).
 // --warmup N: N runs first, not measured, so the figures are those of a worker that has been up a
@@ -22,6 +22,8 @@
 // (`--follow events`, the default), or by asking for its status every --poll-ms (each GET costs a
 // describe and a status query, answered by a worker).
 // --review idle: the runs wait for plan review instead (bench/support/idle-review.ts).
+// --temporal-metrics: the Temporal server's own requests and persistence calls per run, by operation
+// (TEMPORAL_METRICS_PORT; bench/support/temporal-metrics.ts), to see where its CPU goes.
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -43,6 +45,7 @@ import { idleReview, type IdleFigures } from './support/idle-review';
 import { modelCallFigures, tokenTable } from './support/model-calls';
 import { childrenOf, commandName, cpuSeconds, machineJiffies, PeakRss, rssMb, StackCpu, threadCpu } from './support/procs';
 import { questionOf, workloadRules, type WorkloadName } from './support/workload';
+import { perRunLines, readCounters } from './support/temporal-metrics';
 
 const { values } = parseArgs({
   options: {
@@ -61,6 +64,7 @@ const { values } = parseArgs({
     'idle-minutes': { type: 'string', default: '10' },
     env: { type: 'string', multiple: true },
     json: { type: 'string' },
+    'temporal-metrics': { type: 'boolean' },
   },
 });
 const runs = Number(values.runs);
@@ -92,6 +96,9 @@ const search = await new FakeSearxng({}, searchResults(site.url)).start();
 const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-load-'));
 const db = values.pg ? await benchDatabase(values.pg) : undefined;
 const [tp, up, ap, pp] = [await freePort(), await freePort(), await freePort(), await freePort()];
+// --temporal-metrics: the dev server serves its own counters (TEMPORAL_METRICS_PORT, a setting this
+// bench's baseline commits may not know), read before and after the load.
+const metricsPort = values['temporal-metrics'] ? await freePort() : undefined;
 const dev = spawnCli(
   ['dev'],
   {
@@ -115,6 +122,7 @@ const dev = spawnCli(
     SEARCH_CONCURRENCY: '32',
     ...(values['no-coder'] ? { RESEARCHER_PYTHON: 'false' } : {}),
     ...(db ? { DATABASE_URL: db.url } : {}),
+    ...(metricsPort ? { TEMPORAL_METRICS_PORT: String(metricsPort) } : {}),
     ...extraEnv,
   },
   values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, 'profiles')}`] : [],
@@ -207,8 +215,10 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   const rss = new PeakRss({ dev: devPid, temporal: temporalPid! });
   const machine0 = machineJiffies();
   const bench0 = process.cpuUsage();
+  const counters0 = metricsPort ? await readCounters(metricsPort) : undefined;
   const t0 = performance.now();
   const { ids, statuses, times } = await drive(runs, 'load');
+  const counters1 = metricsPort ? await readCounters(metricsPort) : undefined;
   const wallMs = performance.now() - t0;
   const wallS = wallMs / 1000;
   const peak = rss.stop();
@@ -270,6 +280,7 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   console.log(
     `history per run:  ${(h.events / runs).toFixed(0)} events, ${(h.workflowTasks / runs).toFixed(1)} workflow tasks, ${(h.activityTasks / runs).toFixed(1)} activity tasks, ${(h.bytes / runs / 1024).toFixed(1)} KB (run and its ${((h.workflows - runs) / runs).toFixed(1)} child workflows)`,
   );
+  if (counters0 && counters1) for (const line of perRunLines(counters0, counters1, runs)) console.log(line);
   console.log(
     `activities/run:   ${[...h.activities.entries()]
       .sort((a, b) => b[1] - a[1])

@@ -85,6 +85,7 @@ async function startTemporal(config: Config, log: Logger): Promise<{ settings: T
     cliPath: cli.path,
     port: config.temporal.port,
     uiPort: config.temporal.uiPort,
+    metricsPort: config.temporal.metricsPort,
     dbFile: path.join(resolveDataDir(config.dataDir), 'temporal.db'),
     namespace: config.temporal.namespace,
     log,

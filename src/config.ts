@@ -175,6 +175,9 @@ export const EnvSchema = z.object({
     .describe("directories searched for `temporal` when `TEMPORAL_CLI_PATH` is not set (the process's own `PATH`)"),
   TEMPORAL_PORT: port.default(7233).describe('port of the embedded dev server'),
   TEMPORAL_UI_PORT: port.default(8233).describe("port of the embedded dev server's Web UI"),
+  TEMPORAL_METRICS_PORT: port
+    .optional()
+    .describe('port on which the embedded dev server serves its own Prometheus metrics (requests by operation, persistence); unset: none'),
   // Worker Versioning: set a build id and the worker polls as that version of the deployment
   // ('auto': a hash of the code). Unset: an unversioned worker (dev, one-machine deploys).
   TEMPORAL_DEPLOYMENT_NAME: z
@@ -642,6 +645,8 @@ export interface Config {
     searchPath: string;
     port: number;
     uiPort: number;
+    /** The embedded dev server's own Prometheus metrics port (TEMPORAL_METRICS_PORT); undefined: none. */
+    metricsPort: number | undefined;
     /** Worker Versioning: the deployment and this worker's build id ('auto' = the code's hash);
      *  undefined for an unversioned worker. */
     deployment: { name: string; buildId: string } | undefined;
@@ -897,6 +902,7 @@ function temporalConfig(e: Env, profile: TemporalProfile): Config['temporal'] {
     searchPath: e.PATH,
     port: e.TEMPORAL_PORT,
     uiPort: e.TEMPORAL_UI_PORT,
+    metricsPort: e.TEMPORAL_METRICS_PORT,
     deployment: e.TEMPORAL_WORKER_BUILD_ID ? { name: e.TEMPORAL_DEPLOYMENT_NAME, buildId: e.TEMPORAL_WORKER_BUILD_ID } : undefined,
   };
 }

@@ -144,6 +144,8 @@ export interface DevServerOptions {
   host?: string;
   port: number;
   uiPort: number | undefined;
+  /** The server's own Prometheus metrics (requests and persistence by operation); undefined: none. */
+  metricsPort?: number | undefined;
   dbFile: string;
   namespace: string;
   log: Logger;
@@ -170,6 +172,7 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
     '--log-level',
     'warn',
     ...(opts.uiPort === undefined ? ['--headless'] : ['--ui-port', String(opts.uiPort)]),
+    ...(opts.metricsPort === undefined ? [] : ['--metrics-port', String(opts.metricsPort)]),
     ...searchAttributeArgs(),
     ...dynamicConfigArgs(),
     ...sqlitePragmaArgs(),
