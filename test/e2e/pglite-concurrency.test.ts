@@ -11,6 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenForRunEvents, RUN_EVENTS_CHANNEL } from '../../src/activities/store/event-wakeups';
 import { createLogger } from '../../src/infra/logger';
+import { servePglite } from '../../src/infra/pglite-server';
 import { createPool, startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/infra/postgres';
 import { freePort } from '../support/spawn';
 
@@ -199,4 +200,35 @@ describe('embedded PostgreSQL under concurrent connections', () => {
       await wakeups.close();
     }
   }, 30_000);
+});
+
+describe('embedded PostgreSQL: a connection idle inside a transaction', () => {
+  it('is cut after the hold timeout and rolled back, and the connection waiting behind it is served', async () => {
+    const { PGlite } = await import('@electric-sql/pglite');
+    const db = await PGlite.create(); // in memory
+    const server = await servePglite(db, { host: '127.0.0.1', port: 0, holdTimeoutMs: 300 });
+    const url = `postgres://postgres@127.0.0.1:${server.port}/postgres`;
+    const idle = new pg.Client({ connectionString: url });
+    const other = new pg.Client({ connectionString: url });
+    const idleErrors: string[] = [];
+    idle.on('error', (err) => idleErrors.push(err.message));
+    try {
+      await Promise.all([idle.connect(), other.connect()]);
+      await other.query('CREATE TABLE held (n int)');
+      await idle.query('BEGIN');
+      await idle.query('INSERT INTO held VALUES ($1)', [1]);
+      // The idle client never commits; the other waits for the session until the idle one is cut.
+      const started = Date.now();
+      const { rows } = await other.query<{ k: number }>('SELECT count(*)::int AS k FROM held');
+      expect(rows[0]?.k).toBe(0);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+      await expect(idle.query('SELECT 1')).rejects.toThrow();
+      expect(idleErrors.join(' ')).toMatch(/held the embedded database idle inside a transaction|terminated/);
+    } finally {
+      await other.end();
+      await idle.end().catch(() => undefined);
+      await server.close();
+      await db.close();
+    }
+  }, 60_000);
 });
