@@ -15,7 +15,7 @@ import { databaseUrl, missingReason } from '../support/services';
 import { freePort } from '../support/spawn';
 import { researcherBudgets } from '../../src/activities/roles/tool-budget';
 
-describe('embedded PostgreSQL (PGlite over pglite-socket)', () => {
+describe('embedded PostgreSQL (PGlite over its wire-protocol server)', () => {
   it('serves pg clients, runs migrations once and keeps data across restarts', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pglite-'));
     const log = createLogger('warn');

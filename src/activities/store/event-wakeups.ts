@@ -5,8 +5,9 @@
 //
 // Notifications are a wake-up, never the data: a stream always reads the log itself. Where they
 // cannot be relied on, streams fall back to reading every `pollMs`:
-// - until the listener has heard its own test notification (PGlite's socket server serves every
-//   connection from one session and does not deliver another connection's notifications);
+// - until the listener has heard its own test notification (a database or proxy that does not
+//   deliver another connection's notifications never gets there; the embedded server,
+//   src/infra/pglite-server.ts, does deliver them);
 // - while the listening connection is down (it reconnects with backoff, and wakes every stream
 //   when it is back, since notifications sent in between are lost).
 import type pg from 'pg';
@@ -96,7 +97,7 @@ export function listenForRunEvents(pool: pg.Pool, log: Logger, opts: WakeupOptio
     c.on('end', () => drop(c));
     try {
       await c.query(`LISTEN ${RUN_EVENTS_CHANNEL}`);
-      // Proves that notifications reach this connection (they do not through PGlite's socket).
+      // Proves that notifications reach this connection (not every server or proxy passes them on).
       await pool.query('SELECT pg_notify($1, $2)', [RUN_EVENTS_CHANNEL, probeId]);
     } catch (err) {
       return drop(c, err as Error);
