@@ -272,8 +272,10 @@ describe.skipIf(!ready)(`provider failover and adaptive concurrency (${ready ? '
       const refusals = calls.flatMap((c) => c.failures);
       expect(refusals.length).toBe(limited.rateLimited);
       for (const f of refusals) expect((f as ApplicationFailure).type).toBe(ErrorType.LlmRateLimited);
-      // The first burst is refused 16 times over either way; after it the limit keeps calls waiting here.
-      expect(limited.rateLimited).toBeGreaterThanOrEqual(16);
+      // The first burst is refused about 16 times over either way (20 at once, 4 a second; fewer
+      // when a busy machine spreads the 20 over two of the server's seconds); after it the limit
+      // keeps calls waiting here.
+      expect(limited.rateLimited).toBeGreaterThanOrEqual(12);
       expect(limited.rateLimited).toBeLessThan(unlimited.rateLimited);
       expect(limited.rateLimited).toBeLessThanOrEqual(34);
       expect(lowest).toBeLessThanOrEqual(5);

@@ -99,7 +99,7 @@ describe.skipIf(!ready)(`tracing (${ready ? 'live' : missingReason()})`, () => {
       'RunWorkflow:researchWorkflow',
       'RunWorkflow:researcherWorkflow',
       'RunActivity:researcherTurn',
-      'RunActivity:writeReport',
+      'RunActivity:writeCheckedReport',
     ];
     let trace: Span[] = [];
     for (const end = Date.now() + 20_000; ;) {
