@@ -10,8 +10,6 @@ import { startBeat } from '../beat';
 import { retryAfterMs } from '../retry-after';
 import { leanFetch } from '../../infra/http';
 
-const HEARTBEAT_EVERY_MS = 3_000;
-
 export function estimateCostUsd(prices: Config['llm']['prices'], model: string, promptTokens: number, completionTokens: number): number {
   const p = prices[model];
   if (!p) return 0;
@@ -95,7 +93,7 @@ export async function chatCompletion(
   const ctx = Context.current();
   // Several beats within the heartbeat timeout, however short the operator set it; none for a
   // call answered within the first of them (src/activities/beat.ts).
-  const beat = startBeat(undefined, HEARTBEAT_EVERY_MS);
+  const beat = startBeat();
   try {
     return await client.chat.completions.create(params, {
       signal: requestSignal(ctx),

@@ -9,7 +9,6 @@ import { metrics } from '../../infra/metrics';
 import { shutdownFailure } from '../attempt';
 import { startBeat } from '../beat';
 
-const HEARTBEAT_EVERY_MS = 3_000;
 /** The longest pause a Retry-After can impose: a bad header must not stall a worker's calls for an hour. */
 const MAX_PAUSE_MS = 30_000;
 
@@ -172,7 +171,7 @@ export function createLimiters(ceiling: number): (provider: string) => AimdLimit
  */
 export async function acquireSlot(limiter: Limiter): Promise<Slot> {
   const ctx = Context.current();
-  const beat = startBeat({ waitingFor: 'a model request slot' }, HEARTBEAT_EVERY_MS);
+  const beat = startBeat({ waitingFor: 'a model request slot' });
   try {
     return await limiter.acquire(ctx.cancellationSignal);
   } catch (err) {
