@@ -4,6 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Config } from '../config';
 import { ApiError } from '../shared/errors';
+import { decodeOrKeep } from '../shared/text';
 import { collectionLanguage, type CreateCollectionBody, type IngestInput } from '../shared/knowledge';
 import type { RetrySettings } from '../shared/schemas';
 import type { CollectionRow, DocumentRow, KnowledgeTables, NewDocument, Store } from '../activities/store';
@@ -98,7 +99,7 @@ function uploadedDocument(tenant: string, collectionId: string, upload: Upload, 
 function linkedDocument(tenant: string, collectionId: string, source: LinkedSource): NewDocument {
   const url = new URL(source.url);
   url.hash = '';
-  const name = source.name ?? (decodeURIComponent(url.pathname.split('/').filter(Boolean).pop() ?? '') || url.host);
+  const name = source.name ?? (decodeOrKeep(url.pathname.split('/').filter(Boolean).pop() ?? '') || url.host);
   return {
     documentId: `D${hex(`${collectionId}\u0000url\u0000${url.href}`)}`,
     tenant,

@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Logger } from './logger';
 import { servePglite } from './pglite-server';
 import { assertPortFree } from './temporal-cli';
+import { guardPool } from './storable-queries';
 
 const SHARED_BUFFERS = '32MB';
 
@@ -64,7 +65,7 @@ export function createPool(url: string, max: number): pg.Pool {
   });
   // An idle client that loses its connection emits here; without a listener the process would die.
   pool.on('error', () => undefined);
-  return pool;
+  return guardPool(pool);
 }
 
 /** Hides the password in a connection string for logs. */

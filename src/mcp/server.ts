@@ -10,6 +10,7 @@ import { ApiFailure, type ApiClient } from '../cli/api-client';
 import type { CollectionList, ReportJson, RunList, Started } from '../api/contract';
 import type { CollectionSearchResult } from '../shared/knowledge';
 import type { ResearchView } from '../shared/messages';
+import { decodeOrKeep } from '../shared/text';
 import { describeEvent, FOLLOW_DEFAULT_SECONDS, FOLLOW_MAX_SECONDS, followRun } from './follow';
 
 export const MCP_SERVER_NAME = 'deep-research';
@@ -317,7 +318,7 @@ function registerReportResource(server: McpServer, client: ApiClient): void {
     template,
     { title: 'Research report', description: "A run's report as Markdown", mimeType: 'text/markdown' },
     async (uri, variables) => {
-      const id = decodeURIComponent(String(variables.id));
+      const id = decodeOrKeep(String(variables.id));
       try {
         const markdown = await client.call<string>('GET', runPath(id, '/report?format=markdown'));
         return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: markdown }] };

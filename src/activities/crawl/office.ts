@@ -4,6 +4,7 @@
 import { contentTypeOf, detectFormat, DocumentUnreadable, parseDocument, type DocFormat } from '../knowledge/parse';
 import type { Readable } from './extract';
 import { SkippedError } from './safe-fetch';
+import { decodeOrKeep } from '../../shared/text';
 
 const OFFICE: DocFormat[] = ['docx', 'pptx', 'xlsx', 'csv'];
 /** The content types the crawler may fetch for these formats. */
@@ -11,7 +12,7 @@ export const OFFICE_CONTENT_TYPES = OFFICE.map(contentTypeOf);
 
 /** The page as Markdown when it is an Office file or CSV; undefined for anything else. */
 export async function officeToReadable(body: Buffer, contentType: string, url: string): Promise<Readable | undefined> {
-  const name = decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '');
+  const name = decodeOrKeep(new URL(url).pathname.split('/').pop() ?? '');
   const format = detectFormat(name, contentType, body.subarray(0, 4096));
   if (!format || !OFFICE.includes(format)) return undefined;
   let doc;

@@ -6,12 +6,15 @@ import { createHash } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
+import { decodeOrKeep } from '../../shared/text';
 import { SkippedError, type FetchedPage, type SafeFetcher } from '../crawl/safe-fetch';
 import { BlockedError } from '../crawl/ssrf';
 import type { Store } from '../store';
 import { chunkDocument } from './chunk';
+import { beating } from '../beat';
 import { isEmbeddingsUnsupported, withHeartbeat, type Embedder } from './embed';
-import { contentTypeOf, detectFormat, DocumentUnreadable, parseDocument as parseBytes, type DocFormat } from './parse';
+import { contentTypeOf, detectFormat, DocumentTooLarge, DocumentUnreadable, type DocFormat } from './parse';
+import type { ParseSandbox } from './parse-thread';
 
 export interface IngestLimits {
   maxFileBytes: number;
@@ -53,7 +56,7 @@ async function fetchFromUrl(fetcher: SafeFetcher, url: string): Promise<FetchedP
 
 /** The fetched file's format, from its name (the URL's last segment), content type and first bytes. */
 function fetchedFormat(page: FetchedPage, url: string, docName: string): DocFormat {
-  const name = decodeURIComponent(new URL(page.finalUrl).pathname.split('/').filter(Boolean).pop() ?? '') || docName;
+  const name = decodeOrKeep(new URL(page.finalUrl).pathname.split('/').filter(Boolean).pop() ?? '') || docName;
   const format = detectFormat(name, page.contentType, page.body.subarray(0, 4096));
   if (!format) {
     throw ApplicationFailure.nonRetryable(
@@ -64,11 +67,13 @@ function fetchedFormat(page: FetchedPage, url: string, docName: string): DocForm
   return format;
 }
 
-/** The stored file parsed; a file no parser can read is a permanent fault. */
-async function parseStored(bytes: Buffer, format: DocFormat, name: string) {
+/** The stored file parsed on a parse thread (heartbeating meanwhile); a file no parser can read,
+ *  or one past a parse cap, or whose parse crashed its thread, is a permanent fault. */
+async function parseStored(parser: DocumentParser, bytes: Buffer, format: DocFormat, name: string) {
   try {
-    return await parseBytes(bytes, format, name);
+    return await beating(() => parser.parse(bytes, format, name), 'parsing');
   } catch (err) {
+    if (err instanceof DocumentTooLarge) throw ApplicationFailure.nonRetryable(err.message, ErrorType.DocumentTooLarge);
     if (err instanceof DocumentUnreadable) throw ApplicationFailure.nonRetryable(err.message, ErrorType.DocumentUnreadable);
     throw ApplicationFailure.nonRetryable(
       `${format} parser failed: ${err instanceof Error ? err.message : String(err)}`,
@@ -77,11 +82,15 @@ async function parseStored(bytes: Buffer, format: DocFormat, name: string) {
   }
 }
 
+export type DocumentParser = Pick<ParseSandbox, 'parse'>;
+
 export interface IngestDeps {
   store: Store;
   embedder: Embedder;
   fetcher: SafeFetcher;
   limits: IngestLimits;
+  /** The parse threads (parse-thread.ts). */
+  parser: DocumentParser;
 }
 
 /** A document added by URL: fetched through the crawler's SSRF guard, then stored as an upload. */
@@ -113,8 +122,7 @@ async function parseDocument(deps: IngestDeps, input: { documentId: string }): P
   const bytes = await kb.getDocumentBytes(doc.documentId);
   if (!bytes || !doc.format) throw ApplicationFailure.nonRetryable(`document ${doc.documentId} has no stored file`, ErrorType.InvalidInput);
   await kb.updateDocument(doc.documentId, { status: 'parsing' });
-  Context.current().heartbeat('parsing');
-  const parsed = await parseStored(bytes, doc.format as DocFormat, doc.name);
+  const parsed = await parseStored(deps.parser, bytes, doc.format as DocFormat, doc.name);
   Context.current().heartbeat('chunking');
   const chunks = chunkDocument(parsed, { maxTokens: deps.limits.chunkTokens, overlapTokens: deps.limits.chunkOverlap });
   if (!chunks.length) throw ApplicationFailure.nonRetryable(`${doc.name}: no text found`, ErrorType.DocumentUnreadable);

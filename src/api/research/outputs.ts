@@ -3,6 +3,7 @@
 import { ApiError } from '../../shared/errors';
 import { artifactPath } from '../../shared/report';
 import { summarize } from '../../shared/plain';
+import { decodeOrKeep } from '../../shared/text';
 import type { ArtifactBytes } from '../export/html';
 import { tenantRun, type ResearchContext } from './context';
 import { versionReport } from './versions';
@@ -39,7 +40,7 @@ export async function reportImages(ctx: ResearchContext, id: string, markdown: s
   for (const m of markdown.matchAll(/\]\((\/v1\/research\/[^)\s]+)\)/g)) {
     const link = m[1]!;
     if (!link.startsWith(prefix) || out.has(link)) continue;
-    const a = await ctx.deps.store.getArtifact(id, decodeURIComponent(link.slice(prefix.length)));
+    const a = await ctx.deps.store.getArtifact(id, decodeOrKeep(link.slice(prefix.length)));
     if (a) out.set(link, { contentType: a.contentType, bytes: a.bytes });
   }
   return out;

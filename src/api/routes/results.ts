@@ -11,6 +11,7 @@ import { reportPptx } from '../export/pptx';
 import { reportSummary } from '../../shared/summary';
 import type { ResearchService } from '../research-service';
 import { reply, route, type RouteTable } from '../route-spec';
+import { contentDisposition } from '../download';
 
 const READ_ERRORS = [400, 401, 404, 429];
 const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
@@ -100,17 +101,17 @@ export function resultRoutes(deps: { research: ResearchService }): Router {
       res.set('X-Content-Type-Options', 'nosniff');
       if (format === 'html') {
         res.set('Content-Security-Policy', HTML_EXPORT_CSP);
-        res.set('Content-Disposition', `inline; filename="${name}.html"`);
+        res.set('Content-Disposition', contentDisposition('inline', `${name}.html`));
         res.type('text/html; charset=utf-8').send(reportHtml(report, images));
       } else if (format === 'pdf') {
-        res.set('Content-Disposition', `attachment; filename="${name}.pdf"`);
+        res.set('Content-Disposition', contentDisposition('attachment', `${name}.pdf`));
         res.type('application/pdf').send(await reportPdf(report, images));
       } else if (format === 'docx') {
-        res.set('Content-Disposition', `attachment; filename="${name}.docx"`);
+        res.set('Content-Disposition', contentDisposition('attachment', `${name}.docx`));
         res.type(DOCX_TYPE).send(await reportDocx(report, images));
       } else {
         const cover = await deps.research.reportCover(id, tenantOf(res));
-        res.set('Content-Disposition', `attachment; filename="${name}.pptx"`);
+        res.set('Content-Disposition', contentDisposition('attachment', `${name}.pptx`));
         res.type(PPTX_TYPE).send(await reportPptx(report, cover, images));
       }
       return;
@@ -136,7 +137,7 @@ export function resultRoutes(deps: { research: ResearchService }): Router {
     // Files written by untrusted code: never sniffed, never scripted, SVG only as a download.
     res.set('X-Content-Type-Options', 'nosniff');
     res.set('Content-Security-Policy', "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'");
-    res.set('Content-Disposition', `${a.contentType === 'image/svg+xml' ? 'attachment' : 'inline'}; filename="${a.name}"`);
+    res.set('Content-Disposition', contentDisposition(a.contentType === 'image/svg+xml' ? 'attachment' : 'inline', a.name));
     res.type(a.contentType).send(a.bytes);
   });
 
