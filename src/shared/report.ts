@@ -4,6 +4,7 @@
 // charts, the run's notes (grounded the same way) and the reference list.
 import { z } from 'zod';
 import { groundCitations, renumberCitations, sourceIdsToNumbers, type GroundedCitations, type RemovedLink } from './citations';
+import { markdownLink } from './markdown-link';
 
 export type { RemovedLink } from './citations';
 
@@ -217,7 +218,8 @@ export function assembleReport(args: {
   const noteBlock = notes.length ? `\n\n${notes.map((n) => `> ${n}`).join('\n>\n')}\n` : '';
 
   // The reference list holds what the text cites; the other sources follow as "Also consulted".
-  const entry = (x: Reference) => `[${x.title.replace(/[[\]]/g, '') || x.url}](${x.url})`;
+  // A source's URL and title come from the web: escaped, each entry is one link and plain text.
+  const entry = (x: Reference) => markdownLink(x.title, x.url);
   const consulted = references.filter((r) => !r.cited);
   const refMd =
     (cited.length ? `\n\n## References\n\n${cited.map((x) => `${x.n}. ${entry(x)}`).join('\n')}\n` : '') +

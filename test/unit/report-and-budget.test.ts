@@ -57,7 +57,7 @@ describe('report assembly', () => {
         '',
         '## Also consulted',
         '',
-        '- [B draft](https://b.example/)',
+        '- [B \\[draft\\]](https://b.example/)',
         '',
       ].join('\n'),
     );
@@ -79,7 +79,7 @@ describe('report assembly', () => {
     ]);
     expect(r.markdown).toContain('Costs fell [1] per A [1] and the IEA.');
     expect(r.markdown).toContain('See, [2] and.');
-    expect(r.markdown).toContain('## References\n\n1. [A](https://a.example/)\n2. [B draft](https://b.example/)\n');
+    expect(r.markdown).toContain('## References\n\n1. [A](https://a.example/)\n2. [B \\[draft\\]](https://b.example/)\n');
     expect(r.markdown).toContain(`Chart: ![c](${chart}). Code keeps \`https://code.example\`.`);
     expect(r.markdown).toContain('> Removed 3 link(s) to addresses this run never retrieved.');
   });

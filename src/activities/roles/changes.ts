@@ -14,6 +14,7 @@ import { groundCitations, type CitableSource, type RemovedLink } from '../../sha
 import { CHANGES_LISTED, type RunChanges } from '../../shared/changes';
 import type { Usage } from '../../shared/schemas';
 import { summarize } from '../../shared/plain';
+import { markdownLink } from '../../shared/markdown-link';
 import type { Finding, Reference } from '../../shared/report';
 import type { Llm } from '../llm/call';
 import { jsonPrompt, text } from '../llm/prompt-def';
@@ -98,7 +99,7 @@ export function dayOf(date: Date, locale: string): string {
   }
 }
 
-const entry = (s: { title: string; url: string }) => `[${(s.title || s.url).replace(/[[\]]/g, '')}](${s.url})`;
+const entry = (s: { title: string; url: string }) => markdownLink(s.title, s.url);
 
 /** Model text for the section: on one line, its citations and links taken out (a link keeps its
  *  text), what it pointed at recorded. */
