@@ -6,7 +6,7 @@ import readline from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig, llmConfigured, type Config } from './config';
 import { createLogger, type Logger } from './infra/logger';
-import { metricsText, METRICS_CONTENT_TYPE } from './infra/metrics';
+import { metricsText, METRICS_CONTENT_TYPE, nameTenantsInMetrics } from './infra/metrics';
 import { startTracing } from './infra/tracing';
 import type { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
 import { acquireDevLock } from './infra/dev-lock';
@@ -207,6 +207,7 @@ function startApi(
   log: Logger,
   preflight?: () => string | undefined,
 ) {
+  nameTenantsInMetrics(config.metrics.tenantNames);
   return startApiServer({
     client: conns.client,
     pool: db.pool,

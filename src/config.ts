@@ -211,6 +211,9 @@ export const EnvSchema = z.object({
   API_KEYS: apiKeyTable.describe(
     '`key=tenant,...`; keys of at least 16 characters (more with `deep-research keys create`); none: see [Keys and tenants](http-api.md#keys-and-tenants)',
   ),
+  API_ALLOWED_HOSTS: hostList.describe(
+    "`host` or `host:port` names the API answers to besides loopback ones (`localhost`, `127.0.0.1`, `[::1]`): without keys the `Host` header must be one of them (a page of another name that resolves to this machine, DNS rebinding, gets 421) and a browser's POST, PUT, PATCH or DELETE must come from the API's own page; with keys the `Host` is checked only when this is set. Health checks answer to any name",
+  ),
   /** Fair sharing: a tenant's share of the workers when several wait (Temporal fairness weight, default 1). */
   TENANT_WEIGHTS: namedNumbers(TENANT_PATTERN, z.number().positive().max(1_000), 'tenant=weight (a positive number)').describe(
     "fair sharing: `tenant=weight` (share of the workers when tenants' tasks wait); a tenant not listed has 1",
@@ -243,6 +246,11 @@ export const EnvSchema = z.object({
       "port `deep-research worker` serves `/metrics` on (`0`: any free port, printed at start); the API and `dev` serve it on the API's port",
     ),
   METRICS_HOST: z.string().default('127.0.0.1').describe('address `deep-research worker` serves `/metrics` on'),
+  METRICS_TENANT_NAMES: z
+    .enum(['true', 'false'], { message: 'expected true or false' })
+    .default('false')
+    .transform((v) => v === 'true')
+    .describe("`true`: `/metrics` (served without a key) labels runs started with the tenant's name; `false`: one count for all tenants"),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.describe(
     "OpenTelemetry tracing over OTLP/HTTP (unset: off): one trace follows a run from the API's HTTP request through the workflow and its step children to every activity (the Temporal SDK's OpenTelemetry plugin); the exporter's other `OTEL_*` variables (headers, protocol) apply",
   ),
@@ -657,6 +665,8 @@ export interface Config {
     port: number;
     /** API_KEYS: keys given in the environment, each with its tenant (more live in PostgreSQL). */
     keys: { key: string; tenant: string }[];
+    /** API_ALLOWED_HOSTS: names answered besides loopback ones (src/api/host-guard.ts); absent: none. */
+    allowedHosts?: string[];
     /** Requests per minute and tenant: new runs, and everything else. */
     rateLimits: { submits: number; reads: number };
     /** Fair sharing between tenants: fairness weights, priority keys, runs at once per tenant. */
@@ -667,7 +677,7 @@ export interface Config {
   /** OpenTelemetry tracing (src/infra/tracing.ts). */
   tracing: { enabled: boolean; serviceName: string };
   /** Where a standalone worker serves /metrics. */
-  metrics: { host: string; port: number };
+  metrics: { host: string; port: number; tenantNames: boolean };
   /** The CLI's client commands: the API's URL and the key to send. */
   client: { api: string; key: string | undefined };
   llm: {
@@ -823,7 +833,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporal: temporalConfig(e, temporal),
     database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX, pglitePort: e.PGLITE_PORT },
     api: apiConfig(e),
-    metrics: { host: e.METRICS_HOST, port: e.METRICS_PORT },
+    metrics: { host: e.METRICS_HOST, port: e.METRICS_PORT, tenantNames: e.METRICS_TENANT_NAMES },
     tracing: tracingConfig(e),
     client: clientConfig(e),
     llm: llmConfig(e),
@@ -912,6 +922,7 @@ function apiConfig(e: Env): Config['api'] {
     host: e.API_HOST,
     port: e.API_PORT,
     keys: e.API_KEYS,
+    allowedHosts: e.API_ALLOWED_HOSTS,
     fairness: { weights: e.TENANT_WEIGHTS, priorities: e.TENANT_PRIORITIES, maxRuns: e.TENANT_MAX_RUNS },
     rateLimits: { submits: e.RATE_LIMIT_SUBMITS, reads: e.RATE_LIMIT_READS },
     chatWaitMs: durationToMs(e.CHAT_COMPLETION_WAIT),

@@ -66,6 +66,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
   const wakeups = store.events.wakeups(deps.log);
   const app = createApp({
     auth: { envKeys: keys, table: store.apiKeys, open: keyless },
+    allowedHosts: deps.api.allowedHosts ?? [],
     keys: store.apiKeys,
     memory: store.memory,
     events: store.events,

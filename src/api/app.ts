@@ -20,6 +20,7 @@ import type { ResearchService } from './research-service';
 import type { ApiKeysTable, EventsTable } from '../activities/store';
 import type { StreamSettings } from './events';
 import { authenticate, type AuthDeps } from './auth';
+import { hostGuard } from './host-guard';
 import { docsPage, openApiDocument } from './openapi';
 import { webRoutes } from './web';
 import { rateLimiter, type LimitKind } from './rate-limit';
@@ -45,6 +46,8 @@ export interface AppDeps {
   /** How event streams wait: woken by notifications, or polling (see events.ts). */
   eventStream?: StreamSettings;
   auth: AuthDeps;
+  /** API_ALLOWED_HOSTS: names the API answers to besides loopback ones (src/api/host-guard.ts). */
+  allowedHosts?: string[];
   /** Requests per minute and tenant. */
   rateLimits: Record<LimitKind, number>;
   readiness: Record<string, ReadinessCheck>;
@@ -85,6 +88,8 @@ export function createApp(deps: AppDeps): express.Express {
   app.set('trust proxy', false);
   app.use(observeRequests);
   app.use(healthRoutes(deps.readiness));
+  // Health checks come by any name (a load balancer's probe); everything after answers only to allowed ones.
+  app.use(hostGuard({ open: deps.auth.open, allowedHosts: deps.allowedHosts ?? [] }));
   app.use(webRoutes());
   app.get('/metrics', async (_req, res) => {
     res.type(METRICS_CONTENT_TYPE).send(await metricsText());

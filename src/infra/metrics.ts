@@ -14,6 +14,7 @@ const gauge = (name: string, help: string, labelNames: string[]) => new client.G
 export const metrics = {
   httpRequests: counter('deep_research_http_requests_total', 'HTTP requests answered', ['method', 'route', 'status']),
   httpSeconds: histogram('deep_research_http_request_seconds', 'HTTP answer time', ['method', 'route'], [0.005, 0.02, 0.1, 0.5, 2, 10]),
+  // /metrics is served without a key: the tenant label is there only when METRICS_TENANT_NAMES says so.
   runsStarted: counter('deep_research_runs_started_total', 'research runs started through the API', ['tenant']),
   runsFinished: counter('deep_research_runs_finished_total', 'research runs that ended', ['status', 'outcome']),
   llmRequests: counter('deep_research_llm_requests_total', 'HTTP requests to the model', ['model', 'role', 'outcome']),
@@ -43,6 +44,18 @@ export const metrics = {
   ),
   sandboxRuns: counter('deep_research_sandbox_runs_total', 'sandbox runs, by outcome', ['status']),
 };
+
+let tenantNames = false;
+
+/** METRICS_TENANT_NAMES: label runs started with the tenant (set by the composition root; off by default). */
+export function nameTenantsInMetrics(on: boolean): void {
+  tenantNames = on;
+}
+
+/** Counts a run started, under its tenant's name only when that was asked for: the scrape needs no key. */
+export function countRunStarted(tenant: string): void {
+  metrics.runsStarted.inc(tenantNames ? { tenant } : {});
+}
 
 let sdkMetricsUrl: string | undefined;
 

@@ -1,9 +1,11 @@
 // /metrics after a run: HTTP, runs, LLM calls (tokens and latency by model and role), searches and
-// pages, as Prometheus text.
+// pages, as Prometheus text. It is served without a key: no tenant's name unless METRICS_TENANT_NAMES.
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
+import { nameTenantsInMetrics } from '../../src/infra/metrics';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
@@ -22,16 +24,21 @@ describe.skipIf(!ready)(`metrics (${ready ? 'live' : missingReason()})`, () => {
   });
   afterAll(async () => h?.close());
 
-  it('counts the run, its model requests, searches and pages, and the HTTP requests', async () => {
+  const tenant = `metrics-${randomUUID().slice(0, 8)}`;
+
+  it('counts the run, its model requests, searches and pages, and the HTTP requests, naming no tenant', async () => {
     const res = await request(h.app)
       .post('/v1/research')
+      .set('X-Tenant-Id', tenant)
       .send({ question: 'q', options: { autoAcceptPlan: true } })
       .expect(202);
     await h.client.workflow.getHandle(res.body.id).result();
     const m = await request(h.app).get('/metrics').expect(200);
     expect(m.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = m.text;
-    expect(value(text, 'deep_research_runs_started_total{tenant="default"}')).toBeGreaterThanOrEqual(1);
+    expect(value(text, 'deep_research_runs_started_total')).toBeGreaterThanOrEqual(1);
+    expect(text).not.toContain(tenant);
+    expect(text).not.toMatch(/tenant="/);
     expect(value(text, 'deep_research_runs_finished_total{status="completed",outcome="report"}')).toBeGreaterThanOrEqual(1);
     expect(
       value(text, 'deep_research_llm_requests_total{model="scripted-coordinator",role="coordinator",outcome="ok"}'),
@@ -44,5 +51,22 @@ describe.skipIf(!ready)(`metrics (${ready ? 'live' : missingReason()})`, () => {
     expect(value(text, 'deep_research_http_requests_total{method="POST",route="/v1/research",status="202"}')).toBeGreaterThanOrEqual(1);
     // Routes are labelled by pattern, never by a run's id.
     expect(text).not.toMatch(/route="\/v1\/research\/research-/);
+  });
+
+  it('names the tenant of a run started when METRICS_TENANT_NAMES is true', async () => {
+    nameTenantsInMetrics(true);
+    try {
+      const before = value((await request(h.app).get('/metrics')).text, `deep_research_runs_started_total{tenant="${tenant}"}`);
+      const res = await request(h.app)
+        .post('/v1/research')
+        .set('X-Tenant-Id', tenant)
+        .send({ question: 'q', options: { autoAcceptPlan: true } })
+        .expect(202);
+      await h.client.workflow.getHandle(res.body.id).result();
+      const text = (await request(h.app).get('/metrics')).text;
+      expect(value(text, `deep_research_runs_started_total{tenant="${tenant}"}`)).toBe(before + 1);
+    } finally {
+      nameTenantsInMetrics(false);
+    }
   });
 });

@@ -4,7 +4,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Priority } from '@temporalio/common';
 import { BlockedError, checkUrl, WEB_PORTS } from '../../activities/crawl/ssrf';
-import { metrics } from '../../infra/metrics';
+import { countRunStarted } from '../../infra/metrics';
 import type { Fairness } from '../../config';
 import { RESEARCH_ID_PREFIX } from '../../shared/constants';
 import { ApiError } from '../../shared/errors';
@@ -51,7 +51,7 @@ export async function start(
     }
     return { id, status: (await readStatus(ctx, id, tenant)).status, created: false };
   }
-  metrics.runsStarted.inc({ tenant });
+  countRunStarted(tenant);
   if (req.sessionId) await ctx.deps.store.knowledge.addSessionRun(req.sessionId, id, req.question);
   return { id, status: 'running', created: true };
 }
