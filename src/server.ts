@@ -70,6 +70,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
     keys: store.apiKeys,
     memory: store.memory,
     events: store.events,
+    idempotencyKeys: store.idempotencyKeys,
     eventStream: { wakeups },
     ...(deps.api.chatWaitMs !== undefined ? { chat: { waitMs: deps.api.chatWaitMs } } : {}),
     rateLimits,

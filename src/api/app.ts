@@ -4,6 +4,8 @@ import express from 'express';
 import type { Logger } from '../infra/logger';
 import { metrics, metricsText, METRICS_CONTENT_TYPE } from '../infra/metrics';
 import { errorHandler, notFound } from './middleware/errors';
+import { refuseUnstorableText } from './middleware/text';
+import { useIdempotencyKeys, type IdempotencyKeys } from './idempotency';
 import { healthRoutes, type ReadinessCheck } from './routes/health';
 import { researchRoutes } from './routes/research';
 import { resultRoutes } from './routes/results';
@@ -41,6 +43,8 @@ export interface AppDeps {
   memory?: MemoryRouteDeps['memory'];
   /** The OpenAI-compatible endpoint (served with `knowledge`, which keeps its sessions): CHAT_COMPLETION_WAIT. */
   chat?: { waitMs: number };
+  /** Which request each Idempotency-Key was first used for (absent: keys are not bound to requests). */
+  idempotencyKeys?: IdempotencyKeys;
   /** The run event log the events stream reads. */
   events: Pick<EventsTable, 'after'>;
   /** How event streams wait: woken by notifications, or polling (see events.ts). */
@@ -86,6 +90,7 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
+  useIdempotencyKeys(app, deps.idempotencyKeys);
   app.use(observeRequests);
   app.use(healthRoutes(deps.readiness));
   // Health checks come by any name (a load balancer's probe); everything after answers only to allowed ones.
@@ -122,6 +127,7 @@ export function createApp(deps: AppDeps): express.Express {
     ),
     // A chat request carries the conversation so far, earlier reports included: a larger limit there.
     (req, res, next) => (req.path === '/chat/completions' ? chatJson : json)(req, res, next),
+    refuseUnstorableText,
     researchRoutes({
       research: deps.research,
       events: deps.events,

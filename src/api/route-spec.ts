@@ -4,6 +4,7 @@
 // (openapi.ts) is assembled from the same declarations, so the two cannot say different things.
 import type { RequestHandler, Response, Router } from 'express';
 import type { z } from 'zod';
+import { bindIdempotencyKey } from './idempotency';
 
 /** A body's schema: a bare schema is application/json; otherwise one schema per media type. */
 export type Content = z.ZodType | Record<string, z.ZodType>;
@@ -33,7 +34,9 @@ export type RouteTable = Record<string, RouteSpec>;
 
 /** Serves `spec` with `handlers` on the router. */
 export function route(r: Router, spec: RouteSpec, ...handlers: RequestHandler[]): void {
-  r.route(spec.path)[spec.method](...handlers);
+  // A route that takes an Idempotency-Key binds it to the request (idempotency.ts) before its handler.
+  const keyed = spec.params?.header?.shape['Idempotency-Key'] ? [bindIdempotencyKey(spec)] : [];
+  r.route(spec.path)[spec.method](...keyed, ...handlers);
 }
 
 /** `T` without index signatures: a loose schema accepts more than it names, a reply must give what it names. */

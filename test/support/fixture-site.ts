@@ -51,7 +51,14 @@ export class FixtureSite {
     this.hits.push(u.pathname);
     const custom = this.routes.get(u.pathname);
     if (custom) return custom(req, res);
-    const rel = path.normalize(decodeURIComponent(u.pathname)).replace(/^(\.\.[/\\])+/, '');
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(u.pathname);
+    } catch {
+      res.writeHead(400).end(); // a malformed % escape, as a real server answers it
+      return;
+    }
+    const rel = path.normalize(decoded).replace(/^(\.\.[/\\])+/, '');
     const file = path.join(this.dir, rel.endsWith('/') ? `${rel}index.html` : rel);
     if (!file.startsWith(this.dir)) {
       res.writeHead(403).end();

@@ -116,6 +116,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     keys: store.apiKeys,
     memory: store.memory,
     events: store.events,
+    idempotencyKeys: store.idempotencyKeys,
     ...(config.api.chatWaitMs !== undefined ? { chat: { waitMs: config.api.chatWaitMs } } : {}),
     rateLimits: config.api.rateLimits,
     readiness: {

@@ -6,6 +6,7 @@ import { conversationsTable } from './conversations';
 import { documentTables } from './documents';
 import { apiKeysTable } from './keys';
 import { eventsTable } from './events';
+import { idempotencyKeysTable } from './idempotency-keys';
 import { knowledgeTables } from './knowledge';
 import { memoryTable } from './memory';
 import { reportVersionsTable } from './report-versions';
@@ -20,6 +21,7 @@ export type { LlmCallRecord, RunRecord, RunSearchSettings } from './runs';
 export type { SearchPreferences, SearchPreferencesTable } from './search-preferences';
 export type { ApiKeyRow, ApiKeysTable } from './keys';
 export type { EventsTable, NewEvent, StoredEvent } from './events';
+export type { IdempotencyKeysTable, KeyClaim } from './idempotency-keys';
 export type { EventWakeups, WakeupOptions } from './event-wakeups';
 export type * from './knowledge';
 export type { ScheduledReport } from './schedules';
@@ -36,6 +38,8 @@ export function createStore(pool: pg.Pool) {
     conversations: conversationsTable(pool),
     apiKeys: apiKeysTable(pool),
     events: eventsTable(pool),
+    /** The request each Idempotency-Key was first used for. */
+    idempotencyKeys: idempotencyKeysTable(pool),
     scheduledReports: scheduledReportsTable(pool),
     reportVersions: reportVersionsTable(pool),
     searchPreferences: searchPreferencesTable(pool),

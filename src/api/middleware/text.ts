@@ -25,7 +25,7 @@ function decodedSegments(path: string): string[] {
 }
 
 export const refuseUnstorableText: RequestHandler = (req, _res, next) => {
-  refuseUnstorable(decodedSegments(req.path), 'path');
+  for (const segment of decodedSegments(req.path)) refuseUnstorable(segment, 'path');
   refuseUnstorable(req.query, 'query');
   refuseUnstorable(req.headers, 'header');
   if (req.body !== undefined && !Buffer.isBuffer(req.body)) refuseUnstorable(req.body, 'body');

@@ -51,9 +51,21 @@ function listQuery(tenant: string, f: RunListFilter): string {
   return clauses.join(' AND ');
 }
 
+/**
+ * The page token a cursor carries. Visibility's tokens (SQL stores and Elasticsearch alike) are
+ * JSON objects: anything else is refused here at once. Handed to Temporal, a garbage token was an
+ * internal error that the client retried for 20 s before the API answered 500.
+ */
 function pageToken(cursor: string): Uint8Array {
   const token = Buffer.from(cursor, 'base64url');
-  if (!token.length) throw invalidCursor();
+  if (!token.length || token.toString('base64url') !== cursor.replace(/=+$/, '')) throw invalidCursor();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(token.toString('utf8'));
+  } catch {
+    throw invalidCursor();
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidCursor();
   return token;
 }
 

@@ -29,13 +29,20 @@ import {
 } from '../contract';
 import { collectionView, documentView, type KnowledgeService } from '../knowledge-service';
 import { reply, route, type RouteTable } from '../route-spec';
+import { contentDisposition } from '../download';
+import { refuseUnstorable } from '../middleware/text';
 import type { Retriever } from '../../activities/knowledge/retrieve';
 
 const tenantOf = (res: Response) => String(res.locals.tenant);
 
 /** multer's errors as the API's: the size limit is a 413, anything else about the form a 400. */
 function upload(maxFileBytes: number) {
-  const single = multer({ storage: multer.memoryStorage(), limits: { fileSize: maxFileBytes, files: 1, fields: 10 } }).single('file');
+  // defParamCharset: a browser sends a file's name as UTF-8 bytes without saying so (not Latin-1).
+  const single = multer({
+    storage: multer.memoryStorage(),
+    defParamCharset: 'utf8',
+    limits: { fileSize: maxFileBytes, files: 1, fields: 10 },
+  }).single('file');
   return (req: Request, res: Response, next: NextFunction) => {
     if (!req.is('multipart/form-data')) return next();
     single(req, res, (err: unknown) => {
@@ -54,7 +61,10 @@ function upload(maxFileBytes: number) {
           ),
         );
       }
-      next(err);
+      // busboy's own errors (a truncated body, a malformed part header) are the client's form too.
+      next(
+        new ApiError(400, 'invalid_upload', `the multipart body could not be read: ${err instanceof Error ? err.message : String(err)}`),
+      );
     });
   };
 }
@@ -235,6 +245,7 @@ export function knowledgeRoutes(deps: { knowledge: KnowledgeService; maxFileByte
     if (req.is('multipart/form-data')) {
       const file = req.file;
       if (!file) throw new ApiError(400, 'invalid_upload', 'send the document as multipart/form-data in the field "file"');
+      refuseUnstorable({ name: req.body?.name, filename: file.originalname }, 'form');
       const name = typeof req.body?.name === 'string' && req.body.name.trim() ? req.body.name.trim().slice(0, 300) : file.originalname;
       added = await kb.addDocument(tenantOf(res), id, {
         upload: { name: name || 'document', contentType: file.mimetype || undefined, bytes: file.buffer },
@@ -268,7 +279,7 @@ export function knowledgeRoutes(deps: { knowledge: KnowledgeService; maxFileByte
     // A user's file: never sniffed, never rendered as a page of this origin.
     res.set('X-Content-Type-Options', 'nosniff');
     res.set('Content-Security-Policy', "default-src 'none'");
-    res.set('Content-Disposition', `attachment; filename="${document.name.replace(/["\\\r\n]/g, '_')}"`);
+    res.set('Content-Disposition', contentDisposition('attachment', document.name));
     res.type(document.contentType ?? 'application/octet-stream').send(bytes);
   });
 
