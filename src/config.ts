@@ -633,6 +633,39 @@ export const EnvSchema = z.object({
     .max(2_000)
     .default(50)
     .describe('tokens neighbouring chunks share (at most half of `KB_CHUNK_TOKENS`)'),
+  KB_PARSE_THREADS: z.coerce.number().int().min(1).max(16).default(1).describe('documents parsed at once, each on a thread of its own'),
+  KB_PARSE_MEMORY_MB: z.coerce
+    .number()
+    .int()
+    .min(64)
+    .max(16_384)
+    .default(512)
+    .describe("memory (heap and buffers) one document's parse thread may hold; past it the document fails"),
+  KB_PARSE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(540_000)
+    .default(120_000)
+    .describe("wall time one document's parse may take; past it the document fails"),
+  KB_PARSE_MAX_INFLATED_MB: z.coerce
+    .number()
+    .min(1)
+    .max(16_384)
+    .default(200)
+    .describe('bytes, in MB, a document may decompress to (Office ZIP entries, PDF streams each time they are decoded)'),
+  KB_PARSE_MAX_PAGES: z.coerce.number().int().min(1).max(1_000_000).default(2_000).describe('pages of a PDF, slides of a PPTX'),
+  KB_PARSE_MAX_SHEETS: z.coerce.number().int().min(1).max(100_000).default(100).describe('worksheets of an XLSX'),
+  KB_PARSE_MAX_ROWS: z.coerce.number().int().min(1).max(10_000_000).default(100_000).describe('rows of one worksheet or CSV file'),
+  KB_PARSE_MAX_COLUMNS: z.coerce.number().int().min(1).max(100_000).default(1_000).describe('columns of one row (XLSX, CSV)'),
+  KB_PARSE_MAX_ZIP_ENTRIES: z.coerce.number().int().min(10).max(1_000_000).default(10_000).describe('files inside an Office document'),
+  KB_PARSE_MAX_CHARS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(100_000_000)
+    .default(2_000_000)
+    .describe("characters of a document's text that are kept (the rest is cut, not refused)"),
 });
 
 export interface Config {
@@ -793,6 +826,22 @@ export interface Config {
     maxDocuments: number;
     chunkTokens: number;
     chunkOverlap: number;
+    /** Parsing on threads of their own, within these caps (KB_PARSE_*); past one a document fails
+     *  (src/activities/knowledge/parse-thread.ts, parse-caps.ts). */
+    parse: {
+      threads: number;
+      memoryMb: number;
+      timeoutMs: number;
+      caps: {
+        maxInflatedBytes: number;
+        maxPages: number;
+        maxSheets: number;
+        maxRows: number;
+        maxColumns: number;
+        maxZipEntries: number;
+        maxChars: number;
+      };
+    };
   };
   worker: {
     /** How long a stopping worker lets activities in flight finish: by default an LLM request's timeout and 15 s. */
@@ -1062,6 +1111,20 @@ function knowledgeConfig(e: Env): Config['knowledge'] {
     maxDocuments: e.KB_MAX_DOCUMENTS,
     chunkTokens: e.KB_CHUNK_TOKENS,
     chunkOverlap: Math.min(e.KB_CHUNK_OVERLAP, Math.floor(e.KB_CHUNK_TOKENS / 2)),
+    parse: {
+      threads: e.KB_PARSE_THREADS,
+      memoryMb: e.KB_PARSE_MEMORY_MB,
+      timeoutMs: e.KB_PARSE_TIMEOUT_MS,
+      caps: {
+        maxInflatedBytes: Math.round(e.KB_PARSE_MAX_INFLATED_MB * 1_000_000),
+        maxPages: e.KB_PARSE_MAX_PAGES,
+        maxSheets: e.KB_PARSE_MAX_SHEETS,
+        maxRows: e.KB_PARSE_MAX_ROWS,
+        maxColumns: e.KB_PARSE_MAX_COLUMNS,
+        maxZipEntries: e.KB_PARSE_MAX_ZIP_ENTRIES,
+        maxChars: e.KB_PARSE_MAX_CHARS,
+      },
+    },
   };
 }
 

@@ -27,6 +27,7 @@ import { createSafeFetcher, DEFAULT_ALLOWED_TYPES } from './crawl/safe-fetch';
 import { WEB_PORTS } from './crawl/ssrf';
 import { createEmbedder } from './knowledge/embed';
 import { createIngestActivities } from './knowledge/ingest';
+import { ParseSandbox } from './knowledge/parse-thread';
 import { createMemoryActivities } from './knowledge/memory';
 import { createRetriever } from './knowledge/retrieve';
 import { createKnowledgeSearchActivities } from './knowledge/search';
@@ -105,6 +106,7 @@ export function createActivities(deps: ActivityDeps) {
     embedder,
     fetcher: documentFetcher(deps.config.crawl, kbConfig.maxFileBytes),
     limits: kbConfig,
+    parser: new ParseSandbox(kbConfig.parse),
   });
   const memory = createMemoryActivities({ store, embedder, chunkTokens: kbConfig.chunkTokens, chunkOverlap: kbConfig.chunkOverlap });
   const mcp = createMcpActivities({

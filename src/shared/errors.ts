@@ -58,6 +58,9 @@ export const ErrorType = {
   DocumentUnsupported: 'DocumentUnsupported',
   /** A document the parser cannot read (corrupt, encrypted, empty); the message has its reason. */
   DocumentUnreadable: 'DocumentUnreadable',
+  /** A document past one of the parse caps (decompressed size, pages, rows, columns, memory,
+   *  time: KB_PARSE_*); the message names the cap. The same bytes break it again: not retried. */
+  DocumentTooLarge: 'DocumentTooLarge',
   /** A document URL that cannot be fetched (blocked by the SSRF guard, 4xx, too large). */
   DocumentFetchFailed: 'DocumentFetchFailed',
 } as const;

@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbedder, EmbeddingSupport } from '../../src/activities/knowledge/embed';
 import { describeEmbeddings, describeModels, probeLlmServer } from '../../src/activities/knowledge/probe';
 import { contentHash, createIngestActivities } from '../../src/activities/knowledge/ingest';
+import { parseDocument } from '../../src/activities/knowledge/parse';
 import { createRetriever } from '../../src/activities/knowledge/retrieve';
 import { createKnowledgeSearchActivities } from '../../src/activities/knowledge/search';
 import { fallbackNotes } from '../../src/activities/roles/fallbacks';
@@ -235,6 +236,7 @@ describe.skipIf(!ready)(`ingestion and knowledge search without embeddings (${re
       embedder,
       fetcher: { get: () => Promise.reject(new Error('no URL documents here')) } as unknown as SafeFetcher,
       limits: { maxFileBytes: config.knowledge.maxFileBytes, chunkTokens: 120, chunkOverlap: 0 },
+      parser: { parse: (bytes, format, name) => parseDocument(bytes, format, name) },
     });
     const bytes = veyraMarkdown();
     const documentId = `D${randomBytes(8).toString('hex')}`;
@@ -302,6 +304,7 @@ describe.skipIf(!ready)(`ingestion and knowledge search without embeddings (${re
       embedder,
       fetcher: {} as SafeFetcher,
       limits: { maxFileBytes: 1_000_000, chunkTokens: 120, chunkOverlap: 0 },
+      parser: { parse: (bytes, format, name) => parseDocument(bytes, format, name) },
     });
     const bytes = Buffer.from(`# Note\n\nWind turbines at sea ${randomBytes(4).toString('hex')}.\n`);
     const documentId = `D${randomBytes(8).toString('hex')}`;

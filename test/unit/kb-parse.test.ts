@@ -3,7 +3,14 @@
 // respect the token limit, overlap, keep the text as written and carry their place in the document.
 import { describe, expect, it } from 'vitest';
 import { chunkDocument, countTokens } from '../../src/activities/knowledge/chunk';
-import { detectFormat, DocumentUnreadable, parseCsv, parseDocument, type ParsedDocument } from '../../src/activities/knowledge/parse';
+import {
+  detectFormat,
+  DocumentTooLarge,
+  DocumentUnreadable,
+  parseCsv,
+  parseDocument,
+  type ParsedDocument,
+} from '../../src/activities/knowledge/parse';
 import * as fx from '../support/kb-fixtures';
 
 const parse = async (name: string, bytes: Buffer, contentType?: string) => {
@@ -60,10 +67,10 @@ describe('document parsing', () => {
     expect(doc.sections[0]!.text).not.toContain('78 percent');
   });
 
-  it('stops at maxPages and maxChars without failing', async () => {
-    const pdf = await parseDocument(await fx.makePdf(), 'pdf', 'sheet.pdf', { maxPages: 1 });
-    expect(pdf.pages).toBe(2); // the document's own count
-    expect(pdf.sections.map((s) => s.page)).toEqual([1]);
+  it('refuses more pages than maxPages (a part of a document is not the document) and cuts text at maxChars', async () => {
+    const pdf = await parseDocument(await fx.makePdf(), 'pdf', 'sheet.pdf', { maxPages: 1 }).catch((e: unknown) => e);
+    expect(pdf).toBeInstanceOf(DocumentTooLarge);
+    expect((pdf as Error).message).toBe('PDF: the file has 2 pages; at most 1 are parsed (KB_PARSE_MAX_PAGES)');
     const text = await parseDocument(Buffer.from('a'.repeat(500)), 'text', 'long.txt', { maxChars: 100 });
     expect(text.sections[0]!.text).toHaveLength(100);
   });

@@ -1,13 +1,21 @@
 // Uploaded documents to text with their structure: sections that keep the heading path and the
 // page (PDF page, slide) they come from. Well-kept parsers do the reading: pdf.js, mammoth (DOCX),
 // ExcelJS (XLSX), JSZip with fast-xml-parser (PPTX), Readability + Turndown (HTML); CSV and
-// Markdown are small enough to read here.
+// Markdown are small enough to read here. Every format is held to the document's caps
+// (parse-caps.ts): Office files are checked by zip-guard.ts before a parser opens them, PDF
+// streams are counted as pdf.js decodes them. Uploads are parsed on the parse thread
+// (parse-thread.ts), never on the thread that runs the worker's activities.
 import path from 'node:path';
 import type ExcelJS from 'exceljs';
 import { XMLParser } from 'fast-xml-parser';
 import JSZip from 'jszip';
 import { lazyRequire } from '../../infra/lazy';
-import { toReadable } from '../crawl/extract';
+import { htmlToMarkdown } from '../crawl/extract';
+import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { capCount, DEFAULT_PARSE_CAPS, DocumentUnreadable, InflateBudget, type ParseCaps } from './parse-caps';
+import { checkZip, type ZipEntry } from './zip-guard';
+
+export { DocumentTooLarge, DocumentUnreadable } from './parse-caps';
 
 // Each parser is loaded with the first document of its format.
 const excel = lazyRequire<typeof ExcelJS>('exceljs');
@@ -43,11 +51,6 @@ export interface ParsedDocument {
   title: string;
   sections: Section[];
   pages?: number;
-}
-
-/** A file the parser cannot read: corrupt, encrypted, or without text. The message says why. */
-export class DocumentUnreadable extends Error {
-  override readonly name = 'DocumentUnreadable';
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -156,33 +159,32 @@ function decodeText(bytes: Buffer): string {
 // ---------------------------------------------------------------------------------------------
 // Parsing
 
-interface Limits {
-  maxPages: number;
-  maxChars: number;
-}
-
 /** Formats whose first heading names the document when it carries no title of its own. */
 const TITLED_BY_HEADING = new Set<DocFormat>(['docx', 'pptx', 'html', 'markdown']);
 
 /**
  * The document's text as sections. Throws DocumentUnreadable (the parser's reason in the
- * message, prefixed by the format) for a corrupt, encrypted or empty file; a file longer than
- * the limits is truncated, not refused.
+ * message, prefixed by the format) for a corrupt, encrypted or empty file, and DocumentTooLarge
+ * for one past a cap (decompressed bytes, pages, slides, sheets, rows, columns); text longer
+ * than maxChars is cut, not refused.
  */
 export async function parseDocument(
   bytes: Buffer,
   format: DocFormat,
   name: string,
-  limits: { maxPages?: number; maxChars?: number } = {},
+  caps: Partial<ParseCaps> = {},
 ): Promise<ParsedDocument> {
   const label = format.toUpperCase();
-  const lim: Limits = { maxPages: limits.maxPages ?? 500, maxChars: limits.maxChars ?? 2_000_000 };
+  const lim: ParseCaps = { ...DEFAULT_PARSE_CAPS, ...caps };
   if (!bytes.length) throw new DocumentUnreadable(`${label}: the file is empty`);
   let doc: ParsedDocument;
   try {
     doc = await readFormat(bytes, format, name, lim);
   } catch (err) {
-    if (err instanceof DocumentUnreadable) throw err;
+    if (err instanceof DocumentUnreadable) {
+      err.message = err.message.startsWith(`${label}: `) ? err.message : `${label}: ${err.message}`;
+      throw err;
+    }
     throw new DocumentUnreadable(`${label}: ${reason(err)}`);
   }
   const sections = clean(doc.sections, lim.maxChars);
@@ -197,18 +199,21 @@ function reason(err: unknown): string {
   return (err instanceof Error ? err.message : String(err)).trim() || 'unknown parser error';
 }
 
-function readFormat(bytes: Buffer, format: DocFormat, name: string, lim: Limits): Promise<ParsedDocument> | ParsedDocument {
+function readFormat(bytes: Buffer, format: DocFormat, name: string, lim: ParseCaps): Promise<ParsedDocument> | ParsedDocument {
   switch (format) {
     case 'pdf':
-      return parsePdf(bytes, lim.maxPages);
+      return parsePdf(bytes, lim);
     case 'docx':
-      return parseDocx(bytes);
+      return parseDocx(bytes, lim);
     case 'pptx':
-      return parsePptx(bytes, lim.maxPages);
+      return parsePptx(bytes, lim);
     case 'xlsx':
       return parseXlsx(bytes, lim);
     case 'csv':
-      return { title: '', sections: [{ headingPath: [name], text: renderRows(parseCsv(decodeText(bytes)), lim.maxChars) }] };
+      return {
+        title: '',
+        sections: [{ headingPath: [name], text: renderRows(parseCsv(decodeText(bytes), undefined, lim), lim.maxChars) }],
+      };
     case 'html':
       return parseHtml(bytes);
     case 'markdown':
@@ -246,42 +251,76 @@ function clean(sections: Section[], maxChars: number): Section[] {
 
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
-async function parsePdf(bytes: Buffer, maxPages: number): Promise<ParsedDocument> {
-  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const pdf = await pdfjs.getDocument({
-    data: new Uint8Array(bytes),
-    isEvalSupported: false,
-    disableFontFace: true,
-    useSystemFonts: false,
-    verbosity: 0,
-  }).promise;
+/** The hook patches/pdfjs-dist+4.9.155.patch calls with the bytes each decoded stream grows by. */
+type PdfDecodeHook = ((bytes: number) => void) | undefined;
+const hooks = globalThis as { __deepResearchPdfDecoded?: PdfDecodeHook };
+
+/**
+ * PDF page by page. Every stream pdf.js decodes counts against the inflate cap as it grows (one
+ * content stream shared by 500 pages counts 500 times: it is decoded 500 times); pdf.js recovers
+ * from the refusal inside a page as from any broken stream, so the budget is checked after each.
+ */
+async function parsePdf(bytes: Buffer, lim: ParseCaps): Promise<ParsedDocument> {
+  const budget = new InflateBudget(lim.maxInflatedBytes);
+  const checkDecoded = () => {
+    if (budget.spent > budget.max) budget.take(0, 'the PDF');
+  };
+  const outer = hooks.__deepResearchPdfDecoded;
+  hooks.__deepResearchPdfDecoded = (n) => budget.take(n, 'the PDF');
   try {
-    const sections: Section[] = [];
-    for (let i = 1; i <= Math.min(pdf.numPages, maxPages); i++) {
-      const page = await pdf.getPage(i);
-      const content = await page.getTextContent();
-      // pdf.js puts the spaces it infers into the items and marks line ends: joined as they are,
-      // a word split across items (a font change mid-word) stays one word.
-      let text = '';
-      for (const it of content.items) if ('str' in it) text += it.str + (it.hasEOL ? '\n' : '');
-      sections.push({ headingPath: [], page: i, text: text.replace(/[ \t]+/g, ' ') });
-      page.cleanup();
+    const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
+    const pdf = await pdfjs.getDocument({
+      data: new Uint8Array(bytes),
+      isEvalSupported: false,
+      disableFontFace: true,
+      useSystemFonts: false,
+      verbosity: 0,
+    }).promise;
+    try {
+      return await readPdfPages(pdf, lim, checkDecoded);
+    } finally {
+      await pdf.destroy();
     }
-    const info = (await pdf.getMetadata().catch(() => undefined))?.info as { Title?: unknown } | undefined;
-    return { title: typeof info?.Title === 'string' ? info.Title : '', sections, pages: pdf.numPages };
+  } catch (err) {
+    checkDecoded(); // pdf.js hands the refusal on as an error of its own: the cap is the reason
+    throw err;
   } finally {
-    await pdf.destroy();
+    hooks.__deepResearchPdfDecoded = outer;
   }
 }
 
-/** HTML as the crawler reads a page (a large one on the extraction thread). */
-async function parseHtml(bytes: Buffer): Promise<ParsedDocument> {
-  const readable = await toReadable(Buffer.from(decodeText(bytes)), 'text/html', 'https://upload.invalid/');
+/** The pages' text until maxChars; the page cap and the decode budget checked as it goes. */
+async function readPdfPages(pdf: PDFDocumentProxy, lim: ParseCaps, checkDecoded: () => void): Promise<ParsedDocument> {
+  checkDecoded();
+  capCount(pdf.numPages, lim.maxPages, 'pages', 'KB_PARSE_MAX_PAGES');
+  const sections: Section[] = [];
+  let chars = 0;
+  for (let i = 1; i <= pdf.numPages && chars <= lim.maxChars; i++) {
+    const page = await pdf.getPage(i);
+    const content = await page.getTextContent();
+    // pdf.js puts the spaces it infers into the items and marks line ends: joined as they are,
+    // a word split across items (a font change mid-word) stays one word.
+    let text = '';
+    for (const it of content.items) if ('str' in it) text += it.str + (it.hasEOL ? '\n' : '');
+    checkDecoded();
+    sections.push({ headingPath: [], page: i, text: text.replace(/[ \t]+/g, ' ') });
+    chars += text.length;
+    page.cleanup();
+  }
+  const info = (await pdf.getMetadata().catch(() => undefined))?.info as { Title?: unknown } | undefined;
+  checkDecoded();
+  return { title: typeof info?.Title === 'string' ? info.Title : '', sections, pages: pdf.numPages };
+}
+
+/** HTML as the crawler reads a page (here, on the parse thread: no extraction thread of its own). */
+function parseHtml(bytes: Buffer): ParsedDocument {
+  const readable = htmlToMarkdown(decodeText(bytes), 'https://upload.invalid/');
   return { title: readable.title, sections: markdownSections(readable.markdown) };
 }
 
 /** DOCX through mammoth's HTML: headings become the path, paragraphs, lists and tables the text. */
-async function parseDocx(bytes: Buffer): Promise<ParsedDocument> {
+async function parseDocx(bytes: Buffer, lim: ParseCaps): Promise<ParsedDocument> {
+  await checkZip(bytes, lim, new InflateBudget(lim.maxInflatedBytes));
   // Images are not text: an empty src spares base64-encoding every picture into the HTML.
   const mammoth = mammothLib();
   const { JSDOM, VirtualConsole } = jsdom();
@@ -416,7 +455,9 @@ function shapeText(node: XNode): string[] {
 }
 
 /** PPTX: one section per slide (slides in file-number order), the title placeholder as heading. */
-async function parsePptx(bytes: Buffer, maxSlides: number): Promise<ParsedDocument> {
+async function parsePptx(bytes: Buffer, lim: ParseCaps): Promise<ParsedDocument> {
+  const entries = await checkZip(bytes, lim, new InflateBudget(lim.maxInflatedBytes));
+  capCount(countEntries(entries, /^ppt\/slides\/slide\d+\.xml$/), lim.maxPages, 'slides', 'KB_PARSE_MAX_PAGES');
   const zip = await JSZip.loadAsync(bytes);
   const slides = Object.keys(zip.files)
     .map((f) => /^ppt\/slides\/slide(\d+)\.xml$/.exec(f))
@@ -424,7 +465,7 @@ async function parsePptx(bytes: Buffer, maxSlides: number): Promise<ParsedDocume
     .sort((a, b) => Number(a[1]) - Number(b[1]));
   if (!slides.length) throw new DocumentUnreadable('PPTX: the file has no slides');
   const sections: Section[] = [];
-  for (const m of slides.slice(0, maxSlides)) {
+  for (const m of slides) {
     const tree = xml.parse(await zip.file(m[0])!.async('string')) as XNode[];
     let title = '';
     const body: string[] = [];
@@ -453,15 +494,22 @@ function flattenGroups(n: XNode): XNode[] {
   return [];
 }
 
+const countEntries = (entries: ZipEntry[], name: RegExp) => entries.filter((e) => name.test(e.name)).length;
+
 /** XLSX: a section per sheet under the sheet's name, each row as "header: value" pairs. */
-async function parseXlsx(bytes: Buffer, lim: Limits): Promise<ParsedDocument> {
+async function parseXlsx(bytes: Buffer, lim: ParseCaps): Promise<ParsedDocument> {
+  const entries = await checkZip(bytes, lim, new InflateBudget(lim.maxInflatedBytes));
+  capCount(countEntries(entries, /^xl\/worksheets\/[^/]+\.xml$/), lim.maxSheets, 'worksheets', 'KB_PARSE_MAX_SHEETS');
   const book = new (excel().Workbook)();
   await book.xlsx.load(bytes as unknown as ArrayBuffer);
+  capCount(book.worksheets.length, lim.maxSheets, 'worksheets', 'KB_PARSE_MAX_SHEETS');
   const sections: Section[] = [];
-  for (const sheet of book.worksheets.slice(0, lim.maxPages)) {
+  for (const sheet of book.worksheets) {
+    capCount(sheet.actualRowCount, lim.maxRows, `rows in sheet "${sheet.name}"`, 'KB_PARSE_MAX_ROWS');
+    capCount(sheet.columnCount, lim.maxColumns, `columns in sheet "${sheet.name}"`, 'KB_PARSE_MAX_COLUMNS');
     const rows: string[][] = [];
     sheet.eachRow({ includeEmpty: false }, (row) => {
-      if (rows.length > MAX_ROWS) return;
+      capCount(row.cellCount, lim.maxColumns, `columns in sheet "${sheet.name}"`, 'KB_PARSE_MAX_COLUMNS');
       // row.values is 1-based and sparse: made dense so empty cells keep their column.
       const values = Array.from({ length: row.cellCount }, (_, i) => cellText(row.getCell(i + 1).value));
       if (values.some((v) => v !== '')) rows.push(values);
@@ -487,9 +535,6 @@ function cellText(v: ExcelJS.CellValue | undefined): string {
   return oneLine(String(v));
 }
 
-/** Rows past this many in one sheet or CSV are left out (the character limit usually cuts first). */
-const MAX_ROWS = 20_000;
-
 /**
  * Rows as "header: value; header: value" lines under the first non-empty row: one line per row,
  * so a chunk never separates a value from its column name, and a model reads it as it would a record.
@@ -500,7 +545,7 @@ function renderRows(rows: string[][], maxChars: number): string {
   if (!data.length) return header.join(' | ');
   const lines: string[] = [];
   let size = 0;
-  for (const r of data.slice(0, MAX_ROWS)) {
+  for (const r of data) {
     const line = r
       .map((v, i) => (v === '' ? '' : `${header[i] || `column ${i + 1}`}: ${v}`))
       .filter(Boolean)
@@ -514,18 +559,28 @@ function renderRows(rows: string[][], maxChars: number): string {
 
 /**
  * CSV by RFC 4180: quoted fields, doubled quotes, CRLF, newlines inside quotes. The delimiter is
- * the one of , ; tab most used in the first line (spreadsheets in many locales write ";").
+ * the one of , ; tab most used in the first line (spreadsheets in many locales write ";"). A file
+ * past the row or column cap is refused as soon as the parser reaches the one too many.
  */
-export function parseCsv(text: string, delimiter = sniffDelimiter(text)): string[][] {
+export function parseCsv(
+  text: string,
+  delimiter = sniffDelimiter(text),
+  caps: Pick<ParseCaps, 'maxRows' | 'maxColumns'> = DEFAULT_PARSE_CAPS,
+): string[][] {
   const rows: string[][] = [];
   let row: string[] = [];
   let field = '';
   let quoted = false;
-  const endRow = () => {
+  const endField = () => {
     row.push(field.trim());
+    field = '';
+    capCount(row.length, caps.maxColumns, 'columns in a row', 'KB_PARSE_MAX_COLUMNS', true);
+  };
+  const endRow = () => {
+    endField();
     if (row.some((f) => f !== '')) rows.push(row);
     row = [];
-    field = '';
+    capCount(rows.length, caps.maxRows, 'rows', 'KB_PARSE_MAX_ROWS', true);
   };
   for (let i = 0; i < text.length; i++) {
     const ch = text[i]!;
@@ -539,8 +594,7 @@ export function parseCsv(text: string, delimiter = sniffDelimiter(text)): string
       quoted = true;
       field = '';
     } else if (ch === delimiter) {
-      row.push(field.trim());
-      field = '';
+      endField();
     } else if (ch === '\n' || ch === '\r') {
       if (ch === '\r' && text[i + 1] === '\n') i++;
       endRow();
