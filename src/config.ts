@@ -70,6 +70,24 @@ const apiKeyTable = z
     return keys;
   });
 
+/** Limits per tenant (TENANT_MAX_*, enforced by src/api/quotas.ts); 0 turns one off. */
+export interface TenantQuotas {
+  schedules: number;
+  collections: number;
+  /** Documents across all of the tenant's collections and sessions. */
+  documents: number;
+  /** Bytes of stored document files across the tenant's collections. */
+  storedBytes: number;
+  /** Event streams (server-sent events) open at once, per API process. */
+  streams: number;
+  /** Research runs started and not yet ended (queued, reviewing or researching). */
+  runsInFlight: number;
+}
+
+/** A per-tenant quota (TENANT_MAX_*): a count, `0` for no limit. */
+const quota = (fallback: number, description: string) =>
+  z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(fallback).describe(`${description}; \`0\`: no limit`);
+
 /** `name=number` pairs (SEARCH_RATE_LIMITS, TENANT_WEIGHTS, TENANT_PRIORITIES): each name must match
  *  `name`, each number `value`; a bad entry is named with the shape it should have (`what`). */
 const namedNumbers = (name: RegExp, value: z.ZodNumber, what: string) =>
@@ -275,6 +293,31 @@ export const EnvSchema = z.object({
     .max(1_000_000)
     .default(1_200)
     .describe('other requests a tenant may make per minute (per API process)'),
+  RATE_LIMIT_UPLOADS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(60)
+    .describe('documents a tenant may add to its collections per minute (per API process)'),
+  TENANT_MAX_SCHEDULES: quota(20, 'schedules a tenant may have (`403` above it)'),
+  TENANT_MAX_COLLECTIONS: quota(50, 'collections a tenant may have (`403` above it)'),
+  TENANT_MAX_DOCUMENTS: quota(5_000, "documents across a tenant's collections and sessions (`403` above it)"),
+  TENANT_MAX_STORED_BYTES: quota(2_000_000_000, "bytes of document files a tenant's collections may hold (`403` above it)"),
+  TENANT_MAX_STREAMS: quota(20, 'event streams a tenant may keep open at once, per API process (`429` above it)'),
+  TENANT_MAX_RUNS_IN_FLIGHT: quota(
+    100,
+    'research runs of a tenant started and not yet ended, queued and waiting for review included (`429` above it); `TENANT_MAX_RUNS` limits those researching at once',
+  ),
+  RUN_MAX_TOKENS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000_000)
+    .default(400_000)
+    .describe(
+      'token budget (prompt and completion) of a run whose request sets no `options.maxTokens`, and the most a request may set (`0`: none); when it is spent the run stops researching and writes its report from what it has',
+    ),
 
   OPENAI_API_KEY: optionalString.describe('key for the LLM endpoint'),
   OPENAI_BASE_URL: optionalUrl.describe('any OpenAI-compatible endpoint (vLLM, Ollama, DeepSeek, DashScope, …); unset: OpenAI'),
@@ -460,7 +503,9 @@ export const EnvSchema = z.object({
   /** Hosts (`host` or `host:port`) a webhook may reach although private, as CRAWL_ALLOW_HOSTS. */
   WEBHOOK_ALLOW_HOSTS: hostList.describe('hosts (`host` or `host:port`) a webhook may reach although private'),
   /** The shortest interval a schedule may repeat at. */
-  SCHEDULE_MIN_INTERVAL: Duration.default('1m').describe('the shortest `every` a schedule may have'),
+  SCHEDULE_MIN_INTERVAL: Duration.default('1m').describe(
+    'the shortest interval a schedule may repeat at: its `every`, and the shortest gap between the start times of its `cron`',
+  ),
   WEBHOOK_TIMEOUT_MS: z.coerce
     .number()
     .int()
@@ -700,8 +745,12 @@ export interface Config {
     keys: { key: string; tenant: string }[];
     /** API_ALLOWED_HOSTS: names answered besides loopback ones (src/api/host-guard.ts); absent: none. */
     allowedHosts?: string[];
-    /** Requests per minute and tenant: new runs, and everything else. */
-    rateLimits: { submits: number; reads: number };
+    /** Requests per minute and tenant: those that start runs, documents added, and everything else. */
+    rateLimits: { submits: number; reads: number; uploads: number };
+    /** What one tenant may hold and do at once (TENANT_MAX_*). */
+    quotas: TenantQuotas;
+    /** RUN_MAX_TOKENS: a run's token budget when its request sets none, and the most one may set (0: none). */
+    runMaxTokens: number;
     /** Fair sharing between tenants: fairness weights, priority keys, runs at once per tenant. */
     fairness: Fairness;
     /** CHAT_COMPLETION_WAIT: how long a non-streaming chat completion waits for the report (absent: its default). */
@@ -973,7 +1022,16 @@ function apiConfig(e: Env): Config['api'] {
     keys: e.API_KEYS,
     allowedHosts: e.API_ALLOWED_HOSTS,
     fairness: { weights: e.TENANT_WEIGHTS, priorities: e.TENANT_PRIORITIES, maxRuns: e.TENANT_MAX_RUNS },
-    rateLimits: { submits: e.RATE_LIMIT_SUBMITS, reads: e.RATE_LIMIT_READS },
+    rateLimits: { submits: e.RATE_LIMIT_SUBMITS, reads: e.RATE_LIMIT_READS, uploads: e.RATE_LIMIT_UPLOADS },
+    quotas: {
+      schedules: e.TENANT_MAX_SCHEDULES,
+      collections: e.TENANT_MAX_COLLECTIONS,
+      documents: e.TENANT_MAX_DOCUMENTS,
+      storedBytes: e.TENANT_MAX_STORED_BYTES,
+      streams: e.TENANT_MAX_STREAMS,
+      runsInFlight: e.TENANT_MAX_RUNS_IN_FLIGHT,
+    },
+    runMaxTokens: e.RUN_MAX_TOKENS,
     chatWaitMs: durationToMs(e.CHAT_COMPLETION_WAIT),
   };
 }

@@ -62,6 +62,8 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
     webhook: { enabled: Boolean(deps.webhook?.secret), allowHosts: deps.webhook?.allowHosts ?? [] },
     fairness: deps.api.fairness,
     ...(deps.searchProviders ? { searchProviders: deps.searchProviders } : {}),
+    quotas: deps.api.quotas,
+    runMaxTokens: deps.api.runMaxTokens,
   });
   const wakeups = store.events.wakeups(deps.log);
   const app = createApp({
@@ -74,12 +76,14 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
     eventStream: { wakeups },
     ...(deps.api.chatWaitMs !== undefined ? { chat: { waitMs: deps.api.chatWaitMs } } : {}),
     rateLimits,
+    quotas: deps.api.quotas,
     research,
     schedules: createScheduleService({
       client: deps.client,
       research,
       minIntervalMs: durationToMs(deps.schedules?.minInterval ?? '1m'),
       reports: store.scheduledReports,
+      quotas: deps.api.quotas,
     }),
     knowledge: {
       service: createKnowledgeService({
@@ -88,6 +92,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
         store,
         limits: deps.knowledge,
         ...(deps.retry ? { retry: deps.retry } : {}),
+        quotas: deps.api.quotas,
       }),
       maxFileBytes: deps.knowledge.maxFileBytes,
       retrieve: createRetriever({ kb: store.knowledge, embedder: createEmbedder(deps.knowledge.embedding) }),

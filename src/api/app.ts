@@ -25,7 +25,8 @@ import { authenticate, type AuthDeps } from './auth';
 import { hostGuard } from './host-guard';
 import { docsPage, openApiDocument } from './openapi';
 import { webRoutes } from './web';
-import { rateLimiter, type LimitKind } from './rate-limit';
+import { rateLimiter, type RateLimits } from './rate-limit';
+import { NO_QUOTAS, StreamSlots, type TenantQuotas } from './quotas';
 import { mcpRoutes } from '../mcp/http';
 import { CHAT_BODY_LIMIT, chatRoutes, DEFAULT_CHAT_WAIT_MS } from './routes/chat-completions';
 
@@ -53,7 +54,9 @@ export interface AppDeps {
   /** API_ALLOWED_HOSTS: names the API answers to besides loopback ones (src/api/host-guard.ts). */
   allowedHosts?: string[];
   /** Requests per minute and tenant. */
-  rateLimits: Record<LimitKind, number>;
+  rateLimits: RateLimits;
+  /** What one tenant may hold and do at once (absent: no quotas). */
+  quotas?: TenantQuotas;
   readiness: Record<string, ReadinessCheck>;
   log: Logger;
   preflight?: () => string | undefined;
@@ -108,29 +111,21 @@ export function createApp(deps: AppDeps): express.Express {
     res.type('html').send(page);
   });
   const limiter = rateLimiter(deps.rateLimits);
+  const streams = new StreamSlots(deps.quotas ?? NO_QUOTAS);
   const json = express.json({ limit: '64kb' });
   const chatJson = express.json({ limit: CHAT_BODY_LIMIT });
   app.use(
     '/v1',
     authenticate(deps.auth),
-    // New runs and new documents (work for the workers) count as submits.
-    limiter.limit((method, path) =>
-      method === 'POST' &&
-      (path === '/research' ||
-        path === '/schedules' ||
-        path === '/chat/completions' ||
-        /^\/collections\/[^/]+\/documents$/.test(path) ||
-        // A report rewrite pays for the report's model calls.
-        /^\/research\/[^/]+\/report$/.test(path))
-        ? 'submits'
-        : 'reads',
-    ),
+    // Each route charges its own class once the router matched it (RouteSpec.limit), whatever the path's spelling.
+    limiter.charge,
     // A chat request carries the conversation so far, earlier reports included: a larger limit there.
     (req, res, next) => (req.path === '/chat/completions' ? chatJson : json)(req, res, next),
     refuseUnstorableText,
     researchRoutes({
       research: deps.research,
       events: deps.events,
+      streams,
       ...(deps.eventStream ? { eventStream: deps.eventStream } : {}),
       ...(deps.preflight ? { preflight: deps.preflight } : {}),
     }),
@@ -154,7 +149,9 @@ export function createApp(deps: AppDeps): express.Express {
     mcpRoutes(),
     ...(deps.keys ? [keyRoutes({ keys: deps.keys })] : []),
     ...(deps.memory ? [memoryRoutes({ memory: deps.memory })] : []),
+    limiter.unmatched,
   );
+  app.use('/v1', limiter.failed);
   app.use(notFound);
   app.use(errorHandler(deps.log));
   return app;

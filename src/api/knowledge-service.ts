@@ -4,6 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Config } from '../config';
 import { ApiError } from '../shared/errors';
+import { checkQuota, TenantLocks, type TenantQuotas } from './quotas';
 import { decodeOrKeep } from '../shared/text';
 import { collectionLanguage, type CreateCollectionBody, type IngestInput } from '../shared/knowledge';
 import type { RetrySettings } from '../shared/schemas';
@@ -17,6 +18,8 @@ export interface KnowledgeServiceDeps {
   store: Pick<Store, 'knowledge'>;
   limits: Pick<Config['knowledge'], 'maxFileBytes' | 'maxDocuments' | 'embedding'>;
   retry?: RetrySettings;
+  /** Per-tenant quotas: collections, documents, stored bytes (absent: none). */
+  quotas?: TenantQuotas;
 }
 
 export interface Upload {
@@ -162,10 +165,10 @@ function knowledgeLookups(kb: KnowledgeTables) {
 }
 
 /** Adding documents: stored once per collection, then ingested by a workflow. */
-function documentIntake(deps: KnowledgeServiceDeps) {
+function documentIntake(deps: KnowledgeServiceDeps, locks: TenantLocks) {
   const kb = deps.store.knowledge;
 
-  /** The stored row for this document, inserted unless it exists; a new one must fit in the collection. */
+  /** The stored row for this document, inserted unless it exists; a new one must fit in the collection and the tenant's quotas. */
   async function admit(collectionId: string, row: NewDocument): Promise<{ created: boolean; document: DocumentRow }> {
     const existing = await kb.getDocument(row.documentId);
     if (existing) return { created: false, document: existing };
@@ -176,7 +179,14 @@ function documentIntake(deps: KnowledgeServiceDeps) {
         `the collection holds ${deps.limits.maxDocuments} documents, the most it may (KB_MAX_DOCUMENTS)`,
       );
     }
-    return kb.addDocument(row);
+    const quotas = deps.quotas;
+    if (!quotas?.documents && !quotas?.storedBytes) return kb.addDocument(row);
+    return locks.run(row.tenant, async () => {
+      const held = await kb.tenantHoldings(row.tenant);
+      checkQuota(quotas, 'documents', held.documents);
+      checkQuota(quotas, 'storedBytes', held.bytes, row.bytes?.length ?? 0);
+      return kb.addDocument(row);
+    });
   }
 
   /** Starts the ingestion; a document it cannot start is not left behind (a new one is deleted again). */
@@ -251,7 +261,8 @@ function sessionService(kb: KnowledgeTables) {
 export function createKnowledgeService(deps: KnowledgeServiceDeps) {
   const kb = deps.store.knowledge;
   const { collection, document } = knowledgeLookups(kb);
-  const intake = documentIntake(deps);
+  const locks = new TenantLocks();
+  const intake = documentIntake(deps, locks);
 
   async function createCollection(tenant: string, body: CreateCollectionBody) {
     const language = collectionLanguage(body.language);
@@ -262,12 +273,15 @@ export function createKnowledgeService(deps: KnowledgeServiceDeps) {
         `language "${body.language}" has no text search configuration here (try en, de, fr, zh, ja, ko, ... or simple)`,
       );
     }
-    const created = await kb.createCollection({
-      collectionId: `C${randomBytes(8).toString('hex')}`,
-      tenant,
-      name: body.name,
-      description: body.description,
-      language,
+    const created = await locks.run(tenant, async () => {
+      if (deps.quotas?.collections) checkQuota(deps.quotas, 'collections', await kb.countCollections(tenant));
+      return kb.createCollection({
+        collectionId: `C${randomBytes(8).toString('hex')}`,
+        tenant,
+        name: body.name,
+        description: body.description,
+        language,
+      });
     });
     if (!created) throw new ApiError(409, 'collection_exists', `you already have a collection named "${body.name}"`);
     return created;

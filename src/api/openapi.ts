@@ -36,10 +36,11 @@ export const MOUNTED_ROUTES: { prefix: string; routes: RouteTable }[] = [
 const ERROR_TEXT: Record<number, string> = {
   400: 'invalid input; the message names the field',
   401: 'no key, or a key that is unknown or revoked',
+  403: "over one of the tenant's quotas (details.quota names it)",
   404: 'no such run for this tenant',
   409: 'refused: the reason, and details.currentVersion for a review',
   413: 'body too large',
-  429: 'over the tenant limit; see Retry-After and RateLimit-*',
+  429: "over the tenant's rate limit or a quota of what it does at once (details say which); see Retry-After and RateLimit-*",
   503: 'no worker answered or no LLM configured; see Retry-After',
 };
 

@@ -4,6 +4,7 @@
 // (openapi.ts) is assembled from the same declarations, so the two cannot say different things.
 import type { RequestHandler, Response, Router } from 'express';
 import type { z } from 'zod';
+import { limitFor, type LimitKind } from './rate-limit';
 import { bindIdempotencyKey } from './idempotency';
 
 /** A body's schema: a bare schema is application/json; otherwise one schema per media type. */
@@ -27,16 +28,19 @@ export interface RouteSpec {
   errors?: number[];
   /** Served without a key (health checks). */
   public?: true;
+  /** The tenant's rate limit this route is charged to (rate-limit.ts); absent: `reads`. Every
+   *  route that starts runs is `submits`, whatever else it does. */
+  limit?: LimitKind;
 }
 
 /** A route module's declarations by name; `satisfies` keeps each one's literal answer types. */
 export type RouteTable = Record<string, RouteSpec>;
 
-/** Serves `spec` with `handlers` on the router. */
+/** Serves `spec` with `handlers` on the router, charged to its rate limit once the router picked it. */
 export function route(r: Router, spec: RouteSpec, ...handlers: RequestHandler[]): void {
   // A route that takes an Idempotency-Key binds it to the request (idempotency.ts) before its handler.
   const keyed = spec.params?.header?.shape['Idempotency-Key'] ? [bindIdempotencyKey(spec)] : [];
-  r.route(spec.path)[spec.method](...keyed, ...handlers);
+  r.route(spec.path)[spec.method](limitFor(spec.limit ?? 'reads'), ...keyed, ...handlers);
 }
 
 /** `T` without index signatures: a loose schema accepts more than it names, a reply must give what it names. */

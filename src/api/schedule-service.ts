@@ -14,6 +14,7 @@ import {
   type ScheduleSummary,
 } from '@temporalio/client';
 import type { NotifyWhen, RunChanges } from '../shared/changes';
+import type { ResearchRequest } from '../shared/schemas';
 import { ApiError, failureMessage } from '../shared/errors';
 import { durationToMs } from '../shared/plain';
 import { summarize } from '../shared/plain';
@@ -22,6 +23,8 @@ import type { researchWorkflow } from '../workflows/research';
 import type { ScheduledReportsTable } from '../activities/store/schedules';
 import type { ScheduleBody, ScheduleList, ScheduleView } from './contract';
 import type { ResearchService } from './research-service';
+import { shortestCronGapMs } from './cron-gap';
+import { checkQuota, RecentlyMade, TenantLocks, type TenantQuotas } from './quotas';
 
 export interface ScheduleServiceDeps {
   client: Client;
@@ -30,6 +33,8 @@ export interface ScheduleServiceDeps {
   minIntervalMs: number;
   /** What each scheduled run's report found changed (the recent runs show it). */
   reports: Pick<ScheduledReportsTable, 'changesOf'>;
+  /** Per-tenant quotas: the schedules one may have (absent: none). */
+  quotas?: TenantQuotas;
 }
 
 /** What the schedule's memo keeps for the API: whose it is and what it was asked to do. */
@@ -132,14 +137,83 @@ function scheduleAction(id: string, run: ReturnType<ResearchService['runStart']>
   };
 }
 
+/** What Temporal is asked to create: when the schedule starts, what, and whose it is. */
+function scheduleOptions(id: string, tenant: string, body: ScheduleBody, run: ReturnType<ResearchService['runStart']>, memo: ScheduleMemo) {
+  const { cron, every, timezone, paused, note, notify } = body;
+  return {
+    scheduleId: id,
+    spec: cron ? { cronExpressions: [cron], ...(timezone ? { timezone } : {}) } : { intervals: [{ every: every! }] },
+    action: scheduleAction(id, run, notify),
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+    state: { paused: paused ?? false, ...(note ? { note } : {}) },
+    memo: memo as unknown as Record<string, unknown>,
+    typedSearchAttributes: [{ key: ResearchTenantKey, value: tenant }],
+  };
+}
+
 /** A spec the client or the server refused (the cron expression, the time zone) as a 400. */
 function refusedSpec(err: unknown): ApiError | undefined {
   if (!(err instanceof TypeError) && (err as { code?: unknown }).code !== GRPC_INVALID_ARGUMENT) return undefined;
   return new ApiError(400, 'invalid_schedule', `the schedule was refused: ${summarize(failureMessage(err), 300)}`);
 }
 
+/** A schedule may start no more often than SCHEDULE_MIN_INTERVAL, by `every` or by `cron`. */
+function checkInterval(body: ScheduleBody, minIntervalMs: number): void {
+  const least = `${minIntervalMs / 1000}s (SCHEDULE_MIN_INTERVAL)`;
+  if (body.every !== undefined && durationToMs(body.every) < minIntervalMs) {
+    throw new ApiError(400, 'invalid_schedule', `every must be at least ${least}`);
+  }
+  const gap = body.cron === undefined ? undefined : shortestCronGapMs(body.cron);
+  if (gap !== undefined && gap < minIntervalMs) {
+    throw new ApiError(
+      400,
+      'invalid_schedule',
+      `cron "${body.cron}" starts runs ${gap / 1000}s apart at its closest; a schedule may start at most once every ${least}`,
+      { shortestGapSeconds: gap / 1000, minIntervalSeconds: minIntervalMs / 1000 },
+    );
+  }
+}
+
+/** The research request a schedule repeats: its body without the schedule's own fields. */
+function researchRequestOf(body: ScheduleBody): ResearchRequest {
+  const { cron: _cron, every: _every, timezone: _timezone, paused: _paused, note: _note, notify: _notify, ...request } = body;
+  return request;
+}
+
+/**
+ * The schedules quota. Listing schedules is eventually consistent, so the ones made here a moment
+ * ago count whether listed or not, and a tenant's creations are checked one at a time.
+ */
+class ScheduleQuota {
+  private readonly locks = new TenantLocks();
+  private readonly recent = new RecentlyMade();
+
+  constructor(
+    private readonly quotas: TenantQuotas | undefined,
+    private readonly listed: (tenant: string) => Promise<string[]>,
+  ) {}
+
+  /** Runs `create` (which makes schedule `id`) unless the tenant has its quota: 403. A retry of one it made passes. */
+  admit<T extends { created: boolean }>(tenant: string, id: string, create: () => Promise<T>): Promise<T> {
+    const quotas = this.quotas;
+    if (!quotas?.schedules) return create();
+    return this.locks.run(tenant, async () => {
+      const ids = new Set([...this.recent.of(tenant), ...(await this.listed(tenant))]);
+      if (!ids.has(id)) checkQuota(quotas, 'schedules', ids.size);
+      const made = await create();
+      if (made.created) this.recent.add(id, tenant);
+      return made;
+    });
+  }
+
+  deleted(id: string): void {
+    this.recent.remove(id);
+  }
+}
+
 export function createScheduleService(deps: ScheduleServiceDeps) {
   const schedules = deps.client.schedule;
+  const quota = new ScheduleQuota(deps.quotas, async (tenant) => (await list(tenant)).schedules.map((s) => s.id));
 
   async function owned(id: string, tenant: string): Promise<{ handle: ScheduleHandle; desc: ScheduleDescription }> {
     const handle = schedules.getHandle(id);
@@ -159,32 +233,24 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
     tenant: string,
     idempotencyKey?: string,
   ): Promise<{ schedule: ScheduleView; created: boolean }> {
-    const { cron, every, timezone, paused, note, notify, ...request } = body;
-    if (every !== undefined && durationToMs(every) < deps.minIntervalMs) {
-      throw new ApiError(400, 'invalid_schedule', `every must be at least ${deps.minIntervalMs / 1000}s (SCHEDULE_MIN_INTERVAL)`);
-    }
-    const options = await deps.research.checkRequest(request, tenant);
+    checkInterval(body, deps.minIntervalMs);
+    const options = await deps.research.checkRequest(researchRequestOf(body), tenant);
     const id = scheduleIdFor(tenant, idempotencyKey);
     const memo = scheduleMemo(body, tenant);
-    try {
-      await schedules.create({
-        scheduleId: id,
-        spec: cron ? { cronExpressions: [cron], ...(timezone ? { timezone } : {}) } : { intervals: [{ every: every! }] },
-        action: scheduleAction(id, deps.research.runStart(request, tenant, options, id), notify),
-        policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
-        state: { paused: paused ?? false, ...(note ? { note } : {}) },
-        memo: memo as unknown as Record<string, unknown>,
-        typedSearchAttributes: [{ key: ResearchTenantKey, value: tenant }],
-      });
-    } catch (err) {
-      if (!(err instanceof ScheduleAlreadyRunning && idempotencyKey)) throw refusedSpec(err) ?? err;
-      const existing = await owned(id, tenant);
-      if ((existing.desc.memo as Partial<ScheduleMemo>).requestHash !== memo.requestHash) {
-        throw new ApiError(409, 'idempotency_key_reused', 'this Idempotency-Key was already used for a different schedule');
+    const run = deps.research.runStart(researchRequestOf(body), tenant, options, id);
+    return quota.admit(tenant, id, async () => {
+      try {
+        await schedules.create(scheduleOptions(id, tenant, body, run, memo));
+      } catch (err) {
+        if (!(err instanceof ScheduleAlreadyRunning && idempotencyKey)) throw refusedSpec(err) ?? err;
+        const existing = await owned(id, tenant);
+        if ((existing.desc.memo as Partial<ScheduleMemo>).requestHash !== memo.requestHash) {
+          throw new ApiError(409, 'idempotency_key_reused', 'this Idempotency-Key was already used for a different schedule');
+        }
+        return { schedule: await viewOf(existing.desc), created: false };
       }
-      return { schedule: await viewOf(existing.desc), created: false };
-    }
-    return { schedule: await viewOf((await owned(id, tenant)).desc), created: true };
+      return { schedule: await viewOf((await owned(id, tenant)).desc), created: true };
+    });
   }
 
   /** The view of a schedule `owned` checked is the tenant's: the store is asked under its id only. */
@@ -232,6 +298,7 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
   async function remove(id: string, tenant: string): Promise<void> {
     const { handle } = await owned(id, tenant);
     await handle.delete();
+    quota.deleted(id);
   }
 
   return { create, get, list, pause, resume, trigger, remove };

@@ -174,8 +174,18 @@ export const WaitingCall = z.object({
 });
 export type WaitingCall = z.infer<typeof WaitingCall>;
 
+/** The limits of a run's budget: its request's, or where it set none the operator's RUN_MAX_TOKENS. */
+export const BudgetView = z.object({
+  maxTokens: z.number().int().optional(),
+  maxCostUsd: z.number().optional(),
+  deadline: z.string().optional(),
+});
+export type BudgetView = z.infer<typeof BudgetView>;
+
 export const ResearchView = ResearchStatusView.partial({ usage: true, notes: true, ignoredSignals: true }).extend({
   id: z.string(),
+  /** What the run may spend (absent in runs started before budgets were shown); `usage` is what it spent. */
+  budget: BudgetView.optional(),
   /** Calls the run is retrying right now. */
   waiting: z.array(WaitingCall).optional(),
   /** Set when no worker answered: the view is what Temporal visibility and PostgreSQL last recorded. */

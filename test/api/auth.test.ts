@@ -91,14 +91,11 @@ describe.skipIf(!ready)(`keys and tenants (${ready ? 'live' : missingReason()})`
       log: createLogger('error'),
       knowledge: h.config.knowledge,
     };
-    const rateLimits = { submits: 10, reads: 10 };
-    await expect(
-      startApiServer({ ...base, api: { host: '0.0.0.0', port: 0, keys: [], rateLimits, fairness: h.config.api.fairness } }),
-    ).rejects.toThrow(/without any API key.*set API_KEYS.*deep-research keys create/);
-    const open = await startApiServer({
-      ...base,
-      api: { host: '127.0.0.1', port: 0, keys: [], rateLimits, fairness: h.config.api.fairness },
-    });
+    const rateLimits = { submits: 10, reads: 10, uploads: 10 };
+    await expect(startApiServer({ ...base, api: { ...h.config.api, host: '0.0.0.0', port: 0, keys: [], rateLimits } })).rejects.toThrow(
+      /without any API key.*set API_KEYS.*deep-research keys create/,
+    );
+    const open = await startApiServer({ ...base, api: { ...h.config.api, host: '127.0.0.1', port: 0, keys: [], rateLimits } });
     try {
       expect(open.open).toBe(true);
       const res = await fetch(`${open.url}/v1/research/research-nope`);

@@ -61,6 +61,14 @@ export function testConfig(llmUrl: string | undefined, extra: Record<string, str
     // Tests poll the status many times a second.
     RATE_LIMIT_READS: '1000000',
     RATE_LIMIT_SUBMITS: '100000',
+    RATE_LIMIT_UPLOADS: '100000',
+    // What a tenant holds is counted across the one Temporal server and database the whole suite
+    // shares, where earlier test files leave schedules and collections of tenant "default": no
+    // quotas on those unless a test sets them (test/api/quotas.test.ts does, for tenants of its own).
+    TENANT_MAX_SCHEDULES: '0',
+    TENANT_MAX_COLLECTIONS: '0',
+    TENANT_MAX_DOCUMENTS: '0',
+    TENANT_MAX_STORED_BYTES: '0',
     ...extra,
   });
 }
@@ -96,6 +104,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     webhook: { enabled: Boolean(config.webhook.secret), allowHosts: config.webhook.allowHosts },
     fairness: config.api.fairness,
     searchProviders: config.search.providers,
+    quotas: config.api.quotas,
+    runMaxTokens: config.api.runMaxTokens,
   });
   const app = createApp({
     research,
@@ -104,9 +114,17 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       research,
       minIntervalMs: durationToMs(config.schedules.minInterval),
       reports: store.scheduledReports,
+      quotas: config.api.quotas,
     }),
     knowledge: {
-      service: createKnowledgeService({ client, taskQueue, store, limits: config.knowledge, retry: config.retry }),
+      service: createKnowledgeService({
+        client,
+        taskQueue,
+        store,
+        limits: config.knowledge,
+        retry: config.retry,
+        quotas: config.api.quotas,
+      }),
       maxFileBytes: config.knowledge.maxFileBytes,
       retrieve: createRetriever({ kb: store.knowledge, embedder: createEmbedder(config.knowledge.embedding) }),
     },
@@ -119,6 +137,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     idempotencyKeys: store.idempotencyKeys,
     ...(config.api.chatWaitMs !== undefined ? { chat: { waitMs: config.api.chatWaitMs } } : {}),
     rateLimits: config.api.rateLimits,
+    quotas: config.api.quotas,
     readiness: {
       temporal: async () => {
         await client.workflowService.describeNamespace({ namespace: 'default' });

@@ -10,7 +10,10 @@ describe('loadConfig', () => {
       host: '127.0.0.1',
       port: 3000,
       keys: [],
-      rateLimits: { submits: 30, reads: 1_200 },
+      allowedHosts: [],
+      rateLimits: { submits: 30, reads: 1_200, uploads: 60 },
+      quotas: { schedules: 20, collections: 50, documents: 5_000, storedBytes: 2_000_000_000, streams: 20, runsInFlight: 100 },
+      runMaxTokens: 400_000,
       fairness: { weights: {}, priorities: {}, maxRuns: 0 },
       chatWaitMs: 300_000,
     });

@@ -8,6 +8,8 @@ import { type RetrySettings, type RunStatus } from '../../shared/schemas';
 import { summarize } from '../../shared/plain';
 import type { Store } from '../../activities/store';
 import type { Config, Fairness } from '../../config';
+import { NO_QUOTAS, type TenantQuotas } from '../quotas';
+import { RunsInFlight } from './in-flight';
 
 export interface ResearchServiceDeps {
   client: Client;
@@ -27,6 +29,10 @@ export interface ResearchServiceDeps {
   fairness?: Fairness;
   /** SEARCH_PROVIDERS: a run's options.searchProviders must name some of these (absent: not checked). */
   searchProviders?: string[];
+  /** Per-tenant quotas; a run checks runsInFlight (absent: none). */
+  quotas?: TenantQuotas;
+  /** RUN_MAX_TOKENS: the token budget of a run whose request sets none, and the most one may set (absent or 0: none). */
+  runMaxTokens?: number;
 }
 
 export interface ResearchContext {
@@ -35,6 +41,8 @@ export interface ResearchContext {
   queryTimeoutMs: number;
   /** How long a review, clarification or steering update waits for a worker to take it. */
   updateTimeoutMs: number;
+  /** The runsInFlight quota's count. */
+  inFlight: RunsInFlight;
 }
 
 const QUERY_TIMEOUT_MS = 5_000;
@@ -45,6 +53,7 @@ export function researchContext(deps: ResearchServiceDeps): ResearchContext {
     deps,
     queryTimeoutMs: deps.queryTimeoutMs ?? QUERY_TIMEOUT_MS,
     updateTimeoutMs: deps.updateTimeoutMs ?? UPDATE_TIMEOUT_MS,
+    inFlight: new RunsInFlight(deps.client, deps.taskQueue, deps.quotas ?? NO_QUOTAS),
   };
 }
 

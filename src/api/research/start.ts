@@ -13,6 +13,7 @@ import { ResearchOptions, type ResearchInput, type ResearchRequest, type RunStat
 import type { Caller } from '../auth';
 import { summarize } from '../../shared/plain';
 import { admissionId } from '../../workflows/messages';
+import type { BudgetView } from '../../shared/messages';
 import type { researchWorkflow } from '../../workflows/research';
 import { ResearchPhaseKey, ResearchQuestionKey, ResearchStatusKey, ResearchTenantKey } from '../../workflows/search-attributes';
 import type { ResearchContext } from './context';
@@ -38,11 +39,13 @@ export async function start(
   const id = idempotencyKey ? idForIdempotencyKey(tenant, idempotencyKey) : `${RESEARCH_ID_PREFIX}${randomUUID()}`;
   const run = runStart(ctx, req, tenant, options, undefined, caller);
   try {
-    await ctx.deps.client.workflow.start<typeof researchWorkflow>('researchWorkflow', {
-      ...run,
-      workflowId: id,
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    });
+    await ctx.inFlight.admit(tenant, id, () =>
+      ctx.deps.client.workflow.start<typeof researchWorkflow>('researchWorkflow', {
+        ...run,
+        workflowId: id,
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      }),
+    );
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError) || !idempotencyKey) throw err;
     const existing = await ctx.deps.client.workflow.getHandle(id).describe();
@@ -62,12 +65,29 @@ export async function start(
  * options as the workflow gets them.
  */
 export async function checkRequest(ctx: ResearchContext, req: ResearchRequest, tenant: string): Promise<ResearchOptions> {
-  const options = ResearchOptions.parse(req.options ?? {});
+  const options = withRunBudget(ctx, ResearchOptions.parse(req.options ?? {}));
   if (options.maxCostUsd !== undefined) checkPrices(ctx);
   await checkKnowledge(ctx, req.sessionId, options.collections, tenant);
   if (options.webhook) checkWebhook(ctx, options.webhook.url);
   if (ctx.deps.searchProviders) checkProviders(options.searchProviders, ctx.deps.searchProviders, 'options.searchProviders');
   return options;
+}
+
+/**
+ * The operator's token budget (RUN_MAX_TOKENS): a run whose request sets none gets it, so every
+ * run has one; a request may ask for less, not more.
+ */
+function withRunBudget(ctx: ResearchContext, options: ResearchOptions): ResearchOptions {
+  const cap = ctx.deps.runMaxTokens;
+  if (!cap) return options;
+  if (options.maxTokens === undefined) return { ...options, maxTokens: cap };
+  if (options.maxTokens <= cap) return options;
+  throw new ApiError(
+    400,
+    'budget_too_large',
+    `options.maxTokens is ${options.maxTokens}; this server allows at most ${cap} tokens a run (RUN_MAX_TOKENS)`,
+    { maxTokens: cap },
+  );
 }
 
 /** A cost budget needs the price of every model the run may call. */
@@ -168,9 +188,21 @@ export function runStart(
     memo: {
       requestHash: requestHash(tenant, req),
       question: summarize(req.question, 300),
+      // The status shows the budget the run got (its request's, or the operator's default).
+      budget: runBudget(options),
       ...(req.sessionId ? { sessionId: req.sessionId } : {}),
     },
     staticSummary: `Research: ${summarize(req.question, 120)}`,
+  };
+}
+
+/** The limits a run's budget has (tokens, cost, time), as the memo keeps them for its status. */
+export function runBudget(options: ResearchOptions): BudgetView {
+  const { maxTokens, maxCostUsd, deadline } = options;
+  return {
+    ...(maxTokens !== undefined ? { maxTokens } : {}),
+    ...(maxCostUsd !== undefined ? { maxCostUsd } : {}),
+    ...(deadline !== undefined ? { deadline } : {}),
   };
 }
 

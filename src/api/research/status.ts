@@ -13,7 +13,7 @@
 // workflow's own status is finer (a run cancelled at its review timeout completes as `cancelled`).
 import type { WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { ApiError, failureMessage } from '../../shared/errors';
-import { PlanView, ResearchStatusView, type ResearchView } from '../../shared/messages';
+import { BudgetView, PlanView, ResearchStatusView, type ResearchView } from '../../shared/messages';
 import { Phase, RunStatus, type ResearchResult } from '../../shared/schemas';
 import { summarize } from '../../shared/plain';
 import type { RecordedRun } from '../../activities/store/runs';
@@ -23,7 +23,18 @@ import { endedStatus, noAnswerReason, tenantRun, type ResearchContext } from './
 import { waitingFor } from './waiting';
 
 export async function readStatus(ctx: ResearchContext, id: string, tenant: string): Promise<ResearchView> {
-  const { handle, desc } = await tenantRun(ctx, id, tenant);
+  const run = await tenantRun(ctx, id, tenant);
+  const view = await viewOf(ctx, id, tenant, run);
+  const budget = BudgetView.safeParse(run.desc.memo?.budget);
+  return budget.success && Object.keys(budget.data).length ? { ...view, budget: budget.data } : view;
+}
+
+async function viewOf(
+  ctx: ResearchContext,
+  id: string,
+  tenant: string,
+  { handle, desc }: Awaited<ReturnType<typeof tenantRun>>,
+): Promise<ResearchView> {
   const ended = endedStatus(desc.status.code);
   // PostgreSQL unreachable: a worker can still answer the query for a run in flight (and for an
   // ended one, by replaying it), so the read goes on without the row.

@@ -36,6 +36,7 @@ export const CHAT_ROUTES = {
   completions: {
     method: 'post',
     path: '/chat/completions',
+    limit: 'submits',
     summary:
       'OpenAI-compatible: research the last user message (earlier answers of this endpoint continue their session); `stream: true` sends progress as reasoning_content and the report as content',
     body: { content: ChatCompletionRequest, required: true },

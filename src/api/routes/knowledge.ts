@@ -29,6 +29,7 @@ import {
 } from '../contract';
 import { collectionView, documentView, type KnowledgeService } from '../knowledge-service';
 import { reply, route, type RouteTable } from '../route-spec';
+import { param } from '../params';
 import { contentDisposition } from '../download';
 import { refuseUnstorable } from '../middleware/text';
 import type { Retriever } from '../../activities/knowledge/retrieve';
@@ -79,7 +80,7 @@ export const KNOWLEDGE_ROUTES = {
     summary: 'Create a collection for documents (language: a code such as en, de, zh, ja, ko, or simple)',
     body: { content: CreateCollectionBody, required: true },
     responses: { 201: { description: 'created', content: CollectionView } },
-    errors: [400, 401, 409, 429],
+    errors: [400, 401, 403, 409, 429],
   },
   listCollections: {
     method: 'get',
@@ -116,6 +117,7 @@ export const KNOWLEDGE_ROUTES = {
   addDocument: {
     method: 'post',
     path: '/collections/:id/documents',
+    limit: 'uploads',
     summary: 'Add a document: multipart/form-data with the field `file` (and optional `name`), or JSON { url }. Ingested by a workflow.',
     params: { path: CollectionPath },
     body: { content: { 'multipart/form-data': UploadForm, 'application/json': AddDocumentUrlBody }, required: true },
@@ -125,7 +127,7 @@ export const KNOWLEDGE_ROUTES = {
       413: { description: 'over KB_MAX_FILE_BYTES or KB_MAX_DOCUMENTS', content: ErrorBody },
       415: { description: 'a format the knowledge base does not read', content: ErrorBody },
     },
-    errors: [400, 401, 404, 429, 503],
+    errors: [400, 401, 403, 404, 429, 503],
   },
   listDocuments: {
     method: 'get',
@@ -184,8 +186,8 @@ export const KNOWLEDGE_ROUTES = {
   },
 } satisfies RouteTable;
 
-const collectionId = (req: Request) => CollectionPath.shape.id.parse(req.params.id);
-const documentId = (req: Request) => DocumentPath.shape.docId.parse(req.params.docId);
+const collectionId = (req: Request) => param('path', 'id', CollectionPath.shape.id, req.params.id);
+const documentId = (req: Request) => param('path', 'docId', DocumentPath.shape.docId, req.params.docId);
 
 /** POST /v1/collections/:id/search: a collection's passages for a query. An embeddings outage does
  *  not fail a person's search: it answers from full text and says so. */
@@ -265,7 +267,7 @@ export function knowledgeRoutes(deps: { knowledge: KnowledgeService; maxFileByte
     const id = collectionId(req);
     const docId = documentId(req);
     const view = documentView(await kb.document(tenantOf(res), id, docId));
-    if (req.query.include !== 'chunks') return reply(res, K.getDocument, 200, view);
+    if (param('query', 'include', DocumentInclude.optional(), req.query.include) !== 'chunks') return reply(res, K.getDocument, 200, view);
     const chunks = await kb.chunks(tenantOf(res), id, docId);
     const chunkList = chunks.map((c) => ({ seq: c.seq, page: c.page, headingPath: c.headingPath, text: c.text }));
     reply(res, K.getDocument, 200, { ...view, chunkList });
@@ -299,7 +301,7 @@ export function knowledgeRoutes(deps: { knowledge: KnowledgeService; maxFileByte
   });
 
   route(r, K.getSession, async (req, res) => {
-    const id = SessionPath.shape.id.parse(req.params.id);
+    const id = param('path', 'id', SessionPath.shape.id, req.params.id);
     reply(res, K.getSession, 200, await kb.getSession(tenantOf(res), id));
   });
 

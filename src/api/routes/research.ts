@@ -26,7 +26,9 @@ import type { Caller } from '../auth';
 import type { ResearchService } from '../research-service';
 import type { EventsTable } from '../../activities/store';
 import { streamEvents, type StreamSettings } from '../events';
+import type { StreamSlots } from '../quotas';
 import { reply, route, type RouteTable } from '../route-spec';
+import { param } from '../params';
 
 const WRITE_ERRORS = [400, 401, 404, 409, 429, 503];
 
@@ -35,6 +37,7 @@ export const RESEARCH_ROUTES = {
   submit: {
     method: 'post',
     path: '/research',
+    limit: 'submits',
     summary: 'Start a research run',
     params: { header: IdempotencyHeader },
     body: { content: SubmitBody, required: true },
@@ -129,13 +132,15 @@ export interface ResearchRouteDeps {
   research: ResearchService;
   events: Pick<EventsTable, 'after'>;
   eventStream?: StreamSettings;
+  /** The tenant's event streams open at once (the streams quota). */
+  streams?: StreamSlots;
   /** Returns why a research run cannot start (e.g. no LLM configured), or undefined. */
   preflight?: () => string | undefined;
 }
 
 function idempotencyKey(req: Request): string | undefined {
   const header = req.get('idempotency-key');
-  return header === undefined ? undefined : IdempotencyKey.parse(header);
+  return header === undefined ? undefined : param('header', 'Idempotency-Key', IdempotencyKey, header);
 }
 
 /** The caller's tenant, set by the authentication middleware. */
@@ -143,7 +148,7 @@ function tenantOf(res: Response): string {
   return String(res.locals.tenant);
 }
 
-const runId = (req: Request) => RunPath.shape.id.parse(req.params.id);
+const runId = (req: Request) => param('path', 'id', RunPath.shape.id, req.params.id);
 
 export function researchRoutes(deps: ResearchRouteDeps): Router {
   const r = Router();
@@ -204,9 +209,17 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
 
   route(r, R.events, async (req, res) => {
     const id = runId(req);
-    const after = LastEventId.parse(req.get('last-event-id') ?? req.query.after ?? '0');
+    const header = req.get('last-event-id');
+    const after = header !== undefined ? param('header', 'Last-Event-ID', LastEventId, header) : param('query', 'after', LastEventId, req.query.after ?? '0');
     const ended = await deps.research.owned(id, tenantOf(res));
-    await streamEvents(req, res, id, after, { ...deps.eventStream, events: deps.events, ended });
+    // The slot is the stream's until the client goes away or the stream ends, whichever is first.
+    const release = deps.streams?.take(tenantOf(res));
+    res.once('close', () => release?.());
+    try {
+      await streamEvents(req, res, id, after, { ...deps.eventStream, events: deps.events, ended });
+    } finally {
+      release?.();
+    }
   });
 
   return r;

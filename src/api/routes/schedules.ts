@@ -11,6 +11,7 @@ import {
   ScheduleView,
 } from '../contract';
 import { reply, route, type RouteTable } from '../route-spec';
+import { param } from '../params';
 import type { ScheduleService } from '../schedule-service';
 
 const ERRORS = [400, 401, 404, 429];
@@ -20,6 +21,7 @@ export const SCHEDULE_ROUTES = {
   create: {
     method: 'post',
     path: '/schedules',
+    limit: 'submits',
     summary:
       'Research that repeats (a Temporal Schedule): cron or every; a start is skipped while the previous run goes on; ' +
       'each report after the first starts with "What changed since <date>". Runs accept their plan unless options.autoAcceptPlan is false.',
@@ -29,7 +31,7 @@ export const SCHEDULE_ROUTES = {
       201: { description: 'created', content: ScheduleView },
       200: { description: 'the Idempotency-Key matched an existing schedule', content: ScheduleView },
     },
-    errors: [400, 401, 404, 409, 429, 503],
+    errors: [400, 401, 403, 404, 409, 429, 503],
   },
   list: {
     method: 'get',
@@ -58,6 +60,7 @@ export const SCHEDULE_ROUTES = {
   resume: {
     method: 'post',
     path: '/schedules/:id/resume',
+    limit: 'submits',
     summary: 'Resume a paused schedule',
     params: { path: SchedulePath },
     body: { content: ScheduleNote, required: false },
@@ -67,6 +70,7 @@ export const SCHEDULE_ROUTES = {
   trigger: {
     method: 'post',
     path: '/schedules/:id/trigger',
+    limit: 'submits',
     summary: 'Start a run now (skipped if one is still running), also while paused',
     params: { path: SchedulePath },
     responses: { 202: { description: 'triggered', content: ScheduleView } },
@@ -89,7 +93,7 @@ export interface ScheduleRouteDeps {
 }
 
 const tenantOf = (res: Response) => String(res.locals.tenant);
-const idOf = (req: Request) => SchedulePath.shape.id.parse(req.params.id);
+const idOf = (req: Request) => param('path', 'id', SchedulePath.shape.id, req.params.id);
 const noteOf = (req: Request) => ScheduleNote.parse(req.body ?? {}).note;
 
 export function scheduleRoutes(deps: ScheduleRouteDeps): Router {
@@ -101,7 +105,7 @@ export function scheduleRoutes(deps: ScheduleRouteDeps): Router {
     const header = req.get('idempotency-key');
     const problem = deps.preflight?.();
     if (problem) throw new ApiError(503, 'llm_not_configured', problem);
-    const made = await deps.schedules.create(body, tenantOf(res), header === undefined ? undefined : IdempotencyKey.parse(header));
+    const made = await deps.schedules.create(body, tenantOf(res), header === undefined ? undefined : param('header', 'Idempotency-Key', IdempotencyKey, header));
     reply(res, S.create, made.created ? 201 : 200, made.schedule);
   });
 

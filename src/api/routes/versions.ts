@@ -6,11 +6,13 @@ import type { Caller } from '../auth';
 import { IdempotencyHeader, IdempotencyKey, ReportVersionList, RewriteBody, RewriteStarted, RunPath } from '../contract';
 import type { ResearchService } from '../research-service';
 import { reply, route, type RouteTable } from '../route-spec';
+import { param } from '../params';
 
 export const VERSION_ROUTES = {
   rewrite: {
     method: 'post',
     path: '/research/:id/report',
+    limit: 'submits',
     summary:
       "Rewrite the finished run's report from the same findings and sources (another length, language, audience, instructions or model): a new version, written by a workflow of its own, with no new search, crawl or step",
     params: { path: RunPath, header: IdempotencyHeader },
@@ -32,10 +34,10 @@ export const VERSION_ROUTES = {
 } satisfies RouteTable;
 
 const tenantOf = (res: Response) => String(res.locals.tenant);
-const runId = (req: Request) => RunPath.shape.id.parse(req.params.id);
+const runId = (req: Request) => param('path', 'id', RunPath.shape.id, req.params.id);
 const keyOf = (req: Request) => {
   const header = req.get('idempotency-key');
-  return header === undefined ? undefined : IdempotencyKey.parse(header);
+  return header === undefined ? undefined : param('header', 'Idempotency-Key', IdempotencyKey, header);
 };
 
 export function versionRoutes(deps: { research: ResearchService; preflight?: () => string | undefined }): Router {

@@ -52,6 +52,11 @@ export function collectionsTable(pool: pg.Pool) {
     return rows.map(toCollection);
   }
 
+  async function countCollections(tenant: string): Promise<number> {
+    const { rows } = await pool.query('SELECT count(*) AS n FROM kb_collections WHERE tenant = $1', [tenant]);
+    return Number(rows[0].n);
+  }
+
   async function getCollection(tenant: string, collectionId: string): Promise<CollectionRow | undefined> {
     return (await listCollections(tenant, [collectionId]))[0];
   }
@@ -66,5 +71,5 @@ export function collectionsTable(pool: pg.Pool) {
     return (rowCount ?? 0) > 0;
   }
 
-  return { languageExists, createCollection, listCollections, getCollection, findCollectionByName, deleteCollection };
+  return { languageExists, createCollection, countCollections, listCollections, getCollection, findCollectionByName, deleteCollection };
 }

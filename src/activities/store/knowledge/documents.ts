@@ -100,6 +100,14 @@ export function documentsTable(pool: pg.Pool) {
     return Number(rows[0].n);
   }
 
+  /** What a tenant holds across its collections and sessions: documents, and bytes of their files (the quotas). */
+  async function tenantHoldings(tenant: string): Promise<{ documents: number; bytes: number }> {
+    const { rows } = await pool.query('SELECT count(*) AS n, coalesce(sum(size), 0) AS bytes FROM kb_documents WHERE tenant = $1', [
+      tenant,
+    ]);
+    return { documents: Number(rows[0].n), bytes: Number(rows[0].bytes) };
+  }
+
   async function updateDocument(documentId: string, patch: DocumentPatch): Promise<void> {
     const set = patchColumns(patch);
     if (!set.length) return;
@@ -114,5 +122,5 @@ export function documentsTable(pool: pg.Pool) {
     return (rowCount ?? 0) > 0;
   }
 
-  return { addDocument, getDocument, getDocumentBytes, listDocuments, countDocuments, updateDocument, deleteDocument };
+  return { addDocument, getDocument, getDocumentBytes, listDocuments, countDocuments, tenantHoldings, updateDocument, deleteDocument };
 }
