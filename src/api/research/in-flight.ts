@@ -1,8 +1,8 @@
 // The runsInFlight quota: research runs a tenant started that have not ended (queued, reviewing,
 // researching). Counted from Temporal's visibility, which learns of a new run a moment after it
-// started, so the runs this process started in the last moments count as well: a burst of
-// submits is checked one at a time per tenant against both.
-import type { Client } from '@temporalio/client';
+// started, so the runs this process started in the last moments count as well unless they have
+// ended: a burst of submits is checked one at a time per tenant against both.
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { checkQuota, RecentlyMade, TenantLocks, type TenantQuotas } from '../quotas';
 
 export class RunsInFlight {
@@ -32,15 +32,25 @@ export class RunsInFlight {
     });
   }
 
-  /** The tenant's open runs: what visibility lists (up to `limit` of them), and what it may not list yet. */
+  /** The tenant's open runs: what visibility lists (up to `limit` of them), and those started here it may not list yet. */
   private async openRuns(tenant: string, limit: number): Promise<Set<string>> {
-    const ids = new Set(this.recent.of(tenant));
+    const ids = new Set<string>();
     const quoted = (v: string) => `'${v.replace(/'/g, '')}'`;
     const query = `WorkflowType = 'researchWorkflow' AND ExecutionStatus = 'Running' AND TaskQueue = ${quoted(this.taskQueue)} AND ResearchTenant = ${quoted(tenant)}`;
     for await (const w of this.client.workflow.list({ query, pageSize: limit + 1 })) {
       ids.add(w.workflowId);
-      if (ids.size > limit) break;
+      if (ids.size > limit) return ids;
     }
+    for (const id of this.recent.of(tenant)) if (!ids.has(id) && (await this.stillOpen(id))) ids.add(id);
     return ids;
+  }
+
+  /** Whether a run started here is still open (one that ended at once is not in flight); when unsure, it is. */
+  private async stillOpen(id: string): Promise<boolean> {
+    try {
+      return (await this.client.workflow.getHandle(id).describe()).status.name === 'RUNNING';
+    } catch (err) {
+      return !(err instanceof WorkflowNotFoundError);
+    }
   }
 }
