@@ -23,12 +23,13 @@ import type { ApiKeysTable, EventsTable } from '../activities/store';
 import type { StreamSettings } from './events';
 import { authenticate, type AuthDeps } from './auth';
 import { hostGuard } from './host-guard';
+import { methodNotAllowed } from './method-not-allowed';
 import { docsPage, openApiDocument } from './openapi';
 import { webRoutes } from './web';
 import { rateLimiter, type RateLimits } from './rate-limit';
 import { NO_QUOTAS, StreamSlots, type TenantQuotas } from './quotas';
 import { mcpRoutes } from '../mcp/http';
-import { CHAT_BODY_LIMIT, chatRoutes, DEFAULT_CHAT_WAIT_MS } from './routes/chat-completions';
+import { CHAT_BODY_LIMIT, chatRoutes, DEFAULT_CHAT_WAIT_MS, openAiErrors } from './routes/chat-completions';
 
 export interface AppDeps {
   research: ResearchService;
@@ -141,6 +142,7 @@ export function createApp(deps: AppDeps): express.Express {
             knowledge: deps.knowledge.service,
             follow: { events: deps.events, ...deps.eventStream },
             waitMs: deps.chat?.waitMs ?? DEFAULT_CHAT_WAIT_MS,
+            streams,
             ...(deps.preflight ? { preflight: deps.preflight } : {}),
           }),
         ]
@@ -152,7 +154,10 @@ export function createApp(deps: AppDeps): express.Express {
     limiter.unmatched,
   );
   app.use('/v1', limiter.failed);
+  app.use(methodNotAllowed());
   app.use(notFound);
+  // The OpenAI-compatible routes answer errors in OpenAI's shape, whichever step refused the request.
+  app.use(['/v1/chat/completions', '/v1/models'], openAiErrors);
   app.use(errorHandler(deps.log));
   return app;
 }

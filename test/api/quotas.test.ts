@@ -206,6 +206,20 @@ describe.skipIf(!ready)(`per-tenant quotas (${ready ? 'live' : missingReason()})
     expect(third.res.status).toBe(429);
     const body = (await third.res.json()) as { error: { code: string; details: { quota: string } } };
     expect(body.error).toMatchObject({ code: 'quota_exceeded', details: { quota: 'streams' } });
+    // A streamed chat completion is a stream too: refused before it starts a run.
+    const before = runs.length;
+    const chat = await as(t, request(h.app).post('/v1/chat/completions')).send({
+      model: 'deep-research',
+      stream: true,
+      messages: [{ role: 'user', content: 'How much cheaper has solar power become?' }],
+    });
+    expectQuota(chat, 429, 'streams', 2);
+    const listed = await until(async () => {
+      const ids = (await as(t, request(h.app).get('/v1/research')).expect(200)).body.runs.map((r: { id: string }) => r.id) as string[];
+      return ids.includes(id) ? ids : undefined;
+    });
+    expect(listed).toEqual([id]);
+    expect(runs.length).toBe(before);
     streams[0]!.abort.abort();
     const again = await until(async () => {
       const s = await open();

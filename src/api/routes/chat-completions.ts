@@ -2,13 +2,14 @@
 // message (streamed as chat.completion.chunk events, or answered once it is done or the wait is
 // over) and GET /v1/models lists the models, one per effort. Errors from here have OpenAI's shape.
 import { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
-import { ZodError } from 'zod';
+import { z, ZodError } from 'zod';
 import { ApiError, failureMessage } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
 import type { StoredEvent } from '../../activities/store/events';
 import type { KnowledgeService } from '../knowledge-service';
 import type { ResearchService } from '../research-service';
 import { reply, route, type RouteTable } from '../route-spec';
+import type { StreamSlots } from '../quotas';
 import { chatUsage, finalAnswer, footer, runRef, type RunLinks } from '../chat/answer';
 import { followRun, type FollowSettings } from '../chat/follow';
 import { progressLine } from '../chat/progress';
@@ -31,6 +32,12 @@ export const CHAT_BODY_LIMIT = '4mb';
 export const DEFAULT_CHAT_WAIT_MS = 5 * 60_000;
 
 const openAiError = (description: string) => ({ description, content: OpenAiErrorBody });
+/** A streamed answer's events as an SSE client reads them: unnamed, each data a chat.completion.chunk
+ *  (ChatCompletionChunk) as JSON, the last one `[DONE]`, as OpenAI streams them. */
+const ChunkMessage = z.object({
+  event: z.literal('message'),
+  data: z.string().describe('a chat.completion.chunk as JSON (id, object, created, model, choices[].delta); the last event: [DONE]'),
+});
 
 export const CHAT_ROUTES = {
   completions: {
@@ -43,27 +50,33 @@ export const CHAT_ROUTES = {
     responses: {
       200: {
         description: 'the report (or, past CHAT_COMPLETION_WAIT, where to fetch it); streamed: chat.completion.chunk events, then [DONE]',
-        content: { 'application/json': ChatCompletion, 'text/event-stream': ChatCompletionChunk },
+        content: { 'application/json': ChatCompletion, 'text/event-stream': ChunkMessage },
       },
       400: openAiError('invalid request; `param` names the field'),
+      401: openAiError('no key, or a key that is unknown or revoked'),
       404: openAiError('no such model'),
+      413: openAiError('body too large'),
     },
-    errors: [401, 413, 429, 503],
+    errors: [429, 503],
   },
   models: {
     method: 'get',
     path: '/models',
     summary: 'OpenAI-compatible: the models, one per effort (deep-research, deep-research-quick, deep-research-deep)',
-    responses: { 200: { description: 'the models', content: ModelList } },
-    errors: [401, 429],
+    responses: { 200: { description: 'the models', content: ModelList }, 401: openAiError('no key, or a key that is unknown or revoked') },
+    errors: [429],
   },
   model: {
     method: 'get',
     path: '/models/:model',
     summary: 'OpenAI-compatible: one model',
     params: { path: ModelPath },
-    responses: { 200: { description: 'the model', content: ModelView }, 404: openAiError('no such model') },
-    errors: [401, 429],
+    responses: {
+      200: { description: 'the model', content: ModelView },
+      401: openAiError('no key, or a key that is unknown or revoked'),
+      404: openAiError('no such model'),
+    },
+    errors: [429],
   },
 } satisfies RouteTable;
 
@@ -74,6 +87,8 @@ export interface ChatRouteDeps {
   /** How long a non-streaming request waits for the report (CHAT_COMPLETION_WAIT). */
   waitMs: number;
   preflight?: () => string | undefined;
+  /** The tenant's event streams open at once: a streamed answer is one (the streams quota). */
+  streams?: StreamSlots;
 }
 
 /** A fixed creation time for the models: they are presets, not trained artifacts. */
@@ -110,6 +125,9 @@ export function chatRoutes(deps: ChatRouteDeps): Router {
     const problem = deps.preflight?.();
     if (problem) throw new ApiError(503, 'llm_not_configured', problem);
     const tenant = String(res.locals.tenant);
+    // Taken before the run starts: a stream refused starts nothing. Given back when the answer ends or the client leaves.
+    const release = body.stream ? deps.streams?.take(tenant) : undefined;
+    res.once('close', () => release?.());
     const run = await startChatRun(deps, body, tenant, res.locals.caller as Caller | undefined);
     const links: RunLinks = { ...run, base: baseOf(req) };
     const signal = leaving(req, res);
@@ -145,8 +163,6 @@ export function chatRoutes(deps: ChatRouteDeps): Router {
     });
   });
 
-  r.use('/chat/completions', openAiErrors);
-  r.use('/models', openAiErrors);
   return r;
 }
 
@@ -211,9 +227,22 @@ async function streamCompletion(deps: ChatRouteDeps, res: Response, s: StreamRun
   res.end();
 }
 
-/** Errors of these routes in OpenAI's shape (clients read error.message; `param` names the field). */
-const openAiErrors: ErrorRequestHandler = (err, _req, res, next) => {
+/** Errors of these routes in OpenAI's shape (clients read error.message; `param` names the field),
+ *  mounted by app.ts for everything on their paths: the key check and the body's parsing and
+ *  cleaning come before the router. A 429 and a 5xx keep the API's own shape (Retry-After). */
+export const openAiErrors: ErrorRequestHandler = (err, _req, res, next) => {
   if (res.headersSent) return next(err);
+  if ((err?.type === 'entity.parse.failed' || err?.type === 'entity.too.large') && typeof err.status === 'number') {
+    const body: OpenAiErrorBody = {
+      error: {
+        message: err.status === 413 ? 'request body is too large' : `request body is not valid JSON: ${String(err.message)}`,
+        type: 'invalid_request_error',
+        param: null,
+        code: err.status === 413 ? 'payload_too_large' : 'invalid_json',
+      },
+    };
+    return void res.status(err.status).json(body);
+  }
   if (err instanceof ZodError) {
     const first = err.issues[0];
     const body: OpenAiErrorBody = {
