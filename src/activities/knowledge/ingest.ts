@@ -67,11 +67,43 @@ function fetchedFormat(page: FetchedPage, url: string, docName: string): DocForm
   return format;
 }
 
+/**
+ * Attempts of one document's parse that may end with their worker gone (killed, crashed, lost)
+ * before the document fails. The parse thread contains a parser's crash, its memory and its
+ * time, so a worker that dies while parsing is rare; one that dies every time must not be
+ * retried for as long as the retry policy allows.
+ */
+export const PARSE_STARTS = 3;
+
+/** What a parse attempt heartbeats while it parses: how many attempts in a row began parsing and
+ *  never got past it (the details outlive an attempt whose worker died; the next stage's beat,
+ *  "chunking", replaces them). */
+interface ParseBeat {
+  parsing: boolean;
+  starts: number;
+}
+
+/** Attempts before this one that began parsing and never ended; refused past PARSE_STARTS. */
+function parseStartsSoFar(name: string): number {
+  const last = Context.current().info.heartbeatDetails as Partial<ParseBeat> | undefined;
+  const starts = last?.parsing ? (last.starts ?? 0) : 0;
+  if (starts >= PARSE_STARTS) {
+    throw ApplicationFailure.nonRetryable(
+      `${name}: parsing began ${starts} times and each time its worker stopped before it ended (a crash, a kill or a lost worker): not tried again`,
+      ErrorType.DocumentUnreadable,
+    );
+  }
+  return starts;
+}
+
 /** The stored file parsed on a parse thread (heartbeating meanwhile); a file no parser can read,
  *  or one past a parse cap, or whose parse crashed its thread, is a permanent fault. */
 async function parseStored(parser: DocumentParser, bytes: Buffer, format: DocFormat, name: string) {
+  const ctx = Context.current();
+  const parsing: ParseBeat = { parsing: true, starts: parseStartsSoFar(name) + 1 };
+  ctx.heartbeat(parsing); // the first heartbeat of an attempt is sent at once
   try {
-    return await beating(() => parser.parse(bytes, format, name), 'parsing');
+    return await beating(() => parser.parse(bytes, format, name), parsing); // the next stage's beat clears it
   } catch (err) {
     if (err instanceof DocumentTooLarge) throw ApplicationFailure.nonRetryable(err.message, ErrorType.DocumentTooLarge);
     if (err instanceof DocumentUnreadable) throw ApplicationFailure.nonRetryable(err.message, ErrorType.DocumentUnreadable);
