@@ -4,6 +4,7 @@
 // handing the work back when the worker stops.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ErrorType } from '../shared/errors';
+import { beating } from './beat';
 
 /**
  * When the worker is stopping (a deploy) and its grace time ran out, the call in flight is handed
@@ -26,22 +27,27 @@ export function activityCallKey(suffix?: string): string {
 
 /** How long a finished result waits for PostgreSQL to take it (inside an LLM activity's 5 minutes). */
 const KEEP_PATIENCE_MS = 4 * 60_000;
+const KEEPING = { keeping: 'a finished result until the database takes it' };
 
 /**
  * Writes that hold a finished, paid-for result (an LLM answer, a sandbox run) are retried inside
  * the activity, heartbeating, while the database is away: failing the activity here would lose the
- * result and pay for it again on the next attempt.
+ * result and pay for it again on the next attempt. The beat goes on while a write is in flight
+ * too: a database behind a silent network neither answers nor fails until query_timeout (a minute),
+ * and an attempt silent for its heartbeat timeout (15 s) is given to another attempt, which,
+ * finding no answer stored and the claim lapsed, would pay for the call again.
  */
 export async function keep(write: () => Promise<void>): Promise<void> {
   const ctx = Context.current();
   const since = Date.now();
-  for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
-    try {
-      return await write();
-    } catch (err) {
-      if (Date.now() - since > KEEP_PATIENCE_MS) throw err;
-      ctx.heartbeat({ keeping: 'a finished result until the database takes it' });
-      await ctx.sleep(delay);
+  return beating(async () => {
+    for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
+      try {
+        return await write();
+      } catch (err) {
+        if (Date.now() - since > KEEP_PATIENCE_MS) throw err;
+        await ctx.sleep(delay);
+      }
     }
-  }
+  }, KEEPING);
 }

@@ -3,6 +3,7 @@
 // the rewrite workflow writes it and marks it ready or failed, with its own usage.
 import type pg from 'pg';
 import type { Usage } from '../../shared/schemas';
+import { inTransaction } from './knowledge/transaction';
 
 export type VersionStatus = 'writing' | 'ready' | 'failed';
 
@@ -62,23 +63,16 @@ export function reportVersionsTable(pool: pg.Pool) {
       requestHash: string;
       idempotencyKey?: string | undefined;
     }): Promise<{ row: ReportVersionRow; created: boolean } | undefined> {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+      // The transaction ends with COMMIT also where it only read: nothing else was written.
+      return inTransaction(pool, async (client) => {
         const locked = await client.query('SELECT 1 FROM reports WHERE research_id = $1 FOR UPDATE', [a.researchId]);
-        if (!locked.rowCount) {
-          await client.query('ROLLBACK');
-          return undefined;
-        }
+        if (!locked.rowCount) return undefined;
         if (a.idempotencyKey) {
           const { rows } = await client.query<Row>(
             `SELECT ${COLUMNS} FROM report_versions WHERE research_id = $1 AND idempotency_key = $2`,
             [a.researchId, a.idempotencyKey],
           );
-          if (rows[0]) {
-            await client.query('COMMIT');
-            return { row: rowOf(rows[0]), created: false };
-          }
+          if (rows[0]) return { row: rowOf(rows[0]), created: false };
         }
         const { rows } = await client.query<Row>(
           `INSERT INTO report_versions (research_id, version, tenant, options, idempotency_key, request_hash)
@@ -86,14 +80,8 @@ export function reportVersionsTable(pool: pg.Pool) {
            RETURNING ${COLUMNS}`,
           [a.researchId, a.tenant, JSON.stringify(a.options), a.idempotencyKey ?? null, a.requestHash],
         );
-        await client.query('COMMIT');
         return { row: rowOf(rows[0]!), created: true };
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      } finally {
-        client.release();
-      }
+      });
     },
     /** The run's own report (version 1): its title and when it was written. */
     async original(researchId: string): Promise<{ title: string; createdAt: string } | undefined> {
