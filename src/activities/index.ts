@@ -101,12 +101,14 @@ export function createActivities(deps: ActivityDeps) {
   const embedder = createEmbedder(kbConfig.embedding);
   const retrieve = createRetriever({ kb: store.knowledge, embedder });
   const kbSearch = createKnowledgeSearchActivities({ store, retrieve });
+  // Uploads and files the crawler reads (PDF, Office) are parsed on the same threads, under the same caps.
+  const parser = new ParseSandbox(kbConfig.parse);
   const ingest = createIngestActivities({
     store,
     embedder,
     fetcher: documentFetcher(deps.config.crawl, kbConfig.maxFileBytes),
     limits: kbConfig,
-    parser: new ParseSandbox(kbConfig.parse),
+    parser,
   });
   const memory = createMemoryActivities({ store, embedder, chunkTokens: kbConfig.chunkTokens, chunkOverlap: kbConfig.chunkOverlap });
   const mcp = createMcpActivities({
@@ -143,7 +145,7 @@ export function createActivities(deps: ActivityDeps) {
       llm,
     }),
     /** One page read for a goal: fetch, extract, one model call (CRAWL_OPTIONS). */
-    crawl: createCrawlActivities({ config: deps.config, store, llm, counter: budgets.counter }),
+    crawl: createCrawlActivities({ config: deps.config, store, llm, counter: budgets.counter, parser }),
     /** Docker, on the sandbox queue (SANDBOX_OPTIONS). */
     sandbox: { runCode: sandbox.runCode },
     /** Reading documents into the knowledge base, on the main queue: fetch, parse and chunk, finish. */

@@ -1,14 +1,18 @@
 // The crawl activity on the fixture site: readable text, goal-directed extraction into a stored
 // source, the page cache, robots.txt, and blocked or skipped URLs reported with their reason.
+// PDFs and Office files are parsed on the parse threads, under caps (a zip bomb is skipped).
 import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCrawlActivities, type CrawlResult } from '../../src/activities/crawl';
+import { DEFAULT_PARSE_CAPS } from '../../src/activities/knowledge/parse-caps';
+import { ParseSandbox } from '../../src/activities/knowledge/parse-thread';
 import { createLlm } from '../../src/activities/llm/call';
 import { createLlmClient } from '../../src/activities/llm/client';
 import { createStore } from '../../src/activities/store';
 import { createPool } from '../../src/infra/postgres';
 import { FixtureSite } from '../support/fixture-site';
+import { makeDocxBomb } from '../support/hostile-files';
 import { bySchema, ScriptedLlmServer } from '../support/llm-server';
 import { testConfig } from '../support/harness';
 import { userText } from '../support/research-script';
@@ -22,6 +26,12 @@ describe.skipIf(!ready)(`crawl activity (${ready ? 'live' : missingReason()})`, 
   let crawl: ReturnType<typeof createCrawlActivities>['crawlPage'];
   let pool: ReturnType<typeof createPool>;
   const researchId = `crawl-${randomUUID()}`;
+  const parser = new ParseSandbox({
+    threads: 1,
+    memoryMb: 256,
+    timeoutMs: 30_000,
+    caps: { ...DEFAULT_PARSE_CAPS, maxInflatedBytes: 20_000_000 },
+  });
 
   const run = (url: string, goal = 'solar cost decline'): Promise<CrawlResult> =>
     new MockActivityEnvironment({ activityId: randomUUID() }).run(crawl, { researchId, url, goal });
@@ -38,6 +48,7 @@ describe.skipIf(!ready)(`crawl activity (${ready ? 'live' : missingReason()})`, 
       config,
       store,
       llm: createLlm({ config, calls: store.llmCalls, leases: store.llmLeases, client: () => client }),
+      parser,
     }).crawlPage;
     llm.script([
       {
@@ -51,6 +62,7 @@ describe.skipIf(!ready)(`crawl activity (${ready ? 'live' : missingReason()})`, 
     ]);
   });
   afterAll(async () => {
+    await parser.close();
     await pool?.end();
     await site.close();
     await llm.close();
@@ -87,6 +99,16 @@ describe.skipIf(!ready)(`crawl activity (${ready ? 'live' : missingReason()})`, 
   it('reads the text of a PDF', async () => {
     const r = await run(`${site.url}/reports/wind.pdf`, 'wind capacity');
     expect(r).toMatchObject({ status: 'ok', summary: 'Reports 1000 GW.' });
+  });
+
+  it('skips a DOCX from the web that inflates past the parse cap, saying so', async () => {
+    const bomb = await makeDocxBomb(100);
+    site.route('/reports/bomb.docx', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }).end(bomb);
+    });
+    const r = await run(`${site.url}/reports/bomb.docx`, 'storage');
+    expect(r.status).toBe('skipped');
+    expect(r.reason).toMatch(/word\/document\.xml decompresses to more than 20 MB.*KB_PARSE_MAX_INFLATED_MB/);
   });
 
   it.each([

@@ -14,7 +14,8 @@ import { normalizeUrl } from '../search/types';
 import type { Store, StoredPage } from '../store';
 import { toReadable } from './extract';
 import { modelGaveUp, noteFallback } from '../roles/fallbacks';
-import { OFFICE_CONTENT_TYPES, officeToReadable } from './office';
+import { documentToReadable, OFFICE_CONTENT_TYPES } from './office';
+import type { DocumentParser } from '../knowledge/parse-thread';
 import { createRobotsChecker } from './robots';
 import { createSafeFetcher, DEFAULT_ALLOWED_TYPES, type SafeFetcher, SkippedError } from './safe-fetch';
 import { BlockedError, WEB_PORTS } from './ssrf';
@@ -57,8 +58,9 @@ const CRAWL_BEAT_MS = 10_000;
  *  serve the goal: goal-passages.ts); halved on each context-length error. */
 const PAGE_BUDGET_TOKENS = 6_000;
 
-/** `counter`: the extractor's model's tokenizer family (default cl100k). */
-type CrawlDeps = { config: Pick<Config, 'crawl'>; store: Store; llm: Llm; counter?: TokenCounter };
+/** `counter`: the extractor's model's tokenizer family (default cl100k). `parser`: the parse
+ *  threads, for PDFs and Office files (without: parsed on the calling thread, as tests do). */
+type CrawlDeps = { config: Pick<Config, 'crawl'>; store: Store; llm: Llm; counter?: TokenCounter; parser?: DocumentParser };
 type CrawlInput = { researchId: string; url: string; goal: string };
 
 /** What reading a page needs: the activity's dependencies and the guarded fetcher. */
@@ -167,7 +169,7 @@ async function fetchAndSavePage(
       return { ...base, status: 'blocked', reason: `redirected to ${redirectedToBan}, which the user banned from this research` };
     beat.say({ stage: 'extract', bytes: fetched.body.length });
     const readable =
-      (await officeToReadable(fetched.body, fetched.contentType, fetched.finalUrl)) ??
+      (await documentToReadable(fetched.body, fetched.contentType, fetched.finalUrl, reader.deps.parser)) ??
       (await toReadable(fetched.body, fetched.contentType, fetched.finalUrl));
     if (needsBrowser(fetched.contentType, fetched.body, readable.markdown))
       return { ...base, status: 'skipped', reason: NEEDS_BROWSER_REASON, needsBrowser: true };

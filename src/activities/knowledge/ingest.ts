@@ -14,7 +14,7 @@ import { chunkDocument } from './chunk';
 import { beating } from '../beat';
 import { isEmbeddingsUnsupported, withHeartbeat, type Embedder } from './embed';
 import { contentTypeOf, detectFormat, DocumentTooLarge, DocumentUnreadable, type DocFormat } from './parse';
-import type { ParseSandbox } from './parse-thread';
+import type { DocumentParser } from './parse-thread';
 
 export interface IngestLimits {
   maxFileBytes: number;
@@ -113,8 +113,6 @@ async function parseStored(parser: DocumentParser, bytes: Buffer, format: DocFor
     );
   }
 }
-
-export type DocumentParser = Pick<ParseSandbox, 'parse'>;
 
 export interface IngestDeps {
   store: Store;

@@ -40,6 +40,7 @@ interface Job {
   bytes: ArrayBuffer;
   format: DocFormat;
   name: string;
+  caps: ParseCaps;
   resolve: (doc: ParsedDocument) => void;
   reject: (err: Error) => void;
   /** Ends the job's timers. */
@@ -54,6 +55,9 @@ interface Slot {
 
 type Reply = { ready: true } | { id: number; value: ParsedDocument } | { id: number; error: { name: string; message: string } };
 
+/** What parses documents: the parse threads, or (in tests) parseDocument on the calling thread. */
+export type DocumentParser = Pick<ParseSandbox, 'parse'>;
+
 export class ParseSandbox {
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
@@ -65,8 +69,9 @@ export class ParseSandbox {
 
   constructor(readonly settings: ParseSandboxSettings) {}
 
-  /** The document parsed on a parse thread; DocumentUnreadable / DocumentTooLarge say why not. */
-  parse(bytes: Buffer, format: DocFormat, name: string): Promise<ParsedDocument> {
+  /** The document parsed on a parse thread; DocumentUnreadable / DocumentTooLarge say why not.
+   *  `caps` narrows the configured ones for this document (the crawler keeps less text). */
+  parse(bytes: Buffer, format: DocFormat, name: string, caps: Partial<ParseCaps> = {}): Promise<ParsedDocument> {
     // A copy of its own, handed over to the thread without another copy.
     const own = new Uint8Array(bytes).buffer;
     return new Promise<ParsedDocument>((resolve, reject) => {
@@ -75,7 +80,7 @@ export class ParseSandbox {
         if (!err.message.startsWith(`${label}: `)) err.message = `${label}: ${err.message}`;
         reject(err);
       };
-      this.queue.push({ id: this.nextId++, bytes: own, format, name, resolve, reject: prefixed });
+      this.queue.push({ id: this.nextId++, bytes: own, format, name, caps: { ...this.settings.caps, ...caps }, resolve, reject: prefixed });
       this.dispatch();
     });
   }
@@ -128,7 +133,7 @@ export class ParseSandbox {
       clearTimeout(timer);
       clearInterval(poll);
     };
-    const message: ParseJob = { id: job.id, bytes: job.bytes, format: job.format, name: job.name, caps: this.settings.caps };
+    const message: ParseJob = { id: job.id, bytes: job.bytes, format: job.format, name: job.name, caps: job.caps };
     slot.worker.postMessage(message, [job.bytes]);
   }
 
