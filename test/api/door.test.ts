@@ -173,7 +173,7 @@ describe.skipIf(!ready)(`requests refused at the door (${ready ? 'live' : missin
       .expect(409);
     expect(revise.body.error).toMatchObject({ code: 'idempotency_key_reused', message: /another request/ });
     expect((await approve(2).expect(409)).body.error.code).toBe('idempotency_key_reused');
-    // The same request again: the first answer, whatever order its fields come in.
+    // The same request again: the first answer.
     await approve(1).expect(200, first.body);
     // The same key on another route (a new run) is refused too; another tenant's key is its own.
     const submit = await as(request(h.app).post('/v1/research')).set('idempotency-key', key).send({ question: 'q' }).expect(409);
