@@ -172,7 +172,7 @@ describe.skipIf(!ready)(`per-tenant quotas (${ready ? 'live' : missingReason()})
     expect(answers.map((a) => a.status).sort()).toEqual([201, 201, 403, 403, 403]);
   });
 
-  it('runs in flight: a third is 429 until one ends; a retry of a run in flight passes', async () => {
+  it('runs in flight: a third is 429 until one ends; a retry of an Idempotency-Key passes, its run open or ended', async () => {
     const t = newTenant();
     const first = expectStatus(await submit(t), 202);
     const second = expectStatus(await submit(t, {}, 'run-key'), 202);
@@ -190,6 +190,15 @@ describe.skipIf(!ready)(`per-tenant quotas (${ready ? 'live' : missingReason()})
       .catch(() => undefined);
     // Visibility learns of the end a moment later.
     await until(async () => ((await submit(t)).status === 202 ? true : undefined));
+    // At the quota again, with the Idempotency-Key's run ended: its retry is answered with that run, not refused.
+    await as(t, request(h.app).post(`/v1/research/${second.body.id}/cancel`)).expect(202);
+    await h.client.workflow
+      .getHandle(second.body.id)
+      .result()
+      .catch(() => undefined);
+    await until(async () => ((await submit(t)).status === 202 ? true : undefined));
+    expectQuota(await submit(t), 429, 'runsInFlight', 2);
+    expect(expectStatus(await submit(t, {}, 'run-key'), 200).body.id).toBe(second.body.id);
   });
 
   it('event streams: a third open stream is 429, and closing one frees its slot', async () => {

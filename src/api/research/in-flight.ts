@@ -18,14 +18,14 @@ export class RunsInFlight {
 
   /**
    * Runs `start` (which starts run `id`) unless the tenant has its quota of runs in flight: 429
-   * naming the quota. A request for a run already in flight (an Idempotency-Key's retry) passes.
+   * naming the quota. A request for a run that exists (an Idempotency-Key's retry) passes.
    */
   async admit<T>(tenant: string, id: string, start: () => Promise<T>): Promise<T> {
     const limit = this.quotas.runsInFlight;
     if (!limit) return start();
     return this.locks.run(tenant, async () => {
       const open = await this.openRuns(tenant, limit);
-      if (!open.has(id)) checkQuota(this.quotas, 'runsInFlight', open.size);
+      if (!open.has(id) && open.size >= limit && !(await this.exists(id))) checkQuota(this.quotas, 'runsInFlight', open.size);
       const result = await start();
       this.recent.add(id, tenant);
       return result;
@@ -43,6 +43,16 @@ export class RunsInFlight {
     }
     for (const id of this.recent.of(tenant)) if (!ids.has(id) && (await this.stillOpen(id))) ids.add(id);
     return ids;
+  }
+
+  /** Whether run `id` exists (open or ended): an Idempotency-Key's retry is answered with it, quota or not. */
+  private async exists(id: string): Promise<boolean> {
+    try {
+      await this.client.workflow.getHandle(id).describe();
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Whether a run started here is still open (one that ended at once is not in flight); when unsure, it is. */
