@@ -116,6 +116,9 @@ const dev = spawnCli(
     CRAWL_ALLOW_HOSTS: '127.0.0.1',
     RATE_LIMIT_SUBMITS: '100000',
     RATE_LIMIT_READS: '1000000',
+    // Hundreds of one tenant's runs at once, each followed by its event stream: no per-tenant quota on those.
+    TENANT_MAX_RUNS_IN_FLIGHT: '0',
+    TENANT_MAX_STREAMS: '0',
     LLM_QUEUE_RATE: values['llm-rate'],
     SEARCH_QUEUE_RATE: values['llm-rate'],
     SEARCH_RATE_LIMITS: `searxng=${values['llm-rate']}`,
