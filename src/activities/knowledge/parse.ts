@@ -259,6 +259,7 @@ const hooks = globalThis as { __deepResearchPdfDecoded?: PdfDecodeHook };
  * PDF page by page. Every stream pdf.js decodes counts against the inflate cap as it grows (one
  * content stream shared by 500 pages counts 500 times: it is decoded 500 times); pdf.js recovers
  * from the refusal inside a page as from any broken stream, so the budget is checked after each.
+ * The hook is global to the thread: a parse thread parses one document at a time.
  */
 async function parsePdf(bytes: Buffer, lim: ParseCaps): Promise<ParsedDocument> {
   const budget = new InflateBudget(lim.maxInflatedBytes);
