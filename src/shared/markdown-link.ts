@@ -17,20 +17,26 @@ export function markdownText(text: string): string {
 }
 
 /**
- * An http(s) URL as a link destination: parsed and re-serialised, and past its origin every
- * character that could end or bend the destination percent-encoded. Undefined for anything else
- * (another scheme, not a URL), which then is no link.
+ * An http(s) URL, or a path on this service (`/v1/collections/…`, how a knowledge-base passage is
+ * cited), as a link destination: parsed and re-serialised, and past its origin every character that
+ * could end or bend the destination percent-encoded. Undefined for anything else (another scheme, a
+ * protocol-relative `//host`, not a URL), which then is no link.
  */
 export function linkDestination(url: string): string | undefined {
+  const raw = url.trim();
+  const local = raw.startsWith('/') && !raw.startsWith('//') && !raw.startsWith('/\\');
   let u: URL;
   try {
-    u = new URL(url.trim());
+    u = local ? new URL(raw, 'http://service.invalid') : new URL(raw);
   } catch {
     return undefined;
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return undefined;
-  const rest = u.href.slice(u.origin.length);
-  return u.origin + rest.replace(/[\s()<>[\]"'\\`]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  if (local && u.origin !== 'http://service.invalid') return undefined;
+  const rest = u.href
+    .slice(u.origin.length)
+    .replace(/[\s()<>[\]"'\\`]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  return local ? rest : u.origin + rest;
 }
 
 /** `[title](url)`, escaped; the title (or the URL) as plain text when the URL is not http(s). */

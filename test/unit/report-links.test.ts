@@ -27,6 +27,11 @@ describe('links written into reports', () => {
     expect(linkDestination('http://[::1]:8080/a)')).toBe('http://[::1]:8080/a%29');
     expect(linkDestination('javascript:alert(1)')).toBeUndefined();
     expect(linkDestination('not a url')).toBeUndefined();
+    // A passage of the knowledge base is cited by its path on this service; another host is not.
+    expect(linkDestination('/v1/collections/c1/documents/d1#chunk-3')).toBe('/v1/collections/c1/documents/d1#chunk-3');
+    expect(linkDestination('/v1/a (b)')).toBe('/v1/a%20%28b%29');
+    expect(linkDestination('//evil.example/x')).toBeUndefined();
+    expect(linkDestination('/\\evil.example/x')).toBeUndefined();
     expect(markdownText('a *b* [c](d)\n<e>')).toBe('a \\*b\\* \\[c\\]\\(d\\) \\<e\\>');
     expect(markdownLink('', 'ftp://x.example/')).toBe('ftp\\://x.example/');
   });
