@@ -7,6 +7,10 @@
 // and a call that takes 10 s alone takes minutes. Arguments (file filters) go to both runs; a run
 // whose filters match none of its files is not started.
 //
+// The OpenAPI fuzzer (test/api/openapi-fuzz.test.ts: schemathesis against a live API, a few
+// minutes) also runs on its own after the suite: its thousands of requests would slow the suite's
+// timing-sensitive tests, and the suite's load would eat into its time budget.
+//
 // Between the two, a few tests run again with TEST_TEMPORAL=server: on the real Temporal server on
 // PostgreSQL (scripts/temporal-server.ts) instead of the dev server: the run list and its search
 // attributes, schedules, priority and fairness, the review by update.
@@ -16,10 +20,12 @@ import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 
 const REAL_MODEL = 'test/e2e/real-model.test.ts';
+const FUZZ = 'test/api/openapi-fuzz.test.ts';
 const args = process.argv.slice(2);
 const filters = args.filter((a) => !a.startsWith('-'));
 const wantsReal = filters.length === 0 || filters.some((f) => REAL_MODEL.includes(f));
-const wantsRest = filters.length === 0 || filters.some((f) => !f.includes('real-model'));
+const wantsFuzz = filters.length === 0 || filters.some((f) => FUZZ.includes(f));
+const wantsRest = filters.length === 0 || filters.some((f) => !f.includes('real-model') && !FUZZ.includes(f));
 
 const REAL_SERVER = [
   { files: ['test/api/list.test.ts', 'test/workflows/schedules.test.ts', 'test/workflows/fairness.test.ts'] },
@@ -49,7 +55,12 @@ function vitest(name, extra, env = process.env) {
 }
 
 const runs = [];
-if (wantsRest) runs.push(vitest('suite', ['--exclude', REAL_MODEL, ...args]));
+if (wantsRest) runs.push(vitest('suite', ['--exclude', REAL_MODEL, '--exclude', FUZZ, ...args]));
+if (wantsFuzz) {
+  const started = Date.now();
+  runs.push(vitest('fuzz', [FUZZ, ...args.filter((a) => a.startsWith('-'))]));
+  console.log(`OpenAPI fuzz pass took ${Math.round((Date.now() - started) / 1000)} s`);
+}
 if (realServerRuns.some((r) => r.files.length)) {
   const started = Date.now();
   for (const [i, r] of realServerRuns.entries()) {

@@ -23,7 +23,7 @@ import type { ApiKeysTable, EventsTable } from '../activities/store';
 import type { StreamSettings } from './events';
 import { authenticate, type AuthDeps } from './auth';
 import { hostGuard } from './host-guard';
-import { methodNotAllowed } from './method-not-allowed';
+import { methodHandlers } from './method-not-allowed';
 import { docsPage, openApiDocument } from './openapi';
 import { webRoutes } from './web';
 import { rateLimiter, type RateLimits } from './rate-limit';
@@ -99,6 +99,8 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(healthRoutes(deps.readiness));
   // Health checks come by any name (a load balancer's probe); everything after answers only to allowed ones.
   app.use(hostGuard({ open: deps.auth.open, allowedHosts: deps.allowedHosts ?? [] }));
+  const methods = methodHandlers();
+  app.use(methods.options);
   app.use(webRoutes());
   app.get('/metrics', async (_req, res) => {
     res.type(METRICS_CONTENT_TYPE).send(await metricsText());
@@ -154,7 +156,7 @@ export function createApp(deps: AppDeps): express.Express {
     limiter.unmatched,
   );
   app.use('/v1', limiter.failed);
-  app.use(methodNotAllowed());
+  app.use(methods.notAllowed);
   app.use(notFound);
   // The OpenAI-compatible routes answer errors in OpenAI's shape, whichever step refused the request.
   app.use(['/v1/chat/completions', '/v1/models'], openAiErrors);

@@ -10,6 +10,7 @@ import { CollectionId, CollectionView, DocumentId, DocumentView, SessionId } fro
 import { DOMAIN_PATTERN } from '../shared/domains';
 import { FactCategory, FactId, FactText, MemoryFact, UserId } from '../shared/memory';
 import { NotifyWhen, RunChanges } from '../shared/changes';
+import { RunEventEntry } from '../shared/events';
 
 export const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'Idempotency-Key must be 1-200 visible ASCII characters');
 export const RunId = z.string().regex(/^[A-Za-z0-9._:/-]{1,200}$/, 'not a valid research id');
@@ -82,6 +83,23 @@ export const ListQuery = z
     limit: z.coerce.number().int().min(1).max(100).default(20),
   })
   .strict();
+/** A string that holds JSON of `schema` (JSON Schema's contentMediaType and contentSchema): a server-sent event's data.
+ *  Described as input (fields it does not name are let through), as a client should read it. */
+function jsonText(schema: z.ZodType) {
+  const { $schema: _, ...contentSchema } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  return z.string().meta({ contentMediaType: 'application/json', contentSchema });
+}
+
+/** One event of GET /v1/research/:id/events as an SSE client reads it: its type, its number in the run's log, its data. */
+export const RunEventMessage = z.union(
+  RunEventEntry.options.map((o) =>
+    z.object({
+      event: o.shape.type,
+      id: z.string().regex(/^\d+$/),
+      data: jsonText(z.intersection(o.shape.data, z.object({ at: z.iso.datetime() }))),
+    }),
+  ),
+);
 export const LastEventId = z.coerce.number({ message: 'Last-Event-ID must be an event id' }).int().min(0);
 /** `GET /v1/collections/:id/documents/:docId?include=chunks` adds the document's passages. */
 export const DocumentInclude = z.enum(['chunks']);

@@ -41,10 +41,19 @@ function listed(host: string, allowed: string[]): boolean {
   });
 }
 
+/** The address a request came in on, as a Host names it: the API's tools (MCP) call it back there, and
+ *  an address, unlike a name, cannot be rebound. */
+function localName(address: string | undefined): string | undefined {
+  if (!address) return undefined;
+  const plain = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return plain.includes(':') ? `[${plain}]` : plain;
+}
+
 /** Refuses a Host that is not this machine's (open) or not listed (API_ALLOWED_HOSTS set): 421. */
-function checkHost(host: string | undefined, s: HostGuardSettings): void {
+function checkHost(host: string | undefined, local: string | undefined, s: HostGuardSettings): void {
   if (!s.open && s.allowedHosts.length === 0) return;
-  if (host !== undefined && (isLoopbackName(splitHost(host)[0]) || listed(host, s.allowedHosts))) return;
+  const name = host === undefined ? undefined : splitHost(host)[0];
+  if (name !== undefined && (isLoopbackName(name) || name === local || listed(host!, s.allowedHosts))) return;
   const shown = host === undefined ? 'no Host header' : `Host "${host.slice(0, 100)}"`;
   throw new ApiError(
     421,
@@ -93,7 +102,7 @@ function checkOrigin(
 export function hostGuard(s: HostGuardSettings): RequestHandler {
   return (req, _res, next) => {
     const host = req.headers.host;
-    checkHost(host, s);
+    checkHost(host, localName(req.socket.localAddress), s);
     checkOrigin(req.method, host, req.get('origin'), req.get('sec-fetch-site')?.toLowerCase(), s);
     next();
   };

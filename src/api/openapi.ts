@@ -37,7 +37,7 @@ const ERROR_TEXT: Record<number, string> = {
   400: 'invalid input; the message names the field',
   401: 'no key, or a key that is unknown or revoked',
   403: "over one of the tenant's quotas (details.quota names it)",
-  404: 'no such run for this tenant',
+  404: 'not found for this tenant: the run, or what the request names (a collection, a session, a schedule)',
   409: 'refused: the reason, and details.currentVersion for a review',
   413: 'body too large',
   429: "over the tenant's rate limit or a quota of what it does at once (details say which); see Retry-After and RateLimit-*",

@@ -16,6 +16,12 @@ const JsonRpc = z.looseObject({
   method: z.string().optional(),
   id: z.union([z.string(), z.number()]).optional(),
 });
+/** What the MCP SDK answers itself (a 406 for an Accept without both JSON and event streams): a JSON-RPC error. */
+const JsonRpcError = z.looseObject({
+  jsonrpc: z.literal('2.0'),
+  error: z.looseObject({ code: z.number().int(), message: z.string() }),
+  id: z.union([z.string(), z.number(), z.null()]),
+});
 const NO_SESSIONS = 'this MCP server is stateless: POST every message; there is no session stream to GET or session to DELETE';
 
 export const MCP_ROUTES = {
@@ -30,6 +36,7 @@ export const MCP_ROUTES = {
         content: { 'application/json': z.unknown(), 'text/event-stream': z.string() },
       },
       202: { description: 'a notification or response was taken' },
+      406: { description: 'the Accept header must name both application/json and text/event-stream', content: JsonRpcError },
     },
     errors: [400, 401, 429],
   },
@@ -37,13 +44,15 @@ export const MCP_ROUTES = {
     method: 'get',
     path: '/mcp',
     summary: 'Not served: the MCP server is stateless (405)',
-    responses: { 405: { description: NO_SESSIONS } },
+    responses: { 405: { description: NO_SESSIONS, content: JsonRpcError } },
+    errors: [401, 429],
   },
   mcpEnd: {
     method: 'delete',
     path: '/mcp',
     summary: 'Not served: the MCP server is stateless (405)',
-    responses: { 405: { description: NO_SESSIONS } },
+    responses: { 405: { description: NO_SESSIONS, content: JsonRpcError } },
+    errors: [401, 429],
   },
 } satisfies RouteTable;
 

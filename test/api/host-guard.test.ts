@@ -3,6 +3,9 @@
 // (403); with keys a proxy's Host and another origin pass unless API_ALLOWED_HOSTS is set. The
 // checks sit before the routes: a request they let through reaches the router (404 for a path that
 // does not exist, 401 without a key), one they stop never does.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/api/app';
@@ -115,4 +118,34 @@ describe('with keys', () => {
     const res = await request(listed).get('/v1/nope').set('Host', 'attacker.example').set('authorization', `Bearer ${KEY}`).expect(421);
     expect(res.body.error.code).toBe('host_not_allowed');
   });
+
+  // The MCP endpoint's tools call the API back on the address the request came in on, with that
+  // address as Host: an address, unlike a name, cannot be rebound to this machine.
+  const lan = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+  it.skipIf(!lan)(
+    `answers to the address a request came in on (${lan ?? 'no address but loopback here'}) though it is not listed`,
+    async () => {
+      const server = http.createServer(listed);
+      await new Promise<void>((r) => server.listen(0, lan, r));
+      try {
+        const port = (server.address() as AddressInfo).port;
+        // http.request, not fetch: fetch does not let a caller set Host.
+        const get = (host: string) =>
+          new Promise<number>((resolve, reject) =>
+            http
+              .get({ host: lan, port, path: '/v1/nope', headers: { host, authorization: `Bearer ${KEY}` } }, (res) => {
+                res.resume();
+                resolve(res.statusCode ?? 0);
+              })
+              .on('error', reject),
+          );
+        expect(await get(`${lan}:${port}`)).toBe(404);
+        expect(await get('attacker.example')).toBe(421);
+      } finally {
+        server.close();
+      }
+    },
+  );
 });

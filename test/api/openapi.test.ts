@@ -118,4 +118,52 @@ describe('OpenAPI', () => {
     expect(res.text).toMatch(/<h2><span class="m">POST<\/span> <code>\/v1\/research\/\{id\}\/plan\/approve<\/code><\/h2>/);
     expect(res.text).not.toMatch(/<script/i);
   });
+
+  it('answers a method a known path does not serve with 405 and Allow, OPTIONS with every method, an unknown path with 404', async () => {
+    const key = { authorization: 'Bearer k-0123456789abcdef' };
+    for (const [method, path, allow] of [
+      ['TRACE', '/v1/research', 'POST, GET, HEAD, OPTIONS'],
+      ['PUT', '/v1/research/research-1/cancel', 'POST, OPTIONS'],
+      ['DELETE', '/v1/collections', 'POST, GET, HEAD, OPTIONS'],
+      ['TRACE', '/healthz', 'GET, HEAD, OPTIONS'],
+      ['POST', '/metrics', 'GET, HEAD, OPTIONS'],
+      ['PATCH', '/V1/Research/', 'POST, GET, HEAD, OPTIONS'],
+    ] as const) {
+      const res = await request(app)[method === 'TRACE' ? 'trace' : (method.toLowerCase() as 'put')](path).set(key);
+      expect({ method, path, status: res.status, allow: res.headers.allow }).toEqual({ method, path, status: 405, allow });
+      if (method !== 'TRACE') expect(res.body.error.code).toBe('method_not_allowed');
+    }
+    await request(app).trace('/v1/nothing-here').set(key).expect(404);
+    // A path served by two routers (the report: GET in one, POST in another): OPTIONS names both.
+    const options = await request(app).options('/v1/research/research-1/report').expect(204);
+    expect(options.headers.allow).toBe('GET, POST, HEAD, OPTIONS');
+  });
+
+  it('names a bad path parameter, query parameter or header as such, not as the body', async () => {
+    const key = { authorization: 'Bearer k-0123456789abcdef' };
+    const path = await request(app).get('/v1/research/bad%20id').set(key).expect(400);
+    expect(path.body.error.message).toMatch(/^path parameter id: /);
+    expect(path.body.error.details).toEqual([{ path: 'id', in: 'path', message: expect.any(String) }]);
+    const query = await request(app).get('/v1/research/research-1/report?format=gif').set(key).expect(400);
+    expect(query.body.error.message).toMatch(/^query parameter format: /);
+    const doc = await request(app).get('/v1/collections/C0123456789abcdef/documents/D0123456789abcdef?include=all').set(key).expect(400);
+    expect(doc.body.error.message).toMatch(/^query parameter include: /);
+    const header = await request(app).get('/v1/research/research-1/events').set(key).set('Last-Event-ID', 'x').expect(400);
+    expect(header.body.error.message).toMatch(/^header parameter Last-Event-ID: /);
+    for (const res of [path, query, doc, header]) expect(res.body.error.message).not.toMatch(/body/);
+  });
+
+  it("answers the OpenAI-compatible routes' refusals in OpenAI's shape, a body that is not JSON included", async () => {
+    const res = await request(app)
+      .post('/v1/chat/completions')
+      .set('authorization', 'Bearer k-0123456789abcdef')
+      .set('content-type', 'application/json')
+      .send('{"model": ')
+      .expect(400);
+    expect(res.body).toEqual({
+      error: { message: expect.stringMatching(/not valid JSON/), type: 'invalid_request_error', param: null, code: 'invalid_json' },
+    });
+    const noKey = await request(app).get('/v1/models').expect(401);
+    expect(noKey.body.error).toMatchObject({ type: 'authentication_error', code: 'missing_key' });
+  });
 });

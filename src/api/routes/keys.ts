@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { ApiKeysTable } from '../../activities/store';
 import { ApiError } from '../../shared/errors';
 import { reply, route, type RouteTable } from '../route-spec';
+import { param } from '../params';
 
 export const KeyId = z.string().regex(/^[0-9a-f]{8}$/, 'not a key id (8 hex digits, the part after "dr_")');
 export const KeyPath = z.object({ keyId: KeyId.describe('the key id') });
@@ -82,7 +83,7 @@ export function keyRoutes(deps: { keys: Pick<ApiKeysTable, 'list' | 'revoke' | '
   });
 
   route(r, K.memory, async (req, res) => {
-    const keyId = KeyPath.shape.keyId.parse(req.params.keyId);
+    const keyId = param('path', 'keyId', KeyPath.shape.keyId, req.params.keyId);
     const { memory } = KeyMemoryBody.parse(req.body ?? {});
     if (!(await deps.keys.setMemory(tenantOf(res), keyId, memory)))
       throw new ApiError(404, 'not_found', `no live key ${keyId} of this tenant`);
@@ -90,7 +91,7 @@ export function keyRoutes(deps: { keys: Pick<ApiKeysTable, 'list' | 'revoke' | '
   });
 
   route(r, K.revoke, async (req, res) => {
-    const keyId = KeyPath.shape.keyId.parse(req.params.keyId);
+    const keyId = param('path', 'keyId', KeyPath.shape.keyId, req.params.keyId);
     const mine = (await deps.keys.list(tenantOf(res))).find((k) => k.id === keyId && !k.revokedAt);
     // Another tenant's key and an unknown one look the same: neither exists for this caller.
     if (!mine || !(await deps.keys.revoke(keyId))) throw new ApiError(404, 'not_found', `no live key ${keyId} of this tenant`);

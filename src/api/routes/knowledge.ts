@@ -266,8 +266,9 @@ export function knowledgeRoutes(deps: { knowledge: KnowledgeService; maxFileByte
   route(r, K.getDocument, async (req, res) => {
     const id = collectionId(req);
     const docId = documentId(req);
+    const include = param('query', 'include', DocumentInclude.optional(), req.query.include);
     const view = documentView(await kb.document(tenantOf(res), id, docId));
-    if (param('query', 'include', DocumentInclude.optional(), req.query.include) !== 'chunks') return reply(res, K.getDocument, 200, view);
+    if (include !== 'chunks') return reply(res, K.getDocument, 200, view);
     const chunks = await kb.chunks(tenantOf(res), id, docId);
     const chunkList = chunks.map((c) => ({ seq: c.seq, page: c.page, headingPath: c.headingPath, text: c.text }));
     reply(res, K.getDocument, 200, { ...view, chunkList });

@@ -9,6 +9,7 @@ import { ApiError } from '../../shared/errors';
 import type { Caller } from '../auth';
 import { FactDeleted, FactPatch, FactPath, MemoryForgotten, MemoryFact, MemoryQuery, MemoryView } from '../contract';
 import { reply, route, type RouteTable } from '../route-spec';
+import { param } from '../params';
 
 export const MEMORY_ROUTES = {
   list: {
@@ -51,7 +52,7 @@ export type MemoryRouteDeps = { memory: Pick<MemoryTable, 'list' | 'update' | 'r
 const tenantOf = (res: Response) => String(res.locals.tenant);
 const callerOf = (res: Response): Caller => (res.locals.caller as Caller | undefined) ?? { userId: 'default', memory: true };
 const userOf = (req: Request, res: Response) => MemoryQuery.parse(req.query).userId ?? callerOf(res).userId;
-const factId = (req: Request) => FactPath.shape.factId.parse(req.params.factId);
+const factId = (req: Request) => param('path', 'factId', FactPath.shape.factId, req.params.factId);
 const noFact = (id: string) => new ApiError(404, 'not_found', `no fact ${id} in this tenant's memory`);
 
 export function memoryRoutes(deps: MemoryRouteDeps): Router {

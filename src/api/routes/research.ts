@@ -15,6 +15,7 @@ import {
   ResearchView,
   ReviewAnswered,
   ReviseBody,
+  RunEventMessage,
   RunList,
   RunPath,
   Started,
@@ -45,7 +46,7 @@ export const RESEARCH_ROUTES = {
       202: { description: 'started', content: Started },
       200: { description: 'the run this Idempotency-Key started before', content: Started },
     },
-    errors: [400, 401, 409, 413, 429, 503],
+    errors: [400, 401, 404, 409, 413, 429, 503],
   },
   list: {
     method: 'get',
@@ -76,7 +77,7 @@ export const RESEARCH_ROUTES = {
       200: {
         description:
           'event types: started, plan, phase, status, step, search, crawl, tool, verdict, usage, report, done; data is JSON with `at`',
-        content: { 'text/event-stream': z.string() },
+        content: { 'text/event-stream': RunEventMessage },
       },
     },
     errors: [400, 401, 404, 429],
@@ -210,7 +211,10 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
   route(r, R.events, async (req, res) => {
     const id = runId(req);
     const header = req.get('last-event-id');
-    const after = header !== undefined ? param('header', 'Last-Event-ID', LastEventId, header) : param('query', 'after', LastEventId, req.query.after ?? '0');
+    const after =
+      header !== undefined
+        ? param('header', 'Last-Event-ID', LastEventId, header)
+        : param('query', 'after', LastEventId, req.query.after ?? '0');
     const ended = await deps.research.owned(id, tenantOf(res));
     // The slot is the stream's until the client goes away or the stream ends, whichever is first.
     const release = deps.streams?.take(tenantOf(res));

@@ -11,6 +11,7 @@ import { reportPptx } from '../export/pptx';
 import { reportSummary } from '../../shared/summary';
 import type { ResearchService } from '../research-service';
 import { reply, route, type RouteTable } from '../route-spec';
+import { param } from '../params';
 import { contentDisposition } from '../download';
 
 const READ_ERRORS = [400, 401, 404, 429];
@@ -68,7 +69,7 @@ export const RESULT_ROUTES = {
 } satisfies RouteTable;
 
 const tenantOf = (res: Response) => String(res.locals.tenant);
-const runId = (req: Request) => RunPath.shape.id.parse(req.params.id);
+const runId = (req: Request) => param('path', 'id', RunPath.shape.id, req.params.id);
 
 export function resultRoutes(deps: { research: ResearchService }): Router {
   const r = Router();
@@ -76,8 +77,8 @@ export function resultRoutes(deps: { research: ResearchService }): Router {
 
   route(r, R.report, async (req, res) => {
     const id = runId(req);
-    const format = ReportFormat.parse(req.query.format ?? 'markdown');
-    const version = req.query.version === undefined ? undefined : ReportVersion.parse(req.query.version);
+    const format = param('query', 'format', ReportFormat, req.query.format ?? 'markdown');
+    const version = req.query.version === undefined ? undefined : param('query', 'version', ReportVersion, req.query.version);
     const report = await deps.research.report(id, tenantOf(res), version);
     const name = `report-${id.replace(/^research-/, '').slice(0, 12)}`;
     if (format === 'json') {
@@ -121,7 +122,7 @@ export function resultRoutes(deps: { research: ResearchService }): Router {
 
   route(r, R.source, async (req, res) => {
     const id = runId(req);
-    reply(res, R.source, 200, await deps.research.source(id, tenantOf(res), SourceId.parse(req.params.sourceId)));
+    reply(res, R.source, 200, await deps.research.source(id, tenantOf(res), param('path', 'sourceId', SourceId, req.params.sourceId)));
   });
 
   route(r, R.artifacts, async (req, res) => {
@@ -132,7 +133,7 @@ export function resultRoutes(deps: { research: ResearchService }): Router {
 
   route(r, R.artifact, async (req, res) => {
     const id = runId(req);
-    const artifactId = ArtifactId.parse(req.params.artifactId);
+    const artifactId = param('path', 'artifactId', ArtifactId, req.params.artifactId);
     const a = await deps.research.artifact(id, tenantOf(res), artifactId);
     // Files written by untrusted code: never sniffed, never scripted, SVG only as a download.
     res.set('X-Content-Type-Options', 'nosniff');

@@ -19,8 +19,8 @@ export const SEARCH_PREFERENCE_ROUTES = {
     path: '/search-preferences',
     summary:
       "Replace the tenant's search preferences. Providers must be configured ones (400 names them); avoided domains are dropped " +
-      'from results unless nothing else is found, preferred ones rank higher',
-    body: { content: SearchPreferencesBody, required: true },
+      'from results unless nothing else is found, preferred ones rank higher; no body: back to none',
+    body: { content: SearchPreferencesBody, required: false },
     responses: { 200: { description: 'stored', content: SearchPreferencesView } },
     errors: [400, 401, 429],
   },
