@@ -50,7 +50,7 @@ export function checkQuota(quotas: TenantQuotas, name: QuotaName, used: number, 
     throw new ApiError(
       403,
       'quota_exceeded',
-      `this tenant holds ${used} ${holding}; the ${name} quota is ${limit} (${VARIABLE[name]})`,
+      `this tenant holds ${used} ${holding}${adding > 1 ? ` and this would add ${adding}` : ''}; the ${name} quota is ${limit} (${VARIABLE[name]})`,
       details,
     );
   }
@@ -99,10 +99,6 @@ export class StreamSlots {
       if (left > 0) this.open.set(tenant, left);
       else this.open.delete(tenant);
     };
-  }
-
-  count(tenant: string): number {
-    return this.open.get(tenant) ?? 0;
   }
 }
 
