@@ -230,7 +230,7 @@ export const EnvSchema = z.object({
     '`key=tenant,...`; keys of at least 16 characters (more with `deep-research keys create`); none: see [Keys and tenants](http-api.md#keys-and-tenants)',
   ),
   API_ALLOWED_HOSTS: hostList.describe(
-    "`host` or `host:port` names the API answers to besides loopback ones (`localhost`, `127.0.0.1`, `[::1]`): without keys the `Host` header must be one of them (a page of another name that resolves to this machine, DNS rebinding, gets 421) and a browser's POST, PUT, PATCH or DELETE must come from the API's own page; with keys the `Host` is checked only when this is set. Health checks answer to any name",
+    "`host` or `host:port` names the API answers to besides loopback ones (`localhost`, `127.0.0.1`, `[::1]`): without keys the `Host` header must be one of them (a page of another name that resolves to this machine, DNS rebinding, gets 421) and a browser's POST, PUT, PATCH or DELETE must come from the API's own page or a page of a listed name; with keys the `Host` is checked only when this is set. Health checks answer to any name",
   ),
   /** Fair sharing: a tenant's share of the workers when several wait (Temporal fairness weight, default 1). */
   TENANT_WEIGHTS: namedNumbers(TENANT_PATTERN, z.number().positive().max(1_000), 'tenant=weight (a positive number)').describe(

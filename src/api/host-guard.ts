@@ -63,6 +63,17 @@ function checkHost(host: string | undefined, local: string | undefined, s: HostG
   );
 }
 
+/** `host[:port]` of an http(s) Origin; undefined for `null` or anything else. */
+function hostOf(origin: string | undefined): string | undefined {
+  if (origin === undefined) return undefined;
+  try {
+    const u = new URL(origin);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.host : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Refuses a state-changing request a browser sent for a page of another site (open mode only): 403. */
 function checkOrigin(
   method: string,
@@ -72,6 +83,10 @@ function checkOrigin(
   s: HostGuardSettings,
 ): void {
   if (!s.open || !STATE_CHANGING.has(method)) return;
+  const originHost = hostOf(origin);
+  // A page the operator listed (this API's own page behind a proxy that rewrites Host, another page
+  // of theirs), whatever the browser calls the relation.
+  if (originHost !== undefined && listed(originHost, s.allowedHosts)) return;
   // 'none': the person typed or bookmarked it; 'same-origin': the page this server serves.
   if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none') {
     throw new ApiError(
@@ -81,16 +96,8 @@ function checkOrigin(
     );
   }
   if (origin === undefined) return;
-  let originHost: string | undefined;
-  try {
-    const u = new URL(origin);
-    if (u.protocol === 'http:' || u.protocol === 'https:') originHost = u.host;
-  } catch {
-    originHost = undefined;
-  }
-  // The page's own origin; or, behind a proxy that rewrites Host, a listed name (never another loopback
-  // port: that is another local server's page).
-  if (originHost !== undefined && ((host !== undefined && sameHost(originHost, host)) || listed(originHost, s.allowedHosts))) return;
+  // The page's own origin (never another loopback port: that is another local server's page).
+  if (originHost !== undefined && host !== undefined && sameHost(originHost, host)) return;
   throw new ApiError(
     403,
     'cross_site',

@@ -91,6 +91,14 @@ describe('open mode: cross-site requests that change state', () => {
     expect(res.body.error.code).toBe('not_found');
   });
 
+  it('takes a POST from a page whose host is listed in API_ALLOWED_HOSTS (behind a proxy, the page is on the public name)', async () => {
+    const listed = app({ open: true, env: { API_ALLOWED_HOSTS: 'localhost:6274' } });
+    const from = (origin: string) =>
+      request(listed).post('/v1/nope').set('Host', host).set('Origin', origin).set('Sec-Fetch-Site', 'cross-site');
+    expect((await from('http://localhost:6274')).status).toBe(404);
+    expect((await from('http://localhost:6275')).status).toBe(403);
+  });
+
   it('lets a cross-site GET through (a page cannot read the answer without CORS, which the API does not send)', async () => {
     const res = await request(open).get('/v1/nope').set('Host', host).set('Origin', 'http://attacker.example').expect(404);
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
