@@ -105,7 +105,11 @@ export function scheduleRoutes(deps: ScheduleRouteDeps): Router {
     const header = req.get('idempotency-key');
     const problem = deps.preflight?.();
     if (problem) throw new ApiError(503, 'llm_not_configured', problem);
-    const made = await deps.schedules.create(body, tenantOf(res), header === undefined ? undefined : param('header', 'Idempotency-Key', IdempotencyKey, header));
+    const made = await deps.schedules.create(
+      body,
+      tenantOf(res),
+      header === undefined ? undefined : param('header', 'Idempotency-Key', IdempotencyKey, header),
+    );
     reply(res, S.create, made.created ? 201 : 200, made.schedule);
   });
 
