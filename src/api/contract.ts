@@ -245,12 +245,13 @@ export type ArtifactList = z.infer<typeof ArtifactList>;
 export const CollectionList = z.object({ collections: z.array(CollectionView) });
 export type CollectionList = z.infer<typeof CollectionList>;
 export const DocumentList = z.object({ documents: z.array(DocumentView) });
-/** A document with `?include=chunks`: its passages in order. */
 export type DocumentList = z.infer<typeof DocumentList>;
+/** A document; with `?include=chunks`, its passages in order. */
 export const DocumentDetail = DocumentView.extend({
   chunkList: z
     .array(z.object({ seq: z.number().int(), page: z.number().int().nullable(), headingPath: z.array(z.string()), text: z.string() }))
-    .optional(),
+    .optional()
+    .describe('only with ?include=chunks: the passages in order'),
 });
 export type DocumentDetail = z.infer<typeof DocumentDetail>;
 export const Deleted = z.object({ id: z.string(), deleted: z.literal(true) });
