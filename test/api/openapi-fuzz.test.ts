@@ -163,6 +163,7 @@ describe.skipIf(!ready)(`the API under schemathesis (${ready ? 'live' : why})`, 
       const text = out.join('');
       const found = findings(REPORT_DIR);
       const summary = text.slice(text.lastIndexOf('SUMMARY'));
+      console.log(`schemathesis ${SCHEMATHESIS_VERSION}: ${summary}`);
       expect(
         found.map((f) => `${f.check}: ${f.operation}: ${f.title} (${f.status ?? 'no answer'} to ${f.request ?? '?'})`),
         summary,
