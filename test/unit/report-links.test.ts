@@ -3,6 +3,7 @@
 import { JSDOM } from 'jsdom';
 import { describe, expect, it } from 'vitest';
 import { reportHtml } from '../../src/api/export/html';
+import { deckPlan } from '../../src/api/export/pptx';
 import { linkDestination, markdownLink, markdownText } from '../../src/shared/markdown-link';
 import { assembleReport, citationOrder, numberReferences } from '../../src/shared/report';
 
@@ -59,5 +60,15 @@ describe('links written into reports', () => {
     const consulted = [...doc.querySelectorAll('li')].find((li) => li.textContent?.includes('Other'));
     expect(consulted?.querySelector('a')).toBeNull();
     expect(consulted?.textContent).toBe('Other [x](https://phish.example/)');
+  });
+
+  it('gives the slide deck the title as it was given, one link to the encoded URL', () => {
+    const r = hostileReport();
+    const deck = deckPlan({ title: r.title, markdown: r.markdown }, { question: 'q', date: new Date(0) }, new Map());
+    const refs = deck.find((s) => s.kind === 'references');
+    expect(refs).toMatchObject({ kind: 'references', refs: [{ n: 1, url: linkDestination(HOSTILE_URL) }] });
+    const title = refs?.kind === 'references' ? refs.refs[0]!.title : '';
+    expect(title).toContain('Title](https://phish.example/) **bold** <script>alert(1)</script>');
+    expect(title).not.toContain('\\');
   });
 });

@@ -10,7 +10,7 @@ import { lazyRequire } from '../../infra/lazy';
 import { isSummaryHeading, sentencesOf } from '../../shared/summary';
 import type { ArtifactBytes, ExportableReport } from './html';
 import { imageSize, RASTER } from './images';
-import { citationPieces, decode, findLink, referenceListAt } from './tokens';
+import { citationPieces, decode, findLink, inlineText, referenceListAt } from './tokens';
 
 /** pptxgenjs, loaded at the first export. */
 const pptxgen = lazyRequire<typeof PptxGenJS>('pptxgenjs');
@@ -64,7 +64,7 @@ export function deckPlan(report: ExportableReport, cover: DeckCover, artifacts: 
   const tokens = marked.lexer(report.markdown, { gfm: true });
   const refsAt = referenceListAt(tokens);
   const refList = refsAt >= 0 ? (tokens[refsAt] as Tokens.List).items : [];
-  const refs = refList.map((item, i) => ({ n: i + 1, title: plain(item.text), url: findLink(item.tokens) ?? '' }));
+  const refs = refList.map((item, i) => ({ n: i + 1, title: inlineText(item.tokens).trim(), url: findLink(item.tokens) ?? '' }));
   const question = clip(cover.question.replace(/\s+/g, ' ').trim(), DECK_LIMITS.questionChars);
   const slides: DeckSlide[] = [
     { kind: 'title', title: clip(report.title, DECK_LIMITS.titleChars), question, date: dateIn(cover.date, report.locale) },
@@ -155,6 +155,7 @@ function plain(markdown: string): string {
       .replace(/<[^>]+>/g, '')
       .replace(/(\*\*|__|\*|_|`)(?=\S)([\s\S]*?\S)\1/g, '$2')
       .replace(/^\s*(?:[-*+]|\d+[.)])\s+/gm, '')
+      .replace(/\\([!-/:-@[-`{-~])/g, '$1')
       .replace(/\s+/g, ' ')
       .trim(),
   );

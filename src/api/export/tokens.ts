@@ -29,6 +29,18 @@ export function findLink(ts: Token[] | undefined): string | undefined {
   return undefined;
 }
 
+/** The text inline tokens show, their markup and escapes gone (a reference's title, say). */
+export function inlineText(ts: Token[] | undefined): string {
+  let out = '';
+  for (const t of ts ?? []) {
+    const inner = (t as { tokens?: Token[] }).tokens;
+    if (inner?.length) out += inlineText(inner);
+    else if (t.type === 'br') out += ' ';
+    else if (t.type !== 'html' && t.type !== 'image' && 'text' in t) out += decode(String(t.text));
+  }
+  return out.replace(/\s+/g, ' ');
+}
+
 /** marked keeps HTML entities in token text. */
 export function decode(s: string): string {
   return s.replace(/&(amp|lt|gt|quot|#39);/g, (_m, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]!);
