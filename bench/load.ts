@@ -26,20 +26,15 @@
 // (TEMPORAL_METRICS_PORT; bench/support/temporal-metrics.ts), to see where its CPU goes.
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../src/config';
-import { findTemporalCli } from '../src/infra/temporal-cli';
-import { FixtureSite } from '../test/support/fixture-site';
-import { ScriptedLlmServer } from '../test/support/llm-server';
-import { searchResults } from '../test/support/research-script';
-import { FakeSearxng } from '../test/support/search-server';
-import { freePort, spawnCli } from '../test/support/spawn';
+import { freePort } from '../test/support/spawn';
 import { BenchApi, type Follow } from './support/api-client';
-import { benchDatabase } from './support/database';
+import { startBenchStack } from './support/dev-stack';
 import { readHistories } from './support/histories';
 import { idleReview, type IdleFigures } from './support/idle-review';
 import { modelCallFigures, tokenTable } from './support/model-calls';
@@ -87,57 +82,27 @@ const llmSlots = loadConfig(extraEnv.LLM_CONCURRENCY ? { LLM_CONCURRENCY: extraE
 
 // ---- the stack ---------------------------------------------------------------------------------
 
-const cli = findTemporalCli({ envPath: process.env.PATH, explicitPath: process.env.TEMPORAL_CLI_PATH, install: true });
-if (!cli) throw new Error('no Temporal CLI');
-const site = await new FixtureSite().start();
-const llm = await new ScriptedLlmServer().start();
-llm.latencyMs = latency;
-const search = await new FakeSearxng({}, searchResults(site.url)).start();
-const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-load-'));
-const db = values.pg ? await benchDatabase(values.pg) : undefined;
-const [tp, up, ap, pp] = [await freePort(), await freePort(), await freePort(), await freePort()];
 // --temporal-metrics: the dev server serves its own counters (TEMPORAL_METRICS_PORT, a setting this
 // bench's baseline commits may not know), read before and after the load.
 const metricsPort = values['temporal-metrics'] ? await freePort() : undefined;
-const dev = spawnCli(
-  ['dev'],
-  {
-    DATA_DIR: dir,
-    TEMPORAL_CLI_PATH: cli.path,
-    TEMPORAL_PORT: String(tp),
-    TEMPORAL_UI_PORT: String(up),
-    API_PORT: String(ap),
-    PGLITE_PORT: String(pp),
-    OPENAI_BASE_URL: llm.url,
-    OPENAI_API_KEY: 'sk-bench',
-    LOG_LEVEL: 'warn',
-    SEARCH_PROVIDERS: 'searxng',
-    SEARXNG_URL: search.url,
-    CRAWL_ALLOW_HOSTS: '127.0.0.1',
-    RATE_LIMIT_SUBMITS: '100000',
-    RATE_LIMIT_READS: '1000000',
-    // Hundreds of one tenant's runs at once, each followed by its event stream: no per-tenant quota on those.
-    TENANT_MAX_RUNS_IN_FLIGHT: '0',
-    TENANT_MAX_STREAMS: '0',
-    LLM_QUEUE_RATE: values['llm-rate'],
-    SEARCH_QUEUE_RATE: values['llm-rate'],
-    SEARCH_RATE_LIMITS: `searxng=${values['llm-rate']}`,
+const stack = await startBenchStack({
+  name: 'bench-load',
+  latencyMs: latency,
+  pg: values.pg,
+  callRate: values['llm-rate'],
+  env: {
     SEARCH_CONCURRENCY: '32',
     ...(values['no-coder'] ? { RESEARCHER_PYTHON: 'false' } : {}),
-    ...(db ? { DATABASE_URL: db.url } : {}),
     ...(metricsPort ? { TEMPORAL_METRICS_PORT: String(metricsPort) } : {}),
     ...extraEnv,
   },
-  values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, 'profiles')}`] : [],
-);
-await dev.waitFor(/deep-research is running/, 180_000).catch(async (err: unknown) => {
-  await db?.drop();
-  throw err;
+  nodeArgs: values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(os.tmpdir(), 'bench-load-profiles')}`] : [],
 });
+const { dev, llm } = stack;
 const devPid = dev.child.pid!;
 const temporalPid = childrenOf(devPid).find((p) => commandName(p).startsWith('temporal'));
 if (!temporalPid) throw new Error('the Temporal dev server process was not found');
-const api = new BenchApi(`http://127.0.0.1:${ap}`);
+const api = new BenchApi(stack.apiUrl);
 
 const sandboxReady = !values['no-coder'] && hasSandboxImage();
 function hasSandboxImage(): boolean {
@@ -232,7 +197,7 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   const used = cpu.used();
   const calls = modelCallFigures(llm.requests.slice(firstRequest), runs, wallMs);
 
-  const connection = await Connection.connect({ address: `127.0.0.1:${tp}` });
+  const connection = await Connection.connect({ address: stack.temporalAddress });
   const h = await readHistories(new Client({ connection }), ids);
   await connection.close();
 
@@ -350,9 +315,6 @@ async function shutdown(): Promise<void> {
   await api.close();
   dev.child.kill('SIGINT');
   await dev.exited(60_000);
-  await db?.drop();
-  if (values['cpu-prof']) console.log(`CPU profile(s):   ${path.join(dir, 'profiles')}`);
-  await llm.close();
-  await search.close();
-  await site.close();
+  await stack.close();
+  if (values['cpu-prof']) console.log(`CPU profile(s):   ${path.join(os.tmpdir(), 'bench-load-profiles')}`);
 }

@@ -11,18 +11,10 @@
 // --warmup-s: the first seconds are load like the rest but not compared (V8 compiles, caches and
 // the database's buffers fill); the intervals before it are printed, marked.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { rmSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { findTemporalCli } from '../src/infra/temporal-cli';
-import { FixtureSite } from '../test/support/fixture-site';
-import { ScriptedLlmServer } from '../test/support/llm-server';
-import { searchResults } from '../test/support/research-script';
-import { FakeSearxng } from '../test/support/search-server';
-import { freePort, spawnCli } from '../test/support/spawn';
 import { BenchApi } from './support/api-client';
-import { benchDatabase } from './support/database';
+import { startBenchStack } from './support/dev-stack';
 import { median, quantile, slopePerHour, SoakSampler, verdicts, type Interval } from './support/soak-sampler';
 import { questionOf, workloadRules } from './support/workload';
 
@@ -50,41 +42,10 @@ const extraEnv = Object.fromEntries((values.env ?? []).map((kv) => [kv.slice(0, 
 
 // ---- the stack (as bench/load.ts starts it) ----------------------------------------------------
 
-const cli = findTemporalCli({ envPath: process.env.PATH, explicitPath: process.env.TEMPORAL_CLI_PATH, install: true });
-if (!cli) throw new Error('no Temporal CLI');
-const site = await new FixtureSite().start();
-const llm = await new ScriptedLlmServer().start();
-llm.latencyMs = Number(values['latency-ms']);
-const search = await new FakeSearxng({}, searchResults(site.url)).start();
-const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-soak-'));
-const db = values.pg ? await benchDatabase(values.pg) : undefined;
-const [tp, up, ap, pp] = [await freePort(), await freePort(), await freePort(), await freePort()];
-const dev = spawnCli(['dev'], {
-  DATA_DIR: dir,
-  TEMPORAL_CLI_PATH: cli.path,
-  TEMPORAL_PORT: String(tp),
-  TEMPORAL_UI_PORT: String(up),
-  API_PORT: String(ap),
-  PGLITE_PORT: String(pp),
-  OPENAI_BASE_URL: llm.url,
-  OPENAI_API_KEY: 'sk-bench',
-  LOG_LEVEL: 'warn',
-  SEARCH_PROVIDERS: 'searxng',
-  SEARXNG_URL: search.url,
-  CRAWL_ALLOW_HOSTS: '127.0.0.1',
-  RATE_LIMIT_SUBMITS: '100000',
-  RATE_LIMIT_READS: '1000000',
-  LLM_QUEUE_RATE: '1000',
-  SEARCH_QUEUE_RATE: '1000',
-  SEARCH_RATE_LIMITS: 'searxng=1000',
-  ...(db ? { DATABASE_URL: db.url } : {}),
-  ...extraEnv,
-});
-await dev.waitFor(/deep-research is running/, 180_000).catch(async (err: unknown) => {
-  await db?.drop();
-  throw err;
-});
-const apiUrl = `http://127.0.0.1:${ap}`;
+const stack = await startBenchStack({ name: 'bench-soak', latencyMs: Number(values['latency-ms']), pg: values.pg, env: extraEnv });
+const { dev, llm, dir } = stack;
+const db = values.pg;
+const apiUrl = stack.apiUrl;
 const api = new BenchApi(apiUrl);
 // Research steps only: the sandbox's containers would make the figures Docker's.
 llm.script(workloadRules('standard', false));
@@ -157,8 +118,7 @@ try {
   await api.close();
   dev.child.kill('SIGINT');
   await dev.exited(60_000).catch(() => undefined);
-  await db?.drop();
-  await Promise.all([llm.close(), search.close(), site.close()]);
+  await stack.close();
   // An hour of runs leaves a database and a Temporal history file of some size: not kept.
   rmSync(dir, { recursive: true, force: true });
 }

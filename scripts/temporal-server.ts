@@ -22,10 +22,13 @@ import { msToTs } from '@temporalio/common/lib/time';
 import proto from '@temporalio/proto';
 import pg from 'pg';
 import { TOOLS_DIR } from '../src/infra/paths';
+import { go } from './go';
 import { stopOnSignals } from './stop-on-signals';
 import { FAIRNESS_DYNAMIC_CONFIG } from '../src/infra/temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../src/shared/constants';
 
+/** What `go` builds here, for its errors. */
+const TOOL = 'the Temporal server';
 export const TEMPORAL_SERVER_VERSION = '1.32.1';
 const MODULE = 'go.temporal.io/server';
 const SERVER_DIR = path.join(TOOLS_DIR, `temporal-server-${TEMPORAL_SERVER_VERSION}`);
@@ -65,21 +68,6 @@ export function installedTemporalServer(): TemporalServerPaths | undefined {
   return { server: SERVER_PATH, sqlTool: SQL_TOOL_PATH, schemaDir: SCHEMA_DIR };
 }
 
-function go(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('go', args, { env: { ...process.env, GOTOOLCHAIN: 'local', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => out.push(b));
-    child.once('error', (err) => reject(new Error(`go: ${err.message} (the server is built with Go from the module proxy)`)));
-    child.once('close', (code) => {
-      const text = Buffer.concat(out).toString('utf8');
-      if (code === 0) resolve(text);
-      else reject(new Error(`go ${args.join(' ')} failed (exit ${code}):\n${text.split('\n').slice(-30).join('\n')}`));
-    });
-  });
-}
-
 /**
  * Builds both binaries into .tools/ when they are missing and copies the PostgreSQL schemas out of
  * the module cache. built.json is written last, so a half-finished install is done again.
@@ -95,7 +83,7 @@ export async function ensureTemporalServer(log: Log = defaultLog): Promise<Tempo
   log(`building ${MODULE}@v${TEMPORAL_SERVER_VERSION} with go install (about 3-4 min on 2 cores with an empty cache)`);
   const progress = setInterval(() => log('still building …'), 60_000);
   try {
-    await go(['install', `${MODULE}/cmd/server@v${TEMPORAL_SERVER_VERSION}`, `${MODULE}/cmd/tools/sql@v${TEMPORAL_SERVER_VERSION}`], {
+    await go(TOOL, ['install', `${MODULE}/cmd/server@v${TEMPORAL_SERVER_VERSION}`, `${MODULE}/cmd/tools/sql@v${TEMPORAL_SERVER_VERSION}`], {
       GOBIN: BIN_DIR,
       GOFLAGS: '-trimpath',
     });
@@ -105,7 +93,7 @@ export async function ensureTemporalServer(log: Log = defaultLog): Promise<Tempo
   // `go install` names the schema tool after its package directory; the project calls it by the
   // name Temporal's docs and images use.
   renameSync(path.join(BIN_DIR, 'sql'), SQL_TOOL_PATH);
-  const modCache = (await go(['env', 'GOMODCACHE'])).trim();
+  const modCache = (await go(TOOL, ['env', 'GOMODCACHE'])).trim();
   const source = path.join(modCache, `${MODULE}@v${TEMPORAL_SERVER_VERSION}`, 'schema', 'postgresql', 'v12');
   rmSync(SCHEMA_DIR, { recursive: true, force: true });
   for (const kind of ['temporal', 'visibility']) cpSync(path.join(source, kind), path.join(SCHEMA_DIR, kind), { recursive: true });
@@ -114,7 +102,7 @@ export async function ensureTemporalServer(log: Log = defaultLog): Promise<Tempo
   for (const file of [SERVER_PATH, SQL_TOOL_PATH]) {
     if (!runsAsVersion(file)) throw new Error(`${file} was built but does not report version ${TEMPORAL_SERVER_VERSION}`);
   }
-  writeFileSync(BUILT_MARKER, JSON.stringify({ version: TEMPORAL_SERVER_VERSION, go: (await go(['version'])).trim() }, null, 2));
+  writeFileSync(BUILT_MARKER, JSON.stringify({ version: TEMPORAL_SERVER_VERSION, go: (await go(TOOL, ['version'])).trim() }, null, 2));
   log(`built in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${SERVER_DIR}`);
   return { server: SERVER_PATH, sqlTool: SQL_TOOL_PATH, schemaDir: SCHEMA_DIR };
 }

@@ -4,13 +4,16 @@
 // .tools/toxiproxy-<version>/ once (seconds with a warm Go cache); `.ci/run` installs it.
 //
 //   node bin/run-ts.mjs scripts/toxiproxy.ts --install-only
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { TOOLS_DIR } from '../src/infra/paths';
+import { go } from './go';
 
+/** What `go` builds here, for its errors. */
+const TOOL = 'toxiproxy';
 export const TOXIPROXY_VERSION = '2.12.0';
 const MODULE = 'github.com/Shopify/toxiproxy/v2';
 const DIR = path.join(TOOLS_DIR, `toxiproxy-${TOXIPROXY_VERSION}`);
@@ -34,21 +37,6 @@ export function installedToxiproxy(): string | undefined {
   }
 }
 
-function go(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('go', args, { env: { ...process.env, GOTOOLCHAIN: 'local', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => out.push(b));
-    child.once('error', (err) => reject(new Error(`go: ${err.message} (toxiproxy is built with Go from the module proxy)`)));
-    child.once('close', (code) => {
-      const text = Buffer.concat(out).toString('utf8');
-      if (code === 0) resolve(text);
-      else reject(new Error(`go ${args.join(' ')} failed (exit ${code}):\n${text.split('\n').slice(-30).join('\n')}`));
-    });
-  });
-}
-
 /** Builds the server into .tools/ when it is missing; built.json is written last, so a half-finished
  *  install is done again. Returns the binary's path. */
 export async function ensureToxiproxy(log: (line: string) => void = (l) => console.error(`toxiproxy: ${l}`)): Promise<string> {
@@ -60,12 +48,12 @@ export async function ensureToxiproxy(log: (line: string) => void = (l) => conso
   log(`building ${MODULE}@v${TOXIPROXY_VERSION} with go install`);
   // GOTOOLCHAIN=local: never fetch another Go toolchain behind the caller's back.
   // The module's own release builds stamp the version with -X; a plain `go install` says "git".
-  await go(['install', `-ldflags=-X ${MODULE}.Version=${TOXIPROXY_VERSION}`, `${MODULE}/cmd/server@v${TOXIPROXY_VERSION}`], {
+  await go(TOOL, ['install', `-ldflags=-X ${MODULE}.Version=${TOXIPROXY_VERSION}`, `${MODULE}/cmd/server@v${TOXIPROXY_VERSION}`], {
     GOBIN: path.dirname(BINARY),
     GOFLAGS: '-trimpath',
   });
   if (!runsAsVersion(BINARY)) throw new Error(`${BINARY} was built but does not report version ${TOXIPROXY_VERSION}`);
-  writeFileSync(BUILT_MARKER, JSON.stringify({ version: TOXIPROXY_VERSION, go: (await go(['version'])).trim() }, null, 2));
+  writeFileSync(BUILT_MARKER, JSON.stringify({ version: TOXIPROXY_VERSION, go: (await go(TOOL, ['version'])).trim() }, null, 2));
   log(`built in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${BINARY}`);
   return BINARY;
 }

@@ -882,12 +882,20 @@ export interface Config {
       memoryMb: number;
       timeoutMs: number;
       caps: {
+        /** Bytes a document may decompress to in total: ZIP entries, PDF streams (decoded, summed
+         *  over every decoding, so one stream shared by many pages counts once per page). */
         maxInflatedBytes: number;
+        /** Pages of a PDF, slides of a deck. */
         maxPages: number;
+        /** Worksheets of a workbook. */
         maxSheets: number;
+        /** Rows of one sheet or CSV file. */
         maxRows: number;
+        /** Columns of one row. */
         maxColumns: number;
+        /** Entries in a ZIP (Office) file. */
         maxZipEntries: number;
+        /** Characters of text kept (the rest is cut, not refused). */
         maxChars: number;
       };
     };

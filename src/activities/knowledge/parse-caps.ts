@@ -3,6 +3,7 @@
 // text is kept. A file past a structural cap is refused whole with the cap it broke: a cut-off
 // spreadsheet or half a deck would be read as the whole document. Only the kept text is cut, at
 // maxChars, as it always was.
+import type { Config } from '../../config';
 
 /** A file the parser cannot read: corrupt, encrypted, or without text. The message says why. */
 export class DocumentUnreadable extends Error {
@@ -14,23 +15,8 @@ export class DocumentTooLarge extends DocumentUnreadable {
   override readonly name = 'DocumentTooLarge';
 }
 
-export interface ParseCaps {
-  /** Bytes a document may decompress to in total: ZIP entries, PDF streams (decoded, summed over
-   *  every decoding, so one stream shared by many pages counts once per page). */
-  maxInflatedBytes: number;
-  /** Pages of a PDF, slides of a deck. */
-  maxPages: number;
-  /** Worksheets of a workbook. */
-  maxSheets: number;
-  /** Rows of one sheet or CSV file. */
-  maxRows: number;
-  /** Columns of one row. */
-  maxColumns: number;
-  /** Entries in a ZIP (Office) file. */
-  maxZipEntries: number;
-  /** Characters of text kept (the rest is cut, not refused). */
-  maxChars: number;
-}
+/** A document's caps (KB_PARSE_*, each field's meaning in the configuration's type). */
+export type ParseCaps = Config['knowledge']['parse']['caps'];
 
 export const DEFAULT_PARSE_CAPS: ParseCaps = {
   maxInflatedBytes: 200_000_000,

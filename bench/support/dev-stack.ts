@@ -1,0 +1,88 @@
+// The stack the load and soak benches drive: a fixture site, a scripted model at a fixed latency, a
+// SearXNG-shaped search server, and `deep-research dev` on fresh ports and a fresh data directory
+// (on a database of its own under --pg), with the limits that would measure the fakes instead of
+// the service lifted.
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { findTemporalCli } from '../../src/infra/temporal-cli';
+import { FixtureSite } from '../../test/support/fixture-site';
+import { ScriptedLlmServer } from '../../test/support/llm-server';
+import { searchResults } from '../../test/support/research-script';
+import { FakeSearxng } from '../../test/support/search-server';
+import { freePort, spawnCli, type Spawned } from '../../test/support/spawn';
+import { benchDatabase } from './database';
+
+export interface BenchStackOptions {
+  /** The data directory's name prefix under the system's temporary directory. */
+  name: string;
+  latencyMs: number;
+  /** PostgreSQL server URL; undefined: the embedded database. */
+  pg?: string | undefined;
+  /** Model calls and searches a second the queues and the search provider allow. */
+  callRate?: string;
+  /** Set on the dev process after the bench's own settings. */
+  env?: Record<string, string>;
+  nodeArgs?: string[];
+}
+
+export interface BenchStack {
+  dev: Spawned;
+  apiUrl: string;
+  temporalAddress: string;
+  dir: string;
+  llm: ScriptedLlmServer;
+  /** Stops the fakes and drops the bench's database (the dev process is the caller's to stop). */
+  close(): Promise<void>;
+}
+
+export async function startBenchStack(opts: BenchStackOptions): Promise<BenchStack> {
+  const cli = findTemporalCli({ envPath: process.env.PATH, explicitPath: process.env.TEMPORAL_CLI_PATH, install: true });
+  if (!cli) throw new Error('no Temporal CLI');
+  const site = await new FixtureSite().start();
+  const llm = await new ScriptedLlmServer().start();
+  llm.latencyMs = opts.latencyMs;
+  const search = await new FakeSearxng({}, searchResults(site.url)).start();
+  const dir = mkdtempSync(path.join(os.tmpdir(), `${opts.name}-`));
+  const db = opts.pg ? await benchDatabase(opts.pg) : undefined;
+  const close = async () => {
+    await db?.drop();
+    await Promise.all([llm.close(), search.close(), site.close()]);
+  };
+  const [tp, up, ap, pp] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const rate = opts.callRate ?? '1000';
+  const dev = spawnCli(
+    ['dev'],
+    {
+      DATA_DIR: dir,
+      TEMPORAL_CLI_PATH: cli.path,
+      TEMPORAL_PORT: String(tp),
+      TEMPORAL_UI_PORT: String(up),
+      API_PORT: String(ap),
+      PGLITE_PORT: String(pp),
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: 'sk-bench',
+      LOG_LEVEL: 'warn',
+      SEARCH_PROVIDERS: 'searxng',
+      SEARXNG_URL: search.url,
+      CRAWL_ALLOW_HOSTS: '127.0.0.1',
+      RATE_LIMIT_SUBMITS: '100000',
+      RATE_LIMIT_READS: '1000000',
+      // Hundreds of one tenant's runs at once, each followed by its event stream: no per-tenant quota on those.
+      TENANT_MAX_RUNS_IN_FLIGHT: '0',
+      TENANT_MAX_STREAMS: '0',
+      LLM_QUEUE_RATE: rate,
+      SEARCH_QUEUE_RATE: rate,
+      SEARCH_RATE_LIMITS: `searxng=${rate}`,
+      ...(db ? { DATABASE_URL: db.url } : {}),
+      ...opts.env,
+    },
+    opts.nodeArgs ?? [],
+  );
+  await dev.waitFor(/deep-research is running/, 180_000).catch(async (err: unknown) => {
+    dev.child.kill('SIGKILL');
+    await close();
+    throw err;
+  });
+  return { dev, apiUrl: `http://127.0.0.1:${ap}`, temporalAddress: `127.0.0.1:${tp}`, dir, llm, close };
+}
