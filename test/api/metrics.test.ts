@@ -26,13 +26,18 @@ describe.skipIf(!ready)(`metrics (${ready ? 'live' : missingReason()})`, () => {
 
   const tenant = `metrics-${randomUUID().slice(0, 8)}`;
 
-  it('counts the run, its model requests, searches and pages, and the HTTP requests, naming no tenant', async () => {
+  /** One run of the tenant, through the API, to its end. */
+  async function runOne(): Promise<void> {
     const res = await request(h.app)
       .post('/v1/research')
       .set('X-Tenant-Id', tenant)
       .send({ question: 'q', options: { autoAcceptPlan: true } })
       .expect(202);
     await h.client.workflow.getHandle(res.body.id).result();
+  }
+
+  it('counts the run, its model requests, searches and pages, and the HTTP requests, naming no tenant', async () => {
+    await runOne();
     const m = await request(h.app).get('/metrics').expect(200);
     expect(m.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = m.text;
@@ -57,12 +62,7 @@ describe.skipIf(!ready)(`metrics (${ready ? 'live' : missingReason()})`, () => {
     nameTenantsInMetrics(true);
     try {
       const before = value((await request(h.app).get('/metrics')).text, `deep_research_runs_started_total{tenant="${tenant}"}`);
-      const res = await request(h.app)
-        .post('/v1/research')
-        .set('X-Tenant-Id', tenant)
-        .send({ question: 'q', options: { autoAcceptPlan: true } })
-        .expect(202);
-      await h.client.workflow.getHandle(res.body.id).result();
+      await runOne();
       const text = (await request(h.app).get('/metrics')).text;
       expect(value(text, `deep_research_runs_started_total{tenant="${tenant}"}`)).toBe(before + 1);
     } finally {
