@@ -449,7 +449,9 @@ export const EnvSchema = z.object({
     .positive()
     .max(1_000)
     .default(20)
-    .describe("search activities per second across all workers (the `<queue>-search` task queue's limit)"),
+    .describe(
+      "search activities per second across all workers (the `<queue>-search` task queue's limit): the research steps' searches; the background's run inside its one activity on the `-llm` queue, bounded by each provider's `SEARCH_RATE_LIMITS` only",
+    ),
   MCP_CONFIG: optionalString.describe('JSON file of MCP servers (see [MCP tools](tools.md#mcp-tools))'),
   SANDBOX_IMAGE: z.string().min(1).default('deep-research-sandbox:latest').describe('image coder programs run in'),
   SANDBOX_MEMORY_MB: z.coerce

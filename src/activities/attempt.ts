@@ -2,6 +2,7 @@
 // identity, stable across attempts and unique in the history (rows keyed by it let a retry reuse
 // what an earlier attempt finished); keeping a finished result while the database is away; and
 // handing the work back when the worker stops.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ErrorType } from '../shared/errors';
 import { beating } from './beat';
@@ -19,10 +20,31 @@ export function shutdownFailure(what: string): ApplicationFailure | undefined {
   });
 }
 
-/** `<workflow run id>/<activity id>`, plus `/<suffix>` when one activity makes several calls. */
+/** The part of an activity a call is made in, when one activity does the work of several. */
+const callScope = new AsyncLocalStorage<string>();
+
+/**
+ * Runs `fn` as the part `scope` of the activity: the calls it makes (model calls, fallback notes)
+ * are keyed `<activity>/<scope>/…`, so parts that each would be an activity of their own (a
+ * search, a page read) keep their calls apart, and a retried attempt finds each part's answers.
+ * `scope` must name the same part on every attempt (a stage's name, a hash of its URL).
+ */
+export function withinCall<T>(scope: string, fn: () => Promise<T>): Promise<T> {
+  const outer = callScope.getStore();
+  return callScope.run(outer ? `${outer}/${scope}` : scope, fn);
+}
+
+/** The activity's id, with the part of it the caller runs in (withinCall), if any. */
+export function scopedActivityId(): string {
+  const scope = callScope.getStore();
+  return `${Context.current().info.activityId}${scope ? `/${scope}` : ''}`;
+}
+
+/** `<workflow run id>/<activity id>`, plus `/<scope>` inside withinCall, plus `/<suffix>` when one
+ *  activity makes several calls. */
 export function activityCallKey(suffix?: string): string {
   const info = Context.current().info;
-  return `${info.workflowExecution?.runId ?? 'standalone'}/${info.activityId}${suffix ? `/${suffix}` : ''}`;
+  return `${info.workflowExecution?.runId ?? 'standalone'}/${scopedActivityId()}${suffix ? `/${suffix}` : ''}`;
 }
 
 /** How long a finished result waits for PostgreSQL to take it (inside an LLM activity's 5 minutes). */

@@ -116,6 +116,14 @@ export function createActivities(deps: ActivityDeps) {
     envPath: deps.config.temporal.searchPath,
     writeToolResult: (i) => conversation.appendToolResult(i),
   });
+  const search = createSearchActivities({
+    store,
+    providers: buildProviders({ ...deps.config.search, userAgent: deps.config.crawl.userAgent }),
+    maxResults: deps.config.search.maxResults,
+    embedder,
+    llm,
+  });
+  const crawl = createCrawlActivities({ config: deps.config, store, llm, counter: budgets.counter, parser });
   return {
     /** Model calls (LLM_OPTIONS): every role's activities (src/activities/roles/index.ts). */
     llm: createRoleActivities({
@@ -126,6 +134,8 @@ export function createActivities(deps: ActivityDeps) {
       python: researcherPython(sb, canRunCode),
       discoverMcp: mcp.discoverMcpTools,
       sandbox: sb,
+      // The background phase runs these in-process, in one activity (researchBackground).
+      web: { webSearch: search.webSearch, crawlPage: crawl.crawlPage, knowledgeSearch: kbSearch.knowledgeSearch },
     }),
     /** PostgreSQL only (STORE_OPTIONS). */
     // Only what a workflow calls: the conversation's writers are called by the researcher's turn
@@ -137,15 +147,9 @@ export function createActivities(deps: ActivityDeps) {
       ...createReportVersionActivities({ store }),
     },
     /** One query across the search providers, on the rate-limited search queue (SEARCH_OPTIONS). */
-    search: createSearchActivities({
-      store,
-      providers: buildProviders({ ...deps.config.search, userAgent: deps.config.crawl.userAgent }),
-      maxResults: deps.config.search.maxResults,
-      embedder,
-      llm,
-    }),
+    search,
     /** One page read for a goal: fetch, extract, one model call (CRAWL_OPTIONS). */
-    crawl: createCrawlActivities({ config: deps.config, store, llm, counter: budgets.counter, parser }),
+    crawl,
     /** Docker, on the sandbox queue (SANDBOX_OPTIONS). */
     sandbox: { runCode: sandbox.runCode },
     /** Reading documents into the knowledge base, on the main queue: fetch, parse and chunk, finish. */

@@ -43,6 +43,15 @@ const WEBHOOK_RETRY_FOR = '24h';
  *  without browser workers (BROWSER=false everywhere) has its page skipped after this, saying so. */
 export const BROWSER_WAIT = '1 minute';
 
+/**
+ * The whole background phase in one model-queue activity (researchBackground, background-in-one),
+ * given over the model calls' options: a model call, the searches, up to five page reads (3
+ * minutes each, in parallel), the brief. It beats every 10 s whatever the stage, so a dead worker
+ * is noticed within 30 s; a retry reuses the model calls an earlier attempt made, so the long
+ * timeout costs no money, only time on a hung call.
+ */
+export const BACKGROUND_PHASE_OPTIONS = { startToCloseTimeout: '15 minutes', heartbeatTimeout: '30 seconds' } as const;
+
 /** MCP servers are other people's machines: a few tries, then the step goes on without. */
 const MCP_ATTEMPTS = 3;
 

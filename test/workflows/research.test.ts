@@ -99,7 +99,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(200);
     expect((await result(id)).outcome).toBe('report');
     expect(requestsFor('researcher')).toHaveLength(2);
-    // The run's three patches (investigate.ts BACKGROUND_PAGES_PATCH, report.ts
+    // The run's three patches (investigate.ts BACKGROUND_IN_ONE_PATCH, report.ts
     // REPORT_WITH_CHECK_PATCH, user-memory.ts USER_MEMORY_PATCH) and the step's one (researcher.ts
     // COMPRESS_IN_LAST_TURN_PATCH) have their markers and their TemporalChangeVersion (the SDK
     // upserts it with a patch); no start attribute is repeated.

@@ -8,7 +8,8 @@ import type { Llm } from '../llm/call';
 import { jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
 import { sourcesBlock, writeCitedDocument } from './cited';
-import { defineRole } from './role';
+import { createBackgroundPhase } from './background-phase';
+import { defineRole, type RoleDeps } from './role';
 
 export const BACKGROUND_PROMPT = jsonPrompt(
   {
@@ -73,5 +74,9 @@ export const background = defineRole({
   does: 'Writes the background brief, with citations, from the snippets the first searches found and the best pages read.',
   prompts: { background: BACKGROUND_PROMPT },
   parts: [],
-  activities: createBackgroundActivities,
+  // researchBackground (background-phase.ts): the whole phase, the brief included, in one activity.
+  activities: (deps: RoleDeps) => {
+    const own = createBackgroundActivities(deps);
+    return { ...own, ...createBackgroundPhase(deps, own.writeBackground) };
+  },
 });

@@ -2,7 +2,8 @@
 // degrade, don't die), and each fallback taken is written down as a note of the run, so the
 // published report says which one and why. The notes are documents of kind 'fallback'; the
 // reporter reads them with the workflow's own notes.
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
+import { scopedActivityId } from '../attempt';
 import { ErrorType } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
 import type { Store } from '../store';
@@ -25,9 +26,9 @@ export function modelGaveUp(err: unknown): err is ApplicationFailure {
 }
 
 /** A note's key for an activity that makes one model call: stable across the retries of one
- *  activity, distinct between activities of a run. */
+ *  activity, distinct between activities of a run (and between the parts of one: withinCall). */
 export function activityKey(): string {
-  return Context.current().info.activityId;
+  return scopedActivityId();
 }
 
 /**

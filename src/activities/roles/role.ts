@@ -9,6 +9,7 @@ import type { McpDiscovery } from '../mcp';
 import type { Store } from '../store';
 import type { TokenCounter } from '../llm/tokens';
 import type { PythonToolSpec } from './researcher-tools';
+import type { BackgroundWeb } from './background-phase';
 
 /** What a researcher's conversation and each tool result may hold, and how tokens are counted. */
 export interface ResearcherBudgets {
@@ -42,6 +43,9 @@ export interface RoleDeps {
   discoverMcp?: ((input: { role: string }) => Promise<McpDiscovery>) | undefined;
   /** The sandbox's limits, which the coder's prompt states. */
   sandbox: { timeoutSeconds: number; memoryMb: number };
+  /** The search, page-read and knowledge-search activities, which the background phase runs
+   *  in-process (researchBackground); absent in tests of other roles. */
+  web?: BackgroundWeb | undefined;
 }
 
 export interface Role<P extends Record<string, AnyPrompt>, A, D> {

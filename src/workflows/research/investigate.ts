@@ -1,10 +1,13 @@
 // Phases 2 and 3: rewrite the question and expand it into search queries, run the searches in
 // parallel, read the best few pages they found, and write a background brief for the planner
-// from the snippets and those pages.
+// from the snippets and those pages. Runs with the background-in-one patch do all of it in one
+// activity on the model queue (researchBackground); older runs schedule each part on its own.
 import { isCancellation, patched } from '@temporalio/workflow';
+import { BACKGROUND_PAGES, bestPages } from '../../shared/background';
 import { failureMessage } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
-import type { Effort, SourceRef } from '../../shared/schemas';
+import type { SourceRef } from '../../shared/schemas';
+import { BACKGROUND_PHASE_OPTIONS } from '../proxies';
 import { crawlPages } from '../tools';
 import { searchKnowledge } from './knowledge';
 import type { RunState } from './run-state';
@@ -12,23 +15,18 @@ import type { RunState } from './run-state';
 /** Runs started before the background read pages wrote it from the snippets alone. */
 export const BACKGROUND_PAGES_PATCH = 'background-reads-pages';
 
-/** Pages the background reads, by effort (a run without one reads the standard number). */
-const BACKGROUND_PAGES: Record<Effort, number> = { quick: 1, standard: 3, deep: 5 };
+/** Runs started before it did the background phase with one activity per part (8 or so). */
+export const BACKGROUND_IN_ONE_PATCH = 'background-in-one';
 
 /** Returns the rewritten research question. */
 export async function investigate(run: RunState, topic: string): Promise<string> {
-  const opts = run.options;
   run.moveTo('planning');
+  const question = `${run.userQuestion}\n(Coordinator's reading: ${topic})`;
+  if (patched(BACKGROUND_IN_ONE_PATCH)) return investigateInOne(run, question);
+  const opts = run.options;
   const { expansion, usage } = await run.calls.llm.expandQueries.executeWithOptions(
     { summary: `rewrite: question and ${opts.queryCount} queries` },
-    [
-      {
-        researchId: run.id,
-        question: `${run.userQuestion}\n(Coordinator's reading: ${topic})`,
-        locale: run.locale,
-        count: opts.queryCount,
-      },
-    ],
+    [{ researchId: run.id, question, locale: run.locale, count: opts.queryCount }],
   );
   run.addUsage(usage);
   const searches = await Promise.allSettled(
@@ -49,13 +47,7 @@ export async function investigate(run: RunState, topic: string): Promise<string>
       searchErrors.push(failureMessage(s.reason));
     }
   }
-  const queries = expansion.queries.length;
-  if (searchErrors.length)
-    run.note(`Background search failed for ${searchErrors.length} of ${queries} queries: ${summarize(searchErrors[0]!, 160)}`);
-  if (providerErrors.length)
-    run.note(
-      `Background search: a provider failed ${providerErrors.length} time(s) while others answered: ${summarize(providerErrors[0]!, 160)}`,
-    );
+  noteSearches(run, expansion.queries.length, searchErrors, providerErrors);
   const hits = searches.map((s) => (s.status === 'fulfilled' ? s.value.results : []));
   const pages = patched(BACKGROUND_PAGES_PATCH) ? await readBestPages(run, expansion.researchQuestion, hits) : undefined;
   const background = await run.calls.llm.writeBackground.executeWithOptions(
@@ -76,25 +68,78 @@ export async function investigate(run: RunState, topic: string): Promise<string>
 }
 
 /**
+ * The whole phase in one activity: one activity task and one workflow task instead of eight or so
+ * and four or five. The knowledge base is searched inside it too (when the run has one). The
+ * notes are the ones the separate activities leave.
+ */
+async function investigateInOne(run: RunState, question: string): Promise<string> {
+  const opts = run.options;
+  const wanted = BACKGROUND_PAGES[opts.effort ?? 'standard'];
+  const r = await run.calls.llm.researchBackground.executeWithOptions(
+    { summary: `background: ${opts.queryCount} queries, ${wanted} page(s)`, ...BACKGROUND_PHASE_OPTIONS },
+    [
+      {
+        researchId: run.id,
+        question,
+        locale: run.locale,
+        count: opts.queryCount,
+        pages: wanted,
+        ...(run.knowledge ? { knowledge: run.knowledge } : {}),
+      },
+    ],
+  );
+  run.addUsage(r.usage);
+  if (r.knowledgeVectors === 'off') noteFullTextOnly(run);
+  noteSearches(run, r.queries, r.searchErrors, r.providerErrors);
+  noteUnread(run, r.pages);
+  return r.researchQuestion;
+}
+
+function noteSearches(run: RunState, queries: number, searchErrors: string[], providerErrors: string[]): void {
+  if (searchErrors.length)
+    run.note(`Background search failed for ${searchErrors.length} of ${queries} queries: ${summarize(searchErrors[0]!, 160)}`);
+  if (providerErrors.length)
+    run.note(
+      `Background search: a provider failed ${providerErrors.length} time(s) while others answered: ${summarize(providerErrors[0]!, 160)}`,
+    );
+}
+
+function noteFullTextOnly(run: RunState): void {
+  run.note('Knowledge base: no embeddings endpoint is configured, so its passages were found by full text only.');
+}
+
+/** A page the background did not read, as its note names it. */
+interface UnreadPage {
+  url: string;
+  status: string;
+  reason?: string | undefined;
+  needsBrowser?: boolean | undefined;
+}
+
+/** Pages that could not be read, with their reasons; the brief went on with the others. */
+function noteUnread(run: RunState, pages: UnreadPage[]): void {
+  const unread = pages.filter((p) => p.status !== 'ok');
+  if (unread.length)
+    run.note(
+      `Background: ${unread.length} of ${pages.length} page(s) could not be read (${unread.map(unreadReason).join('; ')}); the brief uses the others and the snippets.`,
+    );
+}
+
+function unreadReason(p: UnreadPage): string {
+  // The one-activity phase cannot wait for the browser queue; the research steps' reads render.
+  if (p.needsBrowser) return `${p.url}: ${p.status}, it needs a browser, which the background does not use (the research steps do)`;
+  return `${p.url}: ${p.status}${p.reason ? `, ${summarize(p.reason, 80)}` : ''}`;
+}
+
+/**
  * Reads the best pages of the searches (the first hit of each query, then the second, …; each URL
  * once) for the research question. A page that cannot be read is noted; the brief goes on.
  */
 async function readBestPages(run: RunState, question: string, hits: SourceRef[][]) {
-  const urls: string[] = [];
-  const wanted = BACKGROUND_PAGES[run.options.effort ?? 'standard'];
-  for (let rank = 0; urls.length < wanted && hits.some((h) => h.length > rank); rank++) {
-    for (const h of hits) {
-      const url = h[rank]?.url;
-      if (url && !urls.includes(url) && urls.length < wanted) urls.push(url);
-    }
-  }
+  const urls = bestPages(hits, BACKGROUND_PAGES[run.options.effort ?? 'standard']);
   if (!urls.length) return [];
   const read = await crawlPages(run.calls, run.id, urls, question);
   run.addUsage(read.usage);
-  const unread = read.pages.filter((p) => p.status !== 'ok');
-  if (unread.length)
-    run.note(
-      `Background: ${unread.length} of ${urls.length} page(s) could not be read (${unread.map((p) => `${p.url}: ${p.status}${p.reason ? `, ${summarize(p.reason, 80)}` : ''}`).join('; ')}); the brief uses the others and the snippets.`,
-    );
+  noteUnread(run, read.pages);
   return read.pages.map((p) => ({ url: p.url, status: p.status, ...(p.sourceId ? { sourceId: p.sourceId } : {}) }));
 }

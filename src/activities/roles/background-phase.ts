@@ -1,0 +1,167 @@
+// The background phase in one activity (runs with the background-in-one patch): the rewrite, the
+// searches, the knowledge base, the best pages read for the research question, and the brief, on
+// the model queue, each part by the same code as the activity that does it alone (expandQueries,
+// webSearch, knowledgeSearch, crawlPage, writeBackground). A run pays the Temporal server for one
+// activity task here instead of about eight, and for one workflow task instead of four or five.
+//
+// A retried attempt pays for no model call twice: each part runs inside withinCall, so its calls
+// are keyed `<activity>/<part>/…` in the call log, and the next attempt reuses their answers (the
+// rewrite, each page's extraction, each query's topic, the brief). The searches and page fetches
+// run again: they are idempotent (sources and pages are upserts, and a page read once is in the
+// run's page cache). A search's hits may differ on the second attempt; a page not read before is
+// then read (and paid for) once.
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { bestPages } from '../../shared/background';
+import { ErrorType, failureMessage } from '../../shared/errors';
+import { addUsage, ZERO_USAGE } from '../../shared/plain';
+import type { KnowledgeScope, SourceRef, Usage } from '../../shared/schemas';
+import { beating, type Beat } from '../beat';
+import { withinCall } from '../attempt';
+import type { CrawlResult } from '../crawl';
+import type { KnowledgeSearchInput, KnowledgeSearchResult } from '../knowledge/search';
+import type { Llm } from '../llm/call';
+import type { WebSearchInput, WebSearchResult } from '../search';
+import type { Store } from '../store';
+import { pageUrlHash } from '../crawl';
+import type { BackgroundPage, createBackgroundActivities } from './background';
+import { createRewriteActivities } from './rewrite';
+
+/** The activities whose work the phase does in-process (the worker's own, src/activities/index.ts). */
+export interface BackgroundWeb {
+  webSearch: (input: WebSearchInput) => Promise<WebSearchResult>;
+  crawlPage: (input: { researchId: string; url: string; goal: string }) => Promise<CrawlResult>;
+  knowledgeSearch: (input: KnowledgeSearchInput) => Promise<KnowledgeSearchResult>;
+}
+
+export interface BackgroundPhaseInput {
+  researchId: string;
+  /** The user's question with the coordinator's reading (as expandQueries takes it). */
+  question: string;
+  locale: string;
+  /** Search queries asked of the rewrite. */
+  count: number;
+  /** Pages to read for the research question (by the run's effort). */
+  pages: number;
+  /** The run's knowledge base; absent: none is searched. */
+  knowledge?: KnowledgeScope;
+}
+
+/** What the phase did, for the workflow's notes: counts, ids and reasons, never page text. */
+export interface BackgroundPhaseResult {
+  researchQuestion: string;
+  queries: number;
+  /** One message per query whose search failed (permanently: a transient failure is retried). */
+  searchErrors: string[];
+  /** `<provider>: <error>` for each provider that failed while others answered. */
+  providerErrors: string[];
+  /** How the knowledge base's vectors were searched, when it was searched ('off': full text only). */
+  knowledgeVectors?: string;
+  /** The pages chosen, each read (with its source id) or not (with the reason). */
+  pages: PhasePage[];
+  /** The brief's document key and the number of sources it was written from. */
+  brief: { key: string; sources: number };
+  usage: Usage;
+}
+
+/** A page of the phase: `needsBrowser` when only a browser could read it, which this phase has not. */
+export type PhasePage = BackgroundPage & { reason?: string; needsBrowser?: boolean };
+
+/** Beats of the phase: every 10 s at most (a third of its heartbeat timeout), whatever the stage. */
+const PHASE_BEAT_MS = 10_000;
+
+/** `writeBackground`: the background role's own activity, which writes the brief here too. */
+export function createBackgroundPhase(
+  deps: { llm: Llm; store: Store; web?: BackgroundWeb | undefined },
+  writeBackground: ReturnType<typeof createBackgroundActivities>['writeBackground'],
+) {
+  const { expandQueries } = createRewriteActivities(deps);
+
+  async function researchBackground(input: BackgroundPhaseInput): Promise<BackgroundPhaseResult> {
+    const web = deps.web;
+    if (!web)
+      throw ApplicationFailure.nonRetryable(
+        'this worker cannot search: it was made without the web activities',
+        ErrorType.SearchNotConfigured,
+      );
+    return beating((beat) => phase(web, input, beat), { stage: 'rewrite' }, PHASE_BEAT_MS);
+  }
+
+  async function phase(web: BackgroundWeb, input: BackgroundPhaseInput, beat: Beat): Promise<BackgroundPhaseResult> {
+    const { researchId } = input;
+    const rewrite = await withinCall('rewrite', () =>
+      expandQueries({ researchId, question: input.question, locale: input.locale, count: input.count }),
+    );
+    const { researchQuestion, queries } = rewrite.expansion;
+    beat.say({ stage: 'search', queries: queries.length });
+    const searches = await Promise.all(
+      queries.map((query, i) => settle(withinCall(`search-${i}`, () => web.webSearch({ researchId, query, goal: researchQuestion })))),
+    );
+    // The user's own documents first: they lead the brief's sources (as in the workflow's phase).
+    beat.say({ stage: 'knowledge' });
+    const knowledge = input.knowledge
+      ? await web.knowledgeSearch({ researchId, query: researchQuestion, alternatives: queries.slice(0, 3), scope: input.knowledge, k: 8 })
+      : undefined;
+    const sourceIds = (knowledge?.results ?? []).map((r) => r.sourceId);
+    const hits: SourceRef[][] = [];
+    const searchErrors: string[] = [];
+    const providerErrors: string[] = [];
+    for (const s of searches) {
+      if ('error' in s) searchErrors.push(s.error);
+      else {
+        for (const r of s.value.results) if (!sourceIds.includes(r.sourceId)) sourceIds.push(r.sourceId);
+        providerErrors.push(...(s.value.errors ?? []));
+      }
+      hits.push('error' in s ? [] : s.value.results);
+    }
+    beat.say({ stage: 'pages' });
+    const urls = bestPages(hits, input.pages);
+    const read = await Promise.all(
+      urls.map(async (url) => {
+        const r = await settle(
+          withinCall(`page-${pageUrlHash(url).slice(0, 16)}`, () => web.crawlPage({ researchId, url, goal: researchQuestion })),
+        );
+        return 'error' in r ? { url, status: 'failed' as const, reason: r.error } : r.value;
+      }),
+    );
+    const pages = read.map(backgroundPage);
+    beat.say({ stage: 'brief' });
+    const brief = await withinCall('brief', () =>
+      writeBackground({ researchId, question: researchQuestion, locale: input.locale, sourceIds, searchErrors, pages }),
+    );
+    const usage = [rewrite.usage, ...read.map((p) => p.usage ?? ZERO_USAGE), brief.usage].reduce(addUsage, ZERO_USAGE);
+    return {
+      researchQuestion,
+      queries: queries.length,
+      searchErrors,
+      providerErrors,
+      ...(knowledge?.vectors ? { knowledgeVectors: knowledge.vectors } : {}),
+      pages,
+      brief: { key: brief.key, sources: brief.sourceIds.length },
+      usage,
+    };
+  }
+
+  return { researchBackground };
+}
+
+/**
+ * A part's failure: a permanent one (non-retryable, as it would have failed its own activity) is a
+ * result with its message, which the workflow notes; a transient one (an outage of a provider, the
+ * model, the database) fails the attempt, to be retried as its own activity would have been.
+ */
+async function settle<T>(work: Promise<T>): Promise<{ value: T } | { error: string }> {
+  try {
+    return { value: await work };
+  } catch (err) {
+    if (Context.current().cancellationSignal.aborted) throw err;
+    if (err instanceof ApplicationFailure && err.nonRetryable) return { error: failureMessage(err) };
+    throw err;
+  }
+}
+
+/** A page as the brief takes it. One that needs a browser is not read here: the phase cannot wait
+ *  for the browser queue inside an activity (the research steps' page reads render such pages). */
+function backgroundPage(r: CrawlResult): PhasePage {
+  if (r.needsBrowser) return { url: r.url, status: 'skipped', needsBrowser: true, ...(r.reason ? { reason: r.reason } : {}) };
+  return { url: r.url, status: r.status, ...(r.sourceId ? { sourceId: r.sourceId } : {}), ...(r.reason ? { reason: r.reason } : {}) };
+}

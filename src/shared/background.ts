@@ -1,0 +1,18 @@
+// The background phase's choice of pages, shared by the workflow (runs that read them with one
+// crawlPage activity each) and the activity that does the whole phase in one (background-in-one).
+import type { Effort, SourceRef } from './schemas';
+
+/** Pages the background reads, by effort (a run without one reads the standard number). */
+export const BACKGROUND_PAGES: Record<Effort, number> = { quick: 1, standard: 3, deep: 5 };
+
+/** The best pages of the searches: the first hit of each query, then the second, …; each URL once. */
+export function bestPages(hits: SourceRef[][], wanted: number): string[] {
+  const urls: string[] = [];
+  for (let rank = 0; urls.length < wanted && hits.some((h) => h.length > rank); rank++) {
+    for (const h of hits) {
+      const url = h[rank]?.url;
+      if (url && !urls.includes(url) && urls.length < wanted) urls.push(url);
+    }
+  }
+  return urls;
+}
