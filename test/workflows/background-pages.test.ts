@@ -7,6 +7,7 @@ import type { ResearchResult } from '../../src/shared/schemas';
 import type { ChatRequest } from '../support/llm-server';
 import { planJson, researchRules, searchResults, userText } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
+import { recordHistories } from '../support/record-history';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
@@ -41,6 +42,18 @@ describe.skipIf(!ready)(`background pages (${ready ? 'live' : missingReason()})`
 
   it('reads the first hit of each query for the question, and the brief writer sees the pages beside the snippets', async () => {
     const { id, reads, brief } = await run({});
+    // All of it in one activity on the model queue (the background-in-one patch): none of the
+    // separate activities the phase took before, and a summary that says what it does.
+    const events = (await h.client.workflow.getHandle(id).fetchHistory()).events!;
+    const scheduled = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e] : []));
+    const types = scheduled.map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
+    expect(types.filter((t) => t === 'researchBackground')).toHaveLength(1);
+    for (const t of ['expandQueries', 'webSearch', 'crawlPage', 'writeBackground']) expect(types).not.toContain(t);
+    const phase = scheduled.find((e) => e.activityTaskScheduledEventAttributes!.activityType!.name === 'researchBackground')!;
+    expect(phase.activityTaskScheduledEventAttributes!.taskQueue!.name).toBe(`${h.taskQueue}-llm`);
+    const summary = phase.userMetadata?.summary?.data;
+    expect(summary && JSON.parse(Buffer.from(summary).toString())).toBe('background: 3 queries, 3 page(s)');
+    recordHistories([[id, 'baseline-background-in-one.json']]);
     // Three queries, three distinct first hits (the solar page, once per query).
     // Read in parallel: in any order.
     expect(reads.map((r) => /^URL: .*\?q=(.*)$/m.exec(userText(r.body))?.[1]).sort()).toEqual([
@@ -68,6 +81,22 @@ describe.skipIf(!ready)(`background pages (${ready ? 'live' : missingReason()})`
     const { reads, brief } = await run({ effort: 'quick' });
     expect(reads).toHaveLength(1);
     expect([...pagesIn(brief).matchAll(/<source id=/g)]).toHaveLength(1);
+  });
+
+  it('a page only a browser could read is noted as not read, saying the steps render such pages', async () => {
+    const app = `${h.site.url}/apps/wind-report.html`;
+    h.search.setFallback((q) =>
+      q === 'solar cost' ? [{ url: app, title: 'Wind report', content: 'Wind report.' }] : searchResults(h.site.url)(q),
+    );
+    try {
+      const { status, reads } = await run({});
+      expect(reads).toHaveLength(2);
+      expect(status.notes.join('\n')).toContain(
+        `Background: 1 of 3 page(s) could not be read (${app}: skipped, it needs a browser, which the background does not use (the research steps do))`,
+      );
+    } finally {
+      h.search.setFallback(searchResults(h.site.url));
+    }
   });
 
   it('a page that cannot be read is noted, and the brief is written from the others and the snippets', async () => {

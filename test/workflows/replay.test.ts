@@ -85,6 +85,8 @@ const BASELINE = [
   'baseline-researcher-compress.json',
   // grounding.test.ts: a report and its claim check in one activity (the report-with-claim-check patch).
   'baseline-claims-in-report.json',
+  // background-pages.test.ts: the background phase in one activity (the background-in-one patch).
+  'baseline-background-in-one.json',
 ];
 
 describe('replay of recorded histories', () => {

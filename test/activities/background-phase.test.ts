@@ -1,0 +1,157 @@
+// The background phase in one activity (researchBackground) against PostgreSQL, the scripted
+// model, a SearXNG double and the fixture site: an attempt that fails after the rewrite and the
+// page extractions were paid for is retried without asking the model for them again; a page only a
+// browser could read is not read, and says so; a search refused for good is a search error while
+// an outage fails the attempt (to be retried like the search's own activity).
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/activity';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActivities } from '../../src/activities';
+import { createLlm } from '../../src/activities/llm/call';
+import { createLlmClient } from '../../src/activities/llm/client';
+import { createBackgroundActivities } from '../../src/activities/roles/background';
+import { createBackgroundPhase, type BackgroundPhaseInput, type BackgroundPhaseResult } from '../../src/activities/roles/background-phase';
+import { createStore, type Store } from '../../src/activities/store';
+import { createPool } from '../../src/infra/postgres';
+import { ZERO_USAGE } from '../../src/shared/plain';
+import { FixtureSite } from '../support/fixture-site';
+import { bySchema, ScriptedLlmServer, type Reply, type Rule, type ChatRequest } from '../support/llm-server';
+import { testConfig } from '../support/harness';
+import { searchResults, sourceIdsIn } from '../support/research-script';
+import { FakeSearxng } from '../support/search-server';
+import { databaseUrl, missingReason } from '../support/services';
+
+const ready = Boolean(databaseUrl());
+
+const QUESTION = 'How far did solar costs fall 2010-2022?';
+const EXPANSION = { researchQuestion: QUESTION, queries: ['solar cost', 'solar lcoe', 'pv module price'] };
+const EXTRACT = { relevant: true, evidence: 'Solar LCOE fell 89% from 2010 to 2022.', summary: 'Solar got much cheaper.' };
+const brief = (req: ChatRequest): Reply => ({
+  json: {
+    text: `Costs fell ${sourceIdsIn(req)
+      .slice(0, 2)
+      .map((id) => `[${id}]`)
+      .join('')}.`,
+    summary: 'Solar got cheaper.',
+  },
+});
+
+describe.skipIf(!ready)(`researchBackground activity (${ready ? 'live' : missingReason()})`, () => {
+  const site = new FixtureSite();
+  const search = new FakeSearxng();
+  const llm = new ScriptedLlmServer();
+  let pool: ReturnType<typeof createPool>;
+  let store: Store;
+  let groups: ReturnType<typeof createActivities>;
+
+  /** A run of its own (the searches read its bans and time range), and the phase's input for it. */
+  async function newRun(pages = 3): Promise<BackgroundPhaseInput> {
+    const researchId = `bg-phase-${randomUUID()}`;
+    await store.runs.record({ id: researchId, tenant: 'bg-phase', question: 'Solar or wind?', status: 'running', usage: ZERO_USAGE });
+    return { researchId, question: "Solar or wind?\n(Coordinator's reading: Solar cost decline)", locale: 'en-US', count: 3, pages };
+  }
+  /** Attempt `attempt` of one activity execution: the same run id and activity id each time. */
+  const attempt = <T>(input: BackgroundPhaseInput, n: number, fn: (i: BackgroundPhaseInput) => Promise<T>) =>
+    new MockActivityEnvironment({
+      activityId: 'background',
+      attempt: n,
+      heartbeatTimeoutMs: 30_000,
+      workflowExecution: { workflowId: input.researchId, runId: input.researchId },
+    }).run(fn, input);
+  const asked = (rule: string) => llm.requests.filter((r) => r.rule === rule).length;
+  const script = (background: Rule['reply']) =>
+    llm.script([
+      { name: 'rewrite', match: bySchema('QueryExpansion'), reply: { json: EXPANSION } },
+      { name: 'extractor', match: bySchema('PageExtract'), reply: { json: EXTRACT } },
+      { name: 'background', match: bySchema('BackgroundBrief'), reply: background },
+    ]);
+
+  beforeAll(async () => {
+    await site.start();
+    await search.start();
+    await llm.start();
+    search.setFallback(searchResults(site.url));
+    pool = createPool(databaseUrl()!, 4);
+    store = createStore(pool);
+    const config = testConfig(llm.url, { SEARXNG_URL: search.url, SEARCH_PROVIDERS: 'searxng', CRAWL_ALLOW_HOSTS: new URL(site.url).host });
+    groups = createActivities({ config, pool });
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await site.close();
+    await search.close();
+    await llm.close();
+  });
+
+  it('a retried attempt reuses the rewrite and the page extractions an attempt that failed had paid for', async () => {
+    // The brief's first request fails with an outage (retryable), after everything else was asked.
+    script((req, n) => (n === 0 ? { status: 500, error: { message: 'the provider is down' } } : brief(req)));
+    const input = await newRun();
+    await expect(attempt(input, 1, groups.llm.researchBackground)).rejects.toThrow();
+    expect([asked('rewrite'), asked('extractor'), asked('background')]).toEqual([1, 3, 1]);
+    const out: BackgroundPhaseResult = await attempt(input, 2, groups.llm.researchBackground);
+    // No second request for the rewrite or any page: only the brief is asked again.
+    expect([asked('rewrite'), asked('extractor'), asked('background')]).toEqual([1, 3, 2]);
+    expect(out.researchQuestion).toBe(QUESTION);
+    expect(out.queries).toBe(3);
+    expect(out.pages.map((p) => p.status)).toEqual(['ok', 'ok', 'ok']);
+    expect(out.searchErrors).toEqual([]);
+    expect(out.brief.key).toBe('background');
+    // One call-log row per model call, each under its part's key; the usage is all of theirs.
+    const { rows } = await pool.query<{ call_key: string; prompt_tokens: number }>(
+      'SELECT call_key, prompt_tokens FROM llm_calls WHERE research_id = $1',
+      [input.researchId],
+    );
+    expect(
+      rows.map((r) => r.call_key.slice(input.researchId.length + '/background/'.length).replace(/page-[0-9a-f]{16}/, 'page')).sort(),
+    ).toEqual(['brief', 'page/extract-1', 'page/extract-1', 'page/extract-1', 'rewrite']);
+    expect(out.usage.promptTokens).toBe(rows.reduce((sum, r) => sum + r.prompt_tokens, 0));
+    // The summary carries no page text.
+    expect(JSON.stringify(out)).not.toContain('89%');
+  });
+
+  it('does not read a page only a browser could read, and says why', async () => {
+    script(brief);
+    search.setFallback((q) => (q === 'solar cost' ? [{ url: `${site.url}/apps/wind-report.html`, title: 'Wind', content: 'Wind.' }] : []));
+    try {
+      const input = await newRun(1);
+      const out = await attempt(input, 1, groups.llm.researchBackground);
+      expect(out.pages).toEqual([
+        { url: `${site.url}/apps/wind-report.html`, status: 'skipped', needsBrowser: true, reason: expect.stringMatching(/JavaScript/) },
+      ]);
+    } finally {
+      search.setFallback(searchResults(site.url));
+    }
+  });
+
+  it('notes a search refused for good, and fails the attempt on a search outage', async () => {
+    script(brief);
+    const client = createLlmClient(testConfig(llm.url));
+    const model = createLlm({ config: testConfig(llm.url), calls: store.llmCalls, leases: store.llmLeases, client: () => client });
+    const deps = { llm: model, store };
+    const phase = (webSearch: (i: { query: string }) => Promise<never>) =>
+      createBackgroundPhase(
+        {
+          ...deps,
+          web: {
+            webSearch,
+            crawlPage: () => Promise.reject(new Error('no page is read: no search found one')),
+            knowledgeSearch: () => Promise.reject(new Error('no knowledge base in this run')),
+          },
+        },
+        createBackgroundActivities(deps).writeBackground,
+      ).researchBackground;
+    const refused = phase(async (i) => {
+      throw ApplicationFailure.nonRetryable(`every search provider refused "${i.query}"`, 'SearchRejected');
+    });
+    const out = await attempt(await newRun(), 1, refused);
+    expect(out.searchErrors).toHaveLength(3);
+    expect(out.searchErrors[0]).toMatch(/refused "solar cost"/);
+    expect(out.pages).toEqual([]);
+    const down = phase(async (i) => {
+      throw new Error(`every search provider failed for "${i.query}": 503`);
+    });
+    await expect(attempt(await newRun(), 1, down)).rejects.toThrow(/503/);
+  });
+});
