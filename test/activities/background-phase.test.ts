@@ -52,13 +52,14 @@ describe.skipIf(!ready)(`researchBackground activity (${ready ? 'live' : missing
     return { researchId, question: "Solar or wind?\n(Coordinator's reading: Solar cost decline)", locale: 'en-US', count: 3, pages };
   }
   /** Attempt `attempt` of one activity execution: the same run id and activity id each time. */
-  const attempt = <T>(input: BackgroundPhaseInput, n: number, fn: (i: BackgroundPhaseInput) => Promise<T>) =>
+  type Phase = (i: BackgroundPhaseInput) => Promise<BackgroundPhaseResult>;
+  const attempt = (input: BackgroundPhaseInput, n: number, fn: Phase): Promise<BackgroundPhaseResult> =>
     new MockActivityEnvironment({
       activityId: 'background',
       attempt: n,
       heartbeatTimeoutMs: 30_000,
       workflowExecution: { workflowId: input.researchId, runId: input.researchId },
-    }).run(fn, input);
+    }).run<[BackgroundPhaseInput], BackgroundPhaseResult, Phase>(fn, input);
   const asked = (rule: string) => llm.requests.filter((r) => r.rule === rule).length;
   const script = (background: Rule['reply']) =>
     llm.script([
@@ -90,7 +91,7 @@ describe.skipIf(!ready)(`researchBackground activity (${ready ? 'live' : missing
     const input = await newRun();
     await expect(attempt(input, 1, groups.llm.researchBackground)).rejects.toThrow();
     expect([asked('rewrite'), asked('extractor'), asked('background')]).toEqual([1, 3, 1]);
-    const out: BackgroundPhaseResult = await attempt(input, 2, groups.llm.researchBackground);
+    const out = await attempt(input, 2, groups.llm.researchBackground);
     // No second request for the rewrite or any page: only the brief is asked again.
     expect([asked('rewrite'), asked('extractor'), asked('background')]).toEqual([1, 3, 2]);
     expect(out.researchQuestion).toBe(QUESTION);
