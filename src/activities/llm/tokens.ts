@@ -3,9 +3,9 @@
 // do Qwen 2/2.5/3 and Llama 3 (their vocabularies extend cl100k_base's merges), which is why it is
 // the family of every other model too. LLM_TOKENIZER names the family where the model's name does
 // not tell.
-import { Tiktoken } from 'js-tiktoken/lite';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
 import o200k from 'js-tiktoken/ranks/o200k_base';
+import { BytePairEncoder } from './bpe';
 
 export type TokenizerFamily = 'o200k' | 'cl100k';
 
@@ -16,10 +16,10 @@ export function tokenizerFamily(model: string, setting: 'auto' | TokenizerFamily
   return /^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|o[1-9](-|$)|chatgpt-|gpt-oss)/.test(name) ? 'o200k' : 'cl100k';
 }
 
-const encoders = new Map<TokenizerFamily, Tiktoken>();
-function encoder(family: TokenizerFamily): Tiktoken {
+const encoders = new Map<TokenizerFamily, BytePairEncoder>();
+function encoder(family: TokenizerFamily): BytePairEncoder {
   let e = encoders.get(family);
-  if (!e) encoders.set(family, (e = new Tiktoken(family === 'o200k' ? o200k : cl100k)));
+  if (!e) encoders.set(family, (e = new BytePairEncoder(family === 'o200k' ? o200k : cl100k)));
   return e;
 }
 
@@ -34,7 +34,7 @@ const HAS_LONG_RUN = /\S{33}|\s{33}/;
 
 /** The token ids of a text in a family (long runs without a break encoded in parts). */
 export function encodeTokens(text: string, family: TokenizerFamily = 'cl100k'): number[] {
-  const plain = (part: string) => encoder(family).encode(part, [], []);
+  const plain = (part: string) => encoder(family).encode(part);
   if (!HAS_LONG_RUN.test(text)) return plain(text);
   const ids: number[] = [];
   const add = (part: string) => {
