@@ -6,7 +6,7 @@
 // Images, media and fonts are not loaded; downloads, service workers and permissions are refused.
 import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page, type Route } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { SkippedError } from './safe-fetch';
 import { BlockedError, type GuardPolicy } from './ssrf';
 import { ByteCapError, createPageNetwork, type ByteBudget, type PageNetwork } from './browser-net';
@@ -105,7 +105,11 @@ export function createBrowserRenderer(limits: RenderLimits) {
       if (b?.isConnected()) return b;
       if (launched === current) launched = undefined;
     }
-    launched ??= chromium.launch({ executablePath: limits.executablePath, args: CHROMIUM_ARGS, handleSIGINT: false, handleSIGTERM: false });
+    // playwright-core (about 20 MB of heap once loaded) is loaded with the first page rendered: a
+    // worker whose pages never need a browser never holds it.
+    launched ??= import('playwright-core').then(({ chromium }) =>
+      chromium.launch({ executablePath: limits.executablePath, args: CHROMIUM_ARGS, handleSIGINT: false, handleSIGTERM: false }),
+    );
     return launched;
   }
 
