@@ -203,6 +203,8 @@ export function activityDependencies(groups: ActivityGroups): Record<string, str
     ...named(groups.embedding, 'the embeddings endpoint'),
     ...named(groups.notify, 'the webhook receiver'),
     ...named(groups.browser, 'the browser'),
+    // The background phase in one activity waits for whichever of them is down.
+    researchBackground: 'the LLM or the search providers',
   };
 }
 
