@@ -126,7 +126,7 @@ describe.skipIf(!ready)(`researchBackground activity (${ready ? 'live' : missing
     }
   });
 
-  it('notes a search refused for good, and fails the attempt on a search outage', async () => {
+  it('notes a search refused for good, fails the attempt on a search outage, and notes one past the time given to searches', async () => {
     script(brief);
     const client = createLlmClient(testConfig(llm.url));
     const model = createLlm({ config: testConfig(llm.url), calls: store.llmCalls, leases: store.llmLeases, client: () => client });
@@ -154,5 +154,13 @@ describe.skipIf(!ready)(`researchBackground activity (${ready ? 'live' : missing
       throw new Error(`every search provider failed for "${i.query}": 503`);
     });
     await expect(attempt(await newRun(), 1, down)).rejects.toThrow(/503/);
+    // Past the time the workflow gave its searches (its outage limit's last attempts), the same
+    // outage is a search error and the brief is written from what answered.
+    const late = await attempt({ ...(await newRun()), searchesGiveUpAt: Date.now() - 1 }, 1, down);
+    expect(late.searchErrors).toHaveLength(3);
+    expect(late.searchErrors[0]).toMatch(/503/);
+    expect(late.brief.key).toBe('background');
+    // Before it, the attempt still fails.
+    await expect(attempt({ ...(await newRun()), searchesGiveUpAt: Date.now() + 60_000 }, 1, down)).rejects.toThrow(/503/);
   });
 });

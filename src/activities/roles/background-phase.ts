@@ -44,6 +44,13 @@ export interface BackgroundPhaseInput {
   pages: number;
   /** The run's knowledge base; absent: none is searched. */
   knowledge?: KnowledgeScope;
+  /**
+   * Epoch ms from which a search that fails transiently is a search error (noted, the brief goes
+   * on) instead of failing the attempt: the last attempts before the run's outage limit, so that a
+   * search outage longer than the limit leaves a note, as the searches' own activities did, rather
+   * than failing the run. Absent: a transient failure always fails the attempt.
+   */
+  searchesGiveUpAt?: number;
 }
 
 /** What the phase did, for the workflow's notes: counts, ids and reasons, never page text. */
@@ -94,7 +101,12 @@ export function createBackgroundPhase(
     const { researchQuestion, queries } = rewrite.expansion;
     beat.say({ stage: 'search', queries: queries.length });
     const searches = await Promise.all(
-      queries.map((query, i) => settle(withinCall(`search-${i}`, () => web.webSearch({ researchId, query, goal: researchQuestion })))),
+      queries.map((query, i) =>
+        settle(
+          withinCall(`search-${i}`, () => web.webSearch({ researchId, query, goal: researchQuestion })),
+          () => input.searchesGiveUpAt !== undefined && Date.now() >= input.searchesGiveUpAt,
+        ),
+      ),
     );
     // The user's own documents first: they lead the brief's sources (as in the workflow's phase).
     beat.say({ stage: 'knowledge' });
@@ -147,14 +159,15 @@ export function createBackgroundPhase(
 /**
  * A part's failure: a permanent one (non-retryable, as it would have failed its own activity) is a
  * result with its message, which the workflow notes; a transient one (an outage of a provider, the
- * model, the database) fails the attempt, to be retried as its own activity would have been.
+ * model, the database) fails the attempt, to be retried as its own activity would have been,
+ * unless `givenUp` says the time for retrying it is over.
  */
-async function settle<T>(work: Promise<T>): Promise<{ value: T } | { error: string }> {
+async function settle<T>(work: Promise<T>, givenUp: () => boolean = () => false): Promise<{ value: T } | { error: string }> {
   try {
     return { value: await work };
   } catch (err) {
     if (Context.current().cancellationSignal.aborted) throw err;
-    if (err instanceof ApplicationFailure && err.nonRetryable) return { error: failureMessage(err) };
+    if ((err instanceof ApplicationFailure && err.nonRetryable) || givenUp()) return { error: failureMessage(err) };
     throw err;
   }
 }

@@ -5,7 +5,8 @@
 import { isCancellation, patched } from '@temporalio/workflow';
 import { BACKGROUND_PAGES, bestPages } from '../../shared/background';
 import { failureMessage } from '../../shared/errors';
-import { summarize } from '../../shared/plain';
+import { DEFAULT_RETRY, durationToMs, summarize } from '../../shared/plain';
+import { DEFAULT_MAX_OUTAGE } from '../../shared/constants';
 import type { SourceRef } from '../../shared/schemas';
 import { BACKGROUND_PHASE_OPTIONS } from '../proxies';
 import { crawlPages } from '../tools';
@@ -85,6 +86,7 @@ async function investigateInOne(run: RunState, question: string): Promise<string
         count: opts.queryCount,
         pages: wanted,
         ...(run.knowledge ? { knowledge: run.knowledge } : {}),
+        searchesGiveUpAt: searchesGiveUpAt(run),
       },
     ],
   );
@@ -93,6 +95,21 @@ async function investigateInOne(run: RunState, question: string): Promise<string
   noteSearches(run, r.queries, r.searchErrors, r.providerErrors);
   noteUnread(run, r.pages);
   return r.researchQuestion;
+}
+
+/** What the phase still needs after its searches (pages and the brief), kept out of their retries. */
+const AFTER_SEARCHES_MS = 2 * 60_000;
+
+/**
+ * When the phase's searches stop failing its attempt on an outage: a retry interval and the rest
+ * of the phase before the run's outage limit. A search outage longer than that is a note and the
+ * brief is written from what answered, as when each search was its own activity; a model or
+ * database outage still fails the phase at the limit, as it did.
+ */
+function searchesGiveUpAt(run: RunState): number {
+  const outage = durationToMs(run.options.maxOutage ?? DEFAULT_MAX_OUTAGE);
+  const retry = durationToMs((run.retry ?? DEFAULT_RETRY).maximumInterval);
+  return Date.now() + Math.max(0, outage - retry - AFTER_SEARCHES_MS);
 }
 
 function noteSearches(run: RunState, queries: number, searchErrors: string[], providerErrors: string[]): void {
