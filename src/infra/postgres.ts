@@ -4,6 +4,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import type { Logger } from './logger';
+import { initdbOnThread } from './pglite-initdb';
 import { servePglite } from './pglite-server';
 import { assertPortFree } from './temporal-cli';
 import { guardPool } from './storable-queries';
@@ -26,20 +27,12 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; port: numbe
   // and never shrinks. 32 MB keeps about 125 MB less resident; pages beyond it come from the
   // operating system's file cache through the data directory. (PGlite runs with fsync off, and
   // relaxedDurability changes nothing on a Node file system, whose sync is a no-op.)
-  const open = () =>
-    PGlite.create({
-      dataDir: opts.dataDir,
-      extensions: { vector },
-      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`],
-    });
-  const fresh = !existsSync(path.join(opts.dataDir, 'PG_VERSION'));
-  let db = await open();
-  if (fresh) {
-    // The instance that ran initdb keeps initdb's memory (about 250 MB) for as long as it lives:
-    // a fresh data directory is opened a second time and the first instance let go.
-    await db.close();
-    db = await open();
-  }
+  const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`];
+  // The instance that runs initdb keeps initdb's memory (about 250 MB) for as long as it lives, and
+  // after it too until the collector frees it: a fresh data directory is made on a thread that
+  // ends, and opened here afterwards.
+  if (!existsSync(path.join(opts.dataDir, 'PG_VERSION'))) await initdbOnThread(opts.dataDir, startParams);
+  const db = await PGlite.create({ dataDir: opts.dataDir, extensions: { vector }, startParams });
   // PGlite is a single session: the server gives it to one connection at a time, from a query's
   // first message to the ReadyForQuery that ends it idle (pglite-server.ts says why).
   const server = await servePglite(db, { host: '127.0.0.1', port: opts.port });
