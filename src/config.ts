@@ -450,7 +450,7 @@ export const EnvSchema = z.object({
     .max(1_000)
     .default(20)
     .describe(
-      "search activities per second across all workers (the `<queue>-search` task queue's limit): the research steps' searches; the background's run inside its one activity on the `-llm` queue, bounded by each provider's `SEARCH_RATE_LIMITS` only",
+      "search activities per second across all workers (the `<queue>-search` task queue's limit); only runs started before searches moved into the model-queue activities use that queue (their research steps' searches, and their background's before `researchBackground`): a run's background searches run inside `researchBackground` and its research steps' inside the `researcherTurn` that asked for them, both on the `-llm` queue, bounded by each provider's `SEARCH_RATE_LIMITS` in each worker, not by this",
     ),
   MCP_CONFIG: optionalString.describe('JSON file of MCP servers (see [MCP tools](tools.md#mcp-tools))'),
   SANDBOX_IMAGE: z.string().min(1).default('deep-research-sandbox:latest').describe('image coder programs run in'),
@@ -478,7 +478,15 @@ export const EnvSchema = z.object({
     .describe(
       "the researcher's `python` tool: `auto` offers it while this worker's Docker engine answers and has the image (checked at most once a minute), `true` always (the sandbox queue's workers have Docker, this one need not), `false` never",
     ),
-  SEARCH_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8).describe('search activities at once per worker'),
+  SEARCH_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(8)
+    .describe(
+      "search activities at once per worker, on the `<queue>-search` queue: only runs started before searches moved into the model-queue activities (see `SEARCH_QUEUE_RATE`); newer runs' searches run inside `researchBackground` and `researcherTurn`, at most `LLM_CONCURRENCY` such activities at once per worker",
+    ),
   TAVILY_API_KEY: optionalString.describe("Tavily's API key"),
   TAVILY_BASE_URL: z.url().default('https://api.tavily.com').describe("Tavily's API"),
   BRAVE_API_KEY: optionalString.describe("Brave Search's API key"),

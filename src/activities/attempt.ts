@@ -4,7 +4,7 @@
 // handing the work back when the worker stops.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { ErrorType } from '../shared/errors';
+import { ErrorType, failureMessage } from '../shared/errors';
 import { beating } from './beat';
 
 /**
@@ -32,6 +32,23 @@ const callScope = new AsyncLocalStorage<string>();
 export function withinCall<T>(scope: string, fn: () => Promise<T>): Promise<T> {
   const outer = callScope.getStore();
   return callScope.run(outer ? `${outer}/${scope}` : scope, fn);
+}
+
+/**
+ * A part's failure, in an activity that does the work of several: a permanent one (non-retryable,
+ * as it would have failed the part's own activity) is a result with its message, which the
+ * workflow notes; a transient one (an outage of a provider, the model, the database) fails the
+ * attempt, to be retried as the part's own activity would have been, unless `givenUp` says the
+ * time for retrying it is over. A cancellation is never a result.
+ */
+export async function settlePart<T>(work: Promise<T>, givenUp: () => boolean = () => false): Promise<{ value: T } | { error: string }> {
+  try {
+    return { value: await work };
+  } catch (err) {
+    if (Context.current().cancellationSignal.aborted) throw err;
+    if ((err instanceof ApplicationFailure && err.nonRetryable) || givenUp()) return { error: failureMessage(err) };
+    throw err;
+  }
 }
 
 /** The activity's id, with the part of it the caller runs in (withinCall), if any. */

@@ -27,7 +27,7 @@ import {
   SANDBOX_QUEUE_SUFFIX,
   SEARCH_QUEUE_SUFFIX,
 } from '../shared/constants';
-import { DEFAULT_RETRY } from '../shared/plain';
+import { DEFAULT_RETRY, durationToMs } from '../shared/plain';
 import type { Duration, RetrySettings } from '../shared/schemas';
 
 /** A run's outage limit and retry settings; runs started before they existed get the defaults. */
@@ -51,6 +51,19 @@ export const BROWSER_WAIT = '1 minute';
  * timeout costs no money, only time on a hung call.
  */
 export const BACKGROUND_PHASE_OPTIONS = { startToCloseTimeout: '15 minutes', heartbeatTimeout: '30 seconds' } as const;
+
+/**
+ * When an activity that does the work of several (a search, a page read) inside it stops failing
+ * its attempt on a part's outage and takes the part's failure as a result: a retry interval and
+ * `afterMs` (what the activity still does after the part) before the outage limit, counted from
+ * now, when the workflow schedules it. A part's outage longer than that ends as the part's own
+ * activity would have ended, as an error the workflow notes, and not as a failed activity.
+ */
+export function partsGiveUpAt(policy: CallPolicy, afterMs: number): number {
+  const outage = durationToMs(policy.maxOutage ?? DEFAULT_MAX_OUTAGE);
+  const retry = durationToMs((policy.retry ?? DEFAULT_RETRY).maximumInterval);
+  return Date.now() + Math.max(0, outage - retry - afterMs);
+}
 
 /** MCP servers are other people's machines: a few tries, then the step goes on without. */
 const MCP_ATTEMPTS = 3;

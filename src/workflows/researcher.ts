@@ -1,7 +1,8 @@
 // The researcher child workflow: a ReAct loop written as workflow code. Each round is one LLM
 // activity that may return tool calls; the workflow runs the tools as activities (tools.ts) and
 // feeds their results back through the stored conversation, at most maxToolRounds rounds, then
-// compresses the findings into a step result citing stable source ids.
+// compresses the findings into a step result citing stable source ids. Runs with the
+// tools-in-turn patch have the turn run its web_search and crawl calls itself before it returns.
 import { patched, setHandler } from '@temporalio/workflow';
 import { knowledgeSignal, wrapUpSignal } from './messages';
 import { ErrorType } from '../shared/errors';
@@ -9,10 +10,10 @@ import { addUsage, forcedAnswerCut, stepKey, ZERO_USAGE } from '../shared/plain'
 import type { StepInput, StepOutput } from '../shared/schemas';
 import type { McpToolSpec } from '../activities/mcp';
 import type { ToolResultInput } from '../activities/roles/conversation';
-import { activitiesFor, type Calls } from './proxies';
+import { activitiesFor, partsGiveUpAt, type Calls } from './proxies';
 import { stepBudgetSpent } from './research/budget';
 import { StepNotes } from './step-notes';
-import { crawlPages, runTool, type KeepToolResult } from './tools';
+import { crawlPages, keepFromTurn, runTool, type KeepToolResult } from './tools';
 import { watchStepWaits } from './waits';
 
 /** After a context-length error, tool results kept whole: first the last one, then none. */
@@ -21,9 +22,18 @@ const TRIM_KEEP_LAST = [1, 0];
 /** Runs started before it compressed the findings in an activity of their own after the last turn. */
 export const COMPRESS_IN_LAST_TURN_PATCH = 'compress-in-last-turn';
 
-/** A turn that may also write the step's findings and judge them: three model calls (the LLM
- *  proxy's 5 minutes is one). */
+/** A turn that may also write the step's findings and judge them (three model calls: the LLM
+ *  proxy's 5 minutes is one), or run its searches and page reads (a minute a query, three minutes
+ *  a page, in parallel, as their own activities had). */
 const TURN_AND_FINDINGS_TIMEOUT = '15 minutes';
+
+/** Runs started before it ran web_search and crawl as activities of their own, between turns. */
+export const TOOLS_IN_TURN_PATCH = 'tools-in-turn';
+
+/** Room left before the step's outage limit for a turn whose searches and page reads have stopped
+ *  retrying an outage (its other calls, its return): so such an outage ends as a result the next
+ *  turn reads, not as a failed step. */
+const AFTER_TOOLS_MS = 2 * 60_000;
 
 export async function researcherWorkflow(input: StepInput): Promise<StepOutput> {
   watchStepWaits(input.step.id, input.step.title);
@@ -56,6 +66,8 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   // activity of their own, and the research workflow's judge). A step cut short by a wrap-up is
   // accepted unjudged, so its last turn does not ask.
   const compressAtEnd = patched(COMPRESS_IN_LAST_TURN_PATCH);
+  // Web tools in the turn's activity: no activity task per query or page, no workflow task between.
+  const toolsInTurn = patched(TOOLS_IN_TURN_PATCH);
   let compressed: StepOutput | undefined;
   for (let round = 0; round <= maxRounds; round++) {
     // Out of rounds, or out of the budget the run had left: answer with what there is.
@@ -75,6 +87,7 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
       toolResults: pending,
       userPages,
       discoverMcp,
+      ...(toolsInTurn && !mustAnswer ? { webTools: { giveUpAt: partsGiveUpAt(input, AFTER_TOOLS_MS) } } : {}),
       ...(compressAtEnd
         ? { compressAtEnd: { key: stepKey(input.step.id, input.attempt), ...(cutShort ? { cutShort } : {}), judge: !wrapUp } }
         : {}),
@@ -94,7 +107,18 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
     const base = seq;
     seq += turn.calls.length;
     // Tools that call the model (page extraction) count against the budget too.
-    const toolUsage = await Promise.all(turn.calls.map((call, i) => runTool(calls, input, convKey, base + i, call, notes, keep)));
+    const web = turn.web;
+    if (web) {
+      usage = addUsage(usage, web.usage);
+      notes.addProviderErrors(web.providerErrors);
+      for (const e of web.searchErrors) notes.add('web search', e);
+    }
+    const toolUsage = await Promise.all(
+      turn.calls.map((call, i) => {
+        const ran = web?.results.find((r) => r.seq === base + i);
+        return ran ? keepFromTurn(calls, input.researchId, call, ran, keep) : runTool(calls, input, convKey, base + i, call, notes, keep);
+      }),
+    );
     for (const u of toolUsage) usage = addUsage(usage, u);
   }
   const out =
@@ -127,6 +151,7 @@ async function turnWithTrim(
     toolResults: ToolResultInput[];
     userPages: ToolResultInput | undefined;
     discoverMcp: boolean;
+    webTools?: { giveUpAt: number };
     compressAtEnd?: { key: string; cutShort?: string; judge?: boolean };
   },
 ) {
@@ -145,11 +170,13 @@ async function turnWithTrim(
     python: true,
     ...(turn.userPages ? { userPages: turn.userPages } : {}),
     ...(turn.discoverMcp ? { discoverMcp: true } : {}),
+    ...(turn.webTools ? { webTools: turn.webTools } : {}),
     ...(turn.compressAtEnd ? { compressAtEnd: turn.compressAtEnd } : {}),
   };
   const summary = `researcher ${input.step.id}: round ${turn.round + 1}${turn.mustAnswer ? ' (must answer)' : ''}`;
-  // A turn that may end the step writes its findings too: room for both model calls.
-  const options = turn.compressAtEnd ? { summary, startToCloseTimeout: TURN_AND_FINDINGS_TIMEOUT } : { summary };
+  // A turn that may end the step writes its findings too, and one that may search and read pages
+  // does that too: room for all of it.
+  const options = turn.compressAtEnd || turn.webTools ? { summary, startToCloseTimeout: TURN_AND_FINDINGS_TIMEOUT } : { summary };
   for (let trim = 0; ; trim++) {
     try {
       // The tool results were written by the first try (a context-length error comes from the

@@ -1,7 +1,9 @@
 // The researcher's tools, run by the workflow as activities: web_search (on the search queue),
 // crawl, knowledge_search, python (the coder's sandbox activity, on the sandbox queue) and MCP
-// tools. Each result is written into the conversation at the position the workflow chose, so a
-// retried round finds it there.
+// tools. Runs with the tools-in-turn patch have web_search and crawl run inside the turn that
+// asked for them (src/activities/roles/researcher-web.ts); their results come here to be kept,
+// and pages that need a browser are rendered here. Each result is written into the conversation
+// at the position the workflow chose, so a retried round finds it there.
 import { ActivityFailure, ApplicationFailure, isCancellation, patched, TimeoutFailure } from '@temporalio/workflow';
 import { ErrorType, failureMessage } from '../shared/errors';
 import { pythonRunNumber } from '../shared/plain';
@@ -35,9 +37,23 @@ const BROWSER_RENDER_PATCH = 'browser-render';
  * page, so histories without one (every history before it) replay unchanged.
  */
 async function crawlPage(calls: Calls, researchId: string, url: string, goal: string): Promise<CrawlResult> {
-  const summary = `crawl: ${url.slice(0, 100)}`;
-  const first = await calls.crawl.crawlPage.executeWithOptions({ summary }, [{ researchId, url, goal }]);
+  const first = await calls.crawl.crawlPage.executeWithOptions({ summary: `crawl: ${url.slice(0, 100)}` }, [{ researchId, url, goal }]);
+  return continueInBrowser(calls, researchId, url, goal, first);
+}
+
+/**
+ * A page read once (by its own crawlPage activity, or inside a researcher turn): one that needs a
+ * browser is rendered on the browser queue and read for the goal again; any other is done.
+ */
+export async function continueInBrowser(
+  calls: Calls,
+  researchId: string,
+  url: string,
+  goal: string,
+  first: CrawlResult,
+): Promise<CrawlResult> {
   if (!first.needsBrowser || !patched(BROWSER_RENDER_PATCH)) return first;
+  const summary = `crawl: ${url.slice(0, 100)}`;
   let rendered: CrawlResult;
   try {
     rendered = await calls.renderPage(`render: ${url.slice(0, 100)}`, { researchId, url });
@@ -58,6 +74,33 @@ async function crawlPage(calls: Calls, researchId: string, url: string, goal: st
 /** No worker with a browser took the page within BROWSER_WAIT (schedule-to-start timeouts are not retried). */
 function waitedForBrowser(err: unknown): boolean {
   return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === 'SCHEDULE_TO_START';
+}
+
+/**
+ * A web_search or crawl call's result that the turn ran in its own activity (tools-in-turn), kept
+ * as runTool keeps its own, once its pages that need a browser are rendered and read (a page that
+ * fails there is a failed page saying why, as in crawlPages). Returns those reads' usage.
+ */
+export async function keepFromTurn(
+  calls: Calls,
+  researchId: string,
+  call: ToolCall,
+  result: ToolResultInput,
+  keep: KeepToolResult,
+): Promise<Usage> {
+  if (call.name !== 'crawl' || !result.crawl?.some((p) => p.needsBrowser)) {
+    keep(result);
+    return ZERO_USAGE;
+  }
+  const goal = call.args.goal;
+  const read = await Promise.allSettled(
+    result.crawl.map((p) => (p.needsBrowser ? continueInBrowser(calls, researchId, p.url, goal, p) : Promise.resolve(p))),
+  );
+  const pages = read.map((r, i) =>
+    r.status === 'fulfilled' ? r.value : { url: result.crawl![i]!.url, status: 'failed' as const, reason: failureMessage(r.reason) },
+  );
+  keep({ ...result, crawl: pages });
+  return pages.reduce((sum, p, i) => (result.crawl![i]!.needsBrowser ? addUsage(sum, p.usage ?? ZERO_USAGE) : sum), ZERO_USAGE);
 }
 
 export async function runTool(

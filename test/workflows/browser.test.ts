@@ -65,14 +65,15 @@ describe.skipIf(!ready)(
           const a = e.activityTaskScheduledEventAttributes;
           return a ? [`${a.activityType!.name} on ${a.taskQueue!.name}`] : [];
         });
-        // Read once (thin), rendered on the browser queue, read again for the goal from the saved page.
+        // Read once (thin) inside the turn that asked for it (the tools-in-turn patch), rendered on
+        // the browser queue, read again for the goal from the saved page.
         expect(scheduled.filter((s) => /^(crawlPage|renderPage) /.test(s))).toEqual([
-          `crawlPage on ${h.taskQueue}-llm`,
           `renderPage on ${h.taskQueue}-browser`,
           `crawlPage on ${h.taskQueue}-llm`,
         ]);
         expect(h.site.hits).toContain('/apps/wind-report.json');
-        // The first history with the browser-render patch (src/workflows/tools.ts).
+        // The first history with the browser-render patch (src/workflows/tools.ts; recorded before
+        // the tools-in-turn patch, when the first read was an activity of its own).
         recordHistories([[id, 'baseline-researcher-browser.json']]);
       }, 60_000);
     });

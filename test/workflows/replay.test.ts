@@ -81,8 +81,11 @@ const BASELINE = [
   'baseline-supervisor.json',
   // rewrite.test.ts: a finished run's report rewritten (brief, German) by reportRewriteWorkflow.
   'baseline-rewrite.json',
-  // researcher.test.ts: a step whose last turn wrote its findings (the compress-in-last-turn patch).
+  // researcher.test.ts: a step whose last turn wrote its findings (the compress-in-last-turn patch;
+  // recorded before the tools-in-turn patch), and the same step whose turns ran their search and
+  // page read themselves (the tools-in-turn patch).
   'baseline-researcher-compress.json',
+  'baseline-researcher-tools-in-turn.json',
   // grounding.test.ts: a report and its claim check in one activity (the report-with-claim-check patch).
   'baseline-claims-in-report.json',
   // background-pages.test.ts: the background phase in one activity (the background-in-one patch).

@@ -67,13 +67,14 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
     // The conversation is in PostgreSQL, not in the workflow history.
     const history = await h.client.workflow.getHandle(id).fetchHistory();
     expect(JSON.stringify(history)).not.toMatch(/fell by about 89%/);
-    // Searches ran on the rate-limited search queue.
-    const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'webSearch');
-    expect(scheduled.length).toBeGreaterThan(0);
-    for (const e of scheduled) expect(e.activityTaskScheduledEventAttributes!.taskQueue!.name).toBe(`${h.taskQueue}-search`);
+    // The search and the page read ran inside the turns that asked for them (the tools-in-turn
+    // patch): no activity of their own, on the search queue or any other.
+    const types = history.events!.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    expect(types).not.toContain('webSearch');
+    expect(types).not.toContain('crawlPage');
+    expect(h.search.queries).toContain('Solar cost decline');
     // The turn that asked for no tools wrote the findings too (the compress-in-last-turn patch): no
     // activity of their own, and the findings' model call made once, after the last turn's.
-    const types = history.events!.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
     expect(types).not.toContain('compressResearch');
     expect(types.filter((t) => t === 'researcherTurn')).toHaveLength(3);
     const findings = h.llm.requests.filter(
@@ -81,7 +82,8 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
     );
     expect(findings).toHaveLength(1);
     expect(findings[0]!.seq).toBeGreaterThan(turns[2]!.seq);
-    recordHistories([[id, 'baseline-researcher-compress.json']]);
+    // Recorded here before the tools-in-turn patch: baseline-researcher-compress.json.
+    recordHistories([[id, 'baseline-researcher-tools-in-turn.json']]);
   });
 
   it('records blocked and skipped pages in the tool result and goes on', async () => {

@@ -10,13 +10,13 @@
 // run again: they are idempotent (sources and pages are upserts, and a page read once is in the
 // run's page cache). A search's hits may differ on the second attempt; a page not read before is
 // then read (and paid for) once.
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import { bestPages } from '../../shared/background';
-import { ErrorType, failureMessage } from '../../shared/errors';
+import { ErrorType } from '../../shared/errors';
 import { addUsage, ZERO_USAGE } from '../../shared/plain';
 import type { KnowledgeScope, SourceRef, Usage } from '../../shared/schemas';
 import { beating, type Beat } from '../beat';
-import { withinCall } from '../attempt';
+import { settlePart, withinCall } from '../attempt';
 import type { CrawlResult } from '../crawl';
 import type { KnowledgeSearchInput, KnowledgeSearchResult } from '../knowledge/search';
 import type { Llm } from '../llm/call';
@@ -102,7 +102,7 @@ export function createBackgroundPhase(
     beat.say({ stage: 'search', queries: queries.length });
     const searches = await Promise.all(
       queries.map((query, i) =>
-        settle(
+        settlePart(
           withinCall(`search-${i}`, () => web.webSearch({ researchId, query, goal: researchQuestion })),
           () => input.searchesGiveUpAt !== undefined && Date.now() >= input.searchesGiveUpAt,
         ),
@@ -129,7 +129,7 @@ export function createBackgroundPhase(
     const urls = bestPages(hits, input.pages);
     const read = await Promise.all(
       urls.map(async (url) => {
-        const r = await settle(
+        const r = await settlePart(
           withinCall(`page-${pageUrlHash(url).slice(0, 16)}`, () => web.crawlPage({ researchId, url, goal: researchQuestion })),
         );
         return 'error' in r ? { url, status: 'failed' as const, reason: r.error } : r.value;
@@ -154,22 +154,6 @@ export function createBackgroundPhase(
   }
 
   return { researchBackground };
-}
-
-/**
- * A part's failure: a permanent one (non-retryable, as it would have failed its own activity) is a
- * result with its message, which the workflow notes; a transient one (an outage of a provider, the
- * model, the database) fails the attempt, to be retried as its own activity would have been,
- * unless `givenUp` says the time for retrying it is over.
- */
-async function settle<T>(work: Promise<T>, givenUp: () => boolean = () => false): Promise<{ value: T } | { error: string }> {
-  try {
-    return { value: await work };
-  } catch (err) {
-    if (Context.current().cancellationSignal.aborted) throw err;
-    if ((err instanceof ApplicationFailure && err.nonRetryable) || givenUp()) return { error: failureMessage(err) };
-    throw err;
-  }
 }
 
 /** A page as the brief takes it. One that needs a browser is not read here: the phase cannot wait

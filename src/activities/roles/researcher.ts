@@ -2,8 +2,9 @@
 // conversation lives in PostgreSQL at positions the workflow chooses; the workflow carries only
 // positions, tool names, arguments and ids. A turn writes the previous round's tool results, asks
 // the model (tools offered unless it must answer) and stores its reply; a retried turn finds the
-// reply an earlier attempt stored and asks nobody. The step's findings are the compressor's
-// (src/activities/roles/compressor.ts).
+// reply an earlier attempt stored and asks nobody. A turn the workflow lets (webTools) runs the
+// web_search and crawl calls of its reply before it returns (researcher-web.ts). The step's
+// findings are the compressor's (src/activities/roles/compressor.ts).
 import type OpenAI from 'openai';
 import { Context } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
@@ -22,6 +23,7 @@ import { createConversationActivities, USER_PAGES, type ToolResultInput } from '
 import { modelGaveUp, noteFallback } from './fallbacks';
 import { defineRole, type RoleDeps } from './role';
 import { parseToolCalls, PYTHON_INPUT_DIR, TOOL_DESCRIPTIONS, toolDefinitions, trimToBudget } from './researcher-tools';
+import { isWebTool, runWebTools, type WebToolsInTurn, type WebToolsResult } from './researcher-web';
 
 export type { PythonTool } from './role';
 
@@ -81,6 +83,9 @@ export interface TurnInput {
    *  there as well (one fewer than the research workflow's judgeStep). The findings' document key,
    *  and why the step answers early when the workflow knows before the turn. */
   compressAtEnd?: { key: string; cutShort?: string; judge?: boolean };
+  /** The turn runs the web_search and crawl calls its model asks for, before it returns
+   *  (researcher-web.ts); the workflow runs the other tools. Absent: the workflow runs them all. */
+  webTools?: WebToolsInTurn;
 }
 
 export interface TurnResult {
@@ -95,13 +100,15 @@ export interface TurnResult {
   mcp?: McpDiscovery;
   /** The step's findings, when the turn ended the step and was asked to write them (compressAtEnd). */
   compressed?: StepOutput;
+  /** The web_search and crawl calls the turn ran (webTools): their results, notes and usage. */
+  web?: WebToolsResult;
 }
 
 type AssistantMessage = OpenAI.Chat.ChatCompletionAssistantMessageParam;
 type Tools = OpenAI.Chat.ChatCompletionTool[];
 type Row = { seq: number; message: Message };
 type Turn = { output: { message: AssistantMessage; calls: ToolCall[] }; usage: Usage };
-export type ResearcherDeps = Pick<RoleDeps, 'llm' | 'store' | 'budgets' | 'python' | 'discoverMcp'>;
+export type ResearcherDeps = Pick<RoleDeps, 'llm' | 'store' | 'budgets' | 'python' | 'discoverMcp' | 'web'>;
 
 export function createResearcherActivities(deps: ResearcherDeps) {
   return { researcherTurn: (input: TurnInput) => researcherTurn(deps, input) };
@@ -116,8 +123,9 @@ export const researcher = defineRole({
 
 async function researcherTurn(deps: ResearcherDeps, turnInput: TurnInput): Promise<TurnResult> {
   const turn = await oneTurn(deps, turnInput);
+  if (turn.calls.length) return withWebTools(deps, turnInput, turn);
   const end = turnInput.compressAtEnd;
-  if (!end || turn.calls.length) return turn;
+  if (!end) return turn;
   const forced = turn.forcedAnswer && !turnInput.mustAnswer ? forcedAnswerCut(turn.forcedAnswer) : undefined;
   const cutShort = end.cutShort ?? forced;
   const { researchId, convKey, question, locale, step } = turnInput;
@@ -126,6 +134,17 @@ async function researcherTurn(deps: ResearcherDeps, turnInput: TurnInput): Promi
   if (!end.judge) return { ...turn, compressed };
   const judged = await judgeStep(deps, { researchId, key: end.key, step, question }, 'judge');
   return { ...turn, compressed: { ...compressed, usage: addUsage(compressed.usage, judged.usage), verdict: judged.verdict } };
+}
+
+/**
+ * The turn's web_search and crawl calls, run here when the workflow asks (webTools) and the worker
+ * can search. A retry of a turn whose reply was stored runs them again from that reply, finding
+ * the model answers its tools' earlier attempt paid for.
+ */
+async function withWebTools(deps: ResearcherDeps, input: TurnInput, turn: TurnResult): Promise<TurnResult> {
+  if (!input.webTools || !deps.web || !turn.calls.some(isWebTool)) return turn;
+  const conversation = { researchId: input.researchId, convKey: input.convKey, nextSeq: turn.nextSeq, goal: input.step.description };
+  return { ...turn, web: await runWebTools(deps.web, conversation, turn.calls, input.webTools) };
 }
 
 async function oneTurn(deps: ResearcherDeps, turnInput: TurnInput): Promise<TurnResult> {

@@ -5,10 +5,9 @@
 import { isCancellation, patched } from '@temporalio/workflow';
 import { BACKGROUND_PAGES, bestPages } from '../../shared/background';
 import { failureMessage } from '../../shared/errors';
-import { DEFAULT_RETRY, durationToMs, summarize } from '../../shared/plain';
-import { DEFAULT_MAX_OUTAGE } from '../../shared/constants';
+import { summarize } from '../../shared/plain';
 import type { SourceRef } from '../../shared/schemas';
-import { BACKGROUND_PHASE_OPTIONS } from '../proxies';
+import { BACKGROUND_PHASE_OPTIONS, partsGiveUpAt } from '../proxies';
 import { crawlPages } from '../tools';
 import { searchKnowledge } from './knowledge';
 import type { RunState } from './run-state';
@@ -107,9 +106,7 @@ const AFTER_SEARCHES_MS = 2 * 60_000;
  * database outage still fails the phase at the limit, as it did.
  */
 function searchesGiveUpAt(run: RunState): number {
-  const outage = durationToMs(run.options.maxOutage ?? DEFAULT_MAX_OUTAGE);
-  const retry = durationToMs((run.retry ?? DEFAULT_RETRY).maximumInterval);
-  return Date.now() + Math.max(0, outage - retry - AFTER_SEARCHES_MS);
+  return partsGiveUpAt({ maxOutage: run.options.maxOutage, retry: run.retry }, AFTER_SEARCHES_MS);
 }
 
 function noteSearches(run: RunState, queries: number, searchErrors: string[], providerErrors: string[]): void {

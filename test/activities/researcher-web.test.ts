@@ -1,0 +1,227 @@
+// A researcher turn that runs its own web_search and crawl calls (the tools-in-turn patch),
+// against PostgreSQL, the scripted model, a SearXNG double and the fixture site: an attempt that
+// fails after the model answered and the page was extracted is retried with no second request for
+// either, and no second copy of the reply; a search refused for good is an error entry, an outage
+// fails the attempt until the time the workflow gave the tools, then is an error entry (a page read
+// the same, as a failed page); a page only a browser could read comes back for the workflow to render.
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/activity';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActivities } from '../../src/activities';
+import { createLlm } from '../../src/activities/llm/call';
+import { createLlmClient } from '../../src/activities/llm/client';
+import type { BackgroundWeb } from '../../src/activities/roles/background-phase';
+import { createResearcherActivities, type TurnInput, type TurnResult } from '../../src/activities/roles/researcher';
+import { researcherBudgets } from '../../src/activities/roles/tool-budget';
+import { createStore, type Store } from '../../src/activities/store';
+import { createPool } from '../../src/infra/postgres';
+import { ZERO_USAGE } from '../../src/shared/plain';
+import { FixtureSite } from '../support/fixture-site';
+import { bySchema, ScriptedLlmServer, type Reply } from '../support/llm-server';
+import { testConfig } from '../support/harness';
+import { searchResults } from '../support/research-script';
+import { FakeSearxng } from '../support/search-server';
+import { databaseUrl, missingReason } from '../support/services';
+
+const ready = Boolean(databaseUrl());
+
+const STEP = {
+  id: 'costs',
+  title: 'Solar cost decline',
+  description: 'Find how far solar costs fell',
+  type: 'research' as const,
+  needSearch: true,
+  dependsOn: [],
+};
+const EXTRACT = { relevant: true, evidence: 'Solar LCOE fell 89% from 2010 to 2022.', summary: 'Solar got much cheaper.' };
+
+describe.skipIf(!ready)(`researcherTurn with its web tools (${ready ? 'live' : missingReason()})`, () => {
+  const site = new FixtureSite();
+  const search = new FakeSearxng();
+  const llm = new ScriptedLlmServer();
+  let pool: ReturnType<typeof createPool>;
+  let store: Store;
+  let groups: ReturnType<typeof createActivities>;
+  let model: ReturnType<typeof createLlm>;
+
+  /** A run of its own, and its step's first turn, which may run its web tools (null: it may not). */
+  async function newTurn(webTools: TurnInput['webTools'] | null = {}): Promise<TurnInput> {
+    const researchId = `turn-web-${randomUUID()}`;
+    await store.runs.record({ id: researchId, tenant: 'turn-web', question: 'Solar?', status: 'running', usage: ZERO_USAGE });
+    return {
+      researchId,
+      convKey: 'costs/1',
+      seq: 0,
+      question: 'How much cheaper has solar become?',
+      locale: 'en-US',
+      step: STEP,
+      feedback: '',
+      dependencyKeys: [],
+      mustAnswer: false,
+      ...(webTools ? { webTools } : {}),
+    };
+  }
+  /** Attempt `n` of one activity execution: the same run id and activity id each time. */
+  const attempt = (input: TurnInput, n: number, fn: (i: TurnInput) => Promise<TurnResult>): Promise<TurnResult> =>
+    new MockActivityEnvironment({
+      activityId: 'turn',
+      attempt: n,
+      heartbeatTimeoutMs: 15_000,
+      workflowExecution: { workflowId: input.researchId, runId: input.researchId },
+    }).run(fn, input);
+  const asked = (rule: string) => llm.requests.filter((r) => r.rule === rule).length;
+  /** The turn asks for one search and one page; the page is read for the goal. */
+  const script = (react: Reply) =>
+    llm.script([
+      { name: 'react', match: (r) => r.response_format === undefined, reply: react },
+      { name: 'extractor', match: bySchema('PageExtract'), reply: { json: EXTRACT } },
+    ]);
+  const solarPage = () => `${site.url}/articles/solar-costs.html`;
+  const bothTools = (): Reply => ({
+    toolCalls: [
+      { name: 'web_search', arguments: { queries: ['solar cost'] } },
+      { name: 'crawl', arguments: { urls: [solarPage()], goal: 'solar cost decline' } },
+    ],
+  });
+  /** The researcher's turn on a worker whose searches and page reads are `web`. */
+  const turnWith = (web: BackgroundWeb) =>
+    createResearcherActivities({ llm: model, store, budgets: researcherBudgets(), web }).researcherTurn;
+
+  beforeAll(async () => {
+    await site.start();
+    await search.start();
+    await llm.start();
+    search.setFallback(searchResults(site.url));
+    pool = createPool(databaseUrl()!, 4);
+    store = createStore(pool);
+    const config = testConfig(llm.url, { SEARXNG_URL: search.url, SEARCH_PROVIDERS: 'searxng', CRAWL_ALLOW_HOSTS: new URL(site.url).host });
+    groups = createActivities({ config, pool });
+    const client = createLlmClient(testConfig(llm.url));
+    model = createLlm({ config: testConfig(llm.url), calls: store.llmCalls, leases: store.llmLeases, client: () => client });
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await site.close();
+    await search.close();
+    await llm.close();
+  });
+
+  it('a retried attempt reuses the reply and the page extraction an attempt that failed had paid for', async () => {
+    script(bothTools());
+    // The search provider is down on the first attempt (retryable), after the reply and the page's
+    // extraction were paid for: the attempt fails once the page read has ended.
+    let down = true;
+    const turn = turnWith({
+      webSearch: async (i) => {
+        if (down) throw new Error(`every search provider failed for "${i.query}": 503`);
+        return groups.search.webSearch(i);
+      },
+      crawlPage: groups.crawl.crawlPage,
+      knowledgeSearch: () => Promise.reject(new Error('no knowledge base in this run')),
+    });
+    const input = await newTurn({ giveUpAt: Date.now() + 60_000 });
+    await expect(attempt(input, 1, turn)).rejects.toThrow(/503/);
+    expect([asked('react'), asked('extractor')]).toEqual([1, 1]);
+    down = false;
+    const out = await attempt(input, 2, turn);
+    // No second request for the reply or the page.
+    expect([asked('react'), asked('extractor')]).toEqual([1, 1]);
+    expect(out.nextSeq).toBe(3);
+    expect(out.calls.map((c) => c.name)).toEqual(['web_search', 'crawl']);
+    const web = out.web!;
+    expect(web.results.map((r) => [r.seq, r.toolCallId])).toEqual([
+      [3, out.calls[0]!.id],
+      [4, out.calls[1]!.id],
+    ]);
+    const [found, read] = web.results;
+    expect(found!.search).toHaveLength(1);
+    expect(found!.search![0]!.query).toBe('solar cost');
+    expect(found!.search![0]!.sourceIds.length).toBeGreaterThan(0);
+    expect(found!.search![0]!.error).toBeUndefined();
+    expect(read!.crawl).toEqual([expect.objectContaining({ url: solarPage(), status: 'ok', sourceId: expect.stringMatching(/^S/) })]);
+    expect(web.searchErrors).toEqual([]);
+    // The reply is stored once, at its position; the tools' results are the next turn's to write.
+    const conversation = await store.conversations.load(input.researchId, input.convKey);
+    expect(conversation.map((r) => [r.seq, r.message.role])).toEqual([
+      [0, 'system'],
+      [1, 'user'],
+      [2, 'assistant'],
+    ]);
+    // One call-log row per model call, the page's under its call's part; the usage is theirs.
+    const { rows } = await pool.query<{ call_key: string; prompt_tokens: number }>(
+      'SELECT call_key, prompt_tokens FROM llm_calls WHERE research_id = $1',
+      [input.researchId],
+    );
+    const byKey = new Map(rows.map((r) => [r.call_key.slice(input.researchId.length + 1).replace(/page-[0-9a-f]{16}/, 'page'), r]));
+    expect([...byKey.keys()].sort()).toEqual(['turn', 'turn/tool-4/page/extract-1']);
+    expect(out.usage.promptTokens).toBe(byKey.get('turn')!.prompt_tokens);
+    expect(web.usage.promptTokens).toBe(byKey.get('turn/tool-4/page/extract-1')!.prompt_tokens);
+    // The result carries ids and reasons, not the page's evidence.
+    expect(JSON.stringify(out)).not.toContain('89%');
+  });
+
+  it('runs no tool when the workflow did not ask it to (runs started before the patch)', async () => {
+    script(bothTools());
+    const input = await newTurn(null);
+    const out = await attempt(input, 1, groups.llm.researcherTurn);
+    expect(out.calls).toHaveLength(2);
+    expect(out.web).toBeUndefined();
+    expect(asked('extractor')).toBe(0);
+  });
+
+  it('returns a page only a browser could read as needing one, for the workflow to render', async () => {
+    const app = `${site.url}/apps/wind-report.html`;
+    script({ toolCalls: [{ name: 'crawl', arguments: { urls: [app], goal: 'offshore wind capacity' } }] });
+    const out = await attempt(await newTurn(), 1, groups.llm.researcherTurn);
+    expect(out.web!.results[0]!.crawl).toEqual([
+      expect.objectContaining({ url: app, needsBrowser: true, reason: expect.stringMatching(/JavaScript/) }),
+    ]);
+    expect(asked('extractor')).toBe(0);
+  });
+
+  it('a search refused for good is an error entry; an outage fails the attempt, and past the time given is an error entry', async () => {
+    script({ toolCalls: [{ name: 'web_search', arguments: { queries: ['solar cost', 'pv price'] } }] });
+    const web = (webSearch: BackgroundWeb['webSearch']): BackgroundWeb => ({
+      webSearch,
+      crawlPage: () => Promise.reject(new Error('no page is read here')),
+      knowledgeSearch: () => Promise.reject(new Error('no knowledge base in this run')),
+    });
+    const refused = turnWith(
+      web(async (i) => {
+        throw ApplicationFailure.nonRetryable(`every search provider refused "${i.query}"`, 'SearchRejected');
+      }),
+    );
+    const out = await attempt(await newTurn(), 1, refused);
+    expect(out.web!.results[0]!.search).toEqual([
+      { query: 'solar cost', sourceIds: [], error: expect.stringMatching(/refused "solar cost"/) },
+      { query: 'pv price', sourceIds: [], error: expect.stringMatching(/refused "pv price"/) },
+    ]);
+    expect(out.web!.searchErrors).toHaveLength(2);
+    const down = turnWith(
+      web(async (i) => {
+        throw new Error(`every search provider failed for "${i.query}": 503`);
+      }),
+    );
+    // Before the time the workflow gave the tools (or with none given), the attempt fails.
+    await expect(attempt(await newTurn(), 1, down)).rejects.toThrow(/503/);
+    await expect(attempt(await newTurn({ giveUpAt: Date.now() + 60_000 }), 1, down)).rejects.toThrow(/503/);
+    // Past it, the outage is the query's error, and the step goes on.
+    const late = await attempt(await newTurn({ giveUpAt: Date.now() - 1 }), 1, down);
+    expect(late.web!.results[0]!.search!.map((s) => s.error)).toEqual([expect.stringMatching(/503/), expect.stringMatching(/503/)]);
+  });
+
+  it('a page read that fails transiently fails the attempt, and past the time given is a failed page saying why', async () => {
+    script({ toolCalls: [{ name: 'crawl', arguments: { urls: [solarPage()], goal: 'solar cost decline' } }] });
+    const stuck = turnWith({
+      webSearch: () => Promise.reject(new Error('no search here')),
+      crawlPage: () => Promise.reject(new Error('the database is away')),
+      knowledgeSearch: () => Promise.reject(new Error('no knowledge base in this run')),
+    });
+    await expect(attempt(await newTurn({ giveUpAt: Date.now() + 60_000 }), 1, stuck)).rejects.toThrow(/database is away/);
+    const late = await attempt(await newTurn({ giveUpAt: Date.now() - 1 }), 1, stuck);
+    expect(late.web!.results[0]!.crawl).toEqual([
+      { url: solarPage(), status: 'failed', reason: expect.stringMatching(/database is away/) },
+    ]);
+  });
+});
