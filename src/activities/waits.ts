@@ -8,7 +8,7 @@ import type { Context } from '@temporalio/activity';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { CALL_WAIT_SIGNAL } from '../shared/constants';
 import type { CallWait } from '../shared/messages';
-import { failureMessage } from '../shared/errors';
+import { ErrorType, failureMessage } from '../shared/errors';
 import { summarize } from '../shared/plain';
 
 /** Every failed attempt up to this one is reported, then every REPORT_EVERY-th. */
@@ -48,7 +48,7 @@ export function reportWaits(dependencies: Record<string, string>): ActivityInter
               key: info.activityId,
               wait: {
                 activity: info.activityType,
-                dependency,
+                dependency: waitedFor(err, dependency),
                 attempt: info.attempt,
                 since: info.scheduledTimestampMs,
                 error: summarize(failureMessage(err), 200),
@@ -60,6 +60,12 @@ export function reportWaits(dependencies: Record<string, string>): ActivityInter
       },
     },
   });
+}
+
+/** An activity that searches among other work (a researcher turn, the background phase) waits for
+ *  the search providers when a search is what failed, whatever it is named after. */
+export function waitedFor(err: unknown, dependency: string): string {
+  return err instanceof ApplicationFailure && err.type === ErrorType.SearchUnavailable ? 'the search providers' : dependency;
 }
 
 /** Fire and forget: the workflow may have ended, Temporal may be the outage. */

@@ -32,6 +32,9 @@ export const ErrorType = {
   SearchNotConfigured: 'SearchNotConfigured',
   /** Every provider refused the query with a 4xx (other than 408/429): retrying cannot help. */
   SearchRejected: 'SearchRejected',
+  /** Every provider failed the query with an outage (5xx, timeout, 429): retried. The activities
+   *  that search among other work (researchBackground, researcherTurn) say they wait for search. */
+  SearchUnavailable: 'SearchUnavailable',
   /** A tool call names an MCP server that MCP_CONFIG does not list. */
   McpNotConfigured: 'McpNotConfigured',
   /** The researcher's model called a tool this researcher does not offer. */

@@ -114,7 +114,7 @@ describe.skipIf(!ready)(`researcherTurn with its web tools (${ready ? 'live' : m
     let down = true;
     const turn = turnWith({
       webSearch: async (i) => {
-        if (down) throw new Error(`every search provider failed for "${i.query}": 503`);
+        if (down) throw ApplicationFailure.retryable(`every search provider failed for "${i.query}": 503`, 'SearchUnavailable');
         return groups.search.webSearch(i);
       },
       crawlPage: groups.crawl.crawlPage,
@@ -200,7 +200,7 @@ describe.skipIf(!ready)(`researcherTurn with its web tools (${ready ? 'live' : m
     expect(out.web!.searchErrors).toHaveLength(2);
     const down = turnWith(
       web(async (i) => {
-        throw new Error(`every search provider failed for "${i.query}": 503`);
+        throw ApplicationFailure.retryable(`every search provider failed for "${i.query}": 503`, 'SearchUnavailable');
       }),
     );
     // Before the time the workflow gave the tools (or with none given), the attempt fails.

@@ -2,7 +2,7 @@
 // errors end a call, and how the run's page lists them.
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { reportAttempt, retriedAfter } from '../../src/activities/waits';
+import { reportAttempt, retriedAfter, waitedFor } from '../../src/activities/waits';
 import { Waits } from '../../src/workflows/waits';
 
 describe('call waits', () => {
@@ -16,6 +16,13 @@ describe('call waits', () => {
     expect(retriedAfter(ApplicationFailure.retryable('429', 'LlmRateLimited'))).toBe(true);
     expect(retriedAfter(ApplicationFailure.nonRetryable('bad request', 'LlmBadRequest'))).toBe(false);
     expect(retriedAfter(new CancelledFailure('cancelled'))).toBe(false);
+  });
+
+  it('names the search providers when a search failed inside a model-queue activity, else its own system', () => {
+    const outage = ApplicationFailure.retryable('every search provider failed for "solar": 503', 'SearchUnavailable');
+    expect(waitedFor(outage, 'the LLM')).toBe('the search providers');
+    expect(waitedFor(new Error('connect ECONNREFUSED'), 'the LLM')).toBe('the LLM');
+    expect(waitedFor(ApplicationFailure.retryable('429', 'LlmRateLimited'), 'the LLM')).toBe('the LLM');
   });
 
   it("lists the run's and its steps' waits, and forgets a step's when it ends", () => {

@@ -100,12 +100,12 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect((await result(id)).outcome).toBe('report');
     expect(requestsFor('researcher')).toHaveLength(2);
     // The run's three patches (investigate.ts BACKGROUND_IN_ONE_PATCH, report.ts
-    // REPORT_WITH_CHECK_PATCH, user-memory.ts USER_MEMORY_PATCH) and the step's one (researcher.ts
-    // COMPRESS_IN_LAST_TURN_PATCH) have their markers and their TemporalChangeVersion (the SDK
-    // upserts it with a patch); no start attribute is repeated.
+    // REPORT_WITH_CHECK_PATCH, user-memory.ts USER_MEMORY_PATCH) and the step's two (researcher.ts
+    // COMPRESS_IN_LAST_TURN_PATCH, TOOLS_IN_TURN_PATCH) have their markers and their
+    // TemporalChangeVersion (the SDK upserts it with a patch); no start attribute is repeated.
     for (const [wid, patches] of [
       [id, 3],
-      [`${id}/step/a`, 1],
+      [`${id}/step/a`, 2],
     ] as const) {
       const events = (await h.client.workflow.getHandle(wid).fetchHistory()).events!;
       expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toHaveLength(patches);

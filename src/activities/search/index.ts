@@ -73,7 +73,7 @@ async function askProviders(deps: SearchDeps, query: string, names: string[], se
     const permanent = settled.every((r) => r.status === 'rejected' && isPermanent(r.reason));
     if (permanent)
       throw ApplicationFailure.nonRetryable(`every search provider refused "${query}": ${errors.join('; ')}`, ErrorType.SearchRejected);
-    throw new Error(`every search provider failed for "${query}": ${errors.join('; ')}`);
+    throw ApplicationFailure.retryable(`every search provider failed for "${query}": ${errors.join('; ')}`, ErrorType.SearchUnavailable);
   }
   return { hits, errors };
 }
