@@ -134,7 +134,7 @@ export function createActivities(deps: ActivityDeps) {
       python: researcherPython(sb, canRunCode),
       discoverMcp: mcp.discoverMcpTools,
       sandbox: sb,
-      // The background phase runs these in-process, in one activity (researchBackground).
+      // The background phase (researchBackground) and the researcher's turns run these in-process.
       web: { webSearch: search.webSearch, crawlPage: crawl.crawlPage, knowledgeSearch: kbSearch.knowledgeSearch },
     }),
     /** PostgreSQL only (STORE_OPTIONS). */

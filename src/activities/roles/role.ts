@@ -43,8 +43,9 @@ export interface RoleDeps {
   discoverMcp?: ((input: { role: string }) => Promise<McpDiscovery>) | undefined;
   /** The sandbox's limits, which the coder's prompt states. */
   sandbox: { timeoutSeconds: number; memoryMb: number };
-  /** The search, page-read and knowledge-search activities, which the background phase runs
-   *  in-process (researchBackground); absent in tests of other roles. */
+  /** The search, page-read and knowledge-search activities, which the background phase
+   *  (researchBackground) and a researcher's turn (its web_search and crawl calls) run in-process;
+   *  absent in tests of other roles (a turn then leaves its web tools to the workflow). */
   web?: BackgroundWeb | undefined;
 }
 
