@@ -51,6 +51,18 @@ export async function settlePart<T>(work: Promise<T>, givenUp: () => boolean = (
   }
 }
 
+/**
+ * Every part's result once all have ended, or the first failure among them: an attempt that fails
+ * leaves no part still running (a page read still paying for its extraction after the attempt
+ * ended would race the retry's own).
+ */
+export async function allPartsOrThrow<T>(work: Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(work);
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
 /** The activity's id, with the part of it the caller runs in (withinCall), if any. */
 export function scopedActivityId(): string {
   const scope = callScope.getStore();

@@ -162,5 +162,18 @@ describe.skipIf(!ready)(`researchBackground activity (${ready ? 'live' : missing
     expect(late.brief.key).toBe('background');
     // Before it, the attempt still fails.
     await expect(attempt({ ...(await newRun()), searchesGiveUpAt: Date.now() + 60_000 }, 1, down)).rejects.toThrow(/503/);
+    // A page read that fails on an outage (crawlPage rejects here) is the same: the attempt fails
+    // before the give-up time, and after it the page is a failed one with the reason.
+    const found = phase(
+      async (i) =>
+        ({
+          query: i.query,
+          results: [{ sourceId: 'S00000001', title: 'Solar', url: `https://solar.example/${encodeURIComponent(i.query)}` }],
+          providers: ['searxng'],
+        }) as never,
+    );
+    await expect(attempt({ ...(await newRun(1)), searchesGiveUpAt: Date.now() + 60_000 }, 1, found)).rejects.toThrow(/no page is read/);
+    const unread = await attempt({ ...(await newRun(1)), searchesGiveUpAt: Date.now() - 1 }, 1, found);
+    expect(unread.pages).toEqual([expect.objectContaining({ status: 'failed', reason: expect.stringMatching(/no page is read/) })]);
   });
 });

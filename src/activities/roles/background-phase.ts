@@ -16,7 +16,7 @@ import { ErrorType } from '../../shared/errors';
 import { addUsage, ZERO_USAGE } from '../../shared/plain';
 import type { KnowledgeScope, SourceRef, Usage } from '../../shared/schemas';
 import { beating, type Beat } from '../beat';
-import { settlePart, withinCall } from '../attempt';
+import { allPartsOrThrow, settlePart, withinCall } from '../attempt';
 import type { CrawlResult } from '../crawl';
 import type { KnowledgeSearchInput, KnowledgeSearchResult } from '../knowledge/search';
 import type { Llm } from '../llm/call';
@@ -45,10 +45,10 @@ export interface BackgroundPhaseInput {
   /** The run's knowledge base; absent: none is searched. */
   knowledge?: KnowledgeScope;
   /**
-   * Epoch ms from which a search that fails transiently is a search error (noted, the brief goes
-   * on) instead of failing the attempt: the last attempts before the run's outage limit, so that a
-   * search outage longer than the limit leaves a note, as the searches' own activities did, rather
-   * than failing the run. Absent: a transient failure always fails the attempt.
+   * Epoch ms from which a search or page read that fails transiently is a search error or a failed
+   * page (noted, the brief goes on) instead of failing the attempt: the last attempts before the
+   * run's outage limit, so that an outage longer than the limit leaves a note, as their own
+   * activities did, rather than failing the run. Absent: a transient failure fails the attempt.
    */
   searchesGiveUpAt?: number;
 }
@@ -100,11 +100,13 @@ export function createBackgroundPhase(
     );
     const { researchQuestion, queries } = rewrite.expansion;
     beat.say({ stage: 'search', queries: queries.length });
-    const searches = await Promise.all(
+    // Past the time the workflow gave the phase's parts, an outage is a part's error, not a failed attempt.
+    const givenUp = () => input.searchesGiveUpAt !== undefined && Date.now() >= input.searchesGiveUpAt;
+    const searches = await allPartsOrThrow(
       queries.map((query, i) =>
         settlePart(
           withinCall(`search-${i}`, () => web.webSearch({ researchId, query, goal: researchQuestion })),
-          () => input.searchesGiveUpAt !== undefined && Date.now() >= input.searchesGiveUpAt,
+          givenUp,
         ),
       ),
     );
@@ -127,10 +129,11 @@ export function createBackgroundPhase(
     }
     beat.say({ stage: 'pages' });
     const urls = bestPages(hits, input.pages);
-    const read = await Promise.all(
+    const read = await allPartsOrThrow(
       urls.map(async (url) => {
         const r = await settlePart(
           withinCall(`page-${pageUrlHash(url).slice(0, 16)}`, () => web.crawlPage({ researchId, url, goal: researchQuestion })),
+          givenUp,
         );
         return 'error' in r ? { url, status: 'failed' as const, reason: r.error } : r.value;
       }),

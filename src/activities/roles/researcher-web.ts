@@ -12,7 +12,7 @@
 import type { ToolCall } from '../../shared/llm-outputs';
 import { addUsage, ZERO_USAGE } from '../../shared/plain';
 import type { Usage } from '../../shared/schemas';
-import { settlePart, withinCall } from '../attempt';
+import { allPartsOrThrow, settlePart, withinCall } from '../attempt';
 import { beating } from '../beat';
 import { pageUrlHash, type CrawlResult } from '../crawl';
 import type { BackgroundWeb } from './background-phase';
@@ -63,7 +63,7 @@ export async function runWebTools(
   const out: WebToolsResult = { results: [], providerErrors: [], searchErrors: [], usage: ZERO_USAGE };
   await beating(
     () =>
-      allSettledOrThrow(
+      allPartsOrThrow(
         calls.map(async (call, i) => {
           if (!isWebTool(call)) return;
           const seq = conversation.nextSeq + i;
@@ -96,7 +96,7 @@ async function searchAll(
   givenUp: () => boolean,
   out: WebToolsResult,
 ): Promise<NonNullable<ToolResultInput['search']>> {
-  const settled = await allSettledOrThrow(
+  const settled = await allPartsOrThrow(
     queries.map((query, i) =>
       settlePart(
         withinCall(`search-${i}`, () => web.webSearch({ researchId: conversation.researchId, query, goal: conversation.goal })),
@@ -124,7 +124,7 @@ async function readAll(
   goal: string,
   givenUp: () => boolean,
 ): Promise<CrawlResult[]> {
-  return allSettledOrThrow(
+  return allPartsOrThrow(
     urls.map(async (url) => {
       const r = await settlePart(
         withinCall(`page-${pageUrlHash(url).slice(0, 16)}`, () => web.crawlPage({ researchId, url, goal })),
@@ -133,16 +133,4 @@ async function readAll(
       return 'error' in r ? { url, status: 'failed' as const, reason: r.error } : r.value;
     }),
   );
-}
-
-/**
- * Every part's result once all have ended, or the first failure among them: an attempt that fails
- * leaves no part still running (a page read still paying for its extraction after the attempt
- * ended would race the retry's own).
- */
-async function allSettledOrThrow<T>(work: Promise<T>[]): Promise<T[]> {
-  const settled = await Promise.allSettled(work);
-  const failed = settled.find((r) => r.status === 'rejected');
-  if (failed) throw failed.reason;
-  return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
 }

@@ -100,10 +100,10 @@ async function investigateInOne(run: RunState, question: string): Promise<string
 const AFTER_SEARCHES_MS = 2 * 60_000;
 
 /**
- * When the phase's searches stop failing its attempt on an outage: a retry interval and the rest
- * of the phase before the run's outage limit. A search outage longer than that is a note and the
- * brief is written from what answered, as when each search was its own activity; a model or
- * database outage still fails the phase at the limit, as it did.
+ * When the phase's searches and page reads stop failing its attempt on an outage: a retry interval
+ * and the rest of the phase before the run's outage limit. A search or page outage longer than that
+ * is a note and the brief is written from what answered, as when each was its own activity; a
+ * model or database outage still fails the phase at the limit, as it did.
  */
 function searchesGiveUpAt(run: RunState): number {
   return partsGiveUpAt({ maxOutage: run.options.maxOutage, retry: run.retry }, AFTER_SEARCHES_MS);
