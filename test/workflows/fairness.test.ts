@@ -96,7 +96,11 @@ describe.skipIf(!ready)(`fair sharing (${ready ? 'live' : missingReason()})`, ()
           `${A_RUNS} of A's submitted before it`,
       );
       expect(rankOfB).toBeGreaterThan(0);
-      expect(rankOfB).toBeLessThanOrEqual(3);
+      // B never waits for a slot (its tenant has its own two); its research starts once its own
+      // planning is done, which shares the model with A's 30 plannings. Before it: A's first two,
+      // and at most one more of A's, given the slot A's first finished run gave back. A B run
+      // queued behind A's would start around the 31st.
+      expect(rankOfB).toBeLessThanOrEqual(4);
 
       // A's queue: two research, the rest wait in order; the last one is told its place.
       const queue = await h.client.workflow.getHandle(admissionId(h.taskQueue, 'tenant-a')).query(admissionQueueQuery);
