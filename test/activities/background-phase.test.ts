@@ -3,30 +3,19 @@
 // page extractions were paid for is retried without asking the model for them again; a page only a
 // browser could read is not read, and says so; a search refused for good is a search error while
 // an outage fails the attempt (to be retried like the search's own activity).
-import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
-import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createActivities } from '../../src/activities';
-import { createLlm } from '../../src/activities/llm/call';
-import { createLlmClient } from '../../src/activities/llm/client';
 import { createBackgroundActivities } from '../../src/activities/roles/background';
-import { createBackgroundPhase, type BackgroundPhaseInput, type BackgroundPhaseResult } from '../../src/activities/roles/background-phase';
-import { createStore, type Store } from '../../src/activities/store';
-import { createPool } from '../../src/infra/postgres';
-import { ZERO_USAGE } from '../../src/shared/plain';
-import { FixtureSite } from '../support/fixture-site';
-import { bySchema, ScriptedLlmServer, type Reply, type Rule, type ChatRequest } from '../support/llm-server';
-import { testConfig } from '../support/harness';
+import { createBackgroundPhase, type BackgroundPhaseInput } from '../../src/activities/roles/background-phase';
+import { bySchema, type Reply, type Rule, type ChatRequest } from '../support/llm-server';
 import { searchResults, sourceIdsIn } from '../support/research-script';
-import { FakeSearxng } from '../support/search-server';
 import { databaseUrl, missingReason } from '../support/services';
+import { attemptOf, EXTRACT, WebParts } from '../support/web-parts';
 
 const ready = Boolean(databaseUrl());
 
 const QUESTION = 'How far did solar costs fall 2010-2022?';
 const EXPANSION = { researchQuestion: QUESTION, queries: ['solar cost', 'solar lcoe', 'pv module price'] };
-const EXTRACT = { relevant: true, evidence: 'Solar LCOE fell 89% from 2010 to 2022.', summary: 'Solar got much cheaper.' };
 const brief = (req: ChatRequest): Reply => ({
   json: {
     text: `Costs fell ${sourceIdsIn(req)
@@ -38,60 +27,33 @@ const brief = (req: ChatRequest): Reply => ({
 });
 
 describe.skipIf(!ready)(`researchBackground activity (${ready ? 'live' : missingReason()})`, () => {
-  const site = new FixtureSite();
-  const search = new FakeSearxng();
-  const llm = new ScriptedLlmServer();
-  let pool: ReturnType<typeof createPool>;
-  let store: Store;
-  let groups: ReturnType<typeof createActivities>;
+  const w = new WebParts();
 
   /** A run of its own (the searches read its bans and time range), and the phase's input for it. */
   async function newRun(pages = 3): Promise<BackgroundPhaseInput> {
-    const researchId = `bg-phase-${randomUUID()}`;
-    await store.runs.record({ id: researchId, tenant: 'bg-phase', question: 'Solar or wind?', status: 'running', usage: ZERO_USAGE });
+    const researchId = await w.newRun('bg-phase');
     return { researchId, question: "Solar or wind?\n(Coordinator's reading: Solar cost decline)", locale: 'en-US', count: 3, pages };
   }
-  /** Attempt `attempt` of one activity execution: the same run id and activity id each time. */
-  type Phase = (i: BackgroundPhaseInput) => Promise<BackgroundPhaseResult>;
-  const attempt = (input: BackgroundPhaseInput, n: number, fn: Phase): Promise<BackgroundPhaseResult> =>
-    new MockActivityEnvironment({
-      activityId: 'background',
-      attempt: n,
-      heartbeatTimeoutMs: 30_000,
-      workflowExecution: { workflowId: input.researchId, runId: input.researchId },
-    }).run<[BackgroundPhaseInput], BackgroundPhaseResult, Phase>(fn, input);
-  const asked = (rule: string) => llm.requests.filter((r) => r.rule === rule).length;
+  /** Attempt `n` of one activity execution: the same run id and activity id each time. */
+  const attempt = attemptOf('background', 30_000);
+  const asked = (rule: string) => w.asked(rule);
   const script = (background: Rule['reply']) =>
-    llm.script([
+    w.llm.script([
       { name: 'rewrite', match: bySchema('QueryExpansion'), reply: { json: EXPANSION } },
       { name: 'extractor', match: bySchema('PageExtract'), reply: { json: EXTRACT } },
       { name: 'background', match: bySchema('BackgroundBrief'), reply: background },
     ]);
 
-  beforeAll(async () => {
-    await site.start();
-    await search.start();
-    await llm.start();
-    search.setFallback(searchResults(site.url));
-    pool = createPool(databaseUrl()!, 4);
-    store = createStore(pool);
-    const config = testConfig(llm.url, { SEARXNG_URL: search.url, SEARCH_PROVIDERS: 'searxng', CRAWL_ALLOW_HOSTS: new URL(site.url).host });
-    groups = createActivities({ config, pool });
-  });
-  afterAll(async () => {
-    await pool?.end();
-    await site.close();
-    await search.close();
-    await llm.close();
-  });
+  beforeAll(() => w.start());
+  afterAll(() => w.close());
 
   it('a retried attempt reuses the rewrite and the page extractions an attempt that failed had paid for', async () => {
     // The brief's first request fails with an outage (retryable), after everything else was asked.
     script((req, n) => (n === 0 ? { status: 500, error: { message: 'the provider is down' } } : brief(req)));
     const input = await newRun();
-    await expect(attempt(input, 1, groups.llm.researchBackground)).rejects.toThrow();
+    await expect(attempt(input, 1, w.groups.llm.researchBackground)).rejects.toThrow();
     expect([asked('rewrite'), asked('extractor'), asked('background')]).toEqual([1, 3, 1]);
-    const out = await attempt(input, 2, groups.llm.researchBackground);
+    const out = await attempt(input, 2, w.groups.llm.researchBackground);
     // No second request for the rewrite or any page: only the brief is asked again.
     expect([asked('rewrite'), asked('extractor'), asked('background')]).toEqual([1, 3, 2]);
     expect(out.researchQuestion).toBe(QUESTION);
@@ -100,7 +62,7 @@ describe.skipIf(!ready)(`researchBackground activity (${ready ? 'live' : missing
     expect(out.searchErrors).toEqual([]);
     expect(out.brief.key).toBe('background');
     // One call-log row per model call, each under its part's key; the usage is all of theirs.
-    const { rows } = await pool.query<{ call_key: string; prompt_tokens: number }>(
+    const { rows } = await w.pool.query<{ call_key: string; prompt_tokens: number }>(
       'SELECT call_key, prompt_tokens FROM llm_calls WHERE research_id = $1',
       [input.researchId],
     );
@@ -114,23 +76,23 @@ describe.skipIf(!ready)(`researchBackground activity (${ready ? 'live' : missing
 
   it('does not read a page only a browser could read, and says why', async () => {
     script(brief);
-    search.setFallback((q) => (q === 'solar cost' ? [{ url: `${site.url}/apps/wind-report.html`, title: 'Wind', content: 'Wind.' }] : []));
+    w.search.setFallback((q) =>
+      q === 'solar cost' ? [{ url: `${w.site.url}/apps/wind-report.html`, title: 'Wind', content: 'Wind.' }] : [],
+    );
     try {
       const input = await newRun(1);
-      const out = await attempt(input, 1, groups.llm.researchBackground);
+      const out = await attempt(input, 1, w.groups.llm.researchBackground);
       expect(out.pages).toEqual([
-        { url: `${site.url}/apps/wind-report.html`, status: 'skipped', needsBrowser: true, reason: expect.stringMatching(/JavaScript/) },
+        { url: `${w.site.url}/apps/wind-report.html`, status: 'skipped', needsBrowser: true, reason: expect.stringMatching(/JavaScript/) },
       ]);
     } finally {
-      search.setFallback(searchResults(site.url));
+      w.search.setFallback(searchResults(w.site.url));
     }
   });
 
   it('notes a search refused for good, fails the attempt on a search outage, and notes one past the time given to searches', async () => {
     script(brief);
-    const client = createLlmClient(testConfig(llm.url));
-    const model = createLlm({ config: testConfig(llm.url), calls: store.llmCalls, leases: store.llmLeases, client: () => client });
-    const deps = { llm: model, store };
+    const deps = { llm: w.model, store: w.store };
     const phase = (webSearch: (i: { query: string }) => Promise<never>) =>
       createBackgroundPhase(
         {

@@ -4,58 +4,31 @@
 // either, and no second copy of the reply; a search refused for good is an error entry, an outage
 // fails the attempt until the time the workflow gave the tools, then is an error entry (a page read
 // the same, as a failed page); a page only a browser could read comes back for the workflow to render.
-import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
-import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createActivities } from '../../src/activities';
-import { createLlm } from '../../src/activities/llm/call';
-import { createLlmClient } from '../../src/activities/llm/client';
 import type { BackgroundWeb } from '../../src/activities/roles/background-phase';
-import { createResearcherActivities, type TurnInput, type TurnResult } from '../../src/activities/roles/researcher';
+import { createResearcherActivities, type TurnInput } from '../../src/activities/roles/researcher';
 import { researcherBudgets } from '../../src/activities/roles/tool-budget';
-import { createStore, type Store } from '../../src/activities/store';
-import { createPool } from '../../src/infra/postgres';
-import { ZERO_USAGE } from '../../src/shared/plain';
-import { FixtureSite } from '../support/fixture-site';
-import { bySchema, ScriptedLlmServer, type Reply } from '../support/llm-server';
-import { testConfig } from '../support/harness';
-import { searchResults } from '../support/research-script';
-import { FakeSearxng } from '../support/search-server';
+import { bySchema, type Reply } from '../support/llm-server';
+import { SOLAR_STEP } from '../support/research-script';
 import { databaseUrl, missingReason } from '../support/services';
+import { attemptOf, EXTRACT, WebParts } from '../support/web-parts';
 
 const ready = Boolean(databaseUrl());
 
-const STEP = {
-  id: 'costs',
-  title: 'Solar cost decline',
-  description: 'Find how far solar costs fell',
-  type: 'research' as const,
-  needSearch: true,
-  dependsOn: [],
-};
-const EXTRACT = { relevant: true, evidence: 'Solar LCOE fell 89% from 2010 to 2022.', summary: 'Solar got much cheaper.' };
-
 describe.skipIf(!ready)(`researcherTurn with its web tools (${ready ? 'live' : missingReason()})`, () => {
-  const site = new FixtureSite();
-  const search = new FakeSearxng();
-  const llm = new ScriptedLlmServer();
-  let pool: ReturnType<typeof createPool>;
-  let store: Store;
-  let groups: ReturnType<typeof createActivities>;
-  let model: ReturnType<typeof createLlm>;
+  const w = new WebParts();
 
   /** A run of its own, and its step's first turn, which may run its web tools (null: it may not). */
   async function newTurn(webTools: TurnInput['webTools'] | null = {}): Promise<TurnInput> {
-    const researchId = `turn-web-${randomUUID()}`;
-    await store.runs.record({ id: researchId, tenant: 'turn-web', question: 'Solar?', status: 'running', usage: ZERO_USAGE });
+    const researchId = await w.newRun('turn-web');
     return {
       researchId,
       convKey: 'costs/1',
       seq: 0,
       question: 'How much cheaper has solar become?',
       locale: 'en-US',
-      step: STEP,
+      step: SOLAR_STEP,
       feedback: '',
       dependencyKeys: [],
       mustAnswer: false,
@@ -63,21 +36,15 @@ describe.skipIf(!ready)(`researcherTurn with its web tools (${ready ? 'live' : m
     };
   }
   /** Attempt `n` of one activity execution: the same run id and activity id each time. */
-  const attempt = (input: TurnInput, n: number, fn: (i: TurnInput) => Promise<TurnResult>): Promise<TurnResult> =>
-    new MockActivityEnvironment({
-      activityId: 'turn',
-      attempt: n,
-      heartbeatTimeoutMs: 15_000,
-      workflowExecution: { workflowId: input.researchId, runId: input.researchId },
-    }).run(fn, input);
-  const asked = (rule: string) => llm.requests.filter((r) => r.rule === rule).length;
+  const attempt = attemptOf('turn', 15_000);
+  const asked = (rule: string) => w.asked(rule);
   /** The turn asks for one search and one page; the page is read for the goal. */
   const script = (react: Reply) =>
-    llm.script([
+    w.llm.script([
       { name: 'react', match: (r) => r.response_format === undefined, reply: react },
       { name: 'extractor', match: bySchema('PageExtract'), reply: { json: EXTRACT } },
     ]);
-  const solarPage = () => `${site.url}/articles/solar-costs.html`;
+  const solarPage = () => `${w.site.url}/articles/solar-costs.html`;
   const bothTools = (): Reply => ({
     toolCalls: [
       { name: 'web_search', arguments: { queries: ['solar cost'] } },
@@ -86,26 +53,10 @@ describe.skipIf(!ready)(`researcherTurn with its web tools (${ready ? 'live' : m
   });
   /** The researcher's turn on a worker whose searches and page reads are `web`. */
   const turnWith = (web: BackgroundWeb) =>
-    createResearcherActivities({ llm: model, store, budgets: researcherBudgets(), web }).researcherTurn;
+    createResearcherActivities({ llm: w.model, store: w.store, budgets: researcherBudgets(), web }).researcherTurn;
 
-  beforeAll(async () => {
-    await site.start();
-    await search.start();
-    await llm.start();
-    search.setFallback(searchResults(site.url));
-    pool = createPool(databaseUrl()!, 4);
-    store = createStore(pool);
-    const config = testConfig(llm.url, { SEARXNG_URL: search.url, SEARCH_PROVIDERS: 'searxng', CRAWL_ALLOW_HOSTS: new URL(site.url).host });
-    groups = createActivities({ config, pool });
-    const client = createLlmClient(testConfig(llm.url));
-    model = createLlm({ config: testConfig(llm.url), calls: store.llmCalls, leases: store.llmLeases, client: () => client });
-  });
-  afterAll(async () => {
-    await pool?.end();
-    await site.close();
-    await search.close();
-    await llm.close();
-  });
+  beforeAll(() => w.start());
+  afterAll(() => w.close());
 
   it('a retried attempt reuses the reply and the page extraction an attempt that failed had paid for', async () => {
     script(bothTools());
@@ -115,9 +66,9 @@ describe.skipIf(!ready)(`researcherTurn with its web tools (${ready ? 'live' : m
     const turn = turnWith({
       webSearch: async (i) => {
         if (down) throw ApplicationFailure.retryable(`every search provider failed for "${i.query}": 503`, 'SearchUnavailable');
-        return groups.search.webSearch(i);
+        return w.groups.search.webSearch(i);
       },
-      crawlPage: groups.crawl.crawlPage,
+      crawlPage: w.groups.crawl.crawlPage,
       knowledgeSearch: () => Promise.reject(new Error('no knowledge base in this run')),
     });
     const input = await newTurn({ giveUpAt: Date.now() + 60_000 });
@@ -142,14 +93,14 @@ describe.skipIf(!ready)(`researcherTurn with its web tools (${ready ? 'live' : m
     expect(read!.crawl).toEqual([expect.objectContaining({ url: solarPage(), status: 'ok', sourceId: expect.stringMatching(/^S/) })]);
     expect(web.searchErrors).toEqual([]);
     // The reply is stored once, at its position; the tools' results are the next turn's to write.
-    const conversation = await store.conversations.load(input.researchId, input.convKey);
+    const conversation = await w.store.conversations.load(input.researchId, input.convKey);
     expect(conversation.map((r) => [r.seq, r.message.role])).toEqual([
       [0, 'system'],
       [1, 'user'],
       [2, 'assistant'],
     ]);
     // One call-log row per model call, the page's under its call's part; the usage is theirs.
-    const { rows } = await pool.query<{ call_key: string; prompt_tokens: number }>(
+    const { rows } = await w.pool.query<{ call_key: string; prompt_tokens: number }>(
       'SELECT call_key, prompt_tokens FROM llm_calls WHERE research_id = $1',
       [input.researchId],
     );
@@ -164,16 +115,16 @@ describe.skipIf(!ready)(`researcherTurn with its web tools (${ready ? 'live' : m
   it('runs no tool when the workflow did not ask it to (runs started before the patch)', async () => {
     script(bothTools());
     const input = await newTurn(null);
-    const out = await attempt(input, 1, groups.llm.researcherTurn);
+    const out = await attempt(input, 1, w.groups.llm.researcherTurn);
     expect(out.calls).toHaveLength(2);
     expect(out.web).toBeUndefined();
     expect(asked('extractor')).toBe(0);
   });
 
   it('returns a page only a browser could read as needing one, for the workflow to render', async () => {
-    const app = `${site.url}/apps/wind-report.html`;
+    const app = `${w.site.url}/apps/wind-report.html`;
     script({ toolCalls: [{ name: 'crawl', arguments: { urls: [app], goal: 'offshore wind capacity' } }] });
-    const out = await attempt(await newTurn(), 1, groups.llm.researcherTurn);
+    const out = await attempt(await newTurn(), 1, w.groups.llm.researcherTurn);
     expect(out.web!.results[0]!.crawl).toEqual([
       expect.objectContaining({ url: app, needsBrowser: true, reason: expect.stringMatching(/JavaScript/) }),
     ]);

@@ -3,6 +3,16 @@
 import { bySchema, type ChatRequest, type Reply, type Rule } from './llm-server';
 import type { SearxResult } from './search-server';
 
+/** A research step about solar costs, as the researcher's tests give it. */
+export const SOLAR_STEP = {
+  id: 'costs',
+  title: 'Solar cost decline',
+  description: 'Find how far solar costs fell',
+  type: 'research' as const,
+  needSearch: true,
+  dependsOn: [],
+};
+
 export const userText = (req: ChatRequest) =>
   req.messages
     .filter((m) => m.role === 'user')

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResearchOptions } from '../../src/shared/schemas';
 import type { StepInput, StepOutput } from '../../src/shared/schemas';
 import type { ChatRequest, Reply } from '../support/llm-server';
-import { defaultReact, researchRules, stepTitleOf, userText, type RoleOverrides } from '../support/research-script';
+import { defaultReact, researchRules, SOLAR_STEP, stepTitleOf, userText, type RoleOverrides } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 import { runResearcherStep } from '../support/researcher-step';
@@ -14,14 +14,7 @@ import { recordHistories } from '../support/record-history';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
 
-const step = {
-  id: 'costs',
-  title: 'Solar cost decline',
-  description: 'Find how far solar costs fell',
-  type: 'research' as const,
-  needSearch: true,
-  dependsOn: [],
-};
+const step = SOLAR_STEP;
 
 describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () => {
   let h: Harness;
