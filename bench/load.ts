@@ -250,6 +250,12 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   );
   if (counters0 && counters1) for (const line of perRunLines(counters0, counters1, runs)) console.log(line);
   console.log(
+    `events/run:       ${[...h.eventTypes.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k.toLowerCase()} ${(v / runs).toFixed(1)}`)
+      .join(', ')}`,
+  );
+  console.log(
     `activities/run:   ${[...h.activities.entries()]
       .sort((a, b) => b[1] - a[1])
       .map(([k, v]) => `${k} ${(v / runs).toFixed(1)}`)

@@ -2,6 +2,7 @@
 // events and bytes, workflow tasks and activity tasks started, activities by type, and the waits
 // between scheduling and starting a task, where the time of a run goes under load.
 import type { Client } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import { mapPool } from './api-client';
 
 export interface HistoryFigures {
@@ -11,12 +12,19 @@ export interface HistoryFigures {
   workflowTasks: number;
   activityTasks: number;
   activities: Map<string, number>;
+  /** Events by type (EVENT_TYPE_ prefix dropped), over the runs and their children. */
+  eventTypes: Map<string, number>;
   /** Waits and durations in ms, by what they measure. */
   waits: Map<string, number[]>;
 }
 
 const ms = (t: unknown) =>
   t ? Number((t as { seconds?: unknown }).seconds ?? 0) * 1000 + Number((t as { nanos?: number }).nanos ?? 0) / 1e6 : 0;
+
+function eventTypeName(t: unknown): string {
+  const name = typeof t === 'string' ? t : (proto.temporal.api.enums.v1.EventType[Number(t)] ?? String(t));
+  return name.replace(/^EVENT_TYPE_/, '');
+}
 
 export async function readHistories(client: Client, ids: string[], parallel = 8): Promise<HistoryFigures> {
   const f: HistoryFigures = {
@@ -26,6 +34,7 @@ export async function readHistories(client: Client, ids: string[], parallel = 8)
     workflowTasks: 0,
     activityTasks: 0,
     activities: new Map(),
+    eventTypes: new Map(),
     waits: new Map(),
   };
   const addWait = (k: string, v: number) => {
@@ -44,6 +53,8 @@ export async function readHistories(client: Client, ids: string[], parallel = 8)
     const children: string[] = [];
     for (const e of history.events ?? []) {
       f.events++;
+      const type = eventTypeName(e.eventType);
+      f.eventTypes.set(type, (f.eventTypes.get(type) ?? 0) + 1);
       const id = String(e.eventId);
       const t = ms(e.eventTime);
       at.set(id, t);

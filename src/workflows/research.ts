@@ -52,8 +52,8 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
       return await finish(run, 'answered_directly', coordination.answer, { outcome: 'answered_directly', answer: coordination.answer });
     }
     await chooseKnowledge(run);
-    const researchQuestion = await investigate(run, coordination.topic);
-    const reviewed = await planAndReview(run, researchQuestion);
+    const { researchQuestion, firstPlan } = await investigate(run, coordination.topic);
+    const reviewed = await planAndReview(run, researchQuestion, firstPlan);
     if (reviewed.kind === 'cancelled') {
       return await finish(run, 'cancelled_at_review', reviewed.reason, { outcome: 'review_timeout' }, 'cancelled');
     }

@@ -3,13 +3,14 @@
 // feeds their results back through the stored conversation, at most maxToolRounds rounds, then
 // compresses the findings into a step result citing stable source ids. Runs with the
 // tools-in-turn patch have the turn run its web_search and crawl calls itself before it returns.
-import { patched, setHandler } from '@temporalio/workflow';
+import { setHandler } from '@temporalio/workflow';
 import { knowledgeSignal, wrapUpSignal } from './messages';
 import { ErrorType } from '../shared/errors';
 import { addUsage, forcedAnswerCut, stepKey, ZERO_USAGE } from '../shared/plain';
 import type { StepInput, StepOutput } from '../shared/schemas';
 import type { McpToolSpec } from '../activities/mcp';
 import type { ToolResultInput } from '../activities/roles/conversation';
+import { Patches } from './patches';
 import { activitiesFor, partsGiveUpAt, type Calls } from './proxies';
 import { stepBudgetSpent } from './research/budget';
 import { StepNotes } from './step-notes';
@@ -36,6 +37,8 @@ export const TOOLS_IN_TURN_PATCH = 'tools-in-turn';
 const AFTER_TOOLS_MS = 2 * 60_000;
 
 export async function researcherWorkflow(input: StepInput): Promise<StepOutput> {
+  // Asked first, in the step's first activation: which patches this execution takes.
+  const patches = new Patches();
   watchStepWaits(input.step.id, input.step.title);
   const convKey = `${input.step.id}/${input.attempt}`;
   const maxRounds = input.maxToolRounds ?? 8;
@@ -65,9 +68,9 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   // The findings, written and judged by the turn that ended the step (runs started before: an
   // activity of their own, and the research workflow's judge). A step cut short by a wrap-up is
   // accepted unjudged, so its last turn does not ask.
-  const compressAtEnd = patched(COMPRESS_IN_LAST_TURN_PATCH);
+  const compressAtEnd = patches.has(COMPRESS_IN_LAST_TURN_PATCH);
   // Web tools in the turn's activity: no activity task per query or page, no workflow task between.
-  const toolsInTurn = patched(TOOLS_IN_TURN_PATCH);
+  const toolsInTurn = patches.has(TOOLS_IN_TURN_PATCH);
   let compressed: StepOutput | undefined;
   for (let round = 0; round <= maxRounds; round++) {
     // Out of rounds, or out of the budget the run had left: answer with what there is.

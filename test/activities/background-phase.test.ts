@@ -7,8 +7,9 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBackgroundActivities } from '../../src/activities/roles/background';
 import { createBackgroundPhase, type BackgroundPhaseInput } from '../../src/activities/roles/background-phase';
+import { createPlannerActivities } from '../../src/activities/roles/planner';
 import { bySchema, type Reply, type Rule, type ChatRequest } from '../support/llm-server';
-import { searchResults, sourceIdsIn } from '../support/research-script';
+import { planJson, searchResults, sourceIdsIn, userText } from '../support/research-script';
 import { databaseUrl, missingReason } from '../support/services';
 import { attemptOf, EXTRACT, WebParts } from '../support/web-parts';
 
@@ -37,11 +38,12 @@ describe.skipIf(!ready)(`researchBackground activity (${ready ? 'live' : missing
   /** Attempt `n` of one activity execution: the same run id and activity id each time. */
   const attempt = attemptOf('background', 30_000);
   const asked = (rule: string) => w.asked(rule);
-  const script = (background: Rule['reply']) =>
+  const script = (background: Rule['reply'], planner: Rule['reply'] = { json: planJson([{ id: 'a' }, { id: 'b' }]) }) =>
     w.llm.script([
       { name: 'rewrite', match: bySchema('QueryExpansion'), reply: { json: EXPANSION } },
       { name: 'extractor', match: bySchema('PageExtract'), reply: { json: EXTRACT } },
       { name: 'background', match: bySchema('BackgroundBrief'), reply: background },
+      { name: 'planner', match: bySchema('Plan'), reply: planner },
     ]);
 
   beforeAll(() => w.start());
@@ -74,6 +76,35 @@ describe.skipIf(!ready)(`researchBackground activity (${ready ? 'live' : missing
     expect(JSON.stringify(out)).not.toContain('89%');
   });
 
+  it('writes the first plan from the brief when asked; a retry after the plan failed asks only the plan again', async () => {
+    script(brief, (req, n) => {
+      if (n === 0) return { status: 503, error: { message: 'overloaded' } };
+      // The planner reads the brief this attempt's first try wrote.
+      expect(userText(req)).toContain('Costs fell [S');
+      return { json: planJson([{ id: 'a' }, { id: 'b' }]) };
+    });
+    const input = { ...(await newRun(1)), plan: { maxSteps: 3 } };
+    await expect(attempt(input, 1, w.groups.llm.researchBackground)).rejects.toThrow(/503|overloaded/);
+    expect([asked('rewrite'), asked('extractor'), asked('background'), asked('planner')]).toEqual([1, 1, 1, 1]);
+    const out = await attempt(input, 2, w.groups.llm.researchBackground);
+    expect([asked('rewrite'), asked('extractor'), asked('background'), asked('planner')]).toEqual([1, 1, 1, 2]);
+    expect(out.plan?.problems).toEqual([]);
+    expect(out.plan?.plan.steps.map((s) => s.id)).toEqual(['a', 'b']);
+    // The plan's usage is its own, not in the phase's.
+    const { rows } = await w.pool.query<{ call_key: string; prompt_tokens: number }>(
+      'SELECT call_key, prompt_tokens FROM llm_calls WHERE research_id = $1',
+      [input.researchId],
+    );
+    const planRow = rows.find((r) => r.call_key.endsWith('/background/plan'));
+    expect(planRow).toBeDefined();
+    expect(out.plan?.usage.promptTokens).toBe(planRow!.prompt_tokens);
+    expect(out.usage.promptTokens).toBe(rows.filter((r) => r !== planRow).reduce((sum, r) => sum + r.prompt_tokens, 0));
+    // Without the ask, no plan.
+    const plain = await attempt(await newRun(1), 1, w.groups.llm.researchBackground);
+    expect(plain.plan).toBeUndefined();
+    expect(asked('planner')).toBe(2);
+  });
+
   it('does not read a page only a browser could read, and says why', async () => {
     script(brief);
     w.search.setFallback((q) =>
@@ -104,6 +135,7 @@ describe.skipIf(!ready)(`researchBackground activity (${ready ? 'live' : missing
           },
         },
         createBackgroundActivities(deps).writeBackground,
+        createPlannerActivities({ ...deps, canRunCode: async () => false }).planResearch,
       ).researchBackground;
     const refused = phase(async (i) => {
       throw ApplicationFailure.nonRetryable(`every search provider refused "${i.query}"`, 'SearchRejected');

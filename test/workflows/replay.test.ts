@@ -2,6 +2,8 @@
 // execution replaying on a new build fails here. The baseline histories were recorded on the code
 // before any patch (they replay the unpatched branches); a patch adds a history recorded with it. Record them again with
 // RECORD_HISTORIES=1 only on purpose (the tests that keep them call test/support/record-history.ts).
+// A history recorded now takes the current patch (src/workflows/patches.ts) and none of the ones
+// folded into it: recording one of those baselines again would lose the branch it replays.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
@@ -15,7 +17,7 @@ const files = readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'workf
 
 /** The baseline: every path worth replaying, with the test that records it. */
 const BASELINE = [
-  // research.test.ts: a reviewed run and its first researcher step; a revision and a stale signal;
+  // research.test.ts, recorded before any patch (it now records the two below): a reviewed run and its first researcher step; a revision and a stale signal;
   // review by update; a clarification; reflection retry with the judge's feedback; a budget stop;
   // a plan with enough context; a direct answer; a cancelled run and its step; an LLM outage
   // waited out (the workers' callWait signals, forwarded from the step to the run).
@@ -90,6 +92,10 @@ const BASELINE = [
   'baseline-claims-in-report.json',
   // background-pages.test.ts: the background phase in one activity (the background-in-one patch).
   'baseline-background-in-one.json',
+  // research.test.ts: a reviewed run and its step on the current code (patches.ts CURRENT_PATCH: one
+  // marker for the patches folded into it, and the first plan written in the background's activity).
+  'baseline-current.json',
+  'baseline-researcher-current.json',
 ];
 
 describe('replay of recorded histories', () => {

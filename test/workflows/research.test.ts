@@ -99,13 +99,12 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(200);
     expect((await result(id)).outcome).toBe('report');
     expect(requestsFor('researcher')).toHaveLength(2);
-    // The run's three patches (investigate.ts BACKGROUND_IN_ONE_PATCH, report.ts
-    // REPORT_WITH_CHECK_PATCH, user-memory.ts USER_MEMORY_PATCH) and the step's two (researcher.ts
-    // COMPRESS_IN_LAST_TURN_PATCH, TOOLS_IN_TURN_PATCH) have their markers and their
-    // TemporalChangeVersion (the SDK upserts it with a patch); no start attribute is repeated.
+    // The run and its step each record one patch (patches.ts CURRENT_PATCH), which stands for the
+    // ones folded into it (the run's three, the step's two, each a marker and a TemporalChangeVersion
+    // upsert before): one marker and one upsert of it each; no start attribute is repeated.
     for (const [wid, patches] of [
-      [id, 3],
-      [`${id}/step/a`, 2],
+      [id, 1],
+      [`${id}/step/a`, 1],
     ] as const) {
       const events = (await h.client.workflow.getHandle(wid).fetchHistory()).events!;
       expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toHaveLength(patches);
@@ -121,6 +120,9 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     // Each step's last turn judged its findings (compress-in-last-turn): the run asked no judge itself.
     const runActivities = runEvents.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
     expect(runActivities).not.toContain('judgeStep');
+    // The first plan was written by the background phase's activity, from its brief.
+    expect(runActivities).not.toContain('planResearch');
+    expect(requestsFor('planner')).toHaveLength(1);
     expect(requestsFor('judge')).toHaveLength(2);
     const writesPerTask: number[] = [0];
     for (const e of runEvents) {
@@ -132,9 +134,11 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     }
     expect(Math.max(...writesPerTask)).toBe(1);
     expect(writesPerTask.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(5);
+    // (baseline-reviewed.json and baseline-researcher-step.json, recorded here before any patch,
+    // stay as they are: they replay the unpatched branches.)
     recordHistories([
-      [id, 'baseline-reviewed.json'],
-      [`${id}/step/a`, 'baseline-researcher-step.json'],
+      [id, 'baseline-current.json'],
+      [`${id}/step/a`, 'baseline-researcher-current.json'],
     ]);
   });
 

@@ -3,6 +3,8 @@
 // the model queue, each part by the same code as the activity that does it alone (expandQueries,
 // webSearch, knowledgeSearch, crawlPage, writeBackground). A run pays the Temporal server for one
 // activity task here instead of about eight, and for one workflow task instead of four or five.
+// Runs started on the current code (src/workflows/patches.ts) have it write the first plan too, by
+// planResearch's code, from the brief it just wrote: one activity task and workflow task fewer.
 //
 // A retried attempt pays for no model call twice: each part runs inside withinCall, so its calls
 // are keyed `<activity>/<part>/…` in the call log, and the next attempt reuses their answers (the
@@ -14,6 +16,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { bestPages } from '../../shared/background';
 import { ErrorType } from '../../shared/errors';
 import { addUsage, ZERO_USAGE } from '../../shared/plain';
+import type { MemoryOwner } from '../../shared/memory';
 import type { KnowledgeScope, SourceRef, Usage } from '../../shared/schemas';
 import { beating, type Beat } from '../beat';
 import { allPartsOrThrow, settlePart, withinCall } from '../attempt';
@@ -24,6 +27,7 @@ import type { WebSearchInput, WebSearchResult } from '../search';
 import type { Store } from '../store';
 import { pageUrlHash } from '../crawl';
 import type { BackgroundPage, createBackgroundActivities } from './background';
+import type { createPlannerActivities } from './planner';
 import { createRewriteActivities } from './rewrite';
 
 /** The activities whose work the phase does in-process (the worker's own, src/activities/index.ts). */
@@ -51,6 +55,8 @@ export interface BackgroundPhaseInput {
    * activities did, rather than failing the run. Absent: a transient failure fails the attempt.
    */
   searchesGiveUpAt?: number;
+  /** Write the first plan after the brief (planResearch's first attempt, without feedback). */
+  plan?: { maxSteps: number; memoryOf?: MemoryOwner };
 }
 
 /** What the phase did, for the workflow's notes: counts, ids and reasons, never page text. */
@@ -67,8 +73,14 @@ export interface BackgroundPhaseResult {
   pages: PhasePage[];
   /** The brief's document key and the number of sources it was written from. */
   brief: { key: string; sources: number };
+  /** The phase's model calls, the plan's not included. */
   usage: Usage;
+  /** planResearch's answer, when the input asked for the plan (its usage is its own). */
+  plan?: PlanAnswer;
 }
+
+type PlanResearch = ReturnType<typeof createPlannerActivities>['planResearch'];
+type PlanAnswer = Awaited<ReturnType<PlanResearch>>;
 
 /** A page of the phase: `needsBrowser` when only a browser could read it, which this phase has not. */
 export type PhasePage = BackgroundPage & { reason?: string; needsBrowser?: boolean };
@@ -80,6 +92,7 @@ const PHASE_BEAT_MS = 10_000;
 export function createBackgroundPhase(
   deps: { llm: Llm; store: Store; web?: BackgroundWeb | undefined },
   writeBackground: ReturnType<typeof createBackgroundActivities>['writeBackground'],
+  planResearch: PlanResearch,
 ) {
   const { expandQueries } = createRewriteActivities(deps);
 
@@ -144,6 +157,21 @@ export function createBackgroundPhase(
       writeBackground({ researchId, question: researchQuestion, locale: input.locale, sourceIds, searchErrors, pages }),
     );
     const usage = [rewrite.usage, ...read.map((p) => p.usage ?? ZERO_USAGE), brief.usage].reduce(addUsage, ZERO_USAGE);
+    const asked = input.plan;
+    if (asked) beat.say({ stage: 'plan' });
+    const plan = asked
+      ? await withinCall('plan', () =>
+          planResearch({
+            researchId,
+            question: researchQuestion,
+            locale: input.locale,
+            maxSteps: asked.maxSteps,
+            feedback: '',
+            problems: [],
+            ...(asked.memoryOf ? { memoryOf: asked.memoryOf } : {}),
+          }),
+        )
+      : undefined;
     return {
       researchQuestion,
       queries: queries.length,
@@ -153,6 +181,7 @@ export function createBackgroundPhase(
       pages,
       brief: { key: brief.key, sources: brief.sourceIds.length },
       usage,
+      ...(plan ? { plan } : {}),
     };
   }
 

@@ -9,6 +9,7 @@ import { jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
 import { sourcesBlock, writeCitedDocument } from './cited';
 import { createBackgroundPhase } from './background-phase';
+import { createPlannerActivities } from './planner';
 import { defineRole, type RoleDeps } from './role';
 
 export const BACKGROUND_PROMPT = jsonPrompt(
@@ -21,9 +22,6 @@ export const BACKGROUND_PROMPT = jsonPrompt(
   'BackgroundBrief',
   CitedText,
 );
-
-/** The note writeCitedDocument leaves when it listed the sources because the model wrote no brief. */
-export const BACKGROUND_FALLBACK_NOTE = 'fallback/background/background';
 
 /** A page the workflow read for the brief: its source id when it was read, else why not. */
 export interface BackgroundPage {
@@ -74,9 +72,10 @@ export const background = defineRole({
   does: 'Writes the background brief, with citations, from the snippets the first searches found and the best pages read.',
   prompts: { background: BACKGROUND_PROMPT },
   parts: [],
-  // researchBackground (background-phase.ts): the whole phase, the brief included, in one activity.
+  // researchBackground (background-phase.ts): the whole phase, the brief included, in one activity
+  // (and, for runs on the current code, the first plan).
   activities: (deps: RoleDeps) => {
     const own = createBackgroundActivities(deps);
-    return { ...own, ...createBackgroundPhase(deps, own.writeBackground) };
+    return { ...own, ...createBackgroundPhase(deps, own.writeBackground, createPlannerActivities(deps).planResearch) };
   },
 });

@@ -10,6 +10,9 @@ import type { Store } from '../store';
 
 export const FALLBACK_KIND = 'fallback';
 
+/** The note writeCitedDocument leaves when it listed the sources because the model wrote no brief. */
+export const BACKGROUND_FALLBACK_NOTE = 'fallback/background/background';
+
 /** Failures after which a role falls back instead of failing the run: the model answered, but not
  *  usably (after its repairs), too slowly, too long for its window, or the server lacks a feature. */
 const GIVE_UP_TYPES = new Set<string>([

@@ -2,7 +2,7 @@
 // parallel, read the best few pages they found, and write a background brief for the planner
 // from the snippets and those pages. Runs with the background-in-one patch do all of it in one
 // activity on the model queue (researchBackground); older runs schedule each part on its own.
-import { isCancellation, patched } from '@temporalio/workflow';
+import { isCancellation } from '@temporalio/workflow';
 import { BACKGROUND_PAGES, bestPages } from '../../shared/background';
 import { failureMessage } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
@@ -10,6 +10,7 @@ import type { SourceRef } from '../../shared/schemas';
 import { BACKGROUND_PHASE_OPTIONS, partsGiveUpAt } from '../proxies';
 import { crawlPages } from '../tools';
 import { searchKnowledge } from './knowledge';
+import type { PlannerAnswer } from './plan';
 import type { RunState } from './run-state';
 
 /** Runs started before the background read pages wrote it from the snippets alone. */
@@ -18,11 +19,17 @@ export const BACKGROUND_PAGES_PATCH = 'background-reads-pages';
 /** Runs started before it did the background phase with one activity per part (8 or so). */
 export const BACKGROUND_IN_ONE_PATCH = 'background-in-one';
 
-/** Returns the rewritten research question. */
-export async function investigate(run: RunState, topic: string): Promise<string> {
+/** The phase's outcome: the rewritten research question, and for runs on the current code the
+ *  planner's first answer, written in the phase's activity from its brief. */
+export interface Investigated {
+  researchQuestion: string;
+  firstPlan?: PlannerAnswer;
+}
+
+export async function investigate(run: RunState, topic: string): Promise<Investigated> {
   run.moveTo('planning');
   const question = `${run.userQuestion}\n(Coordinator's reading: ${topic})`;
-  if (patched(BACKGROUND_IN_ONE_PATCH)) return investigateInOne(run, question);
+  if (run.patches.has(BACKGROUND_IN_ONE_PATCH)) return investigateInOne(run, question);
   const opts = run.options;
   const { expansion, usage } = await run.calls.llm.expandQueries.executeWithOptions(
     { summary: `rewrite: question and ${opts.queryCount} queries` },
@@ -49,7 +56,7 @@ export async function investigate(run: RunState, topic: string): Promise<string>
   }
   noteSearches(run, expansion.queries.length, searchErrors, providerErrors);
   const hits = searches.map((s) => (s.status === 'fulfilled' ? s.value.results : []));
-  const pages = patched(BACKGROUND_PAGES_PATCH) ? await readBestPages(run, expansion.researchQuestion, hits) : undefined;
+  const pages = run.patches.has(BACKGROUND_PAGES_PATCH) ? await readBestPages(run, expansion.researchQuestion, hits) : undefined;
   const background = await run.calls.llm.writeBackground.executeWithOptions(
     { summary: `background brief from ${sourceIds.length} sources${pages ? ` and ${pages.length} page(s)` : ''}` },
     [
@@ -64,19 +71,26 @@ export async function investigate(run: RunState, topic: string): Promise<string>
     ],
   );
   run.addUsage(background.usage);
-  return expansion.researchQuestion;
+  return { researchQuestion: expansion.researchQuestion };
 }
 
 /**
  * The whole phase in one activity: one activity task and one workflow task instead of eight or so
  * and four or five. The knowledge base is searched inside it too (when the run has one). The
- * notes are the ones the separate activities leave.
+ * notes are the ones the separate activities leave. A run on the current code has it write the
+ * first plan too (the planner's first attempt, which needs nothing but the brief): one activity
+ * task and one workflow task fewer again.
  */
-async function investigateInOne(run: RunState, question: string): Promise<string> {
+async function investigateInOne(run: RunState, question: string): Promise<Investigated> {
   const opts = run.options;
   const wanted = BACKGROUND_PAGES[opts.effort ?? 'standard'];
+  const withPlan = run.patches.current;
   const r = await run.calls.llm.researchBackground.executeWithOptions(
-    { summary: `background: ${opts.queryCount} queries, ${wanted} page(s)`, ...BACKGROUND_PHASE_OPTIONS },
+    {
+      summary: `background: ${opts.queryCount} queries, ${wanted} page(s)${withPlan ? ', then the plan' : ''}`,
+      ...BACKGROUND_PHASE_OPTIONS,
+      ...(withPlan ? { startToCloseTimeout: BACKGROUND_AND_PLAN_TIMEOUT } : {}),
+    },
     [
       {
         researchId: run.id,
@@ -86,6 +100,7 @@ async function investigateInOne(run: RunState, question: string): Promise<string
         pages: wanted,
         ...(run.knowledge ? { knowledge: run.knowledge } : {}),
         searchesGiveUpAt: searchesGiveUpAt(run),
+        ...(withPlan ? { plan: { maxSteps: opts.maxSteps, ...(run.memoryOf ? { memoryOf: run.memoryOf } : {}) } } : {}),
       },
     ],
   );
@@ -93,8 +108,11 @@ async function investigateInOne(run: RunState, question: string): Promise<string
   if (r.knowledgeVectors === 'off') noteFullTextOnly(run);
   noteSearches(run, r.queries, r.searchErrors, r.providerErrors);
   noteUnread(run, r.pages);
-  return r.researchQuestion;
+  return { researchQuestion: r.researchQuestion, ...(r.plan ? { firstPlan: r.plan } : {}) };
 }
+
+/** The phase's time with the plan: one model call more (the LLM proxy's 5 minutes). */
+const BACKGROUND_AND_PLAN_TIMEOUT = '20 minutes';
 
 /** What the phase still needs after its searches (pages and the brief), kept out of their retries. */
 const AFTER_SEARCHES_MS = 2 * 60_000;

@@ -3,7 +3,7 @@
 // webhook in their options start nothing (so runs recorded before this replay unchanged).
 // A schedule's run with `notify: on_change` calls report_ready only when its comparison with the
 // schedule's previous report found a new source or a changed claim or figure, and says which.
-import { isCancellation, ParentClosePolicy, patched, startChild } from '@temporalio/workflow';
+import { isCancellation, ParentClosePolicy, startChild } from '@temporalio/workflow';
 import type { RunChanges } from '../../shared/changes';
 import { failureMessage } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
@@ -25,7 +25,7 @@ function foundChange(c: RunChanges | undefined): boolean {
 /** report_ready, unless the run alerts on a change only and its report found none (a first report,
  *  nothing new, or a comparison whose model gave no answer and found no new source either). */
 export async function notifyReport(run: RunState, data: Record<string, unknown>): Promise<void> {
-  if (run.notifyWhen === 'on_change' && run.options.webhook && patched(NOTIFY_ON_CHANGE_PATCH)) {
+  if (run.notifyWhen === 'on_change' && run.options.webhook && run.patches.has(NOTIFY_ON_CHANGE_PATCH)) {
     if (!foundChange(run.changes)) return;
     return notify(run, 'report_ready', { ...data, changes: run.changes });
   }

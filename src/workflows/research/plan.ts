@@ -3,28 +3,20 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { ErrorType } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
+import type { LlmActivities } from '../../activities';
 import type { Plan } from '../../shared/schemas';
 import type { RunState } from './run-state';
 
 const MAX_PLAN_ATTEMPTS = 3;
 
-export async function makePlan(run: RunState, researchQuestion: string, reviewerFeedback: string): Promise<Plan> {
+/** planResearch's answer: a plan and what is wrong with it (nothing: it stands), and its usage. */
+export type PlannerAnswer = Awaited<ReturnType<LlmActivities['planResearch']>>;
+
+/** `first`: the first attempt's answer, when the background phase already asked for it. */
+export async function makePlan(run: RunState, researchQuestion: string, reviewerFeedback: string, first?: PlannerAnswer): Promise<Plan> {
   let problems: string[] = [];
   for (let attempt = 1; attempt <= MAX_PLAN_ATTEMPTS; attempt++) {
-    const r = await run.calls.llm.planResearch.executeWithOptions(
-      { summary: `planner: attempt ${attempt}${reviewerFeedback ? ' with review feedback' : ''}` },
-      [
-        {
-          researchId: run.id,
-          question: researchQuestion,
-          locale: run.locale,
-          maxSteps: run.options.maxSteps,
-          feedback: reviewerFeedback,
-          problems,
-          ...(run.memoryOf ? { memoryOf: run.memoryOf } : {}),
-        },
-      ],
-    );
+    const r = attempt === 1 && first ? first : await ask(run, researchQuestion, reviewerFeedback, problems, attempt);
     run.addUsage(r.usage);
     if (r.problems.length === 0) return r.plan;
     problems = r.problems;
@@ -33,5 +25,28 @@ export async function makePlan(run: RunState, researchQuestion: string, reviewer
   throw ApplicationFailure.nonRetryable(
     `the planner gave no valid plan in ${MAX_PLAN_ATTEMPTS} attempts: ${problems.join('; ')}`,
     ErrorType.InvalidPlan,
+  );
+}
+
+function ask(
+  run: RunState,
+  researchQuestion: string,
+  reviewerFeedback: string,
+  problems: string[],
+  attempt: number,
+): Promise<PlannerAnswer> {
+  return run.calls.llm.planResearch.executeWithOptions(
+    { summary: `planner: attempt ${attempt}${reviewerFeedback ? ' with review feedback' : ''}` },
+    [
+      {
+        researchId: run.id,
+        question: researchQuestion,
+        locale: run.locale,
+        maxSteps: run.options.maxSteps,
+        feedback: reviewerFeedback,
+        problems,
+        ...(run.memoryOf ? { memoryOf: run.memoryOf } : {}),
+      },
+    ],
   );
 }

@@ -5,7 +5,6 @@
 // each cited sentence is compared with its source's stored evidence, and a
 // citation the evidence does not support is removed; the figures go into the status and report.
 import type { MemoryOwner } from '../../shared/memory';
-import { patched } from '@temporalio/workflow';
 import type { LlmActivities } from '../../activities';
 import type { Grounding } from '../../shared/messages';
 import type { Plan, StepOutput, Usage } from '../../shared/schemas';
@@ -62,7 +61,7 @@ function writeInOneCall(
   input: ReportInput & { length: 'brief' | 'standard'; sectionsIfTooLong: true },
 ): Promise<Awaited<ReturnType<LlmActivities['writeCheckedReport']>>> {
   const summary = `reporter: report from ${input.stepKeys.length} step results`;
-  if (!patched(REPORT_WITH_CHECK_PATCH)) return run.calls.llm.writeReport.executeWithOptions({ summary }, [input]);
+  if (!run.patches.has(REPORT_WITH_CHECK_PATCH)) return run.calls.llm.writeReport.executeWithOptions({ summary }, [input]);
   return run.calls.llm.writeCheckedReport.executeWithOptions(
     { summary: `${summary}, then its claim check`, startToCloseTimeout: REPORT_AND_CHECK_TIMEOUT },
     [input],

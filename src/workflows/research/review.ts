@@ -5,18 +5,19 @@ import { condition } from '@temporalio/workflow';
 import { durationToMs } from '../../shared/plain';
 import type { Plan } from '../../shared/schemas';
 import { notify } from './notify';
-import { makePlan } from './plan';
+import { makePlan, type PlannerAnswer } from './plan';
 import type { ReviewDecision } from './review-inbox';
 import type { RunState } from './run-state';
 
 export type Reviewed = { kind: 'approved'; plan: Plan } | { kind: 'cancelled'; reason: string };
 
-export async function planAndReview(run: RunState, researchQuestion: string): Promise<Reviewed> {
+/** `firstPlan`: the planner's answer the background phase asked for (runs on the current code). */
+export async function planAndReview(run: RunState, researchQuestion: string, firstPlan?: PlannerAnswer): Promise<Reviewed> {
   const opts = run.options;
   let feedback = '';
   let revisions = 0;
   for (;;) {
-    const plan = await makePlan(run, researchQuestion, feedback);
+    const plan = await makePlan(run, researchQuestion, feedback, revisions === 0 ? firstPlan : undefined);
     run.board.show(plan, revisions, opts.maxPlanRevisions);
     // The row's sync loop stores the new plan (startRowSync): a write of its own here would hold
     // the workflow task, and the steps it starts, for one more local activity.

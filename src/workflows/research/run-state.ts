@@ -11,6 +11,7 @@ import { checkSteer } from '../../shared/updates';
 import { summarize } from '../../shared/plain';
 import type { MemoryOwner } from '../../shared/memory';
 import type { Phase, KnowledgeScope, ResearchInput, ResearchOptions, ResearchResult, RunStatus, Usage } from '../../shared/schemas';
+import { Patches } from '../patches';
 import { activitiesFor, type Calls } from '../proxies';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchTenantKey } from '../search-attributes';
 import { RunBudget, type StepBudget } from './budget';
@@ -22,6 +23,8 @@ import { Steering, steerRefusal } from './steering';
 import { memoryOwner, UserSaid } from './user-memory';
 
 export class RunState {
+  /** Asked first, in the run's first activation: which patches this execution takes. */
+  readonly patches = new Patches();
   readonly id = workflowInfo().workflowId;
   /** The question in the user's words (the research question is the rewritten one). */
   readonly userQuestion: string;

@@ -4,7 +4,7 @@
 // talk answered directly teaches nothing worth a model call, nor does a run whose budget is spent).
 // Memory is read by the activities themselves, at call time, from the owner the run passes them; a
 // run whose request or key turned memory off passes none and learns nothing.
-import { isCancellation, patched, workflowInfo } from '@temporalio/workflow';
+import { isCancellation, workflowInfo } from '@temporalio/workflow';
 import { failureMessage } from '../../shared/errors';
 import type { EvidenceKind, MemoryOwner, RunUser, UserWords } from '../../shared/memory';
 import { summarize } from '../../shared/plain';
@@ -38,7 +38,7 @@ export function memoryOwner(tenant: string, user: RunUser | undefined): MemoryOw
 export async function learnAboutUser(run: RunState): Promise<void> {
   const owner = run.memoryOf;
   // A run whose budget is spent makes no call beyond its report.
-  if (!owner || run.budgetSpent() !== undefined || !patched(USER_MEMORY_PATCH)) return;
+  if (!owner || run.budgetSpent() !== undefined || !run.patches.has(USER_MEMORY_PATCH)) return;
   try {
     const r = await run.calls.llm.learnAboutUser.executeWithOptions({ summary: 'user memory: learn from what the user said' }, [
       { researchId: run.id, owner, words: run.said.list() },
