@@ -71,7 +71,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     const report = await writeReport(run, plan, researchQuestion, accepted);
     await compareWithPrevious(run, plan, researchQuestion, accepted);
     await rememberReport(run);
-    await learnAboutUser(run);
+    await learnAboutUser(run, report.learned);
     return await finish(run, 'report', report.summary, { outcome: 'report', answer: report.title });
   } catch (err) {
     return await endOnError(run, err);

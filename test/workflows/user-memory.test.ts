@@ -21,7 +21,6 @@ import type { MemoryFact } from '../../src/shared/memory';
 import type { LoggedRequest, Reply } from '../support/llm-server';
 import { planJson, researchRules, userText } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
-import { recordHistories } from '../support/record-history';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
@@ -86,6 +85,10 @@ describe.skipIf(!ready)(`user memory (${ready ? 'live' : missingReason()})`, () 
       facts: MemoryFact[];
     };
   const texts = (facts: MemoryFact[]) => facts.map((f) => f.text).sort();
+  const activityTypes = async (id: string) =>
+    ((await h.client.workflow.getHandle(id).fetchHistory()).events ?? [])
+      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+      .filter((t): t is string => Boolean(t));
 
   it("learns from a user's run, uses it in the next, and forgets a deleted fact for good", async () => {
     // Run 1 teaches both facts, each with its quote from the question.
@@ -94,7 +97,11 @@ describe.skipIf(!ready)(`user memory (${ready ? 'live' : missingReason()})`, () 
     expect(userText(one.of('memory')[0]!.body)).toContain(Q1);
     // Nothing was known yet: run 1's own prompts hold no memory.
     expect(one.requests.filter((r) => promptOf(r).includes('<user_memory>') && r.rule !== 'memory')).toEqual([]);
-    recordHistories([[one.id, 'baseline-user-memory.json']]);
+    // (baseline-user-memory.json was recorded here before the current patch, with the learning
+    // step as an activity of its own; a run on the current code learns in the report's activity.)
+    const oneActivities = await activityTypes(one.id);
+    expect(oneActivities).toContain('writeCheckedReport');
+    expect(oneActivities).not.toContain('learnAboutUser');
     const learned = await memory(U);
     expect(texts(learned.facts)).toEqual([FIELD, SOURCES].sort());
     const field = learned.facts.find((f) => f.text === FIELD)!;
@@ -177,6 +184,31 @@ describe.skipIf(!ready)(`user memory (${ready ? 'live' : missingReason()})`, () 
     expect(again).toMatchObject({ learned: 0, rejected: 1 });
     expect(texts((await memory(U)).facts)).toEqual([SOURCES]);
   }, 240_000);
+
+  it("retries the report's activity after the learning step's outage without asking for the report or its check again", async () => {
+    const W = 'retry.user@example';
+    h.llm.script(
+      researchRules(
+        { memory: (_req, n) => (n === 0 ? { status: 503, error: { message: 'the provider is overloaded' } } : repeatsRunOne) },
+        planJson([{ id: 'a' }]),
+      ),
+    );
+    try {
+      const r = await run(Q1, { userId: W });
+      expect([r.of('reporter').length, r.of('verify').length, r.of('memory').length]).toEqual([1, 1, 2]);
+      const events = (await h.client.workflow.getHandle(r.id).fetchHistory()).events ?? [];
+      const attempts = events.flatMap((e) =>
+        e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt ?? 0] : [],
+      );
+      expect(Math.max(...attempts)).toBe(2);
+      expect(await activityTypes(r.id)).not.toContain('learnAboutUser');
+      expect(texts((await memory(W)).facts)).toEqual([FIELD, SOURCES].sort());
+      const notes = (await request(h.app).get(`/v1/research/${r.id}`).set('X-Tenant-Id', TENANT).expect(200)).body.notes as string[];
+      expect(notes.join('\n')).toMatch(/User memory: 2 fact\(s\) about the user learned/);
+    } finally {
+      h.llm.script(researchRules({ memory: repeatsRunOne }, planJson([{ id: 'a' }])));
+    }
+  }, 120_000);
 
   it('corrects a fact, forgets everything, and refuses bad input with 400 or 404', async () => {
     const user = `corrector-${randomBytes(4).toString('hex')}`;

@@ -15,9 +15,11 @@ import { summarize } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { count, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store, StoredSource } from '../store';
+import { settlePart, withinCall } from '../attempt';
 import { modelGaveUp, noteFallback } from './fallbacks';
 import { REPORT_DRAFT_KEY, reportNotes, reportSources, versionedKey, writeReport, type ReportInput, type ReportOutput } from './reporter';
 import { defineRole } from './role';
+import { createUserMemoryActivities, type LearnInput, type LearnOutput } from './user-memory';
 
 /** The answer: for each cited sentence and source, whether the source's evidence says it. */
 export const CitationVerdicts = z.object({
@@ -80,23 +82,41 @@ export type VerifyInput = { researchId: string; stepKeys: string[]; notes: strin
 type VerifierDeps = { llm: Llm; store: Store; limits?: VerifierLimits | undefined };
 
 export function createVerifierActivities(deps: VerifierDeps) {
+  const { learnAboutUser } = createUserMemoryActivities(deps);
   return {
     verifyCitations: (input: VerifyInput) => verifyCitations(deps, input),
-    writeCheckedReport: (input: ReportInput) => writeCheckedReport(deps, input),
+    writeCheckedReport: (input: CheckedReportInput) => writeCheckedReport(deps, learnAboutUser, input),
   };
 }
+
+/** The report's input; `learn`: what the user said in the run, for the user's memory to learn
+ *  from after the claim check (runs on the current code: src/workflows/patches.ts). */
+export type CheckedReportInput = ReportInput & { learn?: LearnInput };
+
+/** What the user-memory step made of the run, or why it failed for good (an outage fails the
+ *  attempt: the retry reuses the report's and the check's answers from the call log). */
+export type LearnedInReport = { value: LearnOutput } | { error: string };
 
 /**
  * The one-call report and its claim check in one activity: one activity task and one workflow task
  * fewer than a verifyCitations of its own. The check reads the draft the report stored; a retry
  * after a failed check reuses the report's logged answer (its model calls have their own keys).
  * A report to be written section by section comes back unwritten and unchecked, as from writeReport.
+ * Asked to, it then lets the user's memory learn from the run (learnAboutUser's code): one activity
+ * task and workflow task fewer again.
  */
-async function writeCheckedReport(deps: VerifierDeps, input: ReportInput): Promise<ReportOutput & { claims?: VerifyOutput }> {
-  const report = await writeReport(deps, input);
+async function writeCheckedReport(
+  deps: VerifierDeps,
+  learnAboutUser: (input: LearnInput) => Promise<LearnOutput>,
+  input: CheckedReportInput,
+): Promise<ReportOutput & { claims?: VerifyOutput; learned?: LearnedInReport }> {
+  const { learn, ...reportInput } = input;
+  const report = await writeReport(deps, reportInput);
   if (report.bySection) return report;
   const { researchId, stepKeys, notes, version } = input;
-  return { ...report, claims: await verifyCitations(deps, { researchId, stepKeys, notes, ...(version ? { version } : {}) }) };
+  const claims = await verifyCitations(deps, { researchId, stepKeys, notes, ...(version ? { version } : {}) });
+  const learned = learn ? await settlePart(withinCall('memory', () => learnAboutUser(learn))) : undefined;
+  return { ...report, claims, ...(learned ? { learned } : {}) };
 }
 
 export const citationCheck = defineRole({

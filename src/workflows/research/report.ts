@@ -4,11 +4,13 @@
 // then code puts them together, so no single completion's length cuts it. Then the claim check:
 // each cited sentence is compared with its source's stored evidence, and a
 // citation the evidence does not support is removed; the figures go into the status and report.
+import type { LearnInput } from '../../activities/roles/user-memory';
 import type { MemoryOwner } from '../../shared/memory';
 import type { LlmActivities } from '../../activities';
 import type { Grounding } from '../../shared/messages';
 import type { Plan, StepOutput, Usage } from '../../shared/schemas';
 import type { RunState } from './run-state';
+import { learnWithReport } from './user-memory';
 
 /** The document keys of the accepted step results, in plan order. */
 export function acceptedKeys(plan: Plan, accepted: Map<string, StepOutput>): string[] {
@@ -28,10 +30,12 @@ export async function writeReport(run: RunState, plan: Plan, researchQuestion: s
     ...(run.memoryOf ? { memoryOf: run.memoryOf } : {}),
   };
   const length = run.options.reportLength ?? 'standard';
+  const learn = learnWithReport(run);
   // A one-call report whose findings do not fit the reporter's context window comes back unwritten
   // (bySection) and is written section by section; a history recorded before that has no such answer.
   // Its claim check runs in the same activity (runs started before: an activity of its own).
-  const oneCall = length === 'long' ? undefined : await writeInOneCall(run, { ...input, length, sectionsIfTooLong: true });
+  const oneCall =
+    length === 'long' ? undefined : await writeInOneCall(run, { ...input, length, sectionsIfTooLong: true, ...(learn ? { learn } : {}) });
   if (oneCall?.bySection) {
     const why = 'The findings did not fit the model in one call: the report was written section by section.';
     run.note(why);
@@ -47,23 +51,27 @@ export async function writeReport(run: RunState, plan: Plan, researchQuestion: s
   }
   if (oneCall?.claims) applyClaims(run, oneCall.claims);
   else await checkClaims(run, stepKeys, notes);
-  return report;
+  return { title: report.title, summary: report.summary, ...(oneCall?.learned ? { learned: oneCall.learned } : {}) };
 }
 
 /** Runs started before it checked the one-call report's claims in an activity of their own. */
 export const REPORT_WITH_CHECK_PATCH = 'report-with-claim-check';
 
-/** The report and its claim check: two model calls (the LLM proxy's 5 minutes is one). */
+/** The report and its claim check: two model calls (the LLM proxy's 5 minutes is one); with the
+ *  user-memory step after them, three. */
 const REPORT_AND_CHECK_TIMEOUT = '10 minutes';
+const REPORT_CHECK_AND_LEARN_TIMEOUT = '15 minutes';
 
 function writeInOneCall(
   run: RunState,
-  input: ReportInput & { length: 'brief' | 'standard'; sectionsIfTooLong: true },
+  input: ReportInput & { length: 'brief' | 'standard'; sectionsIfTooLong: true; learn?: LearnInput },
 ): Promise<Awaited<ReturnType<LlmActivities['writeCheckedReport']>>> {
   const summary = `reporter: report from ${input.stepKeys.length} step results`;
   if (!run.patches.has(REPORT_WITH_CHECK_PATCH)) return run.calls.llm.writeReport.executeWithOptions({ summary }, [input]);
   return run.calls.llm.writeCheckedReport.executeWithOptions(
-    { summary: `${summary}, then its claim check`, startToCloseTimeout: REPORT_AND_CHECK_TIMEOUT },
+    input.learn
+      ? { summary: `${summary}, then its claim check and the user memory`, startToCloseTimeout: REPORT_CHECK_AND_LEARN_TIMEOUT }
+      : { summary: `${summary}, then its claim check`, startToCloseTimeout: REPORT_AND_CHECK_TIMEOUT },
     [input],
   );
 }

@@ -8,6 +8,9 @@ import { isCancellation, workflowInfo } from '@temporalio/workflow';
 import { failureMessage } from '../../shared/errors';
 import type { EvidenceKind, MemoryOwner, RunUser, UserWords } from '../../shared/memory';
 import { summarize } from '../../shared/plain';
+import type { LearnedInReport } from '../../activities/roles/citation-check';
+import type { LearnInput } from '../../activities/roles/user-memory';
+import type { Usage } from '../../shared/schemas';
 import type { RunState } from './run-state';
 
 export const USER_MEMORY_PATCH = 'user-memory';
@@ -34,8 +37,21 @@ export function memoryOwner(tenant: string, user: RunUser | undefined): MemoryOw
   return user?.memory ? { tenant, userId: user.id } : undefined;
 }
 
-/** After the run's report: what the user said teaches the user's memory. Never fails the run. */
-export async function learnAboutUser(run: RunState): Promise<void> {
+/**
+ * What the report's activity learns from, for a run on the current code (patches.ts) whose user
+ * has a memory and whose budget is not spent when the report starts: the learning step then runs
+ * in the report's activity, after its claim check, and costs no activity task of its own.
+ */
+export function learnWithReport(run: RunState): LearnInput | undefined {
+  const owner = run.memoryOf;
+  if (!owner || !run.patches.current || run.budgetSpent() !== undefined) return undefined;
+  return { researchId: run.id, owner, words: run.said.list() };
+}
+
+/** After the run's report: what the user said teaches the user's memory. Never fails the run.
+ *  `inReport`: what the report's activity learned (learnWithReport); else an activity of its own. */
+export async function learnAboutUser(run: RunState, inReport?: LearnedInReport): Promise<void> {
+  if (inReport) return 'value' in inReport ? noteLearned(run, inReport.value) : noteNothingLearned(run, inReport.error);
   const owner = run.memoryOf;
   // A run whose budget is spent makes no call beyond its report.
   if (!owner || run.budgetSpent() !== undefined || !run.patches.has(USER_MEMORY_PATCH)) return;
@@ -43,10 +59,18 @@ export async function learnAboutUser(run: RunState): Promise<void> {
     const r = await run.calls.llm.learnAboutUser.executeWithOptions({ summary: 'user memory: learn from what the user said' }, [
       { researchId: run.id, owner, words: run.said.list() },
     ]);
-    run.addUsage(r.usage);
-    if (r.learned) run.note(`User memory: ${r.learned} fact(s) about the user learned or confirmed (GET /v1/memory lists them).`);
+    noteLearned(run, r);
   } catch (err) {
     if (isCancellation(err)) throw err;
-    run.note(`Nothing was learned about the user: ${summarize(failureMessage(err), 200)}`);
+    noteNothingLearned(run, failureMessage(err));
   }
+}
+
+function noteLearned(run: RunState, r: { learned: number; usage: Usage }): void {
+  run.addUsage(r.usage);
+  if (r.learned) run.note(`User memory: ${r.learned} fact(s) about the user learned or confirmed (GET /v1/memory lists them).`);
+}
+
+function noteNothingLearned(run: RunState, why: string): void {
+  run.note(`Nothing was learned about the user: ${summarize(why, 200)}`);
 }
