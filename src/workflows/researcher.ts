@@ -10,6 +10,7 @@ import { addUsage, forcedAnswerCut, stepKey, ZERO_USAGE } from '../shared/plain'
 import type { StepInput, StepOutput } from '../shared/schemas';
 import type { McpToolSpec } from '../activities/mcp';
 import type { ToolResultInput } from '../activities/roles/conversation';
+import type { GoOn } from '../activities/roles/researcher';
 import { Patches } from './patches';
 import { activitiesFor, partsGiveUpAt, type Calls } from './proxies';
 import { stepBudgetSpent } from './research/budget';
@@ -30,6 +31,15 @@ const TURN_AND_FINDINGS_TIMEOUT = '15 minutes';
 
 /** Runs started before it ran web_search and crawl as activities of their own, between turns. */
 export const TOOLS_IN_TURN_PATCH = 'tools-in-turn';
+
+/**
+ * How long a turn may go on with web-only rounds by itself (runs on the current code): it starts
+ * no round after this, and the workflow's history hears of the step at least this often. Its
+ * activity's time: a round started just before it (a model call, its searches and page reads, and
+ * the findings with their judge) on top.
+ */
+const GO_ON_MS = 5 * 60_000;
+const TURN_WITH_ROUNDS_TIMEOUT = '30 minutes';
 
 /** Room left before the step's outage limit for a turn whose searches and page reads have stopped
  *  retrying an outage (its other calls, its return): so such an outage ends as a result the next
@@ -72,6 +82,7 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   // Web tools in the turn's activity: no activity task per query or page, no workflow task between.
   const toolsInTurn = patches.has(TOOLS_IN_TURN_PATCH);
   let compressed: StepOutput | undefined;
+  let trimFirst = false;
   for (let round = 0; round <= maxRounds; round++) {
     // Out of rounds, or out of the budget the run had left: answer with what there is.
     const budgetSpent = stepBudgetSpent(input.budget, usage, Date.now());
@@ -90,7 +101,11 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
       toolResults: pending,
       userPages,
       discoverMcp,
+      trimFirst,
       ...(toolsInTurn && !mustAnswer ? { webTools: { giveUpAt: partsGiveUpAt(input, AFTER_TOOLS_MS) } } : {}),
+      ...(patches.current && !mustAnswer
+        ? { goOn: { round, maxRounds, ...(input.budget ? { budget: input.budget } : {}), spent: usage, until: Date.now() + GO_ON_MS } }
+        : {}),
       ...(compressAtEnd
         ? { compressAtEnd: { key: stepKey(input.step.id, input.attempt), ...(cutShort ? { cutShort } : {}), judge: !wrapUp } }
         : {}),
@@ -103,7 +118,16 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
     if (turn.forcedAnswer && !mustAnswer) cutShort ??= forcedAnswerCut(turn.forcedAnswer);
     pending = [];
     userPages = undefined;
+    trimFirst = false;
     usage = addUsage(usage, turn.usage);
+    // The rounds the turn went on with by itself, before its last.
+    const earlier = turn.earlier;
+    if (earlier) {
+      round += earlier.rounds;
+      usage = addUsage(usage, earlier.usage);
+      notes.addProviderErrors(earlier.providerErrors);
+      for (const e of earlier.searchErrors) notes.add('web search', e);
+    }
     seq = turn.nextSeq;
     compressed = turn.compressed;
     if (turn.calls.length === 0) break;
@@ -123,6 +147,12 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
       }),
     );
     for (const u of toolUsage) usage = addUsage(usage, u);
+    // The turn's next round was refused for its length, after it wrote these results: the next
+    // turn trims the conversation first, and writes nothing again.
+    if (turn.contextFull) {
+      pending = [];
+      trimFirst = true;
+    }
   }
   const out =
     compressed ??
@@ -154,8 +184,11 @@ async function turnWithTrim(
     toolResults: ToolResultInput[];
     userPages: ToolResultInput | undefined;
     discoverMcp: boolean;
+    /** The conversation is known to be too long for the model: trim it before the first ask. */
+    trimFirst: boolean;
     webTools?: { giveUpAt: number };
     compressAtEnd?: { key: string; cutShort?: string; judge?: boolean };
+    goOn?: GoOn;
   },
 ) {
   const turnInput = {
@@ -175,12 +208,22 @@ async function turnWithTrim(
     ...(turn.discoverMcp ? { discoverMcp: true } : {}),
     ...(turn.webTools ? { webTools: turn.webTools } : {}),
     ...(turn.compressAtEnd ? { compressAtEnd: turn.compressAtEnd } : {}),
+    ...(turn.goOn ? { goOn: turn.goOn } : {}),
   };
-  const summary = `researcher ${input.step.id}: round ${turn.round + 1}${turn.mustAnswer ? ' (must answer)' : ''}`;
+  const summary = `researcher ${input.step.id}: round ${turn.round + 1}${turn.mustAnswer ? ' (must answer)' : ''}${turn.goOn ? ' and its web rounds' : ''}`;
   // A turn that may end the step writes its findings too, and one that may search and read pages
-  // does that too: room for all of it.
-  const options = turn.compressAtEnd || turn.webTools ? { summary, startToCloseTimeout: TURN_AND_FINDINGS_TIMEOUT } : { summary };
-  for (let trim = 0; ; trim++) {
+  // does that too: room for all of it; one that may go on with rounds, room for them.
+  const options = turn.goOn
+    ? { summary, startToCloseTimeout: TURN_WITH_ROUNDS_TIMEOUT }
+    : turn.compressAtEnd || turn.webTools
+      ? { summary, startToCloseTimeout: TURN_AND_FINDINGS_TIMEOUT }
+      : { summary };
+  const trimConversation = (trim: number) =>
+    calls.store.trimConversation.executeWithOptions({ summary: `researcher ${input.step.id}: trim context` }, [
+      { researchId: input.researchId, convKey, keepLast: TRIM_KEEP_LAST[trim]! },
+    ]);
+  if (turn.trimFirst) await trimConversation(0);
+  for (let trim = turn.trimFirst ? 1 : 0; ; trim++) {
     try {
       // The tool results were written by the first try (a context-length error comes from the
       // model, after the writes): later tries must not undo the trimming.
@@ -189,9 +232,7 @@ async function turnWithTrim(
     } catch (err) {
       const type = (err as { cause?: { type?: string } }).cause?.type;
       if (type !== ErrorType.LlmContextLength || trim >= TRIM_KEEP_LAST.length) throw err;
-      await calls.store.trimConversation.executeWithOptions({ summary: `researcher ${input.step.id}: trim context` }, [
-        { researchId: input.researchId, convKey, keepLast: TRIM_KEEP_LAST[trim]! },
-      ]);
+      await trimConversation(trim);
     }
   }
 }

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BackgroundWeb } from '../../src/activities/roles/background-phase';
 import { createResearcherActivities, type TurnInput } from '../../src/activities/roles/researcher';
 import { researcherBudgets } from '../../src/activities/roles/tool-budget';
-import { bySchema, type Reply } from '../support/llm-server';
+import { bySchema, type ChatRequest, type Reply, type Rule } from '../support/llm-server';
 import { SOLAR_STEP } from '../support/research-script';
 import { databaseUrl, missingReason } from '../support/services';
 import { attemptOf, EXTRACT, WebParts } from '../support/web-parts';
@@ -39,7 +39,7 @@ describe.skipIf(!ready)(`researcherTurn with its web tools (${ready ? 'live' : m
   const attempt = attemptOf('turn', 15_000);
   const asked = (rule: string) => w.asked(rule);
   /** The turn asks for one search and one page; the page is read for the goal. */
-  const script = (react: Reply) =>
+  const script = (react: Rule['reply']) =>
     w.llm.script([
       { name: 'react', match: (r) => r.response_format === undefined, reply: react },
       { name: 'extractor', match: bySchema('PageExtract'), reply: { json: EXTRACT } },
@@ -174,5 +174,81 @@ describe.skipIf(!ready)(`researcherTurn with its web tools (${ready ? 'live' : m
     expect(late.web!.results[0]!.crawl).toEqual([
       { url: solarPage(), status: 'failed', reason: expect.stringMatching(/database is away/) },
     ]);
+  });
+
+  describe('going on with the next rounds itself (goOn)', () => {
+    const web = (): BackgroundWeb => ({
+      webSearch: w.groups.search.webSearch,
+      crawlPage: w.groups.crawl.crawlPage,
+      knowledgeSearch: () => Promise.reject(new Error('no knowledge base in this run')),
+    });
+    /** Round 0 searches, round 1 reads the page, round 2 answers (or `last` replies). */
+    const rounds =
+      (last: (n: number) => Reply = () => ({ content: 'Solar got much cheaper.' })) =>
+      (req: ChatRequest, n: number): Reply => {
+        const tools = req.messages.filter((m) => m.role === 'tool').length;
+        if (tools === 0) return { toolCalls: [{ name: 'web_search', arguments: { queries: ['solar cost'] } }] };
+        if (tools === 1) return { toolCalls: [{ name: 'crawl', arguments: { urls: [solarPage()], goal: 'solar cost decline' } }] };
+        return last(n);
+      };
+    const goOn = (over: Partial<NonNullable<TurnInput['goOn']>> = {}): NonNullable<TurnInput['goOn']> => ({
+      round: 0,
+      maxRounds: 8,
+      spent: { promptTokens: 0, completionTokens: 0, costUsd: 0 },
+      until: Date.now() + 60_000,
+      ...over,
+    });
+
+    it('asks every web-only round in one activity; a retry after the last round failed asks only that one again', async () => {
+      script((req, n) =>
+        rounds((k) => (k === 2 ? { status: 503, error: { message: 'overloaded' } } : { content: 'Solar got much cheaper.' }))(req, n),
+      );
+      const turn = turnWith(web());
+      const input = { ...(await newTurn({ giveUpAt: Date.now() + 60_000 })), goOn: goOn() };
+      await expect(attempt(input, 1, turn)).rejects.toThrow(/503|overloaded/);
+      expect([asked('react'), asked('extractor')]).toEqual([3, 1]);
+      const out = await attempt(input, 2, turn);
+      // Rounds 0 and 1 came from the stored replies and the call log: only round 2 was asked again.
+      expect([asked('react'), asked('extractor')]).toEqual([4, 1]);
+      expect(out.calls).toEqual([]);
+      expect(out.earlier?.rounds).toBe(2);
+      // The replies sit at the positions the workflow would have given them: task 0-1, then a reply
+      // and its tool result per round, then the answer.
+      expect(out.nextSeq).toBe(7);
+      const { rows } = await w.pool.query<{ seq: number; role: string }>(
+        "SELECT seq, message->>'role' AS role FROM conversation_messages WHERE research_id = $1 AND conv_key = $2 ORDER BY seq",
+        [input.researchId, input.convKey],
+      );
+      expect(rows.map((r) => r.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
+      // The usage counts every round's reply and the page's extraction once.
+      const paid = await w.pool.query<{ p: string }>('SELECT sum(prompt_tokens) AS p FROM llm_calls WHERE research_id = $1', [
+        input.researchId,
+      ]);
+      expect(out.usage.promptTokens + out.earlier!.usage.promptTokens).toBe(Number(paid.rows[0]!.p));
+    });
+
+    it('leaves the next round to the workflow when the user asked to wrap up, the budget is spent, or the next round must answer', async () => {
+      script(rounds());
+      const turn = turnWith(web());
+      // A wrap-up recorded for the run (the steer event recordSteering writes).
+      const wrapped = await newTurn({});
+      await w.store.events.append(wrapped.researchId, [{ key: 'steer:1', type: 'steer', data: { kind: 'wrapUp', summary: 'wrap up' } }]);
+      const a = await attempt({ ...wrapped, goOn: goOn() }, 1, turn);
+      expect([a.calls.map((c) => c.name), a.earlier]).toEqual([['web_search'], undefined]);
+      expect(a.web!.results).toHaveLength(1);
+      // The step's budget spent by what it had spent before the turn.
+      const b = await attempt(
+        { ...(await newTurn({})), goOn: goOn({ budget: { tokens: 10 }, spent: { promptTokens: 10, completionTokens: 0, costUsd: 0 } }) },
+        1,
+        turn,
+      );
+      expect([b.calls.map((c) => c.name), b.earlier]).toEqual([['web_search'], undefined]);
+      // maxRounds 2: round 1 is asked here, round 2 must answer and is the workflow's.
+      const c = await attempt({ ...(await newTurn({})), goOn: goOn({ maxRounds: 2 }) }, 1, turn);
+      expect([c.calls.map((x) => x.name), c.earlier?.rounds]).toEqual([['crawl'], 1]);
+      // Its time is up.
+      const d = await attempt({ ...(await newTurn({})), goOn: goOn({ until: Date.now() - 1 }) }, 1, turn);
+      expect(d.earlier).toBeUndefined();
+    });
   });
 });

@@ -6,12 +6,13 @@
 // web_search and crawl calls of its reply before it returns (researcher-web.ts). The step's
 // findings are the compressor's (src/activities/roles/compressor.ts).
 import type OpenAI from 'openai';
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
 import type { ToolCall } from '../../shared/llm-outputs';
 import { type PlanStep, type StepOutput, type Usage } from '../../shared/schemas';
 import { addUsage, forcedAnswerCut, summarize, ZERO_USAGE } from '../../shared/plain';
-import { activityCallKey } from '../attempt';
+import { activityCallKey, withinCall } from '../attempt';
+import { stepBudgetSpent, type StepBudget } from '../../shared/step-budget';
 import type { ReplyReading } from '../llm/call';
 import { flag, promptPart, stepVarShape, text, toolPrompt } from '../llm/prompt-def';
 import { renderPart, renderPrompt } from '../llm/render';
@@ -86,6 +87,31 @@ export interface TurnInput {
   /** The turn runs the web_search and crawl calls its model asks for, before it returns
    *  (researcher-web.ts); the workflow runs the other tools. Absent: the workflow runs them all. */
   webTools?: WebToolsInTurn;
+  /** With webTools: the turn goes on with the next rounds itself while they need only web tools
+   *  (runs on the current code, src/workflows/patches.ts). Absent: one round. */
+  goOn?: GoOn;
+}
+
+/** What a turn that goes on with rounds by itself must respect, as the workflow's loop would. */
+export interface GoOn {
+  /** This turn's round (0 for the step's first), and the step's maxToolRounds: round maxRounds
+   *  must answer, so the workflow asks it. */
+  round: number;
+  maxRounds: number;
+  /** The step's budget, and what the step had spent before this turn. */
+  budget?: StepBudget | undefined;
+  spent: Usage;
+  /** Epoch ms after which no further round starts here. */
+  until: number;
+}
+
+/** The rounds a turn went on with before its last (GoOn): their count, model usage (the pages'
+ *  extractions included) and what their web tools left to note. */
+export interface EarlierRounds {
+  rounds: number;
+  usage: Usage;
+  providerErrors: string[];
+  searchErrors: string[];
 }
 
 export interface TurnResult {
@@ -102,6 +128,13 @@ export interface TurnResult {
   compressed?: StepOutput;
   /** The web_search and crawl calls the turn ran (webTools): their results, notes and usage. */
   web?: WebToolsResult;
+  /** The rounds before the last one, when the turn went on by itself (goOn); the fields above are
+   *  the last round's (mcp the first's). */
+  earlier?: EarlierRounds;
+  /** The round after the last one was refused for the model's context length, after it wrote the
+   *  last one's tool results (`web`) into the conversation: the workflow trims the conversation
+   *  and asks that round again without writing them. */
+  contextFull?: true;
 }
 
 type AssistantMessage = OpenAI.Chat.ChatCompletionAssistantMessageParam;
@@ -121,7 +154,75 @@ export const researcher = defineRole({
   activities: createResearcherActivities,
 });
 
+/**
+ * The turn, and with `goOn` the rounds after it that it may do by itself: while each round asks
+ * only for web tools, which it ran, and none of them left a page for the browser, the next round
+ * is asked here, with those results written as the next turn would write them. The workflow gets
+ * one activity task and one workflow task for the rounds instead of one each. Each further round
+ * runs inside withinCall (`round-<n>`), so a retried attempt finds every round's stored reply and
+ * its tools' model answers and pays for none again.
+ */
 async function researcherTurn(deps: ResearcherDeps, turnInput: TurnInput): Promise<TurnResult> {
+  const goOn = turnInput.goOn;
+  let input = turnInput;
+  let turn = await oneRound(deps, input);
+  if (!goOn) return turn;
+  const first = turn;
+  const earlier: EarlierRounds = { rounds: 0, usage: ZERO_USAGE, providerErrors: [], searchErrors: [] };
+  let contextFull = false;
+  for (;;) {
+    const next = await nextRound(deps, input, turn, goOn, earlier.rounds, addUsage(earlier.usage, turn.usage));
+    if (!next) break;
+    let following: TurnResult;
+    try {
+      following = await withinCall(`round-${earlier.rounds + 1}`, () => oneRound(deps, next));
+    } catch (err) {
+      // The conversation outgrew the model's window, with the round's tool results written: the
+      // workflow trims it and asks this round again (contextFull), as after a turn of its own.
+      if (!(err instanceof ApplicationFailure && err.type === ErrorType.LlmContextLength)) throw err;
+      contextFull = true;
+      break;
+    }
+    const web = turn.web!;
+    earlier.rounds++;
+    earlier.usage = [earlier.usage, turn.usage, web.usage].reduce(addUsage);
+    earlier.providerErrors.push(...web.providerErrors);
+    earlier.searchErrors.push(...web.searchErrors);
+    input = next;
+    turn = following;
+  }
+  if (!earlier.rounds && !contextFull) return turn;
+  const { mcp } = first;
+  return { ...turn, ...(mcp ? { mcp } : {}), ...(earlier.rounds ? { earlier } : {}), ...(contextFull ? { contextFull } : {}) };
+}
+
+/**
+ * The next round's input when the turn may ask it itself, or undefined: the workflow takes over
+ * (the round wants a tool of the workflow's, a page the browser must render, or nothing more; the
+ * next round is the last, which must answer; the step's budget is spent; the user asked the run to
+ * wrap up; or the turn has gone on long enough, and the workflow's history should hear of it).
+ */
+async function nextRound(
+  deps: ResearcherDeps,
+  input: TurnInput,
+  turn: TurnResult,
+  goOn: GoOn,
+  roundsSoFar: number,
+  spentHere: Usage,
+): Promise<TurnInput | undefined> {
+  const web = turn.web;
+  if (!web || !turn.calls.length || !turn.calls.every(isWebTool)) return undefined;
+  if (web.results.some((r) => r.crawl?.some((p) => p.needsBrowser))) return undefined;
+  const round = goOn.round + roundsSoFar + 1;
+  if (round >= goOn.maxRounds || Date.now() >= goOn.until) return undefined;
+  const spent = [goOn.spent, spentHere, web.usage].reduce(addUsage);
+  if (stepBudgetSpent(goOn.budget, spent, Date.now())) return undefined;
+  if (await deps.store.events.steered(input.researchId, 'wrapUp')) return undefined;
+  const { discoverMcp: _first, userPages: _firstToo, ...rest } = input;
+  return { ...rest, seq: turn.nextSeq + turn.calls.length, mcpTools: turn.mcp?.tools ?? input.mcpTools ?? [], toolResults: web.results };
+}
+
+async function oneRound(deps: ResearcherDeps, turnInput: TurnInput): Promise<TurnResult> {
   const turn = await oneTurn(deps, turnInput);
   if (turn.calls.length) return withWebTools(deps, turnInput, turn);
   const end = turnInput.compressAtEnd;

@@ -61,6 +61,14 @@ export function eventsTable(pool: pg.Pool) {
       );
       return rows.map((r) => ({ seq: Number(r.seq), type: r.type, data: r.data, at: new Date(r.created_at).toISOString() }));
     },
+    /** Whether the user's steering of the run included `kind` (a `steer` event recordSteering wrote). */
+    async steered(researchId: string, kind: string): Promise<boolean> {
+      const { rowCount } = await pool.query(
+        "SELECT 1 FROM run_events WHERE research_id = $1 AND type = 'steer' AND data->>'kind' = $2 LIMIT 1",
+        [researchId, kind],
+      );
+      return (rowCount ?? 0) > 0;
+    },
     /** Wake-ups when a run's log grows, from one listening connection; close it when done. */
     wakeups(log: Logger, opts?: WakeupOptions): EventWakeups {
       return listenForRunEvents(pool, log, opts);

@@ -2,20 +2,9 @@
 // retries none, and the report is written from what exists.
 import { addUsage, durationToMs, ZERO_USAGE } from '../../shared/plain';
 import type { ResearchOptions, Usage } from '../../shared/schemas';
+import type { StepBudget } from '../../shared/step-budget';
 
-export interface StepBudget {
-  tokens?: number | undefined;
-  costUsd?: number | undefined;
-  deadlineAt?: number | undefined;
-}
-
-/** True when a step has spent what was left of the run's budget when it started. */
-export function stepBudgetSpent(budget: StepBudget | undefined, usage: Usage, now: number): boolean {
-  if (!budget) return false;
-  if (budget.tokens !== undefined && usage.promptTokens + usage.completionTokens >= budget.tokens) return true;
-  if (budget.costUsd !== undefined && usage.costUsd >= budget.costUsd) return true;
-  return budget.deadlineAt !== undefined && now >= budget.deadlineAt;
-}
+export { stepBudgetSpent, type StepBudget } from '../../shared/step-budget';
 
 /** Why the research must stop, or undefined while every budget holds. */
 export function budgetSpent(
