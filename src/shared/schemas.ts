@@ -291,6 +291,9 @@ export const StepInput = z.object({
   knowledge: KnowledgeScope.optional(),
   /** Pages the user asked the run to read (steering mustRead): the step reads them first. */
   mustRead: z.array(z.string()).optional(),
+  /** The run started on the current code (src/workflows/patches.ts): the step takes the patches
+   *  folded into the current one without a marker of its own (absent: it asks, as before). */
+  currentCode: z.literal(true).optional(),
 });
 export type StepInput = z.infer<typeof StepInput>;
 

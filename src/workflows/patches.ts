@@ -24,7 +24,13 @@ export type FoldedPatch =
 /** One execution's answer to the patches: made in its first activation, before any other patch. */
 export class Patches {
   /** The execution started on this code (or was replayed from a history that did). */
-  readonly current = patched(CURRENT_PATCH);
+  readonly current: boolean;
+
+  /** `startedCurrent`: the execution's input says it started on this code (a step the run starts
+   *  on it): no marker is asked for, or recorded, at all. */
+  constructor(startedCurrent?: boolean) {
+    this.current = startedCurrent === true || patched(CURRENT_PATCH);
+  }
 
   has(id: FoldedPatch): boolean {
     return this.current || patched(id);

@@ -48,7 +48,7 @@ const AFTER_TOOLS_MS = 2 * 60_000;
 
 export async function researcherWorkflow(input: StepInput): Promise<StepOutput> {
   // Asked first, in the step's first activation: which patches this execution takes.
-  const patches = new Patches();
+  const patches = new Patches(input.currentCode);
   watchStepWaits(input.step.id, input.step.title);
   const convKey = `${input.step.id}/${input.attempt}`;
   const maxRounds = input.maxToolRounds ?? 8;

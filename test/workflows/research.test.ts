@@ -99,12 +99,12 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(200);
     expect((await result(id)).outcome).toBe('report');
     expect(requestsFor('researcher')).toHaveLength(2);
-    // The run and its step each record one patch (patches.ts CURRENT_PATCH), which stands for the
-    // ones folded into it (the run's three, the step's two, each a marker and a TemporalChangeVersion
-    // upsert before): one marker and one upsert of it each; no start attribute is repeated.
+    // The run records one patch (patches.ts CURRENT_PATCH), which stands for the three folded into
+    // it (each a marker and a TemporalChangeVersion upsert before); its step records none, as its
+    // input says it started on the current code (before: two). No start attribute is repeated.
     for (const [wid, patches] of [
       [id, 1],
-      [`${id}/step/a`, 1],
+      [`${id}/step/a`, 0],
     ] as const) {
       const events = (await h.client.workflow.getHandle(wid).fetchHistory()).events!;
       expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toHaveLength(patches);
@@ -114,6 +114,13 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
       expect(upserted.filter((k) => k === 'TemporalChangeVersion')).toHaveLength(patches);
       expect(upserted).not.toContain('ResearchTenant');
     }
+    // The plan's step count went with the phase change after it: one upsert, not two.
+    const upserts = (await h.client.workflow.getHandle(id).fetchHistory()).events!.flatMap((e) => {
+      const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+      return fields ? [Object.keys(fields).sort()] : [];
+    });
+    expect(upserts).toContainEqual(['ResearchPhase', 'ResearchStatus', 'ResearchStepCount']);
+    expect(upserts.filter((keys) => keys.includes('ResearchStepCount'))).toHaveLength(1);
     // No workflow task writes the run's row twice (a new plan is written by the row's sync loop
     // alone): each write is a local activity the task waits for.
     const runEvents = (await h.client.workflow.getHandle(id).fetchHistory()).events!;

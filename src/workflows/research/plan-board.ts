@@ -13,6 +13,9 @@ const SETTLED_BADLY = new Set(['failed', 'skipped', 'cancelled']);
 
 export class PlanBoard {
   private current?: PlanView;
+  /** A new plan's step count, for the run's next phase change to upsert with it (runs on the
+   *  current code: one upsert where there were two). */
+  private countForPhase?: number;
 
   /** A copy of the plan as it stands, or undefined before the first plan. */
   view(): PlanView | undefined {
@@ -47,8 +50,10 @@ export class PlanBoard {
     return this.steps.filter((s) => s.status === 'pending').length;
   }
 
-  /** Puts a new version of the plan on the board, every step pending. */
-  show(plan: Plan, revisions: number, maxRevisions: number): void {
+  /** Puts a new version of the plan on the board, every step pending. `withNextPhase`: its step
+   *  count is upserted with the next phase change (every path from a new plan changes phase in
+   *  the same activation: review, queue, research or report), else at once. */
+  show(plan: Plan, revisions: number, maxRevisions: number, withNextPhase = false): void {
     this.current = {
       version: (this.current?.version ?? 0) + 1,
       title: plan.title,
@@ -58,7 +63,15 @@ export class PlanBoard {
       revisionsLeft: maxRevisions - revisions,
       steps: plan.steps.map(pendingStep),
     };
-    upsertSearchAttributes([{ key: ResearchStepCountKey, value: plan.steps.length }]);
+    if (withNextPhase) this.countForPhase = plan.steps.length;
+    else upsertSearchAttributes([{ key: ResearchStepCountKey, value: plan.steps.length }]);
+  }
+
+  /** The step count the next phase change upserts, once. */
+  takeCountForPhase(): number | undefined {
+    const n = this.countForPhase;
+    this.countForPhase = undefined;
+    return n;
   }
 
   /** A new plan version: the steps so far as they stand, and follow-up steps, pending. */

@@ -111,6 +111,7 @@ function runAttempt(
     ...(run.retry ? { retry: run.retry } : {}),
     ...(run.knowledge ? { knowledge: run.knowledge } : {}),
     ...(run.steering.pagesFor(step.id) ? { mustRead: run.steering.pagesFor(step.id)! } : {}),
+    ...(run.patches.current ? { currentCode: true as const } : {}),
   };
   const role = step.type === 'research' ? 'researcher' : 'coder';
   return executeChild(step.type === 'research' ? researcherWorkflow : coderWorkflow, {

@@ -18,7 +18,7 @@ export async function planAndReview(run: RunState, researchQuestion: string, fir
   let revisions = 0;
   for (;;) {
     const plan = await makePlan(run, researchQuestion, feedback, revisions === 0 ? firstPlan : undefined);
-    run.board.show(plan, revisions, opts.maxPlanRevisions);
+    run.board.show(plan, revisions, opts.maxPlanRevisions, run.patches.current);
     // The row's sync loop stores the new plan (startRowSync): a write of its own here would hold
     // the workflow task, and the steps it starts, for one more local activity.
     if (plan.hasEnoughContext || opts.autoAcceptPlan) return { kind: 'approved', plan };

@@ -13,7 +13,7 @@ import type { MemoryOwner } from '../../shared/memory';
 import type { Phase, KnowledgeScope, ResearchInput, ResearchOptions, ResearchResult, RunStatus, Usage } from '../../shared/schemas';
 import { Patches } from '../patches';
 import { activitiesFor, type Calls } from '../proxies';
-import { ResearchPhaseKey, ResearchStatusKey, ResearchTenantKey } from '../search-attributes';
+import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from '../search-attributes';
 import { RunBudget, type StepBudget } from './budget';
 import { PlanBoard } from './plan-board';
 import { malformed, refuse, ReviewInbox } from './review-inbox';
@@ -266,9 +266,11 @@ export class RunState {
   moveTo(phase: Phase, status: RunStatus = 'running'): void {
     this.currentPhase = phase;
     this.currentStatus = status;
+    const steps = this.board.takeCountForPhase();
     upsertSearchAttributes([
       { key: ResearchPhaseKey, value: phase },
       { key: ResearchStatusKey, value: status },
+      ...(steps !== undefined ? [{ key: ResearchStepCountKey, value: steps }] : []),
     ]);
     this.publish();
   }
