@@ -22,7 +22,7 @@ import { closeGaps } from './research/gaps';
 import { investigate } from './research/investigate';
 import { chooseKnowledge, rememberReport } from './research/knowledge';
 import { endOnError, finish, startRowSync } from './research/persist';
-import { writeReport } from './research/report';
+import { writeReport, type WrittenReport } from './research/report';
 import { planAndReview } from './research/review';
 import { RunState } from './research/run-state';
 import { steer } from './research/steering';
@@ -59,16 +59,18 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     }
     let { plan } = reviewed;
     let accepted = new Map<string, StepOutput>();
+    // Written by the last gap reflection, on the current code, when it found nothing missing.
+    let written: WrittenReport | undefined;
     if (!plan.hasEnoughContext) {
       await takeSlot(run);
       run.moveTo('researching');
       run.budget.startClock();
       accepted = await runTeam(run, plan, researchQuestion);
       const followUp = run.options.researchMode === 'supervisor' ? supervise : closeGaps;
-      ({ plan, accepted } = await followUp(run, run.steering.apply(plan), researchQuestion, accepted));
+      ({ plan, accepted, report: written } = await followUp(run, run.steering.apply(plan), researchQuestion, accepted));
       plan = run.steering.apply(plan);
     }
-    const report = await writeReport(run, plan, researchQuestion, accepted);
+    const report = written ?? (await writeReport(run, plan, researchQuestion, accepted));
     await compareWithPrevious(run, plan, researchQuestion, accepted);
     await rememberReport(run);
     await learnAboutUser(run, report.learned);

@@ -127,8 +127,11 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     // Each step's last turn judged its findings (compress-in-last-turn): the run asked no judge itself.
     const runActivities = runEvents.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
     expect(runActivities).not.toContain('judgeStep');
-    // The first plan was written by the background phase's activity, from its brief.
+    // The first plan was written by the background phase's activity, from its brief; the gap
+    // reflection, finding nothing missing, wrote the report in its activity.
     expect(runActivities).not.toContain('planResearch');
+    expect(runActivities.filter((t) => t === 'reflectThenReport')).toHaveLength(1);
+    for (const t of ['reflectOnGaps', 'writeCheckedReport', 'learnAboutUser']) expect(runActivities).not.toContain(t);
     expect(requestsFor('planner')).toHaveLength(1);
     expect(requestsFor('judge')).toHaveLength(2);
     const writesPerTask: number[] = [0];

@@ -79,7 +79,7 @@ export interface VerifyOutput {
 
 /** `version`: a rewrite's report (2 and up); absent, the run's own. */
 export type VerifyInput = { researchId: string; stepKeys: string[]; notes: string[]; version?: number | undefined };
-type VerifierDeps = { llm: Llm; store: Store; limits?: VerifierLimits | undefined };
+export type VerifierDeps = { llm: Llm; store: Store; limits?: VerifierLimits | undefined };
 
 export function createVerifierActivities(deps: VerifierDeps) {
   const { learnAboutUser } = createUserMemoryActivities(deps);
@@ -97,6 +97,9 @@ export type CheckedReportInput = ReportInput & { learn?: LearnInput };
  *  attempt: the retry reuses the report's and the check's answers from the call log). */
 export type LearnedInReport = { value: LearnOutput } | { error: string };
 
+/** The report (unwritten when it must be written by sections), its claim check and what was learned. */
+export type CheckedReportOutput = ReportOutput & { claims?: VerifyOutput; learned?: LearnedInReport };
+
 /**
  * The one-call report and its claim check in one activity: one activity task and one workflow task
  * fewer than a verifyCitations of its own. The check reads the draft the report stored; a retry
@@ -109,7 +112,7 @@ async function writeCheckedReport(
   deps: VerifierDeps,
   learnAboutUser: (input: LearnInput) => Promise<LearnOutput>,
   input: CheckedReportInput,
-): Promise<ReportOutput & { claims?: VerifyOutput; learned?: LearnedInReport }> {
+): Promise<CheckedReportOutput> {
   const { learn, ...reportInput } = input;
   const report = await writeReport(deps, reportInput);
   if (report.bySection) return report;

@@ -12,6 +12,8 @@ import { activityKey, modelGaveUp, noteFallback } from './fallbacks';
 import { repairSteps, stepId } from './plan-repair';
 import { codeRuns, type PlannerDeps } from './planner';
 import { defineRole } from './role';
+import { withinCall } from '../attempt';
+import { createVerifierActivities, type CheckedReportInput, type CheckedReportOutput } from './citation-check';
 
 /** The answer: whether the findings answer the question, and if not, what next. */
 export const GapReflection = z.object({
@@ -32,18 +34,29 @@ export const GAP_REFLECTION_PROMPT = jsonPrompt(
   GapReflection,
 );
 
+/** What the reflection reads: the question, the findings so far and the plan's step ids. */
+export interface GapInput {
+  researchId: string;
+  question: string;
+  stepKeys: string[];
+  existingIds: string[];
+  maxSteps: number;
+}
+
+/** Whether the findings answer the question; if not, the gaps and the follow-up steps. */
+export interface GapAnswer {
+  answered: boolean;
+  gaps: string[];
+  steps: PlanStep[];
+  usage: Usage;
+}
+
 export function createGapReflectionActivities(deps: PlannerDeps) {
   const { llm, store } = deps;
   const canRunCode = () => codeRuns(deps);
 
   /** Do the findings of the steps that ran (and the background) answer the question? */
-  async function reflectOnGaps(input: {
-    researchId: string;
-    question: string;
-    stepKeys: string[];
-    existingIds: string[];
-    maxSteps: number;
-  }): Promise<{ answered: boolean; gaps: string[]; steps: PlanStep[]; usage: Usage }> {
+  async function reflectOnGaps(input: GapInput): Promise<GapAnswer> {
     const findings = await store.getDocuments(input.researchId, ['background', ...input.stepKeys]);
     const processing = await canRunCode();
     try {
@@ -78,7 +91,29 @@ export function createGapReflectionActivities(deps: PlannerDeps) {
     }
   }
 
-  return { reflectOnGaps };
+  const { writeCheckedReport } = createVerifierActivities(deps);
+
+  /**
+   * The gap reflection, and when the findings answer the question, the report in the same activity
+   * (writeCheckedReport's code: the report, its claim check, the user-memory step): runs on the
+   * current code (src/workflows/patches.ts) pay one activity task and one workflow task for both.
+   * With follow-up steps it writes nothing more. Each part is keyed (withinCall), so a retry after
+   * the report failed asks the reflection nobody again.
+   */
+  async function reflectThenReport(input: CheckedReportInput & { gaps: GapInput }): Promise<ReflectedReport> {
+    const { gaps, ...report } = input;
+    const reflected = await withinCall('gaps', () => reflectOnGaps(gaps));
+    if (!reflected.answered) return { gaps: reflected };
+    return { gaps: reflected, report: await writeCheckedReport(report) };
+  }
+
+  return { reflectOnGaps, reflectThenReport };
+}
+
+/** reflectThenReport's answer: the reflection, and the report when it found the question answered. */
+export interface ReflectedReport {
+  gaps: GapAnswer;
+  report?: CheckedReportOutput;
 }
 
 export const gapReflection = defineRole({

@@ -4,6 +4,8 @@
 // then code puts them together, so no single completion's length cuts it. Then the claim check:
 // each cited sentence is compared with its source's stored evidence, and a
 // citation the evidence does not support is removed; the figures go into the status and report.
+import type { CheckedReportOutput, LearnedInReport } from '../../activities/roles/citation-check';
+import type { GapAnswer, GapInput } from '../../activities/roles/gap-reflection';
 import type { LearnInput } from '../../activities/roles/user-memory';
 import type { MemoryOwner } from '../../shared/memory';
 import type { LlmActivities } from '../../activities';
@@ -17,7 +19,65 @@ export function acceptedKeys(plan: Plan, accepted: Map<string, StepOutput>): str
   return plan.steps.map((s) => accepted.get(s.id)?.key).filter((k): k is string => k !== undefined);
 }
 
-export async function writeReport(run: RunState, plan: Plan, researchQuestion: string, accepted: Map<string, StepOutput>) {
+/** The report as the run keeps it: its title and summary, and what the user-memory step learned
+ *  when it ran in the report's activity (src/workflows/research/user-memory.ts). */
+export interface WrittenReport {
+  title: string;
+  summary: string;
+  learned?: LearnedInReport;
+}
+
+export async function writeReport(
+  run: RunState,
+  plan: Plan,
+  researchQuestion: string,
+  accepted: Map<string, StepOutput>,
+): Promise<WrittenReport> {
+  const prepared = prepareReport(run, plan, researchQuestion, accepted);
+  // A one-call report whose findings do not fit the reporter's context window comes back unwritten
+  // (bySection) and is written section by section; a history recorded before that has no such answer.
+  // Its claim check runs in the same activity (runs started before: an activity of its own).
+  const oneCall = prepared.length === 'long' ? undefined : await writeInOneCall(run, prepared.oneCall);
+  return takeReport(run, prepared, oneCall);
+}
+
+/** Whether the gap reflection writes the report in its activity when it finds nothing missing:
+ *  runs on the current code (patches.ts) whose report is one call, not sections. */
+export function reportsWithReflection(run: RunState): boolean {
+  return run.patches.current && (run.options.reportLength ?? 'standard') !== 'long';
+}
+
+/** Four model calls at most: the reflection, the report, its claim check, the user-memory step. */
+const REFLECT_AND_REPORT_TIMEOUT = '20 minutes';
+
+/**
+ * The gap reflection, and the report in the same activity when the findings answer the question
+ * (reportsWithReflection): one activity task and one workflow task fewer than each on its own.
+ * The run is in the reporting phase while it runs; with follow-up steps nothing is written, and
+ * the caller goes back to research.
+ */
+export async function reflectThenReport(
+  run: RunState,
+  plan: Plan,
+  researchQuestion: string,
+  accepted: Map<string, StepOutput>,
+  gaps: GapInput,
+): Promise<{ gaps: GapAnswer; report?: WrittenReport }> {
+  const prepared = prepareReport(run, plan, researchQuestion, accepted);
+  const r = await run.calls.llm.reflectThenReport.executeWithOptions(
+    {
+      summary: `gap reflection, then the report from ${prepared.stepKeys.length} step results if nothing is missing`,
+      startToCloseTimeout: REFLECT_AND_REPORT_TIMEOUT,
+    },
+    [{ ...prepared.oneCall, gaps }],
+  );
+  return r.report ? { gaps: r.gaps, report: await takeReport(run, prepared, r.report) } : { gaps: r.gaps };
+}
+
+type PreparedReport = ReturnType<typeof prepareReport>;
+
+/** Enters the reporting phase; the report's input as it stands now (the notes so far). */
+function prepareReport(run: RunState, plan: Plan, researchQuestion: string, accepted: Map<string, StepOutput>) {
   run.moveTo('reporting');
   const stepKeys = acceptedKeys(plan, accepted);
   const notes = [...run.notes];
@@ -31,11 +91,19 @@ export async function writeReport(run: RunState, plan: Plan, researchQuestion: s
   };
   const length = run.options.reportLength ?? 'standard';
   const learn = learnWithReport(run);
-  // A one-call report whose findings do not fit the reporter's context window comes back unwritten
-  // (bySection) and is written section by section; a history recorded before that has no such answer.
-  // Its claim check runs in the same activity (runs started before: an activity of its own).
-  const oneCall =
-    length === 'long' ? undefined : await writeInOneCall(run, { ...input, length, sectionsIfTooLong: true, ...(learn ? { learn } : {}) });
+  const oneCall = {
+    ...input,
+    length: length === 'long' ? ('standard' as const) : length,
+    sectionsIfTooLong: true as const,
+    ...(learn ? { learn } : {}),
+  };
+  return { input, stepKeys, notes, length, oneCall };
+}
+
+/** The one-call answer kept (or, when it says so or there is none, the report written by sections),
+ *  its notes, and its claim check's figures (checked now if the activity did not). */
+async function takeReport(run: RunState, prepared: PreparedReport, oneCall: CheckedReportOutput | undefined): Promise<WrittenReport> {
+  const { input, stepKeys, notes } = prepared;
   if (oneCall?.bySection) {
     const why = 'The findings did not fit the model in one call: the report was written section by section.';
     run.note(why);

@@ -4,6 +4,13 @@
 import { condition, isCancellation, log } from '@temporalio/workflow';
 
 export class RowSync {
+  /**
+   * `settleFirst` (runs on the current code): a woken loop lets the rest of the workflow task's
+   * work run before it writes, so that the changes of one task (a step's end and the phase that
+   * follows it) are one write, not two the task waits for one after the other.
+   */
+  constructor(private readonly settleFirst = false) {}
+
   private seq = 0;
   /** The state changed since the row's last write. */
   private behind = false;
@@ -25,6 +32,7 @@ export class RowSync {
     const loop = (async () => {
       for (;;) {
         await condition(() => this.behind || this.stopped);
+        if (this.settleFirst && !this.stopped) await afterOtherWork();
         if (this.stopped) return;
         this.behind = false;
         await write();
@@ -36,9 +44,22 @@ export class RowSync {
     });
   }
 
-  /** Ends the loop, after the write in flight. */
+  /** Ends the loop, after the write in flight (a change not yet written is the caller's to write). */
   async stop(): Promise<void> {
     this.stopped = true;
     await this.loop;
   }
+}
+
+/**
+ * Resolves once the workflow code that other conditions woke in this pass has run: a condition
+ * that is false when asked first is checked again in the next pass, after their continuations.
+ */
+function afterOtherWork(): Promise<void> {
+  let asked = false;
+  return condition(() => {
+    if (asked) return true;
+    asked = true;
+    return false;
+  });
 }

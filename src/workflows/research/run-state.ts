@@ -36,7 +36,7 @@ export class RunState {
   readonly budget: RunBudget;
   /** What the user changed while the run ran (the `steer` update). */
   readonly steering = new Steering();
-  readonly row = new RowSync();
+  readonly row = new RowSync(this.patches.current);
   /** What the user said in this run: what the user's memory may learn from. */
   readonly said: UserSaid;
   private currentStatus: RunStatus = 'running';

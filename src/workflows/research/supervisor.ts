@@ -9,10 +9,12 @@ import { isCancellation } from '@temporalio/workflow';
 import { summarize } from '../../shared/plain';
 import type { Plan, StepOutput } from '../../shared/schemas';
 import { describeFailure, rethrowUnknown } from '../failures';
+import type { WrittenReport } from './report';
 import type { RunState } from './run-state';
 import { runTeam } from './team';
 
-type Research = { plan: Plan; accepted: Map<string, StepOutput> };
+/** The research as it ended (the gap loop's answer may carry the report too; the supervisor's never does). */
+type Research = { plan: Plan; accepted: Map<string, StepOutput>; report?: WrittenReport };
 
 export async function supervise(run: RunState, plan: Plan, researchQuestion: string, accepted: Map<string, StepOutput>): Promise<Research> {
   const maxWaves = (run.options.maxResearchLoops ?? 0) + 1;
