@@ -99,7 +99,8 @@ describe.skipIf(!ready)(`tracing (${ready ? 'live' : missingReason()})`, () => {
       'RunWorkflow:researchWorkflow',
       'RunWorkflow:researcherWorkflow',
       'RunActivity:researcherTurn',
-      'RunActivity:writeCheckedReport',
+      // The gap reflection and the report, one activity on the current code (patches.ts).
+      'RunActivity:reflectThenReport',
     ];
     let trace: Span[] = [];
     for (const end = Date.now() + 20_000; ;) {
