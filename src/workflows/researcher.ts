@@ -104,7 +104,7 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
       trimFirst,
       ...(toolsInTurn && !mustAnswer ? { webTools: { giveUpAt: partsGiveUpAt(input, AFTER_TOOLS_MS) } } : {}),
       ...(patches.current && !mustAnswer
-        ? { goOn: { round, maxRounds, ...(input.budget ? { budget: input.budget } : {}), spent: usage, until: Date.now() + GO_ON_MS } }
+        ? { goOn: { round, maxRounds, ...(input.budget ? { budget: input.budget } : {}), spent: usage, forMs: GO_ON_MS } }
         : {}),
       ...(compressAtEnd
         ? { compressAtEnd: { key: stepKey(input.step.id, input.attempt), ...(cutShort ? { cutShort } : {}), judge: !wrapUp } }

@@ -195,7 +195,7 @@ describe.skipIf(!ready)(`researcherTurn with its web tools (${ready ? 'live' : m
       round: 0,
       maxRounds: 8,
       spent: { promptTokens: 0, completionTokens: 0, costUsd: 0 },
-      until: Date.now() + 60_000,
+      forMs: 60_000,
       ...over,
     });
 
@@ -247,7 +247,7 @@ describe.skipIf(!ready)(`researcherTurn with its web tools (${ready ? 'live' : m
       const c = await attempt({ ...(await newTurn({})), goOn: goOn({ maxRounds: 2 }) }, 1, turn);
       expect([c.calls.map((x) => x.name), c.earlier?.rounds]).toEqual([['crawl'], 1]);
       // Its time is up.
-      const d = await attempt({ ...(await newTurn({})), goOn: goOn({ until: Date.now() - 1 }) }, 1, turn);
+      const d = await attempt({ ...(await newTurn({})), goOn: goOn({ forMs: 0 }) }, 1, turn);
       expect(d.earlier).toBeUndefined();
     });
   });

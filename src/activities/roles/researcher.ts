@@ -101,8 +101,9 @@ export interface GoOn {
   /** The step's budget, and what the step had spent before this turn. */
   budget?: StepBudget | undefined;
   spent: Usage;
-  /** Epoch ms after which no further round starts here. */
-  until: number;
+  /** How long after the attempt starts a further round may still start here (ms): counted from
+   *  the attempt, not from the schedule, so a turn that waited for a model slot still goes on. */
+  forMs: number;
 }
 
 /** The rounds a turn went on with before its last (GoOn): their count, model usage (the pages'
@@ -165,13 +166,14 @@ export const researcher = defineRole({
 async function researcherTurn(deps: ResearcherDeps, turnInput: TurnInput): Promise<TurnResult> {
   const goOn = turnInput.goOn;
   let input = turnInput;
+  const until = Date.now() + (goOn?.forMs ?? 0);
   let turn = await oneRound(deps, input);
   if (!goOn) return turn;
   const first = turn;
   const earlier: EarlierRounds = { rounds: 0, usage: ZERO_USAGE, providerErrors: [], searchErrors: [] };
   let contextFull = false;
   for (;;) {
-    const next = await nextRound(deps, input, turn, goOn, earlier.rounds, addUsage(earlier.usage, turn.usage));
+    const next = await nextRound(deps, input, turn, { ...goOn, until }, earlier.rounds, addUsage(earlier.usage, turn.usage));
     if (!next) break;
     let following: TurnResult;
     try {
@@ -206,7 +208,7 @@ async function nextRound(
   deps: ResearcherDeps,
   input: TurnInput,
   turn: TurnResult,
-  goOn: GoOn,
+  goOn: GoOn & { until: number },
   roundsSoFar: number,
   spentHere: Usage,
 ): Promise<TurnInput | undefined> {
