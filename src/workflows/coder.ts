@@ -4,7 +4,7 @@
 import type { SandboxResult } from '../activities/sandbox';
 import { addUsage, stepTask, ZERO_USAGE } from '../shared/plain';
 import type { StepInput, StepOutput } from '../shared/schemas';
-import { stepBudgetSpent } from './research/budget';
+import { stepBudgetSpent } from '../shared/step-budget';
 import { activitiesFor } from './proxies';
 import { watchStepWaits } from './waits';
 

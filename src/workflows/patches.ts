@@ -8,7 +8,7 @@
 // patch can fold them in the same way (it must then also answer for this one).
 import { patched } from '@temporalio/workflow';
 
-/** Marks executions that started on code with every patch in FOLDED (and the ones it gates). */
+/** Marks executions that started on code with every FoldedPatch (and the changes it gates). */
 export const CURRENT_PATCH = 'current-2026-11';
 
 /** The patches an execution with CURRENT_PATCH takes without a marker of their own. */

@@ -13,7 +13,7 @@ import type { ToolResultInput } from '../activities/roles/conversation';
 import type { GoOn } from '../activities/roles/researcher';
 import { Patches } from './patches';
 import { activitiesFor, partsGiveUpAt, type Calls } from './proxies';
-import { stepBudgetSpent } from './research/budget';
+import { stepBudgetSpent } from '../shared/step-budget';
 import { StepNotes } from './step-notes';
 import { crawlPages, keepFromTurn, runTool, type KeepToolResult } from './tools';
 import { watchStepWaits } from './waits';

@@ -4,8 +4,6 @@ import { addUsage, durationToMs, ZERO_USAGE } from '../../shared/plain';
 import type { ResearchOptions, Usage } from '../../shared/schemas';
 import type { StepBudget } from '../../shared/step-budget';
 
-export { stepBudgetSpent, type StepBudget } from '../../shared/step-budget';
-
 /** Why the research must stop, or undefined while every budget holds. */
 export function budgetSpent(
   opts: Pick<ResearchOptions, 'maxTokens' | 'maxCostUsd' | 'deadline'>,

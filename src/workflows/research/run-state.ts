@@ -14,7 +14,8 @@ import type { Phase, KnowledgeScope, ResearchInput, ResearchOptions, ResearchRes
 import { Patches } from '../patches';
 import { activitiesFor, type Calls } from '../proxies';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from '../search-attributes';
-import { RunBudget, type StepBudget } from './budget';
+import type { StepBudget } from '../../shared/step-budget';
+import { RunBudget } from './budget';
 import { PlanBoard } from './plan-board';
 import { malformed, refuse, ReviewInbox } from './review-inbox';
 import { RowSync } from './row-sync';
