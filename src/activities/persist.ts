@@ -11,8 +11,9 @@ export function createPersistActivities(deps: { store: Store }) {
   /**
    * Writes the run's row. The last write (a terminal status) takes its usage from the request log,
    * which holds what the workflow never saw: repair rounds, answers that could not be used, the
-   * calls of a step that failed. It returns that usage for the workflow's result, and keeps the
-   * run's final status view with it, from which the API answers for the ended run. What changed
+   * calls of a step that failed. It returns that usage for the workflow's result, and keeps it in
+   * the run's final status view. Every write keeps the status view it carries, from which the API
+   * answers GET /v1/research/:id without a worker. What changed
    * since the row's last write goes to the run's event log.
    */
   async function recordRun(run: RunRecord): Promise<{ usage: Usage } | undefined> {
@@ -31,7 +32,7 @@ export function createPersistActivities(deps: { store: Store }) {
     // What changed since the row's last write goes to the run's event log (GET …/events), before
     // the row itself: a retry after a lost answer sees the same change again (appends are keyed).
     // A write the row will refuse (older, or after the end) stands for no change.
-    const before = await deps.store.runs.get(run.id);
+    const before = await deps.store.runs.get(run.id, { view: false });
     const refused = before && (TERMINAL.has(before.status) || before.writeSeq > (run.seq ?? 0));
     if (!refused) await deps.store.events.append(run.id, runEvents(before, written));
     const taken = await deps.store.runs.record(written);

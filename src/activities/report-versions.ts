@@ -56,7 +56,7 @@ export function createReportVersionActivities(deps: { store: Store }) {
         steps.map((d) => d.key),
         planStepIds(run.plan),
       ),
-      notes: notesOf(run.finalView),
+      notes: notesOf(run.view),
       locale: own.locale,
     };
   }

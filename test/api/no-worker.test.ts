@@ -1,7 +1,8 @@
-// When no worker polls (all stopped, a deploy in progress), the API still answers: the status from
-// Temporal's visibility and the run's row in PostgreSQL, marked stale; a review answers 503 with
-// Retry-After. Never a 500. An ended run needs no worker at all: its last row write kept the view
-// the status query would answer (by replaying the run's whole history).
+// When no worker polls (all stopped, a deploy in progress), the API still answers. A run's row
+// keeps, with every write, the view the status query would answer: the status of an open run and of
+// an ended one (for which a worker would replay the run's whole history) needs no worker at all. A
+// row without a view (written by the previous release) gives the status from Temporal's visibility
+// and the row's columns, marked stale. A review answers 503 with Retry-After. Never a 500.
 import request from 'supertest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/api/app';
@@ -50,10 +51,21 @@ describe.skipIf(!ready)(`the API without a worker (${ready ? 'live' : missingRea
       if (Date.now() > end) throw new Error('the plan was never recorded');
       await new Promise((r) => setTimeout(r, 100));
     }
+    // What a worker answers for the run waiting for its review.
+    const queried = await handle.query(getStatusQuery);
     h.worker.shutdown();
     await new Promise((r) => setTimeout(r, 500));
 
     const app = apiWithoutWorker(h);
+    const started = Date.now();
+    const full = await request(app).get(`/v1/research/${id}`).expect(200);
+    expect(full.body).toEqual({ id, ...queried, budget: { maxTokens: h.config.api.runMaxTokens } });
+    expect(full.body.notes.length + full.body.usage.promptTokens).toBeGreaterThan(0);
+    // No query was tried: one would have waited out the second before giving up.
+    expect(Date.now() - started).toBeLessThan(1_000);
+
+    // A row the previous release wrote (a view with its last write only).
+    await h.pool.query('UPDATE research_runs SET final_view = NULL WHERE id = $1', [id]);
     const view = await request(app).get(`/v1/research/${id}`).expect(200);
     expect(view.body).toMatchObject({
       id,

@@ -11,5 +11,5 @@ export const asRow = (r: RunRecord): RecordedRun => ({
   answer: r.answer ?? null,
   question: r.question,
   writeSeq: r.seq ?? 0,
-  finalView: null,
+  view: null,
 });

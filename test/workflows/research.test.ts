@@ -1,7 +1,7 @@
 // Every branch of the research workflow on the real dev server with the scripted LLM.
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResearchStatusView } from '../../src/shared/messages';
+import type { ResearchStatusView, ResearchView } from '../../src/shared/messages';
 import { approvePlanSignal, getStatusQuery } from '../../src/workflows/messages';
 import type { ResearchResult, StepInput } from '../../src/shared/schemas';
 import { defaultReact, planJson, researchRules, sourceIdsIn, stepTitleOf, userText, type RoleOverrides } from '../support/research-script';
@@ -32,6 +32,16 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     return res.body.id as string;
   }
   const status = (id: string) => h.client.workflow.getHandle(id).query(getStatusQuery);
+  /** The API's status of the run: for a run on this code, the view its row's last write kept. */
+  async function apiStatusWhen(id: string, pred: (v: ResearchView) => boolean, timeoutMs = 20_000): Promise<ResearchView> {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const v = (await request(h.app).get(`/v1/research/${id}`).expect(200)).body as ResearchView;
+      if (pred(v)) return v;
+      if (Date.now() > end) throw new Error(`timed out; last API view ${JSON.stringify(v)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
   async function waitFor(id: string, pred: (v: ResearchStatusView) => boolean, timeoutMs = 20_000): Promise<ResearchStatusView> {
     const end = Date.now() + timeoutMs;
     for (;;) {
@@ -145,11 +155,10 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(Math.max(...writesPerTask)).toBe(1);
     expect(writesPerTask.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(5);
     // (baseline-reviewed.json and baseline-researcher-step.json, recorded here before any patch,
-    // stay as they are: they replay the unpatched branches.)
-    recordHistories([
-      [id, 'baseline-current.json'],
-      [`${id}/step/a`, 'baseline-researcher-current.json'],
-    ]);
+    // stay as they are: they replay the unpatched branches; so do baseline-current.json, recorded
+    // here on the earlier current patch (EARLIER_PATCH), and its step's
+    // baseline-researcher-current.json, which this code's steps still replay.)
+    recordHistories([[id, 'baseline-row-keeps-view.json']]);
   });
 
   it('revises the plan with the feedback, ignores a stale approval, then runs version 2', async () => {
@@ -182,6 +191,10 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
       reason: 'stale: the plan under review is version 2',
     });
     expect(after.phase).toBe('reviewing');
+    // The ignored signal changed the run's view alone: its row was written for it, and the API,
+    // which answers from the row, lists it.
+    const fromRow = await apiStatusWhen(id, (v) => (v.ignoredSignals?.length ?? 0) > 0, 10_000);
+    expect(fromRow.ignoredSignals).toEqual(after.ignoredSignals);
 
     await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 2 }).expect(200);
     const r = await result(id);
@@ -332,7 +345,20 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     const judge = (req: ChatRequest, n: number): Reply => ({
       json: n === 0 ? { passed: false, feedback: 'Add the 2022 figure' } : { passed: true, feedback: '' },
     });
-    const id = await start({ autoAcceptPlan: true }, { judge }, planJson([{ id: 'a' }]));
+    // The second attempt's first turn takes a while: the API is asked meanwhile.
+    const react = (req: ChatRequest): Reply => {
+      const again = /Add the 2022 figure/.test(String(req.messages[0]?.content)) && !req.messages.some((m) => m.role === 'tool');
+      return again ? { ...defaultReact(req), delayMs: 2_000 } : defaultReact(req);
+    };
+    const id = await start({ autoAcceptPlan: true }, { judge, react }, planJson([{ id: 'a' }]));
+    // The step's second attempt is written to the run's row when it starts (the API answers from
+    // the row): not only with the step's end.
+    const during = await apiStatusWhen(id, (v) => v.plan?.steps[0]?.attempts === 2 || v.status !== 'running');
+    expect(during).toMatchObject({
+      status: 'running',
+      phase: 'researching',
+      plan: { steps: [{ id: 'a', status: 'running', attempts: 2 }] },
+    });
     const r = await result(id);
     expect(r.steps).toEqual([{ id: 'a', status: 'completed', attempts: 2 }]);
     expect(requestsFor('researcher')).toHaveLength(2);

@@ -19,7 +19,8 @@ export interface RunRecord {
   usage: Usage;
   /** The workflow's number for this write; runs started before it existed send none (0). */
   seq?: number | undefined;
-  /** With the last write (a terminal status): the run's status view as the `getStatus` query answers it. */
+  /** The run's status view as the `getStatus` query answers it at this write (runs started on
+   *  code before the row kept it send one with their last write only). */
   view?: ResearchStatusView | undefined;
   /** The run's search settings (options.timeRange resolved against the run's start, and
    *  options.searchProviders); the search and crawl activities read them (bansTable.settings). */
@@ -49,15 +50,18 @@ export interface RecordedRun {
   question: string;
   /** The workflow's number of the write this row holds. */
   writeSeq: number;
-  /** The status view the run's last write left (runs that ended before it was kept: null). */
-  finalView: unknown;
+  /** The status view the run's last write left: null when that write sent none (a run that ended
+   *  before views were kept; a write, not the last, of a run started before every write sent one). */
+  view: unknown;
 }
 
 export function runsTable(pool: pg.Pool) {
   return {
-    async get(id: string): Promise<RecordedRun | undefined> {
+    /** The run's row; `view: false` leaves its status view out (null), for a reader that needs
+     *  only the columns (the row's writer, before each write). */
+    async get(id: string, opts: { view?: boolean } = {}): Promise<RecordedRun | undefined> {
       const { rows } = await pool.query(
-        'SELECT status, phase, plan, error, outcome, answer, question, write_seq, prompt_tokens, completion_tokens, cost_usd, final_view FROM research_runs WHERE id = $1',
+        `SELECT status, phase, plan, error, outcome, answer, question, write_seq, prompt_tokens, completion_tokens, cost_usd${opts.view === false ? '' : ', final_view'} FROM research_runs WHERE id = $1`,
         [id],
       );
       const r = rows[0];
@@ -71,7 +75,7 @@ export function runsTable(pool: pg.Pool) {
         answer: r.answer,
         question: r.question,
         writeSeq: Number(r.write_seq ?? 0),
-        finalView: r.final_view ?? null,
+        view: r.final_view ?? null,
         usage: { promptTokens: r.prompt_tokens, completionTokens: r.completion_tokens, costUsd: Number(r.cost_usd) },
       };
     },
@@ -114,7 +118,7 @@ export function runsTable(pool: pg.Pool) {
           run.plan === undefined ? null : JSON.stringify(run.plan),
           run.planVersion ?? null,
           run.seq ?? 0,
-          terminal && run.view !== undefined ? JSON.stringify(run.view) : null,
+          run.view !== undefined ? JSON.stringify(run.view) : null,
           run.search?.from ?? null,
           run.search?.to ?? null,
           run.search?.providers ?? null,

@@ -1,14 +1,17 @@
 // GET /v1/research/:id: a run's status view, from the first of its sources that has one.
 //
 // Where a status comes from, in the order it is asked for:
-// 1. The view the run's last row write kept in PostgreSQL (research_runs.final_view): a run that
-//    has ended or is in its last steps. No worker needed: a query on a closed run would have one
-//    replay the run's whole history.
-// 2. The workflow's status query, answered by a worker. A run still open gets what it is waiting
-//    for as well (waiting.ts).
+// 1. The view the run's last row write kept in PostgreSQL (research_runs.final_view). Every write
+//    of a run started on current code carries it, written after every change of the view, so it
+//    is what the status query would answer, with no worker: a query costs a workflow task on an
+//    open run, and a replay of the whole history on a closed one. Not taken when Temporal says the
+//    run ended and the row does not (terminated by an operator: the row never heard).
+// 2. The workflow's status query, answered by a worker (a run started on older code, whose row
+//    kept a view only with its last write).
 // 3. No worker answered and the run is open: the status and phase Temporal's visibility holds, the
 //    plan and usage of the run's row, marked stale.
 // 4. No worker answered and the run is closed: its result, or its failure.
+// A run still open gets what it is waiting for as well (waiting.ts).
 // Temporal's word on how the workflow ended wins over a view, unless it completed: a completed
 // workflow's own status is finer (a run cancelled at its review timeout completes as `cancelled`).
 import type { WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
@@ -39,16 +42,20 @@ async function viewOf(
   // PostgreSQL unreachable: a worker can still answer the query for a run in flight (and for an
   // ended one, by replaying it), so the read goes on without the row.
   const row = await ctx.deps.store.runs.get(id).catch(() => undefined);
-  const kept = ResearchStatusView.safeParse(row?.finalView);
-  if (kept.success) return settled({ id, ...kept.data }, ended);
-  let live: ResearchView;
-  try {
-    live = { id, ...(await queryStatus(ctx, handle)) };
-  } catch (err) {
-    return ended ? closedView(id, desc, handle, ended, row) : recordedView(id, desc, row, err);
+  const kept = ResearchStatusView.safeParse(row?.view);
+  let view: ResearchView;
+  if (kept.success && (!ended || TERMINAL.has(kept.data.status))) view = { id, ...kept.data };
+  else {
+    try {
+      view = { id, ...(await queryStatus(ctx, handle)) };
+    } catch (err) {
+      return ended ? closedView(id, desc, handle, ended, row) : recordedView(id, desc, row, err);
+    }
   }
-  return ended ? settled(live, ended) : { ...live, ...(await waitingFor(ctx, id, tenant, desc, live)) };
+  return ended ? settled(view, ended) : { ...view, ...(await waitingFor(ctx, id, tenant, desc, view)) };
 }
+
+const TERMINAL = new Set<RunStatus>(['completed', 'failed', 'cancelled']);
 
 /** The workflow's status query, answered by a worker (for a closed run, by replaying its history). */
 export function queryStatus(ctx: ResearchContext, handle: WorkflowHandle): Promise<ResearchStatusView> {

@@ -4,15 +4,18 @@ import { ApplicationFailure, CancellationScope, isCancellation, workflowInfo } f
 import { ErrorType } from '../../shared/errors';
 import { describeFailure, rethrowUnknown } from '../failures';
 import { summarize } from '../../shared/plain';
-import type { ResearchStatusView } from '../../shared/messages';
 import type { ResearchResult, RunStatus, Usage } from '../../shared/schemas';
 import { resolveTimeRange } from '../../shared/time-range';
 import { notify, notifyReport } from './notify';
 import type { RunState } from './run-state';
 
-type RunExtra = { outcome?: string; answer?: string; error?: string; view?: ResearchStatusView };
+type RunExtra = { outcome?: string; answer?: string; error?: string };
 
-/** Writes the run's row; a terminal write answers with the usage the request log holds. */
+/**
+ * Writes the run's row with its status view as of this write (what the `getStatus` query would
+ * answer: the API answers from it without a worker); a terminal write answers with the usage the
+ * request log holds.
+ */
 export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}): Promise<{ usage: Usage } | undefined> {
   const plan = run.board.view();
   const seq = run.row.nextSeq();
@@ -28,6 +31,7 @@ export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}
       plan,
       planVersion: plan?.version,
       seq,
+      view: run.view(),
       ...searchSettings(run),
       ...extra,
     },
@@ -64,11 +68,11 @@ function stopRowSync(run: RunState): Promise<void> {
 
 /**
  * The run's last write; the usage it answers with (every paid request of the run) is the run's.
- * It carries the run's status view, which the row keeps for the API to answer from once the run
- * has ended (a query would have a worker replay the whole history).
+ * Its status view stays in the row for the API to answer from once the run has ended (a query
+ * would have a worker replay the whole history).
  */
 async function recordLast(run: RunState, status: RunStatus, extra: RunExtra): Promise<void> {
-  const recorded = await recordRun(run, status, { ...extra, view: run.view() });
+  const recorded = await recordRun(run, status, extra);
   if (recorded) run.settleUsage(recorded.usage);
 }
 

@@ -35,7 +35,7 @@ export async function runStepWithReflection(
           break;
         }
       }
-      board.attempt(step.id, attempt);
+      run.stepAttempt(step.id, attempt);
       last = await runAttempt(run, step, researchQuestion, attempt, feedback, accepted);
       run.addUsage(last.usage);
       for (const n of last.notes ?? []) {

@@ -27,6 +27,8 @@ export interface InboxContext {
   planVersion(): number | undefined;
   planRevisions(): number;
   readonly maxPlanRevisions: number;
+  /** A signal was ignored (the status view lists it). */
+  ignoredSignal(): void;
 }
 
 /** An update sent by hand (the Temporal UI, the CLI) may not match its schema. */
@@ -167,5 +169,6 @@ export class ReviewInbox {
   private ignore(entry: Omit<IgnoredSignal, 'at'>): void {
     this.ignoredSignals.push({ ...entry, at: Date.now() });
     if (this.ignoredSignals.length > MAX_IGNORED_SIGNALS) this.ignoredSignals.shift();
+    this.run.ignoredSignal();
   }
 }

@@ -1,6 +1,7 @@
 // Keeps the run's row in PostgreSQL, and with it the run's event log, up with the run's state:
 // after each change the state publishes, one write that takes every change made while the last
-// one was in flight. The writes are numbered, so a late one never replaces a newer one.
+// one was in flight. The writes are numbered, so a late one never replaces a newer one. Each write
+// carries the run's status view, which the API answers GET /v1/research/:id from.
 import { condition, isCancellation, log } from '@temporalio/workflow';
 
 export class RowSync {
@@ -9,7 +10,18 @@ export class RowSync {
    * work run before it writes, so that the changes of one task (a step's end and the phase that
    * follows it) are one write, not two the task waits for one after the other.
    */
-  constructor(private readonly settleFirst = false) {}
+  /**
+   * `everyViewChange` (runs that started on this code, patch `row-keeps-view`): the changes of the
+   * status view that the run does not publish and nothing else soon writes (a step's next attempt,
+   * an ignored signal) are written too, so that the row's view is what the status query would
+   * answer, but for the notes and usage an activity adds until the run's next write (at most that
+   * of the next activity; more writes would cost a local activity each). A run started before
+   * writes only what it published, as it did: a write more would be a command more.
+   */
+  constructor(
+    private readonly settleFirst = false,
+    private readonly everyViewChange = false,
+  ) {}
 
   private seq = 0;
   /** The state changed since the row's last write. */
@@ -20,6 +32,11 @@ export class RowSync {
   /** The state changed: the loop writes the row again. */
   changed(): void {
     this.behind = true;
+  }
+
+  /** The status view changed without a change the run publishes (see `everyViewChange`). */
+  viewChanged(): void {
+    if (this.everyViewChange) this.behind = true;
   }
 
   /** The number of the next write of the row. */

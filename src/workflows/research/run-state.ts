@@ -37,7 +37,7 @@ export class RunState {
   readonly budget: RunBudget;
   /** What the user changed while the run ran (the `steer` update). */
   readonly steering = new Steering();
-  readonly row = new RowSync(this.patches.current);
+  readonly row = new RowSync(this.patches.current, this.patches.takes('row-keeps-view'));
   /** What the user said in this run: what the user's memory may learn from. */
   readonly said: UserSaid;
   private currentStatus: RunStatus = 'running';
@@ -65,6 +65,7 @@ export class RunState {
       planVersion: () => this.board.version,
       planRevisions: () => this.board.revisions,
       maxPlanRevisions: input.options.maxPlanRevisions,
+      ignoredSignal: () => this.row.viewChanged(),
     });
   }
 
@@ -201,6 +202,13 @@ export class RunState {
   callWait(m: CallWait): void {
     this.waits.record(m);
     this.publish();
+  }
+
+  /** A step's attempt starts. A first attempt is written with the step's start; another one
+   *  (after the judge) is a change of its own, which the step's new attempt may wait on for long. */
+  stepAttempt(step: string, attempt: number): void {
+    this.board.attempt(step, attempt);
+    if (attempt > 1) this.row.viewChanged();
   }
 
   /** A step's calls and its budget share end with it. */
