@@ -134,6 +134,18 @@ export const ReportView = z.object({
 export type ReportView = z.infer<typeof ReportView>;
 
 /** What the `getStatus` query returns. */
+/** An outside call being retried (an outage, a rate limit): what, where, how often, and why. */
+export const WaitingCall = z.object({
+  /** The plan step whose child workflow makes the call; absent for the run's own calls. */
+  step: z.string().optional(),
+  activity: z.string(),
+  attempt: z.number().int(),
+  lastError: z.string().optional(),
+  lastAttemptAt: z.string().optional(),
+  nextAttemptAt: z.string().optional(),
+});
+export type WaitingCall = z.infer<typeof WaitingCall>;
+
 export const ResearchStatusView = z.object({
   status: RunStatus,
   phase: Phase,
@@ -155,6 +167,12 @@ export const ResearchStatusView = z.object({
   /** The coordinator's answer of a run it answered directly (outcome "answered_directly"). */
   answer: z.string().optional(),
   error: z.string().optional(),
+  /**
+   * Calls the run and its running steps are retrying right now. In the workflow's view: what the
+   * workers reported (activity, attempt, last error); the API gives Temporal's own word on them,
+   * with the times of the last and next attempt.
+   */
+  waiting: z.array(WaitingCall).optional(),
 });
 export type ResearchStatusView = z.infer<typeof ResearchStatusView>;
 
@@ -162,17 +180,6 @@ export type ResearchStatusView = z.infer<typeof ResearchStatusView>;
  * `GET /v1/research/:id`: the status view with the run's id. A closed run whose history no worker
  * can replay any more answers from its result or failure, without usage, notes or signals.
  */
-/** An outside call being retried (an outage, a rate limit): what, where, how often, and why. */
-export const WaitingCall = z.object({
-  /** The plan step whose child workflow makes the call; absent for the run's own calls. */
-  step: z.string().optional(),
-  activity: z.string(),
-  attempt: z.number().int(),
-  lastError: z.string().optional(),
-  lastAttemptAt: z.string().optional(),
-  nextAttemptAt: z.string().optional(),
-});
-export type WaitingCall = z.infer<typeof WaitingCall>;
 
 /** The limits of a run's budget: its request's, or where it set none the operator's RUN_MAX_TOKENS. */
 export const BudgetView = z.object({
@@ -186,8 +193,6 @@ export const ResearchView = ResearchStatusView.partial({ usage: true, notes: tru
   id: z.string(),
   /** What the run may spend (absent in runs started before budgets were shown); `usage` is what it spent. */
   budget: BudgetView.optional(),
-  /** Calls the run is retrying right now. */
-  waiting: z.array(WaitingCall).optional(),
   /** Set when no worker answered: the view is what Temporal visibility and PostgreSQL last recorded. */
   stale: z.string().optional(),
   /** In phase `queued`: the run's place in its tenant's queue (1: next), and how many research now. */

@@ -3,7 +3,7 @@
 // details and forwards them to its run, whose current details in the Temporal UI list them all.
 import { defineSignal, getExternalWorkflowHandle, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
 import { CALL_WAIT_SIGNAL } from '../shared/constants';
-import type { CallWait, CallWaitDetails } from '../shared/messages';
+import type { CallWait, CallWaitDetails, WaitingCall } from '../shared/messages';
 
 /** Sent by workers (never by people): a call is being retried, or a retried call ended. */
 export const callWaitSignal = defineSignal<[CallWait]>(CALL_WAIT_SIGNAL);
@@ -22,6 +22,16 @@ export class Waits {
   /** A step's calls end with the step, however it ended. */
   clearStep(step: string): void {
     for (const [key, w] of this.calls) if (w.step === step) this.calls.delete(key);
+  }
+
+  /** The calls as the status view lists them (the API refines them with Temporal's word). */
+  view(): WaitingCall[] {
+    return [...this.calls.values()].map((w) => ({
+      ...(w.step ? { step: w.step } : {}),
+      activity: w.activity,
+      attempt: w.attempt,
+      lastError: w.error,
+    }));
   }
 
   /** "Waiting for the LLM (judgeStep, step a): connection refused; attempt 9 failed, since 04:10 UTC". */

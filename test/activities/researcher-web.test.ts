@@ -112,6 +112,43 @@ describe.skipIf(!ready)(`researcherTurn with its web tools (${ready ? 'live' : m
     expect(JSON.stringify(out)).not.toContain('89%');
   });
 
+  it("reads the run's search settings once for a round's searches and page reads; a ban added after it reaches the next round", async () => {
+    const settingsReads: string[] = [];
+    const query = w.pool.query.bind(w.pool) as (...args: unknown[]) => Promise<unknown>;
+    (w.pool as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = (...args: unknown[]) => {
+      const sql = args[0];
+      if (typeof sql === 'string' && sql.includes('FROM run_banned_domains') && sql.includes('search_preferences')) {
+        settingsReads.push(String((args[1] as unknown[])[0]));
+      }
+      return query(...args);
+    };
+    try {
+      script({
+        toolCalls: [
+          { name: 'web_search', arguments: { queries: ['solar cost', 'pv price'] } },
+          { name: 'crawl', arguments: { urls: [solarPage()], goal: 'solar cost decline' } },
+        ],
+      });
+      const input = await newTurn();
+      const out = await attempt(input, 1, w.groups.llm.researcherTurn);
+      expect(out.web!.results[0]!.search!.map((s) => s.sourceIds.length > 0)).toEqual([true, true]);
+      expect(out.web!.results[1]!.crawl).toEqual([expect.objectContaining({ status: 'ok' })]);
+      // Two searches and a page read: one read of the settings (before: one each).
+      expect(settingsReads).toEqual([input.researchId]);
+
+      // The user bans the site's domain: the next round's page read sees it.
+      await w.store.bans.add(input.researchId, [new URL(w.site.url).hostname]);
+      script({ toolCalls: [{ name: 'crawl', arguments: { urls: [solarPage()], goal: 'solar cost decline' } }] });
+      const next = await attempt({ ...input, convKey: 'costs/2' }, 1, w.groups.llm.researcherTurn);
+      expect(next.web!.results[0]!.crawl).toEqual([
+        expect.objectContaining({ status: 'blocked', reason: expect.stringMatching(/banned/) }),
+      ]);
+      expect(settingsReads).toEqual([input.researchId, input.researchId]);
+    } finally {
+      (w.pool as unknown as { query: unknown }).query = query;
+    }
+  });
+
   it('runs no tool when the workflow did not ask it to (runs started before the patch)', async () => {
     script(bothTools());
     const input = await newTurn(null);

@@ -12,6 +12,7 @@ import { EXTRACTOR_PROMPT } from '../roles/extractor';
 import { sourceIdFor } from '../search/sources';
 import { normalizeUrl } from '../search/types';
 import type { Store, StoredPage } from '../store';
+import { runSettings } from '../run-settings';
 import { toReadable } from './extract';
 import { modelGaveUp, noteFallback } from '../roles/fallbacks';
 import { documentToReadable, OFFICE_CONTENT_TYPES } from './office';
@@ -102,7 +103,7 @@ async function readPage(reader: Reader, input: CrawlInput, beat: Beat): Promise<
   } catch {
     return { ...base, status: 'blocked', reason: 'not a valid URL' };
   }
-  const { banned, timeRange } = await reader.deps.store.bans.settings(input.researchId);
+  const { banned, timeRange } = await runSettings(reader.deps.store.bans, input.researchId);
   const ban = bannedDomainOf(normalized, banned);
   if (ban) return { ...base, status: 'blocked', reason: `the user banned ${ban} from this research` };
   const urlHash = pageUrlHash(normalized);

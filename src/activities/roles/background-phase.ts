@@ -20,6 +20,7 @@ import type { MemoryOwner } from '../../shared/memory';
 import type { KnowledgeScope, SourceRef, Usage } from '../../shared/schemas';
 import { beating, type Beat } from '../beat';
 import { allPartsOrThrow, settlePart, withinCall } from '../attempt';
+import { oneSettingsRead } from '../run-settings';
 import type { CrawlResult } from '../crawl';
 import type { KnowledgeSearchInput, KnowledgeSearchResult } from '../knowledge/search';
 import type { Llm } from '../llm/call';
@@ -115,11 +116,14 @@ export function createBackgroundPhase(
     beat.say({ stage: 'search', queries: queries.length });
     // Past the time the workflow gave the phase's parts, an outage is a part's error, not a failed attempt.
     const givenUp = () => input.searchesGiveUpAt !== undefined && Date.now() >= input.searchesGiveUpAt;
-    const searches = await allPartsOrThrow(
-      queries.map((query, i) =>
-        settlePart(
-          withinCall(`search-${i}`, () => web.webSearch({ researchId, query, goal: researchQuestion })),
-          givenUp,
+    // The run's search settings are read once for the searches, and once for the pages.
+    const searches = await oneSettingsRead(() =>
+      allPartsOrThrow(
+        queries.map((query, i) =>
+          settlePart(
+            withinCall(`search-${i}`, () => web.webSearch({ researchId, query, goal: researchQuestion })),
+            givenUp,
+          ),
         ),
       ),
     );
@@ -142,14 +146,16 @@ export function createBackgroundPhase(
     }
     beat.say({ stage: 'pages' });
     const urls = bestPages(hits, input.pages);
-    const read = await allPartsOrThrow(
-      urls.map(async (url) => {
-        const r = await settlePart(
-          withinCall(`page-${pageUrlHash(url).slice(0, 16)}`, () => web.crawlPage({ researchId, url, goal: researchQuestion })),
-          givenUp,
-        );
-        return 'error' in r ? { url, status: 'failed' as const, reason: r.error } : r.value;
-      }),
+    const read = await oneSettingsRead(() =>
+      allPartsOrThrow(
+        urls.map(async (url) => {
+          const r = await settlePart(
+            withinCall(`page-${pageUrlHash(url).slice(0, 16)}`, () => web.crawlPage({ researchId, url, goal: researchQuestion })),
+            givenUp,
+          );
+          return 'error' in r ? { url, status: 'failed' as const, reason: r.error } : r.value;
+        }),
+      ),
     );
     const pages = read.map(backgroundPage);
     beat.say({ stage: 'brief' });

@@ -14,6 +14,7 @@ import { addUsage, ZERO_USAGE } from '../../shared/plain';
 import type { Usage } from '../../shared/schemas';
 import { allPartsOrThrow, settlePart, withinCall } from '../attempt';
 import { beating } from '../beat';
+import { oneSettingsRead } from '../run-settings';
 import { pageUrlHash, type CrawlResult } from '../crawl';
 import type { BackgroundWeb } from './background-phase';
 import type { ToolResultInput } from './conversation';
@@ -63,22 +64,24 @@ export async function runWebTools(
   const out: WebToolsResult = { results: [], providerErrors: [], searchErrors: [], usage: ZERO_USAGE };
   await beating(
     () =>
-      allPartsOrThrow(
-        calls.map(async (call, i) => {
-          if (!isWebTool(call)) return;
-          const seq = conversation.nextSeq + i;
-          const common = { researchId: conversation.researchId, convKey: conversation.convKey, seq, toolCallId: call.id };
-          await withinCall(`tool-${seq}`, async () => {
-            if (call.name === 'web_search') {
-              const search = await searchAll(web, conversation, call.args.queries, givenUp, out);
-              out.results.push({ ...common, search });
-            } else {
-              const pages = await readAll(web, conversation.researchId, call.args.urls, call.args.goal, givenUp);
-              for (const p of pages) out.usage = addUsage(out.usage, p.usage ?? ZERO_USAGE);
-              out.results.push({ ...common, crawl: pages });
-            }
-          });
-        }),
+      oneSettingsRead(() =>
+        allPartsOrThrow(
+          calls.map(async (call, i) => {
+            if (!isWebTool(call)) return;
+            const seq = conversation.nextSeq + i;
+            const common = { researchId: conversation.researchId, convKey: conversation.convKey, seq, toolCallId: call.id };
+            await withinCall(`tool-${seq}`, async () => {
+              if (call.name === 'web_search') {
+                const search = await searchAll(web, conversation, call.args.queries, givenUp, out);
+                out.results.push({ ...common, search });
+              } else {
+                const pages = await readAll(web, conversation.researchId, call.args.urls, call.args.goal, givenUp);
+                for (const p of pages) out.usage = addUsage(out.usage, p.usage ?? ZERO_USAGE);
+                out.results.push({ ...common, crawl: pages });
+              }
+            });
+          }),
+        ),
       ),
     { stage: 'tools' },
     TOOLS_BEAT_MS,

@@ -10,6 +10,7 @@ import { ErrorType } from '../../shared/errors';
 import { type SourceRef } from '../../shared/schemas';
 import { summarize } from '../../shared/plain';
 import type { RunSearchSettings, Store } from '../store';
+import { runSettings } from '../run-settings';
 import type { Embedder } from '../knowledge/embed';
 import type { Llm } from '../llm/call';
 import { createTopicClassifier } from '../roles/search-topic';
@@ -89,8 +90,9 @@ export function createSearchActivities(deps: SearchDeps) {
         ErrorType.SearchNotConfigured,
       );
     }
-    // Bans, time range, provider choice and the tenant's preferences: one read, before the providers.
-    const settings = await deps.store.bans.settings(input.researchId);
+    // Bans, time range, provider choice and the tenant's preferences: one read, before the providers
+    // (one for the whole round when the search runs in one with others).
+    const settings = await runSettings(deps.store.bans, input.researchId);
     const allowed = allowedProviders([...deps.providers.keys()], settings);
     const classify = deps.llm && createTopicClassifier({ llm: deps.llm, store: deps.store }, input.researchId);
     const route = await chooseProviders(input.query, allowed.names, classify);

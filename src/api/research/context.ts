@@ -10,6 +10,7 @@ import type { Store } from '../../activities/store';
 import type { Config, Fairness } from '../../config';
 import { NO_QUOTAS, type TenantQuotas } from '../quotas';
 import { RunsInFlight } from './in-flight';
+import { OpenRuns } from './open-runs';
 
 export interface ResearchServiceDeps {
   client: Client;
@@ -19,6 +20,8 @@ export interface ResearchServiceDeps {
   llm?: Pick<Config['llm'], 'models' | 'prices'> & { rewriteModels?: string[] };
   /** How long a status query may take before the API answers from what was recorded (no worker polling). */
   queryTimeoutMs?: number;
+  /** How long a run seen open is taken to be open without describing it again (open-runs.ts). */
+  openRecheckMs?: number;
   /** How long a review update may wait for a worker to take it before the API answers 503. */
   updateTimeoutMs?: number;
   /** The operator's retry settings, handed to every run (RETRY_* variables). */
@@ -43,6 +46,8 @@ export interface ResearchContext {
   updateTimeoutMs: number;
   /** The runsInFlight quota's count. */
   inFlight: RunsInFlight;
+  /** Runs seen open lately: their status reads need no describe. */
+  openRuns: OpenRuns;
 }
 
 const QUERY_TIMEOUT_MS = 5_000;
@@ -54,6 +59,7 @@ export function researchContext(deps: ResearchServiceDeps): ResearchContext {
     queryTimeoutMs: deps.queryTimeoutMs ?? QUERY_TIMEOUT_MS,
     updateTimeoutMs: deps.updateTimeoutMs ?? UPDATE_TIMEOUT_MS,
     inFlight: new RunsInFlight(deps.client, deps.taskQueue, deps.quotas ?? NO_QUOTAS),
+    openRuns: new OpenRuns(deps.openRecheckMs),
   };
 }
 

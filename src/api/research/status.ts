@@ -1,6 +1,9 @@
 // GET /v1/research/:id: a run's status view, from the first of its sources that has one.
 //
-// Where a status comes from, in the order it is asked for:
+// A run seen open on Temporal within the last few seconds (open-runs.ts), whose row's view says it
+// is going, retries nothing and is not queued, is answered from that view alone: no describe, no
+// worker.
+// Otherwise, Temporal describes the run, and its status comes from the first of these that has one:
 // 1. The view the run's last row write kept in PostgreSQL (research_runs.final_view). Every write
 //    of a run started on current code carries it, written after every change of the view, so it
 //    is what the status query would answer, with no worker: a query costs a workflow task on an
@@ -26,25 +29,37 @@ import { endedStatus, noAnswerReason, tenantRun, type ResearchContext } from './
 import { waitingFor } from './waiting';
 
 export async function readStatus(ctx: ResearchContext, id: string, tenant: string): Promise<ResearchView> {
+  // PostgreSQL unreachable: a worker can still answer the query for a run in flight (and for an
+  // ended one, by replaying it), so the read goes on without the row.
+  const row = await ctx.deps.store.runs.get(id).catch(() => undefined);
+  const kept = ResearchStatusView.safeParse(row?.view);
+  // A run seen open lately whose row says it is still going, retries nothing and is not queued
+  // (its place comes from the admission workflow): the row alone.
+  const seen = ctx.openRuns.recent(id, tenant);
+  const going = kept.success && !TERMINAL.has(kept.data.status) && kept.data.phase !== 'queued' && !kept.data.waiting?.length;
+  if (seen && kept.success && going) {
+    return withBudget({ id, ...kept.data }, seen.budget);
+  }
   const run = await tenantRun(ctx, id, tenant);
-  const view = await viewOf(ctx, id, tenant, run);
-  const budget = BudgetView.safeParse(run.desc.memo?.budget);
-  return budget.success && Object.keys(budget.data).length ? { ...view, budget: budget.data } : view;
+  const parsed = BudgetView.safeParse(run.desc.memo?.budget);
+  const budget = parsed.success && Object.keys(parsed.data).length ? parsed.data : undefined;
+  ctx.openRuns.described(id, tenant, endedStatus(run.desc.status.code) === undefined, budget);
+  return withBudget(await viewOf(ctx, id, tenant, run, row, kept.success ? kept.data : undefined), budget);
 }
+
+const withBudget = (view: ResearchView, budget: BudgetView | undefined): ResearchView => (budget ? { ...view, budget } : view);
 
 async function viewOf(
   ctx: ResearchContext,
   id: string,
   tenant: string,
   { handle, desc }: Awaited<ReturnType<typeof tenantRun>>,
+  row: RecordedRun | undefined,
+  kept: ResearchStatusView | undefined,
 ): Promise<ResearchView> {
   const ended = endedStatus(desc.status.code);
-  // PostgreSQL unreachable: a worker can still answer the query for a run in flight (and for an
-  // ended one, by replaying it), so the read goes on without the row.
-  const row = await ctx.deps.store.runs.get(id).catch(() => undefined);
-  const kept = ResearchStatusView.safeParse(row?.view);
   let view: ResearchView;
-  if (kept.success && (!ended || TERMINAL.has(kept.data.status))) view = { id, ...kept.data };
+  if (kept && (!ended || TERMINAL.has(kept.status))) view = { id, ...kept };
   else {
     try {
       view = { id, ...(await queryStatus(ctx, handle)) };
@@ -52,7 +67,10 @@ async function viewOf(
       return ended ? closedView(id, desc, handle, ended, row) : recordedView(id, desc, row, err);
     }
   }
-  return ended ? settled(view, ended) : { ...view, ...(await waitingFor(ctx, id, tenant, desc, view)) };
+  if (ended) return settled(view, ended);
+  // What the workers reported retrying, in Temporal's own words (or nothing, if it has ended).
+  const { waiting: _reported, ...rest } = view;
+  return { ...rest, ...(await waitingFor(ctx, id, tenant, desc, view)) };
 }
 
 const TERMINAL = new Set<RunStatus>(['completed', 'failed', 'cancelled']);
@@ -62,9 +80,10 @@ export function queryStatus(ctx: ResearchContext, handle: WorkflowHandle): Promi
   return withTimeout(handle.query(getStatusQuery), ctx.queryTimeoutMs);
 }
 
-/** A view with the status Temporal gives an ended run (see the order above). */
-function settled(view: ResearchView, ended: RunStatus | undefined): ResearchView {
-  return ended && ended !== 'completed' ? { ...view, status: ended } : view;
+/** A view with the status Temporal gives an ended run (see the order above), which waits for nothing. */
+function settled(view: ResearchView, ended: RunStatus): ResearchView {
+  const { waiting: _none, ...rest } = view;
+  return ended !== 'completed' ? { ...rest, status: ended } : rest;
 }
 
 /** Source 3: what Temporal's visibility and the run's row in PostgreSQL last recorded. */

@@ -23,9 +23,14 @@ export async function waitingFor(
   return { ...(waiting.length ? { waiting } : {}), ...(queue ? { queue } : {}) };
 }
 
-/** The calls of the run and of its running steps' child workflows that are being retried. */
+/**
+ * The calls of the run and of its running steps' child workflows that are being retried. A view
+ * that lists what the workers reported retrying (runs on current code) names the steps to
+ * describe; an older run's view lists none, so each of its running steps is described.
+ */
 async function retryingCalls(ctx: ResearchContext, id: string, desc: WorkflowExecutionDescription, view: ResearchView) {
-  const running = (view.plan?.steps ?? []).filter((s) => s.status === 'running').map((s) => s.id);
+  const reported = view.waiting && new Set(view.waiting.map((w) => w.step));
+  const running = (view.plan?.steps ?? []).filter((s) => s.status === 'running' && (!reported || reported.has(s.id))).map((s) => s.id);
   const children = await Promise.all(
     running.map((step) =>
       ctx.deps.client.workflow

@@ -235,6 +235,7 @@ export class RunState {
     const plan = this.board.view();
     const { outcome, answer, error } = this.ended;
     const question = this.inbox.clarificationQuestion;
+    const waiting = this.waits.view();
     return {
       status: this.status,
       phase: this.phase,
@@ -251,6 +252,7 @@ export class RunState {
       ...(outcome ? { outcome } : {}),
       ...(answer !== undefined ? { answer } : {}),
       ...(error ? { error } : {}),
+      ...(waiting.length ? { waiting } : {}),
     };
   }
 
