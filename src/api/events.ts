@@ -19,9 +19,17 @@ export interface EventStreamOptions {
   /** Between reads when they are (in case one was lost). */
   idleReadMs?: number;
   heartbeatMs?: number;
-  /** How long a quiet stream waits before asking Temporal whether its run has ended. */
+  /** How long a quiet stream waits before asking Temporal whether its run has ended (END_CHECK_MS). */
   endCheckMs?: number;
 }
+
+/**
+ * A run's own end writes its `done` event, which ends the stream at once; Temporal is asked only
+ * for an end the run never logs (an operator's terminate, a workflow timeout). A run in flight
+ * can be quiet for minutes (its calls queued behind others'), and a describe every few seconds of
+ * each quiet stream was a good part of what a thousand followed runs cost the Temporal server.
+ */
+export const END_CHECK_MS = 60_000;
 
 /** What the API sets for all its streams. */
 export type StreamSettings = Omit<EventStreamOptions, 'events' | 'ended'>;
@@ -32,7 +40,7 @@ export async function streamEvents(req: Request, res: Response, id: string, afte
   const pollMs = o.pollMs ?? 500;
   const idleReadMs = o.idleReadMs ?? 10_000;
   const heartbeatMs = o.heartbeatMs ?? 15_000;
-  const endCheckMs = o.endCheckMs ?? 15_000;
+  const endCheckMs = o.endCheckMs ?? END_CHECK_MS;
   const wakeups = o.wakeups ?? NO_WAKEUPS;
   res.status(200).set({
     'Content-Type': 'text/event-stream; charset=utf-8',

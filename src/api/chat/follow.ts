@@ -4,6 +4,7 @@
 // the run has ended, at a deadline, or when the client left (the run goes on either way).
 import type { EventsTable, StoredEvent } from '../../activities/store/events';
 import { NO_WAKEUPS, type EventWakeups } from '../../activities/store/event-wakeups';
+import { END_CHECK_MS } from '../events';
 
 export interface FollowSettings {
   events: Pick<EventsTable, 'after'>;
@@ -31,7 +32,7 @@ export async function followRun(id: string, s: FollowSettings, c: FollowCalls): 
   const wakeups = s.wakeups ?? NO_WAKEUPS;
   const pollMs = s.pollMs ?? 500;
   const idleReadMs = s.idleReadMs ?? 10_000;
-  const endCheckMs = s.endCheckMs ?? 15_000;
+  const endCheckMs = s.endCheckMs ?? END_CHECK_MS;
   const tickMs = c.tickMs ?? 15_000;
   let wake = () => undefined as void;
   let woken = false;
