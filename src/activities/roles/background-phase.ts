@@ -90,6 +90,35 @@ export type PhasePage = BackgroundPage & { reason?: string; needsBrowser?: boole
 const PHASE_BEAT_MS = 10_000;
 
 /** `writeBackground`: the background role's own activity, which writes the brief here too. */
+/** The phase's searches (each its part of the activity), reading the run's search settings once. */
+function searchAll(web: BackgroundWeb, researchId: string, queries: string[], goal: string, givenUp: () => boolean) {
+  return oneSettingsRead(() =>
+    allPartsOrThrow(
+      queries.map((query, i) =>
+        settlePart(
+          withinCall(`search-${i}`, () => web.webSearch({ researchId, query, goal })),
+          givenUp,
+        ),
+      ),
+    ),
+  );
+}
+
+/** The best pages, each read for the goal (a failed one says why), reading the run's settings once. */
+function readAll(web: BackgroundWeb, researchId: string, urls: string[], goal: string, givenUp: () => boolean) {
+  return oneSettingsRead(() =>
+    allPartsOrThrow(
+      urls.map(async (url) => {
+        const r = await settlePart(
+          withinCall(`page-${pageUrlHash(url).slice(0, 16)}`, () => web.crawlPage({ researchId, url, goal })),
+          givenUp,
+        );
+        return 'error' in r ? { url, status: 'failed' as const, reason: r.error } : r.value;
+      }),
+    ),
+  );
+}
+
 export function createBackgroundPhase(
   deps: { llm: Llm; store: Store; web?: BackgroundWeb | undefined },
   writeBackground: ReturnType<typeof createBackgroundActivities>['writeBackground'],
@@ -116,17 +145,7 @@ export function createBackgroundPhase(
     beat.say({ stage: 'search', queries: queries.length });
     // Past the time the workflow gave the phase's parts, an outage is a part's error, not a failed attempt.
     const givenUp = () => input.searchesGiveUpAt !== undefined && Date.now() >= input.searchesGiveUpAt;
-    // The run's search settings are read once for the searches, and once for the pages.
-    const searches = await oneSettingsRead(() =>
-      allPartsOrThrow(
-        queries.map((query, i) =>
-          settlePart(
-            withinCall(`search-${i}`, () => web.webSearch({ researchId, query, goal: researchQuestion })),
-            givenUp,
-          ),
-        ),
-      ),
-    );
+    const searches = await searchAll(web, researchId, queries, researchQuestion, givenUp);
     // The user's own documents first: they lead the brief's sources (as in the workflow's phase).
     beat.say({ stage: 'knowledge' });
     const knowledge = input.knowledge
@@ -146,17 +165,7 @@ export function createBackgroundPhase(
     }
     beat.say({ stage: 'pages' });
     const urls = bestPages(hits, input.pages);
-    const read = await oneSettingsRead(() =>
-      allPartsOrThrow(
-        urls.map(async (url) => {
-          const r = await settlePart(
-            withinCall(`page-${pageUrlHash(url).slice(0, 16)}`, () => web.crawlPage({ researchId, url, goal: researchQuestion })),
-            givenUp,
-          );
-          return 'error' in r ? { url, status: 'failed' as const, reason: r.error } : r.value;
-        }),
-      ),
-    );
+    const read = await readAll(web, researchId, urls, researchQuestion, givenUp);
     const pages = read.map(backgroundPage);
     beat.say({ stage: 'brief' });
     const brief = await withinCall('brief', () =>
