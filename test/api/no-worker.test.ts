@@ -11,6 +11,7 @@ import { createStore } from '../../src/activities/store';
 import { createLogger } from '../../src/infra/logger';
 import { getStatusQuery } from '../../src/workflows/messages';
 import { researchRules } from '../support/research-script';
+import { runAwaitingReview } from '../support/awaiting-review';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
@@ -39,13 +40,7 @@ describe.skipIf(!ready)(`the API without a worker (${ready ? 'live' : missingRea
 
   it('answers from what was recorded, and 503 with Retry-After for a review', async () => {
     h.llm.script(researchRules());
-    const res = await request(h.app).post('/v1/research').send({ question: 'How much cheaper has solar power become?' }).expect(202);
-    const id = res.body.id as string;
-    const handle = h.client.workflow.getHandle(id);
-    for (const end = Date.now() + 20_000; (await handle.query(getStatusQuery)).phase !== 'reviewing';) {
-      if (Date.now() > end) throw new Error('the plan never went to review');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const { id, handle } = await runAwaitingReview(h);
     // The plan's row write runs in the background: wait until PostgreSQL has it.
     for (const end = Date.now() + 10_000; !(await h.pool.query('SELECT plan FROM research_runs WHERE id = $1', [id])).rows[0]?.plan;) {
       if (Date.now() > end) throw new Error('the plan was never recorded');

@@ -13,6 +13,7 @@ import { createLogger } from '../../src/infra/logger';
 import { OpenRuns } from '../../src/api/research/open-runs';
 import { getStatusQuery } from '../../src/workflows/messages';
 import { researchRules } from '../support/research-script';
+import { runAwaitingReview } from '../support/awaiting-review';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
@@ -80,13 +81,7 @@ describe.skipIf(!ready)(`status reads of a run in flight (${ready ? 'live' : mis
   }
 
   it('answers from the row: no query, one describe until the recheck time, and a terminate seen after it', async () => {
-    const res = await request(h.app).post('/v1/research').send({ question: 'How much cheaper has solar power become?' }).expect(202);
-    const id = res.body.id as string;
-    const handle = h.client.workflow.getHandle(id);
-    for (const end = Date.now() + 20_000; (await handle.query(getStatusQuery)).phase !== 'reviewing';) {
-      if (Date.now() > end) throw new Error('the plan never went to review');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const { id, handle } = await runAwaitingReview(h);
     const queried = await handle.query(getStatusQuery);
 
     const { app, count } = countedApi(60_000);

@@ -1,0 +1,17 @@
+// A research run started through the harness's API and left waiting for its plan's review.
+import request from 'supertest';
+import type { WorkflowHandle } from '@temporalio/client';
+import { getStatusQuery } from '../../src/workflows/messages';
+import type { Harness } from './harness';
+
+/** Starts a run (the harness's model script answers it) and waits, at most 20 s, until its plan is under review. */
+export async function runAwaitingReview(h: Harness): Promise<{ id: string; handle: WorkflowHandle }> {
+  const res = await request(h.app).post('/v1/research').send({ question: 'How much cheaper has solar power become?' }).expect(202);
+  const id = res.body.id as string;
+  const handle = h.client.workflow.getHandle(id);
+  for (const end = Date.now() + 20_000; (await handle.query(getStatusQuery)).phase !== 'reviewing';) {
+    if (Date.now() > end) throw new Error('the plan never went to review');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { id, handle };
+}
