@@ -25,8 +25,8 @@ export async function waitingFor(
 
 /**
  * The calls of the run and of its running steps' child workflows that are being retried. A view
- * that lists what the workers reported retrying (runs on current code) names the steps to
- * describe; an older run's view lists none, so each of its running steps is described.
+ * that lists what the workers reported retrying names the steps to describe; in a view that lists
+ * nothing (an older run's, or a run with nothing reported) each running step is described.
  */
 async function retryingCalls(ctx: ResearchContext, id: string, desc: WorkflowExecutionDescription, view: ResearchView) {
   const reported = view.waiting && new Set(view.waiting.map((w) => w.step));

@@ -9,8 +9,7 @@ export class RowSync {
    * `settleFirst` (runs on the current code): a woken loop lets the rest of the workflow task's
    * work run before it writes, so that the changes of one task (a step's end and the phase that
    * follows it) are one write, not two the task waits for one after the other.
-   */
-  /**
+   *
    * `everyViewChange` (runs that started on this code, patch `row-keeps-view`): the changes of the
    * status view that the run does not publish and nothing else soon writes (a step's next attempt,
    * an ignored signal) are written too, so that the row's view is what the status query would
