@@ -133,7 +133,6 @@ export const ReportView = z.object({
 });
 export type ReportView = z.infer<typeof ReportView>;
 
-/** What the `getStatus` query returns. */
 /** An outside call being retried (an outage, a rate limit): what, where, how often, and why. */
 export const WaitingCall = z.object({
   /** The plan step whose child workflow makes the call; absent for the run's own calls. */
@@ -146,6 +145,7 @@ export const WaitingCall = z.object({
 });
 export type WaitingCall = z.infer<typeof WaitingCall>;
 
+/** What the `getStatus` query returns. */
 export const ResearchStatusView = z.object({
   status: RunStatus,
   phase: Phase,
@@ -176,11 +176,6 @@ export const ResearchStatusView = z.object({
 });
 export type ResearchStatusView = z.infer<typeof ResearchStatusView>;
 
-/**
- * `GET /v1/research/:id`: the status view with the run's id. A closed run whose history no worker
- * can replay any more answers from its result or failure, without usage, notes or signals.
- */
-
 /** The limits of a run's budget: its request's, or where it set none the operator's RUN_MAX_TOKENS. */
 export const BudgetView = z.object({
   maxTokens: z.number().int().optional(),
@@ -189,6 +184,10 @@ export const BudgetView = z.object({
 });
 export type BudgetView = z.infer<typeof BudgetView>;
 
+/**
+ * `GET /v1/research/:id`: the status view with the run's id. A closed run whose history no worker
+ * can replay any more answers from its result or failure, without usage, notes or signals.
+ */
 export const ResearchView = ResearchStatusView.partial({ usage: true, notes: true, ignoredSignals: true }).extend({
   id: z.string(),
   /** What the run may spend (absent in runs started before budgets were shown); `usage` is what it spent. */

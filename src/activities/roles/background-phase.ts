@@ -89,7 +89,6 @@ export type PhasePage = BackgroundPage & { reason?: string; needsBrowser?: boole
 /** Beats of the phase: every 10 s at most (a third of its heartbeat timeout), whatever the stage. */
 const PHASE_BEAT_MS = 10_000;
 
-/** `writeBackground`: the background role's own activity, which writes the brief here too. */
 /** The phase's searches (each its part of the activity), reading the run's search settings once. */
 function searchAll(web: BackgroundWeb, researchId: string, queries: string[], goal: string, givenUp: () => boolean) {
   return oneSettingsRead(() =>
@@ -119,6 +118,7 @@ function readAll(web: BackgroundWeb, researchId: string, urls: string[], goal: s
   );
 }
 
+/** `writeBackground`: the background role's own activity, which writes the brief here too. */
 export function createBackgroundPhase(
   deps: { llm: Llm; store: Store; web?: BackgroundWeb | undefined },
   writeBackground: ReturnType<typeof createBackgroundActivities>['writeBackground'],

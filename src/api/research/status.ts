@@ -37,9 +37,7 @@ export async function readStatus(ctx: ResearchContext, id: string, tenant: strin
   // (its place comes from the admission workflow): the row alone.
   const seen = ctx.openRuns.recent(id, tenant);
   const going = kept.success && !TERMINAL.has(kept.data.status) && kept.data.phase !== 'queued' && !kept.data.waiting?.length;
-  if (seen && kept.success && going) {
-    return withBudget({ id, ...kept.data }, seen.budget);
-  }
+  if (seen && going) return withBudget({ id, ...kept.data }, seen.budget);
   const run = await tenantRun(ctx, id, tenant);
   const parsed = BudgetView.safeParse(run.desc.memo?.budget);
   const budget = parsed.success && Object.keys(parsed.data).length ? parsed.data : undefined;
