@@ -31,7 +31,12 @@ if [ ! -s "$tarball" ]; then
   chroot "$root" /usr/sbin/useradd --uid 10001 --gid 10001 --home-dir /work --no-create-home --shell /usr/sbin/nologin sandbox
   mkdir -p "$root/work" "$root/output"
   chown 10001:10001 "$root/work" "$root/output"
-  # Matplotlib needs a writable config dir; the work dir is a tmpfs at run time.
+  # Matplotlib needs a writable config dir (a tmpfs at run time) and would rebuild its font list
+  # there at every run: build it once here; the container's bootstrap copies it in.
+  chroot "$root" /usr/bin/env MPLCONFIGDIR=/usr/local/share/sandbox/mpl MPLBACKEND=Agg HOME=/root \
+    /usr/bin/python3 -c 'import matplotlib.font_manager'
+  ls "$root"/usr/local/share/sandbox/mpl/fontlist-*.json >/dev/null
+  chmod -R a+rX "$root/usr/local/share/sandbox"
   rm -rf "$root/var/cache/apt/archives/"*.deb "$root/var/lib/apt/lists/"* "$root/usr/share/doc" "$root/usr/share/man"
   # Remove setuid/setgid bits: nothing inside should be able to gain privileges.
   find "$root" -xdev -perm /6000 -type f -exec chmod ug-s {} +

@@ -3,7 +3,13 @@
 # pipes it reads and caps itself, then prints one JSON result on stdout: exit code, capped
 # stdout/stderr, and the regular files the code left in /output (symlinks and special files are
 # rejected, counts and sizes capped). The worker re-checks everything it receives.
-import base64, json, os, signal, stat, subprocess, sys, threading, time
+import base64, json, os, shutil, signal, stat, subprocess, sys, threading, time
+
+# Matplotlib's font list, built into the image: copied to its (tmpfs) config dir so a plot does not
+# spend its time limit rebuilding it.
+FONT_CACHE = "/usr/local/share/sandbox/mpl"
+if os.environ.get("MPLCONFIGDIR") and os.path.isdir(FONT_CACHE):
+    shutil.copytree(FONT_CACHE, os.environ["MPLCONFIGDIR"], dirs_exist_ok=True)
 
 bundle = json.loads(sys.stdin.buffer.read())
 caps = bundle["caps"]
