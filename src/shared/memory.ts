@@ -3,6 +3,7 @@
 // contract and the workflow input; the rules that keep facts grounded, merged and deleted for
 // good are plain functions here, so the unit tests and the activity use the same code.
 import { z } from 'zod';
+import { evidentLanguage } from './locale';
 
 /** A user id: in requests (`userId`), in the memory routes' query, in the workflow input. */
 export const USER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
@@ -117,6 +118,44 @@ export function groundQuote(quote: string, words: UserWords): UserWords[number] 
   const q = normalize(quote);
   if (q.length < 3) return undefined;
   return words.find((w) => normalize(w.text).includes(q));
+}
+
+/** Words that say how a fact is phrased, not what it says ("the user does not want ..."). */
+const PHRASING = new Set([
+  ...STOP,
+  'does',
+  'not',
+  'want',
+  'wants',
+  'like',
+  'likes',
+  'dislikes',
+  'prefer',
+  'would',
+  'has',
+  'have',
+  'new',
+  'very',
+  'about',
+  'from',
+  'this',
+  'that',
+  'them',
+]);
+
+const keyWords = (text: string) => [...tokens(text)].filter((t) => t.length >= 3 && !PHRASING.has(t));
+const stem = (word: string) => word.slice(0, 5);
+
+/**
+ * The fact says something its quote says: at least one of its words (by the first five letters,
+ * so "teacher" meets "teach") is in the quote. Facts are written in English, so a quote evidently
+ * in another language or script is not compared word by word; its own grounding stands.
+ */
+export function bearsOut(fact: string, quote: string): boolean {
+  const { script, language } = evidentLanguage(quote);
+  if (script !== 'latin' || (language !== undefined && language !== 'en')) return true;
+  const said = new Set(keyWords(quote).map(stem));
+  return keyWords(fact).some((w) => said.has(stem(w)));
 }
 
 /** What a deleted fact leaves behind. */

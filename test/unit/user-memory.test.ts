@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { groundFacts, UserFacts } from '../../src/activities/roles/user-memory';
 import {
+  bearsOut,
   buried,
   groundQuote,
   MEMORY_LIMITS,
@@ -62,6 +63,36 @@ describe('user memory rules', () => {
     expect(grounded.map((f) => [f.category, f.text, f.evidence.map((e) => [e.kind, e.quote, e.at])])).toEqual([
       ['field', 'The user is a hydrologist.', [['question', 'As a hydrologist', WORDS[0]!.at]]],
       ['other', 'The user dislikes vendor blogs.', [['feedback', 'no vendor blogs', WORDS[1]!.at]]],
+    ]);
+  });
+
+  it("keeps a quote only when it bears the fact out: the prompt's example copied onto other words is left out", () => {
+    const question =
+      'I teach chemistry at a secondary school and I do not want vendor marketing pages: which battery chemistries are safe?';
+    // What the real 0.5B model answered in CI: the prompt's own example fact, quoting the whole question.
+    expect(bearsOut('The user is new to machine learning.', question)).toBe(false);
+    expect(bearsOut('The user is a chemistry teacher.', question)).toBe(true);
+    expect(bearsOut('The user does not want vendor marketing pages.', 'I do not want vendor marketing pages')).toBe(true);
+    expect(bearsOut('The user does not want anything.', 'I do not want vendor marketing pages')).toBe(false);
+    // Facts are in English; a quote in another language is grounded by where it occurs alone.
+    expect(bearsOut('The user is a teacher.', 'Ich unterrichte Chemie und möchte keine Werbung von Herstellern')).toBe(true);
+    expect(bearsOut('The user is a teacher.', '私は化学の教師です')).toBe(true);
+    const words: UserWords = [{ kind: 'question', text: question, at: '2026-01-01T10:00:00.000Z' }];
+    const grounded = groundFacts(
+      UserFacts.parse({
+        facts: [
+          { category: 'expertise', text: 'The user is new to machine learning.', quotes: [question] },
+          {
+            category: 'field',
+            text: 'The user teaches chemistry.',
+            quotes: ['I teach chemistry at a secondary school and', 'which battery chemistries are safe'],
+          },
+        ],
+      }).facts,
+      { researchId: 'r1', words },
+    );
+    expect(grounded.map((f) => [f.text, f.evidence.map((e) => e.quote)])).toEqual([
+      ['The user teaches chemistry.', ['I teach chemistry at a secondary school and', 'which battery chemistries are safe']],
     ]);
   });
 

@@ -1,13 +1,15 @@
 // User memory: after a run, a model reads what the user wrote in it (question, plan feedback,
 // clarification answers, steering) and proposes lasting facts about the user, each quoting the
-// words it came from. Code keeps only what it can check: every quote must occur in those words,
-// evidence a deletion ruled out is dropped (a deleted fact never comes back from it), and facts
+// words it came from. Code keeps only what it can check: every quote must occur in those words
+// and share a word with the fact (a small model copies its prompt's example facts onto any
+// quote), evidence a deletion ruled out is dropped (a deleted fact never comes back from it), and facts
 // that say the same as a known one add their evidence there. A model that gives nothing usable
 // teaches nothing, with a note; the run never fails for it. The coordinator, planner and reporter
 // read the facts through `userMemory` as a delimited block of data.
 import { z } from 'zod';
 import { cappedList, cappedText } from '../../shared/llm-outputs';
 import {
+  bearsOut,
   buried,
   FACT_TEXT_MAX,
   FactCategory,
@@ -71,12 +73,12 @@ export interface LearnInput {
 export interface LearnOutput {
   /** Facts added or given new evidence. */
   learned: number;
-  /** Proposed facts left out: quotes not in the user's words, or evidence a deletion ruled out. */
+  /** Proposed facts left out: quotes not in the user's words or not bearing the fact out, or evidence a deletion ruled out. */
   rejected: number;
   usage: Usage;
 }
 
-/** The model's facts with the quotes code could find in the user's words, as evidence. */
+/** The model's facts with the quotes code could find in the user's words and that bear them out, as evidence. */
 export function groundFacts(proposed: UserFacts['facts'], input: Pick<LearnInput, 'researchId' | 'words'>): LearnedFact[] {
   const grounded: LearnedFact[] = [];
   for (const f of proposed) {
@@ -85,7 +87,7 @@ export function groundFacts(proposed: UserFacts['facts'], input: Pick<LearnInput
     const evidence: Evidence[] = [];
     for (const quote of f.quotes) {
       const said = groundQuote(quote, input.words);
-      if (said) evidence.push({ researchId: input.researchId, kind: said.kind, quote: quote.trim(), at: said.at });
+      if (said && bearsOut(text, quote)) evidence.push({ researchId: input.researchId, kind: said.kind, quote: quote.trim(), at: said.at });
     }
     if (evidence.length) grounded.push({ category: f.category, text, evidence });
   }
