@@ -5,7 +5,9 @@
 // the replayer's default debug mode). Each round measures, in turn:
 //   - the defaults, the SDK's behaviour: stack traces on, one watchdog per call into the VM;
 //   - one isolate watchdog per activation (WORKFLOW_VM_WATCHDOG=per-activation, the SDK patch);
-//   - both opt-ins: that, and stack traces off (WORKFLOW_STACK_TRACES=false).
+//   - both opt-ins: that, and stack traces off (WORKFLOW_STACK_TRACES=false);
+//   - both opt-ins with the bundle as the SDK builds it, each workflow evaluating the workflow
+//     modules anew (the product preloads them once: src/worker.ts bundleWorkflows).
 // and prints each round's ratios to the defaults and their medians (the machine's speed drifts, so
 // only figures from the same round are compared).
 //   npm run bench:workflow-cpu -- [--times 200] [--rounds 5]
@@ -24,18 +26,23 @@ const histories = ['baseline-reviewed.json', 'baseline-researcher-step.json'].ma
   workflowId: ids[f]!,
   history: JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as unknown,
 }));
-// The replayer runs workflows in debug mode (on this thread, no isolate timeout) unless told not to;
-// its option type leaves debugMode out, but the replayer takes it.
-const replayOptions = { workflowBundle: await bundleWorkflows(), debugMode: false };
+const preloaded = await bundleWorkflows();
+const perWorkflow = await bundleWorkflows([], { preload: false });
 
 interface Setting {
   name: string;
   env: { WORKFLOW_STACK_TRACES: string; WORKFLOW_VM_WATCHDOG: string };
+  bundle: typeof preloaded;
 }
 const settings: Setting[] = [
-  { name: 'defaults', env: { WORKFLOW_STACK_TRACES: 'true', WORKFLOW_VM_WATCHDOG: 'per-call' } },
-  { name: 'watchdog per activation', env: { WORKFLOW_STACK_TRACES: 'true', WORKFLOW_VM_WATCHDOG: 'per-activation' } },
-  { name: 'both opt-ins', env: { WORKFLOW_STACK_TRACES: 'false', WORKFLOW_VM_WATCHDOG: 'per-activation' } },
+  { name: 'defaults', env: { WORKFLOW_STACK_TRACES: 'true', WORKFLOW_VM_WATCHDOG: 'per-call' }, bundle: preloaded },
+  { name: 'watchdog per activation', env: { WORKFLOW_STACK_TRACES: 'true', WORKFLOW_VM_WATCHDOG: 'per-activation' }, bundle: preloaded },
+  { name: 'both opt-ins', env: { WORKFLOW_STACK_TRACES: 'false', WORKFLOW_VM_WATCHDOG: 'per-activation' }, bundle: preloaded },
+  {
+    name: 'both opt-ins, modules per workflow',
+    env: { WORKFLOW_STACK_TRACES: 'false', WORKFLOW_VM_WATCHDOG: 'per-activation' },
+    bundle: perWorkflow,
+  },
 ];
 
 /** CPU ms of this process per replayed run (a run and its step) with one setting. */
@@ -48,6 +55,9 @@ async function measure(setting: Setting): Promise<number> {
   let warm = true;
   let start = process.cpuUsage();
   let n = 0;
+  // The replayer runs workflows in debug mode (on this thread, no isolate timeout) unless told not
+  // to; its option type leaves debugMode out, but the replayer takes it.
+  const replayOptions = { workflowBundle: setting.bundle, debugMode: false };
   for await (const r of Worker.runReplayHistories(replayOptions, all())) {
     if (r.error) throw r.error;
     // The first run starts the thread and compiles the bundle: not counted.

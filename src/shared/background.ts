@@ -3,7 +3,7 @@
 import type { Effort, SourceRef } from './schemas';
 
 /** Pages the background reads, by effort (a run without one reads the standard number). */
-export const BACKGROUND_PAGES: Record<Effort, number> = { quick: 1, standard: 3, deep: 5 };
+export const BACKGROUND_PAGES: Readonly<Record<Effort, number>> = Object.freeze({ quick: 1, standard: 3, deep: 5 });
 
 /** The best pages of the searches: the first hit of each query, then the second, …; each URL once. */
 export function bestPages(hits: SourceRef[][], wanted: number): string[] {

@@ -1,5 +1,6 @@
-// Plain values and functions, with no zod: a workflow evaluates its imports anew each time one
-// starts (the SDK's sandbox), and building the zod schemas was most of that cost. Everyone imports
+// Plain values and functions, with no zod: the workflow bundle stays small (its modules are
+// evaluated once per worker thread and shared by every workflow, src/worker.ts), and its values
+// are frozen, since a workflow that changed one would change it for all. Everyone imports
 // these from here (schemas.ts holds the zod schemas and their types, nothing of this file).
 import { SUMMARY_MAX_CHARS } from './constants';
 import type { Duration, PlanStep, RetrySettings, StepInput, Usage } from './schemas';
@@ -11,9 +12,9 @@ export function durationToMs(d: Duration): number {
   return Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
 }
 
-export const DEFAULT_RETRY: RetrySettings = { initialInterval: '2s', maximumInterval: '1m' };
+export const DEFAULT_RETRY: Readonly<RetrySettings> = Object.freeze({ initialInterval: '2s', maximumInterval: '1m' });
 
-export const ZERO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
+export const ZERO_USAGE: Readonly<Usage> = Object.freeze({ promptTokens: 0, completionTokens: 0, costUsd: 0 });
 export function addUsage(a: Usage, b: Usage): Usage {
   return {
     promptTokens: a.promptTokens + b.promptTokens,

@@ -19,7 +19,7 @@ import { crawlPages, keepFromTurn, runTool, type KeepToolResult } from './tools'
 import { watchStepWaits } from './waits';
 
 /** After a context-length error, tool results kept whole: first the last one, then none. */
-const TRIM_KEEP_LAST = [1, 0];
+const TRIM_KEEP_LAST = [1, 0] as const;
 
 /** Runs started before it compressed the findings in an activity of their own after the last turn. */
 export const COMPRESS_IN_LAST_TURN_PATCH = 'compress-in-last-turn';

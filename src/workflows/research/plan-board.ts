@@ -9,7 +9,7 @@ import { ResearchStepCountKey } from '../search-attributes';
 /** How a step that started ended. */
 export type StepEnd = 'completed' | 'failed' | 'cancelled';
 
-const SETTLED_BADLY = new Set(['failed', 'skipped', 'cancelled']);
+const SETTLED_BADLY: ReadonlySet<string> = new Set(['failed', 'skipped', 'cancelled']);
 
 export class PlanBoard {
   private current?: PlanView;

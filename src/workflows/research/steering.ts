@@ -16,7 +16,7 @@ const MAX_GUIDANCE = 10;
 const MAX_BANNED = 50;
 const MAX_STEPS = 12;
 const MAX_PAGES = 30;
-const STEERABLE_PHASES = new Set(['coordinating', 'planning', 'reviewing', 'queued', 'researching']);
+const STEERABLE_PHASES: ReadonlySet<string> = new Set(['coordinating', 'planning', 'reviewing', 'queued', 'researching']);
 
 export class Steering {
   private readonly guidanceGiven: string[] = [];
