@@ -23,8 +23,16 @@ function youngGeneration(): Promise<number> {
   });
 }
 
+/** The slab the next small Buffer is cut from, once the current one is used up. */
+function nextSlab(): number {
+  let last = Buffer.allocUnsafe(16);
+  for (let made = 0; made < 2 * Buffer.poolSize; made += 16) last = Buffer.allocUnsafe(16);
+  return last.buffer.byteLength;
+}
+
 const before = await youngGeneration();
+const slabBefore = nextSlab();
 tuneHeap(loadConfig({}).heap);
 const after = await youngGeneration();
 const main = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.space_size;
-process.stdout.write(JSON.stringify({ before, after, main }) + '\n');
+process.stdout.write(JSON.stringify({ before, after, main, slabBefore, slabAfter: nextSlab() }) + '\n');

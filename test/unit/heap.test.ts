@@ -3,9 +3,27 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config';
-import { heapFlags } from '../../src/infra/heap';
+import { BUFFER_POOL_BYTES, heapFlags } from '../../src/infra/heap';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
+
+interface Probed {
+  before: number;
+  after: number;
+  main: number;
+  slabBefore: number;
+  slabAfter: number;
+}
+let probed: Promise<Probed> | undefined;
+/** test/support/heap-probe.ts, run once in a process of its own (V8 flags hold for the whole process). */
+const probe = () =>
+  (probed ??= promisify(execFile)(
+    process.execPath,
+    [path.join(ROOT, 'bin', 'run-ts.mjs'), path.join(ROOT, 'test', 'support', 'heap-probe.ts')],
+    {
+      cwd: ROOT,
+    },
+  ).then(({ stdout }) => JSON.parse(stdout) as Probed));
 
 describe('heap sizing', () => {
   it('sets a growth factor and the threads’ semi-space by default, and nothing for 0', () => {
@@ -20,18 +38,17 @@ describe('heap sizing', () => {
   });
 
   it('gives threads started after it a small young generation, and leaves the main thread’s', async () => {
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      [path.join(ROOT, 'bin', 'run-ts.mjs'), path.join(ROOT, 'test', 'support', 'heap-probe.ts')],
-      {
-        cwd: ROOT,
-      },
-    );
-    const { before, after, main } = JSON.parse(stdout) as { before: number; after: number; main: number };
+    const { before, after, main } = await probe();
     const MB = 1 << 20;
     // Two semi-spaces: at most 2 × 4 MB once tuned; V8's default lets a busy thread reach 2 × 16 MB.
     expect(after).toBeLessThanOrEqual(8 * MB);
     expect(before).toBeGreaterThan(8 * MB);
     expect(main).toBeGreaterThan(0);
+  });
+
+  it('cuts small Buffers from 8 KiB slabs once tuned, so a kept one pins 8 KiB, not the 64 KiB Node 24 uses', async () => {
+    const { slabBefore, slabAfter } = await probe();
+    expect(slabAfter).toBe(BUFFER_POOL_BYTES);
+    expect(slabBefore).toBeGreaterThanOrEqual(BUFFER_POOL_BYTES);
   });
 });
