@@ -10,7 +10,7 @@ import type { Store } from '../../activities/store';
 import type { Config, Fairness } from '../../config';
 import { NO_QUOTAS, type TenantQuotas } from '../quotas';
 import { RunsInFlight } from './in-flight';
-import { OpenRuns } from './open-runs';
+import { closedRuns, OpenRuns } from './open-runs';
 
 export interface ResearchServiceDeps {
   client: Client;
@@ -20,7 +20,7 @@ export interface ResearchServiceDeps {
   llm?: Pick<Config['llm'], 'models' | 'prices'> & { rewriteModels?: string[] };
   /** How long a status query may take before the API answers from what was recorded (no worker polling). */
   queryTimeoutMs?: number;
-  /** How long a run seen open is taken to be open without describing it again (open-runs.ts). */
+  /** How long a run seen open is taken to be open without describing it again, and without a sweep of closed runs since (open-runs.ts). */
   openRecheckMs?: number;
   /** How long a review update may wait for a worker to take it before the API answers 503. */
   updateTimeoutMs?: number;
@@ -59,7 +59,7 @@ export function researchContext(deps: ResearchServiceDeps): ResearchContext {
     queryTimeoutMs: deps.queryTimeoutMs ?? QUERY_TIMEOUT_MS,
     updateTimeoutMs: deps.updateTimeoutMs ?? UPDATE_TIMEOUT_MS,
     inFlight: new RunsInFlight(deps.client, deps.taskQueue, deps.quotas ?? NO_QUOTAS),
-    openRuns: new OpenRuns(deps.openRecheckMs),
+    openRuns: new OpenRuns(deps.openRecheckMs, closedRuns(deps.client, deps.taskQueue)),
   };
 }
 

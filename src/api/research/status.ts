@@ -1,8 +1,8 @@
 // GET /v1/research/:id: a run's status view, from the first of its sources that has one.
 //
-// A run seen open on Temporal within the last few seconds (open-runs.ts), whose row's view says it
-// is going, retries nothing and is not queued, is answered from that view alone: no describe, no
-// worker.
+// A run known to be open (seen open on Temporal, and no sweep of closed runs since has listed it:
+// open-runs.ts), whose row's view says it is going, retries nothing and is not queued, is answered
+// from that view alone: no describe, no worker.
 // Otherwise, Temporal describes the run, and its status comes from the first of these that has one:
 // 1. The view the run's last row write kept in PostgreSQL (research_runs.final_view). Every write
 //    of a run started on current code carries it, written after every change of the view, so it
@@ -33,9 +33,9 @@ export async function readStatus(ctx: ResearchContext, id: string, tenant: strin
   // ended one, by replaying it), so the read goes on without the row.
   const row = await ctx.deps.store.runs.get(id).catch(() => undefined);
   const kept = ResearchStatusView.safeParse(row?.view);
-  // A run seen open lately whose row says it is still going, retries nothing and is not queued
+  // A run known to be open whose row says it is still going, retries nothing and is not queued
   // (its place comes from the admission workflow): the row alone.
-  const seen = ctx.openRuns.recent(id, tenant);
+  const seen = ctx.openRuns.knownOpen(id, tenant);
   const going = kept.success && !TERMINAL.has(kept.data.status) && kept.data.phase !== 'queued' && !kept.data.waiting?.length;
   if (seen && going) return withBudget({ id, ...kept.data }, seen.budget);
   const run = await tenantRun(ctx, id, tenant);
