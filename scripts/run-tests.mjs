@@ -13,7 +13,8 @@
 //
 // Between the two, a few tests run again with TEST_TEMPORAL=server: on the real Temporal server on
 // PostgreSQL (scripts/temporal-server.ts) instead of the dev server: the run list and its search
-// attributes, schedules, priority and fairness, the review by update.
+// attributes, status reads (the visibility query of runs closed lately), schedules, priority and
+// fairness, the review by update.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -28,7 +29,14 @@ const wantsFuzz = filters.length === 0 || filters.some((f) => FUZZ.includes(f));
 const wantsRest = filters.length === 0 || filters.some((f) => !f.includes('real-model') && !FUZZ.includes(f));
 
 const REAL_SERVER = [
-  { files: ['test/api/list.test.ts', 'test/workflows/schedules.test.ts', 'test/workflows/fairness.test.ts'] },
+  {
+    files: [
+      'test/api/list.test.ts',
+      'test/api/status-reads.test.ts',
+      'test/workflows/schedules.test.ts',
+      'test/workflows/fairness.test.ts',
+    ],
+  },
   { files: ['test/workflows/research.test.ts'], testName: 'reviews by update' },
 ];
 const realServerRuns = REAL_SERVER.map((r) => ({
