@@ -201,7 +201,7 @@ async function browserWorker(
  * The workflow modules are preloaded: evaluated once when the workflow thread makes its context,
  * and shared by every workflow it runs. Left to the SDK, each workflow evaluates them anew when it
  * starts or is replayed, and keeps its own copy of every module's functions and constants while
- * it is cached: about a third of a cached workflow's memory and a tenth of a replay's CPU
+ * it is cached: about a third of a cached workflow's memory and 7 % of a replay's CPU
  * (`npm run bench:workflow-memory`, `bench:workflow-cpu`). Sharing is safe because those modules
  * hold no state: no module-level `let`, frozen or read-only constants (test/unit/workflow-bundle.test.ts).
  * `preload: false` builds the SDK's way, for the benchmarks' comparison.
