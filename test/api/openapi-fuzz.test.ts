@@ -76,6 +76,29 @@ interface Recorder {
   interactions?: Record<string, { request?: { method: string; uri: string }; response?: { status_code: number } }>;
 }
 
+/** The errors schemathesis met that are no check's failure (a request that timed out, a failure that
+ *  did not reproduce, an error of its own), from the NDJSON report: where, the exception's type, and
+ *  its message's first line. */
+function errors(dir: string): string[] {
+  const out = new Set<string>();
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.ndjson'))) {
+    for (const line of readFileSync(path.join(dir, file), 'utf8').split('\n')) {
+      if (!line.startsWith('{"NonFatalError"')) continue;
+      const e = (JSON.parse(line) as { NonFatalError: { label?: string; value?: { type?: string; message?: string } } }).NonFatalError;
+      out.add(`${e.label ?? '?'}: ${e.value?.type ?? '?'}: ${(e.value?.message ?? '').split('\n')[0]!.slice(0, 200)}`);
+    }
+  }
+  return [...out];
+}
+
+/** The ERRORS section schemathesis prints before its summary (or the output's end, when it has none). */
+function errorsSection(text: string): string {
+  const at = text.indexOf(' ERRORS ');
+  if (at < 0) return text.slice(-6_000);
+  const end = text.indexOf('SUMMARY', at);
+  return text.slice(at, end < 0 ? undefined : end).slice(0, 6_000);
+}
+
 /** The document's operations, as schemathesis counts them. */
 function operationCount(): number {
   const paths = (openApiDocument() as { paths: Record<string, Record<string, unknown>> }).paths;
@@ -166,10 +189,13 @@ describe.skipIf(!ready)(`the API under schemathesis (${ready ? 'live' : why})`, 
       console.log(`schemathesis ${SCHEMATHESIS_VERSION}: ${summary}`);
       expect(
         found.map((f) => `${f.check}: ${f.operation}: ${f.title} (${f.status ?? 'no answer'} to ${f.request ?? '?'})`),
-        summary,
+        `${found.map((f) => `${f.check}: ${f.operation}`).join(' | ')}\n${summary}`,
       ).toEqual([]);
       expect(Number(/Tested: (\d+)/.exec(summary)?.[1]), summary).toBe(operationCount());
-      expect(code, text.slice(-4_000)).toBe(0);
+      // Each message's first line names what went wrong: CI's list of failures shows only that line.
+      const errs = errors(REPORT_DIR);
+      expect(errs, `${errs.join(' | ')}\n${errorsSection(text)}`).toEqual([]);
+      expect(code, `schemathesis exited ${code}\n${errorsSection(text)}`).toBe(0);
     },
     (MAX_TIME + 120) * 1000,
   );
