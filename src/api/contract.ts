@@ -100,7 +100,11 @@ export const RunEventMessage = z.union(
     }),
   ),
 );
-export const LastEventId = z.coerce.number({ message: 'Last-Event-ID must be an event id' }).int().min(0);
+export const LastEventId = z.preprocess(
+  // Number('') is 0: a blank value would read as "from the start" where it names no event.
+  (v) => (typeof v === 'string' && v.trim() === '' ? Number.NaN : v),
+  z.coerce.number({ message: 'Last-Event-ID must be an event id' }).int().min(0),
+);
 /** `GET /v1/collections/:id/documents/:docId?include=chunks` adds the document's passages. */
 export const DocumentInclude = z.enum(['chunks']);
 /** `POST /v1/collections/:id/documents` as multipart/form-data (the other way is AddDocumentUrlBody). */

@@ -87,15 +87,20 @@ function parameters(spec: RouteSpec): Schema[] {
   ];
 }
 
+function takesJson(c: Content): boolean {
+  return c instanceof z.ZodType || 'application/json' in c;
+}
+
 function responses(spec: RouteSpec): Schema {
   const declared = Object.entries(spec.responses).map(([status, a]) => [
     status,
     { description: a.description, ...(a.content ? { content: content(a.content, 'output') } : {}) },
   ]);
-  const errors = (spec.errors ?? []).map((status) => [
-    String(status),
-    { description: ERROR_TEXT[status] ?? 'error', content: content(ErrorBody, 'output') },
-  ]);
+  // Every JSON body goes through the body parser, which answers 413 over its limit (src/api/app.ts).
+  const tooLarge = spec.body && takesJson(spec.body.content) && !(413 in spec.responses) ? [413] : [];
+  const errors = [...new Set([...(spec.errors ?? []), ...tooLarge])]
+    .sort((a, b) => a - b)
+    .map((status) => [String(status), { description: ERROR_TEXT[status] ?? 'error', content: content(ErrorBody, 'output') }]);
   return Object.fromEntries([...declared, ...errors]);
 }
 

@@ -23,7 +23,15 @@ const app = createApp({
   keys: {} as ApiKeysTable,
   memory: {} as MemoryTable,
   events: { after: async () => [] },
-  auth: { envKeys: [{ key: 'k-0123456789abcdef', tenant: 't' }], table: { ownerOf: async () => undefined }, open: false },
+  auth: {
+    envKeys: [
+      { key: 'k-0123456789abcdef', tenant: 't' },
+      // A tenant of its own for the tests of refusals, so that the reads above leave them their rate.
+      { key: 'k-refusals-0123456789', tenant: 'r' },
+    ],
+    table: { ownerOf: async () => undefined },
+    open: false,
+  },
   rateLimits: { submits: 10, reads: 10 },
   readiness: {},
   log: createLogger('error'),
@@ -151,6 +159,32 @@ describe('OpenAPI', () => {
     const header = await request(app).get('/v1/research/research-1/events').set(key).set('Last-Event-ID', 'x').expect(400);
     expect(header.body.error.message).toMatch(/^header parameter Last-Event-ID: /);
     for (const res of [path, query, doc, header]) expect(res.body.error.message).not.toMatch(/body/);
+  });
+
+  it('refuses a blank event id, which Number() would read as 0, "from the start"', async () => {
+    const key = { authorization: 'Bearer k-refusals-0123456789' };
+    const header = await request(app).get('/v1/research/research-1/events').set(key).set('Last-Event-ID', '').expect(400);
+    expect(header.body.error.message).toMatch(/^header parameter Last-Event-ID: /);
+    const query = await request(app).get('/v1/research/research-1/events?after=%20').set(key).expect(400);
+    expect(query.body.error.message).toMatch(/^query parameter after: /);
+  });
+
+  it('lists 413 for every operation with a JSON body, which the body parser refuses over its limit', async () => {
+    const doc = (await request(app).get('/v1/openapi.json')).body as {
+      paths: Record<string, Record<string, { requestBody?: { content: object }; responses: object }>>;
+    };
+    const withJson = Object.values(doc.paths)
+      .flatMap((ops) => Object.values(ops))
+      .filter((op) => op.requestBody && 'application/json' in op.requestBody.content);
+    expect(withJson.length).toBeGreaterThan(10);
+    for (const op of withJson) expect(Object.keys(op.responses)).toContain('413');
+    const key = { authorization: 'Bearer k-refusals-0123456789' };
+    const big = await request(app)
+      .post('/v1/research/research-1/steer')
+      .set(key)
+      .send({ guidance: 'x'.repeat(70_000) })
+      .expect(413);
+    expect(big.body.error.code).toBe('payload_too_large');
   });
 
   it("answers the OpenAI-compatible routes' refusals in OpenAI's shape, a body that is not JSON included", async () => {
