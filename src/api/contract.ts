@@ -50,7 +50,7 @@ const ScheduleFields = z
       .regex(/^(\S+\s+){4}\S+$/, 'cron must have five fields: minute hour day-of-month month day-of-week')
       .optional(),
     every: Duration.optional(),
-    timezone: z.string().trim().min(1).max(64).optional().describe('IANA time zone of a cron expression, e.g. Europe/Berlin (default UTC)'),
+    timezone: z.string().max(64).trim().min(1).optional().describe('IANA time zone of a cron expression, e.g. Europe/Berlin (default UTC)'),
     paused: z.boolean().optional(),
     note: z.string().max(500).optional(),
     notify: NotifyWhen.optional().describe(
@@ -75,7 +75,7 @@ export const ListQuery = z
       .datetime({ offset: true, message: 'since must be an ISO 8601 date-time, e.g. 2026-11-01T00:00:00Z' })
       .transform((v) => new Date(v))
       .optional(),
-    q: z.string().trim().max(200, 'q must be at most 200 characters').optional(),
+    q: z.string().max(200, 'q must be at most 200 characters').trim().optional(),
     cursor: z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,4000}$/, 'cursor is not one this API gave out')

@@ -71,10 +71,10 @@ export function collectionLanguage(language: string): string {
 
 export const CreateCollectionBody = z
   .object({
-    name: z.string().trim().min(1, 'name must not be empty').max(100, 'name is longer than 100 characters'),
-    description: z.string().trim().max(2_000, 'description is longer than 2000 characters').default(''),
+    name: z.string().max(100, 'name is longer than 100 characters').trim().min(1, 'name must not be empty'),
+    description: z.string().max(2_000, 'description is longer than 2000 characters').trim().default(''),
     /** A language code (en, de, zh, ja, ko, ...) or a PostgreSQL text search configuration name ('simple' for none). */
-    language: z.string().trim().min(1).max(64).default('english'),
+    language: z.string().max(64).trim().min(1).default('english'),
   })
   .strict();
 export type CreateCollectionBody = z.infer<typeof CreateCollectionBody>;
@@ -82,12 +82,12 @@ export type CreateCollectionBody = z.infer<typeof CreateCollectionBody>;
 export const AddDocumentUrlBody = z
   .object({
     url: z.url({ message: 'url must be an http(s) URL' }).refine((u) => /^https?:\/\//i.test(u), 'url must be an http(s) URL'),
-    name: z.string().trim().min(1).max(300).optional(),
+    name: z.string().max(300).trim().min(1).optional(),
   })
   .strict();
 
 export const CreateSessionBody = z
-  .object({ title: z.string().trim().max(300, 'title is longer than 300 characters').default('') })
+  .object({ title: z.string().max(300, 'title is longer than 300 characters').trim().default('') })
   .strict();
 
 /** Input of the ingestion workflow (its id: `ingest-<documentId>`). */
@@ -162,7 +162,7 @@ export type SessionView = z.infer<typeof SessionView>;
 /** `POST /v1/collections/:id/search`: passages of the collection for a query. */
 export const CollectionSearchBody = z
   .object({
-    query: z.string().trim().min(1, 'query must not be empty').max(500, 'query is longer than 500 characters'),
+    query: z.string().max(500, 'query is longer than 500 characters').trim().min(1, 'query must not be empty'),
     k: z.number().int().min(1).max(20).default(8),
   })
   .strict();

@@ -25,7 +25,7 @@ export const RewriteOptions = z
       .max(MAX_AUDIENCE_CHARS)
       .optional()
       .describe('for whom the report is written, e.g. "city council members without a technical background"'),
-    instructions: z.string().trim().min(1).max(MAX_INSTRUCTIONS_CHARS).optional().describe('what else to change, in your words'),
+    instructions: z.string().max(MAX_INSTRUCTIONS_CHARS).trim().min(1).optional().describe('what else to change, in your words'),
     model: z
       .string()
       .trim()

@@ -137,7 +137,7 @@ function presetFirst(options: unknown): unknown {
 /** Body of `POST /v1/research`. */
 export const ResearchRequest = z
   .object({
-    question: z.string().trim().min(1, 'question must not be empty').max(4_000, 'question is longer than 4000 characters'),
+    question: z.string().max(4_000, 'question is longer than 4000 characters').trim().min(1, 'question must not be empty'),
     // The effort preset goes under the options before the defaults fill the rest.
     options: z.preprocess(presetFirst, ResearchOptions.partial().strict()).optional(),
     /** A session (POST /v1/sessions): the run sees the session's earlier questions and reports. */

@@ -169,6 +169,16 @@ describe('OpenAPI', () => {
     expect(query.body.error.message).toMatch(/^query parameter after: /);
   });
 
+  it('bounds a text field by what the client sent, as the document does, not by what is left once trimmed', async () => {
+    const key = { authorization: 'Bearer k-refusals-0123456789' };
+    const res = await request(app)
+      .post('/v1/sessions')
+      .set(key)
+      .send({ title: `${'x'.repeat(290)}${' '.repeat(20)}` })
+      .expect(400);
+    expect(res.body.error.message).toMatch(/title is longer than 300 characters/);
+  });
+
   it('lists 413 for every operation with a JSON body, which the body parser refuses over its limit', async () => {
     const doc = (await request(app).get('/v1/openapi.json')).body as {
       paths: Record<string, Record<string, { requestBody?: { content: object }; responses: object }>>;
