@@ -167,6 +167,9 @@ describe('OpenAPI', () => {
     expect(header.body.error.message).toMatch(/^header parameter Last-Event-ID: /);
     const query = await request(app).get('/v1/research/research-1/events?after=%20').set(key).expect(400);
     expect(query.body.error.message).toMatch(/^query parameter after: /);
+    // The header wins when both come, but a bad query parameter is refused all the same.
+    const both = await request(app).get('/v1/research/research-1/events?after=1e30').set(key).set('Last-Event-ID', '3').expect(400);
+    expect(both.body.error.message).toMatch(/^query parameter after: /);
   });
 
   it('bounds a text field by what the client sent, as the document does, not by what is left once trimmed', async () => {

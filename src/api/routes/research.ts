@@ -211,10 +211,9 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
   route(r, R.events, async (req, res) => {
     const id = runId(req);
     const header = req.get('last-event-id');
-    const after =
-      header !== undefined
-        ? param('header', 'Last-Event-ID', LastEventId, header)
-        : param('query', 'after', LastEventId, req.query.after ?? '0');
+    // Both are checked when both come; the header, which a reconnecting EventSource sends, wins.
+    const query = req.query.after === undefined ? undefined : param('query', 'after', LastEventId, req.query.after);
+    const after = header !== undefined ? param('header', 'Last-Event-ID', LastEventId, header) : (query ?? 0);
     const ended = await deps.research.owned(id, tenantOf(res));
     // The slot is the stream's until the client goes away or the stream ends, whichever is first.
     const release = deps.streams?.take(tenantOf(res));
