@@ -16,6 +16,19 @@ import type { Logger } from './infra/logger';
 import type { Config } from './config';
 import type { RetrySettings } from './shared/schemas';
 
+/**
+ * The API's HTTP server. An idle kept-alive connection stays open for 65 s, not Node's 5 s: a
+ * client or proxy that reuses a connection the server is closing at that moment gets a reset
+ * instead of an answer, and the usual proxies keep idle connections for 60 s (so the server must
+ * outlast them). The headers' timeout must exceed it, or Node closes such connections first.
+ */
+export function apiServer(app: http.RequestListener): http.Server {
+  const server = http.createServer(app);
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  return server;
+}
+
 export interface ApiServerDeps {
   client: Client;
   pool: pg.Pool;
@@ -109,7 +122,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
     log: deps.log,
     ...(deps.preflight ? { preflight: deps.preflight } : {}),
   });
-  const server = http.createServer(app);
+  const server = apiServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

@@ -18,6 +18,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schemathesisPython, SCHEMATHESIS_VERSION } from '../../scripts/schemathesis';
 import { openApiDocument } from '../../src/api/openapi';
+import { apiServer } from '../../src/server';
 import { researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
@@ -128,7 +129,7 @@ describe.skipIf(!ready)(`the API under schemathesis (${ready ? 'live' : why})`, 
     // Submits are limited (a 429 is in the document): the fuzzer starts a bounded number of runs.
     h = await startHarness({ env: { API_KEYS: `${KEY}=${TENANT}`, RATE_LIMIT_SUBMITS: '20' } });
     h.llm.script(researchRules());
-    server = http.createServer(h.app);
+    server = apiServer(h.app);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
