@@ -47,27 +47,32 @@ interface Finding {
   request?: string;
 }
 
+/** The lines of schemathesis's NDJSON report(s) in `dir`, one event each. */
+function reportLines(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.ndjson'))
+    .flatMap((file) => readFileSync(path.join(dir, file), 'utf8').split('\n'));
+}
+
 function findings(dir: string): Finding[] {
   const out = new Map<string, Finding>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.ndjson'))) {
-    for (const line of readFileSync(path.join(dir, file), 'utf8').split('\n')) {
-      if (!line.includes('"ScenarioFinished"')) continue;
-      const rec = (JSON.parse(line) as { ScenarioFinished: { recorder?: Recorder } }).ScenarioFinished.recorder;
-      for (const [id, checks] of Object.entries(rec?.checks ?? {})) {
-        for (const c of checks) {
-          if (c.status !== 'failure' || !c.failure_info) continue;
-          const f = c.failure_info.failure;
-          const it = rec?.interactions?.[id];
-          const key = `${c.name} ${f.operation} ${f.title}`;
-          if (!out.has(key))
-            out.set(key, {
-              check: c.name,
-              operation: f.operation,
-              title: f.title,
-              ...(it?.response ? { status: it.response.status_code } : {}),
-              ...(it?.request ? { request: `${it.request.method} ${it.request.uri}` } : {}),
-            });
-        }
+  for (const line of reportLines(dir)) {
+    if (!line.includes('"ScenarioFinished"')) continue;
+    const rec = (JSON.parse(line) as { ScenarioFinished: { recorder?: Recorder } }).ScenarioFinished.recorder;
+    for (const [id, checks] of Object.entries(rec?.checks ?? {})) {
+      for (const c of checks) {
+        if (c.status !== 'failure' || !c.failure_info) continue;
+        const f = c.failure_info.failure;
+        const it = rec?.interactions?.[id];
+        const key = `${c.name} ${f.operation} ${f.title}`;
+        if (!out.has(key))
+          out.set(key, {
+            check: c.name,
+            operation: f.operation,
+            title: f.title,
+            ...(it?.response ? { status: it.response.status_code } : {}),
+            ...(it?.request ? { request: `${it.request.method} ${it.request.uri}` } : {}),
+          });
       }
     }
   }
@@ -84,12 +89,10 @@ interface Recorder {
  *  its message's first line. */
 function errors(dir: string): string[] {
   const out = new Set<string>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.ndjson'))) {
-    for (const line of readFileSync(path.join(dir, file), 'utf8').split('\n')) {
-      if (!line.startsWith('{"NonFatalError"')) continue;
-      const e = (JSON.parse(line) as { NonFatalError: { label?: string; value?: { type?: string; message?: string } } }).NonFatalError;
-      out.add(`${e.label ?? '?'}: ${e.value?.type ?? '?'}: ${(e.value?.message ?? '').split('\n')[0]!.slice(0, 200)}`);
-    }
+  for (const line of reportLines(dir)) {
+    if (!line.startsWith('{"NonFatalError"')) continue;
+    const e = (JSON.parse(line) as { NonFatalError: { label?: string; value?: { type?: string; message?: string } } }).NonFatalError;
+    out.add(`${e.label ?? '?'}: ${e.value?.type ?? '?'}: ${(e.value?.message ?? '').split('\n')[0]!.slice(0, 200)}`);
   }
   return [...out];
 }
