@@ -13,9 +13,11 @@ COPY web ./web
 COPY migrations ./migrations
 COPY tsconfig.json ./
 ENV NODE_ENV=production
-# Two malloc arenas instead of glibc's eight per core: the worker's native threads (Temporal Core,
-# V8's helpers, libuv) otherwise each keep freed memory of their own. At 100 runs in flight it cut
-# peak RSS by about 12% at no measurable CPU (docs/scaling-and-deploys.md, Running more workers).
+# jemalloc for the worker and API (ALLOCATOR=auto finds it; src/infra/allocator.ts): glibc's malloc
+# keeps what the native threads (Temporal Core, V8's helpers, libuv) free. With ALLOCATOR=system,
+# two malloc arenas instead of glibc's eight per core keep less of it
+# (docs/scaling-and-deploys.md, Running more workers).
+RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 && rm -rf /var/lib/apt/lists/*
 ENV MALLOC_ARENA_MAX=2
 # Chromium for pages that render their text with JavaScript (docs/tools.md, "Pages that need a
 # browser"): left out by default (a few hundred MB); `--build-arg WITH_CHROMIUM=true` adds Debian's,
