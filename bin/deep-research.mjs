@@ -4,12 +4,12 @@ import { register } from 'tsx/esm/api';
 
 register();
 try {
-  // dev, worker and api may first replace this process with one on jemalloc (src/infra/allocator.ts),
-  // before the rest of the program is loaded.
-  const { allocatorSetting } = await import('../src/config.ts');
-  const { settleAllocator } = await import('../src/infra/allocator.ts');
-  const setting = allocatorSetting();
-  if (setting !== undefined) settleAllocator(setting, process.argv.slice(2));
+  // dev, worker and api may first replace this process with one on jemalloc and with the main
+  // thread's young generation bounded (src/infra/process-start.ts), before the program is loaded.
+  const { startSettings } = await import('../src/config.ts');
+  const { settleProcess } = await import('../src/infra/process-start.ts');
+  const settings = startSettings();
+  if (settings !== undefined) settleProcess(settings, process.argv.slice(2));
   const { main } = await import('../src/cli.ts');
   await main(process.argv.slice(2));
 } catch (err) {

@@ -30,7 +30,7 @@ import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { cachedWorkflowBundle } from './infra/workflow-bundle';
 import { tuneHeap } from './infra/heap';
-import { allocatorInUse } from './infra/allocator';
+import { startSettings } from './infra/process-start';
 import { KEYS_USAGE, runKeys } from './cli/keys';
 import { CLIENT_COMMANDS, CLIENT_USAGE, clientCommandHelp, runClientCommand } from './cli/commands';
 import type { Io } from './cli/io';
@@ -345,8 +345,12 @@ function serviceCommand(name: string, summary: string, start: (config: Config, l
     usage: [`Usage: deep-research ${name}`, ...summary.split('\n').map((line) => `  ${line}`), CONFIGURATION_NOTE].join('\n'),
     async run(config) {
       const log = createLogger(config.logLevel, { cmd: name });
-      const allocator = allocatorInUse();
-      log.info(allocator.kind === 'preloaded' ? `allocator: ${allocator.library}` : `allocator: the system's (${allocator.reason})`);
+      const started = startSettings();
+      const a = started.allocator;
+      log.info(
+        `allocator: ${a.kind === 'preloaded' ? a.library : `the system's (${a.reason})`}; ` +
+          `main thread semi-space: ${started.mainSemiSpaceMb === undefined ? "V8's default" : `${started.mainSemiSpaceMb} MB`}`,
+      );
       // Before any worker thread starts: its young generation is sized when it is made.
       tuneHeap(config.heap);
       await installTemporalRuntime(config.logLevel, [

@@ -5,6 +5,7 @@ import { DEFAULT_LLM_HEARTBEAT_TIMEOUT, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, L
 import { Duration, TENANT_PATTERN, type RetrySettings } from './shared/schemas';
 import { DEFAULT_RETRY, durationToMs } from './shared/plain';
 import { loadTemporalProfile, type TemporalProfile } from './infra/temporal-connection';
+import type { StartSettings } from './infra/process-start';
 
 const port = z.coerce.number().int().min(0).max(65_535);
 /** Comma-separated `host` or `host:port` entries (allow lists of the SSRF guard). */
@@ -656,6 +657,16 @@ export const EnvSchema = z.object({
     .describe(
       "the C allocator of `dev`, `worker` and `api`. `auto` uses jemalloc where it is installed (Debian: `libjemalloc2`; the image has it) and the system's otherwise; `system` keeps glibc's; a path names a library to preload. glibc keeps what the native threads (Temporal Core, V8's helpers) free: 500 workflows in the sticky cache took 280 KB each under glibc and 80 KB under jemalloc. The process replaces itself once at start to load it (same process id); the processes it starts do not inherit it",
     ),
+  /** The main thread's largest semi-space, in MB (0: V8's default), set at start (src/infra/process-start.ts). */
+  MAIN_SEMI_SPACE_MB: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(256)
+    .default(16)
+    .describe(
+      "the largest semi-space (half the young generation) of the main thread of `dev`, `worker` and `api`. `0` is V8's: 64 MB on a 64-bit Node, which a worker with a thousand runs in flight filled (128 MB of young generation). V8 reads it only when the process starts, so the process replaces itself once at start to set it (as for `ALLOCATOR`), unless `--max-semi-space-size` is already among Node's options",
+    ),
   EMBEDDING_MODEL: z.string().min(1).default('text-embedding-3-small').describe('model of the OpenAI-compatible `/embeddings` endpoint'),
   EMBEDDING_BASE_URL: optionalUrl.describe(
     'the embeddings endpoint; unset: `OPENAI_BASE_URL`. With no endpoint or key at all, retrieval is full text only',
@@ -929,8 +940,8 @@ export interface Config {
     /** WORKFLOW_VM_WATCHDOG: one isolate watchdog per call into the VM as the SDK does (the default), or per activation (patched SDK, opt-in). */
     vmWatchdog: 'per-activation' | 'per-call';
   };
-  /** ALLOCATOR: the long-running commands' C allocator (src/infra/allocator.ts). */
-  allocator: string;
+  /** ALLOCATOR, MAIN_SEMI_SPACE_MB: what the long-running commands settle at start (src/infra/process-start.ts). */
+  start: StartSettings;
   /** V8 heap sizing of the long-running commands (src/infra/heap.ts). */
   heap: {
     /** HEAP_GROWTH_PERCENT */
@@ -949,11 +960,12 @@ export function llmConfigured(config: Pick<Config, 'llm'>): boolean {
 type Env = z.infer<typeof EnvSchema>;
 type ConfigIssue = { variable: string; reason: string };
 
-/** ALLOCATOR alone, for the launcher, which settles the allocator before the program is loaded;
- *  undefined when it is invalid (loadConfig then reports it). */
-export function allocatorSetting(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const parsed = EnvSchema.shape.ALLOCATOR.safeParse(env.ALLOCATOR);
-  return parsed.success ? parsed.data : undefined;
+/** ALLOCATOR and MAIN_SEMI_SPACE_MB alone, for the launcher, which settles them before the program
+ *  is loaded; undefined when either is invalid (loadConfig then reports it). */
+export function startSettings(env: NodeJS.ProcessEnv = process.env): StartSettings | undefined {
+  const allocator = EnvSchema.shape.ALLOCATOR.safeParse(env.ALLOCATOR);
+  const semi = EnvSchema.shape.MAIN_SEMI_SPACE_MB.safeParse(env.MAIN_SEMI_SPACE_MB);
+  return allocator.success && semi.success ? { allocator: allocator.data, mainSemiSpaceMb: semi.data } : undefined;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -988,7 +1000,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     retry: { initialInterval: e.RETRY_INITIAL_INTERVAL, maximumInterval: e.RETRY_MAX_INTERVAL, heartbeatTimeout: e.LLM_HEARTBEAT_TIMEOUT },
     knowledge: knowledgeConfig(e),
     worker: workerConfig(e),
-    allocator: e.ALLOCATOR,
+    start: { allocator: e.ALLOCATOR, mainSemiSpaceMb: e.MAIN_SEMI_SPACE_MB },
     heap: { growthPercent: e.HEAP_GROWTH_PERCENT, threadSemiSpaceMb: e.THREAD_SEMI_SPACE_MB },
   };
 }

@@ -113,6 +113,45 @@ describe.skipIf(!ready)(`run events (${ready ? 'live' : missingReason()})`, () =
     await h.client.workflow.getHandle(id).result();
   });
 
+  it('keeps a quiet stream alive without reading the log for each keep-alive', async () => {
+    const started = await request(h.app).post('/v1/research').send({ question: 'How much cheaper has solar become?' }).expect(202);
+    const id = started.body.id as string;
+    const wakeups = createStore(h.pool).events.wakeups(createLogger('error'), { retryMs: 200 });
+    try {
+      await until(() => wakeups.live, 'the listener heard its own test notification');
+      // The run waits for its plan's review: its log stays quiet.
+      const api0 = await apiProcess();
+      const upToReview = await readEvents(`${api0.url}/v1/research/${id}/events`, { until: (e) => e.type === 'phase' && e.data.phase === 'reviewing' });
+      await api0.close();
+      const store = createStore(h.pool);
+      let reads = 0;
+      const counted = { after: (...a: Parameters<EventsTable['after']>) => (reads++, store.events.after(...a)) };
+      const api = await apiProcess({ wakeups, pollMs: 60_000, idleReadMs: 60_000, heartbeatMs: 100 }, counted);
+      const abort = new AbortController();
+      const res = await fetch(`${api.url}/v1/research/${id}/events`, {
+        headers: { accept: 'text/event-stream', 'last-event-id': String(upToReview.events.at(-1)!.id) },
+        signal: abort.signal,
+      });
+      let text = '';
+      const reader = res.body!.getReader();
+      const stopAt = Date.now() + 1_500;
+      setTimeout(() => abort.abort(), 1_500);
+      while (Date.now() < stopAt) {
+        const chunk = await reader.read().catch(() => ({ done: true, value: undefined }));
+        if (chunk.done) break;
+        text += new TextDecoder().decode(chunk.value);
+      }
+      await api.close();
+      const keepAlives = text.split(': keep-alive').length - 1;
+      expect(keepAlives).toBeGreaterThanOrEqual(8);
+      // The first read only (and one more if the run happened to write meanwhile), not one per keep-alive.
+      expect(reads).toBeLessThanOrEqual(2);
+    } finally {
+      await wakeups.close();
+      await h.client.workflow.getHandle(id).terminate('test over');
+    }
+  }, 60_000);
+
   it('wakes a stream when its run writes an event: no reading every half second, and none lost when the listener reconnects', async () => {
     const wakeups = createStore(h.pool).events.wakeups(createLogger('error'), { retryMs: 200 });
     try {

@@ -4,7 +4,7 @@
 // the run has ended, at a deadline, or when the client left (the run goes on either way).
 import type { EventsTable, StoredEvent } from '../../activities/store/events';
 import { NO_WAKEUPS, type EventWakeups } from '../../activities/store/event-wakeups';
-import { END_CHECK_MS } from '../events';
+import { END_CHECK_MS, IDLE_READ_MS } from '../events';
 
 export interface FollowSettings {
   events: Pick<EventsTable, 'after'>;
@@ -31,7 +31,7 @@ const PAGE = 200;
 export async function followRun(id: string, s: FollowSettings, c: FollowCalls): Promise<FollowEnd> {
   const wakeups = s.wakeups ?? NO_WAKEUPS;
   const pollMs = s.pollMs ?? 500;
-  const idleReadMs = s.idleReadMs ?? 10_000;
+  const idleReadMs = s.idleReadMs ?? IDLE_READ_MS;
   const endCheckMs = s.endCheckMs ?? END_CHECK_MS;
   const tickMs = c.tickMs ?? 15_000;
   let wake = () => undefined as void;
@@ -65,21 +65,25 @@ export async function followRun(id: string, s: FollowSettings, c: FollowCalls): 
         idleSince = Date.now();
       }
       if (c.deadline !== undefined && Date.now() >= c.deadline) return 'timeout';
-      if (Date.now() - tickedAt >= tickMs) {
-        c.onTick?.();
-        tickedAt = Date.now();
+      // Until a notification, the client leaving, the deadline or the next read; ticks in between
+      // read nothing (as events.ts does).
+      const readAt = Date.now() + (wakeups.live ? idleReadMs : pollMs);
+      while (!woken && !c.signal.aborted && Date.now() < readAt && (c.deadline === undefined || Date.now() < c.deadline)) {
+        if (Date.now() - tickedAt >= tickMs) {
+          c.onTick?.();
+          tickedAt = Date.now();
+        }
+        await new Promise<void>((resolve) => {
+          const waits = [readAt - Date.now(), tickedAt + tickMs - Date.now()];
+          if (c.deadline !== undefined) waits.push(c.deadline - Date.now());
+          const timer = setTimeout(resolve, Math.max(0, Math.min(...waits)));
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        wake = () => undefined;
       }
-      if (woken || c.signal.aborted) continue;
-      await new Promise<void>((resolve) => {
-        const waits = [wakeups.live ? idleReadMs : pollMs, tickedAt + tickMs - Date.now()];
-        if (c.deadline !== undefined) waits.push(c.deadline - Date.now());
-        const timer = setTimeout(resolve, Math.max(0, Math.min(...waits)));
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = () => undefined;
     }
   } finally {
     unsubscribe();
