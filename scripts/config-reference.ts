@@ -95,7 +95,16 @@ const SECTIONS: { title: string; match: string[] }[] = [
   { title: 'Logs, metrics and tracing', match: ['LOG_LEVEL', 'METRICS_*', 'OTEL_*', 'NODE_ENV'] },
   {
     title: 'Workers: retries, shutdown and memory',
-    match: ['RETRY_*', 'LLM_HEARTBEAT_TIMEOUT', 'WORKER_*', 'WORKFLOW_*', 'HEAP_GROWTH_PERCENT', 'THREAD_SEMI_SPACE_MB', 'MAIN_SEMI_SPACE_MB', 'ALLOCATOR'],
+    match: [
+      'RETRY_*',
+      'LLM_HEARTBEAT_TIMEOUT',
+      'WORKER_*',
+      'WORKFLOW_*',
+      'HEAP_GROWTH_PERCENT',
+      'THREAD_SEMI_SPACE_MB',
+      'MAIN_SEMI_SPACE_MB',
+      'ALLOCATOR',
+    ],
   },
 ];
 

@@ -653,7 +653,10 @@ export const EnvSchema = z.object({
     .string()
     .trim()
     .default('auto')
-    .refine((v) => v === 'auto' || v === 'system' || v.startsWith('/'), 'auto, system, or the absolute path of a shared library such as libjemalloc.so.2')
+    .refine(
+      (v) => v === 'auto' || v === 'system' || v.startsWith('/'),
+      'auto, system, or the absolute path of a shared library such as libjemalloc.so.2',
+    )
     .describe(
       "the C allocator of `dev`, `worker` and `api`. `auto` uses jemalloc where it is installed (Debian: `libjemalloc2`; the image has it) and the system's otherwise; `system` keeps glibc's; a path names a library to preload. glibc keeps what the native threads (Temporal Core, V8's helpers) free: 500 workflows in the sticky cache took 280 KB each under glibc and 80 KB under jemalloc. The process replaces itself once at start to load it (same process id); the processes it starts do not inherit it",
     ),

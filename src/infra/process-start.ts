@@ -61,7 +61,10 @@ export type StartOutcome =
   | { kind: 'replace'; args: string[]; env: NodeJS.ProcessEnv };
 
 /** The library `setting` asks for on this machine, or why the system's allocator stays. */
-export function chooseLibrary(setting: AllocatorSetting, a: Pick<ProcessFacts, 'platform' | 'exists'>): { library: string } | { reason: string } {
+export function chooseLibrary(
+  setting: AllocatorSetting,
+  a: Pick<ProcessFacts, 'platform' | 'exists'>,
+): { library: string } | { reason: string } {
   if (setting === 'system') return { reason: 'ALLOCATOR=system' };
   if (a.platform !== 'linux') return { reason: `not on Linux (${a.platform})` };
   if (setting === 'auto') {
@@ -90,12 +93,14 @@ function semiSpaceFlag(a: Pick<ProcessFacts, 'nodeArgs' | 'env'>): number | unde
  */
 export function planStart(s: StartSettings, a: ProcessFacts): StartOutcome {
   const asked = a.env[PRELOADED_MARK];
-  if (asked !== undefined) return { kind: 'settled', allocator: afterReplacement(s.allocator, asked, a), mainSemiSpaceMb: semiSpaceFlag(a) };
+  if (asked !== undefined)
+    return { kind: 'settled', allocator: afterReplacement(s.allocator, asked, a), mainSemiSpaceMb: semiSpaceFlag(a) };
   const choice = chooseLibrary(s.allocator, a);
   if ('library' in choice && !a.exists(choice.library)) throw allocatorError(`${choice.library} does not exist`);
   const library = 'library' in choice && !isMapped(choice.library, a) ? choice.library : undefined;
   const flag = s.mainSemiSpaceMb > 0 && semiSpaceFlag(a) === undefined ? [`${SEMI_SPACE_FLAG}=${s.mainSemiSpaceMb}`] : [];
-  const allocator: AllocatorInUse = 'library' in choice ? { kind: 'preloaded', library: choice.library } : { kind: 'system', reason: choice.reason };
+  const allocator: AllocatorInUse =
+    'library' in choice ? { kind: 'preloaded', library: choice.library } : { kind: 'system', reason: choice.reason };
   if (library === undefined && flag.length === 0) return { kind: 'settled', allocator, mainSemiSpaceMb: semiSpaceFlag(a) };
   if (!a.execve) {
     const reason = 'this Node cannot replace its process (process.execve came in Node 22.15)';
@@ -180,5 +185,11 @@ export function settleProcess(s: StartSettings, argv: readonly string[], a: Proc
 
 /** What this process runs on, as settled at start. */
 export function startSettings(): Extract<StartOutcome, { kind: 'settled' }> {
-  return settled ?? { kind: 'settled', allocator: { kind: 'system', reason: 'not settled at start (started other than by bin/deep-research.mjs)' }, mainSemiSpaceMb: undefined };
+  return (
+    settled ?? {
+      kind: 'settled',
+      allocator: { kind: 'system', reason: 'not settled at start (started other than by bin/deep-research.mjs)' },
+      mainSemiSpaceMb: undefined,
+    }
+  );
 }

@@ -121,7 +121,9 @@ describe.skipIf(!ready)(`run events (${ready ? 'live' : missingReason()})`, () =
       await until(() => wakeups.live, 'the listener heard its own test notification');
       // The run waits for its plan's review: its log stays quiet.
       const api0 = await apiProcess();
-      const upToReview = await readEvents(`${api0.url}/v1/research/${id}/events`, { until: (e) => e.type === 'phase' && e.data.phase === 'reviewing' });
+      const upToReview = await readEvents(`${api0.url}/v1/research/${id}/events`, {
+        until: (e) => e.type === 'phase' && e.data.phase === 'reviewing',
+      });
       await api0.close();
       const store = createStore(h.pool);
       let reads = 0;

@@ -105,7 +105,9 @@ describe('planStart', () => {
   it('a preload the loader refused: auto falls back to the system allocator, a named library is a configuration error', () => {
     const refused = () => ({ LD_PRELOAD: LIB, [PRELOADED_MARK]: LIB });
     const env = refused();
-    expect(planStart(AUTO, machine({ env }))).toMatchObject({ allocator: { kind: 'system', reason: expect.stringMatching(/did not preload/) } });
+    expect(planStart(AUTO, machine({ env }))).toMatchObject({
+      allocator: { kind: 'system', reason: expect.stringMatching(/did not preload/) },
+    });
     expect(env).toEqual({});
     expect(() => planStart({ allocator: LIB, mainSemiSpaceMb: 16 }, machine({ env: refused() }))).toThrow(ConfigError);
   });
@@ -132,7 +134,9 @@ describe.skipIf(process.platform !== 'linux' || (!installed && !process.env.CI))
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));
       child.on('error', reject);
       child.on('close', (code) =>
-        code === 0 ? resolve({ childPid: child.pid!, out: JSON.parse(out) as Record<string, unknown> }) : reject(new Error(`exit ${code}: ${err}`)),
+        code === 0
+          ? resolve({ childPid: child.pid!, out: JSON.parse(out) as Record<string, unknown> })
+          : reject(new Error(`exit ${code}: ${err}`)),
       );
     });
 
