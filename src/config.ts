@@ -658,7 +658,7 @@ export const EnvSchema = z.object({
       'auto, system, or the absolute path of a shared library such as libjemalloc.so.2',
     )
     .describe(
-      "the C allocator of `dev`, `worker` and `api`. `auto` uses jemalloc where it is installed (Debian: `libjemalloc2`; the image has it) and the system's otherwise; `system` keeps glibc's; a path names a library to preload. glibc keeps what the native threads (Temporal Core, V8's helpers) free: 500 workflows in the sticky cache took 280 KB each under glibc and 80 KB under jemalloc. The process replaces itself once at start to load it (same process id); the processes it starts do not inherit it",
+      "the C allocator of `dev`, `worker` and `api`. `auto` uses jemalloc where it is installed (Debian: `libjemalloc2`; the image has it) and the system's otherwise; `system` keeps glibc's; a path names a library to preload. glibc keeps what the native threads (Temporal Core, V8's helpers) free: 500 workflows in the sticky cache took about 400 KB each under glibc and 165 KB under jemalloc (`npm run bench:workflow-memory -- --allocators`). The process replaces itself once at start to load it (same process id); the processes it starts do not inherit it",
     ),
   /** The main thread's largest semi-space, in MB (0: V8's default), set at start (src/infra/process-start.ts). */
   MAIN_SEMI_SPACE_MB: z.coerce

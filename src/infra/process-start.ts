@@ -2,8 +2,8 @@
 // and the size of its main thread's young generation.
 // - glibc's malloc keeps what the native threads free (Temporal Core's, V8's helpers', libuv's) in
 //   arenas it rarely gives back: a worker holding 500 idle workflows in its sticky cache grew by
-//   137 MB under glibc and by 40 MB under jemalloc, its JavaScript heaps by the same amount under
-//   both (`npm run bench:workflow-memory -- --allocators`).
+//   195 MB under glibc and by 79 MB under jemalloc (`npm run bench:workflow-memory -- --workflows
+//   500 --allocators`, medians of 3 rounds); its JavaScript heaps grew alike under both.
 // - V8 lets the main thread's young generation grow to 2 × 64 MB on a 64-bit Node without pointer
 //   compression; at a thousand runs in flight it reached all of that. Its limit is read when the
 //   isolate is made, so only a flag on the command line sets it (src/infra/heap.ts sets the
