@@ -30,7 +30,7 @@ import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { cachedWorkflowBundle } from './infra/workflow-bundle';
 import { tuneHeap } from './infra/heap';
-import { startSettings } from './infra/process-start';
+import { settledStart } from './infra/process-start';
 import { KEYS_USAGE, runKeys } from './cli/keys';
 import { CLIENT_COMMANDS, CLIENT_USAGE, clientCommandHelp, runClientCommand } from './cli/commands';
 import type { Io } from './cli/io';
@@ -345,7 +345,7 @@ function serviceCommand(name: string, summary: string, start: (config: Config, l
     usage: [`Usage: deep-research ${name}`, ...summary.split('\n').map((line) => `  ${line}`), CONFIGURATION_NOTE].join('\n'),
     async run(config) {
       const log = createLogger(config.logLevel, { cmd: name });
-      const started = startSettings();
+      const started = settledStart();
       const a = started.allocator;
       log.info(
         `allocator: ${a.kind === 'preloaded' ? a.library : `the system's (${a.reason})`}; ` +

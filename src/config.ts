@@ -648,7 +648,7 @@ export const EnvSchema = z.object({
     .describe(
       "the largest semi-space (half the young generation) of the worker threads these commands start: the workflow thread and page extraction. `0` is V8's 16 MB, which the workflow thread filled with 32 MB it never needed",
     ),
-  /** The C allocator of `dev`, `worker` and `api` (src/infra/allocator.ts). */
+  /** The C allocator of `dev`, `worker` and `api` (src/infra/process-start.ts). */
   ALLOCATOR: z
     .string()
     .trim()

@@ -61,10 +61,7 @@ export type StartOutcome =
   | { kind: 'replace'; args: string[]; env: NodeJS.ProcessEnv };
 
 /** The library `setting` asks for on this machine, or why the system's allocator stays. */
-export function chooseLibrary(
-  setting: AllocatorSetting,
-  a: Pick<ProcessFacts, 'platform' | 'exists'>,
-): { library: string } | { reason: string } {
+function chooseLibrary(setting: AllocatorSetting, a: Pick<ProcessFacts, 'platform' | 'exists'>): { library: string } | { reason: string } {
   if (setting === 'system') return { reason: 'ALLOCATOR=system' };
   if (a.platform !== 'linux') return { reason: `not on Linux (${a.platform})` };
   if (setting === 'auto') {
@@ -184,7 +181,7 @@ export function settleProcess(s: StartSettings, argv: readonly string[], a: Proc
 }
 
 /** What this process runs on, as settled at start. */
-export function startSettings(): Extract<StartOutcome, { kind: 'settled' }> {
+export function settledStart(): Extract<StartOutcome, { kind: 'settled' }> {
   return (
     settled ?? {
       kind: 'settled',

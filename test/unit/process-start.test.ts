@@ -124,7 +124,7 @@ const installed = JEMALLOC_PATHS.find((p) => existsSync(p));
 describe.skipIf(process.platform !== 'linux' || (!installed && !process.env.CI))('replacing the process', () => {
   const probe = (allocator: string, semiSpaceMb: string) =>
     new Promise<{ childPid: number; out: Record<string, unknown> }>((resolve, reject) => {
-      const child = spawn(process.execPath, [path.join(ROOT, 'test', 'support', 'allocator-probe.mjs')], {
+      const child = spawn(process.execPath, [path.join(ROOT, 'test', 'support', 'process-start-probe.mjs')], {
         cwd: ROOT,
         env: { ...process.env, PROBE_ALLOCATOR: allocator, PROBE_SEMI_SPACE_MB: semiSpaceMb, LD_PRELOAD: '', NODE_OPTIONS: '' },
       });

@@ -7,9 +7,9 @@ import { getHeapStatistics, getHeapSpaceStatistics } from 'node:v8';
 import { register } from 'tsx/esm/api';
 
 register();
-const { startSettings: fromEnv } = await import('../../src/config.ts');
-const { startSettings, PRELOADED_MARK, settleProcess } = await import('../../src/infra/process-start.ts');
-settleProcess(fromEnv({ ALLOCATOR: process.env.PROBE_ALLOCATOR, MAIN_SEMI_SPACE_MB: process.env.PROBE_SEMI_SPACE_MB }), ['worker']);
+const { startSettings } = await import('../../src/config.ts');
+const { settledStart, PRELOADED_MARK, settleProcess } = await import('../../src/infra/process-start.ts');
+settleProcess(startSettings({ ALLOCATOR: process.env.PROBE_ALLOCATOR, MAIN_SEMI_SPACE_MB: process.env.PROBE_SEMI_SPACE_MB }), ['worker']);
 // Fill the young generation so that V8 grows it to its limit.
 let keep = [];
 for (let i = 0; i < 2e6; i++) {
@@ -22,7 +22,7 @@ process.stdout.write(
     jemallocMapped: readFileSync('/proc/self/maps', 'utf8').includes('libjemalloc'),
     newSpaceMb: getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 2 ** 20,
     heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20),
-    settled: startSettings(),
+    settled: settledStart(),
     preload: process.env.LD_PRELOAD ?? null,
     mark: process.env[PRELOADED_MARK] ?? null,
   }),
