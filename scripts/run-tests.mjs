@@ -21,6 +21,8 @@ import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 
 const REAL_MODEL = 'test/e2e/real-model.test.ts';
+// Records the errors of hooks and files, which vitest's JSON report leaves out.
+const SUITE_ERRORS_REPORTER = './scripts/vitest-suite-errors.mjs';
 const FUZZ = 'test/api/openapi-fuzz.test.ts';
 const args = process.argv.slice(2);
 const filters = args.filter((a) => !a.startsWith('-'));
@@ -46,12 +48,22 @@ const realServerRuns = REAL_SERVER.map((r) => ({
 
 function vitest(name, extra, env = process.env) {
   const out = path.resolve('.data', `test-results-${name}.json`);
+  const suiteErrorsFile = path.resolve('.data', `test-suite-errors-${name}.json`);
   mkdirSync(path.dirname(out), { recursive: true });
   rmSync(out, { force: true });
+  rmSync(suiteErrorsFile, { force: true });
   const r = spawnSync(
     process.execPath,
-    ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`, ...extra],
-    { stdio: 'inherit', env },
+    [
+      'node_modules/vitest/vitest.mjs',
+      'run',
+      '--reporter=default',
+      '--reporter=json',
+      `--reporter=${SUITE_ERRORS_REPORTER}`,
+      `--outputFile.json=${out}`,
+      ...extra,
+    ],
+    { stdio: 'inherit', env: { ...env, SUITE_ERRORS_FILE: suiteErrorsFile } },
   );
   let res;
   try {
@@ -59,7 +71,13 @@ function vitest(name, extra, env = process.env) {
   } catch (err) {
     console.error(`no test results from the ${name} run (${err.message})`);
   }
-  return { status: r.status ?? 1, res };
+  let suiteErrors = [];
+  try {
+    suiteErrors = JSON.parse(readFileSync(suiteErrorsFile, 'utf8'));
+  } catch (err) {
+    if (res) console.error(`no file or hook errors recorded by the ${name} run (${err.message})`);
+  }
+  return { status: r.status ?? 1, res, suiteErrors };
 }
 
 const runs = [];
@@ -104,18 +122,24 @@ const failures = runs.flatMap((r) =>
   (r.res?.testResults ?? []).flatMap((file) => {
     const where = path.relative(process.cwd(), file.name);
     const failed = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
-    if (!failed.length && file.status === 'failed') return [`${where}: ${firstLine(file.message)}`];
-    return failed.map((t) => `${where} > ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
+    if (!failed.length && file.status === 'failed') {
+      // A hook or the file itself failed: say which, with the first lines of its stack.
+      const own = r.suiteErrors.filter((e) => e.file === file.name);
+      if (!own.length) return [`${where}: ${firstLines(file.message || undefined, 1)}`];
+      return own.map((e) => `${where} (${e.where}): ${firstLines(e.error, 4)}`);
+    }
+    return failed.map((t) => `${where} > ${t.fullName}: ${firstLines(t.failureMessages?.[0], 1)}`);
   }),
 );
-function firstLine(text) {
-  return (
-    stripVTControlCharacters(text ?? 'no message')
-      .split('\n')
-      .find((l) => l.trim()) ?? 'no message'
-  );
+for (const r of runs) for (const e of r.suiteErrors.filter((x) => x.file === null)) failures.push(`unhandled: ${firstLines(e.error, 4)}`);
+function firstLines(text, n) {
+  const lines = stripVTControlCharacters(text ?? 'no message')
+    .split('\n')
+    .filter((l) => l.trim())
+    .slice(0, n);
+  return lines.length ? lines.map((l) => l.trim()).join(' | ') : 'no message';
 }
-if (failures.length) console.log(`\nfailed:\n${failures.map((f) => `  ${f.slice(0, 400)}`).join('\n')}`);
+if (failures.length) console.log(`\nfailed:\n${failures.map((f) => `  ${f.slice(0, 600)}`).join('\n')}`);
 console.log(`\n${sum('numPassedTests')} passed, ${sum('numFailedTests')} failed, ${skipped} skipped`);
 if (process.env.CI === 'true' && skipped > 0) {
   console.error(`CI=true: ${skipped} test(s) skipped; under CI every test must run`);

@@ -356,8 +356,21 @@ export async function startTemporalServer(opts: TemporalServerOptions): Promise<
   const namespace = opts.namespace ?? 'default';
   const db = dbFromUrl(opts.adminUrl);
   const databases = [`${prefix}_temporal`, `${prefix}_visibility`];
+  // Cleanup runs beside other tests that hold many connections: a refused or slow connection
+  // (too many clients, a busy machine) is tried again for a while before the stop fails.
   const dropDatabases = async () => {
-    for (const name of databases) await adminQuery(opts.adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    for (const name of databases) {
+      const sql = `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await adminQuery(opts.adminUrl, sql);
+          break;
+        } catch (err) {
+          if (attempt >= 6) throw new Error(`${sql}: ${(err as Error).message} (after ${attempt} attempts)`);
+          await sleep(1_000 * attempt);
+        }
+      }
+    }
   };
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'temporal-server-'));
   const t0 = Date.now();
