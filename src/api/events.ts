@@ -20,7 +20,7 @@ export interface EventStreamOptions {
   /** Between reads when they are (in case one was lost). */
   idleReadMs?: number;
   heartbeatMs?: number;
-  /** How long a quiet stream waits before asking Temporal whether its run has ended (END_CHECK_MS). */
+  /** How long a quiet stream waits before it first asks Temporal whether its run has ended (END_CHECK_MS; then less often, EndCheck). */
   endCheckMs?: number;
 }
 
@@ -31,6 +31,37 @@ export interface EventStreamOptions {
  * each quiet stream was a good part of what a thousand followed runs cost the Temporal server.
  */
 export const END_CHECK_MS = 60_000;
+
+/**
+ * When a quiet stream asks Temporal whether its run has ended. The first question comes after
+ * `firstMs` without events; each answer "still running" doubles the wait, up to `maxMs`; any event
+ * starts over. At a thousand runs in flight a run sits quiet in the model queue for minutes on
+ * end, and a describe every minute was ten a run; the first still comes after a minute, and a
+ * run ended from outside is still noticed within `maxMs`.
+ */
+export class EndCheck {
+  private wait: number;
+  private quietSince = Date.now();
+  constructor(
+    private readonly firstMs: number,
+    private readonly maxMs = Math.max(firstMs, 5 * 60_000),
+  ) {
+    this.wait = firstMs;
+  }
+  /** The log grew: the run is alive. */
+  heard(): void {
+    this.quietSince = Date.now();
+    this.wait = this.firstMs;
+  }
+  due(): boolean {
+    return Date.now() - this.quietSince > this.wait;
+  }
+  /** Temporal said the run goes on. */
+  stillRunning(): void {
+    this.quietSince = Date.now();
+    this.wait = Math.min(this.wait * 2, this.maxMs);
+  }
+}
 
 /**
  * Between reads of a quiet run's log while notifications arrive: only a notification lost without
@@ -73,7 +104,7 @@ export async function streamEvents(req: Request, res: Response, id: string, afte
   });
   let last = after;
   let lastWrite = Date.now();
-  let idleSince = Date.now();
+  const endCheck = new EndCheck(endCheckMs);
   try {
     while (open) {
       woken = false;
@@ -84,14 +115,15 @@ export async function streamEvents(req: Request, res: Response, id: string, afte
         if (e.type === 'done') return;
       }
       if (batch.length) {
-        lastWrite = idleSince = Date.now();
+        lastWrite = Date.now();
+        endCheck.heard();
         if (batch.length === PAGE) continue;
       }
       // A run that ended without a `done` event (terminated, or older than them) ends the stream
       // once read out.
-      if (Date.now() - idleSince > endCheckMs) {
+      if (endCheck.due()) {
         if (await o.ended()) break;
-        idleSince = Date.now();
+        endCheck.stillRunning();
       }
       // Until a notification (or the client leaving), or the next read when notifications do not
       // arrive (or one was lost); keep-alives go out in between without reading the log. At a

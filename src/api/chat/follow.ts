@@ -4,7 +4,7 @@
 // the run has ended, at a deadline, or when the client left (the run goes on either way).
 import type { EventsTable, StoredEvent } from '../../activities/store/events';
 import { NO_WAKEUPS, type EventWakeups } from '../../activities/store/event-wakeups';
-import { END_CHECK_MS, IDLE_READ_MS } from '../events';
+import { END_CHECK_MS, EndCheck, IDLE_READ_MS } from '../events';
 
 export interface FollowSettings {
   events: Pick<EventsTable, 'after'>;
@@ -43,7 +43,7 @@ export async function followRun(id: string, s: FollowSettings, c: FollowCalls): 
   const onAbort = () => wake();
   c.signal.addEventListener('abort', onAbort);
   let last = 0;
-  let idleSince = Date.now();
+  const endCheck = new EndCheck(endCheckMs);
   let tickedAt = Date.now();
   try {
     for (;;) {
@@ -57,12 +57,12 @@ export async function followRun(id: string, s: FollowSettings, c: FollowCalls): 
         if (e.type === 'status' && e.data.status === 'awaiting_review') return 'awaiting_review';
       }
       if (batch.length) {
-        idleSince = Date.now();
+        endCheck.heard();
         if (batch.length === PAGE) continue;
       }
-      if (Date.now() - idleSince > endCheckMs) {
+      if (endCheck.due()) {
         if (await c.ended()) return 'ended';
-        idleSince = Date.now();
+        endCheck.stillRunning();
       }
       if (c.deadline !== undefined && Date.now() >= c.deadline) return 'timeout';
       // Until a notification, the client leaving, the deadline or the next read; ticks in between
