@@ -223,6 +223,13 @@ export const EnvSchema = z.object({
     )
     .describe('PostgreSQL (`postgres://user:pass@host:port/db`); unset, `dev` serves an embedded PGlite database'),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10).describe('connections per process'),
+  DATABASE_NAMED_STATEMENTS: z
+    .enum(['true', 'false'], { message: 'expected true or false' })
+    .default('true')
+    .transform((v) => v === 'true')
+    .describe(
+      "`true`: statements are prepared once per connection to `DATABASE_URL` (less of the server's CPU); `false` for a pooler that moves a client between server sessions and does not track prepared statements (PgBouncer before 1.21 in transaction mode). Never for the embedded PGlite",
+    ),
   PGLITE_PORT: port.default(5433).describe('loopback port of the embedded database'),
 
   API_HOST: z.string().default('127.0.0.1').describe('address the HTTP API listens on'),
@@ -770,7 +777,7 @@ export interface Config {
      *  undefined for an unversioned worker. */
     deployment: { name: string; buildId: string } | undefined;
   };
-  database: { url: string | undefined; poolMax: number; pglitePort: number };
+  database: { url: string | undefined; poolMax: number; namedStatements: boolean; pglitePort: number };
   api: {
     host: string;
     port: number;
@@ -980,7 +987,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     dataDir: e.DATA_DIR,
     temporal: temporalConfig(e, temporal),
-    database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX, pglitePort: e.PGLITE_PORT },
+    database: {
+      url: e.DATABASE_URL,
+      poolMax: e.DATABASE_POOL_MAX,
+      namedStatements: e.DATABASE_NAMED_STATEMENTS,
+      pglitePort: e.PGLITE_PORT,
+    },
     api: apiConfig(e),
     metrics: { host: e.METRICS_HOST, port: e.METRICS_PORT, tenantNames: e.METRICS_TENANT_NAMES },
     tracing: tracingConfig(e),

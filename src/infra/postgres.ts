@@ -7,6 +7,7 @@ import type { Logger } from './logger';
 import { initdbOnThread } from './pglite-initdb';
 import { servePglite } from './pglite-server';
 import { assertPortFree } from './temporal-cli';
+import { nameStatements } from './named-statements';
 import { guardPool } from './storable-queries';
 
 const SHARED_BUFFERS = '32MB';
@@ -46,7 +47,8 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; port: numbe
   };
 }
 
-export function createPool(url: string, max: number): pg.Pool {
+/** namedStatements: prepare statements per connection (a PostgreSQL server; never PGlite, named-statements.ts). */
+export function createPool(url: string, max: number, opts: { namedStatements?: boolean } = {}): pg.Pool {
   // Timeouts so that a database that stops answering fails a query (which its activity retries)
   // instead of hanging it until the activity's own timeout.
   const pool = new pg.Pool({
@@ -58,7 +60,9 @@ export function createPool(url: string, max: number): pg.Pool {
   });
   // An idle client that loses its connection emits here; without a listener the process would die.
   pool.on('error', () => undefined);
-  return guardPool(pool);
+  guardPool(pool);
+  if (opts.namedStatements) pool.on('connect', nameStatements);
+  return pool;
 }
 
 /** Hides the password in a connection string for logs. */

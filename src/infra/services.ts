@@ -113,7 +113,7 @@ export async function openDatabase(config: Config, log: Logger, opts: { allowEmb
     });
     url = embedded.url;
   }
-  const pool = createPool(url, config.database.poolMax);
+  const pool = createPool(url, config.database.poolMax, { namedStatements: !embedded && config.database.namedStatements });
   let vectors: Database['vectors'] = 'exact';
   try {
     const applied = await migrate(pool);
