@@ -227,8 +227,12 @@ function dbFromUrl(adminUrl: string): Db {
   };
 }
 
-async function adminQuery(adminUrl: string, sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5_000 });
+async function adminQuery(adminUrl: string, sql: string, timeoutMs?: number): Promise<void> {
+  const c = new pg.Client({
+    connectionString: adminUrl,
+    connectionTimeoutMillis: 5_000,
+    ...(timeoutMs ? { query_timeout: timeoutMs } : {}),
+  });
   await c.connect();
   try {
     await c.query(sql);
@@ -357,17 +361,22 @@ export async function startTemporalServer(opts: TemporalServerOptions): Promise<
   const db = dbFromUrl(opts.adminUrl);
   const databases = [`${prefix}_temporal`, `${prefix}_visibility`];
   // Cleanup runs beside other tests that hold many connections: a refused or slow connection
-  // (too many clients, a busy machine) is tried again for a while before the stop fails.
+  // (too many clients, a busy machine) is tried again for up to 80 s, each try bounded (a drop
+  // waits for a checkpoint), before the stop fails saying which statement and why.
   const dropDatabases = async () => {
+    const deadline = Date.now() + 80_000;
     for (const name of databases) {
       const sql = `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`;
       for (let attempt = 1; ; attempt++) {
+        const started = Date.now();
         try {
-          await adminQuery(opts.adminUrl, sql);
+          await adminQuery(opts.adminUrl, sql, 30_000);
           break;
         } catch (err) {
-          if (attempt >= 6) throw new Error(`${sql}: ${(err as Error).message} (after ${attempt} attempts)`);
-          await sleep(1_000 * attempt);
+          const failure = `${sql}: ${(err as Error).message} (try ${attempt}, ${((Date.now() - started) / 1000).toFixed(1)} s)`;
+          if (Date.now() + 2_000 * attempt > deadline) throw new Error(failure);
+          defaultLog(`${failure}; trying again`);
+          await sleep(2_000 * attempt);
         }
       }
     }

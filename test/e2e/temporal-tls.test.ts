@@ -41,7 +41,8 @@ describe.skipIf(!ready && !CI)(`Temporal over TLS (${ready ? 'live' : why})`, ()
     for (const p of spawned) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
     await server?.stop();
     certs?.remove();
-  }, 120_000);
+    // The server's stop: up to 15 s to exit, then up to 80 s to drop its databases.
+  }, 180_000);
 
   /** What a user sets for a cluster with its own CA; DEBUG logs, so everything that could leak is printed. */
   const env = (extra: Record<string, string>) => ({
