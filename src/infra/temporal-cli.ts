@@ -108,7 +108,7 @@ export const FAIRNESS_DYNAMIC_CONFIG = [
  * server starts, so a cache loaded at the first read already holds them. (A cluster caches them
  * as well: this is the server's default.)
  */
-export const DEV_SERVER_DYNAMIC_CONFIG = [...FAIRNESS_DYNAMIC_CONFIG, 'system.forceSearchAttributesCacheRefreshOnRead=false'];
+const DEV_SERVER_DYNAMIC_CONFIG = [...FAIRNESS_DYNAMIC_CONFIG, 'system.forceSearchAttributesCacheRefreshOnRead=false'];
 export function dynamicConfigArgs(): string[] {
   return DEV_SERVER_DYNAMIC_CONFIG.flatMap((v) => ['--dynamic-config-value', v]);
 }
