@@ -248,7 +248,7 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   console.log(
     `history per run:  ${(h.events / runs).toFixed(0)} events, ${(h.workflowTasks / runs).toFixed(1)} workflow tasks, ${(h.activityTasks / runs).toFixed(1)} activity tasks, ${(h.bytes / runs / 1024).toFixed(1)} KB (run and its ${((h.workflows - runs) / runs).toFixed(1)} child workflows)`,
   );
-  if (counters0 && counters1) for (const line of perRunLines(counters0, counters1, runs)) console.log(line);
+  if (counters0 && counters1) for (const line of perRunLines(counters0, counters1, runs, 40)) console.log(line);
   console.log(
     `events/run:       ${[...h.eventTypes.entries()]
       .sort((a, b) => b[1] - a[1])

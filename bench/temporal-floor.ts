@@ -1,0 +1,154 @@
+// The Temporal server's floor for the shape of a research run: workflows with the standard
+// workload's shape (bench/support/floor/workflows.ts: the same activities on the same queues, the
+// same child workflow per step, upserts and row writes) whose activities do nothing, on a dev
+// server started as `deep-research dev` starts it (its dynamic config, SQLite pragmas and search
+// attributes). What the server spends per run here it spends on any run of that shape, whatever
+// the service does; the bench's own worker (the SDK and nothing else) is printed beside it.
+// Shapes, each measured in turn in every round (the machine's speed drifts; compare within one):
+//   run:   as a research run is today;
+//   fold:  the coordinator's classification inside the background activity (one activity less);
+//   flat:  `fold`, and each step's activities run by the run itself instead of a child workflow.
+//   npm run bench:temporal-floor -- [--runs 100] [--concurrency 100] [--rounds 3] [--warmup 100] [--temporal-metrics]
+// --temporal-metrics: the server's requests and persistence calls per run of each shape in the last
+// round, to set beside those `bench:load --temporal-metrics` prints for real runs.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { findTemporalCli, startTemporalDevServer } from '../src/infra/temporal-cli';
+import { freePort } from '../test/support/spawn';
+import * as activities from './support/floor/activities';
+import type { FloorInput } from './support/floor/workflows';
+import { cpuSeconds } from './support/procs';
+import { perRunLines, readCounters } from './support/temporal-metrics';
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '100' },
+    concurrency: { type: 'string', default: '100' },
+    rounds: { type: 'string', default: '3' },
+    warmup: { type: 'string', default: '100' },
+    'temporal-metrics': { type: 'boolean' },
+  },
+});
+const runs = Number(values.runs);
+const concurrency = Number(values.concurrency);
+const rounds = Number(values.rounds);
+const warmup = Number(values.warmup);
+
+type Shape = 'run' | 'fold' | 'flat';
+const SHAPES: Shape[] = ['run', 'fold', 'flat'];
+const queue = 'floor';
+const namespace = 'default';
+
+const cli = findTemporalCli({ envPath: process.env.PATH, explicitPath: process.env.TEMPORAL_CLI_PATH, install: true });
+if (!cli) throw new Error('no Temporal CLI');
+const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-floor-'));
+const quiet = { debug: () => {}, info: () => {}, warn: console.warn, error: console.error } as never;
+const metricsPort = values['temporal-metrics'] ? await freePort() : undefined;
+const server = await startTemporalDevServer({
+  cliPath: cli.path,
+  port: await freePort(),
+  metricsPort,
+  uiPort: undefined,
+  dbFile: path.join(dir, 'temporal.db'),
+  namespace,
+  log: quiet,
+});
+const serverPid = server.process.pid!;
+Runtime.install({ logger: new DefaultLogger('WARN') });
+const native = await NativeConnection.connect({ address: server.address });
+const workers = await Promise.all(
+  ['', '-llm', '-sandbox'].map((suffix) =>
+    Worker.create({
+      connection: native,
+      namespace,
+      taskQueue: `${queue}${suffix}`,
+      workflowsPath: path.join(import.meta.dirname, 'support', 'floor', 'workflows.ts'),
+      activities,
+    }),
+  ),
+);
+const running = Promise.all(workers.map((w) => w.run()));
+const connection = await Connection.connect({ address: server.address });
+const client = new Client({ connection, namespace });
+
+let seq = 0;
+/** Runs `count` runs of `shape`, `concurrency` at a time, in the standard workload's order: 1, 2
+ *  and 3 steps in turn, the third with a processing step last. */
+async function drive(shape: Shape, count: number): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) {
+        const i = next++;
+        const n = i % 3;
+        const input: FloorInput = {
+          steps: n + 1,
+          processing: n === 2,
+          foldClassify: shape !== 'run',
+          attributesAtStart: true,
+          flat: shape === 'flat',
+          queue,
+        };
+        await client.workflow.execute('floorRun', {
+          taskQueue: queue,
+          workflowId: `floor-${shape}-${seq++}`,
+          args: [input],
+          searchAttributes: { ResearchPhase: ['coordinating'], ResearchStatus: ['running'] },
+        });
+      }
+    }),
+  );
+}
+
+const workerCpu = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+
+const results = new Map<Shape, { server: number[]; worker: number[] }>(SHAPES.map((s) => [s, { server: [], worker: [] }]));
+const metrics = new Map<Shape, string[]>();
+try {
+  if (warmup) for (const s of SHAPES) await drive(s, Math.ceil(warmup / SHAPES.length));
+  console.log(`floor: ${runs} runs a shape, ${concurrency} at once, ${rounds} round(s), after ${warmup} warm-up runs; CPU-s per run`);
+  for (let r = 0; r < rounds; r++) {
+    // Each round starts with another shape, so that none is always measured first.
+    const order = SHAPES.map((_, k) => SHAPES[(k + r) % SHAPES.length]!);
+    for (const s of order) {
+      const s0 = cpuSeconds(serverPid);
+      const w0 = workerCpu();
+      const last = r === rounds - 1 && metricsPort;
+      const c0 = last ? await readCounters(metricsPort) : undefined;
+      await drive(s, runs);
+      if (c0) metrics.set(s, perRunLines(c0, await readCounters(metricsPort!), runs, 40));
+      results.get(s)!.server.push((cpuSeconds(serverPid) - s0) / runs);
+      results.get(s)!.worker.push((workerCpu() - w0) / runs);
+    }
+    console.log(
+      `round ${r + 1}: ` +
+        SHAPES.map((s) => `${s} server ${results.get(s)!.server[r]!.toFixed(3)} worker ${results.get(s)!.worker[r]!.toFixed(3)}`).join(
+          ' | ',
+        ),
+    );
+  }
+  for (const [s, lines] of metrics) console.log(`${s}:\n  ${lines.join('\n  ')}`);
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const base = results.get('run')!;
+  for (const s of SHAPES) {
+    const f = results.get(s)!;
+    const ratios = f.server.map((x, k) => x / base.server[k]!);
+    console.log(
+      `${s.padEnd(5)} Temporal server ${median(f.server).toFixed(3)} (median), ${median(ratios).toFixed(2)}× run; the bench's worker (SDK only) ${median(f.worker).toFixed(3)}`,
+    );
+  }
+} finally {
+  for (const w of workers) w.shutdown();
+  await running;
+  await connection.close();
+  await native.close();
+  await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
