@@ -8,6 +8,13 @@
 //   run:   as a research run is today;
 //   fold:  the coordinator's classification inside the background activity (one activity less);
 //   flat:  `fold`, and each step's activities run by the run itself instead of a child workflow.
+// and, to find what a research run costs the server beyond its shape (--shapes run,text,fair,beat):
+//   text:  `run` started with the tenant and the question (a full-text attribute), as the API starts runs;
+//   fair:  `run` with the priority and fairness key the API gives runs (their activities inherit them);
+//   beat:  `run` whose model activities heartbeat at their start, with the model calls' heartbeat timeout;
+//   slow:  `run` whose model activities take as long as a run's model calls at the load bench's
+//          latency (22 calls of 200 ms over 6 activities: 730 ms each), 16 at a time (the worker's
+//          default LLM_CONCURRENCY), so that they wait in the queue as a run's do.
 //   npm run bench:temporal-floor -- [--runs 100] [--concurrency 100] [--rounds 3] [--warmup 100] [--temporal-metrics]
 // --temporal-metrics: the server's requests and persistence calls per run of each shape in the last
 // round, to set beside those `bench:load --temporal-metrics` prints for real runs.
@@ -17,6 +24,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { ResearchPhaseKey, ResearchQuestionKey, ResearchStatusKey, ResearchTenantKey } from '../src/workflows/search-attributes';
 import { findTemporalCli, startTemporalDevServer } from '../src/infra/temporal-cli';
 import { freePort } from '../test/support/spawn';
 import * as activities from './support/floor/activities';
@@ -31,6 +39,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '100' },
     'temporal-metrics': { type: 'boolean' },
+    shapes: { type: 'string' },
   },
 });
 const runs = Number(values.runs);
@@ -38,8 +47,11 @@ const concurrency = Number(values.concurrency);
 const rounds = Number(values.rounds);
 const warmup = Number(values.warmup);
 
-type Shape = 'run' | 'fold' | 'flat';
-const SHAPES: Shape[] = ['run', 'fold', 'flat'];
+const ALL_SHAPES = ['run', 'fold', 'flat', 'text', 'fair', 'beat', 'slow'] as const;
+type Shape = (typeof ALL_SHAPES)[number];
+const SHAPES = (values.shapes ?? 'run,fold,flat').split(',') as Shape[];
+for (const s of SHAPES) if (!ALL_SHAPES.includes(s)) throw new Error(`--shapes: ${s} is not one of ${ALL_SHAPES.join(', ')}`);
+if (SHAPES[0] !== 'run') throw new Error('--shapes starts with run, the shape the others are compared with');
 const queue = 'floor';
 const namespace = 'default';
 
@@ -60,21 +72,30 @@ const server = await startTemporalDevServer({
 const serverPid = server.process.pid!;
 Runtime.install({ logger: new DefaultLogger('WARN') });
 const native = await NativeConnection.connect({ address: server.address });
+/** The slow shape's model activities take this long; its model queue's worker runs 16 at once. */
+const SLOW_MODEL_MS = 730;
+const SLOW_SLOTS = 16;
+const queues = [queue, ...(SHAPES.includes('slow') ? [`${queue}-slow`] : [])];
 const workers = await Promise.all(
-  ['', '-llm', '-sandbox'].map((suffix) =>
-    Worker.create({
-      connection: native,
-      namespace,
-      taskQueue: `${queue}${suffix}`,
-      workflowsPath: path.join(import.meta.dirname, 'support', 'floor', 'workflows.ts'),
-      activities,
-    }),
+  queues.flatMap((q) =>
+    ['', '-llm', '-sandbox'].map((suffix) =>
+      Worker.create({
+        connection: native,
+        namespace,
+        taskQueue: `${q}${suffix}`,
+        workflowsPath: path.join(import.meta.dirname, 'support', 'floor', 'workflows.ts'),
+        activities,
+        ...(q !== queue && suffix === '-llm' ? { maxConcurrentActivityTaskExecutions: SLOW_SLOTS } : {}),
+      }),
+    ),
   ),
 );
 const running = Promise.all(workers.map((w) => w.run()));
 const connection = await Connection.connect({ address: server.address });
 const client = new Client({ connection, namespace });
 
+/** A question's words, as a run's ResearchQuestion attribute holds them (full-text indexed). */
+const QUESTION = Array.from({ length: 40 }, (_, k) => `word${k}`).join(' ');
 let seq = 0;
 /** Runs `count` runs of `shape`, `concurrency` at a time, in the standard workload's order: 1, 2
  *  and 3 steps in turn, the third with a processing step last. */
@@ -91,13 +112,25 @@ async function drive(shape: Shape, count: number): Promise<void> {
           foldClassify: shape !== 'run',
           attributesAtStart: true,
           flat: shape === 'flat',
-          queue,
+          beat: shape === 'beat',
+          modelMs: shape === 'slow' ? SLOW_MODEL_MS : 0,
+          queue: shape === 'slow' ? `${queue}-slow` : queue,
         };
         await client.workflow.execute('floorRun', {
-          taskQueue: queue,
+          taskQueue: input.queue,
           workflowId: `floor-${shape}-${seq++}`,
           args: [input],
-          searchAttributes: { ResearchPhase: ['coordinating'], ResearchStatus: ['running'] },
+          typedSearchAttributes: [
+            { key: ResearchPhaseKey, value: 'coordinating' },
+            { key: ResearchStatusKey, value: 'running' },
+            ...(shape === 'text'
+              ? [
+                  { key: ResearchTenantKey, value: 'bench' },
+                  { key: ResearchQuestionKey, value: QUESTION },
+                ]
+              : []),
+          ],
+          ...(shape === 'fair' ? { priority: { priorityKey: 3, fairnessKey: 'bench', fairnessWeight: 1 } } : {}),
         });
       }
     }),
