@@ -205,6 +205,7 @@ export function activityDependencies(groups: ActivityGroups): Record<string, str
     ...named(groups.browser, 'the browser'),
     // The background phase in one activity waits for whichever of them is down.
     researchBackground: 'the LLM or the search providers',
+    classifyThenBackground: 'the LLM or the search providers',
   };
 }
 

@@ -5,16 +5,12 @@
 // before it has no CURRENT_PATCH marker, so its replay asks for each patch as it did when it ran.
 //
 // A later change is folded into a new current patch the same way: CURRENT_PATCH is asked for
-// first, then (for a history recorded before it) the current patch before it, EARLIER_PATCH, which
-// still answers for the FoldedPatch ids but not for the changes only CURRENT_PATCH gates.
+// first, then (for a history recorded before it) each current patch before it, newest first
+// (EARLIER_PATCHES). Each still answers for every FoldedPatch, and for the changes that were
+// current when it was (CURRENT_PATCHES), not for those of a later one.
 import { patched } from '@temporalio/workflow';
 
-/** Marks executions that started on code with every FoldedPatch and every CurrentChange. */
-export const CURRENT_PATCH = 'current-2026-11-28';
-/** The current patch before CURRENT_PATCH: every FoldedPatch, none of the CurrentChange ids. */
-export const EARLIER_PATCH = 'current-2026-11';
-
-/** The patches an execution with CURRENT_PATCH takes without a marker of their own. */
+/** The patches an execution with a current patch takes without a marker of their own. */
 export type FoldedPatch =
   | 'background-reads-pages'
   | 'background-in-one'
@@ -25,34 +21,52 @@ export type FoldedPatch =
   | 'tools-in-turn';
 
 /**
- * What only CURRENT_PATCH gates (no marker of its own ever existed):
- * - `row-keeps-view`: the run's row is also written after a step's next attempt starts and after
- *   an ignored signal, not only after the changes the run publishes, so that the API can answer an
- *   open run's status from the view the row keeps (a status query costs a workflow task).
+ * What only a current patch gates (no marker of its own ever existed):
+ * - `row-keeps-view` (current-2026-11-28 on): the run's row is also written after a step's next
+ *   attempt starts and after an ignored signal, not only after the changes the run publishes, so
+ *   that the API can answer an open run's status from the view the row keeps (a status query
+ *   costs a workflow task).
+ * - `classify-in-background` (current-2026-11-29 on): a run that can ask no clarifying question
+ *   has the coordinator's classification made inside the background phase's activity
+ *   (classifyThenBackground): one activity task and one workflow task fewer.
  */
-export type CurrentChange = 'row-keeps-view';
+export type CurrentChange = 'row-keeps-view' | 'classify-in-background';
+
+/** The current patches, newest first, each with the changes it gates. */
+const CURRENT_PATCHES: readonly { id: string; changes: readonly CurrentChange[] }[] = [
+  { id: 'current-2026-11-29', changes: ['row-keeps-view', 'classify-in-background'] },
+  { id: 'current-2026-11-28', changes: ['row-keeps-view'] },
+  { id: 'current-2026-11', changes: [] },
+];
+
+/** Marks executions that started on code with every FoldedPatch and every CurrentChange. */
+export const CURRENT_PATCH = CURRENT_PATCHES[0]!.id;
+/** The current patches before CURRENT_PATCH, newest first: every FoldedPatch, some CurrentChange ids. */
+export const EARLIER_PATCHES = CURRENT_PATCHES.slice(1).map((p) => p.id);
 
 /** One execution's answer to the patches: made in its first activation, before any other patch. */
 export class Patches {
-  /** The execution started on code with every FoldedPatch (CURRENT_PATCH or EARLIER_PATCH). */
+  /** The execution started on code with every FoldedPatch (a current patch, this one or an earlier). */
   readonly current: boolean;
-  /** The execution started on this code (CURRENT_PATCH): every CurrentChange too. */
-  private readonly newest: boolean;
+  /** The CurrentChange ids of the current patch the execution started on. */
+  private readonly changes: ReadonlySet<CurrentChange>;
 
   /** `startedCurrent`: the execution's input says it started on code with every FoldedPatch (a
    *  step the run starts on it): no marker is asked for, or recorded, at all. Steps take no
    *  CurrentChange. */
   constructor(startedCurrent?: boolean) {
-    this.newest = startedCurrent !== true && patched(CURRENT_PATCH);
-    this.current = startedCurrent === true || this.newest || patched(EARLIER_PATCH);
+    // Newest first, and no further once one answers: a new execution records the newest alone.
+    const found = startedCurrent === true ? undefined : CURRENT_PATCHES.find((p) => patched(p.id));
+    this.current = startedCurrent === true || found !== undefined;
+    this.changes = new Set(found?.changes ?? []);
   }
 
   has(id: FoldedPatch): boolean {
     return this.current || patched(id);
   }
 
-  /** Each CurrentChange is taken by the executions that started on this code. */
-  takes(_change: CurrentChange): boolean {
-    return this.newest;
+  /** Whether the execution takes a CurrentChange: those of the current patch it started on. */
+  takes(change: CurrentChange): boolean {
+    return this.changes.has(change);
   }
 }

@@ -1,4 +1,4 @@
-// The research workflow: coordinate → investigate → plan and review → research team (child
+// The research workflow: coordinate → knowledge → investigate (one activity for most runs) → plan and review → research team (child
 // workflows, each with reflection) → gap reflection, or in supervisor mode the supervisor's waves
 // → report. Deterministic code only: every outside call is an
 // activity or a child workflow, and every loop is bounded by an option. The phases live in
@@ -17,10 +17,9 @@ import {
 } from './messages';
 import { giveSlotBack, takeSlot } from './research/admission';
 import { compareWithPrevious } from './research/changes';
-import { coordinate } from './research/coordinate';
 import { closeGaps } from './research/gaps';
-import { investigate } from './research/investigate';
-import { chooseKnowledge, rememberReport } from './research/knowledge';
+import { rememberReport } from './research/knowledge';
+import { open } from './research/opening';
 import { endOnError, finish, startRowSync } from './research/persist';
 import { writeReport, type WrittenReport } from './research/report';
 import { planAndReview } from './research/review';
@@ -47,12 +46,11 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
   run.begin();
   startRowSync(run);
   try {
-    const coordination = await coordinate(run);
-    if (coordination.kind === 'answer') {
-      return await finish(run, 'answered_directly', coordination.answer, { outcome: 'answered_directly', answer: coordination.answer });
+    const opening = await open(run);
+    if (opening.kind === 'answer') {
+      return await finish(run, 'answered_directly', opening.answer, { outcome: 'answered_directly', answer: opening.answer });
     }
-    await chooseKnowledge(run);
-    const { researchQuestion, firstPlan } = await investigate(run, coordination.topic);
+    const { researchQuestion, firstPlan } = opening;
     const reviewed = await planAndReview(run, researchQuestion, firstPlan);
     if (reviewed.kind === 'cancelled') {
       return await finish(run, 'cancelled_at_review', reviewed.reason, { outcome: 'review_timeout' }, 'cancelled');

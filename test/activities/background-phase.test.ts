@@ -2,11 +2,13 @@
 // model, a SearXNG double and the fixture site: an attempt that fails after the rewrite and the
 // page extractions were paid for is retried without asking the model for them again; a page only a
 // browser could read is not read, and says so; a search refused for good is a search error while
-// an outage fails the attempt (to be retried like the search's own activity).
+// an outage fails the attempt (to be retried like the search's own activity); with the
+// coordinator's classification first (classifyThenBackground), small talk ends it before any search.
 import { ApplicationFailure } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBackgroundActivities } from '../../src/activities/roles/background';
 import { createBackgroundPhase, type BackgroundPhaseInput } from '../../src/activities/roles/background-phase';
+import { createCoordinatorActivities } from '../../src/activities/roles/coordinator';
 import { createPlannerActivities } from '../../src/activities/roles/planner';
 import { bySchema, type Reply, type Rule, type ChatRequest } from '../support/llm-server';
 import { planJson, searchResults, sourceIdsIn, userText } from '../support/research-script';
@@ -105,6 +107,50 @@ describe.skipIf(!ready)(`researchBackground activity (${ready ? 'live' : missing
     expect(asked('planner')).toBe(2);
   });
 
+  it('classifies first: small talk ends the activity with the answer, a research request goes on with the reading; a retry asks neither again', async () => {
+    const decision = (action: 'answer_directly' | 'research') => ({
+      json: {
+        action,
+        locale: 'de-DE',
+        directAnswer: action === 'answer_directly' ? 'Hallo!' : null,
+        researchTopic: action === 'research' ? 'Solar cost decline' : null,
+        clarificationQuestion: 'Which country?',
+      },
+    });
+    const withCoordinator = (action: 'answer_directly' | 'research', background: Rule['reply']) => {
+      script(background);
+      w.llm.add({ name: 'coordinator', match: bySchema('CoordinatorDecision'), reply: decision(action) });
+    };
+    const input = async () => {
+      const { question: _q, locale: _l, ...rest } = await newRun(1);
+      return { ...rest, userQuestion: 'Solar oder Wind?', plan: { maxSteps: 3 } };
+    };
+    withCoordinator('answer_directly', brief);
+    const searched = w.search.queries.length;
+    const direct = await attempt(await input(), 1, w.groups.llm.classifyThenBackground);
+    expect(direct.background).toBeUndefined();
+    // No clarifying question may come back: the run cannot ask one.
+    expect(direct.decision).toMatchObject({ action: 'answer_directly', directAnswer: 'Hallo!', clarificationQuestion: null });
+    expect([asked('coordinator'), asked('rewrite'), asked('extractor'), asked('background')]).toEqual([1, 0, 0, 0]);
+    expect(w.search.queries.length).toBe(searched);
+
+    // The brief fails once (an outage): the retry asks the coordinator nothing again.
+    withCoordinator('research', (req, n) => (n === 0 ? { status: 500, error: { message: 'the provider is down' } } : brief(req)));
+    const research = await input();
+    await expect(attempt(research, 1, w.groups.llm.classifyThenBackground)).rejects.toThrow();
+    const out = await attempt(research, 2, w.groups.llm.classifyThenBackground);
+    expect([asked('coordinator'), asked('rewrite'), asked('background'), asked('planner')]).toEqual([1, 1, 2, 1]);
+    expect(out.decision).toMatchObject({ action: 'research', locale: 'de-DE', clarificationQuestion: null });
+    // The rewrite read the user's question with the coordinator's reading, in the detected locale.
+    const rewrite = w.llm.requests.find((r) => r.rule === 'rewrite')!;
+    expect(userText(rewrite.body)).toContain("Solar oder Wind?\n(Coordinator's reading: Solar cost decline)");
+    expect(rewrite.body.messages[0]!.content).toMatch(/the report will be in\s+de-DE/);
+    expect(out.background?.researchQuestion).toBe(QUESTION);
+    expect(out.background?.plan?.plan.steps.map((s) => s.id)).toEqual(['a', 'b']);
+    // The classification's usage is apart from the phase's (the workflow adds both).
+    expect(out.usage.promptTokens).toBeGreaterThan(0);
+  });
+
   it('does not read a page only a browser could read, and says why', async () => {
     script(brief);
     w.search.setFallback((q) =>
@@ -136,6 +182,7 @@ describe.skipIf(!ready)(`researchBackground activity (${ready ? 'live' : missing
         },
         createBackgroundActivities(deps).writeBackground,
         createPlannerActivities({ ...deps, canRunCode: async () => false }).planResearch,
+        createCoordinatorActivities(deps).classifyRequest,
       ).researchBackground;
     const refused = phase(async (i) => {
       throw ApplicationFailure.nonRetryable(`every search provider refused "${i.query}"`, 'SearchRejected');

@@ -115,7 +115,7 @@ describe.skipIf(!ready)(`tracing (${ready ? 'live' : missingReason()})`, () => {
     const names = new Set(trace.map((s) => s.name));
     expect(names).toContain('StartWorkflow:researchWorkflow');
     expect([...names].some((n) => n.startsWith('StartChildWorkflow:researcherWorkflow'))).toBe(true);
-    expect([...names].some((n) => n.startsWith('RunActivity:classifyRequest'))).toBe(true);
+    expect([...names].some((n) => n.startsWith('RunActivity:classifyThenBackground'))).toBe(true);
     // Every span of the trace hangs from another span of it (nothing is cut off).
     const ids = new Set(trace.map((s) => s.spanId));
     const orphans = trace.filter((s) => s.parentSpanId && !ids.has(s.parentSpanId));

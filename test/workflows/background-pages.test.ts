@@ -46,13 +46,17 @@ describe.skipIf(!ready)(`background pages (${ready ? 'live' : missingReason()})`
     const events = (await h.client.workflow.getHandle(id).fetchHistory()).events!;
     const scheduled = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e] : []));
     const types = scheduled.map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
-    expect(types.filter((t) => t === 'researchBackground')).toHaveLength(1);
-    // It wrote the first plan too (a run on the current code, patches.ts).
-    for (const t of ['expandQueries', 'webSearch', 'crawlPage', 'writeBackground', 'planResearch']) expect(types).not.toContain(t);
-    const phase = scheduled.find((e) => e.activityTaskScheduledEventAttributes!.activityType!.name === 'researchBackground')!;
+    // On the current code, the coordinator's classification is made in it first, and it writes the
+    // first plan last (patches.ts: classify-in-background).
+    expect(types.filter((t) => t === 'classifyThenBackground')).toHaveLength(1);
+    for (const t of ['classifyRequest', 'researchBackground', 'expandQueries', 'webSearch', 'crawlPage', 'writeBackground', 'planResearch'])
+      expect(types).not.toContain(t);
+    const phase = scheduled.find((e) => e.activityTaskScheduledEventAttributes!.activityType!.name === 'classifyThenBackground')!;
     expect(phase.activityTaskScheduledEventAttributes!.taskQueue!.name).toBe(`${h.taskQueue}-llm`);
     const summary = phase.userMetadata?.summary?.data;
-    expect(summary && JSON.parse(Buffer.from(summary).toString())).toBe('background: 3 queries, 3 page(s), then the plan');
+    expect(summary && JSON.parse(Buffer.from(summary).toString())).toBe(
+      'coordinator, then background: 3 queries, 3 page(s), then the plan',
+    );
     // (baseline-background-in-one.json was recorded here before the current patch, which
     // baseline-current.json covers: recorded again, it would lose the background-in-one branch.)
     // Three queries, three distinct first hits (the solar page, once per query).

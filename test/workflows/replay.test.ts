@@ -92,14 +92,19 @@ const BASELINE = [
   'baseline-claims-in-report.json',
   // background-pages.test.ts: the background phase in one activity (the background-in-one patch).
   'baseline-background-in-one.json',
-  // research.test.ts: a reviewed run and its step on the current code of then (patches.ts
-  // EARLIER_PATCH: one marker for the patches folded into it, and the first plan written in the
+  // research.test.ts: a reviewed run and its step on the current code of then (the oldest of
+  // patches.ts EARLIER_PATCHES, current-2026-11: one marker for the patches folded into it, and the first plan written in the
   // background's activity).
   'baseline-current.json',
   'baseline-researcher-current.json',
-  // research.test.ts: the same run on this code (patches.ts CURRENT_PATCH, after EARLIER_PATCH):
-  // its row written after every change of its status view (row-keeps-view).
+  // research.test.ts: the same run on the current patch after that (current-2026-11-28): its row
+  // written after every change of its status view (row-keeps-view).
   'baseline-row-keeps-view.json',
+  // research.test.ts: the same run on this code (patches.ts CURRENT_PATCH): the coordinator's
+  // classification inside the background phase's activity (classify-in-background); and a direct
+  // answer given by that activity.
+  'baseline-classify-in-background.json',
+  'baseline-direct-in-background.json',
 ];
 
 describe('replay of recorded histories', () => {

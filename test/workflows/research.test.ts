@@ -138,9 +138,12 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     // Each step's last turn judged its findings (compress-in-last-turn): the run asked no judge itself.
     const runActivities = runEvents.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
     expect(runActivities).not.toContain('judgeStep');
-    // The first plan was written by the background phase's activity, from its brief; the gap
+    // The coordinator classified the request inside the background phase's activity
+    // (classify-in-background), which then wrote the first plan from its brief; the gap
     // reflection, finding nothing missing, wrote the report in its activity.
-    expect(runActivities).not.toContain('planResearch');
+    expect(runActivities.slice(0, 1)).toEqual(['classifyThenBackground']);
+    for (const t of ['classifyRequest', 'researchBackground', 'planResearch']) expect(runActivities).not.toContain(t);
+    expect(requestsFor('coordinator')).toHaveLength(1);
     expect(runActivities.filter((t) => t === 'reflectThenReport')).toHaveLength(1);
     for (const t of ['reflectOnGaps', 'writeCheckedReport', 'learnAboutUser']) expect(runActivities).not.toContain(t);
     expect(requestsFor('planner')).toHaveLength(1);
@@ -156,10 +159,10 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(Math.max(...writesPerTask)).toBe(1);
     expect(writesPerTask.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(5);
     // (baseline-reviewed.json and baseline-researcher-step.json, recorded here before any patch,
-    // stay as they are: they replay the unpatched branches; so do baseline-current.json, recorded
-    // here on the earlier current patch (EARLIER_PATCH), and its step's
-    // baseline-researcher-current.json, which this code's steps still replay.)
-    recordHistories([[id, 'baseline-row-keeps-view.json']]);
+    // stay as they are: they replay the unpatched branches; so do baseline-current.json and
+    // baseline-row-keeps-view.json, recorded here on earlier current patches (EARLIER_PATCHES),
+    // and baseline-researcher-current.json, a step of then, which this code's steps still replay.)
+    recordHistories([[id, 'baseline-classify-in-background.json']]);
   });
 
   it('revises the plan with the feedback, ignores a stale approval, then runs version 2', async () => {
@@ -575,7 +578,14 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(r.steps).toBeUndefined();
     expect(requestsFor('planner')).toHaveLength(0);
     expect((await status(id)).answer).toBe('Hello! What should I research?');
-    recordHistories([[id, 'baseline-direct.json']]);
+    // Answered inside the background phase's activity (classify-in-background), before any search.
+    const scheduled = (await h.client.workflow.getHandle(id).fetchHistory()).events!.flatMap(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+    );
+    expect(scheduled).toEqual(['classifyThenBackground']);
+    expect(requestsFor('rewrite')).toHaveLength(0);
+    // (baseline-direct.json, recorded here before, replays the coordinator's own activity.)
+    recordHistories([[id, 'baseline-direct-in-background.json']]);
   });
 
   it('waits out a failing model call: the step and the run are told of each retried attempt', async () => {

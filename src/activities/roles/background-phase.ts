@@ -5,6 +5,10 @@
 // activity task here instead of about eight, and for one workflow task instead of four or five.
 // Runs started on the current code (src/workflows/patches.ts) have it write the first plan too, by
 // planResearch's code, from the brief it just wrote: one activity task and workflow task fewer.
+// Runs that can ask no clarifying question (the default) have the coordinator's classification
+// made here first (classifyThenBackground, the classify-in-background change): a request answered
+// directly ends the activity with the answer, any other goes on to the phase with the
+// coordinator's reading; one activity task and workflow task fewer again.
 //
 // A retried attempt pays for no model call twice: each part runs inside withinCall, so its calls
 // are keyed `<activity>/<part>/…` in the call log, and the next attempt reuses their answers (the
@@ -13,7 +17,7 @@
 // run's page cache). A search's hits may differ on the second attempt; a page not read before is
 // then read (and paid for) once.
 import { ApplicationFailure } from '@temporalio/activity';
-import { bestPages } from '../../shared/background';
+import { bestPages, withCoordinatorReading } from '../../shared/background';
 import { ErrorType } from '../../shared/errors';
 import { addUsage, ZERO_USAGE } from '../../shared/plain';
 import type { MemoryOwner } from '../../shared/memory';
@@ -28,6 +32,7 @@ import type { WebSearchInput, WebSearchResult } from '../search';
 import type { Store } from '../store';
 import { pageUrlHash } from '../crawl';
 import type { BackgroundPage, createBackgroundActivities } from './background';
+import type { CoordinatorDecision, createCoordinatorActivities } from './coordinator';
 import type { createPlannerActivities } from './planner';
 import { createRewriteActivities } from './rewrite';
 
@@ -80,7 +85,35 @@ export interface BackgroundPhaseResult {
   plan?: PlanAnswer;
 }
 
+/** The coordinator's classification, then the phase: the phase's input without the question and
+ *  locale, which the classification settles. */
+export interface ClassifyThenBackgroundInput extends Omit<BackgroundPhaseInput, 'question' | 'locale'> {
+  /** The user's question, as the coordinator reads it. */
+  userQuestion: string;
+  /** The locale the run asked for; absent: the one the coordinator detects. */
+  locale?: string;
+  /** Whose memory the coordinator's prompt holds (absent: none). */
+  memoryOf?: MemoryOwner;
+}
+
+export interface ClassifyThenBackgroundResult {
+  /** The coordinator's decision, its locale settled; never a clarifying question. */
+  decision: CoordinatorDecision;
+  /** The classification's model call. */
+  usage: Usage;
+  /** The phase, when the request is researched; absent when it was answered directly. */
+  background?: BackgroundPhaseResult;
+}
+
 type PlanResearch = ReturnType<typeof createPlannerActivities>['planResearch'];
+type ClassifyRequest = ReturnType<typeof createCoordinatorActivities>['classifyRequest'];
+
+/** The roles' activities whose work the phase does. */
+interface PhaseParts {
+  expandQueries: ReturnType<typeof createRewriteActivities>['expandQueries'];
+  writeBackground: ReturnType<typeof createBackgroundActivities>['writeBackground'];
+  planResearch: PlanResearch;
+}
 type PlanAnswer = Awaited<ReturnType<PlanResearch>>;
 
 /** A page of the phase: `needsBrowser` when only a browser could read it, which this phase has not. */
@@ -118,89 +151,122 @@ function readAll(web: BackgroundWeb, researchId: string, urls: string[], goal: s
   );
 }
 
-/** `writeBackground`: the background role's own activity, which writes the brief here too. */
+/** `writeBackground`, `planResearch`, `classifyRequest`: the roles' own activities, whose work the
+ *  phase does here too. */
 export function createBackgroundPhase(
   deps: { llm: Llm; store: Store; web?: BackgroundWeb | undefined },
   writeBackground: ReturnType<typeof createBackgroundActivities>['writeBackground'],
   planResearch: PlanResearch,
+  classifyRequest: ClassifyRequest,
 ) {
-  const { expandQueries } = createRewriteActivities(deps);
+  const parts: PhaseParts = { expandQueries: createRewriteActivities(deps).expandQueries, writeBackground, planResearch };
 
-  async function researchBackground(input: BackgroundPhaseInput): Promise<BackgroundPhaseResult> {
-    const web = deps.web;
-    if (!web)
+  function webOf(): BackgroundWeb {
+    if (!deps.web)
       throw ApplicationFailure.nonRetryable(
         'this worker cannot search: it was made without the web activities',
         ErrorType.SearchNotConfigured,
       );
-    return beating((beat) => phase(web, input, beat), { stage: 'rewrite' }, PHASE_BEAT_MS);
+    return deps.web;
   }
 
-  async function phase(web: BackgroundWeb, input: BackgroundPhaseInput, beat: Beat): Promise<BackgroundPhaseResult> {
-    const { researchId } = input;
-    const rewrite = await withinCall('rewrite', () =>
-      expandQueries({ researchId, question: input.question, locale: input.locale, count: input.count }),
+  async function researchBackground(input: BackgroundPhaseInput): Promise<BackgroundPhaseResult> {
+    const web = webOf();
+    return beating((beat) => phase(parts, web, input, beat), { stage: 'rewrite' }, PHASE_BEAT_MS);
+  }
+
+  async function classifyThenBackground(input: ClassifyThenBackgroundInput): Promise<ClassifyThenBackgroundResult> {
+    const web = webOf();
+    return beating((beat) => classifyThen(web, input, beat), { stage: 'classify' }, PHASE_BEAT_MS);
+  }
+
+  async function classifyThen(web: BackgroundWeb, input: ClassifyThenBackgroundInput, beat: Beat): Promise<ClassifyThenBackgroundResult> {
+    const { userQuestion, locale: requested, memoryOf, ...rest } = input;
+    const { decision, usage } = await withinCall('classify', () =>
+      classifyRequest({
+        researchId: input.researchId,
+        question: userQuestion,
+        allowClarification: false,
+        clarifications: '',
+        ...(requested ? { locale: requested } : {}),
+        ...(memoryOf ? { memoryOf } : {}),
+      }),
     );
-    const { researchQuestion, queries } = rewrite.expansion;
-    beat.say({ stage: 'search', queries: queries.length });
-    // Past the time the workflow gave the phase's parts, an outage is a part's error, not a failed attempt.
-    const givenUp = () => input.searchesGiveUpAt !== undefined && Date.now() >= input.searchesGiveUpAt;
-    const searches = await searchAll(web, researchId, queries, researchQuestion, givenUp);
-    // The user's own documents first: they lead the brief's sources (as in the workflow's phase).
-    beat.say({ stage: 'knowledge' });
-    const knowledge = input.knowledge
-      ? await web.knowledgeSearch({ researchId, query: researchQuestion, alternatives: queries.slice(0, 3), scope: input.knowledge, k: 8 })
-      : undefined;
-    const sourceIds = (knowledge?.results ?? []).map((r) => r.sourceId);
-    const hits: SourceRef[][] = [];
-    const searchErrors: string[] = [];
-    const providerErrors: string[] = [];
-    for (const s of searches) {
-      if ('error' in s) searchErrors.push(s.error);
-      else {
-        for (const r of s.value.results) if (!sourceIds.includes(r.sourceId)) sourceIds.push(r.sourceId);
-        providerErrors.push(...(s.value.errors ?? []));
-      }
-      hits.push('error' in s ? [] : s.value.results);
+    if (decision.action === 'answer_directly') return { decision, usage };
+    beat.say({ stage: 'rewrite' });
+    const question = withCoordinatorReading(userQuestion, decision.researchTopic ?? userQuestion);
+    // The locale is settled: the run's own when it asked for one, else the one the question is in.
+    const background = await phase(parts, web, { ...rest, question, locale: decision.locale }, beat);
+    return { decision, usage, background };
+  }
+
+  return { researchBackground, classifyThenBackground };
+}
+
+/** The phase itself, by the roles' own activities (`parts`), in an activity that beats. */
+async function phase(parts: PhaseParts, web: BackgroundWeb, input: BackgroundPhaseInput, beat: Beat): Promise<BackgroundPhaseResult> {
+  const { expandQueries, writeBackground, planResearch } = parts;
+  const { researchId } = input;
+  const rewrite = await withinCall('rewrite', () =>
+    expandQueries({ researchId, question: input.question, locale: input.locale, count: input.count }),
+  );
+  const { researchQuestion, queries } = rewrite.expansion;
+  beat.say({ stage: 'search', queries: queries.length });
+  // Past the time the workflow gave the phase's parts, an outage is a part's error, not a failed attempt.
+  const givenUp = () => input.searchesGiveUpAt !== undefined && Date.now() >= input.searchesGiveUpAt;
+  const searches = await searchAll(web, researchId, queries, researchQuestion, givenUp);
+  // The user's own documents first: they lead the brief's sources (as in the workflow's phase).
+  beat.say({ stage: 'knowledge' });
+  const knowledge = input.knowledge
+    ? await web.knowledgeSearch({ researchId, query: researchQuestion, alternatives: queries.slice(0, 3), scope: input.knowledge, k: 8 })
+    : undefined;
+  const sourceIds = (knowledge?.results ?? []).map((r) => r.sourceId);
+  const hits: SourceRef[][] = [];
+  const searchErrors: string[] = [];
+  const providerErrors: string[] = [];
+  for (const s of searches) {
+    if ('error' in s) searchErrors.push(s.error);
+    else {
+      for (const r of s.value.results) if (!sourceIds.includes(r.sourceId)) sourceIds.push(r.sourceId);
+      providerErrors.push(...(s.value.errors ?? []));
     }
-    beat.say({ stage: 'pages' });
-    const urls = bestPages(hits, input.pages);
-    const read = await readAll(web, researchId, urls, researchQuestion, givenUp);
-    const pages = read.map(backgroundPage);
-    beat.say({ stage: 'brief' });
-    const brief = await withinCall('brief', () =>
-      writeBackground({ researchId, question: researchQuestion, locale: input.locale, sourceIds, searchErrors, pages }),
-    );
-    const usage = [rewrite.usage, ...read.map((p) => p.usage ?? ZERO_USAGE), brief.usage].reduce(addUsage, ZERO_USAGE);
-    const asked = input.plan;
-    if (asked) beat.say({ stage: 'plan' });
-    const plan = asked
-      ? await withinCall('plan', () =>
-          planResearch({
-            researchId,
-            question: researchQuestion,
-            locale: input.locale,
-            maxSteps: asked.maxSteps,
-            feedback: '',
-            problems: [],
-            ...(asked.memoryOf ? { memoryOf: asked.memoryOf } : {}),
-          }),
-        )
-      : undefined;
-    return {
-      researchQuestion,
-      queries: queries.length,
-      searchErrors,
-      providerErrors,
-      ...(knowledge?.vectors ? { knowledgeVectors: knowledge.vectors } : {}),
-      pages,
-      brief: { key: brief.key, sources: brief.sourceIds.length },
-      usage,
-      ...(plan ? { plan } : {}),
-    };
+    hits.push('error' in s ? [] : s.value.results);
   }
-
-  return { researchBackground };
+  beat.say({ stage: 'pages' });
+  const urls = bestPages(hits, input.pages);
+  const read = await readAll(web, researchId, urls, researchQuestion, givenUp);
+  const pages = read.map(backgroundPage);
+  beat.say({ stage: 'brief' });
+  const brief = await withinCall('brief', () =>
+    writeBackground({ researchId, question: researchQuestion, locale: input.locale, sourceIds, searchErrors, pages }),
+  );
+  const usage = [rewrite.usage, ...read.map((p) => p.usage ?? ZERO_USAGE), brief.usage].reduce(addUsage, ZERO_USAGE);
+  const asked = input.plan;
+  if (asked) beat.say({ stage: 'plan' });
+  const plan = asked
+    ? await withinCall('plan', () =>
+        planResearch({
+          researchId,
+          question: researchQuestion,
+          locale: input.locale,
+          maxSteps: asked.maxSteps,
+          feedback: '',
+          problems: [],
+          ...(asked.memoryOf ? { memoryOf: asked.memoryOf } : {}),
+        }),
+      )
+    : undefined;
+  return {
+    researchQuestion,
+    queries: queries.length,
+    searchErrors,
+    providerErrors,
+    ...(knowledge?.vectors ? { knowledgeVectors: knowledge.vectors } : {}),
+    pages,
+    brief: { key: brief.key, sources: brief.sourceIds.length },
+    usage,
+    ...(plan ? { plan } : {}),
+  };
 }
 
 /** A page as the brief takes it. One that needs a browser is not read here: the phase cannot wait

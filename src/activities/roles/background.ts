@@ -9,6 +9,7 @@ import { jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
 import { sourcesBlock, writeCitedDocument } from './cited';
 import { createBackgroundPhase } from './background-phase';
+import { createCoordinatorActivities } from './coordinator';
 import { createPlannerActivities } from './planner';
 import { defineRole, type RoleDeps } from './role';
 
@@ -73,9 +74,18 @@ export const background = defineRole({
   prompts: { background: BACKGROUND_PROMPT },
   parts: [],
   // researchBackground (background-phase.ts): the whole phase, the brief included, in one activity
-  // (and, for runs on the current code, the first plan).
+  // (and, for runs on the current code, the first plan); classifyThenBackground: the coordinator's
+  // classification first.
   activities: (deps: RoleDeps) => {
     const own = createBackgroundActivities(deps);
-    return { ...own, ...createBackgroundPhase(deps, own.writeBackground, createPlannerActivities(deps).planResearch) };
+    return {
+      ...own,
+      ...createBackgroundPhase(
+        deps,
+        own.writeBackground,
+        createPlannerActivities(deps).planResearch,
+        createCoordinatorActivities(deps).classifyRequest,
+      ),
+    };
   },
 });

@@ -2,6 +2,7 @@
 // question and the search queries of the background investigation. A model that gives no usable
 // answer: the question itself is researched, searched for as written and by its content words.
 import { z } from 'zod';
+import { COORDINATOR_READING } from '../../shared/background';
 import { cappedList, cappedText, LIMITS } from '../../shared/llm-outputs';
 import { type Usage } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
@@ -28,9 +29,6 @@ export const REWRITE_PROMPT = jsonPrompt(
   'QueryExpansion',
   QueryExpansion,
 );
-
-/** The part of the rewrite's input the workflow appends after the user's question. */
-const COORDINATOR_READING = "\n(Coordinator's reading:";
 
 export function createRewriteActivities(deps: { llm: Llm; store: Pick<Store, 'getDocuments' | 'saveDocument'> }) {
   const { llm, store } = deps;

@@ -3,13 +3,15 @@
 // from the snippets and those pages. Runs with the background-in-one patch do all of it in one
 // activity on the model queue (researchBackground); older runs schedule each part on its own.
 import { isCancellation } from '@temporalio/workflow';
-import { BACKGROUND_PAGES, bestPages } from '../../shared/background';
+import { BACKGROUND_PAGES, bestPages, withCoordinatorReading } from '../../shared/background';
 import { failureMessage } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
 import type { SourceRef } from '../../shared/schemas';
+import type { BackgroundPhaseResult } from '../../activities/roles/background-phase';
 import { BACKGROUND_PHASE_OPTIONS, partsGiveUpAt } from '../proxies';
 import { crawlPages } from '../tools';
 import { searchKnowledge } from './knowledge';
+import type { Coordination } from './coordinate';
 import type { PlannerAnswer } from './plan';
 import type { RunState } from './run-state';
 
@@ -28,7 +30,7 @@ export interface Investigated {
 
 export async function investigate(run: RunState, topic: string): Promise<Investigated> {
   run.moveTo('planning');
-  const question = `${run.userQuestion}\n(Coordinator's reading: ${topic})`;
+  const question = withCoordinatorReading(run.userQuestion, topic);
   if (run.patches.has(BACKGROUND_IN_ONE_PATCH)) return investigateInOne(run, question);
   const opts = run.options;
   const { expansion, usage } = await run.calls.llm.expandQueries.executeWithOptions(
@@ -104,6 +106,11 @@ async function investigateInOne(run: RunState, question: string): Promise<Invest
       },
     ],
   );
+  return tookBackground(run, r);
+}
+
+/** What the phase's activity did: its usage and notes on the run, and the phase's outcome. */
+function tookBackground(run: RunState, r: BackgroundPhaseResult): Investigated {
   run.addUsage(r.usage);
   if (r.knowledgeVectors === 'off') noteFullTextOnly(run);
   noteSearches(run, r.queries, r.searchErrors, r.providerErrors);
@@ -113,6 +120,44 @@ async function investigateInOne(run: RunState, question: string): Promise<Invest
 
 /** The phase's time with the plan: one model call more (the LLM proxy's 5 minutes). */
 const BACKGROUND_AND_PLAN_TIMEOUT = '20 minutes';
+/** With the coordinator's classification first: one model call more again. */
+const CLASSIFY_AND_BACKGROUND_TIMEOUT = '25 minutes';
+
+/**
+ * The coordinator and this phase in one activity (classify-in-background), for a run on the
+ * current code that can ask no clarifying question: the classification, then, unless it answered
+ * directly, the phase and the first plan as investigateInOne has them made.
+ */
+export async function classifyThenInvestigate(
+  run: RunState,
+): Promise<Extract<Coordination, { kind: 'answer' }> | ({ kind: 'research' } & Investigated)> {
+  const opts = run.options;
+  const wanted = BACKGROUND_PAGES[opts.effort ?? 'standard'];
+  const r = await run.calls.llm.classifyThenBackground.executeWithOptions(
+    {
+      summary: `coordinator, then background: ${opts.queryCount} queries, ${wanted} page(s), then the plan`,
+      ...BACKGROUND_PHASE_OPTIONS,
+      startToCloseTimeout: CLASSIFY_AND_BACKGROUND_TIMEOUT,
+    },
+    [
+      {
+        researchId: run.id,
+        userQuestion: run.userQuestion,
+        ...(opts.locale ? { locale: opts.locale } : {}),
+        ...(run.memoryOf ? { memoryOf: run.memoryOf } : {}),
+        count: opts.queryCount,
+        pages: wanted,
+        ...(run.knowledge ? { knowledge: run.knowledge } : {}),
+        searchesGiveUpAt: searchesGiveUpAt(run),
+        plan: { maxSteps: opts.maxSteps, ...(run.memoryOf ? { memoryOf: run.memoryOf } : {}) },
+      },
+    ],
+  );
+  run.addUsage(r.usage);
+  run.setLocale(opts.locale ?? r.decision.locale);
+  if (!r.background) return { kind: 'answer', answer: r.decision.directAnswer ?? '' };
+  return { kind: 'research', ...tookBackground(run, r.background) };
+}
 
 /** What the phase still needs after its searches (pages and the brief), kept out of their retries. */
 const AFTER_SEARCHES_MS = 2 * 60_000;

@@ -1,0 +1,26 @@
+// Phases 1 to 3, from the question to the first plan: the coordinator (small talk answered, a
+// clarifying question asked), the knowledge base chosen, the background investigated. A run on the
+// current code that can ask no clarifying question has the coordinator's classification made in
+// the background phase's activity (classify-in-background); any other run takes them in turn.
+import { coordinate, type Coordination } from './coordinate';
+import { classifyThenInvestigate, investigate, type Investigated } from './investigate';
+import { chooseKnowledge } from './knowledge';
+import type { RunState } from './run-state';
+
+export type Opening = Extract<Coordination, { kind: 'answer' }> | ({ kind: 'research' } & Investigated);
+
+export async function open(run: RunState): Promise<Opening> {
+  if (run.patches.takes('classify-in-background') && run.options.maxClarifications === 0) {
+    // Planning from the start, in the run's first write of its row: the classification is a
+    // moment of the activity, the background and the plan the rest.
+    run.moveTo('planning');
+    // Chosen before the request is classified: for small talk in a session or a tenant with
+    // collections, a lookup (and the collection choice's model call) that the answer did not need.
+    await chooseKnowledge(run);
+    return classifyThenInvestigate(run);
+  }
+  const coordination = await coordinate(run);
+  if (coordination.kind === 'answer') return coordination;
+  await chooseKnowledge(run);
+  return { kind: 'research', ...(await investigate(run, coordination.topic)) };
+}
