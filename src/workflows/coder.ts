@@ -1,6 +1,7 @@
 // The coder child workflow: the model writes a Python program for the step, the sandbox runs it
 // (on its own queue), and a failed run goes back to the model with its error, at most
-// maxCodeAttempts programs; then the output becomes the step's cited findings.
+// maxCodeAttempts programs; then the output becomes the step's cited findings, judged by the
+// same activity.
 import type { SandboxResult } from '../activities/sandbox';
 import { addUsage, stepTask, ZERO_USAGE } from '../shared/plain';
 import type { StepInput, StepOutput } from '../shared/schemas';
@@ -56,6 +57,8 @@ export async function coderWorkflow(input: StepInput): Promise<StepOutput> {
       explanation: draft.explanation,
       run,
       attempts: programs,
+      // Judged here, the findings need no judge activity of the research workflow.
+      judge: true,
     },
   ]);
   return { ...out, usage: addUsage(usage, out.usage) };

@@ -62,9 +62,22 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
     const report = await request(h.app).get(`/v1/research/${id}/report`).expect(200);
     expect(report.text).toContain(`![calc-101-lcoe.png](/v1/research/${id}/artifacts/calc-101-lcoe.png)`);
     await request(h.app).get(`/v1/research/${id}/artifacts/nope.png`).expect(404);
+    // The findings activity judged the coder's findings: the run scheduled no judge of its own, and
+    // the judge was asked after the results writer, once for each step.
+    const scheduled = async (wid: string) =>
+      (await h.client.workflow.getHandle(wid).fetchHistory()).events!.flatMap(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+      );
+    expect(await scheduled(id)).not.toContain('judgeStep');
+    expect(await scheduled(`${id}/step/calc`)).toEqual(['writeCode', 'runCode', 'finishCoderStep']);
+    expect(requestsFor('judge')).toHaveLength(2);
+    const order = h.llm.requests.map((r) => r.rule);
+    expect(order.lastIndexOf('judge')).toBeGreaterThan(order.indexOf('analyst'));
+    // (baseline-coder-run.json and baseline-coder-step.json, recorded here before, replay the run's
+    // own judge activity, which a coder step's result without a verdict still gets.)
     recordHistories([
-      [id, 'baseline-coder-run.json'],
-      [`${id}/step/calc`, 'baseline-coder-step.json'],
+      [id, 'baseline-coder-judged.json'],
+      [`${id}/step/calc`, 'baseline-coder-step-judged.json'],
     ]);
   });
 

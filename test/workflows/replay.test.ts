@@ -38,6 +38,9 @@ const BASELINE = [
   'baseline-coder-run.json',
   'baseline-coder-step.json',
   'baseline-coder-fix.json',
+  // coder.test.ts: the same run with its coder step's findings judged in the findings activity.
+  'baseline-coder-judged.json',
+  'baseline-coder-step-judged.json',
   // operator-cancel.test.ts: steps cancelled and terminated by an operator, and the cancelled step.
   'baseline-operator-cancel.json',
   'baseline-researcher-operator-cancelled.json',

@@ -1,15 +1,17 @@
 // The coder's findings: what the step's program printed (and the charts and files it kept) written
 // up by the model, keeping only the source ids of the data it was given; the program itself goes
-// below, folded.
+// below, folded. Asked to, the judge's verdict on them too, by the judge's own code: one activity
+// task and one workflow task of the research workflow fewer per processing step.
 import { citedSourceIds, keepKnownSourceIds } from '../../shared/citations';
 import { CitedText } from '../../shared/llm-outputs';
 import { type StepOutput } from '../../shared/schemas';
-import { summarize, type StepTask } from '../../shared/plain';
+import { addUsage, summarize, type StepTask } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { count, flag, jsonPrompt, stepVarShape, text } from '../llm/prompt-def';
 import type { SandboxResult } from '../sandbox';
 import type { Store } from '../store';
 import { dependencyFiles, filesBlock } from './coder';
+import { judgeStep } from './judge';
 import { defineRole } from './role';
 
 export const CODER_RESULTS_PROMPT = jsonPrompt(
@@ -23,7 +25,16 @@ export const CODER_RESULTS_PROMPT = jsonPrompt(
   CitedText,
 );
 
-export type FinishCoderInput = StepTask & { code: string; explanation: string; run: SandboxResult; attempts: number };
+export type FinishCoderInput = StepTask & {
+  code: string;
+  explanation: string;
+  run: SandboxResult;
+  attempts: number;
+  /** Judge the findings too (the research workflow then asks no judge of its own), unless the
+   *  user asked the run to wrap up (the run accepts the step unjudged then). A worker from before
+   *  ignores it: the run judges the findings itself, as it did. */
+  judge?: boolean;
+};
 
 export function createCoderResultsActivities(deps: { llm: Llm; store: Store }) {
   return { finishCoderStep: (input: FinishCoderInput) => finishCoderStep(deps, input) };
@@ -79,5 +90,9 @@ async function finishCoderStep(deps: { llm: Llm; store: Store }, input: FinishCo
       attempts: input.attempts,
     },
   });
-  return { key: input.key, summary: summarize(r.output.summary, 300), sourceIds, usage: r.usage };
+  const out = { key: input.key, summary: summarize(r.output.summary, 300), sourceIds, usage: r.usage };
+  if (!input.judge || (await deps.store.events.steered(input.researchId, 'wrapUp'))) return out;
+  const { researchId, key, step, question } = input;
+  const judged = await judgeStep(deps, { researchId, key, step, question }, 'judge');
+  return { ...out, usage: addUsage(out.usage, judged.usage), verdict: judged.verdict };
 }

@@ -46,7 +46,8 @@ export async function runStepWithReflection(
         board.noteOn(step.id, 'accepted without the judge: the user asked to wrap up');
         break;
       }
-      // A researcher step's last turn judged its findings (compress-in-last-turn); others are judged here.
+      // A researcher step's last turn judged its findings (compress-in-last-turn), as does a coder
+      // step's findings activity; a step of a worker from before is judged here.
       const verdict = last.verdict ?? (await judge(run, step, researchQuestion, attempt, last));
       feedback = verdict.feedback;
       if (verdict.passed) break;
