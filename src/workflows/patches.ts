@@ -6,7 +6,7 @@
 //
 // A later change is folded into a new current patch the same way: CURRENT_PATCH is asked for
 // first, then (for a history recorded before it) each current patch before it, newest first
-// (EARLIER_PATCHES). Each still answers for every FoldedPatch, and for the changes that were
+// (CURRENT_PATCHES). Each still answers for every FoldedPatch, and for the changes that were
 // current when it was (CURRENT_PATCHES), not for those of a later one.
 import { patched } from '@temporalio/workflow';
 
@@ -41,8 +41,6 @@ const CURRENT_PATCHES: readonly { id: string; changes: readonly CurrentChange[] 
 
 /** Marks executions that started on code with every FoldedPatch and every CurrentChange. */
 export const CURRENT_PATCH = CURRENT_PATCHES[0]!.id;
-/** The current patches before CURRENT_PATCH, newest first: every FoldedPatch, some CurrentChange ids. */
-export const EARLIER_PATCHES = CURRENT_PATCHES.slice(1).map((p) => p.id);
 
 /** One execution's answer to the patches: made in its first activation, before any other patch. */
 export class Patches {

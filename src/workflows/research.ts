@@ -1,7 +1,7 @@
-// The research workflow: coordinate → knowledge → investigate (one activity for most runs) → plan and review → research team (child
-// workflows, each with reflection) → gap reflection, or in supervisor mode the supervisor's waves
-// → report. Deterministic code only: every outside call is an
-// activity or a child workflow, and every loop is bounded by an option. The phases live in
+// The research workflow: coordinate → knowledge → investigate (one activity for most runs) → plan
+// and review → research team (child workflows, each with reflection) → gap reflection, or in
+// supervisor mode the supervisor's waves → report. Deterministic code only: every outside call is
+// an activity or a child workflow, and every loop is bounded by an option. The phases live in
 // research/, one file per phase or loop; the run's state in research/run-state.ts.
 import { allHandlersFinished, CancellationScope, condition, setHandler } from '@temporalio/workflow';
 import type { ResearchInput, ResearchResult, StepOutput } from '../shared/schemas';

@@ -96,8 +96,8 @@ const BASELINE = [
   // background-pages.test.ts: the background phase in one activity (the background-in-one patch).
   'baseline-background-in-one.json',
   // research.test.ts: a reviewed run and its step on the current code of then (the oldest of
-  // patches.ts EARLIER_PATCHES, current-2026-11: one marker for the patches folded into it, and the first plan written in the
-  // background's activity).
+  // patches.ts CURRENT_PATCHES, current-2026-11: one marker for the patches folded into it, and
+  // the first plan written in the background's activity).
   'baseline-current.json',
   'baseline-researcher-current.json',
   // research.test.ts: the same run on the current patch after that (current-2026-11-28): its row

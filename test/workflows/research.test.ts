@@ -160,7 +160,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(writesPerTask.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(5);
     // (baseline-reviewed.json and baseline-researcher-step.json, recorded here before any patch,
     // stay as they are: they replay the unpatched branches; so do baseline-current.json and
-    // baseline-row-keeps-view.json, recorded here on earlier current patches (EARLIER_PATCHES),
+    // baseline-row-keeps-view.json, recorded here on earlier current patches (patches.ts CURRENT_PATCHES),
     // and baseline-researcher-current.json, a step of then, which this code's steps still replay.)
     recordHistories([[id, 'baseline-classify-in-background.json']]);
   });

@@ -106,6 +106,7 @@ export interface ClassifyThenBackgroundResult {
 }
 
 type PlanResearch = ReturnType<typeof createPlannerActivities>['planResearch'];
+type PlanAnswer = Awaited<ReturnType<PlanResearch>>;
 type ClassifyRequest = ReturnType<typeof createCoordinatorActivities>['classifyRequest'];
 
 /** The roles' activities whose work the phase does. */
@@ -114,7 +115,6 @@ interface PhaseParts {
   writeBackground: ReturnType<typeof createBackgroundActivities>['writeBackground'];
   planResearch: PlanResearch;
 }
-type PlanAnswer = Awaited<ReturnType<PlanResearch>>;
 
 /** A page of the phase: `needsBrowser` when only a browser could read it, which this phase has not. */
 export type PhasePage = BackgroundPage & { reason?: string; needsBrowser?: boolean };

@@ -21,6 +21,9 @@ export const BACKGROUND_PAGES_PATCH = 'background-reads-pages';
 /** Runs started before it did the background phase with one activity per part (8 or so). */
 export const BACKGROUND_IN_ONE_PATCH = 'background-in-one';
 
+/** Phases 1 to 3's outcome: the coordinator's direct answer, or the phase's for research. */
+export type Opening = Extract<Coordination, { kind: 'answer' }> | ({ kind: 'research' } & Investigated);
+
 /** The phase's outcome: the rewritten research question, and for runs on the current code the
  *  planner's first answer, written in the phase's activity from its brief. */
 export interface Investigated {
@@ -128,9 +131,7 @@ const CLASSIFY_AND_BACKGROUND_TIMEOUT = '25 minutes';
  * current code that can ask no clarifying question: the classification, then, unless it answered
  * directly, the phase and the first plan as investigateInOne has them made.
  */
-export async function classifyThenInvestigate(
-  run: RunState,
-): Promise<Extract<Coordination, { kind: 'answer' }> | ({ kind: 'research' } & Investigated)> {
+export async function classifyThenInvestigate(run: RunState): Promise<Opening> {
   const opts = run.options;
   const wanted = BACKGROUND_PAGES[opts.effort ?? 'standard'];
   const r = await run.calls.llm.classifyThenBackground.executeWithOptions(

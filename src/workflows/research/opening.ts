@@ -2,12 +2,10 @@
 // clarifying question asked), the knowledge base chosen, the background investigated. A run on the
 // current code that can ask no clarifying question has the coordinator's classification made in
 // the background phase's activity (classify-in-background); any other run takes them in turn.
-import { coordinate, type Coordination } from './coordinate';
-import { classifyThenInvestigate, investigate, type Investigated } from './investigate';
+import { coordinate } from './coordinate';
+import { classifyThenInvestigate, investigate, type Opening } from './investigate';
 import { chooseKnowledge } from './knowledge';
 import type { RunState } from './run-state';
-
-export type Opening = Extract<Coordination, { kind: 'answer' }> | ({ kind: 'research' } & Investigated);
 
 export async function open(run: RunState): Promise<Opening> {
   if (run.patches.takes('classify-in-background') && run.options.maxClarifications === 0) {
