@@ -31,6 +31,7 @@ import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { cachedWorkflowBundle } from './infra/workflow-bundle';
 import { tuneHeap } from './infra/heap';
 import { settledStart } from './infra/process-start';
+import { installLastResortHandlers } from './infra/last-resort';
 import { KEYS_USAGE, runKeys } from './cli/keys';
 import { CLIENT_COMMANDS, CLIENT_USAGE, clientCommandHelp, runClientCommand } from './cli/commands';
 import type { Io } from './cli/io';
@@ -345,6 +346,7 @@ function serviceCommand(name: string, summary: string, start: (config: Config, l
     usage: [`Usage: deep-research ${name}`, ...summary.split('\n').map((line) => `  ${line}`), CONFIGURATION_NOTE].join('\n'),
     async run(config) {
       const log = createLogger(config.logLevel, { cmd: name });
+      installLastResortHandlers(log);
       const started = settledStart();
       const a = started.allocator;
       log.info(

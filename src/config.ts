@@ -595,6 +595,15 @@ export const EnvSchema = z.object({
     ),
   LLM_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(16).describe('LLM activities at once per worker'),
   RETRY_INITIAL_INTERVAL: Duration.default(DEFAULT_RETRY.initialInterval).describe(
+  BROWSER_MAX_MEMORY_MB: z.coerce
+    .number()
+    .int()
+    .min(256)
+    .max(65_536)
+    .default(1_536)
+    .describe(
+      "memory one page's render may hold, in MB: the render host's whole process tree (Chromium's processes and the host), counted as proportional set size; past it the page is skipped and its browser stopped",
+    ),
     "first backoff of retried outside calls (LLM, PostgreSQL, search, Docker); there is no attempt limit, a run's `maxOutage` bounds the wait",
   ),
   RETRY_MAX_INTERVAL: Duration.default(DEFAULT_RETRY.maximumInterval).describe('longest backoff of retried outside calls'),
@@ -903,6 +912,8 @@ export interface Config {
       /** False when no endpoint is configured at all: retrieval is full-text only, and says so. */
       enabled: boolean;
       model: string;
+    /** BROWSER_MAX_MEMORY_MB: memory of one render's process tree. */
+    maxMemoryMb: number;
       baseUrl: string | undefined;
       apiKey: string | undefined;
       dimensions: number | undefined;
@@ -1021,6 +1032,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** Every issue, one line each, naming the variable (never its value: it may be a secret). */
+      maxMemoryMb: e.BROWSER_MAX_MEMORY_MB,
 function invalidConfiguration(issues: ConfigIssue[]): ConfigError {
   return new ConfigError(`Invalid configuration:\n${issues.map((i) => `  ${i.variable}: ${i.reason}`).join('\n')}`, issues);
 }

@@ -42,6 +42,11 @@ export const metrics = {
     "requests of rendered pages refused by the SSRF guard, a ban or the byte cap (the page's own or a sub-resource's)",
     ['reason'],
   ),
+  uncaughtErrors: counter(
+    'deep_research_uncaught_errors_total',
+    'exceptions and promise rejections nothing handled (bugs), logged by the last-resort handlers while the process kept serving',
+    ['kind'],
+  ),
   sandboxRuns: counter('deep_research_sandbox_runs_total', 'sandbox runs, by outcome', ['status']),
 };
 

@@ -3,15 +3,20 @@
 // request a page makes passes the SSRF guard (private addresses, names that resolve to them,
 // redirects, sub-resources); the time and byte caps end a page that passes them.
 import { randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
+import dgram from 'node:dgram';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCrawlActivities, type CrawlResult } from '../../src/activities/crawl';
 import { browserExecutable, createBrowserActivities } from '../../src/activities/crawl/browser-activities';
 import { needsBrowser, THIN_TEXT_CHARS } from '../../src/activities/crawl/browser-rule';
+import { MAX_FRAMES } from '../../src/activities/crawl/browser';
+import { processTree } from '../../src/activities/crawl/process-tree';
 import { createLlm } from '../../src/activities/llm/call';
 import { createLlmClient } from '../../src/activities/llm/client';
 import { createStore } from '../../src/activities/store';
@@ -27,11 +32,21 @@ const hasBrowser = existsSync(CHROMIUM);
 const ready = Boolean(databaseUrl() && hasBrowser);
 const TIME_CAP_MS = 3_000;
 const BYTE_CAP = 200_000;
+/** Characters of rendered HTML a page may have (CRAWL_MAX_BYTES): the 50 MB page is far past it. */
+const HTML_CAP = 2_000_000;
 
 const html = (body: string) => `<!doctype html><html><head><meta charset="utf-8"><title>App</title></head><body>${body}</body></html>`;
 /** A script that writes a paragraph of text when it runs: no text in the server's HTML. */
 const renders = (text: string) =>
   `<div id="root"></div><script>document.getElementById('root').innerHTML = '<article><h1>Rendered</h1><p>' + ${JSON.stringify(text)} + '</p></article>';</script>`;
+/** A page that opens WebRTC peer connections (its own and an empty frame's) whose STUN servers are the targets. */
+const webrtc = (targets: string[]) => `<script>
+  const iceServers = ${JSON.stringify(targets)}.map((t) => ({ urls: 'stun:' + t }));
+  const peer = (P) => { const pc = new P({ iceServers }); pc.createDataChannel('d'); pc.createOffer().then((o) => pc.setLocalDescription(o)); };
+  try { peer(window.RTCPeerConnection); } catch {}
+  const frame = document.createElement('iframe'); document.body.appendChild(frame);
+  try { peer(frame.contentWindow.RTCPeerConnection); } catch {}
+</script>`;
 const PROSE =
   'Installed offshore wind capacity reached 75 GW worldwide at the end of 2023 in this fixture, and the next decade is expected to bring far more of it as floating foundations mature and costs keep falling.';
 
@@ -64,6 +79,7 @@ describe('which workers have a browser', () => {
     concurrency: 1,
     timeoutMs: 30_000,
     maxBytes: 20_000_000,
+    maxMemoryMb: 1_536,
   });
 
   it('auto finds chromium on PATH or at CHROMIUM_PATH, and has none when neither is there', () => {
@@ -90,17 +106,38 @@ describe.skipIf(!ready)(
     const researchId = `browser-${randomUUID()}`;
     // A server the guard would let a page reach: a WebSocket to it must still not connect.
     const socketServer = net.createServer((socket) => socket.destroy());
+    // A UDP canary on every address of this machine: a STUN packet from a rendered page lands here.
+    const canary = dgram.createSocket('udp4');
+    let canaryPackets = 0;
+    canary.on('message', () => canaryPackets++);
+    const privateAddress = Object.values(os.networkInterfaces())
+      .flat()
+      .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
     let socketConnections = 0;
     socketServer.on('connection', () => socketConnections++);
 
     const env = () => new MockActivityEnvironment({ activityId: randomUUID() });
     const read = (url: string, goal = 'offshore wind capacity'): Promise<CrawlResult> => env().run(crawl, { researchId, url, goal });
     const render = (url: string): Promise<CrawlResult> => env().run(browser.renderPage, { researchId, url });
+    const canaryTargets = () => {
+      const port = canary.address().port;
+      return [`127.0.0.1:${port}`, ...(privateAddress ? [`${privateAddress}:${port}`] : [])];
+    };
+    /** The render hosts this test process started (their command line names render-host.ts). */
+    const renderHosts = () =>
+      processTree(process.pid).filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('render-host.ts');
+        } catch {
+          return false;
+        }
+      });
 
     beforeAll(async () => {
       await site.start();
       await llm.start();
       await new Promise<void>((resolve) => socketServer.listen(0, '127.0.0.1', resolve));
+      await new Promise<void>((resolve) => canary.bind(0, '0.0.0.0', resolve));
       const socketHost = `127.0.0.1:${(socketServer.address() as net.AddressInfo).port}`;
       const config = testConfig(llm.url, {
         CRAWL_ALLOW_HOSTS: `${new URL(site.url).host},${socketHost}`,
@@ -108,6 +145,7 @@ describe.skipIf(!ready)(
         CHROMIUM_PATH: CHROMIUM,
         BROWSER_TIMEOUT_MS: String(TIME_CAP_MS),
         BROWSER_MAX_BYTES: String(BYTE_CAP),
+        CRAWL_MAX_BYTES: String(HTML_CAP),
       });
       pool = createPool(databaseUrl()!, 4);
       const store = createStore(pool);
@@ -159,6 +197,30 @@ describe.skipIf(!ready)(
         )
         .route('/apps/never', () => undefined)
         .route('/apps/heavy.html', sendHtml(`${renders(PROSE)}<script src="/apps/heavy.js"></script>`))
+        .route(
+          '/hostile/popup.html',
+          sendHtml(`${renders(PROSE)}<script>window.open('/apps/wind-report.html'); window.open('http://10.0.0.1/');</script>`),
+        )
+        .route(
+          '/hostile/flood.html',
+          sendHtml(`<div id="root"></div><script>document.getElementById('root').textContent = 'flood '.repeat(9e6);</script>`),
+        )
+        .route('/hostile/spin.html', sendHtml(`${renders(PROSE)}<script>addEventListener('load', () => { for (;;) {} });</script>`))
+        .route(
+          '/hostile/dialogs.html',
+          sendHtml(
+            `${renders(PROSE)}<script>for (let i = 0; i < 300; i++) { alert(i); confirm(String(i)); prompt(String(i)); print(); }</script>`,
+          ),
+        )
+        .route(
+          '/hostile/frames.html',
+          sendHtml(
+            `${renders(PROSE)}<script>for (let i = 0; i < 1000; i++) document.body.appendChild(document.createElement('iframe'));</script>`,
+          ),
+        )
+        .route('/hostile/webrtc.html', (_req, res) => {
+          res.writeHead(200, { 'content-type': 'text/html' }).end(html(`${renders(PROSE)}${webrtc(canaryTargets())}`));
+        })
         .route('/apps/heavy.js', (_req, res) => {
           res.writeHead(200, { 'content-type': 'text/javascript' }).end(`// ${'x'.repeat(BYTE_CAP + 50_000)}\n`);
         });
@@ -169,6 +231,7 @@ describe.skipIf(!ready)(
       await site.close();
       await llm.close();
       await new Promise((resolve) => socketServer.close(resolve));
+      canary.close();
     });
 
     it('sends a page whose text JavaScript renders to the browser; rendered, its text reaches the result and the stored source', async () => {
@@ -249,5 +312,121 @@ describe.skipIf(!ready)(
       const r = await render(`${site.url}/apps/heavy.html`);
       expect(r).toMatchObject({ status: 'skipped', reason: `the page's responses passed ${BYTE_CAP} bytes` });
     }, 30_000);
+
+    describe('hostile pages: each is skipped or cut with its reason, the worker stays up and the next page renders', () => {
+      // The worker's event loop (in `dev` also the API's and the database's): a render happens in
+      // another process, so nothing a page does may stall it. 1 s is the issue's bound for /healthz.
+      const loop = monitorEventLoopDelay({ resolution: 20 });
+      beforeAll(() => loop.enable());
+      afterAll(() => loop.disable());
+      const nextPageRenders = async () => {
+        expect(await render(`${site.url}/apps/wind-report.html`)).toMatchObject({
+          status: 'ok',
+          title: 'Offshore wind capacity keeps growing',
+        });
+      };
+
+      it('window.open: the popups are refused and counted, the page itself is read', async () => {
+        const r = await render(`${site.url}/hostile/popup.html`);
+        expect(r).toMatchObject({ status: 'ok', rendered: true });
+        expect(r.blocked?.filter((b) => b.endsWith('popups are not opened'))).toHaveLength(2);
+        await nextPageRenders();
+      }, 40_000);
+
+      it('50 MB of text written by a script: skipped at a bound (HTML, memory or time), never copied out of the renderer', async () => {
+        const r = await render(`${site.url}/hostile/flood.html`);
+        expect(r.status).toBe('skipped');
+        // Which bound it meets first depends on the machine's speed; each is a skip with its reason.
+        expect(r.reason).toMatch(new RegExp(`HTML passed ${HTML_CAP} characters|took more than \\d+ MB of memory|kept the browser busy`));
+        await nextPageRenders();
+      }, 60_000);
+
+      it('a script that spins after load: skipped when its text cannot be taken, its browser replaced', async () => {
+        const r = await render(`${site.url}/hostile/spin.html`);
+        expect(r.status).toBe('skipped');
+        expect(r.reason).toMatch(/kept the browser busy|was still rendering/);
+        await nextPageRenders();
+      }, 60_000);
+
+      it('a storm of alert, confirm, prompt and print: dismissed, the page is read', async () => {
+        const r = await render(`${site.url}/hostile/dialogs.html`);
+        expect(r).toMatchObject({ status: 'ok', title: 'App' });
+        await nextPageRenders();
+      }, 60_000);
+
+      it(`a page that opens 1,000 frames: skipped past ${MAX_FRAMES}`, async () => {
+        const r = await render(`${site.url}/hostile/frames.html`);
+        expect(r).toMatchObject({ status: 'skipped', reason: `the page opened more than ${MAX_FRAMES} frames` });
+        await nextPageRenders();
+      }, 60_000);
+
+      it('WebRTC: no STUN packet reaches the UDP canary, on loopback or on a private address of this machine', async () => {
+        // The canary is real: the same page in a Chromium without the render's isolation reaches it.
+        const bare = await chromium.launch({ executablePath: CHROMIUM });
+        try {
+          const page = await bare.newPage();
+          await page.setContent(html(webrtc(canaryTargets())));
+          await expect.poll(() => canaryPackets, { timeout: 15_000 }).toBeGreaterThan(0);
+        } finally {
+          await bare.close();
+        }
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        canaryPackets = 0;
+        const r = await render(`${site.url}/hostile/webrtc.html`);
+        expect(r).toMatchObject({ status: 'ok' });
+        // ICE gathering sends its first STUN requests at once; give any packet time to arrive.
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        expect(canaryPackets).toBe(0);
+      }, 60_000);
+
+      it('a render host that dies mid-page fails that page with the reason; the worker goes on', async () => {
+        const pending = render(`${site.url}/apps/slow.html`);
+        await expect.poll(renderHosts, { timeout: 10_000 }).not.toEqual([]);
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        for (const pid of renderHosts()) process.kill(pid, 'SIGKILL');
+        expect(await pending).toMatchObject({
+          status: 'skipped',
+          reason: expect.stringMatching(/browser's process ended while rendering the page \(SIGKILL\)/),
+        });
+        await nextPageRenders();
+      }, 60_000);
+
+      it('the worker stopping ends a render in progress and leaves no browser process behind', async () => {
+        const own = createBrowserActivities({
+          config: testConfig(llm.url, {
+            CRAWL_ALLOW_HOSTS: new URL(site.url).host,
+            BROWSER: 'true',
+            CHROMIUM_PATH: CHROMIUM,
+            BROWSER_TIMEOUT_MS: '60000',
+          }),
+          store: createStore(pool),
+        });
+        const before = new Set(renderHosts());
+        const pending = env()
+          .run(own.renderPage, { researchId, url: `${site.url}/hostile/spin.html` })
+          .catch((err: Error) => err);
+        await expect.poll(() => renderHosts().filter((pid) => !before.has(pid)).length, { timeout: 10_000 }).toBe(1);
+        const host = renderHosts().find((pid) => !before.has(pid))!;
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        const tree = processTree(host);
+        expect(tree.length).toBeGreaterThan(1); // the host and its Chromium
+        await own.closeBrowser();
+        expect(await pending).toMatchObject({ message: expect.stringMatching(/the worker is stopping/) });
+        await expect.poll(() => tree.filter((pid) => existsSync(`/proc/${pid}`) && !zombie(pid)), { timeout: 5_000 }).toEqual([]);
+      }, 60_000);
+
+      it('none of it stalled the worker: its event loop never waited a second', () => {
+        expect(loop.max / 1e6).toBeLessThan(1_000);
+      });
+    });
   },
 );
+
+/** A process that has ended but not been reaped yet. */
+function zombie(pid: number): boolean {
+  try {
+    return / Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\)/, ''));
+  } catch {
+    return false;
+  }
+}

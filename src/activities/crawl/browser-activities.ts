@@ -9,8 +9,10 @@ import { bannedDomainOf } from '../../shared/domains';
 import { summarize } from '../../shared/plain';
 import { normalizeUrl } from '../search/types';
 import type { Store } from '../store';
-import { createBrowserRenderer, findChromium, type BrowserRenderer, type RenderedPage } from './browser';
+import { findChromium, type RenderedPage } from './browser';
+import { namespacedChromium } from './browser-netns';
 import { proseOf } from './browser-rule';
+import { createRenderPool, type RenderPool } from './render-pool';
 import { fetchFailure, pageUrlHash, type CrawlResult } from '.';
 import { toReadable } from './extract';
 import { WEB_PORTS } from './ssrf';
@@ -30,36 +32,51 @@ export function browserExecutable(browser: Config['browser']): string | undefine
 }
 
 export function createBrowserActivities(deps: BrowserDeps) {
-  let renderer: BrowserRenderer | undefined;
-  const rendererOf = (executablePath: string) =>
-    (renderer ??= createBrowserRenderer({
-      executablePath,
-      allowHosts: deps.config.crawl.allowHosts,
-      allowedPorts: WEB_PORTS,
-      timeoutMs: deps.config.browser.timeoutMs,
-      maxBytes: deps.config.browser.maxBytes,
-      connectTimeoutMs: deps.config.crawl.connectTimeoutMs,
-      userAgent: deps.config.crawl.userAgent,
-    }));
+  let pool: RenderPool | undefined;
+  /** The render hosts, made at the first page: Chromium in a network namespace where one can be made. */
+  const poolOf = (executable: string) => {
+    if (pool) return pool;
+    const netns = namespacedChromium(executable);
+    if (!netns.wrapper) {
+      Context.current().log.warn(
+        'Chromium runs without a network namespace of its own: WebRTC is removed from its pages, but nothing at the network level stops a packet it sends by itself',
+        { reason: netns.reason },
+      );
+    }
+    pool = createRenderPool({
+      host: {
+        executablePath: netns.wrapper ?? executable,
+        allowHosts: deps.config.crawl.allowHosts,
+        allowedPorts: WEB_PORTS,
+        timeoutMs: deps.config.browser.timeoutMs,
+        maxBytes: deps.config.browser.maxBytes,
+        maxHtmlChars: deps.config.crawl.maxBytes,
+        connectTimeoutMs: deps.config.crawl.connectTimeoutMs,
+        userAgent: deps.config.crawl.userAgent,
+      },
+      maxMemoryBytes: deps.config.browser.maxMemoryMb * 1024 * 1024,
+    });
+    return pool;
+  };
 
   /** One page rendered and saved; counted by outcome. */
   async function renderPage(input: RenderInput): Promise<CrawlResult> {
     const executable = browserExecutable(deps.config.browser);
     // Only a worker with a browser polls this queue (src/worker.ts); this one was configured so.
     if (!executable) return { url: input.url, status: 'skipped', reason: 'no browser on this worker' };
-    const result = await renderAndSave(deps, rendererOf(executable), input);
+    const result = await renderAndSave(deps, poolOf(executable), input);
     metrics.browserPages.inc({ status: result.status });
     return result;
   }
 
   return {
     renderPage,
-    /** Not an activity: closes the worker's browser when the worker stops. */
-    closeBrowser: async () => renderer?.close(),
+    /** Not an activity: ends the worker's render hosts (and their browsers) when the worker stops. */
+    closeBrowser: async () => pool?.close(),
   };
 }
 
-async function renderAndSave(deps: BrowserDeps, renderer: BrowserRenderer, input: RenderInput): Promise<CrawlResult> {
+async function renderAndSave(deps: BrowserDeps, pool: RenderPool, input: RenderInput): Promise<CrawlResult> {
   const ctx = Context.current();
   const base = { url: input.url, rendered: true };
   let normalized: string;
@@ -71,15 +88,12 @@ async function renderAndSave(deps: BrowserDeps, renderer: BrowserRenderer, input
   const banned = await deps.store.bans.of(input.researchId);
   const ban = bannedDomainOf(normalized, banned);
   if (ban) return { ...base, status: 'blocked', reason: `the user banned ${ban} from this research` };
-  const refuse = (url: URL) => {
-    const domain = bannedDomainOf(url.href, banned);
-    return domain ? `the user banned ${domain} from this research` : undefined;
-  };
   ctx.heartbeat({ stage: 'render' });
+  // The pool ends every render by its deadline, so these heartbeats end with a render that is stuck.
   const beat = setInterval(() => ctx.heartbeat({ stage: 'render' }), HEARTBEAT_MS);
   let page: RenderedPage;
   try {
-    page = await renderer.render(input.url, { signal: ctx.cancellationSignal, refuse });
+    page = await pool.render(input.url, { signal: ctx.cancellationSignal, banned });
   } catch (err) {
     return { ...fetchFailure(err, input.url, ctx.info.attempt), rendered: true };
   } finally {

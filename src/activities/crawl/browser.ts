@@ -1,9 +1,13 @@
-// Headless Chromium for pages whose text is rendered by JavaScript. One browser per worker,
-// launched at the first page and reused; a fresh context (no cookies, storage or cache of another
-// page) per page. Chromium's own network is off: every request of the page is intercepted and
-// made by browser-net.ts through the SSRF guard, and what is not intercepted (WebSockets, a
-// redirect Chromium would follow by itself) goes to a proxy that does not exist and fails.
-// Images, media and fonts are not loaded; downloads, service workers and permissions are refused.
+// Headless Chromium for pages whose text is rendered by JavaScript. This module runs inside a
+// render host (render-host.ts), a process of its own that the worker can kill: one browser per
+// host, launched at its first page and reused; a fresh context (no cookies, storage or cache of
+// another page) per page. Chromium's own network is off: every request of the page is intercepted
+// and made by browser-net.ts through the SSRF guard, and what is not intercepted (WebSockets, a
+// redirect Chromium would follow by itself) goes to a proxy that does not exist and fails. Where
+// the kernel allows it, Chromium runs in a network namespace of its own with no interface but a
+// loopback that is down (browser-netns.ts): no packet of its own, UDP included, can leave. WebRTC
+// is removed from every frame as well. Images, media and fonts are not loaded; downloads, service
+// workers and permissions are refused; dialogs are dismissed.
 import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
@@ -12,9 +16,12 @@ import { BlockedError, type GuardPolicy } from './ssrf';
 import { ByteCapError, createPageNetwork, type ByteBudget, type PageNetwork } from './browser-net';
 
 export interface RenderLimits extends GuardPolicy {
+  /** Chromium, or a wrapper that starts it in a network namespace of its own (browser-netns.ts). */
   executablePath: string;
   timeoutMs: number;
   maxBytes: number;
+  /** Characters of rendered HTML taken from the page; a page with more is skipped. */
+  maxHtmlChars: number;
   connectTimeoutMs: number;
   userAgent: string;
 }
@@ -23,6 +30,8 @@ export interface RenderOptions {
   signal?: AbortSignal;
   /** A reason to refuse a URL besides the guard's (a domain the user banned), or undefined. */
   refuse?: (url: URL) => string | undefined;
+  /** Told when the render moves on: a stage reached, a request answered. */
+  onProgress?: (stage: string) => void;
 }
 
 export interface RenderedPage {
@@ -42,6 +51,27 @@ const BLOCKED_LISTED = 5;
 /** Resource types never loaded: text does not live in them. */
 const NOT_LOADED = new Set(['image', 'media', 'font']);
 const MAX_NAVIGATION_REDIRECTS = 5;
+/** Frames one page may attach; a page that opens more is skipped (they are memory, not text). */
+export const MAX_FRAMES = 100;
+/** Time given to take the page's text once the page's time limit is spent. */
+const CONTENT_GRACE_MS = 5_000;
+
+/**
+ * Runs before any script of every document (main frame and frames). WebRTC's constructors are
+ * removed, so a page cannot open a peer connection (UDP) around the interceptor; the network
+ * namespace, where there is one, is what makes this hold for frames a script reaches before their
+ * document exists. alert, confirm, prompt and print answer at once as a dismissed dialog would:
+ * each would otherwise stop the page's script until it is dismissed (a storm of them holds the
+ * page's load), and no person is there to read them.
+ */
+const PAGE_PRELUDE = `(() => {
+  const fix = (name, value) => { try { Object.defineProperty(globalThis, name, { value, configurable: false, writable: false }); } catch {} };
+  for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection', 'RTCDataChannel', 'RTCIceCandidate', 'RTCSessionDescription', 'RTCRtpSender', 'RTCRtpReceiver', 'RTCRtpTransceiver']) fix(name, undefined);
+  fix('alert', () => undefined);
+  fix('confirm', () => false);
+  fix('prompt', () => null);
+  fix('print', () => undefined);
+})();`;
 
 /**
  * Chromium's network off: requests not fulfilled by the interceptor go to a proxy whose name
@@ -57,6 +87,9 @@ const CHROMIUM_ARGS = [
   // The URL asked for is the one requested: no https:// attempt first for an http:// page.
   '--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable',
   '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
 ];
 
 /** The Chromium executable: CHROMIUM_PATH, else `chromium` on PATH; undefined when there is none. */
@@ -84,7 +117,12 @@ interface PageState {
   abort: AbortController;
   blockedCount: number;
   blocked: string[];
+  /** A bound the page passed (bytes, frames): the page is skipped with it. */
   overCap: string | undefined;
+  frames: number;
+  progress: (stage: string) => void;
+  /** The page's renderer crashed (out of memory, a Chromium bug the page found). */
+  crashed: string | undefined;
   /** The top frame was sent to an address the guard refuses. */
   topBlocked: string | undefined;
   /** The top frame's document could not be had (DNS, connection): rethrown as the page's failure. */
@@ -108,7 +146,13 @@ export function createBrowserRenderer(limits: RenderLimits) {
     // playwright-core (about 20 MB of heap once loaded) is loaded with the first page rendered: a
     // worker whose pages never need a browser never holds it.
     launched ??= import('playwright-core').then(({ chromium }) =>
-      chromium.launch({ executablePath: limits.executablePath, args: CHROMIUM_ARGS, handleSIGINT: false, handleSIGTERM: false }),
+      chromium.launch({
+        executablePath: limits.executablePath,
+        args: CHROMIUM_ARGS,
+        handleSIGINT: false,
+        handleSIGTERM: false,
+        handleSIGHUP: false,
+      }),
     );
     return launched;
   }
@@ -124,11 +168,26 @@ export function createBrowserRenderer(limits: RenderLimits) {
       userAgent: limits.userAgent,
     });
     const refuse = opts.refuse ?? (() => undefined);
-    await context.route('**/*', (route) => intercept(network, state, refuse, route));
+    state.progress = opts.onProgress ?? (() => undefined);
+    await context.addInitScript({ content: PAGE_PRELUDE });
+    // Nothing the page does may throw out of the handler: an error there is an unhandled rejection.
+    await context.route('**/*', (route) =>
+      intercept(network, state, refuse, route).catch((err: unknown) => {
+        block(
+          state,
+          safely(() => route.request().url(), '(unknown)'),
+          `not loaded: ${(err as Error).message}`,
+        );
+        return route.abort('failed').catch(() => undefined);
+      }),
+    );
     return context;
   }
 
-  /** The page rendered: its HTML after scripts ran, within the time and byte caps. */
+  /**
+   * The page rendered: its HTML after scripts ran, within the time, byte, frame and HTML caps.
+   * The render host's caller bounds the whole of it again from outside (time and memory).
+   */
   async function render(url: string, opts: RenderOptions = {}): Promise<RenderedPage> {
     const deadline = Date.now() + limits.timeoutMs;
     const remaining = () => Math.max(1, deadline - Date.now());
@@ -139,17 +198,23 @@ export function createBrowserRenderer(limits: RenderLimits) {
     try {
       const page = await context.newPage();
       state.page = page;
-      page.on('websocket', (ws) => block(state, ws.url(), 'WebSocket connections are not made'));
-      // A popup is another page the research did not ask for.
-      page.on('popup', (p) => void p.close().catch(() => undefined));
+      watch(page, state);
+      // A popup is another page the research did not ask for; its requests are refused meanwhile.
+      context.on('page', (p) => void (p === page ? undefined : p.close().catch(() => undefined)));
       await navigate(page, state, url, { remaining, timeoutMs: limits.timeoutMs });
+      state.progress('loaded');
       const timedOut = await settle(page, remaining);
+      state.progress('settled');
       if (state.overCap) throw new SkippedError(state.overCap);
+      if (state.crashed) throw new SkippedError(state.crashed);
       if (state.topBlocked) throw new BlockedError(`the page navigated to a blocked address: ${state.topBlocked}`);
-      const html = await page.content().catch(async () => {
-        await page.waitForLoadState('domcontentloaded', { timeout: remaining() }).catch(() => undefined);
-        return page.content();
-      });
+      const html = await within(
+        pageHtml(page, limits.maxHtmlChars),
+        Math.max(remaining(), CONTENT_GRACE_MS),
+        () => state.crashed ?? `the page's scripts kept the browser busy: its text could not be taken within ${limits.timeoutMs} ms`,
+      );
+      if (typeof html === 'number') throw new SkippedError(`the rendered page's HTML passed ${limits.maxHtmlChars} characters (${html})`);
+      if (state.overCap) throw new SkippedError(state.overCap);
       const { blockedCount, blocked } = state;
       return { finalUrl: page.url(), html, bytes: limits.maxBytes - state.budget.left, blockedCount, blocked, timedOut };
     } finally {
@@ -179,6 +244,9 @@ function newPageState(maxBytes: number): PageState {
     blockedCount: 0,
     blocked: [],
     overCap: undefined,
+    frames: 0,
+    progress: () => undefined,
+    crashed: undefined,
     topBlocked: undefined,
     topError: undefined,
     topStatus: undefined,
@@ -191,11 +259,67 @@ function block(state: PageState, url: string, reason: string): void {
   if (state.blocked.length < BLOCKED_LISTED) state.blocked.push(`${url.slice(0, 200)}: ${reason.slice(0, 200)}`);
 }
 
+/** What the page does besides its requests: sockets, frames, dialogs, a crash. */
+function watch(page: Page, state: PageState): void {
+  page.on('websocket', (ws) => block(state, ws.url(), 'WebSocket connections are not made'));
+  page.on('frameattached', () => {
+    if (++state.frames > MAX_FRAMES) state.overCap ??= `the page opened more than ${MAX_FRAMES} frames`;
+  });
+  // alert(), confirm() and prompt() would wait for a person; beforeunload would hold a navigation.
+  page.on('dialog', (dialog) => void dialog.dismiss().catch(() => undefined));
+  page.on('crash', () => {
+    state.crashed = "the page crashed the browser's renderer (out of memory, or a fault the page set off)";
+    state.abort.abort();
+  });
+}
+
+/**
+ * The page's HTML, or its length in characters when it is longer than the cap (the text is then
+ * never copied out of the renderer). Read in the page; a page that tampers with the DOM's getters
+ * can only change what it says about itself, and a string's length cannot lie.
+ */
+async function pageHtml(page: Page, maxChars: number): Promise<string | number> {
+  const read = await page.evaluate((max) => {
+    const root = document.documentElement as Element | null;
+    const html: unknown = root ? root.outerHTML : '';
+    if (typeof html !== 'string') return '';
+    return html.length > max ? html.length : html;
+  }, maxChars);
+  return typeof read === 'number' || typeof read === 'string' ? read : '';
+}
+
+/** The promise's value, or a SkippedError with the reason after `ms`. */
+async function within<T>(work: Promise<T>, ms: number, reason: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new SkippedError(reason())), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+    work.catch(() => undefined);
+  }
+}
+
+function safely<T>(read: () => T, fallback: T): T {
+  try {
+    return read();
+  } catch {
+    return fallback;
+  }
+}
+
 /** One request of the page: not loaded, refused, or made by the guarded client and fulfilled. */
 async function intercept(network: PageNetwork, state: PageState, refuse: (url: URL) => string | undefined, route: Route): Promise<void> {
   const req = route.request();
   if (NOT_LOADED.has(req.resourceType())) return route.abort('blockedbyclient').catch(() => undefined);
-  const top = req.isNavigationRequest() && state.page !== undefined && req.frame() === state.page.mainFrame();
+  // A popup's navigation has no frame yet (Playwright throws for it): it is not the top frame.
+  const top = req.isNavigationRequest() && state.page !== undefined && safely(() => req.frame(), undefined) === state.page.mainFrame();
+  if (state.page !== undefined && req.isNavigationRequest() && safely(() => req.frame(), undefined) === undefined) {
+    block(state, req.url(), 'popups are not opened');
+    return route.abort('blockedbyclient').catch(() => undefined);
+  }
   if (state.overCap) {
     block(state, req.url(), state.overCap);
     return route.abort('blockedbyclient').catch(() => undefined);
@@ -211,6 +335,7 @@ async function intercept(network: PageNetwork, state: PageState, refuse: (url: U
     }
     if (top) state.topStatus = up.status;
     await route.fulfill({ status: up.status, headers: up.headers, body: up.body });
+    state.progress('request');
   } catch (err) {
     if (err instanceof BlockedError || err instanceof ByteCapError) {
       block(state, req.url(), err.message);
