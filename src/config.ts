@@ -570,7 +570,7 @@ export const EnvSchema = z.object({
     .min(1)
     .max(16)
     .default(1)
-    .describe('pages rendered at once per worker (each a Chromium context of the one browser the worker launches)'),
+    .describe('pages rendered at once per worker, each in a render host of its own (a process with its own Chromium)'),
   BROWSER_TIMEOUT_MS: z.coerce
     .number()
     .int()
