@@ -97,10 +97,12 @@ describe.skipIf(!ready)(`fair sharing (${ready ? 'live' : missingReason()})`, ()
       );
       expect(rankOfB).toBeGreaterThan(0);
       // B never waits for a slot (its tenant has its own two); its research starts once its own
-      // planning is done, which shares the model with A's 30 plannings. Before it: A's first two,
-      // and at most one more of A's, given the slot A's first finished run gave back. A B run
-      // queued behind A's would start around the 31st.
-      expect(rankOfB).toBeLessThanOrEqual(4);
+      // planning is done, which shares the model with A's 30 plannings. On a quiet machine it is
+      // about the third or fourth start (A's first two, perhaps one more as A's first run gives its
+      // slot back); on a loaded one, how many of A's finish first depends on the machine's speed.
+      // A B run queued behind A's would start around the 31st: the assertion is on that order, with
+      // a margin no machine's speed moves it across.
+      expect(rankOfB).toBeLessThanOrEqual(A_RUNS / 3);
 
       // A's queue: two research, the rest wait in order; the last one is told its place.
       const queue = await h.client.workflow.getHandle(admissionId(h.taskQueue, 'tenant-a')).query(admissionQueueQuery);
