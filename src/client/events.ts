@@ -3,7 +3,7 @@
 import type { ResearchView } from '../shared/messages';
 import type { RunEvent } from '../shared/events';
 import { readSse } from '../shared/sse';
-import { ClientError, failure, type Http } from './http';
+import { checkPath, ClientError, failure, type Http } from './http';
 
 export interface FollowOptions {
   /** Events after this id (0: from the start). */
@@ -31,6 +31,7 @@ const retryable = (status: number) => status === 408 || status === 429 || status
 
 export async function* followEvents(h: Http, id: string, o: FollowOptions = {}): AsyncGenerator<RunEvent> {
   const path = `/v1/research/${encodeURIComponent(id)}`;
+  checkPath(path);
   let last = o.after ?? 0;
   let failures = 0;
   const retry = async (err: ClientError) => {

@@ -51,6 +51,22 @@ export async function failure(res: Response): Promise<ClientError> {
   return new ClientError(res.status, e.code ?? String(res.status), e.message ?? `${res.status} ${res.statusText}`.trim(), e.details);
 }
 
+/** A segment `.` or `..` (also spelled `%2e`): fetch's URL parser resolves it away, so the request would reach another route. */
+const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
+
+/**
+ * Refuses a path with an empty, `.` or `..` segment before it is sent: an id given as `..` (a
+ * tool's argument, a command's) would otherwise climb out of the route it was meant for, and
+ * encoding cannot stop that (`%2e` counts as a dot too). 400 `invalid_id`, as the API would say.
+ */
+export function checkPath(path: string): void {
+  const segments = path.split(/[?#]/, 1)[0]!.split('/').slice(1);
+  const bad = segments.find((s) => s === '' || DOT_SEGMENT.test(s));
+  if (bad !== undefined) {
+    throw new ClientError(400, 'invalid_id', `an id may not be empty, "." or "..": ${JSON.stringify(path)} would reach another route`);
+  }
+}
+
 export function http(o: ClientOptions): Http {
   const base = o.baseUrl.replace(/\/+$/, '');
   // Read at each call: the page's user may sign in with another key.
@@ -70,6 +86,7 @@ export function http(o: ClientOptions): Http {
   async function send(method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Response> {
     // A form (a file upload) sets its own multipart content type and boundary.
     const form = typeof FormData !== 'undefined' && body instanceof FormData;
+    checkPath(path);
     let res: Response;
     try {
       res = await doFetch(`${base}${path}`, {

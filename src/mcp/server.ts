@@ -20,7 +20,13 @@ const REPORT_URI = 'deep-research://research/{id}/report';
 /** Longest text one tool result carries; a longer report is cut with a note saying where the rest is. */
 const MAX_TEXT = 200_000;
 
-const RunIdInput = z.string().min(1).max(200).describe('the run id, e.g. research-…');
+const RunIdInput = z
+  .string()
+  .min(1)
+  .max(200)
+  // "." and ".." would climb out of the run's path (the client refuses them too: checkPath).
+  .refine((id) => !/^\.{1,2}$/.test(id), 'not a run id')
+  .describe('the run id, e.g. research-…');
 const runPath = (id: string, tail = '') => `/v1/research/${encodeURIComponent(id)}${tail}`;
 export const reportUri = (id: string) => `deep-research://research/${encodeURIComponent(id)}/report`;
 

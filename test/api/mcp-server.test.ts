@@ -10,6 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import request from 'supertest';
+import { createClient } from '../../src/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEXT_FIXTURE } from '../support/kb-fixtures';
 import { researchRules } from '../support/research-script';
@@ -127,6 +128,16 @@ describe.skipIf(!ready)(`MCP server (${ready ? 'live' : missingReason()})`, () =
     const r = (await acme.callTool({ name: 'approve_plan', arguments: { id: 'research-nope', planVersion: 1 } })) as CallToolResult;
     expect(r.isError).toBe(true);
     expect(textOf(r)).toMatch(/^error: .*\[404 /);
+    // An id of "." or ".." never reaches another route ("/v1/research/." would be the run list).
+    for (const id of ['.', '..']) {
+      for (const name of ['get_research', 'get_report', 'follow_research']) {
+        const refused = (await acme.callTool({ name, arguments: { id } })) as CallToolResult;
+        expect([name, id, refused.isError, textOf(refused)]).toEqual([name, id, true, expect.stringMatching(/not a run id/)]);
+      }
+    }
+    // Nor does one given to the client itself (the CLI's and the tools' way to the API).
+    const direct = createClient({ baseUrl: url, key: ACME });
+    for (const id of ['.', '..', '']) await expect(direct.research.get(id)).rejects.toMatchObject({ status: 400, code: 'invalid_id' });
     await acme.close();
   });
 
