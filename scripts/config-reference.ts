@@ -90,7 +90,17 @@ const SECTIONS: { title: string; match: string[] }[] = [
   { title: 'Storage', match: ['DATABASE_*', 'PGLITE_PORT', 'DATA_DIR'] },
   {
     title: 'API, tenants, schedules and webhooks',
-    match: ['API_*', 'RATE_LIMIT_*', 'CHAT_COMPLETION_WAIT', 'TENANT_*', 'RUN_MAX_TOKENS', 'SCHEDULE_*', 'WEBHOOK_*', 'DEEP_RESEARCH_*'],
+    match: [
+      'API_*',
+      'RATE_LIMIT_*',
+      'CHAT_COMPLETION_WAIT',
+      'TENANT_*',
+      'RUN_MAX_TOKENS',
+      'RUN_MIN_OUTAGE',
+      'SCHEDULE_*',
+      'WEBHOOK_*',
+      'DEEP_RESEARCH_*',
+    ],
   },
   { title: 'Logs, metrics and tracing', match: ['LOG_LEVEL', 'METRICS_*', 'OTEL_*', 'NODE_ENV'] },
   {

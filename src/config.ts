@@ -1,7 +1,14 @@
 // The one place that reads process.env. Everything else receives a typed Config.
 import { z } from 'zod';
 import { ConfigError } from './shared/errors';
-import { DEFAULT_LLM_HEARTBEAT_TIMEOUT, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, LLM_ROLES, type LlmRole } from './shared/constants';
+import {
+  DEFAULT_LLM_HEARTBEAT_TIMEOUT,
+  DEFAULT_MIN_OUTAGE,
+  DEFAULT_NAMESPACE,
+  DEFAULT_TASK_QUEUE,
+  LLM_ROLES,
+  type LlmRole,
+} from './shared/constants';
 import { Duration, TENANT_PATTERN, type RetrySettings } from './shared/schemas';
 import { DEFAULT_RETRY, durationToMs } from './shared/plain';
 import { loadTemporalProfile, type TemporalProfile } from './infra/temporal-connection';
@@ -326,6 +333,9 @@ export const EnvSchema = z.object({
     .describe(
       'token budget (prompt and completion) of a run whose request sets no `options.maxTokens`, and the most a request may set (`0`: none); when it is spent the run stops researching and writes its report from what it has',
     ),
+  RUN_MIN_OUTAGE: Duration.default(DEFAULT_MIN_OUTAGE).describe(
+    'the shortest `options.maxOutage` a request may set (`400 max_outage_too_short` below it): a shorter one would fail a run on the first slow answer of the LLM or a blip of PostgreSQL',
+  ),
 
   OPENAI_API_KEY: optionalString.describe('key for the LLM endpoint'),
   OPENAI_BASE_URL: optionalUrl.describe('any OpenAI-compatible endpoint (vLLM, Ollama, DeepSeek, DashScope, …); unset: OpenAI'),
@@ -585,6 +595,15 @@ export const EnvSchema = z.object({
     .max(500_000_000)
     .default(20_000_000)
     .describe('bytes all responses of one rendered page may add up to (document, scripts, data; images, media and fonts are not loaded)'),
+  BROWSER_MAX_MEMORY_MB: z.coerce
+    .number()
+    .int()
+    .min(256)
+    .max(65_536)
+    .default(1_536)
+    .describe(
+      "memory one page's render may hold, in MB: the render host's whole process tree (Chromium's processes and the host), counted as proportional set size; past it the page is skipped and its browser stopped",
+    ),
   LLM_QUEUE_RATE: z.coerce
     .number()
     .positive()
@@ -595,15 +614,6 @@ export const EnvSchema = z.object({
     ),
   LLM_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(16).describe('LLM activities at once per worker'),
   RETRY_INITIAL_INTERVAL: Duration.default(DEFAULT_RETRY.initialInterval).describe(
-  BROWSER_MAX_MEMORY_MB: z.coerce
-    .number()
-    .int()
-    .min(256)
-    .max(65_536)
-    .default(1_536)
-    .describe(
-      "memory one page's render may hold, in MB: the render host's whole process tree (Chromium's processes and the host), counted as proportional set size; past it the page is skipped and its browser stopped",
-    ),
     "first backoff of retried outside calls (LLM, PostgreSQL, search, Docker); there is no attempt limit, a run's `maxOutage` bounds the wait",
   ),
   RETRY_MAX_INTERVAL: Duration.default(DEFAULT_RETRY.maximumInterval).describe('longest backoff of retried outside calls'),
@@ -800,6 +810,8 @@ export interface Config {
     quotas: TenantQuotas;
     /** RUN_MAX_TOKENS: a run's token budget when its request sets none, and the most one may set (0: none). */
     runMaxTokens: number;
+    /** RUN_MIN_OUTAGE: the shortest options.maxOutage a request may set. */
+    minOutage: string;
     /** Fair sharing between tenants: fairness weights, priority keys, runs at once per tenant. */
     fairness: Fairness;
     /** CHAT_COMPLETION_WAIT: how long a non-streaming chat completion waits for the report (absent: its default). */
@@ -900,6 +912,8 @@ export interface Config {
     concurrency: number;
     timeoutMs: number;
     maxBytes: number;
+    /** BROWSER_MAX_MEMORY_MB: memory of one render's process tree. */
+    maxMemoryMb: number;
   };
   webhook: { secret: string | undefined; allowHosts: string[]; timeoutMs: number };
   /** Recurring research (POST /v1/schedules). */
@@ -912,8 +926,6 @@ export interface Config {
       /** False when no endpoint is configured at all: retrieval is full-text only, and says so. */
       enabled: boolean;
       model: string;
-    /** BROWSER_MAX_MEMORY_MB: memory of one render's process tree. */
-    maxMemoryMb: number;
       baseUrl: string | undefined;
       apiKey: string | undefined;
       dimensions: number | undefined;
@@ -1020,6 +1032,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: e.BROWSER_CONCURRENCY,
       timeoutMs: e.BROWSER_TIMEOUT_MS,
       maxBytes: e.BROWSER_MAX_BYTES,
+      maxMemoryMb: e.BROWSER_MAX_MEMORY_MB,
     },
     webhook: { secret: e.WEBHOOK_SECRET, allowHosts: e.WEBHOOK_ALLOW_HOSTS, timeoutMs: e.WEBHOOK_TIMEOUT_MS },
     schedules: { minInterval: e.SCHEDULE_MIN_INTERVAL },
@@ -1032,7 +1045,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** Every issue, one line each, naming the variable (never its value: it may be a secret). */
-      maxMemoryMb: e.BROWSER_MAX_MEMORY_MB,
 function invalidConfiguration(issues: ConfigIssue[]): ConfigError {
   return new ConfigError(`Invalid configuration:\n${issues.map((i) => `  ${i.variable}: ${i.reason}`).join('\n')}`, issues);
 }
@@ -1108,6 +1120,7 @@ function apiConfig(e: Env): Config['api'] {
       runsInFlight: e.TENANT_MAX_RUNS_IN_FLIGHT,
     },
     runMaxTokens: e.RUN_MAX_TOKENS,
+    minOutage: e.RUN_MIN_OUTAGE,
     chatWaitMs: durationToMs(e.CHAT_COMPLETION_WAIT),
   };
 }

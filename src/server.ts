@@ -77,6 +77,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
     ...(deps.searchProviders ? { searchProviders: deps.searchProviders } : {}),
     quotas: deps.api.quotas,
     runMaxTokens: deps.api.runMaxTokens,
+    minOutage: deps.api.minOutage,
   });
   const wakeups = store.events.wakeups(deps.log);
   const app = createApp({

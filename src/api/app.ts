@@ -65,6 +65,10 @@ export interface AppDeps {
 
 const tracer = trace.getTracer('deep-research-api');
 
+/** The chat route's path below /v1 as the router matches it: any letter case, with or without a
+ *  trailing slash (Express's defaults), so its body limit goes wherever the route does. */
+const CHAT_PATH = /^\/chat\/completions\/?$/i;
+
 /**
  * Per request: metrics by route pattern (never by raw path: ids would make a series per run), and
  * a server span (a no-op unless tracing is on) that the Temporal client carries into the workflow.
@@ -123,7 +127,7 @@ export function createApp(deps: AppDeps): express.Express {
     // Each route charges its own class once the router matched it (RouteSpec.limit), whatever the path's spelling.
     limiter.charge,
     // A chat request carries the conversation so far, earlier reports included: a larger limit there.
-    (req, res, next) => (req.path === '/chat/completions' ? chatJson : json)(req, res, next),
+    (req, res, next) => (CHAT_PATH.test(req.path) ? chatJson : json)(req, res, next),
     refuseUnstorableText,
     researchRoutes({
       research: deps.research,

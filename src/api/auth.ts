@@ -2,13 +2,15 @@
 // tenant. Keys come from API_KEYS or from PostgreSQL (`deep-research keys create`); only their
 // SHA-256 is compared or stored. An API that started without any key on a loopback address is
 // open (the embedded dev default): a request without a key acts for X-Tenant-Id or "default".
-// The key also names the default user whose memory a request reads and teaches (see Caller).
+// The key also names the user whose memory a request reads and teaches, and says whether it may act
+// for the tenant's other users too (an admin key; see Caller and memoryUserOf).
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../shared/errors';
 import { TENANT_PATTERN } from '../shared/schemas';
 import type { ApiKeysTable } from '../activities/store';
+import type { KeyOwner } from '../activities/store/keys';
 
 const KEY_PREFIX = 'dr_';
 const TenantHeader = z.string().regex(TENANT_PATTERN, 'X-Tenant-Id must be 1-64 letters, digits, ".", "_" or "-"');
@@ -37,23 +39,51 @@ export function isLoopback(host: string): boolean {
 }
 
 /**
- * Who a request acts for, besides its tenant: the default user id (a stored key's id; for a key
- * from API_KEYS a prefix of its hash, which names it without revealing it; `default` without a
- * key) and whether the key lets its requests use memory.
+ * Who a request acts for, besides its tenant: its own user id (a stored key's id; for a key from
+ * API_KEYS a prefix of its hash, which names it without revealing it; `default` without a key),
+ * whether the key lets its requests use memory, and whether it is an admin key of the tenant: a
+ * key from API_KEYS (the operator's), a stored key made with `keys create --admin`, or no key on
+ * an open API (whoever reaches it is on the operator's machine). Only an admin key acts on the
+ * memory of the tenant's other users or on another key's memory setting.
  */
 export interface Caller {
   userId: string;
   memory: boolean;
+  admin: boolean;
+}
+
+/** The caller of a request the authentication middleware passed (an app built without it: the open API's). */
+export function callerOf(locals: Record<string, unknown>): Caller {
+  return (locals.caller as Caller | undefined) ?? { userId: 'default', memory: true, admin: true };
+}
+
+/**
+ * The user whose memory a request reads, changes or teaches: the one it names, else the caller's
+ * own. Naming another user of the tenant takes an admin key (403 otherwise): a key's memory is
+ * its own user's.
+ */
+export function memoryUserOf(caller: Caller, named: string | undefined): string {
+  if (named === undefined || named === caller.userId) return caller.userId;
+  if (!caller.admin) {
+    throw new ApiError(
+      403,
+      'not_your_user',
+      `this key acts for user ${caller.userId} only: naming another user (${named}) takes an admin key of the tenant`,
+      { userId: caller.userId },
+    );
+  }
+  return named;
 }
 
 /** Sets `res.locals.tenant` and `res.locals.caller` (a Caller), or answers 401. */
 export function authenticate(deps: AuthDeps): RequestHandler {
   const envHashes = deps.envKeys.map((k) => ({ hash: Buffer.from(hashKey(k.key), 'hex'), tenant: k.tenant }));
-  const fromEnv = (hash: string): { tenant: string; id: string; memory: boolean } | undefined => {
+  const fromEnv = (hash: string): KeyOwner | undefined => {
     const h = Buffer.from(hash, 'hex');
     let tenant: string | undefined;
     for (const k of envHashes) if (timingSafeEqual(k.hash, h)) tenant = k.tenant;
-    return tenant === undefined ? undefined : { tenant, id: `env-${hash.slice(0, 12)}`, memory: true };
+    // A key of API_KEYS is the operator's: an admin key of its tenant.
+    return tenant === undefined ? undefined : { tenant, id: `env-${hash.slice(0, 12)}`, memory: true, admin: true };
   };
   return (req, res, next) => {
     void (async () => {
@@ -65,7 +95,7 @@ export function authenticate(deps: AuthDeps): RequestHandler {
           throw new ApiError(401, 'missing_key', 'this API needs a key: send Authorization: Bearer <key>');
         }
         res.locals.tenant = asked === undefined ? 'default' : TenantHeader.parse(asked);
-        res.locals.caller = { userId: 'default', memory: true } satisfies Caller;
+        res.locals.caller = { userId: 'default', memory: true, admin: true } satisfies Caller;
         return;
       }
       const m = /^Bearer\s+(\S+)$/i.exec(header);
@@ -83,7 +113,11 @@ export function authenticate(deps: AuthDeps): RequestHandler {
         throw new ApiError(400, 'tenant_mismatch', 'X-Tenant-Id differs from the tenant of the API key; leave it out, the key decides');
       }
       res.locals.tenant = owner.tenant;
-      res.locals.caller = { userId: owner.id.startsWith('env-') ? owner.id : `key-${owner.id}`, memory: owner.memory } satisfies Caller;
+      res.locals.caller = {
+        userId: owner.id.startsWith('env-') ? owner.id : `key-${owner.id}`,
+        memory: owner.memory,
+        admin: owner.admin,
+      } satisfies Caller;
     })().then(() => next(), next);
   };
 }

@@ -307,7 +307,11 @@ export type SearchPreferencesView = z.infer<typeof SearchPreferencesView>;
 
 /** `GET /v1/memory`, `DELETE /v1/memory`: whose memory (absent: the caller's own, see Caller in auth.ts). */
 export const MemoryQuery = z
-  .object({ userId: UserId.optional().describe("the user whose memory; absent: the key's owner (`default` without a key)") })
+  .object({
+    userId: UserId.optional().describe(
+      "the user whose memory; absent: the key's owner (`default` without a key); another user of the tenant: admin keys only (403 otherwise)",
+    ),
+  })
   .strict();
 export const FactPath = z.object({ factId: FactId.describe('the fact id') });
 /** `PATCH /v1/memory/:factId`: a corrected text, category or both. */
@@ -319,7 +323,9 @@ export type FactPatch = z.infer<typeof FactPatch>;
 export const MemoryView = z.object({
   tenant: z.string(),
   userId: z.string(),
-  enabled: z.boolean().describe("false when this request's key was made with --no-memory: its runs neither use nor teach memory"),
+  enabled: z
+    .boolean()
+    .describe("false when this request's key has memory off (--no-memory, or turned off later): its runs neither use nor teach memory"),
   facts: z.array(MemoryFact).describe('oldest first, each with the quotes it was learned from'),
 });
 export type MemoryView = z.infer<typeof MemoryView>;

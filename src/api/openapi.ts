@@ -36,7 +36,7 @@ export const MOUNTED_ROUTES: { prefix: string; routes: RouteTable }[] = [
 const ERROR_TEXT: Record<number, string> = {
   400: 'invalid input; the message names the field',
   401: 'no key, or a key that is unknown or revoked',
-  403: "over one of the tenant's quotas (details.quota names it)",
+  403: "over one of the tenant's quotas (details.quota names it), or another user's memory or key setting, which only an admin key of the tenant acts on",
   404: 'not found for this tenant: the run, or what the request names (a collection, a session, a schedule)',
   409: 'refused: the reason, and details.currentVersion for a review',
   413: 'body too large',

@@ -23,6 +23,7 @@ import type { researchWorkflow } from '../workflows/research';
 import type { ScheduledReportsTable } from '../activities/store/schedules';
 import type { ScheduleBody, ScheduleList, ScheduleView } from './contract';
 import type { ResearchService } from './research-service';
+import type { Caller } from './auth';
 import { shortestCronGapMs } from './cron-gap';
 import { checkQuota, RecentlyMade, TenantLocks, type TenantQuotas } from './quotas';
 
@@ -228,16 +229,18 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
     }
   }
 
+  /** Makes a schedule; `caller` (the key that asks) decides whose memory its runs may use, as for a run. */
   async function create(
     body: ScheduleBody,
     tenant: string,
     idempotencyKey?: string,
+    caller?: Caller,
   ): Promise<{ schedule: ScheduleView; created: boolean }> {
     checkInterval(body, deps.minIntervalMs);
-    const options = await deps.research.checkRequest(researchRequestOf(body), tenant);
+    const options = await deps.research.checkRequest(researchRequestOf(body), tenant, caller);
     const id = scheduleIdFor(tenant, idempotencyKey);
     const memo = scheduleMemo(body, tenant);
-    const run = deps.research.runStart(researchRequestOf(body), tenant, options, id);
+    const run = deps.research.runStart(researchRequestOf(body), tenant, options, { scheduleId: id, caller });
     return quota.admit(tenant, id, async () => {
       try {
         await schedules.create(scheduleOptions(id, tenant, body, run, memo));

@@ -9,9 +9,11 @@ import { migrate } from '../infra/migrate';
 import { TENANT_PATTERN } from '../shared/schemas';
 
 export const KEYS_USAGE = `Usage:
-  deep-research keys create --tenant <tenant> [--name <label>] [--no-memory]
+  deep-research keys create --tenant <tenant> [--name <label>] [--no-memory] [--admin]
                                                                   print a new key (shown once); --no-memory:
-                                                                  its requests neither use nor teach user memory
+                                                                  its requests neither use nor teach user memory;
+                                                                  --admin: it acts on every user's memory of the
+                                                                  tenant and every key's memory setting
   deep-research keys list [--tenant <tenant>] [--json]           ids, tenants, created, revoked
   deep-research keys revoke <id>                                  the key stops working at once`;
 
@@ -20,7 +22,13 @@ export async function runKeys(config: Config, argv: string[], out: (s: string) =
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { tenant: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' }, 'no-memory': { type: 'boolean' } },
+    options: {
+      tenant: { type: 'string' },
+      name: { type: 'string' },
+      json: { type: 'boolean' },
+      'no-memory': { type: 'boolean' },
+      admin: { type: 'boolean' },
+    },
   });
   const [sub, arg] = positionals;
   if (!sub || !['create', 'list', 'revoke'].includes(sub)) {
@@ -51,8 +59,9 @@ export async function runKeys(config: Config, argv: string[], out: (s: string) =
       }
       const { id, key } = generateKey();
       const memory = values['no-memory'] !== true;
-      await keys.create({ id, tenant: values.tenant, name: values.name, keyHash: hashKey(key), memory });
-      if (values.json) out(`${JSON.stringify({ id, tenant: values.tenant, key, memory })}\n`);
+      const admin = values.admin === true;
+      await keys.create({ id, tenant: values.tenant, name: values.name, keyHash: hashKey(key), memory, admin });
+      if (values.json) out(`${JSON.stringify({ id, tenant: values.tenant, key, memory, admin })}\n`);
       else
         out(
           `key ${id} for tenant ${values.tenant}:\n\n  ${key}\n\nIt is shown only now. Send it as "Authorization: Bearer <key>". ` +
@@ -68,7 +77,7 @@ export async function runKeys(config: Config, argv: string[], out: (s: string) =
       }
       if (!rows.length) out('no keys\n');
       for (const r of rows) {
-        const state = `${r.revokedAt ? `revoked ${r.revokedAt}` : 'live'}${r.memory ? '' : ' (no memory)'}`;
+        const state = `${r.revokedAt ? `revoked ${r.revokedAt}` : 'live'}${r.memory ? '' : ' (no memory)'}${r.admin ? ' (admin)' : ''}`;
         out(`${r.id}  ${r.tenant.padEnd(20)}  ${r.createdAt}  ${state}  ${r.name ?? ''}\n`);
       }
       return 0;

@@ -20,6 +20,9 @@ export const RESEARCH_ID_PREFIX = 'research-';
 
 /** How long an outage of an outside system is waited out unless a run says otherwise. */
 export const DEFAULT_MAX_OUTAGE = '6h';
+/** The shortest maxOutage a request may set (RUN_MIN_OUTAGE's default): shorter, a run fails on the
+ *  first slow answer of the LLM or a blip of PostgreSQL instead of riding it out. */
+export const DEFAULT_MIN_OUTAGE = '1m';
 /** How long a worker making an LLM call may stay silent before the call goes to another worker. */
 export const DEFAULT_LLM_HEARTBEAT_TIMEOUT = '15s';
 

@@ -12,7 +12,13 @@ export const UserId = z
   .regex(USER_ID_PATTERN, 'userId must be 1-64 letters, digits, ".", "_", "@" or "-", starting with a letter or digit');
 
 /** The user a run reads and teaches memory for, as the API resolved it (the workflow never guesses). */
-export const RunUser = z.object({ id: z.string(), memory: z.boolean() });
+export const RunUser = z.object({
+  id: z.string(),
+  memory: z.boolean(),
+  /** What the user wrote of the question, when the run's question carries more (a chat's earlier
+   *  turns as context, which may be anyone's words): the only part of it memory learns from. */
+  said: z.string().optional(),
+});
 export type RunUser = z.infer<typeof RunUser>;
 
 /** Whose memory an activity reads: the run's tenant and user, absent when memory is off. */

@@ -145,7 +145,8 @@ export const ResearchRequest = z
       .string()
       .regex(/^session-[0-9a-f]{16}$/, 'not a session id')
       .optional(),
-    /** Whose memory the run reads and teaches (absent: the API key's owner). */
+    /** Whose memory the run reads and teaches (absent: the API key's owner; another user of the
+     *  tenant: admin keys only, src/api/auth.ts memoryUserOf). */
     userId: UserId.optional(),
   })
   .strict();

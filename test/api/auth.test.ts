@@ -7,6 +7,8 @@ import { createApp } from '../../src/api/app';
 import { generateKey, hashKey } from '../../src/api/auth';
 import { createResearchService } from '../../src/api/research-service';
 import { createStore } from '../../src/activities/store';
+import { newFactId } from '../../src/activities/store/memory';
+import { mergeFacts } from '../../src/shared/memory';
 import { createLogger } from '../../src/infra/logger';
 import { startApiServer } from '../../src/server';
 import { researchRules } from '../support/research-script';
@@ -127,17 +129,105 @@ describe.skipIf(!ready)(`keys and tenants (${ready ? 'live' : missingReason()})`
       await closed;
       return { code, out: p.output() };
     };
-    const created = await cli('create', '--tenant', 'hooli', '--name', 'ci', '--json');
+    const created = await cli('create', '--tenant', 'hooli', '--name', 'ci', '--admin', '--json');
     expect(created.code).toBe(0);
-    const { id, key } = JSON.parse(created.out.trim().split('\n').at(-1)!) as { id: string; key: string };
+    const { id, key, admin } = JSON.parse(created.out.trim().split('\n').at(-1)!) as { id: string; key: string; admin: boolean };
+    expect(admin).toBe(true);
     await request(h.app).get('/v1/research/research-nope').set('authorization', bearer(key)).expect(404);
     const listed = await cli('list', '--tenant', 'hooli');
-    expect(listed.out).toMatch(new RegExp(`${id}\\s+hooli\\s+\\S+\\s+live\\s+ci`));
+    expect(listed.out).toMatch(new RegExp(`${id}\\s+hooli\\s+\\S+\\s+live \\(admin\\)\\s+ci`));
     expect(listed.out).not.toContain(key);
     expect((await cli('revoke', id)).code).toBe(0);
     await request(h.app).get('/v1/research/research-nope').set('authorization', bearer(key)).expect(401);
     expect(await cli('revoke', id)).toMatchObject({ code: 1, out: expect.stringMatching(/no live key/) });
     expect((await cli('create')).code).toBe(2);
+  });
+
+  it("keeps each key to its own user's memory on every route; an admin key acts for any user of the tenant", async () => {
+    const store = createStore(h.pool);
+    const made: string[] = [];
+    const key = async (o: { memory?: boolean; admin?: boolean } = {}) => {
+      const k = generateKey();
+      await store.apiKeys.create({ id: k.id, tenant: 'acme', keyHash: hashKey(k.key), ...o });
+      made.push(k.id);
+      return { ...k, user: `key-${k.id}` };
+    };
+    const [a, b, off, admin] = [await key(), await key(), await key({ memory: false }), await key({ admin: true })];
+    const teach = (userId: string, text: string, quote: string) =>
+      store.memory.learn({ tenant: 'acme', userId }, (known) =>
+        mergeFacts(
+          known,
+          [{ category: 'field', text, evidence: [{ researchId: 'research-seed', kind: 'question', quote, at: new Date().toISOString() }] }],
+          new Date().toISOString(),
+          newFactId,
+        ),
+      );
+    const as = (k: string, r: request.Test) => r.set('authorization', bearer(k));
+    const texts = async (userId: string) => (await store.memory.list({ tenant: 'acme', userId })).map((f) => f.text).sort();
+    try {
+      await teach(a.user, 'The user is a hydrologist.', 'As a hydrologist');
+      await teach(a.user, 'The user is a glaciologist.', 'As a glaciologist');
+      await teach(b.user, 'The user is a baker.', 'As a baker');
+      const [aFact, aOther] = await store.memory.list({ tenant: 'acme', userId: a.user });
+
+      // B reads only its own facts; naming A is refused on every route that names a user.
+      const own = await as(b.key, request(h.app).get('/v1/memory')).expect(200);
+      expect(own.body).toMatchObject({ userId: b.user, facts: [{ text: 'The user is a baker.' }] });
+      const refused = await as(b.key, request(h.app).get('/v1/memory').query({ userId: a.user })).expect(403);
+      expect(refused.body.error).toMatchObject({ code: 'not_your_user', details: { userId: b.user } });
+      await as(b.key, request(h.app).delete('/v1/memory').query({ userId: a.user })).expect(403);
+      await as(b.key, request(h.app).post('/v1/research').send({ question: 'q', userId: a.user })).expect(403);
+      await as(b.key, request(h.app).post('/v1/schedules').send({ question: 'q', every: '1h', userId: a.user })).expect(403);
+      // A's fact ids are unknown to B: neither corrected nor deleted.
+      await as(b.key, request(h.app).patch(`/v1/memory/${aFact!.id}`).send({ text: 'The user is a baker.' })).expect(404);
+      await as(b.key, request(h.app).delete(`/v1/memory/${aFact!.id}`)).expect(404);
+      expect(await texts(a.user)).toEqual(['The user is a glaciologist.', 'The user is a hydrologist.']);
+
+      // Memory settings: a key turns its own off, never another key's, and never its own back on.
+      await as(b.key, request(h.app).patch(`/v1/keys/self/${a.id}`).send({ memory: false })).expect(403);
+      await as(off.key, request(h.app).patch(`/v1/keys/self/${off.id}`).send({ memory: true })).expect(403);
+      await as(b.key, request(h.app).patch(`/v1/keys/self/${b.id}`).send({ memory: false })).expect(200);
+      await as(b.key, request(h.app).patch(`/v1/keys/self/${b.id}`).send({ memory: true })).expect(403);
+      const keys = await store.apiKeys.list('acme');
+      expect(Object.fromEntries(keys.filter((k) => made.includes(k.id)).map((k) => [k.id, k.memory]))).toEqual({
+        [a.id]: true,
+        [b.id]: false,
+        [off.id]: false,
+        [admin.id]: true,
+      });
+      // A schedule made with a key whose memory is off runs without memory, even naming its own user.
+      const schedule = await as(
+        off.key,
+        request(h.app).post('/v1/schedules').send({ question: 'q', every: '1h', userId: off.user }),
+      ).expect(201);
+      const handle = h.client.schedule.getHandle(schedule.body.id);
+      try {
+        const action = (await handle.describe()).action as { args?: [{ user?: unknown }] };
+        expect(action.args?.[0]?.user).toEqual({ id: off.user, memory: false });
+      } finally {
+        await handle.delete();
+      }
+
+      // Admin keys (a stored one made with --admin, and the operator's API_KEYS) act for any user of the tenant.
+      const byAdmin = await as(admin.key, request(h.app).get('/v1/memory').query({ userId: a.user })).expect(200);
+      expect(byAdmin.body.facts.map((f: { text: string }) => f.text).sort()).toEqual(await texts(a.user));
+      await as(admin.key, request(h.app).patch(`/v1/memory/${aFact!.id}`).send({ text: 'The user is a hydrogeologist.' })).expect(200);
+      await as(ACME, request(h.app).delete(`/v1/memory/${aOther!.id}`)).expect(200);
+      expect(await texts(a.user)).toEqual(['The user is a hydrogeologist.']);
+      expect((await as(ACME, request(h.app).delete('/v1/memory').query({ userId: b.user })).expect(200)).body).toEqual({
+        userId: b.user,
+        deleted: 1,
+      });
+      await as(admin.key, request(h.app).patch(`/v1/keys/self/${off.id}`).send({ memory: true })).expect(200);
+      expect((await store.apiKeys.ownerOf(hashKey(off.key)))?.memory).toBe(true);
+      // Another tenant's admin key sees nothing of acme's users.
+      const globex = await as(GLOBEX, request(h.app).get('/v1/memory').query({ userId: a.user })).expect(200);
+      expect(globex.body.facts).toEqual([]);
+      await as(GLOBEX, request(h.app).delete(`/v1/memory/${aFact!.id}`)).expect(404);
+    } finally {
+      await store.memory.purge('acme');
+      await h.pool.query('DELETE FROM api_keys WHERE id = ANY($1)', [made]);
+    }
   });
 
   it('limits each tenant on its own: 429 with RateLimit headers and Retry-After', async () => {

@@ -6,6 +6,8 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+import { createStore } from '../../src/activities/store';
+import { normalize } from '../../src/shared/memory';
 import { bySchema } from '../support/llm-server';
 import { planJson, researchRules, userText } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
@@ -89,6 +91,17 @@ describe.skipIf(!ready)(`OpenAI-compatible endpoint (${ready ? 'live' : missingR
     expect(list.headers.get('ratelimit-limit')).toBe(String(h.config.api.rateLimits.reads));
     const unauthenticated = new OpenAI({ apiKey: 'not-a-key-0123456789', baseURL: `${api.url}/v1`, maxRetries: 0 });
     await expect(unauthenticated.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+    // The chat route's larger body limit goes wherever the router sends the request, whatever the
+    // path's letter case or trailing slash: a 100 KB conversation is read (and its model refused).
+    const big = JSON.stringify({ model: 'nope', messages: [{ role: 'user', content: 'x'.repeat(100_000) }] });
+    for (const path of ['/v1/chat/completions', '/v1/Chat/Completions', '/V1/CHAT/COMPLETIONS/']) {
+      const res = await fetch(`${api.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ALPHA}`, 'content-type': 'application/json' },
+        body: big,
+      });
+      expect([path, res.status, ((await res.json()) as { error: { code: string } }).error.code]).toEqual([path, 404, 'model_not_found']);
+    }
   });
 
   it('streams a run: progress as reasoning, then the report whose references are sources the run read', async () => {
@@ -151,7 +164,32 @@ describe.skipIf(!ready)(`OpenAI-compatible endpoint (${ready ? 'live' : missingR
     expect(userText(rewrite.body)).toMatch(/<session_memory>[\s\S]*How far did solar costs fall\?[\s\S]*Solar costs/);
   });
 
-  it('does not let another tenant continue the session: its run starts a session of its own, the conversation as context', async () => {
+  it('does not let another tenant continue the session: its run starts a session of its own, the conversation as context, learning from the last user message only', async () => {
+    // The memory step proposes a fact quoted from each turn; only the last user message is what the
+    // user said in this request (earlier turns are whatever the client sends, an assistant's among them).
+    const answerWords = first.content
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim()
+      .split(' ')
+      .slice(0, 6)
+      .join(' ');
+    h.llm.script(
+      researchRules(
+        {
+          memory: {
+            json: {
+              facts: [
+                { category: 'other', text: 'The user asked how far solar costs fell.', quotes: ['How far did solar costs fall'] },
+                { category: 'other', text: `The user wrote ${answerWords}.`, quotes: [answerWords] },
+                { category: 'other', text: 'The user asks about wind.', quotes: ['What about wind'] },
+              ],
+            },
+          },
+        },
+        planJson([{ id: 'a' }]),
+      ),
+    );
+    const asked = h.llm.requests.length;
     const s = await streamed(beta, {
       model: 'deep-research-quick',
       messages: [
@@ -163,6 +201,16 @@ describe.skipIf(!ready)(`OpenAI-compatible endpoint (${ready ? 'live' : missingR
     expect(s.ref.sessionId).not.toBe(first.sessionId);
     const view = await get(`/v1/research/${s.ref.runId}`, BETA);
     expect(view.body.question).toMatch(/^What about wind\?\n\n\(Earlier in this conversation:\nUser: How far did solar costs fall\?/);
+    // Both earlier turns' quotes are in the run's question: the words learned from are what keeps them out.
+    for (const quote of ['How far did solar costs fall', answerWords])
+      expect(normalize(view.body.question as string)).toContain(normalize(quote));
+    const learning = h.llm.requests.slice(asked).filter((r) => r.rule === 'memory');
+    expect(learning).toHaveLength(1);
+    expect(userText(learning[0]!.body)).toContain('[question] What about wind?');
+    expect(userText(learning[0]!.body)).not.toMatch(/solar|Earlier in this conversation/i);
+    const memory = await get('/v1/memory', BETA);
+    expect((memory.body.facts as { text: string }[]).map((f) => f.text)).toEqual(['The user asks about wind.']);
+    await createStore(h.pool).memory.purge('beta');
     // The first tenant's session is as it was, and the other tenant cannot read it.
     const session = await get(`/v1/sessions/${first.sessionId}`);
     expect((session.body.runs as unknown[]).length).toBe(2);

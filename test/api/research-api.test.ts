@@ -109,6 +109,21 @@ describe.skipIf(!ready)(`research API (${ready ? 'live' : missingReason()})`, ()
     expect(h.llm.requests.length).toBe(before);
   });
 
+  it('refuses a maxOutage under RUN_MIN_OUTAGE (1m) with 400, for a run and a schedule, and starts nothing', async () => {
+    const before = h.llm.requests.length;
+    for (const maxOutage of ['0s', '59s']) {
+      const run = await request(h.app).post('/v1/research').send({ question: 'q', options: { maxOutage } }).expect(400);
+      expect(run.body.error).toMatchObject({ code: 'max_outage_too_short', details: { minOutage: '1m' } });
+      expect(run.body.error.message).toMatch(new RegExp(`options.maxOutage is ${maxOutage}.*at least 1m \\(RUN_MIN_OUTAGE\\)`));
+    }
+    const schedule = await request(h.app)
+      .post('/v1/schedules')
+      .send({ question: 'q', every: '1h', options: { maxOutage: '0s' } })
+      .expect(400);
+    expect(schedule.body.error.code).toBe('max_outage_too_short');
+    expect(h.llm.requests.length).toBe(before);
+  });
+
   it('answers 404 for an unknown run and an unknown route', async () => {
     const res = await request(h.app).get('/v1/research/research-does-not-exist').expect(404);
     expect(res.body.error).toEqual({ code: 'not_found', message: 'no research run with id research-does-not-exist' });

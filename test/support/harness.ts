@@ -106,6 +106,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     searchProviders: config.search.providers,
     quotas: config.api.quotas,
     runMaxTokens: config.api.runMaxTokens,
+    minOutage: config.api.minOutage,
   });
   const app = createApp({
     research,

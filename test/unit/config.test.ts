@@ -14,6 +14,7 @@ describe('loadConfig', () => {
       rateLimits: { submits: 30, reads: 1_200, uploads: 60 },
       quotas: { schedules: 20, collections: 50, documents: 5_000, storedBytes: 2_000_000_000, streams: 20, runsInFlight: 100 },
       runMaxTokens: 400_000,
+      minOutage: '1m',
       fairness: { weights: {}, priorities: {}, maxRuns: 0 },
       chatWaitMs: 300_000,
     });

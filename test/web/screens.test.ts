@@ -182,7 +182,8 @@ describe.skipIf(!webReady)(`the page's screens (${webState})`, () => {
     const tenant = `keys-${Date.now().toString(36)}`;
     const mine = generateKey();
     const spare = generateKey();
-    await table.create({ id: mine.id, tenant, name: 'laptop', keyHash: hashKey(mine.key) });
+    // The page's key is an admin key of the tenant: it switches every key's memory (src/api/routes/keys.ts).
+    await table.create({ id: mine.id, tenant, name: 'laptop', keyHash: hashKey(mine.key), admin: true });
     await table.create({ id: spare.id, tenant, name: 'old script', keyHash: hashKey(spare.key) });
     const other = generateKey();
     await table.create({ id: other.id, tenant: `${tenant}-other`, name: 'not yours', keyHash: hashKey(other.key) });
@@ -201,6 +202,7 @@ describe.skipIf(!webReady)(`the page's screens (${webState})`, () => {
     const rows = page.getByRole('row');
     await rows.filter({ hasText: 'old script' }).waitFor();
     expect(await rows.filter({ hasText: 'laptop' }).getByText('this page').count()).toBe(1);
+    expect(await rows.filter({ hasText: 'laptop' }).getByText('live, admin').count()).toBe(1);
     expect(await rows.filter({ hasText: 'not yours' }).count()).toBe(0);
     await noSeriousAxeProblems(page, 'keys');
     await shot(page, 'keys');
@@ -212,6 +214,8 @@ describe.skipIf(!webReady)(`the page's screens (${webState})`, () => {
     const memoryOf = (id: string) => (listed.body.keys as { id: string; memory: boolean }[]).find((k) => k.id === id)?.memory;
     expect([memoryOf(spare.id), memoryOf(mine.id)]).toEqual([false, true]);
     expect((await apiKeysTable(h.pool).ownerOf(hashKey(spare.key)))?.memory).toBe(false);
+    // The key itself (not an admin key) cannot turn its memory back on.
+    await request(h.app).patch(`/v1/keys/self/${spare.id}`).set('Authorization', `Bearer ${spare.key}`).send({ memory: true }).expect(403);
     // Another tenant's key cannot be switched; a body without the flag is refused.
     await request(h.app).patch(`/v1/keys/self/${other.id}`).set('Authorization', `Bearer ${mine.key}`).send({ memory: false }).expect(404);
     await request(h.app).patch(`/v1/keys/self/${spare.id}`).set('Authorization', `Bearer ${mine.key}`).send({}).expect(400);

@@ -72,10 +72,14 @@ export function Keys() {
                 </td>
                 <td>{k.name ?? ''}</td>
                 <td>{new Date(k.createdAt).toLocaleString()}</td>
-                <td>{k.revokedAt ? `revoked ${new Date(k.revokedAt).toLocaleString()}` : 'live'}</td>
+                <td>
+                  {k.revokedAt ? `revoked ${new Date(k.revokedAt).toLocaleString()}` : 'live'}
+                  {k.admin && ', admin'}
+                </td>
                 <td>
                   {k.memory ? 'on' : 'off'}
-                  {!k.revokedAt && (
+                  {/* An admin key switches any key; another key only turns its own memory off (src/api/routes/keys.ts). */}
+                  {!k.revokedAt && (keys.admin || (k.current && k.memory)) && (
                     <>
                       {' '}
                       <button type="button" class="link" onClick={() => void setMemory(k.id, !k.memory)}>

@@ -9,7 +9,11 @@ export interface ApiKeyRow {
   revokedAt: string | null;
   /** False for a key made with `--no-memory`: its requests neither use nor teach user memory. */
   memory: boolean;
+  /** True for a key made with `--admin`: it acts on every user's memory of its tenant (src/api/auth.ts). */
+  admin: boolean;
 }
+
+export type KeyOwner = Pick<ApiKeyRow, 'tenant' | 'id' | 'memory' | 'admin'>;
 
 export function apiKeysTable(pool: pg.Pool) {
   const row = (r: Record<string, unknown>): ApiKeyRow => ({
@@ -19,12 +23,20 @@ export function apiKeysTable(pool: pg.Pool) {
     createdAt: new Date(r.created_at as string).toISOString(),
     revokedAt: r.revoked_at ? new Date(r.revoked_at as string).toISOString() : null,
     memory: r.memory !== false,
+    admin: r.admin === true,
   });
   return {
-    async create(k: { id: string; tenant: string; name?: string | undefined; keyHash: string; memory?: boolean }): Promise<ApiKeyRow> {
+    async create(k: {
+      id: string;
+      tenant: string;
+      name?: string | undefined;
+      keyHash: string;
+      memory?: boolean;
+      admin?: boolean;
+    }): Promise<ApiKeyRow> {
       const { rows } = await pool.query(
-        'INSERT INTO api_keys (id, tenant, name, key_hash, memory) VALUES ($1, $2, $3, $4, $5) RETURNING *',
-        [k.id, k.tenant, k.name ?? null, k.keyHash, k.memory ?? true],
+        'INSERT INTO api_keys (id, tenant, name, key_hash, memory, admin) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
+        [k.id, k.tenant, k.name ?? null, k.keyHash, k.memory ?? true, k.admin ?? false],
       );
       return row(rows[0]);
     },
@@ -53,11 +65,13 @@ export function apiKeysTable(pool: pg.Pool) {
       const { rows } = await pool.query('SELECT tenant FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL', [keyHash]);
       return rows[0]?.tenant as string | undefined;
     },
-    /** The live key with this hash: its tenant, id and whether its requests use memory. */
-    async ownerOf(keyHash: string): Promise<{ tenant: string; id: string; memory: boolean } | undefined> {
-      const { rows } = await pool.query('SELECT id, tenant, memory FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL', [keyHash]);
+    /** The live key with this hash: its tenant, id, whether its requests use memory and whether it is an admin key. */
+    async ownerOf(keyHash: string): Promise<KeyOwner | undefined> {
+      const { rows } = await pool.query('SELECT id, tenant, memory, admin FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL', [
+        keyHash,
+      ]);
       const r = rows[0];
-      return r && { tenant: String(r.tenant), id: String(r.id), memory: r.memory !== false };
+      return r && { tenant: String(r.tenant), id: String(r.id), memory: r.memory !== false, admin: r.admin === true };
     },
     async countLive(): Promise<number> {
       const { rows } = await pool.query('SELECT count(*)::int AS n FROM api_keys WHERE revoked_at IS NULL');

@@ -57,13 +57,16 @@ export function memoryTable(pool: pg.Pool) {
       return rows[0] && { fact: fact(rows[0]), userId: rows[0].user_id };
     },
 
-    /** Corrects a fact; a changed text buries the old one (what was said before may not teach it again). */
-    async update(tenant: string, id: string, change: { text?: string | undefined; category?: FactCategory | undefined }) {
+    /**
+     * Corrects a fact; a changed text buries the old one (what was said before may not teach it
+     * again). `userId`: only a fact of that user (absent: any user's of the tenant).
+     */
+    async update(tenant: string, id: string, change: { text?: string | undefined; category?: FactCategory | undefined }, userId?: string) {
       return inTransaction(pool, async (db) => {
-        const { rows } = await db.query<Row & { norm: string }>('SELECT * FROM user_facts WHERE tenant = $1 AND id = $2 FOR UPDATE', [
-          tenant,
-          id,
-        ]);
+        const { rows } = await db.query<Row & { norm: string }>(
+          'SELECT * FROM user_facts WHERE tenant = $1 AND id = $2 AND ($3::text IS NULL OR user_id = $3) FOR UPDATE',
+          [tenant, id, userId ?? null],
+        );
         const old = rows[0];
         if (!old) return undefined;
         const text = change.text ?? old.text;
@@ -76,13 +79,13 @@ export function memoryTable(pool: pg.Pool) {
       });
     },
 
-    /** Deletes a fact, leaving its tombstone; false when the tenant has no such fact. */
-    async remove(tenant: string, id: string): Promise<boolean> {
+    /** Deletes a fact, leaving its tombstone; false when the tenant (or `userId`, when given) has no such fact. */
+    async remove(tenant: string, id: string, userId?: string): Promise<boolean> {
       return inTransaction(pool, async (db) => {
-        const { rows } = await db.query<Row & { norm: string }>('DELETE FROM user_facts WHERE tenant = $1 AND id = $2 RETURNING *', [
-          tenant,
-          id,
-        ]);
+        const { rows } = await db.query<Row & { norm: string }>(
+          'DELETE FROM user_facts WHERE tenant = $1 AND id = $2 AND ($3::text IS NULL OR user_id = $3) RETURNING *',
+          [tenant, id, userId ?? null],
+        );
         const r = rows[0];
         if (r) await bury(db, tenant, r.user_id, r.norm, r.evidence);
         return r !== undefined;

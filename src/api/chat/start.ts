@@ -39,9 +39,11 @@ export async function startChatRun(deps: ChatStartDeps, body: ChatCompletionRequ
   // Parsed as POST /v1/research parses its body: the effort preset goes under the options.
   const request = ResearchRequest.parse({ question, options: { autoAcceptPlan: true, effort, ...body.deep_research } });
   // Checked before a new session is made, so a refused request leaves none behind.
-  await deps.research.checkRequest(request, tenant);
+  await deps.research.checkRequest(request, tenant, caller);
   const sessionId =
     continued ?? (await deps.knowledge.createSession(tenant, summarize(conversation.earlier[0]?.text ?? conversation.question, 120))).id;
-  const started = await deps.research.start({ ...request, sessionId }, tenant, undefined, caller);
+  // Earlier turns are whatever the client sends (an assistant's answers, or words put in the
+  // user's mouth): only the last user message is what the user said, for memory to learn from.
+  const started = await deps.research.start({ ...request, sessionId }, tenant, undefined, { caller, said: conversation.question });
   return { runId: started.id, sessionId, followUp: continued !== undefined };
 }

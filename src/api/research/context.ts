@@ -4,7 +4,7 @@ import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@tempor
 import proto from '@temporalio/proto';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { ApiError, failureMessage } from '../../shared/errors';
-import { type RetrySettings, type RunStatus } from '../../shared/schemas';
+import { type Duration, type RetrySettings, type RunStatus } from '../../shared/schemas';
 import { summarize } from '../../shared/plain';
 import type { Store } from '../../activities/store';
 import type { Config, Fairness } from '../../config';
@@ -36,6 +36,8 @@ export interface ResearchServiceDeps {
   quotas?: TenantQuotas;
   /** RUN_MAX_TOKENS: the token budget of a run whose request sets none, and the most one may set (absent or 0: none). */
   runMaxTokens?: number;
+  /** RUN_MIN_OUTAGE: the shortest options.maxOutage a request may set (absent: DEFAULT_MIN_OUTAGE). */
+  minOutage?: Duration;
 }
 
 export interface ResearchContext {

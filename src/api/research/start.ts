@@ -6,12 +6,12 @@ import type { Priority } from '@temporalio/common';
 import { BlockedError, checkUrl, WEB_PORTS } from '../../activities/crawl/ssrf';
 import { countRunStarted } from '../../infra/metrics';
 import type { Fairness } from '../../config';
-import { RESEARCH_ID_PREFIX } from '../../shared/constants';
+import { DEFAULT_MIN_OUTAGE, RESEARCH_ID_PREFIX } from '../../shared/constants';
 import { ApiError } from '../../shared/errors';
 import type { RunUser } from '../../shared/memory';
-import { ResearchOptions, type ResearchInput, type ResearchRequest, type RunStatus } from '../../shared/schemas';
-import type { Caller } from '../auth';
-import { summarize } from '../../shared/plain';
+import { ResearchOptions, type Duration, type ResearchInput, type ResearchRequest, type RunStatus } from '../../shared/schemas';
+import { memoryUserOf, type Caller } from '../auth';
+import { durationToMs, summarize } from '../../shared/plain';
 import { admissionId } from '../../workflows/messages';
 import type { BudgetView } from '../../shared/messages';
 import type { researchWorkflow } from '../../workflows/research';
@@ -28,16 +28,27 @@ export interface StartResult {
   created: boolean;
 }
 
+/**
+ * Who starts a run, as far as its memory goes: the caller (absent: a schedule's start, or a
+ * caller inside the service), the schedule that starts it, and for a chat, what the user wrote of
+ * a question that carries more (see RunUser.said).
+ */
+export interface RunStarter {
+  caller?: Caller | undefined;
+  scheduleId?: string | undefined;
+  said?: string | undefined;
+}
+
 export async function start(
   ctx: ResearchContext,
   req: ResearchRequest,
   tenant: string,
   idempotencyKey?: string,
-  caller?: Caller,
+  by: RunStarter = {},
 ): Promise<StartResult> {
-  const options = await checkRequest(ctx, req, tenant);
+  const options = await checkRequest(ctx, req, tenant, by.caller);
   const id = idempotencyKey ? idForIdempotencyKey(tenant, idempotencyKey) : `${RESEARCH_ID_PREFIX}${randomUUID()}`;
-  const run = runStart(ctx, req, tenant, options, undefined, caller);
+  const run = runStart(ctx, req, tenant, options, by);
   try {
     await ctx.inFlight.admit(tenant, id, () =>
       ctx.deps.client.workflow.start<typeof researchWorkflow>('researchWorkflow', {
@@ -60,12 +71,15 @@ export async function start(
 }
 
 /**
- * Checks a request before anything starts (a run now, or a schedule's runs later): its options,
- * prices for a cost budget, the tenant's session and collections, the webhook. Returns the
- * options as the workflow gets them.
+ * Checks a request before anything starts (a run now, or a schedule's runs later): the user it
+ * names (the caller's own, unless the caller is an admin key), its options, prices for a cost
+ * budget, the tenant's session and collections, the webhook. Returns the options as the workflow
+ * gets them.
  */
-export async function checkRequest(ctx: ResearchContext, req: ResearchRequest, tenant: string): Promise<ResearchOptions> {
+export async function checkRequest(ctx: ResearchContext, req: ResearchRequest, tenant: string, caller?: Caller): Promise<ResearchOptions> {
+  if (caller) memoryUserOf(caller, req.userId);
   const options = withRunBudget(ctx, ResearchOptions.parse(req.options ?? {}));
+  checkMaxOutage(ctx, options.maxOutage);
   if (options.maxCostUsd !== undefined) checkPrices(ctx);
   await checkKnowledge(ctx, req.sessionId, options.collections, tenant);
   if (options.webhook) checkWebhook(ctx, options.webhook.url);
@@ -87,6 +101,18 @@ function withRunBudget(ctx: ResearchContext, options: ResearchOptions): Research
     'budget_too_large',
     `options.maxTokens is ${options.maxTokens}; this server allows at most ${cap} tokens a run (RUN_MAX_TOKENS)`,
     { maxTokens: cap },
+  );
+}
+
+/** options.maxOutage no shorter than RUN_MIN_OUTAGE: 400 with the minimum. */
+function checkMaxOutage(ctx: ResearchContext, maxOutage: Duration): void {
+  const least = ctx.deps.minOutage ?? DEFAULT_MIN_OUTAGE;
+  if (durationToMs(maxOutage) >= durationToMs(least)) return;
+  throw new ApiError(
+    400,
+    'max_outage_too_short',
+    `options.maxOutage is ${maxOutage}; this server waits out an outage for at least ${least} (RUN_MIN_OUTAGE): a shorter one fails a run on the first slow answer`,
+    { minOutage: least },
   );
 }
 
@@ -143,27 +169,23 @@ function checkWebhook(ctx: ResearchContext, url: string): void {
 }
 
 /**
- * Whose memory a run reads and teaches: the request's userId, else the caller's default user; off
- * when the request or the key says so. A schedule's run (no caller) has memory only for a userId
- * its request names.
+ * Whose memory a run reads and teaches: the request's userId (checkRequest let only an admin key
+ * name another user than its own), else the caller's own user; off when the request or the key
+ * says so. A schedule's runs have memory only for a userId its request names, and not when the
+ * key that made the schedule has memory off.
  */
-export function runUser(req: ResearchRequest, options: ResearchOptions, caller: Caller | undefined): RunUser | undefined {
-  const id = req.userId ?? caller?.userId;
+export function runUser(req: ResearchRequest, options: ResearchOptions, by: RunStarter): RunUser | undefined {
+  const id = req.userId ?? (by.scheduleId === undefined ? by.caller?.userId : undefined);
   if (id === undefined) return undefined;
-  return { id, memory: options.memory !== false && caller?.memory !== false };
+  const said = by.said !== undefined && by.said !== req.question ? { said: by.said } : {};
+  return { id, memory: options.memory !== false && by.caller?.memory !== false, ...said };
 }
 
 /** What a run is started with: its input, and the search attributes and memo the list reads. */
-export function runStart(
-  ctx: ResearchContext,
-  req: ResearchRequest,
-  tenant: string,
-  options: ResearchOptions,
-  scheduleId?: string,
-  caller?: Caller,
-) {
+export function runStart(ctx: ResearchContext, req: ResearchRequest, tenant: string, options: ResearchOptions, by: RunStarter = {}) {
   const { taskQueue, retry, fairness } = ctx.deps;
-  const user = runUser(req, options, caller);
+  const { scheduleId } = by;
+  const user = runUser(req, options, by);
   const input: ResearchInput = {
     question: req.question,
     tenant,

@@ -23,7 +23,7 @@ import {
   ModelView,
   OpenAiErrorBody,
 } from '../chat/schemas';
-import type { Caller } from '../auth';
+import { callerOf } from '../auth';
 import { chatModel, startChatRun } from '../chat/start';
 
 /** A conversation carries its earlier answers (whole reports). */
@@ -128,7 +128,7 @@ export function chatRoutes(deps: ChatRouteDeps): Router {
     // Taken before the run starts: a stream refused starts nothing. Given back when the answer ends or the client leaves.
     const release = body.stream ? deps.streams?.take(tenant) : undefined;
     res.once('close', () => release?.());
-    const run = await startChatRun(deps, body, tenant, res.locals.caller as Caller | undefined);
+    const run = await startChatRun(deps, body, tenant, callerOf(res.locals));
     const links: RunLinks = { ...run, base: baseOf(req) };
     const signal = leaving(req, res);
     const ended = await deps.research.owned(run.runId, tenant);

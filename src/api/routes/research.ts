@@ -23,7 +23,7 @@ import {
   SteerBody,
   SubmitBody,
 } from '../contract';
-import type { Caller } from '../auth';
+import { callerOf } from '../auth';
 import type { ResearchService } from '../research-service';
 import type { EventsTable } from '../../activities/store';
 import { streamEvents, type StreamSettings } from '../events';
@@ -46,7 +46,7 @@ export const RESEARCH_ROUTES = {
       202: { description: 'started', content: Started },
       200: { description: 'the run this Idempotency-Key started before', content: Started },
     },
-    errors: [400, 401, 404, 409, 413, 429, 503],
+    errors: [400, 401, 403, 404, 409, 413, 429, 503],
   },
   list: {
     method: 'get',
@@ -161,7 +161,7 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
     const key = idempotencyKey(req);
     const problem = deps.preflight?.();
     if (problem) throw new ApiError(503, 'llm_not_configured', problem);
-    const started = await deps.research.start(body, tenant, key, res.locals.caller as Caller | undefined);
+    const started = await deps.research.start(body, tenant, key, { caller: callerOf(res.locals) });
     reply(res, R.submit, started.created ? 202 : 200, { id: started.id, status: started.status });
   });
 

@@ -13,6 +13,7 @@ import {
 import { reply, route, type RouteTable } from '../route-spec';
 import { param } from '../params';
 import type { ScheduleService } from '../schedule-service';
+import { callerOf } from '../auth';
 
 const ERRORS = [400, 401, 404, 429];
 
@@ -109,6 +110,7 @@ export function scheduleRoutes(deps: ScheduleRouteDeps): Router {
       body,
       tenantOf(res),
       header === undefined ? undefined : param('header', 'Idempotency-Key', IdempotencyKey, header),
+      callerOf(res.locals),
     );
     reply(res, S.create, made.created ? 201 : 200, made.schedule);
   });

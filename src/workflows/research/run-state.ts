@@ -56,7 +56,8 @@ export class RunState {
 
   constructor(private readonly input: ResearchInput) {
     this.userQuestion = input.question;
-    this.said = new UserSaid(input.question);
+    // A chat's question carries its earlier turns as context: only the user's own message is theirs.
+    this.said = new UserSaid(input.user?.said ?? input.question);
     this.options = input.options;
     this.calls = activitiesFor({ maxOutage: input.options.maxOutage, retry: input.retry });
     this.budget = new RunBudget(input.options);
