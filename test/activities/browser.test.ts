@@ -437,9 +437,9 @@ describe.skipIf(!ready)(
           .catch((err: Error) => err);
         await expect.poll(() => renderHosts().filter((pid) => !before.has(pid)).length, { timeout: 10_000 }).toBe(1);
         const host = renderHosts().find((pid) => !before.has(pid))!;
-        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        // The host and its Chromium, launched.
+        await expect.poll(() => processTree(host).length, { timeout: 20_000 }).toBeGreaterThan(2);
         const tree = processTree(host);
-        expect(tree.length).toBeGreaterThan(1); // the host and its Chromium
         await own.closeBrowser();
         expect(await pending).toMatchObject({ message: expect.stringMatching(/the worker is stopping/) });
         await expect.poll(() => tree.filter((pid) => existsSync(`/proc/${pid}`) && !zombie(pid)), { timeout: 5_000 }).toEqual([]);

@@ -157,44 +157,18 @@ export function createBrowserRenderer(limits: RenderLimits) {
     return launched;
   }
 
-  async function newContext(state: PageState, opts: RenderOptions): Promise<BrowserContext> {
-    const context = await (
-      await browser()
-    ).newContext({
-      acceptDownloads: false,
-      serviceWorkers: 'block',
-      javaScriptEnabled: true,
-      permissions: [],
-      userAgent: limits.userAgent,
-    });
-    const refuse = opts.refuse ?? (() => undefined);
-    state.progress = opts.onProgress ?? (() => undefined);
-    await context.addInitScript({ content: PAGE_PRELUDE });
-    // Nothing the page does may throw out of the handler: an error there is an unhandled rejection.
-    await context.route('**/*', (route) =>
-      intercept(network, state, refuse, route).catch((err: unknown) => {
-        block(
-          state,
-          safely(() => route.request().url(), '(unknown)'),
-          `not loaded: ${(err as Error).message}`,
-        );
-        return route.abort('failed').catch(() => undefined);
-      }),
-    );
-    return context;
-  }
-
   /**
    * The page rendered: its HTML after scripts ran, within the time, byte, frame and HTML caps.
    * The render host's caller bounds the whole of it again from outside (time and memory).
    */
   async function render(url: string, opts: RenderOptions = {}): Promise<RenderedPage> {
-    const deadline = Date.now() + limits.timeoutMs;
-    const remaining = () => Math.max(1, deadline - Date.now());
     const state = newPageState(limits.maxBytes);
     const onCancel = () => state.abort.abort();
     opts.signal?.addEventListener('abort', onCancel, { once: true });
-    const context = await newContext(state, opts);
+    const context = await newContext(await browser(), limits, network, state, opts);
+    // The page's time starts with its first request: Chromium's launch is not the page's doing.
+    const deadline = Date.now() + limits.timeoutMs;
+    const remaining = () => Math.max(1, deadline - Date.now());
     try {
       const page = await context.newPage();
       state.page = page;
@@ -235,6 +209,38 @@ export function createBrowserRenderer(limits: RenderLimits) {
   return { render, close };
 }
 export type BrowserRenderer = ReturnType<typeof createBrowserRenderer>;
+
+/** A fresh context for one page: no state of another page, every request through the interceptor. */
+async function newContext(
+  browser: Browser,
+  limits: RenderLimits,
+  network: PageNetwork,
+  state: PageState,
+  opts: RenderOptions,
+): Promise<BrowserContext> {
+  const context = await browser.newContext({
+    acceptDownloads: false,
+    serviceWorkers: 'block',
+    javaScriptEnabled: true,
+    permissions: [],
+    userAgent: limits.userAgent,
+  });
+  const refuse = opts.refuse ?? (() => undefined);
+  state.progress = opts.onProgress ?? (() => undefined);
+  await context.addInitScript({ content: PAGE_PRELUDE });
+  // Nothing the page does may throw out of the handler: an error there is an unhandled rejection.
+  await context.route('**/*', (route) =>
+    intercept(network, state, refuse, route).catch((err: unknown) => {
+      block(
+        state,
+        safely(() => route.request().url(), '(unknown)'),
+        `not loaded: ${(err as Error).message}`,
+      );
+      return route.abort('failed').catch(() => undefined);
+    }),
+  );
+  return context;
+}
 
 function newPageState(maxBytes: number): PageState {
   return {

@@ -20,7 +20,8 @@ export interface PoolLimits {
   host: HostLimits;
   /** Memory (proportional set size) a host's process tree may hold while it renders. */
   maxMemoryBytes: number;
-  /** Time past the page's time limit before its host is killed. */
+  /** Time past the page's time limit before its host is killed: the host's start and Chromium's
+   *  launch (not counted in the page's limit), and taking the text. */
   graceMs?: number;
   /** A host with no page for this long is ended. */
   idleMs?: number;
@@ -46,12 +47,6 @@ interface Pending {
   onProgress: (stage: string) => void;
 }
 
-interface Host {
-  child: ChildProcess;
-  pending: Pending | undefined;
-  idleTimer: NodeJS.Timeout | undefined;
-}
-
 function fromWire(error: WireError): Error {
   if (error.name === 'BlockedError') return new BlockedError(error.message);
   if (error.name === 'SkippedError') return new SkippedError(error.message);
@@ -61,59 +56,97 @@ function fromWire(error: WireError): Error {
   });
 }
 
-export function createRenderPool(limits: PoolLimits) {
-  const graceMs = limits.graceMs ?? 15_000;
-  const idleMs = limits.idleMs ?? 5 * 60_000;
-  const idle: Host[] = [];
-  const hosts = new Set<Host>();
-  let nextId = 1;
-  let closing = false;
+/** One render host process: the page it is on, and its end (the whole process tree killed). */
+class RenderHost {
+  readonly child: ChildProcess;
+  private pending: Pending | undefined;
+  idleTimer: NodeJS.Timeout | undefined;
+  ended = false;
 
-  function end(host: Host): void {
-    hosts.delete(host);
-    const at = idle.indexOf(host);
-    if (at >= 0) idle.splice(at, 1);
-    if (host.idleTimer) clearTimeout(host.idleTimer);
-    if (host.child.pid !== undefined && host.child.exitCode === null && host.child.signalCode === null) killTree(host.child.pid);
-  }
-
-  function spawnHost(): Host {
-    const child = fork(RUN_TS, [HOST_ENTRY], {
+  constructor(limits: HostLimits, onEnd: (host: RenderHost) => void) {
+    this.child = fork(RUN_TS, [HOST_ENTRY], {
       execArgv: [`--max-old-space-size=${HOST_HEAP_MB}`],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       // Its own process group: a Ctrl-C at the terminal reaches the worker, which ends the host.
       detached: true,
     });
-    const host: Host = { child, pending: undefined, idleTimer: undefined };
-    hosts.add(host);
-    if (child.pid !== undefined) {
+    if (this.child.pid !== undefined) {
       try {
-        os.setPriority(child.pid, HOST_NICE);
+        os.setPriority(this.child.pid, HOST_NICE);
       } catch {
         // Not allowed here: the host runs at the worker's priority.
       }
     }
-    child.on('message', (message: FromHost) => {
-      const pending = host.pending;
+    this.child.on('message', (message: FromHost) => {
+      const pending = this.pending;
       if (!pending || message.id !== pending.id) return;
       if (message.type === 'progress') return pending.onProgress(message.stage);
-      host.pending = undefined;
+      this.pending = undefined;
       if (message.type === 'rendered') pending.resolve(message.page);
       else pending.reject(fromWire(message.error));
     });
-    child.on('exit', (code, signal) => {
-      const pending = host.pending;
-      host.pending = undefined;
-      end(host);
-      pending?.reject(new SkippedError(`the browser's process ended while rendering the page (${signal ?? `exit ${code}`})`));
+    this.child.on('exit', (code, signal) => {
+      this.ended = true;
+      this.fail(new SkippedError(`the browser's process ended while rendering the page (${signal ?? `exit ${code}`})`));
+      onEnd(this);
     });
-    child.on('error', () => undefined);
-    child.send({ type: 'init', limits: limits.host } satisfies ToHost);
+    this.child.on('error', () => undefined);
+    this.child.send({ type: 'init', limits } satisfies ToHost);
+  }
+
+  /** Asks for a page; its outcome comes through `pending`. */
+  start(pending: Pending, url: string, banned: string[]): void {
+    this.pending = pending;
+    this.child.send({ type: 'render', id: pending.id, url, banned } satisfies ToHost);
+  }
+
+  /** Memory its whole process tree holds now. */
+  memoryBytes(): number {
+    return this.child.pid === undefined ? 0 : treeMemoryBytes(this.child.pid);
+  }
+
+  /** Kills the process tree; the page it was on, if any, fails with `err`. */
+  end(err?: Error): void {
+    if (err) this.fail(err);
+    this.ended = true;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    if (this.child.pid !== undefined && this.child.exitCode === null && this.child.signalCode === null) killTree(this.child.pid);
+  }
+
+  private fail(err: Error): void {
+    const pending = this.pending;
+    this.pending = undefined;
+    pending?.reject(err);
+  }
+}
+
+export function createRenderPool(limits: PoolLimits) {
+  const graceMs = limits.graceMs ?? 30_000;
+  const idleMs = limits.idleMs ?? 5 * 60_000;
+  const idle: RenderHost[] = [];
+  const hosts = new Set<RenderHost>();
+  let nextId = 1;
+  let closing = false;
+
+  const forget = (host: RenderHost) => {
+    hosts.delete(host);
+    const at = idle.indexOf(host);
+    if (at >= 0) idle.splice(at, 1);
+  };
+  const end = (host: RenderHost, err?: Error) => {
+    forget(host);
+    host.end(err);
+  };
+
+  function take(): RenderHost {
+    const host = idle.pop() ?? new RenderHost(limits.host, forget);
+    hosts.add(host);
+    if (host.idleTimer) clearTimeout(host.idleTimer);
     return host;
   }
 
-  function release(host: Host): void {
-    if (!hosts.has(host)) return;
+  function release(host: RenderHost): void {
+    if (host.ended) return;
     if (closing) return end(host);
     host.idleTimer = setTimeout(() => end(host), idleMs);
     host.idleTimer.unref();
@@ -124,49 +157,38 @@ export function createRenderPool(limits: PoolLimits) {
   async function render(url: string, opts: PoolRender): Promise<RenderedPage> {
     if (closing) throw new Error('the worker is stopping: no page is rendered');
     opts.signal?.throwIfAborted();
-    const host = idle.pop() ?? spawnHost();
-    if (host.idleTimer) clearTimeout(host.idleTimer);
-    const id = nextId++;
+    const host = take();
     const deadlineMs = limits.host.timeoutMs + graceMs;
-    let timer: NodeJS.Timeout | undefined;
-    let memory: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
+    const mb = (n: number) => Math.round(n / 1024 / 1024);
+    const watch: { timer?: NodeJS.Timeout; memory?: NodeJS.Timeout; onAbort?: () => void } = {};
     try {
       return await new Promise<RenderedPage>((resolve, reject) => {
         // The host is killed, so it answers nothing after: the first outcome is the only one.
-        const stop = (err: Error) => {
-          host.pending = undefined;
-          end(host);
-          reject(err);
-        };
-        host.pending = { id, resolve, reject, onProgress: opts.onProgress ?? (() => undefined) };
-        timer = setTimeout(
+        const stop = (err: Error) => end(host, err);
+        watch.timer = setTimeout(
           () =>
             stop(
               new SkippedError(`the page was still rendering ${Math.round(deadlineMs / 1000)} s after it started: its browser was stopped`),
             ),
           deadlineMs,
         );
-        memory = setInterval(() => {
-          const pid = host.child.pid;
-          const used = pid === undefined ? 0 : treeMemoryBytes(pid);
-          if (used > limits.maxMemoryBytes) {
-            const mb = (n: number) => Math.round(n / 1024 / 1024);
-            stop(
-              new SkippedError(
-                `rendering the page took more than ${mb(limits.maxMemoryBytes)} MB of memory (${mb(used)} MB): its browser was stopped`,
-              ),
-            );
-          }
+        watch.memory = setInterval(() => {
+          const used = host.memoryBytes();
+          if (used <= limits.maxMemoryBytes) return;
+          stop(
+            new SkippedError(
+              `rendering the page took more than ${mb(limits.maxMemoryBytes)} MB of memory (${mb(used)} MB): its browser was stopped`,
+            ),
+          );
         }, MEMORY_CHECK_MS);
-        onAbort = () => stop(opts.signal?.reason instanceof Error ? opts.signal.reason : new Error('the render was cancelled'));
-        opts.signal?.addEventListener('abort', onAbort, { once: true });
-        host.child.send({ type: 'render', id, url, banned: opts.banned } satisfies ToHost);
+        watch.onAbort = () => stop(opts.signal?.reason instanceof Error ? opts.signal.reason : new Error('the render was cancelled'));
+        opts.signal?.addEventListener('abort', watch.onAbort, { once: true });
+        host.start({ id: nextId++, resolve, reject, onProgress: opts.onProgress ?? (() => undefined) }, url, opts.banned);
       });
     } finally {
-      clearTimeout(timer);
-      clearInterval(memory);
-      if (onAbort) opts.signal?.removeEventListener('abort', onAbort);
+      clearTimeout(watch.timer);
+      clearInterval(watch.memory);
+      if (watch.onAbort) opts.signal?.removeEventListener('abort', watch.onAbort);
       release(host);
     }
   }
@@ -174,12 +196,7 @@ export function createRenderPool(limits: PoolLimits) {
   /** Ends every host, busy or idle (their pages fail); the pool renders nothing after. */
   async function close(): Promise<void> {
     closing = true;
-    for (const host of [...hosts]) {
-      const pending = host.pending;
-      host.pending = undefined;
-      end(host);
-      pending?.reject(new Error('the worker is stopping: the page was not rendered'));
-    }
+    for (const host of [...hosts]) end(host, new Error('the worker is stopping: the page was not rendered'));
   }
 
   return { render, close, hostCount: () => hosts.size };
