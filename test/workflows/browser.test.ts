@@ -1,6 +1,7 @@
 // A researcher's crawl of a page whose text JavaScript renders: read through the browser queue by
 // a worker with Chromium; on a deployment without one, skipped after the wait, saying why.
 import { existsSync } from 'node:fs';
+import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StepOutput } from '../../src/shared/schemas';
 import type { ChatRequest, Reply } from '../support/llm-server';
@@ -23,13 +24,14 @@ const step = {
   dependsOn: [],
 };
 
-/** One researcher step that crawls the JavaScript-rendered fixture page, then answers. */
-async function crawlJsPage(h: Harness): Promise<{ id: string; out: StepOutput; toolMessage: string }> {
+/** One researcher step that crawls the JavaScript-rendered fixture page (and any others given), then answers. */
+async function crawlJsPage(h: Harness, before: string[] = []): Promise<{ id: string; out: StepOutput; toolMessage: string }> {
   const url = `${h.site.url}/apps/wind-report.html`;
+  const urls = [...before.map((p) => `${h.site.url}${p}`), url];
   const react = (req: ChatRequest): Reply =>
     req.messages.some((m) => m.role === 'tool')
       ? { content: 'Read the report.' }
-      : { toolCalls: [{ name: 'crawl', arguments: { urls: [url], goal: 'offshore wind capacity' } }] };
+      : { toolCalls: [{ name: 'crawl', arguments: { urls, goal: 'offshore wind capacity' } }] };
   const extractor = (req: ChatRequest): Reply => {
     const figure = /(\d[\d.,]* GW)/.exec(userText(req))?.[1] ?? 'nothing';
     return { json: { relevant: figure !== 'nothing', evidence: `The page states ${figure}.`, summary: `Reports ${figure}.` } };
@@ -39,7 +41,7 @@ async function crawlJsPage(h: Harness): Promise<{ id: string; out: StepOutput; t
   const toolMessage = h.llm.requests
     .filter((r) => r.rule === 'react')
     .flatMap((r) => r.body.messages.filter((m) => m.role === 'tool').map((m) => String(m.content)))
-    .filter((m) => m.includes('wind-report'))
+    .filter((m) => m.includes('wind-report') || before.some((p) => m.includes(p)))
     .join('\n');
   return { id, out, toolMessage };
 }
@@ -50,7 +52,18 @@ describe.skipIf(!ready)(
     describe('with a browser worker', () => {
       let h: Harness;
       beforeAll(async () => {
-        h = await startHarness({ env: { RESEARCHER_PYTHON: 'false', BROWSER: 'true', CHROMIUM_PATH: CHROMIUM } });
+        h = await startHarness({
+          env: { RESEARCHER_PYTHON: 'false', BROWSER: 'true', CHROMIUM_PATH: CHROMIUM, BROWSER_TIMEOUT_MS: '5000' },
+        });
+        const hostile = (script: string) => (_req: unknown, res: import('node:http').ServerResponse) =>
+          void res
+            .writeHead(200, { 'content-type': 'text/html' })
+            .end(
+              `<!doctype html><html><head><title>Hostile</title></head><body><div id="root"></div><script>document.getElementById('root').textContent = 'Offshore wind reached 75 GW in this fixture. '.repeat(20);</script><script>${script}</script></body></html>`,
+            );
+        h.site
+          .route('/hostile/popup.html', hostile(`window.open('/apps/wind-report.html'); window.open('http://10.0.0.1/');`))
+          .route('/hostile/spin.html', hostile(`addEventListener('load', () => { for (;;) {} });`));
       });
       afterAll(async () => h?.close());
 
@@ -76,6 +89,26 @@ describe.skipIf(!ready)(
         // the tools-in-turn patch, when the first read was an activity of its own).
         recordHistories([[id, 'baseline-researcher-browser.json']]);
       }, 60_000);
+
+      it('hostile pages in a run: the popup opener is read with its popups refused, the spinning page skipped once with its reason, the next page rendered', async () => {
+        const { id, out, toolMessage } = await crawlJsPage(h, ['/hostile/popup.html', '/hostile/spin.html']);
+        expect(toolMessage).toMatch(/\[S[0-9a-f]{8}\] Hostile/);
+        expect(toolMessage).toMatch(
+          /hostile\/spin\.html: skipped \((the page's scripts kept the browser busy|the page was still rendering)/,
+        );
+        expect(toolMessage).toMatch(/\[S[0-9a-f]{8}\] Offshore wind capacity keeps growing/);
+        expect(out.key).toBe('step/wind/1');
+        // Each page was rendered once: a skip is an answer, not a failure to retry.
+        const history = await h.client.workflow.getHandle(id).fetchHistory();
+        const renders = history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'renderPage');
+        expect(renders).toHaveLength(3);
+        const attempts = history.events!.flatMap((e) =>
+          e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt] : [],
+        );
+        expect(attempts.every((a) => a === 1)).toBe(true);
+        // The API in the same process as the worker still answers.
+        await request(h.app).get('/healthz').expect(200);
+      }, 120_000);
     });
 
     describe('with no browser worker anywhere', () => {
