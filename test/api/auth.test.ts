@@ -183,6 +183,24 @@ describe.skipIf(!ready)(`keys and tenants (${ready ? 'live' : missingReason()})`
       await as(b.key, request(h.app).delete(`/v1/memory/${aFact!.id}`)).expect(404);
       expect(await texts(a.user)).toEqual(['The user is a glaciologist.', 'The user is a hydrologist.']);
 
+      // What is said to A's run (feedback, an answer, guidance) would be learned as A's words: not from B.
+      const run = (await as(a.key, request(h.app).post('/v1/research').send({ question: 'q' })).expect(202)).body.id as string;
+      for (const end = Date.now() + 30_000; (await as(a.key, request(h.app).get(`/v1/research/${run}`))).body.phase !== 'reviewing';) {
+        if (Date.now() > end) throw new Error('the plan never went to review');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const words = (k: string) => [
+        as(k, request(h.app).post(`/v1/research/${run}/plan/revise`).send({ planVersion: 1, feedback: 'As a baker I want recipes' })),
+        as(k, request(h.app).post(`/v1/research/${run}/clarification`).send({ answer: 'As a baker' })),
+        as(k, request(h.app).post(`/v1/research/${run}/steer`).send({ kind: 'guidance', text: 'As a baker' })),
+      ];
+      for (const r of words(b.key)) expect((await r.expect(403)).body.error.code).toBe('not_your_user');
+      const history = await h.client.workflow.getHandle(run).fetchHistory();
+      expect(history.events!.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes)).toEqual([]);
+      // Approving carries no words: any key of the tenant may.
+      await as(b.key, request(h.app).post(`/v1/research/${run}/plan/approve`).send({ planVersion: 1 })).expect(200);
+      await h.client.workflow.getHandle(run).result();
+
       // Memory settings: a key turns its own off, never another key's, and never its own back on.
       await as(b.key, request(h.app).patch(`/v1/keys/self/${a.id}`).send({ memory: false })).expect(403);
       await as(off.key, request(h.app).patch(`/v1/keys/self/${off.id}`).send({ memory: true })).expect(403);

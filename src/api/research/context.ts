@@ -9,6 +9,7 @@ import { summarize } from '../../shared/plain';
 import type { Store } from '../../activities/store';
 import type { Config, Fairness } from '../../config';
 import { NO_QUOTAS, type TenantQuotas } from '../quotas';
+import type { Caller } from '../auth';
 import { RunsInFlight } from './in-flight';
 import { closedRuns, OpenRuns } from './open-runs';
 
@@ -81,11 +82,27 @@ export async function tenantRun(ctx: ResearchContext, id: string, tenant: string
 }
 
 /** The tenant's run, if it is still going: 409 once it has ended. */
-export async function runningRun(ctx: ResearchContext, id: string, tenant: string): Promise<WorkflowHandle> {
+export async function runningRun(ctx: ResearchContext, id: string, tenant: string, speaker?: Caller): Promise<WorkflowHandle> {
   const { handle, desc } = await tenantRun(ctx, id, tenant);
   if (desc.status.name !== 'RUNNING')
     throw new ApiError(409, 'not_running', `research run ${id} has ended (${desc.status.name.toLowerCase()})`);
+  if (speaker) checkSpeaker(id, desc.memo?.memoryUser, speaker);
   return handle;
+}
+
+/**
+ * What is said to a run whose memory is on (plan feedback, an answer, guidance) is learned as its
+ * user's words: another user's key may not say it (403), an admin key may. (`memoryUser` is in the
+ * memo of runs started since; an older run's words are heard from any key of the tenant.)
+ */
+function checkSpeaker(id: string, memoryUser: unknown, speaker: Caller): void {
+  if (typeof memoryUser !== 'string' || memoryUser === speaker.userId || speaker.admin) return;
+  throw new ApiError(
+    403,
+    'not_your_user',
+    `research run ${id} learns what is said to it as the words of its user (${memoryUser}): this key acts for ${speaker.userId} only, so only that user or an admin key of the tenant may send it feedback, an answer or guidance`,
+    { userId: speaker.userId },
+  );
 }
 
 /** 503 with Retry-After: no worker answered in time (none is polling, or all are busy). */

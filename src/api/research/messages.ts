@@ -16,6 +16,7 @@ import {
   revisePlanUpdate,
   steerUpdate,
 } from '../../workflows/messages';
+import type { Caller } from '../auth';
 import { withTimeout } from '../timeout';
 import { noAnswerReason, noWorker, runningRun, type ResearchContext } from './context';
 import { checkKnowledge } from './start';
@@ -32,13 +33,14 @@ export function approve(
   planVersion: number,
   idempotencyKey?: string,
 ): Promise<ReviewAnswer> {
-  return sendUpdate(ctx, id, tenant, approvePlanUpdate, { planVersion }, idempotencyKey, async (handle, s) => {
+  return sendUpdate(ctx, id, tenant, { def: approvePlanUpdate, arg: { planVersion }, idempotencyKey }, async (handle, s) => {
     checkReview(id, s, planVersion);
     await handle.signal(approvePlanSignal, { planVersion });
     return { planVersion, decision: 'approved' };
   });
 }
 
+/** Sends the plan back with feedback: words the run's memory learns, so only from its user or an admin key (`speaker`). */
 export function revise(
   ctx: ResearchContext,
   id: string,
@@ -46,8 +48,10 @@ export function revise(
   planVersion: number,
   feedback: string,
   idempotencyKey?: string,
+  speaker?: Caller,
 ): Promise<ReviewAnswer> {
-  return sendUpdate(ctx, id, tenant, revisePlanUpdate, { planVersion, feedback }, idempotencyKey, async (handle, s) => {
+  const send = { def: revisePlanUpdate, arg: { planVersion, feedback }, idempotencyKey, speaker };
+  return sendUpdate(ctx, id, tenant, send, async (handle, s) => {
     checkReview(id, s, planVersion);
     if ((s.plan?.revisionsLeft ?? 0) <= 0) {
       const message = `the plan was already revised ${s.plan?.revisions ?? 0} times (maxPlanRevisions); approve it or cancel the run`;
@@ -58,31 +62,41 @@ export function revise(
   });
 }
 
-/** Answers the coordinator's clarifying question. */
+/** Answers the coordinator's clarifying question (words the run's memory learns, as revise's). */
 export function answer(
   ctx: ResearchContext,
   id: string,
   tenant: string,
   text: string,
   idempotencyKey?: string,
+  speaker?: Caller,
 ): Promise<{ accepted: true }> {
-  return sendUpdate(ctx, id, tenant, answerClarificationUpdate, { answer: text }, idempotencyKey, async (handle, s) => {
-    if (s.clarificationQuestion === undefined) throw new ApiError(409, 'no_question', `research run ${id} asks no question`);
-    await handle.signal(answerClarificationSignal, { answer: text });
-    return { accepted: true };
-  });
+  return sendUpdate(
+    ctx,
+    id,
+    tenant,
+    { def: answerClarificationUpdate, arg: { answer: text }, idempotencyKey, speaker },
+    async (handle, s) => {
+      if (s.clarificationQuestion === undefined) throw new ApiError(409, 'no_question', `research run ${id} asks no question`);
+      await handle.signal(answerClarificationSignal, { answer: text });
+      return { accepted: true };
+    },
+  );
 }
 
-/** Steers the running research (guidance, wrap-up, a change to a step not yet started). */
+/** Steers the running research (guidance, wrap-up, a change to a step not yet started); guidance is
+ *  words the run's memory learns, as revise's. */
 export async function steer(
   ctx: ResearchContext,
   id: string,
   tenant: string,
   message: Steer,
   idempotencyKey?: string,
+  speaker?: Caller,
 ): Promise<SteerAnswer> {
   if (message.kind === 'mustRead' && message.collections.length) await checkKnowledge(ctx, undefined, message.collections, tenant);
-  return sendUpdate(ctx, id, tenant, steerUpdate, message, idempotencyKey, async () => {
+  const send = { def: steerUpdate, arg: message, idempotencyKey, speaker: message.kind === 'guidance' ? speaker : undefined };
+  return sendUpdate(ctx, id, tenant, send, async () => {
     throw new ApiError(409, 'not_supported', `research run ${id} runs on a worker too old to be steered`);
   });
 }
@@ -92,16 +106,23 @@ export async function cancel(ctx: ResearchContext, id: string, tenant: string): 
   await handle.cancel();
 }
 
+/** An update to send: its definition and argument, the request's Idempotency-Key, and who says it
+ *  when it carries words the run's memory learns (see runningRun). */
+interface UpdateToSend<Ret, Arg> {
+  def: UpdateDefinition<Ret, [Arg]>;
+  arg: Arg;
+  idempotencyKey: string | undefined;
+  speaker?: Caller | undefined;
+}
+
 async function sendUpdate<Ret, Arg>(
   ctx: ResearchContext,
   id: string,
   tenant: string,
-  def: UpdateDefinition<Ret, [Arg]>,
-  arg: Arg,
-  idempotencyKey: string | undefined,
+  { def, arg, idempotencyKey, speaker }: UpdateToSend<Ret, Arg>,
   fallback: SignalFallback<Ret>,
 ): Promise<Ret> {
-  const handle = await runningRun(ctx, id, tenant);
+  const handle = await runningRun(ctx, id, tenant, speaker);
   const update = handle.executeUpdate(def, { args: [arg], ...(idempotencyKey ? { updateId: idempotencyKey } : {}) });
   try {
     return await withTimeout(update, ctx.updateTimeoutMs);

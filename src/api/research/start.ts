@@ -213,6 +213,8 @@ export function runStart(ctx: ResearchContext, req: ResearchRequest, tenant: str
       // The status shows the budget the run got (its request's, or the operator's default).
       budget: runBudget(options),
       ...(req.sessionId ? { sessionId: req.sessionId } : {}),
+      // Whose words the run learns: feedback, answers and guidance only from that user's key or an admin key (context.ts).
+      ...(user?.memory ? { memoryUser: user.id } : {}),
     },
     staticSummary: `Research: ${summarize(req.question, 120)}`,
   };

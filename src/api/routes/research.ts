@@ -32,6 +32,8 @@ import { reply, route, type RouteTable } from '../route-spec';
 import { param } from '../params';
 
 const WRITE_ERRORS = [400, 401, 404, 409, 429, 503];
+/** Messages with words the run's memory learns: another user's key is refused (403; research/context.ts). */
+const WORDS_ERRORS = [400, 401, 403, 404, 409, 429, 503];
 
 /** The routes under /v1 that start, follow and steer a run, as the OpenAPI document describes them. */
 export const RESEARCH_ROUTES = {
@@ -98,7 +100,7 @@ export const RESEARCH_ROUTES = {
     params: { path: RunPath, header: IdempotencyHeader },
     body: { content: ReviseBody, required: true },
     responses: { 200: { description: 'revising', content: ReviewAnswered } },
-    errors: WRITE_ERRORS,
+    errors: WORDS_ERRORS,
   },
   clarification: {
     method: 'post',
@@ -107,7 +109,7 @@ export const RESEARCH_ROUTES = {
     params: { path: RunPath, header: IdempotencyHeader },
     body: { content: ClarificationBody, required: true },
     responses: { 200: { description: 'taken', content: ClarificationAnswered } },
-    errors: WRITE_ERRORS,
+    errors: WORDS_ERRORS,
   },
   steer: {
     method: 'post',
@@ -117,7 +119,7 @@ export const RESEARCH_ROUTES = {
     params: { path: RunPath, header: IdempotencyHeader },
     body: { content: SteerBody, required: true },
     responses: { 200: { description: 'taken', content: SteerAnswered } },
-    errors: WRITE_ERRORS,
+    errors: WORDS_ERRORS,
   },
   cancel: {
     method: 'post',
@@ -184,21 +186,28 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
   route(r, R.revise, async (req, res) => {
     const id = runId(req);
     const body = ReviseBody.parse(req.body ?? {});
-    const answer = await deps.research.revise(id, tenantOf(res), body.planVersion, body.feedback, idempotencyKey(req));
+    const answer = await deps.research.revise(
+      id,
+      tenantOf(res),
+      body.planVersion,
+      body.feedback,
+      idempotencyKey(req),
+      callerOf(res.locals),
+    );
     reply(res, R.revise, 200, { id, ...answer });
   });
 
   route(r, R.clarification, async (req, res) => {
     const id = runId(req);
     const body = ClarificationBody.parse(req.body ?? {});
-    const answer = await deps.research.answer(id, tenantOf(res), body.answer, idempotencyKey(req));
+    const answer = await deps.research.answer(id, tenantOf(res), body.answer, idempotencyKey(req), callerOf(res.locals));
     reply(res, R.clarification, 200, { id, ...answer });
   });
 
   route(r, R.steer, async (req, res) => {
     const id = runId(req);
     const body = SteerBody.parse(req.body ?? {});
-    const answer = await deps.research.steer(id, tenantOf(res), body, idempotencyKey(req));
+    const answer = await deps.research.steer(id, tenantOf(res), body, idempotencyKey(req), callerOf(res.locals));
     reply(res, R.steer, 200, { id, ...answer });
   });
 
