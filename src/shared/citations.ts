@@ -65,11 +65,15 @@ const CODE = /(```[\s\S]*?```|~~~[\s\S]*?~~~|`[^`\n]*`)/g;
 const ID = 'S[0-9a-fA-F]{8}';
 const ITEM = `(?:${ID}|\\d+(?:\\s*[-–]\\s*\\d+)?)`;
 const PREFIX = '(?:(?:sources?|refs?|references?)\\s*:?\\s*)?';
-/** [1], [1, 2], [1-3], [S…], [S…; S…], [Source: S…]; not a link's text. */
-const BRACKETS = new RegExp(`\\[\\s*${PREFIX}(${ITEM}(?:\\s*[,;]\\s*${ITEM})*)\\s*\\](?!\\()`, 'gi');
+/** [1], [1, 2], [1-3], [S…], [S…; S…], [S…/S…], [Source: S…]; not a link's text. */
+const BRACKETS = new RegExp(`\\[\\s*${PREFIX}(${ITEM}(?:\\s*[,;/]\\s*${ITEM})*)\\s*\\](?!\\()`, 'gi');
 /** (S…), (S…, S…): ids only, as a year in parentheses is no citation. */
-const PARENS = new RegExp(`\\(\\s*${PREFIX}(${ID}(?:\\s*[,;]\\s*${ID})*)\\s*\\)`, 'gi');
-const BARE_ID = new RegExp(`(?<![\\w/])${ID}(?![\\w/])`, 'g');
+const PARENS = new RegExp(`\\(\\s*${PREFIX}(${ID}(?:\\s*[,;/]\\s*${ID})*)\\s*\\)`, 'gi');
+// A slash beside an id is not a path: addresses were taken out by the patterns before this one,
+// and S1…/S2… is how a small model cites two sources at once.
+const BARE_ID = new RegExp(`(?<!\\w)${ID}(?!\\w)`, 'g');
+/** A code span that holds only source ids (`S…`, `[S…]`, `S…, S…`): a citation a model wrapped in backticks. */
+const ID_SPAN = new RegExp(`\`\\s*\\[?\\s*${ID}(?:\\s*[,;/]\\s*${ID})*\\s*\\]?\\s*\``, 'g');
 /** [S…] with the wrong number of hex digits: an id the model got wrong or made up. */
 const MISSHAPEN_ID = /\[\s*S[0-9a-fA-F]{5,16}\s*\]/g;
 const FOOTNOTE_DEF = /^[ \t]*\[\^([^\]\s]+)\]:[ \t]*(.*)$/gm;
@@ -101,7 +105,9 @@ export function groundCitations(
   allowLink: (url: string) => boolean = () => false,
 ): GroundedCitations {
   const grounding = new Grounding(sources, allowLink);
-  const parts = markdown.split(CODE);
+  const parts = markdown.replace(ID_SPAN, (m) => `[${m.slice(1, -1).replace(/[[\]]/g, '').trim()}]`).split(CODE);
+  // No source id is code: one left in a code block is taken out (a reader cannot resolve it).
+  for (let i = 1; i < parts.length; i += 2) parts[i] = grounding.dropIds(parts[i]!);
   // Footnote definitions first: what a footnote cites is whatever known source its definition names.
   for (let i = 0; i < parts.length; i += 2) parts[i] = grounding.readFootnotes(parts[i]!);
   for (let i = 0; i < parts.length; i += 2) parts[i] = grounding.groundProse(parts[i]!);
@@ -159,6 +165,16 @@ class Grounding {
     return [...found];
   }
 
+  /** A code block or span without the source ids in it, each counted as a citation removed. */
+  dropIds(code: string): string {
+    return code.replace(BARE_ID, (raw) => {
+      this.marks++;
+      this.unresolved++;
+      this.removedIds.add(idOf(raw));
+      return '';
+    });
+  }
+
   /** Every citation form in a stretch of prose (its footnote definitions read) as a stand-in. */
   groundProse(text: string): string {
     return text
@@ -204,7 +220,7 @@ class Grounding {
   /** The inside of [1, 2-4; S…] or (S…; S…): each id, number and range in turn. */
   private items(inner: string): string {
     let out = '';
-    for (const piece of inner.split(/[,;]/)) {
+    for (const piece of inner.split(/[,;/]/)) {
       const item = piece.trim();
       if (new RegExp(`^${ID}$`).test(item)) out += this.id(item);
       else for (const n of rangeNumbers(item)) out += this.number(n);
@@ -268,17 +284,21 @@ function rangeNumbers(item: string): number[] {
  *  the gaps removals left: no space before punctuation, no empty parentheses, no line of a footnote
  *  definition. */
 function tidy(text: string): string {
-  return text
-    .replace(new RegExp(`(${CITE}\\d+${CITE})(?:\\s*\\1)+`, 'g'), '$1')
-    .replace(new RegExp(`${CITE}(\\d+)${CITE}`, 'g'), '[$1]')
-    .replace(new RegExp(`^[ \\t]*${GONE}[ \\t]*(?:\\n|$)`, 'gm'), '')
-    .replace(new RegExp(`\\([ \\t]*(?:${GONE}[ \\t]*)+\\)`, 'g'), GONE)
-    .replace(new RegExp(`([ \\t]*)(?:${GONE})+([ \\t]*)`, 'g'), (m: string, before: string, after: string, at: number, all: string) => {
-      const next = all[at + m.length];
-      const previous = at > 0 ? all[at - 1] : '\n';
-      if (next === undefined || previous === '\n' || /[\n.,;:!?)\]]/.test(next)) return '';
-      return before || after ? ' ' : '';
-    });
+  return (
+    text
+      // Brackets around nothing but citations ([[S…]], [`S…`]) are the citations.
+      .replace(new RegExp(`\\[\\s*((?:${CITE}\\d+${CITE}\\s*)+)\\]`, 'g'), (_m, inner: string) => inner.replace(/\s+/g, ''))
+      .replace(new RegExp(`(${CITE}\\d+${CITE})(?:\\s*\\1)+`, 'g'), '$1')
+      .replace(new RegExp(`${CITE}(\\d+)${CITE}`, 'g'), '[$1]')
+      .replace(new RegExp(`^[ \\t]*${GONE}[ \\t]*(?:\\n|$)`, 'gm'), '')
+      .replace(new RegExp(`\\([ \\t]*(?:${GONE}[ \\t]*)+\\)`, 'g'), GONE)
+      .replace(new RegExp(`([ \\t]*)(?:${GONE})+([ \\t]*)`, 'g'), (m: string, before: string, after: string, at: number, all: string) => {
+        const next = all[at + m.length];
+        const previous = at > 0 ? all[at - 1] : '\n';
+        if (next === undefined || previous === '\n' || /[\n.,;:!?)\]]/.test(next)) return '';
+        return before || after ? ' ' : '';
+      })
+  );
 }
 
 /**

@@ -36,7 +36,10 @@ describe('groundCitations', () => {
       `Ids [${A}], both [${B}, ${A}], parens (${B}), bare ${A} and [Source: ${B}].`,
       `Footnotes[^1] and [^${A}] and [^x].`,
       `Links [the study](https://a.example/solar/) and https://b.example/wind, made up [S0f93beef] and [7].`,
-      `Code \`[${A}]\` stays.`,
+      `Backticks \`[${A}]\` and a slash [${A}/${B}] cite too; other code stays: \`x = 1\`.`,
+      '```',
+      `print("${B}")`,
+      '```',
       '',
       `[^1]: Wind costs, https://b.example/wind`,
       `[^x]: A book nobody retrieved, https://fabricated.example/x`,
@@ -47,13 +50,17 @@ describe('groundCitations', () => {
         'Ids [2], both [1][2], parens [1], bare [2] and [1].',
         'Footnotes[1] and [2] and.',
         'Links the study [2] and [1], made up and.',
-        `Code \`[${A}]\` stays.`,
+        'Backticks [2] and a slash [2][1] cite too; other code stays: `x = 1`.',
+        // No source id is code: one in a code block is taken out, counted as removed.
+        '```',
+        'print("")',
+        '```',
       ].join('\n'),
     );
-    expect(g.removedIds).toEqual(['S0f93beef']);
+    expect(g.removedIds).toEqual([B, 'S0f93beef']);
     expect(g.removedNumbers).toEqual([7]);
-    expect(g.unresolved).toBe(3);
-    expect(g.marks).toBe(13);
+    expect(g.unresolved).toBe(4);
+    expect(g.marks).toBe(17);
     expect(g.removedLinks).toEqual([{ url: 'https://fabricated.example/x', reason: 'footnote to an address the run did not retrieve' }]);
   });
 

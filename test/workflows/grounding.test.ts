@@ -115,4 +115,45 @@ describe.skipIf(!ready)(`grounding by code (${ready ? 'live' : missingReason()})
     // (baseline-claims.json and baseline-claims-in-report.json were recorded here before the
     // current patch: recorded again, they would lose the branches they replay.)
   });
+
+  it('grounds the id forms a small model writes: S…/S…, ids in backticks, an id in a code block', async () => {
+    // The ids of sources the run's researchers were shown (in their tool results), as a model that
+    // copied them from its findings would write them.
+    const idsSeen = () =>
+      [
+        ...new Set(
+          h.llm.requests.flatMap((r) =>
+            r.body.messages.filter((m) => m.role === 'tool').flatMap((m) => String(m.content).match(/\[(S[0-9a-f]{8})\]/g) ?? []),
+          ),
+        ),
+      ].map((m) => m.slice(1, -1));
+    const reporter = (): Reply => {
+      const [a, b = a] = idsSeen();
+      const markdown = [
+        '## Key points',
+        '',
+        `- Solar LCOE fell 89% from 2010 to 2022 [${a}/${b}].`,
+        `- Module prices fell too (\`${a}\`).`,
+        '',
+        '```',
+        `source = "${a}"`,
+        '```',
+      ].join('\n');
+      return { json: { title: 'Energy costs', markdown } };
+    };
+    h.llm.script(researchRules({ reporter }));
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'How far did solar costs fall?', options: { autoAcceptPlan: true } })
+      .expect(202);
+    const result = (await h.client.workflow.getHandle(res.body.id).result()) as ResearchResult;
+    expect(result.outcome).toBe('report');
+    expect(idsSeen().length).toBeGreaterThan(0);
+    const report = (await request(h.app).get(`/v1/research/${res.body.id}/report?format=json`).expect(200)).body;
+    // The real-model test's check: no raw or misshapen source id anywhere in the report.
+    expect(report.markdown).not.toMatch(/\bS[0-9a-f]{8}\b|\[\s*S[0-9a-f]{5,16}\s*\]/);
+    expect(report.markdown).toMatch(/Solar LCOE fell 89% from 2010 to 2022 \[1\]/);
+    expect(report.markdown).toMatch(/Module prices fell too \(?\[1\]\)?\./);
+    expect(report.markdown).toContain('source = ""');
+  });
 });
