@@ -16,7 +16,7 @@
 // attributes, status reads (the visibility query of runs closed lately), schedules, priority and
 // fairness, the review by update.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 
@@ -77,7 +77,7 @@ function vitest(name, extra, env = process.env) {
   } catch (err) {
     if (res) console.error(`no file or hook errors recorded by the ${name} run (${err.message})`);
   }
-  return { status: r.status ?? 1, res, suiteErrors };
+  return { name, status: r.status ?? 1, res, suiteErrors };
 }
 
 const runs = [];
@@ -139,6 +139,31 @@ function firstLines(text, n) {
     .slice(0, n);
   return lines.length ? lines.map((l) => l.trim()).join(' | ') : 'no message';
 }
+// Where the time went: the slowest files of every pass (CI prints this with its step table).
+const fileTimes = runs
+  .flatMap((r) =>
+    (r.res?.testResults ?? []).map((file) => ({
+      where: `${path.relative(process.cwd(), file.name)}${r.name === 'suite' ? '' : ` (${r.name})`}`,
+      seconds: Math.max(0, ((file.endTime ?? 0) - (file.startTime ?? 0)) / 1000),
+    })),
+  )
+  .sort((a, b) => b.seconds - a.seconds);
+if (fileTimes.length) {
+  console.log('\nslowest test files:');
+  for (const f of fileTimes.slice(0, 15)) console.log(`  ${f.seconds.toFixed(0).padStart(5)} s  ${f.where}`);
+}
+// Every test by name, one a line (file > full name), for comparing what a change to the suite keeps.
+const inventory = runs
+  .flatMap((r) =>
+    (r.res?.testResults ?? []).flatMap((file) =>
+      (file.assertionResults ?? []).map(
+        (t) => `${path.relative(process.cwd(), file.name)}${r.name === 'suite' ? '' : ` (${r.name})`} > ${t.fullName}`,
+      ),
+    ),
+  )
+  .sort();
+if (inventory.length) writeFileSync(path.resolve('.data', 'test-inventory.txt'), `${inventory.join('\n')}\n`);
+
 if (failures.length) console.log(`\nfailed:\n${failures.map((f) => `  ${f.slice(0, 600)}`).join('\n')}`);
 console.log(`\n${sum('numPassedTests')} passed, ${sum('numFailedTests')} failed, ${skipped} skipped`);
 if (process.env.CI === 'true' && skipped > 0) {
