@@ -9,6 +9,7 @@ import request from 'supertest';
 import { ApplicationFailure } from '@temporalio/activity';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { chunkParsed } from '../../src/activities/knowledge/chunk';
 import { createEmbedder, EmbeddingSupport } from '../../src/activities/knowledge/embed';
 import { describeEmbeddings, describeModels, probeLlmServer } from '../../src/activities/knowledge/probe';
 import { contentHash, createIngestActivities } from '../../src/activities/knowledge/ingest';
@@ -236,7 +237,7 @@ describe.skipIf(!ready)(`ingestion and knowledge search without embeddings (${re
       embedder,
       fetcher: { get: () => Promise.reject(new Error('no URL documents here')) } as unknown as SafeFetcher,
       limits: { maxFileBytes: config.knowledge.maxFileBytes, chunkTokens: 120, chunkOverlap: 0 },
-      parser: { parse: (bytes, format, name) => parseDocument(bytes, format, name) },
+      parser: { parseChunks: (bytes, format, name, chunking) => parseDocument(bytes, format, name).then((d) => chunkParsed(d, chunking)) },
     });
     const bytes = veyraMarkdown();
     const documentId = `D${randomBytes(8).toString('hex')}`;
@@ -304,7 +305,7 @@ describe.skipIf(!ready)(`ingestion and knowledge search without embeddings (${re
       embedder,
       fetcher: {} as SafeFetcher,
       limits: { maxFileBytes: 1_000_000, chunkTokens: 120, chunkOverlap: 0 },
-      parser: { parse: (bytes, format, name) => parseDocument(bytes, format, name) },
+      parser: { parseChunks: (bytes, format, name, chunking) => parseDocument(bytes, format, name).then((d) => chunkParsed(d, chunking)) },
     });
     const bytes = Buffer.from(`# Note\n\nWind turbines at sea ${randomBytes(4).toString('hex')}.\n`);
     const documentId = `D${randomBytes(8).toString('hex')}`;

@@ -8,6 +8,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SafeFetcher } from '../../src/activities/crawl/safe-fetch';
+import { chunkParsed, type ChunkOptions } from '../../src/activities/knowledge/chunk';
 import { createEmbedder } from '../../src/activities/knowledge/embed';
 import { contentHash, createIngestActivities, PARSE_STARTS } from '../../src/activities/knowledge/ingest';
 import { parseDocument, type DocFormat } from '../../src/activities/knowledge/parse';
@@ -47,9 +48,11 @@ describe.skipIf(!ready)(`parse attempts (${ready ? 'live' : missingReason()})`, 
       fetcher: {} as SafeFetcher,
       limits: { maxFileBytes: 5_000_000, chunkTokens: 120, chunkOverlap: 0 },
       parser: {
-        parse: (bytes: Buffer, format: DocFormat, name: string) => {
+        parseChunks: (bytes: Buffer, format: DocFormat, name: string, chunking: ChunkOptions) => {
           parses++;
-          return format === 'csv' ? sandbox.parse(bytes, format, name) : parseDocument(bytes, format, name);
+          return format === 'csv'
+            ? sandbox.parseChunks(bytes, format, name, chunking)
+            : parseDocument(bytes, format, name).then((doc) => chunkParsed(doc, chunking));
         },
       },
     });
@@ -95,9 +98,9 @@ describe.skipIf(!ready)(`parse attempts (${ready ? 'live' : missingReason()})`, 
     const { result, beats } = await attempt(id, { parsing: true, starts: PARSE_STARTS - 1 });
     expect(result).toMatchObject({ chunks: 1 });
     expect(beats[0]).toEqual({ parsing: true, starts: PARSE_STARTS });
-    expect(beats.at(-1)).toBe('chunking');
+    expect(beats.at(-1)).toBe('writing');
     // An attempt whose last beat is a later stage's (a later step failed) starts the count anew.
-    const again = await attempt(id, 'chunking');
+    const again = await attempt(id, 'writing');
     expect(again.beats[0]).toEqual({ parsing: true, starts: 1 });
   });
 

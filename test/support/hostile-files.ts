@@ -215,3 +215,19 @@ function makePdf(pages: number, contentsOf: (i: number) => number, shared?: [str
   parts.push(Buffer.from(`${xref.join('')}trailer\n<< /Size ${max + 1} /Root 1 0 R >>\nstartxref\n${at}\n%%EOF\n`));
   return Buffer.concat(parts);
 }
+
+/** A PDF of `pages` pages, each with the lines `linesOf(i)` gives (plain ASCII without parentheses
+ *  or backslashes: they are written into PDF strings as they are). */
+export function makeTextPdf(pages: number, linesOf: (i: number) => string[]): Buffer {
+  return makePdf(
+    pages,
+    (i) => 4 + i,
+    undefined,
+    (i) =>
+      Buffer.from(
+        `BT /F1 10 Tf 14 TL 72 760 Td ${linesOf(i)
+          .map((l) => `(${l}) Tj T*`)
+          .join(' ')} ET`,
+      ),
+  );
+}

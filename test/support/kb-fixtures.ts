@@ -156,3 +156,35 @@ export function makeCorruptDocx(): Buffer {
 export function makeCorruptPdf(): Buffer {
   return Buffer.from('%PDF-1.7\n garbage without objects or xref \n%%EOF');
 }
+
+/** Prose of made-up words from a fixed seed: the same text on every machine, with a long tail of
+ *  words so that full-text indexing has real work. */
+export function proseWriter(seed: number): (words: number) => string {
+  const vocabulary = Array.from({ length: 4_000 }, (_, i) => `${['sol', 'ven', 'hyd', 'bat', 'gri', 'tur'][i % 6]}${i.toString(36)}`);
+  let s = seed;
+  const rand = () => (s = (s * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+  return (words) => {
+    const out: string[] = [];
+    for (let i = 0; i < words; i++) out.push(vocabulary[Math.floor(vocabulary.length ** rand()) - 1]!);
+    return `${out.join(' ')}.`;
+  };
+}
+
+/** A Markdown document of about `bytes` bytes: chapters, sections and paragraphs of prose. */
+export function makeLargeMarkdown(bytes: number, seed: number): Buffer {
+  const prose = proseWriter(seed);
+  const parts: string[] = [];
+  let size = 0;
+  for (let chapter = 1; size < bytes; chapter++) {
+    parts.push(`# Chapter ${chapter}\n`);
+    for (let section = 1; section <= 8 && size < bytes; section++) {
+      parts.push(`## Section ${chapter}.${section}\n`);
+      for (let p = 0; p < 6; p++) {
+        const paragraph = `${prose(12)} ${prose(30)} ${prose(20)}\n`;
+        parts.push(paragraph);
+        size += paragraph.length;
+      }
+    }
+  }
+  return Buffer.from(parts.join('\n'));
+}

@@ -7,6 +7,18 @@
 import { countTokens as countIn, decodeTokens, encodeTokens } from '../llm/tokens';
 import type { ParsedDocument, Section } from './parse';
 
+export interface ChunkOptions {
+  maxTokens?: number;
+  overlapTokens?: number;
+}
+
+/** A document as its chunks: what a parse thread hands back for ingestion. */
+export interface ChunkedDocument {
+  title: string;
+  pages?: number;
+  chunks: Chunk[];
+}
+
 export interface Chunk {
   seq: number;
   text: string;
@@ -152,7 +164,7 @@ const samePlace = (a: Section, b: Section) => a.page === b.page && a.headingPath
  * (heading path and page) are read as one; sections at different places never share a chunk.
  * Deterministic: the same document and options give the same chunks.
  */
-export function chunkDocument(doc: ParsedDocument, opts: { maxTokens?: number; overlapTokens?: number } = {}): Chunk[] {
+export function chunkDocument(doc: ParsedDocument, opts: ChunkOptions = {}): Chunk[] {
   const max = Math.max(1, Math.floor(opts.maxTokens ?? 350));
   const overlap = Math.max(0, Math.min(Math.floor(opts.overlapTokens ?? 50), Math.floor(max / 2)));
   const merged: Section[] = [];
@@ -173,4 +185,9 @@ export function chunkDocument(doc: ParsedDocument, opts: { maxTokens?: number; o
       })),
     )
     .map((c, seq) => ({ seq, ...c }));
+}
+
+/** The parsed document's title and pages with its chunks (its sections left behind). */
+export function chunkParsed(doc: ParsedDocument, opts: ChunkOptions): ChunkedDocument {
+  return { title: doc.title, ...(doc.pages !== undefined ? { pages: doc.pages } : {}), chunks: chunkDocument(doc, opts) };
 }

@@ -10,11 +10,11 @@ import { decodeOrKeep } from '../../shared/text';
 import { SkippedError, type FetchedPage, type SafeFetcher } from '../crawl/safe-fetch';
 import { BlockedError } from '../crawl/ssrf';
 import type { Store } from '../store';
-import { chunkDocument } from './chunk';
+import type { ChunkOptions } from './chunk';
 import { beating } from '../beat';
 import { isEmbeddingsUnsupported, withHeartbeat, type Embedder } from './embed';
 import { contentTypeOf, detectFormat, DocumentTooLarge, DocumentUnreadable, type DocFormat } from './parse';
-import type { DocumentParser } from './parse-thread';
+import type { DocumentChunker } from './parse-thread';
 
 export interface IngestLimits {
   maxFileBytes: number;
@@ -77,7 +77,7 @@ export const PARSE_STARTS = 3;
 
 /** What a parse attempt heartbeats while it parses: how many attempts in a row began parsing and
  *  never got past it (the details outlive an attempt whose worker died; the next stage's beat,
- *  "chunking", replaces them). */
+ *  "writing", replaces them). */
 interface ParseBeat {
   parsing: boolean;
   starts: number;
@@ -96,14 +96,14 @@ function parseStartsSoFar(name: string): number {
   return starts;
 }
 
-/** The stored file parsed on a parse thread (heartbeating meanwhile); a file no parser can read,
- *  or one past a parse cap, or whose parse crashed its thread, is a permanent fault. */
-async function parseStored(parser: DocumentParser, bytes: Buffer, format: DocFormat, name: string) {
+/** The stored file parsed and chunked on a parse thread (heartbeating meanwhile); a file no parser
+ *  can read, or one past a parse cap, or whose parse crashed its thread, is a permanent fault. */
+async function parseStored(parser: DocumentChunker, bytes: Buffer, format: DocFormat, name: string, chunking: ChunkOptions) {
   const ctx = Context.current();
   const parsing: ParseBeat = { parsing: true, starts: parseStartsSoFar(name) + 1 };
   ctx.heartbeat(parsing); // the first heartbeat of an attempt is sent at once
   try {
-    return await beating(() => parser.parse(bytes, format, name), parsing); // the next stage's beat clears it
+    return await beating(() => parser.parseChunks(bytes, format, name, chunking), parsing); // the next stage's beat clears it
   } catch (err) {
     if (err instanceof DocumentTooLarge) throw ApplicationFailure.nonRetryable(err.message, ErrorType.DocumentTooLarge);
     if (err instanceof DocumentUnreadable) throw ApplicationFailure.nonRetryable(err.message, ErrorType.DocumentUnreadable);
@@ -119,8 +119,8 @@ export interface IngestDeps {
   embedder: Embedder;
   fetcher: SafeFetcher;
   limits: IngestLimits;
-  /** The parse threads (parse-thread.ts). */
-  parser: DocumentParser;
+  /** The parse threads (parse-thread.ts), which chunk the documents too. */
+  parser: DocumentChunker;
 }
 
 /** A document added by URL: fetched through the crawler's SSRF guard, then stored as an upload. */
@@ -144,7 +144,8 @@ async function fetchDocument(deps: IngestDeps, input: { documentId: string }): P
   return { format, size: page.body.length };
 }
 
-/** Parses the stored bytes and writes the chunks (replacing any a failed attempt left). */
+/** Parses and chunks the stored bytes on a parse thread, then writes the chunks (replacing any a
+ *  failed attempt left) in small statements. */
 async function parseDocument(deps: IngestDeps, input: { documentId: string }): Promise<{ chunks: number; title: string; pages?: number }> {
   const kb = deps.store.knowledge;
   const doc = await kb.getDocument(input.documentId);
@@ -152,12 +153,14 @@ async function parseDocument(deps: IngestDeps, input: { documentId: string }): P
   const bytes = await kb.getDocumentBytes(doc.documentId);
   if (!bytes || !doc.format) throw ApplicationFailure.nonRetryable(`document ${doc.documentId} has no stored file`, ErrorType.InvalidInput);
   await kb.updateDocument(doc.documentId, { status: 'parsing' });
-  const parsed = await parseStored(deps.parser, bytes, doc.format as DocFormat, doc.name);
-  Context.current().heartbeat('chunking');
-  const chunks = chunkDocument(parsed, { maxTokens: deps.limits.chunkTokens, overlapTokens: deps.limits.chunkOverlap });
+  const chunking = { maxTokens: deps.limits.chunkTokens, overlapTokens: deps.limits.chunkOverlap };
+  const parsed = await parseStored(deps.parser, bytes, doc.format as DocFormat, doc.name, chunking);
+  Context.current().heartbeat('writing');
+  const { chunks } = parsed;
   if (!chunks.length) throw ApplicationFailure.nonRetryable(`${doc.name}: no text found`, ErrorType.DocumentUnreadable);
   const title = summarize(parsed.title || doc.name, 300);
-  if (!(await kb.replaceChunks(doc.documentId, chunks, { title, pages: parsed.pages }))) throw notFound(doc.documentId);
+  const written = await beating(() => kb.replaceChunks(doc.documentId, chunks, { title, pages: parsed.pages }), 'writing');
+  if (!written) throw notFound(doc.documentId);
   await kb.updateDocument(doc.documentId, { status: deps.embedder.enabled ? 'embedding' : 'ready' });
   return { chunks: chunks.length, title, ...(parsed.pages ? { pages: parsed.pages } : {}) };
 }
@@ -185,10 +188,13 @@ async function embedChunks(
   }
   const dims = vectors[0]!.length;
   await kb.ensureVectorIndex(dims);
-  const embedded = await kb.saveEmbeddings(
-    input.documentId,
-    deps.embedder.model,
-    pending.map((c, i) => ({ seq: c.seq, embedding: vectors[i]! })),
+  // Saved in small statements that wait their turn among the process's bulk writes: heartbeats meanwhile.
+  const embedded = await beating(() =>
+    kb.saveEmbeddings(
+      input.documentId,
+      deps.embedder.model,
+      pending.map((c, i) => ({ seq: c.seq, embedding: vectors[i]! })),
+    ),
   );
   return { embedded, dims };
 }

@@ -3,6 +3,7 @@
 // again), and every finished report of the session is indexed for knowledge_search (the rest).
 import { createHash } from 'node:crypto';
 import { summarize } from '../../shared/plain';
+import { beating } from '../beat';
 import type { Store } from '../store';
 import { chunkDocument } from './chunk';
 import { isEmbeddingsUnsupported, withHeartbeat, type Embedder } from './embed';
@@ -103,16 +104,19 @@ export function createMemoryActivities(deps: { store: Store; embedder: Embedder;
       return { headingPath: heading ? [heading] : [], text: heading ? part.replace(/^.*\n/, '') : part };
     });
     const chunks = chunkDocument({ title: report.title, sections }, { maxTokens: deps.chunkTokens, overlapTokens: deps.chunkOverlap });
-    await kb.replaceChunks(documentId, chunks, { title: report.title });
+    // The writes wait their turn among the process's bulk writes (an ingestion's): heartbeats meanwhile.
+    await beating(() => kb.replaceChunks(documentId, chunks, { title: report.title }));
     let note: string | null = null;
     if (deps.embedder.enabled && chunks.length) {
       try {
         const { vectors } = await withHeartbeat((signal) => deps.embedder.embed(chunks.map(embeddingText), signal));
         await kb.ensureVectorIndex(vectors[0]!.length);
-        await kb.saveEmbeddings(
-          documentId,
-          deps.embedder.model,
-          chunks.map((c, i) => ({ seq: c.seq, embedding: vectors[i]! })),
+        await beating(() =>
+          kb.saveEmbeddings(
+            documentId,
+            deps.embedder.model,
+            chunks.map((c, i) => ({ seq: c.seq, embedding: vectors[i]! })),
+          ),
         );
       } catch (err) {
         // No embeddings at this endpoint: the report is still found by full text.

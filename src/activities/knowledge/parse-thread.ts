@@ -1,6 +1,7 @@
 // Uploaded documents are parsed on threads of their own, never on the thread that runs the
-// worker's activities (and, in `dev`, the API): a hostile file may take a parser minutes and
-// gigabytes. Each thread runs one document at a time under
+// worker's activities (and, in `dev`, the API and the embedded database): a hostile file may take
+// a parser minutes and gigabytes, and an honest one of megabytes takes seconds to chunk (the
+// tokenizer), so ingestion has its chunks made there too (parseChunks). Each thread runs one document at a time under
 //  - a memory cap: V8's heap limit for the thread (resourceLimits), and the thread's heap plus its
 //    buffers (external memory), measured while it parses and stopped past the cap;
 //  - a wall-time cap: a parse that takes longer ends its thread;
@@ -12,6 +13,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { PROJECT_ROOT } from '../../infra/paths';
+import type { ChunkedDocument, ChunkOptions } from './chunk';
 import type { DocFormat, ParsedDocument } from './parse';
 import { DocumentTooLarge, DocumentUnreadable, tooLarge, type ParseCaps } from './parse-caps';
 import type { ParseJob } from './parse-worker';
@@ -41,7 +43,8 @@ interface Job {
   format: DocFormat;
   name: string;
   caps: ParseCaps;
-  resolve: (doc: ParsedDocument) => void;
+  chunking: ChunkOptions | undefined;
+  resolve: (doc: ParsedDocument | ChunkedDocument) => void;
   reject: (err: Error) => void;
   /** Ends the job's timers. */
   done?: () => void;
@@ -53,10 +56,14 @@ interface Slot {
   idle?: NodeJS.Timeout;
 }
 
-type Reply = { ready: true } | { id: number; value: ParsedDocument } | { id: number; error: { name: string; message: string } };
+type Reply =
+  { ready: true } | { id: number; value: ParsedDocument | ChunkedDocument } | { id: number; error: { name: string; message: string } };
 
 /** What parses documents: the parse threads, or (in tests) parseDocument on the calling thread. */
 export type DocumentParser = Pick<ParseSandbox, 'parse'>;
+/** What parses and chunks documents for ingestion: the parse threads, or (in tests) chunkParsed
+ *  on the calling thread. */
+export type DocumentChunker = Pick<ParseSandbox, 'parseChunks'>;
 
 export class ParseSandbox {
   private readonly slots: Slot[] = [];
@@ -72,15 +79,32 @@ export class ParseSandbox {
   /** The document parsed on a parse thread; DocumentUnreadable / DocumentTooLarge say why not.
    *  `caps` narrows the configured ones for this document (the crawler keeps less text). */
   parse(bytes: Buffer, format: DocFormat, name: string, caps: Partial<ParseCaps> = {}): Promise<ParsedDocument> {
+    return this.submit(bytes, format, name, caps, undefined) as Promise<ParsedDocument>;
+  }
+
+  /** The document parsed and chunked on a parse thread (within the same caps, the wall-time cap
+   *  counting the chunking too). */
+  parseChunks(bytes: Buffer, format: DocFormat, name: string, chunking: ChunkOptions): Promise<ChunkedDocument> {
+    return this.submit(bytes, format, name, {}, chunking) as Promise<ChunkedDocument>;
+  }
+
+  private submit(
+    bytes: Buffer,
+    format: DocFormat,
+    name: string,
+    caps: Partial<ParseCaps>,
+    chunking: ChunkOptions | undefined,
+  ): Promise<ParsedDocument | ChunkedDocument> {
     // A copy of its own, handed over to the thread without another copy.
     const own = new Uint8Array(bytes).buffer;
-    return new Promise<ParsedDocument>((resolve, reject) => {
+    return new Promise<ParsedDocument | ChunkedDocument>((resolve, reject) => {
       const label = format.toUpperCase();
       const prefixed = (err: Error) => {
         if (!err.message.startsWith(`${label}: `)) err.message = `${label}: ${err.message}`;
         reject(err);
       };
-      this.queue.push({ id: this.nextId++, bytes: own, format, name, caps: { ...this.settings.caps, ...caps }, resolve, reject: prefixed });
+      const all = { ...this.settings.caps, ...caps };
+      this.queue.push({ id: this.nextId++, bytes: own, format, name, caps: all, chunking, resolve, reject: prefixed });
       this.dispatch();
     });
   }
@@ -133,7 +157,14 @@ export class ParseSandbox {
       clearTimeout(timer);
       clearInterval(poll);
     };
-    const message: ParseJob = { id: job.id, bytes: job.bytes, format: job.format, name: job.name, caps: job.caps };
+    const message: ParseJob = {
+      id: job.id,
+      bytes: job.bytes,
+      format: job.format,
+      name: job.name,
+      caps: job.caps,
+      ...(job.chunking ? { chunking: job.chunking } : {}),
+    };
     slot.worker.postMessage(message, [job.bytes]);
   }
 

@@ -3,6 +3,7 @@
 // live here too: full-text ranking and vector kNN, each returning chunk keys in rank order.
 // Each part is its own module under knowledge/; this one puts them together as one object.
 import type pg from 'pg';
+import { bulkLane } from './knowledge/bulk-lane';
 import { chunksTable } from './knowledge/chunks';
 import { collectionsTable } from './knowledge/collections';
 import { documentsTable } from './knowledge/documents';
@@ -20,11 +21,13 @@ export { BM25_MIN_COVERAGE } from './knowledge/search';
 export function knowledgeTables(pool: pg.Pool) {
   // One probe and one set of created indexes per pool, shared by the parts that write and search vectors.
   const vectorMode = vectorModeOnce(pool);
+  // The process's bulk writes go one at a time (bulk-lane.ts).
+  const bulk = bulkLane();
   return {
     vectorMode,
     ...collectionsTable(pool),
     ...documentsTable(pool),
-    ...chunksTable(pool, vectorMode),
+    ...chunksTable(pool, vectorMode, bulk),
     ensureVectorIndex: vectorIndexer(pool, vectorMode),
     ...searchQueries(pool, vectorMode),
     ...sessionsTable(pool),

@@ -3,6 +3,7 @@
 import type pg from 'pg';
 import { cjkIndexText } from '../../../shared/cjk';
 import { isCjkLanguage } from '../../../shared/knowledge';
+import type { BulkLane } from './bulk-lane';
 import { inTransaction } from './transaction';
 import type { ChunkKey, ChunkRow, NewChunk, VectorMode } from './types';
 
@@ -14,8 +15,38 @@ interface ChunkOwner {
   language: string;
 }
 
-/** Rows per INSERT: a document of thousands of chunks is written in a few statements, none huge. */
-const INSERT_BATCH = 200;
+/**
+ * Rows and text per INSERT, and vector components per UPDATE of embeddings. Each statement is
+ * short and commits on its own: the embedded database (PGlite) runs a statement on the thread that
+ * serves the API and holds its one session for a whole transaction, so a document of thousands of
+ * chunks written in one transaction kept every other tenant's query waiting for seconds. There,
+ * 50 chunks of 350 tokens (about 75 KB) take about 20 ms, full-text vectors included; an
+ * embedding about 2 ms per 256 dimensions, nearly all of it the HNSW index's insertion.
+ */
+const INSERT_ROWS = 50;
+const INSERT_TEXT_CHARS = 100_000;
+const EMBEDDING_VALUES = 2_048;
+
+/** Consecutive runs of `items`, each of at most `rows` and (but for a single item) `chars` of text. */
+export function batches<T>(items: T[], rows: number, chars = Infinity, textOf: (item: T) => string = () => ''): T[][] {
+  const out: T[][] = [];
+  let part: T[] = [];
+  let size = 0;
+  for (const c of items) {
+    const length = textOf(c).length;
+    if (part.length && (part.length >= rows || size + length > chars)) {
+      out.push(part);
+      part = [];
+      size = 0;
+    }
+    part.push(c);
+    size += length;
+  }
+  if (part.length) out.push(part);
+  return out;
+}
+
+const FOREIGN_KEY_VIOLATION = '23503';
 
 /** Locks the document's row; undefined when it no longer exists (deleted while it was being ingested). */
 async function lockOwner(client: pg.PoolClient, documentId: string): Promise<ChunkOwner | undefined> {
@@ -28,20 +59,23 @@ async function lockOwner(client: pg.PoolClient, documentId: string): Promise<Chu
 }
 
 /**
- * The full-text vector weighs the title and heading path above the text. A CJK collection's text is
- * tokenised here into bigrams (src/shared/cjk.ts) for the `simple` configuration; other languages
- * go to their configuration as they are (head_fts and text_fts null).
+ * One batch of the document's chunks, in one statement that commits on its own; false when the
+ * document no longer exists. The full-text vector weighs the title and heading path above the
+ * text. A CJK collection's text is tokenised here into bigrams (src/shared/cjk.ts) for the
+ * `simple` configuration; other languages go to their configuration as they are (head_fts and
+ * text_fts null). A row already there (a stale attempt writing the same document's same chunks
+ * at once) is left as it is.
  */
-async function insertChunks(client: pg.PoolClient, documentId: string, doc: ChunkOwner, title: string, chunks: NewChunk[]): Promise<void> {
+async function insertBatch(pool: pg.Pool, documentId: string, doc: ChunkOwner, title: string, part: NewChunk[]): Promise<boolean> {
   const cjk = isCjkLanguage(doc.language);
-  for (let i = 0; i < chunks.length; i += INSERT_BATCH) {
-    const part = chunks.slice(i, i + INSERT_BATCH);
-    await client.query(
+  try {
+    await pool.query(
       `INSERT INTO kb_chunks (document_id, seq, tenant, collection_id, session_id, heading_path, page, text, tokens, tsv)
        SELECT $1, x.seq, $2, $3, $4, x.heading_path, x.page, x.text, x.tokens,
               setweight(to_tsvector($5::regconfig, coalesce(x.head_fts, $6 || ' ' || array_to_string(x.heading_path, ' '))), 'A') ||
               setweight(to_tsvector($5::regconfig, coalesce(x.text_fts, x.text)), 'B')
-       FROM jsonb_to_recordset($7::jsonb) AS x(seq int, heading_path text[], page int, text text, tokens int, head_fts text, text_fts text)`,
+       FROM jsonb_to_recordset($7::jsonb) AS x(seq int, heading_path text[], page int, text text, tokens int, head_fts text, text_fts text)
+       ON CONFLICT (document_id, seq) DO NOTHING`,
       [
         documentId,
         doc.tenant,
@@ -62,6 +96,10 @@ async function insertChunks(client: pg.PoolClient, documentId: string, doc: Chun
         ),
       ],
     );
+    return true;
+  } catch (err) {
+    if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION) return false; // deleted meanwhile
+    throw err;
   }
 }
 
@@ -80,27 +118,41 @@ function toChunk(r: Record<string, unknown>): ChunkRow {
   };
 }
 
-export function chunksTable(pool: pg.Pool, vectorMode: () => Promise<VectorMode>) {
+export function chunksTable(pool: pg.Pool, vectorMode: () => Promise<VectorMode>, bulk: BulkLane) {
   /**
-   * Replaces the document's chunks in one transaction, so a retried parse leaves exactly one set.
-   * False when the document no longer exists (deleted while it was being ingested).
+   * Replaces the document's chunks: those a failed attempt left are deleted (the counts set to
+   * none) in one short transaction, the new ones written in small statements, then the counts
+   * set; each step through the bulk lane (bulk-lane.ts). A retried parse leaves exactly one set,
+   * as chunking is deterministic and a chunk's key is its document and sequence number. False
+   * when the document no longer exists (deleted while it was being ingested).
    */
   async function replaceChunks(
     documentId: string,
     chunks: NewChunk[],
     meta: { title: string; pages?: number | undefined },
   ): Promise<boolean> {
-    return inTransaction(pool, async (client) => {
-      const doc = await lockOwner(client, documentId);
-      if (!doc) return false;
-      await client.query('DELETE FROM kb_chunks WHERE document_id = $1', [documentId]);
-      await insertChunks(client, documentId, doc, meta.title, chunks);
-      await client.query(
+    const doc = await bulk(() =>
+      inTransaction(pool, async (client) => {
+        const owner = await lockOwner(client, documentId);
+        if (!owner) return undefined;
+        await client.query('DELETE FROM kb_chunks WHERE document_id = $1', [documentId]);
+        await client.query('UPDATE kb_documents SET chunks_total = 0, chunks_embedded = 0, updated_at = now() WHERE document_id = $1', [
+          documentId,
+        ]);
+        return owner;
+      }),
+    );
+    if (!doc) return false;
+    for (const part of batches(chunks, INSERT_ROWS, INSERT_TEXT_CHARS, (c) => c.text)) {
+      if (!(await bulk(() => insertBatch(pool, documentId, doc, meta.title, part)))) return false;
+    }
+    const { rowCount } = await bulk(() =>
+      pool.query(
         `UPDATE kb_documents SET chunks_total = $2, chunks_embedded = 0, title = $3, pages = $4, updated_at = now() WHERE document_id = $1`,
         [documentId, chunks.length, meta.title, meta.pages ?? null],
-      );
-      return true;
-    });
+      ),
+    );
+    return Boolean(rowCount);
   }
 
   /** Chunks in [fromSeq, toSeq) that have no embedding yet from `model`. */
@@ -118,28 +170,38 @@ export function chunksTable(pool: pg.Pool, vectorMode: () => Promise<VectorMode>
     return rows.map((r) => ({ seq: r.seq, text: r.text, headingPath: r.heading_path }));
   }
 
-  /** Stores embeddings (an update per chunk: a retried batch rewrites the same rows); returns the document's embedded count. */
+  /**
+   * Stores embeddings (an update per chunk: a retried batch rewrites the same rows) in small
+   * statements through the bulk lane, then counts them; returns the document's embedded count.
+   */
   async function saveEmbeddings(documentId: string, model: string, vectors: { seq: number; embedding: number[] }[]): Promise<number> {
     const vm = await vectorMode();
-    return inTransaction(pool, async (client) => {
-      // Batches of one document are saved one at a time (the document's row locked first), so
-      // each count below sees every batch committed before it: concurrent batches counting at
-      // once would each miss the other's rows.
-      await client.query('SELECT 1 FROM kb_documents WHERE document_id = $1 FOR UPDATE', [documentId]);
-      // One statement for the batch: the embeddings as JSON arrays, cast on the server.
-      await client.query(
-        `UPDATE kb_chunks c SET embedding = ARRAY(SELECT jsonb_array_elements_text(x.e)::real), dims = jsonb_array_length(x.e), model = $2
-           ${vm === 'pgvector' ? ', vec = (x.e::text)::vector' : ''}
-         FROM jsonb_to_recordset($3::jsonb) AS x(seq int, e jsonb) WHERE c.document_id = $1 AND c.seq = x.seq`,
-        [documentId, model, JSON.stringify(vectors.map((v) => ({ seq: v.seq, e: v.embedding })))],
+    const rows = Math.max(1, Math.floor(EMBEDDING_VALUES / (vectors[0]?.embedding.length || 1)));
+    for (const part of batches(vectors, rows)) {
+      // The embeddings as JSON arrays, cast on the server.
+      await bulk(() =>
+        pool.query(
+          `UPDATE kb_chunks c SET embedding = ARRAY(SELECT jsonb_array_elements_text(x.e)::real), dims = jsonb_array_length(x.e), model = $2
+             ${vm === 'pgvector' ? ', vec = (x.e::text)::vector' : ''}
+           FROM jsonb_to_recordset($3::jsonb) AS x(seq int, e jsonb) WHERE c.document_id = $1 AND c.seq = x.seq`,
+          [documentId, model, JSON.stringify(part.map((v) => ({ seq: v.seq, e: v.embedding })))],
+        ),
       );
-      const { rows } = await client.query(
-        `UPDATE kb_documents SET chunks_embedded = (SELECT count(*) FROM kb_chunks WHERE document_id = $1 AND model = $2),
-           embedding_model = $2, updated_at = now() WHERE document_id = $1 RETURNING chunks_embedded`,
-        [documentId, model],
-      );
-      return Number(rows[0]?.chunks_embedded ?? 0);
-    });
+    }
+    return bulk(() =>
+      inTransaction(pool, async (client) => {
+        // The document's row locked before counting, so that the count sees every batch whose
+        // count came before it (another worker's too): counts taken at once and written in the
+        // other order would leave the smaller.
+        await client.query('SELECT 1 FROM kb_documents WHERE document_id = $1 FOR UPDATE', [documentId]);
+        const { rows } = await client.query(
+          `UPDATE kb_documents SET chunks_embedded = (SELECT count(*) FROM kb_chunks WHERE document_id = $1 AND model = $2),
+             embedding_model = $2, updated_at = now() WHERE document_id = $1 RETURNING chunks_embedded`,
+          [documentId, model],
+        );
+        return Number(rows[0]?.chunks_embedded ?? 0);
+      }),
+    );
   }
 
   /** The chunks with their document's name, title and address, in the keys' order; missing keys are left out. */
