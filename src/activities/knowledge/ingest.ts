@@ -1,7 +1,8 @@
 // The ingestion workflow's activities: fetch (for a URL), parse and chunk, embed in batches,
-// finish. Each is idempotent on the document's id: a retried parse replaces the chunks in one
-// transaction, a retried batch embeds only the chunks still without a vector. An endpoint without
-// embeddings does not fail the document: its passages stay, without vectors, found by full text.
+// finish. Each is idempotent on the document's id: a retried parse deletes what an attempt before
+// it wrote and writes the chunks again, a retried batch embeds only the chunks still without a
+// vector. An endpoint without embeddings does not fail the document: its passages stay, without
+// vectors, found by full text.
 import { createHash } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';

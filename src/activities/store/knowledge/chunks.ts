@@ -20,15 +20,16 @@ interface ChunkOwner {
  * short and commits on its own: the embedded database (PGlite) runs a statement on the thread that
  * serves the API and holds its one session for a whole transaction, so a document of thousands of
  * chunks written in one transaction kept every other tenant's query waiting for seconds. There,
- * 50 chunks of 350 tokens (about 75 KB) take about 20 ms, full-text vectors included; an
- * embedding about 2 ms per 256 dimensions, nearly all of it the HNSW index's insertion.
+ * 50 chunks of 350 tokens (about 75 KB) took about 20 ms on a busy 2-core host, full-text
+ * vectors included; an embedding of 256 dimensions 3 to 4 ms, nearly all of it the HNSW
+ * index's insertion.
  */
 const INSERT_ROWS = 50;
 const INSERT_TEXT_CHARS = 100_000;
 const EMBEDDING_VALUES = 2_048;
 
 /** Consecutive runs of `items`, each of at most `rows` and (but for a single item) `chars` of text. */
-export function batches<T>(items: T[], rows: number, chars = Infinity, textOf: (item: T) => string = () => ''): T[][] {
+function batches<T>(items: T[], rows: number, chars = Infinity, textOf: (item: T) => string = () => ''): T[][] {
   const out: T[][] = [];
   let part: T[] = [];
   let size = 0;
