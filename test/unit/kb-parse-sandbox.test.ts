@@ -4,7 +4,8 @@
 // costs its thread (replaced for the next document), and ordinary documents still parse.
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PARSE_CAPS, DocumentTooLarge, DocumentUnreadable } from '../../src/activities/knowledge/parse-caps';
-import type { DocFormat } from '../../src/activities/knowledge/parse';
+import { chunkDocument } from '../../src/activities/knowledge/chunk';
+import { parseDocument, type DocFormat } from '../../src/activities/knowledge/parse';
 import { ParseSandbox } from '../../src/activities/knowledge/parse-thread';
 import * as fx from '../support/kb-fixtures';
 import * as hostile from '../support/hostile-files';
@@ -106,6 +107,16 @@ describe('parsing in the parse thread, under caps', () => {
     } finally {
       await slow.close();
     }
+  });
+
+  it("chunks a document on the thread as chunkDocument does here, this thread's event loop turning meanwhile", async () => {
+    const bytes = fx.makeLargeMarkdown(300_000, 5);
+    const opts = { maxTokens: 120, overlapTokens: 20 };
+    const { result, stallMs } = await loopStall(() => sandbox.parseChunks(bytes, 'markdown', 'notes.md', opts));
+    const here = chunkDocument(await parseDocument(bytes, 'markdown', 'notes.md'), opts);
+    expect(result).toEqual({ title: 'Chapter 1', chunks: here });
+    expect(here.length).toBeGreaterThan(100);
+    expect(stallMs).toBeLessThan(1_000);
   });
 
   it('reports a file no parser can read as unreadable, not as too large', async () => {
