@@ -104,6 +104,22 @@ async function insertBatch(pool: pg.Pool, documentId: string, doc: ChunkOwner, t
   }
 }
 
+/** One batch of embeddings, in one statement that commits on its own: as JSON arrays, cast on the server. */
+async function updateEmbeddings(
+  pool: pg.Pool,
+  vm: VectorMode,
+  documentId: string,
+  model: string,
+  part: { seq: number; embedding: number[] }[],
+): Promise<void> {
+  await pool.query(
+    `UPDATE kb_chunks c SET embedding = ARRAY(SELECT jsonb_array_elements_text(x.e)::real), dims = jsonb_array_length(x.e), model = $2
+       ${vm === 'pgvector' ? ', vec = (x.e::text)::vector' : ''}
+     FROM jsonb_to_recordset($3::jsonb) AS x(seq int, e jsonb) WHERE c.document_id = $1 AND c.seq = x.seq`,
+    [documentId, model, JSON.stringify(part.map((v) => ({ seq: v.seq, e: v.embedding })))],
+  );
+}
+
 function toChunk(r: Record<string, unknown>): ChunkRow {
   return {
     documentId: r.document_id as string,
@@ -178,17 +194,7 @@ export function chunksTable(pool: pg.Pool, vectorMode: () => Promise<VectorMode>
   async function saveEmbeddings(documentId: string, model: string, vectors: { seq: number; embedding: number[] }[]): Promise<number> {
     const vm = await vectorMode();
     const rows = Math.max(1, Math.floor(EMBEDDING_VALUES / (vectors[0]?.embedding.length || 1)));
-    for (const part of batches(vectors, rows)) {
-      // The embeddings as JSON arrays, cast on the server.
-      await bulk(() =>
-        pool.query(
-          `UPDATE kb_chunks c SET embedding = ARRAY(SELECT jsonb_array_elements_text(x.e)::real), dims = jsonb_array_length(x.e), model = $2
-             ${vm === 'pgvector' ? ', vec = (x.e::text)::vector' : ''}
-           FROM jsonb_to_recordset($3::jsonb) AS x(seq int, e jsonb) WHERE c.document_id = $1 AND c.seq = x.seq`,
-          [documentId, model, JSON.stringify(part.map((v) => ({ seq: v.seq, e: v.embedding })))],
-        ),
-      );
-    }
+    for (const part of batches(vectors, rows)) await bulk(() => updateEmbeddings(pool, vm, documentId, model, part));
     return bulk(() =>
       inTransaction(pool, async (client) => {
         // The document's row locked before counting, so that the count sees every batch whose
