@@ -602,7 +602,7 @@ export const EnvSchema = z.object({
     .max(65_536)
     .default(1_536)
     .describe(
-      "memory one page's render may hold, in MB: the render host's whole process tree (Chromium's processes and the host), counted as proportional set size; past it the page is skipped and its browser stopped",
+      "memory one page's render may hold, in MB: the private resident memory of the render host's whole process tree (Chromium's processes and the host); past it the page is skipped and its browser stopped",
     ),
   LLM_QUEUE_RATE: z.coerce
     .number()

@@ -18,7 +18,7 @@ import { BlockedError } from './ssrf';
 
 export interface PoolLimits {
   host: HostLimits;
-  /** Memory (proportional set size) a host's process tree may hold while it renders. */
+  /** Private resident memory a host's process tree may hold while it renders. */
   maxMemoryBytes: number;
   /** Time past the page's time limit before its host is killed: the host's start and Chromium's
    *  launch (not counted in the page's limit), and taking the text. */
