@@ -3,12 +3,13 @@
 // this one process (issue 51: three 2.4 MB Markdown files finishing together stalled another
 // tenant's request 11.6 s, a 1,900-page PDF /healthz 12.4 s). Three 2.4 MB Markdown files and a
 // 1,900-page PDF are uploaded at once; until all four are parsed and chunked, their chunks written
-// and a share of each one's embeddings saved, /healthz and another tenant's reads are timed one
-// after another. Their p99 must stay under 1 s. On this 2-core host, shared with other test runs
-// (load 4 to 6), the p99 measured 130 to 200 ms with the fix and 3.5 to 6.5 s without it, so
-// 1 s is about five times what the fix gives under load and far below what the fault gives.
-// The embedding phase that remains after the window is more of the same statements; the test
-// stops there (the collection deleted) to keep its time down.
+// and the first documents' embeddings being saved, /healthz and another tenant's reads are timed
+// one after another, and their p99 must stay under 1 s. On the 2-core host this was written on,
+// shared with other test runs (load average 4 to 7), the p99 measured 94 to 280 ms with the fix
+// and 3.7 to 6.9 s without it (the same test on the code before): 1 s is 3.5 to 10 times what the
+// fix gives under that load, and several times below what the fault gives. The embedding phase
+// after the window is more of the same statements; the test stops there (the collection deleted)
+// to keep its time down.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,8 +27,9 @@ import { freePort } from '../support/spawn';
 
 const ready = Boolean(temporalAddress());
 const PDF_PAGES = 1_900;
-/** Embeddings each document has saved when the window ends (of some 3,000 to 3,600 chunks each). */
-const EMBEDDED_EACH = 128;
+/** Embeddings saved in all when the window ends (of some 14,000 chunks), once every document's
+ *  chunks are written: the earlier documents' embeddings are saved while the later ones' chunks are. */
+const EMBEDDED = 512;
 
 interface Doc {
   id: string;
@@ -113,7 +115,8 @@ describe.skipIf(!ready)(`ingestion beside another tenant, embedded database (${r
         docs = await Promise.all(
           ids.map(async (id) => (await a(request(h.app).get(`/v1/collections/${shelf}/documents/${id}`)).expect(200)).body as Doc),
         );
-        const settled = docs.every((d) => d.status === 'failed' || d.status === 'ready' || d.embedded >= EMBEDDED_EACH);
+        const written = docs.every((d) => d.status === 'failed' || d.status === 'ready' || d.status === 'embedding');
+        const settled = docs.some((d) => d.status === 'failed') || (written && docs.reduce((n, d) => n + d.embedded, 0) >= EMBEDDED);
         if (settled || Date.now() > deadline) break;
         await new Promise((r) => setTimeout(r, 500));
       }
@@ -137,8 +140,8 @@ describe.skipIf(!ready)(`ingestion beside another tenant, embedded database (${r
       expect(d.error).toBeUndefined();
       expect(['embedding', 'ready']).toContain(d.status);
       expect(d.chunks).toBeGreaterThan(2_500);
-      expect(d.embedded).toBeGreaterThanOrEqual(EMBEDDED_EACH);
     }
+    expect(docs.reduce((n, d) => n + d.embedded, 0)).toBeGreaterThanOrEqual(EMBEDDED);
     expect(all.length).toBeGreaterThan(30);
     expect(percentile(all, 0.99)).toBeLessThan(1_000);
   }, 600_000);
