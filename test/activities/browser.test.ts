@@ -321,6 +321,12 @@ describe.skipIf(!ready)(
     }, 30_000);
 
     describe('hostile pages: each is skipped or cut with its reason, the worker stays up and the next page renders', () => {
+      /** Browser activities of their own (their own render hosts), with these settings. */
+      const ownBrowser = (env: Record<string, string>) =>
+        createBrowserActivities({
+          config: testConfig(llm.url, { CRAWL_ALLOW_HOSTS: new URL(site.url).host, BROWSER: 'true', CHROMIUM_PATH: CHROMIUM, ...env }),
+          store: createStore(pool),
+        });
       const nextPageRenders = async () => {
         expect(await render(`${site.url}/apps/wind-report.html`)).toMatchObject({
           status: 'ok',
@@ -349,16 +355,7 @@ describe.skipIf(!ready)(
       }, 60_000);
 
       it('a page whose script hoards memory: its browser is stopped at the memory bound', async () => {
-        const own = createBrowserActivities({
-          config: testConfig(llm.url, {
-            CRAWL_ALLOW_HOSTS: new URL(site.url).host,
-            BROWSER: 'true',
-            CHROMIUM_PATH: CHROMIUM,
-            BROWSER_TIMEOUT_MS: '30000',
-            BROWSER_MAX_MEMORY_MB: String(HOG_CAP_MB),
-          }),
-          store: createStore(pool),
-        });
+        const own = ownBrowser({ BROWSER_TIMEOUT_MS: '30000', BROWSER_MAX_MEMORY_MB: String(HOG_CAP_MB) });
         try {
           const r = await env().run(own.renderPage, { researchId, url: `${site.url}/hostile/hog.html` });
           expect(r).toMatchObject({
@@ -422,15 +419,7 @@ describe.skipIf(!ready)(
       }, 60_000);
 
       it('the worker stopping ends a render in progress and leaves no browser process behind', async () => {
-        const own = createBrowserActivities({
-          config: testConfig(llm.url, {
-            CRAWL_ALLOW_HOSTS: new URL(site.url).host,
-            BROWSER: 'true',
-            CHROMIUM_PATH: CHROMIUM,
-            BROWSER_TIMEOUT_MS: '60000',
-          }),
-          store: createStore(pool),
-        });
+        const own = ownBrowser({ BROWSER_TIMEOUT_MS: '60000' });
         const before = new Set(renderHosts());
         const pending = env()
           .run(own.renderPage, { researchId, url: `${site.url}/hostile/spin.html` })

@@ -35,6 +35,10 @@ export async function startLlmProxy(target: string): Promise<LlmProxy> {
       const path = (req.url ?? '/').replace(/^\/v1/, '');
       const record = (status: number, promptTokens: number, completionTokens: number, finishReason: string | undefined) => {
         if (!path.startsWith('/chat/completions')) return;
+        // Each request as it ends, to follow a slow real-model run (and to see, after a timeout, where it was).
+        console.log(
+          `[llm proxy] ${parsed.model ?? ''} ${status} ${((Date.now() - started) / 1000).toFixed(1)} s, ${promptTokens} prompt + ${completionTokens} completion tokens (limit ${parsed.max_tokens ?? parsed.max_completion_tokens ?? 'none'}), ${finishReason ?? ''}${Array.isArray(parsed.tools) && parsed.tools.length ? ', tools' : ''}`,
+        );
         requests.push({
           path,
           model: parsed.model ?? '',
