@@ -54,7 +54,13 @@ interface Slot {
   worker: Worker;
   job?: Job | undefined;
   idle?: NodeJS.Timeout;
+  /** The thread has loaded its parsers: a document's time runs from then, not from the thread's start. */
+  ready?: boolean;
+  onReady?: (() => void) | undefined;
 }
+
+/** The most a new thread may take to load its parsers before its first document's time starts. */
+const BOOT_ALLOWANCE_MS = 30_000;
 
 type Reply =
   { ready: true } | { id: number; value: ParsedDocument | ChunkedDocument } | { id: number; error: { name: string; message: string } };
@@ -148,14 +154,21 @@ export class ParseSandbox {
     slot.job = job;
     if (slot.idle) clearTimeout(slot.idle);
     const seconds = Math.round(this.settings.timeoutMs / 100) / 10;
-    const timer = setTimeout(
-      () => this.stop(slot, tooLarge(`parsing took longer than ${seconds} s`, 'KB_PARSE_TIMEOUT_MS')),
-      this.settings.timeoutMs,
-    );
+    const expire = () => this.stop(slot, tooLarge(`parsing took longer than ${seconds} s`, 'KB_PARSE_TIMEOUT_MS'));
+    // A new thread loads its parsers first (seconds on a loaded machine): the document's time starts
+    // when it is ready, and a thread that never gets ready is ended after the boot allowance.
+    let timer = setTimeout(expire, this.settings.timeoutMs + (slot.ready ? 0 : BOOT_ALLOWANCE_MS));
+    if (!slot.ready) {
+      slot.onReady = () => {
+        clearTimeout(timer);
+        timer = setTimeout(expire, this.settings.timeoutMs);
+      };
+    }
     const poll = setInterval(() => void this.measure(slot, job), MEMORY_POLL_MS);
     job.done = () => {
       clearTimeout(timer);
       clearInterval(poll);
+      slot.onReady = undefined;
     };
     const message: ParseJob = {
       id: job.id,
@@ -187,7 +200,13 @@ export class ParseSandbox {
   }
 
   private answer(slot: Slot, m: Reply): void {
-    if (!('id' in m) || slot.job?.id !== m.id) return;
+    if ('ready' in m) {
+      slot.ready = true;
+      slot.onReady?.();
+      slot.onReady = undefined;
+      return;
+    }
+    if (slot.job?.id !== m.id) return;
     const job = slot.job;
     job.done?.();
     slot.job = undefined;
