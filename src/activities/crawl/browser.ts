@@ -30,8 +30,6 @@ export interface RenderOptions {
   signal?: AbortSignal;
   /** A reason to refuse a URL besides the guard's (a domain the user banned), or undefined. */
   refuse?: (url: URL) => string | undefined;
-  /** Told when the render moves on: a stage reached, a request answered. */
-  onProgress?: (stage: string) => void;
 }
 
 export interface RenderedPage {
@@ -120,7 +118,6 @@ interface PageState {
   /** A bound the page passed (bytes, frames): the page is skipped with it. */
   overCap: string | undefined;
   frames: number;
-  progress: (stage: string) => void;
   /** The page's renderer crashed (out of memory, a Chromium bug the page found). */
   crashed: string | undefined;
   /** The top frame was sent to an address the guard refuses. */
@@ -176,9 +173,7 @@ export function createBrowserRenderer(limits: RenderLimits) {
       // A popup is another page the research did not ask for; its requests are refused meanwhile.
       context.on('page', (p) => void (p === page ? undefined : p.close().catch(() => undefined)));
       await navigate(page, state, url, { remaining, timeoutMs: limits.timeoutMs });
-      state.progress('loaded');
       const timedOut = await settle(page, remaining);
-      state.progress('settled');
       if (state.overCap) throw new SkippedError(state.overCap);
       if (state.crashed) throw new SkippedError(state.crashed);
       if (state.topBlocked) throw new BlockedError(`the page navigated to a blocked address: ${state.topBlocked}`);
@@ -226,7 +221,6 @@ async function newContext(
     userAgent: limits.userAgent,
   });
   const refuse = opts.refuse ?? (() => undefined);
-  state.progress = opts.onProgress ?? (() => undefined);
   await context.addInitScript({ content: PAGE_PRELUDE });
   // Nothing the page does may throw out of the handler: an error there is an unhandled rejection.
   await context.route('**/*', (route) =>
@@ -251,7 +245,6 @@ function newPageState(maxBytes: number): PageState {
     blocked: [],
     overCap: undefined,
     frames: 0,
-    progress: () => undefined,
     crashed: undefined,
     topBlocked: undefined,
     topError: undefined,
@@ -341,7 +334,6 @@ async function intercept(network: PageNetwork, state: PageState, refuse: (url: U
     }
     if (top) state.topStatus = up.status;
     await route.fulfill({ status: up.status, headers: up.headers, body: up.body });
-    state.progress('request');
   } catch (err) {
     if (err instanceof BlockedError || err instanceof ByteCapError) {
       block(state, req.url(), err.message);

@@ -31,7 +31,7 @@ async function render(id: number, url: string, banned: string[]): Promise<void> 
     return domain ? `the user banned ${domain} from this research` : undefined;
   };
   try {
-    const page = await renderer.render(url, { refuse, onProgress: (stage) => send({ type: 'progress', id, stage }) });
+    const page = await renderer.render(url, { refuse });
     send({ type: 'rendered', id, page });
   } catch (err) {
     send({ type: 'failed', id, error: wire(err) });

@@ -30,7 +30,6 @@ export interface PoolLimits {
 export interface PoolRender {
   signal?: AbortSignal;
   banned: string[];
-  onProgress?: (stage: string) => void;
 }
 
 const RUN_TS = path.join(PROJECT_ROOT, 'bin', 'run-ts.mjs');
@@ -44,7 +43,6 @@ interface Pending {
   id: number;
   resolve: (page: RenderedPage) => void;
   reject: (err: Error) => void;
-  onProgress: (stage: string) => void;
 }
 
 function fromWire(error: WireError): Error {
@@ -80,7 +78,6 @@ class RenderHost {
     this.child.on('message', (message: FromHost) => {
       const pending = this.pending;
       if (!pending || message.id !== pending.id) return;
-      if (message.type === 'progress') return pending.onProgress(message.stage);
       this.pending = undefined;
       if (message.type === 'rendered') pending.resolve(message.page);
       else pending.reject(fromWire(message.error));
@@ -183,7 +180,7 @@ export function createRenderPool(limits: PoolLimits) {
         }, MEMORY_CHECK_MS);
         watch.onAbort = () => stop(opts.signal?.reason instanceof Error ? opts.signal.reason : new Error('the render was cancelled'));
         opts.signal?.addEventListener('abort', watch.onAbort, { once: true });
-        host.start({ id: nextId++, resolve, reject, onProgress: opts.onProgress ?? (() => undefined) }, url, opts.banned);
+        host.start({ id: nextId++, resolve, reject }, url, opts.banned);
       });
     } finally {
       clearTimeout(watch.timer);
@@ -199,6 +196,6 @@ export function createRenderPool(limits: PoolLimits) {
     for (const host of [...hosts]) end(host, new Error('the worker is stopping: the page was not rendered'));
   }
 
-  return { render, close, hostCount: () => hosts.size };
+  return { render, close };
 }
 export type RenderPool = ReturnType<typeof createRenderPool>;

@@ -14,8 +14,4 @@ export interface WireError {
   code?: string;
 }
 
-export type FromHost =
-  | { type: 'rendered'; id: number; page: RenderedPage }
-  | { type: 'failed'; id: number; error: WireError }
-  /** The host is alive and the render is moving (a request made, a stage reached). */
-  | { type: 'progress'; id: number; stage: string };
+export type FromHost = { type: 'rendered'; id: number; page: RenderedPage } | { type: 'failed'; id: number; error: WireError };
