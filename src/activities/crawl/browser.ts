@@ -177,8 +177,14 @@ export function createBrowserRenderer(limits: RenderLimits) {
       if (state.overCap) throw new SkippedError(state.overCap);
       if (state.crashed) throw new SkippedError(state.crashed);
       if (state.topBlocked) throw new BlockedError(`the page navigated to a blocked address: ${state.topBlocked}`);
+      // A script that navigates as the text is taken destroys the context it was read in: once
+      // more, from the document it went to.
+      const read = pageHtml(page, limits.maxHtmlChars).catch(async () => {
+        await page.waitForLoadState('domcontentloaded', { timeout: remaining() }).catch(() => undefined);
+        return pageHtml(page, limits.maxHtmlChars);
+      });
       const html = await within(
-        pageHtml(page, limits.maxHtmlChars),
+        read,
         Math.max(remaining(), CONTENT_GRACE_MS),
         () => state.crashed ?? `the page's scripts kept the browser busy: its text could not be taken within ${limits.timeoutMs} ms`,
       );
