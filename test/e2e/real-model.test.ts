@@ -146,7 +146,11 @@ describe.skipIf(!ready && !CI)(`a real model (${!services ? missingReason() : (m
       () => {
         let stack: Stack | undefined;
         beforeAll(async () => {
-          stack = await startStack(jinja, 150_000);
+          // 90 s a call: the longest calls seen here that end by themselves (a researcher turn, the
+          // claim check) take 40-70 s; the reporter of this small model may write until its output
+          // limit (4,096 tokens at about 13 a second), and at 150 s a call its two tries took five
+          // minutes of the run's budget before code wrote the report (the proxy's lines show it).
+          stack = await startStack(jinja, 90_000);
         }, 180_000);
         afterAll(async () => stack?.close());
 
