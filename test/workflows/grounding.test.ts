@@ -42,6 +42,17 @@ const strictChecker = (req: ChatRequest): Reply => {
   };
 };
 
+/** A run of the scripted question, auto-approved, that ends with a report; its start's response. */
+async function runToReport(h: Harness) {
+  const res = await request(h.app)
+    .post('/v1/research')
+    .send({ question: 'How far did solar costs fall?', options: { autoAcceptPlan: true } })
+    .expect(202);
+  const result = (await h.client.workflow.getHandle(res.body.id).result()) as ResearchResult;
+  expect(result.outcome).toBe('report');
+  return res;
+}
+
 describe.skipIf(!ready)(`grounding by code (${ready ? 'live' : missingReason()})`, () => {
   let h: Harness;
   beforeAll(async () => {
@@ -51,12 +62,7 @@ describe.skipIf(!ready)(`grounding by code (${ready ? 'live' : missingReason()})
 
   it('removes made-up links, URLs, ids and unsupported citations, and records each', async () => {
     h.llm.script(researchRules({ reporter: { json: { title: 'Energy costs', markdown: DRAFT } }, verify: strictChecker }));
-    const res = await request(h.app)
-      .post('/v1/research')
-      .send({ question: 'How far did solar costs fall?', options: { autoAcceptPlan: true } })
-      .expect(202);
-    const result = (await h.client.workflow.getHandle(res.body.id).result()) as ResearchResult;
-    expect(result.outcome).toBe('report');
+    const res = await runToReport(h);
     const report = (await request(h.app).get(`/v1/research/${res.body.id}/report?format=json`).expect(200)).body;
 
     // What survives: the supported claim keeps its citation; nothing made up is left.
@@ -142,12 +148,7 @@ describe.skipIf(!ready)(`grounding by code (${ready ? 'live' : missingReason()})
       return { json: { title: 'Energy costs', markdown } };
     };
     h.llm.script(researchRules({ reporter }));
-    const res = await request(h.app)
-      .post('/v1/research')
-      .send({ question: 'How far did solar costs fall?', options: { autoAcceptPlan: true } })
-      .expect(202);
-    const result = (await h.client.workflow.getHandle(res.body.id).result()) as ResearchResult;
-    expect(result.outcome).toBe('report');
+    const res = await runToReport(h);
     expect(idsSeen().length).toBeGreaterThan(0);
     const report = (await request(h.app).get(`/v1/research/${res.body.id}/report?format=json`).expect(200)).body;
     // The real-model test's check: no raw or misshapen source id anywhere in the report.

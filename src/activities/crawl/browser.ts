@@ -27,7 +27,6 @@ export interface RenderLimits extends GuardPolicy {
 }
 
 export interface RenderOptions {
-  signal?: AbortSignal;
   /** A reason to refuse a URL besides the guard's (a domain the user banned), or undefined. */
   refuse?: (url: URL) => string | undefined;
 }
@@ -160,8 +159,6 @@ export function createBrowserRenderer(limits: RenderLimits) {
    */
   async function render(url: string, opts: RenderOptions = {}): Promise<RenderedPage> {
     const state = newPageState(limits.maxBytes);
-    const onCancel = () => state.abort.abort();
-    opts.signal?.addEventListener('abort', onCancel, { once: true });
     const context = await newContext(await browser(), limits, network, state, opts);
     // The page's time starts with its first request: Chromium's launch is not the page's doing.
     const deadline = Date.now() + limits.timeoutMs;
@@ -193,7 +190,6 @@ export function createBrowserRenderer(limits: RenderLimits) {
       const { blockedCount, blocked } = state;
       return { finalUrl: page.url(), html, bytes: limits.maxBytes - state.budget.left, blockedCount, blocked, timedOut };
     } finally {
-      opts.signal?.removeEventListener('abort', onCancel);
       state.abort.abort();
       await context.close().catch(() => undefined);
     }
