@@ -14,7 +14,7 @@
 // Between the two, a few tests run again with TEST_TEMPORAL=server: on the real Temporal server on
 // PostgreSQL (scripts/temporal-server.ts) instead of the dev server: the run list and its search
 // attributes, status reads (the visibility query of runs closed lately), schedules, priority and
-// fairness, the review by update.
+// fairness, the review by update. The files that start that server themselves run in the same pass.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -30,9 +30,13 @@ const wantsReal = filters.length === 0 || filters.some((f) => REAL_MODEL.include
 const wantsFuzz = filters.length === 0 || filters.some((f) => FUZZ.includes(f));
 const wantsRest = filters.length === 0 || filters.some((f) => !f.includes('real-model') && !FUZZ.includes(f));
 
+// The files that start the built Temporal server themselves run in the real-server pass too, after
+// the suite: .ci/run builds the server in the background while the suite runs.
+const BUILT_SERVER = ['test/e2e/temporal-server.test.ts', 'test/e2e/production-shape.test.ts', 'test/e2e/temporal-tls.test.ts'];
 const REAL_SERVER = [
   {
     files: [
+      ...BUILT_SERVER,
       'test/api/list.test.ts',
       'test/api/status-reads.test.ts',
       'test/workflows/schedules.test.ts',
@@ -81,7 +85,10 @@ function vitest(name, extra, env = process.env) {
 }
 
 const runs = [];
-if (wantsRest) runs.push(vitest('suite', ['--exclude', REAL_MODEL, '--exclude', FUZZ, ...args]));
+if (wantsRest) {
+  const excluded = [REAL_MODEL, FUZZ, ...BUILT_SERVER].flatMap((f) => ['--exclude', f]);
+  runs.push(vitest('suite', [...excluded, ...args]));
+}
 if (wantsFuzz) {
   const started = Date.now();
   runs.push(vitest('fuzz', [FUZZ, ...args.filter((a) => a.startsWith('-'))]));
@@ -89,6 +96,9 @@ if (wantsFuzz) {
 }
 if (realServerRuns.some((r) => r.files.length)) {
   const started = Date.now();
+  // Waits for the build .ci/run started in the background (or builds it now, when nothing did).
+  const build = spawnSync(process.execPath, ['bin/run-ts.mjs', 'scripts/temporal-server.ts', '--install-only'], { stdio: 'inherit' });
+  console.log(`the Temporal server was ready after ${Math.round((Date.now() - started) / 1000)} s (exit ${build.status})`);
   for (const [i, r] of realServerRuns.entries()) {
     if (!r.files.length) continue;
     const run = vitest(`real-server-${i + 1}`, [...r.files, ...(r.testName ? ['-t', r.testName] : [])], {
