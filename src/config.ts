@@ -604,6 +604,11 @@ export const EnvSchema = z.object({
     .describe(
       "memory one page's render may hold, in MB: the private resident memory of the render host's whole process tree (Chromium's processes and the host); past it the page is skipped and its browser stopped",
     ),
+  BROWSER_WAIT: optionalString
+    .pipe(Duration.optional())
+    .describe(
+      'how long a page that needs a browser waits for a worker with one to take it before it is skipped, saying so (a deployment with `BROWSER=false` everywhere); unset: 1 minute',
+    ),
   LLM_QUEUE_RATE: z.coerce
     .number()
     .positive()
@@ -1036,7 +1041,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     webhook: { secret: e.WEBHOOK_SECRET, allowHosts: e.WEBHOOK_ALLOW_HOSTS, timeoutMs: e.WEBHOOK_TIMEOUT_MS },
     schedules: { minInterval: e.SCHEDULE_MIN_INTERVAL },
-    retry: { initialInterval: e.RETRY_INITIAL_INTERVAL, maximumInterval: e.RETRY_MAX_INTERVAL, heartbeatTimeout: e.LLM_HEARTBEAT_TIMEOUT },
+    retry: {
+      initialInterval: e.RETRY_INITIAL_INTERVAL,
+      maximumInterval: e.RETRY_MAX_INTERVAL,
+      heartbeatTimeout: e.LLM_HEARTBEAT_TIMEOUT,
+      ...(e.BROWSER_WAIT ? { browserWait: e.BROWSER_WAIT } : {}),
+    },
     knowledge: knowledgeConfig(e),
     worker: workerConfig(e),
     start: { allocator: e.ALLOCATOR, mainSemiSpaceMb: e.MAIN_SEMI_SPACE_MB },

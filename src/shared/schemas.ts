@@ -161,6 +161,8 @@ export const RetrySettings = z.object({
   maximumInterval: Duration,
   /** How long an LLM call's worker may stay silent before another worker gets the call (default 15s). */
   heartbeatTimeout: Duration.optional(),
+  /** How long a page that needs a browser waits for a worker with one (BROWSER_WAIT; absent: 1 minute). */
+  browserWait: Duration.optional(),
 });
 export type RetrySettings = z.infer<typeof RetrySettings>;
 

@@ -39,9 +39,10 @@ export interface CallPolicy {
 /** How long a webhook delivery is retried while its receiver fails or is unreachable. */
 const WEBHOOK_RETRY_FOR = '24h';
 
-/** How long a page that needs a browser waits for a worker with one to take it: a deployment
- *  without browser workers (BROWSER=false everywhere) has its page skipped after this, saying so. */
-export const BROWSER_WAIT = '1 minute';
+/** How long a page that needs a browser waits for a worker with one to take it, unless the run's
+ *  retry settings say (BROWSER_WAIT): a deployment without browser workers (BROWSER=false
+ *  everywhere) has its page skipped after this, saying so. */
+const BROWSER_WAIT = '1 minute';
 
 /**
  * The whole background phase in one model-queue activity (researchBackground, background-in-one),
@@ -115,11 +116,12 @@ export function activitiesFor(policy: CallPolicy) {
   const sandbox = proxyActivities<SandboxActivities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '15 seconds', ...waitOut });
 
   /** A page rendered in headless Chromium (BROWSER_TIMEOUT_MS at most 5 minutes); heartbeats while
-   *  it renders. Waits at most BROWSER_WAIT for a worker with a browser to take it (not retried). */
+   *  it renders. Waits at most browserWait for a worker with a browser to take it (not retried). */
+  const browserWait = retry.browserWait ?? BROWSER_WAIT;
   const browser = proxyActivities<BrowserActivities>({
     startToCloseTimeout: '6 minutes',
     heartbeatTimeout: '30 seconds',
-    scheduleToStartTimeout: BROWSER_WAIT,
+    scheduleToStartTimeout: browserWait,
     ...waitOut,
   });
 
@@ -156,6 +158,8 @@ export function activitiesFor(policy: CallPolicy) {
     localKnowledge,
     embedding,
     notify,
+    /** How long a page that needs a browser waits for a worker with one (the skip's reason says it). */
+    browserWait,
     /** One web search, on `<queue>-search`: the server rate-limits that queue across all workers. */
     webSearch(summary: string, input: Input<SearchActivities['webSearch']>) {
       return search.webSearch.executeWithOptions({ summary, taskQueue: `${workflowInfo().taskQueue}${SEARCH_QUEUE_SUFFIX}` }, [input]);

@@ -12,7 +12,7 @@ import { addUsage, ZERO_USAGE } from '../shared/plain';
 import type { StepInput, Usage } from '../shared/schemas';
 import type { ToolResultInput } from '../activities/roles/conversation';
 import type { CrawlResult } from '../activities/crawl';
-import { BROWSER_WAIT, type Calls } from './proxies';
+import type { Calls } from './proxies';
 import type { StepNotes } from './step-notes';
 
 /** Keeps a tool's result for the next model turn, which writes it before asking. */
@@ -62,7 +62,7 @@ export async function continueInBrowser(
     return {
       url,
       status: 'skipped',
-      reason: `${first.reason ?? 'the page needs a browser'}, and no worker with a browser took it within ${BROWSER_WAIT}`,
+      reason: `${first.reason ?? 'the page needs a browser'}, and no worker with a browser took it within ${calls.browserWait}`,
     };
   }
   if (rendered.status !== 'ok') return rendered;
@@ -71,7 +71,7 @@ export async function continueInBrowser(
   return { ...read, cached: false, rendered: true, ...(blockedRequests ? { blockedRequests } : {}), ...(blocked ? { blocked } : {}) };
 }
 
-/** No worker with a browser took the page within BROWSER_WAIT (schedule-to-start timeouts are not retried). */
+/** No worker with a browser took the page within calls.browserWait (schedule-to-start timeouts are not retried). */
 function waitedForBrowser(err: unknown): boolean {
   return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === 'SCHEDULE_TO_START';
 }

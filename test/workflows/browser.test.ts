@@ -37,7 +37,13 @@ async function crawlJsPage(h: Harness, before: string[] = []): Promise<{ id: str
     return { json: { relevant: figure !== 'nothing', evidence: `The page states ${figure}.`, summary: `Reports ${figure}.` } };
   };
   h.llm.script(researchRules({ react, extractor }));
-  const { id, out } = await runResearcherStep(h, { question: 'How much offshore wind capacity is there?', step, maxToolRounds: 4 });
+  // The run's retry settings from the worker's config, as the API gives them to a run (BROWSER_WAIT among them).
+  const { id, out } = await runResearcherStep(h, {
+    question: 'How much offshore wind capacity is there?',
+    step,
+    maxToolRounds: 4,
+    retry: h.config.retry,
+  });
   const toolMessage = h.llm.requests
     .filter((r) => r.rule === 'react')
     .flatMap((r) => r.body.messages.filter((m) => m.role === 'tool').map((m) => String(m.content)))
@@ -85,6 +91,12 @@ describe.skipIf(!ready)(
           `crawlPage on ${h.taskQueue}-llm`,
         ]);
         expect(h.site.hits).toContain('/apps/wind-report.json');
+        // With BROWSER_WAIT unset, a page waits the default minute for a worker with a browser.
+        const waits = history.events!.flatMap((e) => {
+          const a = e.activityTaskScheduledEventAttributes;
+          return a?.activityType?.name === 'renderPage' ? [Number(a.scheduleToStartTimeout!.seconds)] : [];
+        });
+        expect(waits).toEqual([60]);
         // The first history with the browser-render patch (src/workflows/tools.ts; recorded before
         // the tools-in-turn patch, when the first read was an activity of its own).
         recordHistories([[id, 'baseline-researcher-browser.json']]);
@@ -114,17 +126,25 @@ describe.skipIf(!ready)(
     describe('with no browser worker anywhere', () => {
       let h: Harness;
       beforeAll(async () => {
-        h = await startHarness({ env: { RESEARCHER_PYTHON: 'false', BROWSER: 'false' } });
+        // A test-sized wait for a browser (unset, a run waits 1 minute: the proxies' default).
+        h = await startHarness({ env: { RESEARCHER_PYTHON: 'false', BROWSER: 'false', BROWSER_WAIT: '3s' } });
       });
       afterAll(async () => h?.close());
 
       it('skips the page after the wait for a browser, saying why, and the step goes on', async () => {
         const started = Date.now();
-        const { out, toolMessage } = await crawlJsPage(h);
+        const { id, out, toolMessage } = await crawlJsPage(h);
         expect(toolMessage).toMatch(
-          /wind-report\.html: skipped \(the page renders its text with JavaScript, and no worker with a browser took it within 1 minute\)/,
+          /wind-report\.html: skipped \(the page renders its text with JavaScript, and no worker with a browser took it within 3s\)/,
         );
-        expect(Date.now() - started).toBeGreaterThanOrEqual(60_000);
+        expect(Date.now() - started).toBeGreaterThanOrEqual(3_000);
+        // The render waited on the browser queue, with the configured wait, and was not retried.
+        const history = await h.client.workflow.getHandle(id).fetchHistory();
+        const renders = history.events!.flatMap((e) => {
+          const a = e.activityTaskScheduledEventAttributes;
+          return a?.activityType?.name === 'renderPage' ? [a] : [];
+        });
+        expect(renders.map((a) => [a.taskQueue!.name, Number(a.scheduleToStartTimeout!.seconds)])).toEqual([[`${h.taskQueue}-browser`, 3]]);
         expect(out.key).toBe('step/wind/1');
         expect(h.site.hits).not.toContain('/apps/wind-report.json');
       }, 150_000);
