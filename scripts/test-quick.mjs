@@ -3,19 +3,27 @@
 // need no service (vitest.quick.config.ts: test/unit without Temporal, PostgreSQL, Docker or a
 // browser), run side by side, each with its time; it fails if any of them fails. `npm test` stays
 // the complete suite.
+//
+// `--checks-only` (what `npm test` runs before the suite): the static checks and the workflow
+// bundle, side by side, without the tests.
 import { spawn } from 'node:child_process';
 
 const NODE = process.execPath;
-const checks = [
+const checksOnly = process.argv.includes('--checks-only');
+const testArgs = process.argv.slice(2).filter((a) => a !== '--checks-only');
+const all = [
   { name: 'type check', args: ['node_modules/typescript/bin/tsc', '--noEmit'] },
   { name: 'type check (web)', args: ['node_modules/typescript/bin/tsc', '-p', 'web', '--noEmit'] },
   { name: 'lint', args: ['node_modules/eslint/bin/eslint.js', '.'] },
   { name: 'format', args: ['node_modules/prettier/bin/prettier.cjs', '--check', '--log-level', 'warn', '.'] },
   {
     name: 'tests without services',
-    args: ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.quick.config.ts', ...process.argv.slice(2)],
+    args: ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.quick.config.ts', ...testArgs],
+    tests: true,
   },
+  { name: 'workflow bundle', args: ['bin/run-ts.mjs', 'scripts/bundle-workflows.ts'], checksOnly: true },
 ];
+const checks = all.filter((c) => (checksOnly ? !c.tests : !c.checksOnly));
 
 const started = Date.now();
 const results = await Promise.all(
