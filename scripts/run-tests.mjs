@@ -8,15 +8,16 @@
 // whose filters match none of its files is not started.
 //
 // The OpenAPI fuzzer (test/api/openapi-fuzz.test.ts: schemathesis against a live API, a few
-// minutes) also runs on its own after the suite: its thousands of requests would slow the suite's
+// minutes) also runs after the suite: its thousands of requests would slow the suite's
 // timing-sensitive tests, and the suite's load would eat into its time budget.
 //
-// Between the two, a few tests run again with TEST_TEMPORAL=server: on the real Temporal server on
+// Beside the fuzzer, a few tests run again with TEST_TEMPORAL=server: on the real Temporal server on
 // PostgreSQL (scripts/temporal-server.ts) instead of the dev server: the run list and its search
 // attributes, status reads (the visibility query of runs closed lately), schedules, priority and
-// fairness, the review by update. The files that start that server themselves run in the same pass.
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// fairness, the review by update. The files that start that server themselves run in the same pass,
+// which first waits for the server's build (.ci/run starts it in the background).
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 
@@ -50,13 +51,17 @@ const realServerRuns = REAL_SERVER.map((r) => ({
   files: r.files.filter((f) => filters.length === 0 || filters.some((x) => f.includes(x))),
 }));
 
-function vitest(name, extra, env = process.env) {
+/** One vitest run. `quiet`: its output goes to .data/test-output-<name>.log and is printed when it
+ *  ends (for a run beside another, so their lines do not interleave). */
+async function vitest(name, extra, env = process.env, quiet = false) {
   const out = path.resolve('.data', `test-results-${name}.json`);
   const suiteErrorsFile = path.resolve('.data', `test-suite-errors-${name}.json`);
+  const logFile = path.resolve('.data', `test-output-${name}.log`);
   mkdirSync(path.dirname(out), { recursive: true });
   rmSync(out, { force: true });
   rmSync(suiteErrorsFile, { force: true });
-  const r = spawnSync(
+  const logFd = quiet ? openSync(logFile, 'w') : undefined;
+  const child = spawn(
     process.execPath,
     [
       'node_modules/vitest/vitest.mjs',
@@ -67,8 +72,14 @@ function vitest(name, extra, env = process.env) {
       `--outputFile.json=${out}`,
       ...extra,
     ],
-    { stdio: 'inherit', env: { ...env, SUITE_ERRORS_FILE: suiteErrorsFile } },
+    {
+      stdio: logFd === undefined ? 'inherit' : ['ignore', logFd, logFd],
+      env: { ...env, SUITE_ERRORS_FILE: suiteErrorsFile },
+    },
   );
+  const r = { status: await new Promise((resolve) => child.once('close', (code) => resolve(code))) };
+  if (logFd !== undefined) closeSync(logFd);
+  if (quiet) console.log(`\n--- the ${name} run's output (${logFile}):\n${readFileSync(logFile, 'utf8')}`);
   let res;
   try {
     res = JSON.parse(readFileSync(out, 'utf8'));
@@ -85,43 +96,50 @@ function vitest(name, extra, env = process.env) {
 }
 
 const runs = [];
+const timed = async (what, run) => {
+  const started = Date.now();
+  const result = await run();
+  console.log(`${what} took ${Math.round((Date.now() - started) / 1000)} s`);
+  return result;
+};
 if (wantsRest) {
   const excluded = [REAL_MODEL, FUZZ, ...BUILT_SERVER].flatMap((f) => ['--exclude', f]);
-  runs.push(vitest('suite', [...excluded, ...args]));
+  runs.push(await vitest('suite', [...excluded, ...args]));
 }
-if (wantsFuzz) {
-  const started = Date.now();
-  runs.push(vitest('fuzz', [FUZZ, ...args.filter((a) => a.startsWith('-'))]));
-  console.log(`OpenAPI fuzz pass took ${Math.round((Date.now() - started) / 1000)} s`);
-}
+// The fuzz pass and the real-server pass go side by side: each mostly waits on its servers.
+const fuzzRun = wantsFuzz
+  ? timed('the OpenAPI fuzz pass', () => vitest('fuzz', [FUZZ, ...args.filter((a) => a.startsWith('-'))], process.env, true))
+  : undefined;
 if (realServerRuns.some((r) => r.files.length)) {
-  const started = Date.now();
-  // Waits for the build .ci/run started in the background (or builds it now, when nothing did).
-  const build = spawnSync(process.execPath, ['bin/run-ts.mjs', 'scripts/temporal-server.ts', '--install-only'], { stdio: 'inherit' });
-  console.log(`the Temporal server was ready after ${Math.round((Date.now() - started) / 1000)} s (exit ${build.status})`);
-  for (const [i, r] of realServerRuns.entries()) {
-    if (!r.files.length) continue;
-    const run = vitest(`real-server-${i + 1}`, [...r.files, ...(r.testName ? ['-t', r.testName] : [])], {
-      ...process.env,
-      TEST_TEMPORAL: 'server',
-    });
-    // -t leaves the file's other tests skipped on purpose: only the chosen ones count, and they must run.
-    if (r.testName && run.res) {
-      if (run.res.numPassedTests + run.res.numFailedTests === 0) {
-        console.error(`real-server pass: no test matched "${r.testName}"`);
-        run.status = 1;
+  await timed('the real-server pass', async () => {
+    // Waits for the build .ci/run started in the background (or builds it now, when nothing did).
+    const started = Date.now();
+    const build = spawnSync(process.execPath, ['bin/run-ts.mjs', 'scripts/temporal-server.ts', '--install-only'], { stdio: 'inherit' });
+    console.log(`the Temporal server was ready after ${Math.round((Date.now() - started) / 1000)} s (exit ${build.status})`);
+    for (const [i, r] of realServerRuns.entries()) {
+      if (!r.files.length) continue;
+      const run = await vitest(`real-server-${i + 1}`, [...r.files, ...(r.testName ? ['-t', r.testName] : [])], {
+        ...process.env,
+        TEST_TEMPORAL: 'server',
+      });
+      // -t leaves the file's other tests skipped on purpose: only the chosen ones count, and they must run.
+      if (r.testName && run.res) {
+        if (run.res.numPassedTests + run.res.numFailedTests === 0) {
+          console.error(`real-server pass: no test matched "${r.testName}"`);
+          run.status = 1;
+        }
+        run.res.numPendingTests = 0;
+        run.res.numTodoTests = 0;
       }
-      run.res.numPendingTests = 0;
-      run.res.numTodoTests = 0;
+      runs.push(run);
     }
-    runs.push(run);
-  }
-  console.log(`real-server tests took ${Math.round((Date.now() - started) / 1000)} s`);
+  });
 }
+if (fuzzRun) runs.push(await fuzzRun);
 if (wantsReal) {
-  const started = Date.now();
-  runs.push(vitest('real-model', ['--maxWorkers=1', ...(filters.length ? args : [REAL_MODEL, ...args])]));
-  console.log(`real-model tests took ${Math.round((Date.now() - started) / 1000)} s`);
+  runs.push(
+    await timed('the real-model pass', () => vitest('real-model', ['--maxWorkers=1', ...(filters.length ? args : [REAL_MODEL, ...args])])),
+  );
 }
 
 let code = runs.some((r) => r.status !== 0 || !r.res) ? 1 : 0;
