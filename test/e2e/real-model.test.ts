@@ -1,10 +1,13 @@
 // Research runs against a real model: llama.cpp's llama-server with the pinned small instruct model
-// (`npm run local-llm` builds and fetches both; .ci/run provisions them), behind a recording proxy,
-// with the SearXNG double over the fixture site. The model is tiny and slow (10-60 s a call on two
-// cores), so each run is small (quick effort, one step) and the assertions are about what the
-// service guarantees whatever the model writes: the run ends, every request carries an output
-// limit, every citation resolves to a page the run retrieved, no raw source id or made-up address
-// reaches the report, and the fallbacks taken are written in the notes.
+// (`npm run local-llm` provisions both; .ci/run does it for CI), behind recording proxies, with the
+// SearXNG double over the fixture site. One server serves the whole file, started with --jinja and
+// two slots; the client "without --jinja" is given, for its requests with tools, the refusal the
+// server gives when started without it (checked word for word against such a server at the end).
+// The model is tiny and slow, so each run is small (quick effort, one step, test-sized output
+// limits) and the assertions are about what the service guarantees whatever the model writes: the
+// run ends, every request carries an output limit, every citation resolves to a page the run
+// retrieved, no raw source id or made-up address reaches the report, and the fallbacks taken are
+// written in the notes.
 import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import request from 'supertest';
@@ -16,7 +19,7 @@ import { createStore } from '../../src/activities/store';
 import { normalize } from '../../src/shared/memory';
 import { LLM_ROLES } from '../../src/shared/constants';
 import { startHarness, type Harness } from '../support/harness';
-import { perRole, startLlmProxy, type LlmProxy } from '../support/llm-proxy';
+import { NO_JINJA_REFUSAL, perRole, startLlmProxy, type LlmProxy } from '../support/llm-proxy';
 import { localLlmMissing, startRealLlm, type RealLlm } from '../support/real-llm';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
@@ -25,9 +28,22 @@ const missing = localLlmMissing();
 const ready = services && !missing;
 const CI = process.env.CI === 'true';
 
-/** One run may take this long on two cores (each call 10-60 s, about 12-20 calls). Usually 4-6
- *  minutes; CI once took 715 s for the --jinja run, when the model's researcher turns ran long. */
-const RUN_BUDGET_MS = 15 * 60_000;
+/** One run may take this long: about 12-20 calls of a few seconds to two minutes each, two runs
+ *  and the memory call sharing the server. */
+const RUN_BUDGET_MS = 10 * 60_000;
+
+/** Output limits for this small, slow model: room for each role's answer (a plan of one step, a
+ *  turn of tool calls, a brief report) without letting a model that writes on until its limit
+ *  (this one does: a reporter at 4,096 tokens ran out its 90 s timeout) hold a call for minutes. */
+const OUTPUT_LIMITS = {
+  LLM_MAX_TOKENS_COORDINATOR: '384',
+  LLM_MAX_TOKENS_PLANNER: '768',
+  LLM_MAX_TOKENS_RESEARCHER: '768',
+  LLM_MAX_TOKENS_CODER: '768',
+  LLM_MAX_TOKENS_JUDGE: '384',
+  LLM_MAX_TOKENS_REPORTER: '1024',
+};
+const MAX_LIMIT = Math.max(...Object.values(OUTPUT_LIMITS).map(Number));
 
 const roleModels = Object.fromEntries(LLM_ROLES.map((r) => [`LLM_MODEL_${r.toUpperCase()}`, `local-${r}`]));
 
@@ -35,7 +51,7 @@ async function researchRun(h: Harness, question: string) {
   const started = Date.now();
   const res = await request(h.app)
     .post('/v1/research')
-    .send({ question, options: { effort: 'quick', autoAcceptPlan: true, maxSteps: 1, maxToolRounds: 3, queryCount: 1 } })
+    .send({ question, options: { effort: 'quick', autoAcceptPlan: true, maxSteps: 1, maxToolRounds: 2, queryCount: 1 } })
     .expect(202);
   const result = await h.client.workflow.getHandle(res.body.id).result();
   const seconds = Math.round((Date.now() - started) / 1000);
@@ -111,16 +127,16 @@ interface Stack {
   close(): Promise<void>;
 }
 
-/** The model behind a recording proxy, and a worker and API that use it with per-role model names. */
-async function startStack(jinja: boolean, timeoutMs: number): Promise<Stack> {
-  const llm: RealLlm = await startRealLlm({ jinja, ctx: 4096, parallel: 1 });
-  const proxy = await startLlmProxy(llm.baseUrl);
+/** A worker and API on the one model, behind a recording proxy of their own, with per-role model names. */
+async function startStack(llm: RealLlm, o: { timeoutMs: number; withoutJinja?: boolean }): Promise<Stack> {
+  const proxy = await startLlmProxy(llm.baseUrl, { withoutJinja: o.withoutJinja });
   const h = await startHarness({
     env: {
       OPENAI_BASE_URL: `${proxy.url}/v1`,
       LLM_MODEL: 'local-default',
       ...roleModels,
-      LLM_TIMEOUT_MS: String(timeoutMs),
+      ...OUTPUT_LIMITS,
+      LLM_TIMEOUT_MS: String(o.timeoutMs),
       LLM_PRICES: '',
     },
   });
@@ -130,7 +146,6 @@ async function startStack(jinja: boolean, timeoutMs: number): Promise<Stack> {
     close: async () => {
       await h.close();
       await proxy.close();
-      await llm.stop();
     },
   };
 }
@@ -140,87 +155,96 @@ describe.skipIf(!ready && !CI)(`a real model (${!services ? missingReason() : (m
     expect(missing).toBeUndefined();
   });
 
-  for (const jinja of [true, false]) {
-    describe(
-      jinja ? 'llama-server with --jinja (native tool calls), 4096 tokens a slot' : 'llama-server without --jinja (JSON actions)',
-      () => {
-        let stack: Stack | undefined;
-        beforeAll(async () => {
-          // 90 s a call: the longest calls seen here that end by themselves (a researcher turn, the
-          // claim check) take 40-70 s; the reporter of this small model may write until its output
-          // limit (4,096 tokens at about 13 a second), and at 150 s a call its two tries took five
-          // minutes of the run's budget before code wrote the report (the proxy's lines show it).
-          stack = await startStack(jinja, 90_000);
-        }, 180_000);
-        afterAll(async () => stack?.close());
+  // One server for the whole file, with two slots: the runs below go side by side (a second
+  // sequence in a batch costs this small model little more than the first).
+  let llm: RealLlm | undefined;
+  beforeAll(async () => {
+    if (ready) llm = await startRealLlm({ jinja: true, ctx: 8192, parallel: 2 });
+  }, 180_000);
+  afterAll(async () => llm?.stop());
 
-        it(
-          'completes a quick run with a grounded report, every request bounded',
-          async () => {
-            const { h, proxy } = stack!;
-            const { id, result, seconds } = await researchRun(
-              h,
-              'How much cheaper has solar power become since 2010, and what do battery packs cost?',
-            );
-            const fallbacks = await report(h, proxy, id, jinja ? 'jinja' : 'no jinja', seconds);
-            expect(result.status, JSON.stringify(result)).toBe('completed');
-            expect(result.outcome).toBe('report');
-            // Every request to the model carried an output limit.
-            expect(proxy.requests.length).toBeGreaterThan(3);
-            for (const r of proxy.requests) expect(r.maxTokens, `${r.model} request without max_tokens`).toBeGreaterThan(0);
-            // No step failed on a context error: the small window was fitted. An overflow the
-            // estimate missed (the server counts tool schemas its own way) is answered by trimming
-            // harder with the server's count, a few times at most.
-            expect(
-              result.steps.every((st: { status: string }) => st.status === 'completed'),
-              JSON.stringify(result.steps),
-            ).toBe(true);
-            expect(proxy.requests.filter((r) => r.status === 400).length).toBeLessThanOrEqual(3);
-            const { cited, references, markdown } = await expectGroundedReport(h, id);
-            console.log(`\n[real model: ${jinja ? 'jinja' : 'no jinja'}] the report:\n${markdown}\n`);
-            // The run read pages of the fixture site and the reporter's draft cited what it
-            // retrieved. The claim check (asked of the same small model) may remove citations it
-            // finds unsupported; the report keeps at least one unless the check removed each of
-            // them, every removal recorded with its verdict.
-            const grounding = await groundingOf(h, id);
-            expect(grounding.citations - grounding.unresolved, JSON.stringify(grounding)).toBeGreaterThan(0);
-            if (references === 0 || cited === 0) {
-              expect(grounding.removed, JSON.stringify(grounding)).toBeGreaterThan(0);
-              expect(grounding.records.filter((r) => r.action === 'removed').length).toBe(grounding.removed);
-              console.log(
-                `[real model: ${jinja ? 'jinja' : 'no jinja'}] the claim check removed every citation: ${JSON.stringify(grounding)}`,
-              );
-            } else {
-              expect(cited).toBeGreaterThan(0);
-            }
-            if (!jinja) {
-              // Tools were refused once (500 "tools param requires --jinja"), then asked as JSON actions.
-              expect(proxy.requests.some((r) => r.status === 500 && r.tools)).toBe(true);
-              expect(proxy.requests.filter((r) => r.tools && r.status === 500).length).toBeLessThanOrEqual(2);
-            }
-            // Every fallback or correction the run took is said in words, in the notes.
-            for (const f of fallbacks) expect(f.note).toMatch(/^(Fallback|Correction) \(/);
-          },
-          RUN_BUDGET_MS,
-        );
-      },
-    );
-  }
-
-  describe('user memory with the real model (--jinja)', () => {
-    let stack: Stack | undefined;
+  describe.skipIf(!ready)('research runs and user memory, side by side', () => {
+    const stacks: Partial<Record<'jinja' | 'plain' | 'memory', Stack>> = {};
     beforeAll(async () => {
-      stack = await startStack(true, 150_000);
+      // 120 s a call: the two runs share the server's two cores.
+      const [jinja, plain, memory] = await Promise.all([
+        startStack(llm!, { timeoutMs: 120_000 }),
+        startStack(llm!, { timeoutMs: 120_000, withoutJinja: true }),
+        startStack(llm!, { timeoutMs: 120_000 }),
+      ]);
+      Object.assign(stacks, { jinja, plain, memory });
     }, 180_000);
-    afterAll(async () => stack?.close());
+    afterAll(async () => {
+      await Promise.all(Object.values(stacks).map((s) => s.close()));
+    });
 
-    it(
+    for (const jinja of [true, false]) {
+      it.concurrent(
+        jinja
+          ? 'completes a quick run with native tool calls (--jinja): a grounded report, every request bounded'
+          : 'completes a quick run without --jinja (tools refused, asked as JSON actions): a grounded report, every request bounded',
+        async () => {
+          const { h, proxy } = stacks[jinja ? 'jinja' : 'plain']!;
+          const label = jinja ? 'jinja' : 'no jinja';
+          const { id, result, seconds } = await researchRun(
+            h,
+            'How much cheaper has solar power become since 2010, and what do battery packs cost?',
+          );
+          const fallbacks = await report(h, proxy, id, label, seconds);
+          expect(result.status, JSON.stringify(result)).toBe('completed');
+          expect(result.outcome).toBe('report');
+          // Every request to the model carried an output limit, at most the role's (doubled once for a cut-off answer).
+          expect(proxy.requests.length).toBeGreaterThan(3);
+          for (const r of proxy.requests) {
+            expect(r.maxTokens, `${r.model} request without max_tokens`).toBeGreaterThan(0);
+            expect(r.maxTokens!).toBeLessThanOrEqual(2 * MAX_LIMIT);
+          }
+          // No step failed on a context error: the window was fitted. An overflow the estimate
+          // missed (the server counts tool schemas its own way) is answered by trimming harder
+          // with the server's count, a few times at most.
+          expect(
+            result.steps.every((st: { status: string }) => st.status === 'completed'),
+            JSON.stringify(result.steps),
+          ).toBe(true);
+          expect(proxy.requests.filter((r) => r.status === 400).length).toBeLessThanOrEqual(3);
+          const { cited, references, markdown } = await expectGroundedReport(h, id);
+          console.log(`\n[real model: ${label}] the report:\n${markdown}\n`);
+          // The run read pages of the fixture site and the reporter's draft cited what it
+          // retrieved. The claim check (asked of the same small model) may remove citations it
+          // finds unsupported; the report keeps at least one unless the check removed each of
+          // them, every removal recorded with its verdict.
+          const grounding = await groundingOf(h, id);
+          expect(grounding.citations - grounding.unresolved, JSON.stringify(grounding)).toBeGreaterThan(0);
+          if (references === 0 || cited === 0) {
+            expect(grounding.removed, JSON.stringify(grounding)).toBeGreaterThan(0);
+            expect(grounding.records.filter((r) => r.action === 'removed').length).toBe(grounding.removed);
+            console.log(`[real model: ${label}] the claim check removed every citation: ${JSON.stringify(grounding)}`);
+          } else {
+            expect(cited).toBeGreaterThan(0);
+          }
+          if (jinja) {
+            // The server's native tool calls were used.
+            expect(proxy.requests.some((r) => r.status === 200 && r.tools)).toBe(true);
+          } else {
+            // Tools were refused once (the server's 500 "tools param requires --jinja"), then asked as JSON actions.
+            expect(proxy.requests.some((r) => r.status === 500 && r.tools)).toBe(true);
+            expect(proxy.requests.filter((r) => r.tools && r.status === 500).length).toBeLessThanOrEqual(2);
+            expect(proxy.requests.some((r) => r.status === 200 && !r.tools && r.model === 'local-researcher')).toBe(true);
+          }
+          // Every fallback or correction the run took is said in words, in the notes.
+          for (const f of fallbacks) expect(f.note).toMatch(/^(Fallback|Correction) \(/);
+        },
+        RUN_BUDGET_MS,
+      );
+    }
+
+    it.concurrent(
       "learns only what the user's own words bear out, in one bounded call",
       async () => {
-        const { h, proxy } = stack!;
+        const { h, proxy } = stacks.memory!;
         const store = createStore(h.pool);
         const client = createLlmClient(h.config);
-        const llm = createLlm({ config: h.config, calls: store.llmCalls, leases: store.llmLeases, client: () => client });
+        const llmCall = createLlm({ config: h.config, calls: store.llmCalls, leases: store.llmLeases, client: () => client });
         const owner = { tenant: `real-memory-${randomUUID().slice(0, 8)}`, userId: 'teacher' };
         // Not the prompt's own example (a hydrologist), so a model that copies the example learns nothing.
         const question =
@@ -231,8 +255,11 @@ describe.skipIf(!ready && !CI)(`a real model (${!services ? missingReason() : (m
           const out = (await new MockActivityEnvironment({
             activityId: 'learn',
             workflowExecution: { workflowId: researchId, runId: randomUUID() },
+            // As the workflow schedules it (the LLM activities' 5 minutes), not the mock's 1 s:
+            // the call's deadline is taken from the attempt's time left, and the server is busy with the runs.
+            startToCloseTimeoutMs: 5 * 60_000,
           }).run(() =>
-            createUserMemoryActivities({ llm, store }).learnAboutUser({
+            createUserMemoryActivities({ llm: llmCall, store }).learnAboutUser({
               researchId,
               owner,
               words: [{ kind: 'question', text: question, at: new Date().toISOString() }],
@@ -257,14 +284,14 @@ describe.skipIf(!ready && !CI)(`a real model (${!services ? missingReason() : (m
           await store.memory.purge(owner.tenant);
         }
       },
-      4 * 60_000,
+      RUN_BUDGET_MS,
     );
   });
 
-  describe('a model too slow for its timeout', () => {
+  describe.skipIf(!ready)('a model too slow for its timeout', () => {
     let stack: Stack | undefined;
     beforeAll(async () => {
-      stack = await startStack(true, 1_500);
+      stack = await startStack(llm!, { timeoutMs: 1_500 });
     }, 180_000);
     afterAll(async () => stack?.close());
 
@@ -282,5 +309,28 @@ describe.skipIf(!ready && !CI)(`a real model (${!services ? missingReason() : (m
       },
       10 * 60_000,
     );
+  });
+
+  describe.skipIf(!ready)('the refusal the no-jinja client is given', () => {
+    it('is what llama-server itself answers without --jinja, word for word', async () => {
+      // A second server, for one request that generates nothing: the proxy's stand-in must stay true to the pinned server.
+      const plain = await startRealLlm({ jinja: false, ctx: 1024, parallel: 1 });
+      try {
+        const res = await fetch(`${plain.baseUrl}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            model: 'local',
+            max_tokens: 8,
+            messages: [{ role: 'user', content: 'hi' }],
+            tools: [{ type: 'function', function: { name: 'f', description: 'd', parameters: { type: 'object', properties: {} } } }],
+          }),
+        });
+        expect(res.status).toBe(500);
+        expect(await res.text()).toBe(NO_JINJA_REFUSAL);
+      } finally {
+        await plain.stop();
+      }
+    }, 120_000);
   });
 });

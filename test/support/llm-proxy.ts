@@ -1,6 +1,7 @@
 // A recording proxy in front of a real OpenAI-compatible server: every request passes through
 // unchanged, and the proxy keeps what a test asserts on and reports (the role, read from the model
 // name the test gives each role, the output limit the request carried, tokens, seconds, status).
+// It can also stand in for the server's --no-jinja mode (the real refusal, word for word).
 import { listen, readBody, type RunningServer } from './http';
 
 export interface ProxiedRequest {
@@ -19,7 +20,16 @@ export interface LlmProxy extends RunningServer {
   requests: ProxiedRequest[];
 }
 
-export async function startLlmProxy(target: string): Promise<LlmProxy> {
+/** What llama-server (b11434) answers a request with `tools` when it runs without --jinja, as it sent it. */
+export const NO_JINJA_REFUSAL = '{"error":{"code":500,"message":"tools param requires --jinja flag","type":"server_error"}}';
+
+export interface LlmProxyOptions {
+  /** Answer requests with `tools` as llama-server without --jinja does (HTTP 500, NO_JINJA_REFUSAL), so
+   *  one server started with --jinja serves a client of each kind; every other request passes. */
+  withoutJinja?: boolean;
+}
+
+export async function startLlmProxy(target: string, opts: LlmProxyOptions = {}): Promise<LlmProxy> {
   const requests: ProxiedRequest[] = [];
   const base = target.replace(/\/+$/, '');
   const server = await listen((req, res) => {
@@ -51,6 +61,12 @@ export async function startLlmProxy(target: string): Promise<LlmProxy> {
           finishReason,
         });
       };
+      if (opts.withoutJinja && Array.isArray(parsed.tools) && parsed.tools.length > 0) {
+        record(500, 0, 0, undefined);
+        res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+        res.end(NO_JINJA_REFUSAL);
+        return;
+      }
       const abort = new AbortController();
       res.on('close', () => {
         if (!res.writableFinished) abort.abort();
