@@ -114,9 +114,15 @@ function repairMessages(repair: Message[], cutOff: boolean): Message[] {
   });
 }
 
-/** A claim on a call lives this long unless its holder renews it (every LEASE_RENEW_MS). */
-const LEASE_TTL_MS = 30_000;
-const LEASE_RENEW_MS = 10_000;
+/**
+ * A claim on a call lives twice the attempt's heartbeat timeout (30 s at the default 15 s; never
+ * more than that, never under 4 s) unless its holder renews it, every third of that: a dead
+ * holder's call is taken over about as soon as Temporal gives it to another attempt.
+ */
+function leaseTtlMs(): number {
+  const heartbeat = Context.current().info.heartbeatTimeoutMs;
+  return heartbeat ? Math.min(30_000, Math.max(4_000, 2 * heartbeat)) : 30_000;
+}
 /** How often an attempt that found the call claimed looks for the holder's answer. */
 const WAIT_POLL_MS = 500;
 
@@ -179,14 +185,15 @@ async function completeCall<T>(state: LlmState, req: ModelRequest<T>): Promise<M
   // the one that claims the call pays for it, the other waits for its answer.
   // The claim's round trip also brings the guidance the user gave the run (steering).
   const holder = `${Context.current().info.attempt}/${randomUUID()}`;
+  const ttl = leaseTtlMs();
   let claim: { claimed: boolean; guidance: string[] };
-  while (!(claim = await deps.leases.claim(callKey, holder, LEASE_TTL_MS, req.researchId)).claimed) {
+  while (!(claim = await deps.leases.claim(callKey, holder, ttl, req.researchId)).claimed) {
     Context.current().heartbeat({ waitingFor: 'another attempt of this call' });
     await Context.current().sleep(WAIT_POLL_MS);
     const answered = await reusable();
     if (answered) return answered;
   }
-  const renew = setInterval(() => void deps.leases.claim(callKey, holder, LEASE_TTL_MS).catch(() => undefined), LEASE_RENEW_MS);
+  const renew = setInterval(() => void deps.leases.claim(callKey, holder, ttl).catch(() => undefined), ttl / 3);
   // Recording the answer releases the claim in the same statement; otherwise the end does.
   const lease = { holder, released: false };
   try {
