@@ -623,7 +623,7 @@ export const EnvSchema = z.object({
   ),
   RETRY_MAX_INTERVAL: Duration.default(DEFAULT_RETRY.maximumInterval).describe('longest backoff of retried outside calls'),
   LLM_HEARTBEAT_TIMEOUT: Duration.default(DEFAULT_LLM_HEARTBEAT_TIMEOUT).describe(
-    "how long a worker making an LLM call may stay silent (a network cut, a frozen process) before another worker gets the call; the second attempt waits for the first one's answer rather than paying again",
+    "how long a worker making an LLM call may stay silent (a network cut, a frozen process) before another worker gets the call; the second attempt waits for the first one's answer rather than paying again. A run's background phase (one activity making several calls) may stay silent twice as long",
   ),
   WORKER_SHUTDOWN_GRACE_MS: z.coerce
     .number()

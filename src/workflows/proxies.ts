@@ -47,11 +47,15 @@ const BROWSER_WAIT = '1 minute';
 /**
  * The whole background phase in one model-queue activity (researchBackground, background-in-one),
  * given over the model calls' options: a model call, the searches, up to five page reads (3
- * minutes each, in parallel), the brief. It beats every 10 s whatever the stage, so a dead worker
- * is noticed within 30 s; a retry reuses the model calls an earlier attempt made, so the long
- * timeout costs no money, only time on a hung call.
+ * minutes each, in parallel), the brief. It beats every 10 s at most whatever the stage, so a dead
+ * worker is noticed within twice the model calls' heartbeat timeout (LLM_HEARTBEAT_TIMEOUT; 30 s
+ * by default); a retry reuses the model calls an earlier attempt made, so the long timeout costs
+ * no money, only time on a hung call.
  */
-export const BACKGROUND_PHASE_OPTIONS = { startToCloseTimeout: '15 minutes', heartbeatTimeout: '30 seconds' } as const;
+export function backgroundPhaseOptions(retry: RetrySettings | undefined) {
+  const heartbeatTimeout = 2 * durationToMs(retry?.heartbeatTimeout ?? DEFAULT_LLM_HEARTBEAT_TIMEOUT);
+  return { startToCloseTimeout: '15 minutes', heartbeatTimeout } as const;
+}
 
 /**
  * When an activity that does the work of several (a search, a page read) inside it stops failing

@@ -8,7 +8,7 @@ import { failureMessage } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
 import type { SourceRef } from '../../shared/schemas';
 import type { BackgroundPhaseResult } from '../../activities/roles/background-phase';
-import { BACKGROUND_PHASE_OPTIONS, partsGiveUpAt } from '../proxies';
+import { backgroundPhaseOptions, partsGiveUpAt } from '../proxies';
 import { crawlPages } from '../tools';
 import { searchKnowledge } from './knowledge';
 import type { Coordination } from './coordinate';
@@ -93,7 +93,7 @@ async function investigateInOne(run: RunState, question: string): Promise<Invest
   const r = await run.calls.llm.researchBackground.executeWithOptions(
     {
       summary: `background: ${opts.queryCount} queries, ${wanted} page(s)${withPlan ? ', then the plan' : ''}`,
-      ...BACKGROUND_PHASE_OPTIONS,
+      ...backgroundPhaseOptions(run.retry),
       ...(withPlan ? { startToCloseTimeout: BACKGROUND_AND_PLAN_TIMEOUT } : {}),
     },
     [
@@ -137,7 +137,7 @@ export async function classifyThenInvestigate(run: RunState): Promise<Opening> {
   const r = await run.calls.llm.classifyThenBackground.executeWithOptions(
     {
       summary: `coordinator, then background: ${opts.queryCount} queries, ${wanted} page(s), then the plan`,
-      ...BACKGROUND_PHASE_OPTIONS,
+      ...backgroundPhaseOptions(run.retry),
       startToCloseTimeout: CLASSIFY_AND_BACKGROUND_TIMEOUT,
     },
     [
