@@ -12,6 +12,10 @@ const ready = Boolean(temporalAddress() && databaseUrl());
 const signature = (r: LoggedRequest) => JSON.stringify([r.rule, r.body.messages]);
 /** Time a finished answer may still need to reach the call log when the worker is killed. */
 const RECORD_WINDOW_MS = 500;
+/** The killed call is given to another attempt after the heartbeat timeout, and that attempt may
+ *  pay for it once the dead holder's claim has lapsed (twice the heartbeat timeout): a test-sized
+ *  4 s instead of the default 15 s, so the run goes on about 8 s after the kill, not 30 s. */
+const retry = { initialInterval: '200ms', maximumInterval: '2s', heartbeatTimeout: '4s' };
 
 describe.skipIf(!ready)(`durability (${ready ? 'live' : missingReason()})`, () => {
   const f = workerProcesses('durability', { LLM_TIMEOUT_MS: '20000' });
@@ -38,7 +42,12 @@ describe.skipIf(!ready)(`durability (${ready ? 'live' : missingReason()})`, () =
       taskQueue,
       workflowId: id,
       args: [
-        { question: 'Does a run survive a killed worker?', tenant: 'default', options: ResearchOptions.parse({ autoAcceptPlan: true }) },
+        {
+          question: 'Does a run survive a killed worker?',
+          tenant: 'default',
+          options: ResearchOptions.parse({ autoAcceptPlan: true }),
+          retry,
+        },
       ],
     });
 
@@ -64,10 +73,11 @@ describe.skipIf(!ready)(`durability (${ready ? 'live' : missingReason()})`, () =
       expect.arrayContaining(['coordinator', 'rewrite', 'background', 'planner', 'react']),
     );
     const inFlight = llm.requests.find((r) => r.rule === 'researcher' && stepTitleOf(r.body) === 'Step b')!;
-    await new Promise((r) => setTimeout(r, 200));
+    // The new worker starts while the model server sees the killed worker's connection close.
+    const second = startWorker();
+    for (const end = Date.now() + 5_000; !inFlight.aborted && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
     expect(inFlight.aborted).toBe(true);
 
-    const second = startWorker();
     await second.waitFor(/worker ready/, 60_000);
     const result = (await handle.result()) as ResearchResult;
     expect(result).toMatchObject({ status: 'completed', outcome: 'report' });
