@@ -4,8 +4,12 @@
 // keepalives, heartbeats and timeouts that matter, then restored; and all three are cut (RST) at
 // once. Each run completes with every step, and no model call is paid twice except the ones whose
 // answer the network lost: those are asked once more (at-most-twice, never more).
+//
+// Each test has a worker, a model double and proxies of its own, so a fault touches only its own
+// run and the tests run side by side: the file takes about one black hole, not five faults one
+// after another (the runs are scripted and mostly wait their faults out).
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it, type ExpectStatic } from 'vitest';
 import { ensureToxiproxy, installedToxiproxy } from '../../scripts/toxiproxy';
 import { ResearchOptions, type ResearchResult } from '../../src/shared/schemas';
 import { repeatedCompleted, signature, untilAsked, workerProcesses } from '../support/faults';
@@ -18,7 +22,7 @@ import { Toxiproxy, type Fault } from '../support/toxiproxy';
 const CI = process.env.CI === 'true';
 const ready = Boolean(temporalAddress() && databaseUrl() && (CI || installedToxiproxy()));
 /** Longer than the worker's gRPC keepalive (30 s + 15 s), its LLM heartbeat timeout (15 s) and
- *  LLM_TIMEOUT_MS below; short enough that the file takes a few minutes. */
+ *  LLM_TIMEOUT_MS below; the black holes are held side by side, so the file takes about one. */
 const HOLE_MS = Number(process.env.NETWORK_FAULT_MS ?? 50_000);
 const CUT_MS = 10_000;
 const SERVICES = ['temporal', 'postgres', 'llm'] as const;
@@ -49,37 +53,55 @@ function repeats(llm: ScriptedLlmServer, window: { from: number; to: number }) {
 
 describe.skipIf(!ready)(`network faults (${ready ? 'live' : missingReason() || 'toxiproxy not built: scripts/toxiproxy.ts'})`, () => {
   let proxy: Toxiproxy;
-  const addresses = {} as Record<Service, string>;
-  const env: Record<string, string> = { LLM_TIMEOUT_MS: '15000' };
-  const f = workerProcesses('network-faults', env);
-  let worker: Spawned;
+
+  /** A worker process on a task queue of its own, with its model double, reaching Temporal,
+   *  PostgreSQL and that double through proxies of its own (named `<name>-<service>`). */
+  function stack(name: string) {
+    const env: Record<string, string> = { LLM_TIMEOUT_MS: '15000' };
+    const f = workerProcesses(`network-faults-${name}`, env);
+    const s = {
+      f,
+      worker: undefined as unknown as Spawned,
+      proxyOf: (service: Service) => `${name}-${service}`,
+      async start() {
+        const via = (service: Service, upstream: string) => proxy.proxy(s.proxyOf(service), hostPort(upstream));
+        Object.assign(env, {
+          TEMPORAL_ADDRESS: await via('temporal', temporalAddress()!),
+          DATABASE_URL: withHost(databaseUrl()!, await via('postgres', databaseUrl()!)),
+          OPENAI_BASE_URL: withHost(f.llm.url, await via('llm', f.llm.url)),
+        });
+        s.worker = f.startWorker();
+        await s.worker.waitFor(/worker ready/, 120_000);
+      },
+    };
+    return s;
+  }
+  type Stack = ReturnType<typeof stack>;
+  const stacks = {
+    temporal: stack('temporal'),
+    postgres: stack('postgres'),
+    llm: stack('llm'),
+    cut: stack('cut'),
+    latency: stack('latency'),
+  };
 
   beforeAll(async () => {
     proxy = await Toxiproxy.start(await ensureToxiproxy());
-    addresses.temporal = await proxy.proxy('temporal', hostPort(temporalAddress()!));
-    addresses.postgres = await proxy.proxy('postgres', hostPort(databaseUrl()!));
-    addresses.llm = await proxy.proxy('llm', hostPort(f.llm.url));
-    Object.assign(env, {
-      TEMPORAL_ADDRESS: addresses.temporal,
-      DATABASE_URL: withHost(databaseUrl()!, addresses.postgres),
-      OPENAI_BASE_URL: withHost(f.llm.url, addresses.llm),
-    });
-    worker = f.startWorker();
-    await worker.waitFor(/worker ready/, 60_000);
-  }, 120_000);
+    await Promise.all(Object.values(stacks).map((s) => s.start()));
+  }, 180_000);
   afterAll(async () => proxy?.close());
 
   /** A two-step run, both steps' first researcher turns slow enough to be in flight at the fault. */
-  async function runWithFault(services: readonly Service[], fault: Fault, holdMs: number) {
+  async function runWithFault(s: Stack, services: readonly Service[], fault: Fault, holdMs: number) {
     let slow = 0;
-    f.llm.script(
+    s.f.llm.script(
       researchRules(
         { react: (req, n) => ({ ...(defaultReact(req) as object), ...(slow++ < 2 && n < 2 ? { delayMs: 1_500 } : {}) }) as never },
         planJson([{ id: 'a' }, { id: 'b' }]),
       ),
     );
-    const handle = await f.client.workflow.start('researchWorkflow', {
-      taskQueue: f.taskQueue,
+    const handle = await s.f.client.workflow.start('researchWorkflow', {
+      taskQueue: s.f.taskQueue,
       workflowId: `research-netfault-${randomUUID()}`,
       args: [
         {
@@ -90,19 +112,19 @@ describe.skipIf(!ready)(`network faults (${ready ? 'live' : missingReason() || '
         },
       ],
     });
-    await untilAsked(f.llm, 'react', 60_000);
+    await untilAsked(s.f.llm, 'react', 60_000);
     const from = Date.now();
-    for (const s of services) await proxy.fault(s, fault);
+    await Promise.all(services.map((service) => proxy.fault(s.proxyOf(service), fault)));
     await new Promise((r) => setTimeout(r, holdMs));
     // The fault held the run up: it had not ended when the fault was lifted.
     const during = (await handle.describe()).status.name;
-    for (const s of services) await proxy.restore(s);
+    await Promise.all(services.map((service) => proxy.restore(s.proxyOf(service))));
     const to = Date.now();
     const result = (await Promise.race([
       handle.result(),
       new Promise((_, reject) =>
         setTimeout(
-          () => reject(new Error(`the run did not complete 120 s after the fault was lifted:\n${worker.output().slice(-4000)}`)),
+          () => reject(new Error(`the run did not complete 120 s after the fault was lifted:\n${s.worker.output().slice(-4000)}`)),
           120_000,
         ),
       ),
@@ -110,7 +132,7 @@ describe.skipIf(!ready)(`network faults (${ready ? 'live' : missingReason() || '
     return { result, during, window: { from, to }, recoveredMs: Date.now() - to };
   }
 
-  function expectComplete({ result, during }: { result: ResearchResult; during: string }) {
+  function expectComplete(expect: ExpectStatic, { result, during }: { result: ResearchResult; during: string }) {
     expect(during).toBe('RUNNING');
     expect(result).toMatchObject({ status: 'completed', outcome: 'report' });
     expect(result.steps).toEqual([
@@ -119,33 +141,35 @@ describe.skipIf(!ready)(`network faults (${ready ? 'live' : missingReason() || '
     ]);
   }
 
-  it.each(['temporal', 'postgres'] as const)(
+  it.concurrent.for(['temporal', 'postgres'] as const)(
     'a worker cut off from %s by a black hole completes the run once it is back, paying for nothing twice',
-    async (service) => {
-      const run = await runWithFault([service], 'blackHole', HOLE_MS);
+    { timeout: HOLE_MS + 240_000 },
+    async (service, { expect }) => {
+      const s = stacks[service];
+      const run = await runWithFault(s, [service], 'blackHole', HOLE_MS);
       console.log(
         `${service} black hole of ${HOLE_MS / 1000} s: the run completed ${(run.recoveredMs / 1000).toFixed(1)} s after it was lifted`,
       );
-      expectComplete(run);
+      expectComplete(expect, run);
       // The model's answers reached the worker: a retried activity finds its answer stored, never asks again.
-      expect(repeats(f.llm, run.window)).toEqual({ explained: [], unexplained: [] });
-      expect(worker.child.exitCode).toBeNull();
+      expect(repeats(s.f.llm, run.window)).toEqual({ explained: [], unexplained: [] });
+      expect(s.worker.child.exitCode).toBeNull();
     },
-    HOLE_MS + 240_000,
   );
 
-  it(
+  it.concurrent(
     'a black-holed model provider costs time, and only the answers the network lost are asked again',
-    async () => {
-      const run = await runWithFault(['llm'], 'blackHole', HOLE_MS);
+    async ({ expect }) => {
+      const s = stacks.llm;
+      const run = await runWithFault(s, ['llm'], 'blackHole', HOLE_MS);
       const { result, window } = run;
       console.log(`llm black hole of ${HOLE_MS / 1000} s: the run completed ${(run.recoveredMs / 1000).toFixed(1)} s after it was lifted`);
-      expectComplete(run);
+      expectComplete(expect, run);
       // Nothing reached the model while the hole held (bytes dropped): only calls sent before it.
-      expect(f.llm.requests.filter((r) => r.startedAt > window.from + 500 && r.startedAt < window.to)).toEqual([]);
+      expect(s.f.llm.requests.filter((r) => r.startedAt > window.from + 500 && r.startedAt < window.to)).toEqual([]);
       // No fallback was taken for a provider that was only unreachable.
       expect(result.notes.join('\n')).not.toMatch(/too slow|fall ?back/i);
-      const { explained, unexplained } = repeats(f.llm, window);
+      const { explained, unexplained } = repeats(s.f.llm, window);
       expect(unexplained).toEqual([]);
       // The researcher turns in flight when the hole opened were answered into it, and asked again.
       expect(explained.length).toBeGreaterThanOrEqual(1);
@@ -154,26 +178,32 @@ describe.skipIf(!ready)(`network faults (${ready ? 'live' : missingReason() || '
     HOLE_MS + 240_000,
   );
 
-  it(
+  it.concurrent(
     'a worker whose connections to all three are reset (RST) for a while completes the run',
-    async () => {
-      const run = await runWithFault(SERVICES, 'cut', CUT_MS);
-      expectComplete(run);
-      expect(repeats(f.llm, run.window).unexplained).toEqual([]);
-      expect(worker.child.exitCode).toBeNull();
+    async ({ expect }) => {
+      const s = stacks.cut;
+      const run = await runWithFault(s, SERVICES, 'cut', CUT_MS);
+      expectComplete(expect, run);
+      expect(repeats(s.f.llm, run.window).unexplained).toEqual([]);
+      expect(s.worker.child.exitCode).toBeNull();
     },
     CUT_MS + 240_000,
   );
 
-  it('a slow network (100 ms each way on all three) only costs time', async () => {
-    for (const s of SERVICES) await proxy.fault(s, 'latency', 100);
-    try {
-      const run = await runWithFault([], 'latency', 0);
-      expect(run.result).toMatchObject({ status: 'completed', outcome: 'report' });
-      expect(run.result.steps?.map((s) => s.status)).toEqual(['completed', 'completed']);
-      expect(repeatedCompleted(f.llm)).toBe(0);
-    } finally {
-      for (const s of SERVICES) await proxy.restore(s);
-    }
-  }, 240_000);
+  it.concurrent(
+    'a slow network (100 ms each way on all three) only costs time',
+    async ({ expect }) => {
+      const s = stacks.latency;
+      await Promise.all(SERVICES.map((service) => proxy.fault(s.proxyOf(service), 'latency', 100)));
+      try {
+        const run = await runWithFault(s, [], 'latency', 0);
+        expect(run.result).toMatchObject({ status: 'completed', outcome: 'report' });
+        expect(run.result.steps?.map((step) => step.status)).toEqual(['completed', 'completed']);
+        expect(repeatedCompleted(s.f.llm)).toBe(0);
+      } finally {
+        await Promise.all(SERVICES.map((service) => proxy.restore(s.proxyOf(service))));
+      }
+    },
+    240_000,
+  );
 });
