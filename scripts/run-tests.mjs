@@ -34,22 +34,16 @@ const wantsRest = filters.length === 0 || filters.some((f) => !f.includes('real-
 // The files that start the built Temporal server themselves run in the real-server pass too, after
 // the suite: .ci/run builds the server in the background while the suite runs.
 const BUILT_SERVER = ['test/e2e/temporal-server.test.ts', 'test/e2e/production-shape.test.ts', 'test/e2e/temporal-tls.test.ts'];
+// One vitest run (one server of its global setup, one bundle): a test that should run here too is
+// a file of its own, not a -t filter, which would take a second run.
 const REAL_SERVER = [
-  {
-    files: [
-      ...BUILT_SERVER,
-      'test/api/list.test.ts',
-      'test/api/status-reads.test.ts',
-      'test/workflows/schedules.test.ts',
-      'test/workflows/fairness.test.ts',
-    ],
-  },
-  { files: ['test/workflows/research.test.ts'], testName: 'reviews by update' },
-];
-const realServerRuns = REAL_SERVER.map((r) => ({
-  ...r,
-  files: r.files.filter((f) => filters.length === 0 || filters.some((x) => f.includes(x))),
-}));
+  ...BUILT_SERVER,
+  'test/api/list.test.ts',
+  'test/api/status-reads.test.ts',
+  'test/workflows/schedules.test.ts',
+  'test/workflows/fairness.test.ts',
+  'test/workflows/review-update.test.ts',
+].filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
 
 /** One vitest run. `quiet`: its output goes to .data/test-output-<name>.log and is printed when it
  *  ends (for a run beside another, so their lines do not interleave). */
@@ -110,29 +104,13 @@ if (wantsRest) {
 const fuzzRun = wantsFuzz
   ? timed('the OpenAPI fuzz pass', () => vitest('fuzz', [FUZZ, ...args.filter((a) => a.startsWith('-'))], process.env, true))
   : undefined;
-if (realServerRuns.some((r) => r.files.length)) {
+if (REAL_SERVER.length) {
   await timed('the real-server pass', async () => {
     // Waits for the build .ci/run started in the background (or builds it now, when nothing did).
     const started = Date.now();
     const build = spawnSync(process.execPath, ['bin/run-ts.mjs', 'scripts/temporal-server.ts', '--install-only'], { stdio: 'inherit' });
     console.log(`the Temporal server was ready after ${Math.round((Date.now() - started) / 1000)} s (exit ${build.status})`);
-    for (const [i, r] of realServerRuns.entries()) {
-      if (!r.files.length) continue;
-      const run = await vitest(`real-server-${i + 1}`, [...r.files, ...(r.testName ? ['-t', r.testName] : [])], {
-        ...process.env,
-        TEST_TEMPORAL: 'server',
-      });
-      // -t leaves the file's other tests skipped on purpose: only the chosen ones count, and they must run.
-      if (r.testName && run.res) {
-        if (run.res.numPassedTests + run.res.numFailedTests === 0) {
-          console.error(`real-server pass: no test matched "${r.testName}"`);
-          run.status = 1;
-        }
-        run.res.numPendingTests = 0;
-        run.res.numTodoTests = 0;
-      }
-      runs.push(run);
-    }
+    runs.push(await vitest('real-server', REAL_SERVER, { ...process.env, TEST_TEMPORAL: 'server' }));
   });
 }
 if (fuzzRun) runs.push(await fuzzRun);

@@ -207,35 +207,6 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     recordHistories([[id, 'baseline-revised.json']]);
   });
 
-  it('reviews by update: the decision at once, the same answer for a retried key, 409 for a late or second one', async () => {
-    const id = await start({});
-    await waitFor(id, (s) => s.phase === 'reviewing');
-    const early = await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 7 }).expect(409);
-    expect(early.body.error).toMatchObject({ code: 'stale_plan_version', message: /version 1/, details: { currentVersion: 1 } });
-    const first = await request(h.app)
-      .post(`/v1/research/${id}/plan/approve`)
-      .set('idempotency-key', 'approve-once')
-      .send({ planVersion: 1 })
-      .expect(200);
-    expect(first.body).toEqual({ id, planVersion: 1, decision: 'approved' });
-    // A client retrying with the same key (its connection dropped) gets the same answer.
-    await request(h.app)
-      .post(`/v1/research/${id}/plan/approve`)
-      .set('idempotency-key', 'approve-once')
-      .send({ planVersion: 1 })
-      .expect(200, first.body);
-    // Anyone else is told the review is over, with the version.
-    const late = await request(h.app).post(`/v1/research/${id}/plan/revise`).send({ planVersion: 1, feedback: 'more' }).expect(409);
-    expect(['already_decided', 'not_reviewing']).toContain(late.body.error.code);
-    expect(late.body.error.details).toEqual({ currentVersion: 1 });
-    await result(id);
-    const history = await h.client.workflow.getHandle(id).fetchHistory();
-    const accepted = history.events!.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
-    expect(accepted).toHaveLength(1); // refused updates leave no trace in the history
-    expect(history.events!.some((e) => e.workflowExecutionSignaledEventAttributes)).toBe(false);
-    recordHistories([[id, 'baseline-review-update.json']]);
-  });
-
   it('refuses a revision beyond maxPlanRevisions', async () => {
     const id = await start({ maxPlanRevisions: 1 });
     await waitFor(id, (s) => s.phase === 'reviewing');
