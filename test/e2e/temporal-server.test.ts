@@ -1,12 +1,11 @@
 // The real Temporal server (go.temporal.io/server on PostgreSQL, not the dev server): a research
 // run is listed by its search attribute, survives a kill -9 of the server and completes after the
-// restart with the same worker; with TLS the frontend refuses plain text and clients without a
-// certificate, while the server's own system worker (which runs schedules) still works.
+// restart with the same worker. TLS on the real server: test/e2e/temporal-tls.test.ts.
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ensureTemporalServer, clientTls, startTemporalServer, TEMPORAL_SERVER_VERSION } from '../../scripts/temporal-server';
+import { ensureTemporalServer, startTemporalServer, TEMPORAL_SERVER_VERSION } from '../../scripts/temporal-server';
 import { createPool } from '../../src/infra/postgres';
 import { SEARCH_ATTRIBUTES } from '../../src/shared/constants';
 import { ResearchOptions, type ResearchResult } from '../../src/shared/schemas';
@@ -17,7 +16,6 @@ import { ScriptedLlmServer } from '../support/llm-server';
 import { researchRules, searchResults } from '../support/research-script';
 import { FakeSearxng } from '../support/search-server';
 import { databaseUrl, missingReason, workflowBundle } from '../support/services';
-import { makeTestCerts } from '../support/certs';
 import { adminUrl, realServerMissing } from '../support/temporal-cluster';
 
 const missing = databaseUrl() ? realServerMissing() : missingReason();
@@ -97,47 +95,4 @@ describe.skipIf(missing)(`Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreS
     expect(result.notes.join('\n')).not.toMatch(/No review within/);
     expect(await until('listed as completed', 10_000, () => listed('completed'))).toEqual([id]);
   }, 90_000);
-
-  it('serves TLS: plain text and clients without a certificate are refused; schedules still run', async () => {
-    const certs = makeTestCerts();
-    cleanups.push(async () => certs.remove());
-    const server = await startTemporalServer({
-      adminUrl: adminUrl(),
-      tls: { certFile: certs.serverCert, keyFile: certs.serverKey, clientCaFile: certs.caCert },
-    });
-    cleanups.push(() => server.stop());
-    const { address } = server;
-    const call = async (tls?: Parameters<typeof clientTls>[0]) => {
-      const conn = await Connection.connect({ address, connectTimeout: 3_000, ...(tls ? { tls: clientTls(tls) } : {}) });
-      try {
-        return await conn.workflowService.describeNamespace({ namespace: 'default' });
-      } finally {
-        await conn.close();
-      }
-    };
-    await expect(call()).rejects.toThrow();
-    await expect(call({ caFile: certs.caCert })).rejects.toThrow();
-    const described = await call({ caFile: certs.caCert, certFile: certs.clientCert, keyFile: certs.clientKey });
-    expect(described.namespaceInfo?.name).toBe('default');
-
-    // A schedule's actions are taken by the scheduler workflow on the server's system worker,
-    // which reaches the frontend services from inside (the internal frontend, no client certificate).
-    const connection = await Connection.connect({
-      address,
-      tls: clientTls({ caFile: certs.caCert, certFile: certs.clientCert, keyFile: certs.clientKey }),
-    });
-    cleanups.push(() => connection.close());
-    const client = new Client({ connection });
-    const schedule = await client.schedule.create({
-      scheduleId: `tls-${randomUUID()}`,
-      spec: { intervals: [{ every: '1 hour' }] },
-      action: { type: 'startWorkflow', workflowType: 'nobodyRunsThis', taskQueue: `tls-${randomUUID()}`, args: [] },
-    });
-    await schedule.trigger();
-    const actions = await until('the triggered schedule took its action', 30_000, async () => {
-      const d = await schedule.describe();
-      return d.info.recentActions.length ? d.info.recentActions : undefined;
-    });
-    expect(actions[0]!.action.workflow.workflowId).toBeTruthy();
-  }, 60_000);
 });

@@ -2,13 +2,16 @@
 // certificates (mTLS), configured only by the TEMPORAL_* variables a user sets: the worker reports
 // ready and the API's /readyz reaches Temporal; a wrong CA and a missing or untrusted client
 // certificate stop the process at start, non-zero, with a message that says what to check; the
-// API key and the key file's contents never appear in what either process prints.
+// API key and the key file's contents never appear in what either process prints. The frontend
+// refuses plain text and clients without a certificate, while the server's own system worker (which
+// runs schedules) still works.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTemporalServer } from '../../scripts/temporal-server';
+import { clientTls, startTemporalServer } from '../../scripts/temporal-server';
 import { SEARCH_ATTRIBUTES } from '../../src/shared/constants';
 import { makeTestCerts, type TestCerts } from '../support/certs';
 import { databaseUrl, missingReason } from '../support/services';
@@ -75,6 +78,46 @@ describe.skipIf(!ready && !CI)(`Temporal over TLS (${ready ? 'live' : why})`, ()
     p.child.kill('SIGTERM');
     expect(await p.exited(60_000)).toBe(0);
   }
+
+  it('serves TLS: plain text and clients without a certificate are refused; schedules still run', async () => {
+    const { address, namespace } = server;
+    const call = async (tls?: Parameters<typeof clientTls>[0]) => {
+      const conn = await Connection.connect({ address, connectTimeout: 3_000, ...(tls ? { tls: clientTls(tls) } : {}) });
+      try {
+        return await conn.workflowService.describeNamespace({ namespace });
+      } finally {
+        await conn.close();
+      }
+    };
+    await expect(call()).rejects.toThrow();
+    await expect(call({ caFile: certs.caCert })).rejects.toThrow();
+    const described = await call({ caFile: certs.caCert, certFile: certs.clientCert, keyFile: certs.clientKey });
+    expect(described.namespaceInfo?.name).toBe(namespace);
+
+    // A schedule's actions are taken by the scheduler workflow on the server's system worker,
+    // which reaches the frontend services from inside (the internal frontend, no client certificate).
+    const connection = await Connection.connect({
+      address,
+      tls: clientTls({ caFile: certs.caCert, certFile: certs.clientCert, keyFile: certs.clientKey }),
+    });
+    try {
+      const client = new Client({ connection, namespace });
+      const schedule = await client.schedule.create({
+        scheduleId: `tls-${randomUUID()}`,
+        spec: { intervals: [{ every: '1 hour' }] },
+        action: { type: 'startWorkflow', workflowType: 'nobodyRunsThis', taskQueue: `tls-${randomUUID()}`, args: [] },
+      });
+      await schedule.trigger();
+      let actions = (await schedule.describe()).info.recentActions;
+      for (const end = Date.now() + 30_000; !actions.length; actions = (await schedule.describe()).info.recentActions) {
+        if (Date.now() > end) throw new Error('the triggered schedule took no action within 30 s');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(actions[0]!.action.workflow.workflowId).toBeTruthy();
+    } finally {
+      await connection.close();
+    }
+  }, 60_000);
 
   it('worker and API connect with mTLS (and an API key); /readyz reaches Temporal; nothing secret is printed', async () => {
     const extra = { ...clientPair(), TEMPORAL_API_KEY: API_KEY };
