@@ -59,8 +59,15 @@ export function layerOf(file: string): number {
   return LAYERS.findIndex((l) => l.paths.some((p) => (p.endsWith('/') ? file.startsWith(p) : file === p)));
 }
 
+/** Each file's tree, parsed once per text: the import graph and the function sizes read the same files. */
+const trees = new Map<string, ts.SourceFile>();
+
 function parse(file: string, text = readFileSync(path.join(ROOT, file), 'utf8')): ts.SourceFile {
-  return ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const known = trees.get(file);
+  if (known?.text === text) return known;
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  trees.set(file, sf);
+  return sf;
 }
 
 const compilerOptions: ts.CompilerOptions = (() => {
@@ -68,9 +75,12 @@ const compilerOptions: ts.CompilerOptions = (() => {
   return ts.parseJsonConfigFileContent(config, ts.sys, ROOT).options;
 })();
 
+// What the compiler itself keeps while it resolves a program's imports: a directory's lookups are made once.
+const resolutions = ts.createModuleResolutionCache(ROOT, (f) => (ts.sys.useCaseSensitiveFileNames ? f : f.toLowerCase()), compilerOptions);
+
 /** A repository-relative path for a module of this repository, the package name otherwise. */
 function resolve(specifier: string, file: string): string {
-  const resolved = ts.resolveModuleName(specifier, path.join(ROOT, file), compilerOptions, ts.sys).resolvedModule;
+  const resolved = ts.resolveModuleName(specifier, path.join(ROOT, file), compilerOptions, ts.sys, resolutions).resolvedModule;
   if (!resolved || resolved.isExternalLibraryImport) {
     return specifier.startsWith('.') ? path.posix.join(path.posix.dirname(file), specifier) : packageName(specifier);
   }
@@ -120,16 +130,58 @@ function writtenImports(sf: ts.SourceFile): { specifier: string; node: ts.Node; 
   return found;
 }
 
-/** The specifiers left once types are erased, as tsx and esbuild erase them (file by file). */
-function runtimeSpecifiers(text: string, file: string): Set<string> {
-  const js = ts.transpileModule(text, { compilerOptions: { ...compilerOptions, noEmit: false }, fileName: file }).outputText;
-  return new Set(writtenImports(parse(`${file}.js`, js)).map((i) => i.specifier));
+// The options ts.transpileModule compiles every file with: its defaults, then its own list of
+// options it sets (typescript's transpileOptionValueCompilerOptions, left out of its .d.ts).
+const transpileOptions: ts.CompilerOptions = {
+  target: ts.ScriptTarget.ES5,
+  jsx: ts.JsxEmit.Preserve,
+  ...compilerOptions,
+  ...Object.fromEntries(
+    (
+      ts as unknown as { transpileOptionValueCompilerOptions: { name: string; transpileOptionValue: unknown }[] }
+    ).transpileOptionValueCompilerOptions.map((o) => [o.name, o.transpileOptionValue]),
+  ),
+  suppressOutputPathCheck: true,
+  allowNonTsExtensions: true,
+  declaration: false,
+  declarationMap: false,
+};
+
+/**
+ * The specifiers left in each file once types are erased, as tsx and esbuild erase them (file by
+ * file): what ts.transpileModule keeps, from one program of all the files with its options (each
+ * file still compiled on its own: no resolution, no lib), read off each emitted tree, which is then
+ * not printed.
+ */
+export function runtimeSpecifiers(texts: Map<string, string>): Map<string, Set<string>> {
+  const found = new Map<string, Set<string>>();
+  const record: ts.TransformerFactory<ts.SourceFile> = () => (sf) => {
+    found.set(sf.fileName, new Set(writtenImports(sf).map((i) => i.specifier)));
+    return ts.factory.updateSourceFile(sf, []);
+  };
+  const host: ts.CompilerHost = {
+    getSourceFile: (name) => {
+      const text = texts.get(name);
+      return text === undefined ? undefined : parse(name, text);
+    },
+    writeFile: () => {},
+    getDefaultLibFileName: () => 'lib.d.ts',
+    useCaseSensitiveFileNames: () => false,
+    getCanonicalFileName: (name) => name,
+    getCurrentDirectory: () => '',
+    getNewLine: () => '\n',
+    fileExists: (name) => texts.has(name),
+    readFile: () => '',
+    directoryExists: () => true,
+    getDirectories: () => [],
+  };
+  ts.createProgram([...texts.keys()], transpileOptions, host).emit(undefined, undefined, undefined, false, { after: [record] });
+  return found;
 }
 
-export function importsOf(file: string): Import[] {
-  const text = readFileSync(path.join(ROOT, file), 'utf8');
+export function importsOf(file: string, text = readFileSync(path.join(ROOT, file), 'utf8'), runtime?: Set<string>): Import[] {
   const sf = parse(file, text);
-  const runtime = runtimeSpecifiers(text, file);
+  runtime ??= runtimeSpecifiers(new Map([[file, text]])).get(file)!;
   return writtenImports(sf).map(({ specifier, node, typeOnly }) => ({
     from: file,
     to: resolve(specifier, file),
@@ -140,7 +192,9 @@ export function importsOf(file: string): Import[] {
 }
 
 export function importGraph(files = sourceFiles()): Import[] {
-  return files.flatMap(importsOf);
+  const texts = new Map(files.map((f) => [f, readFileSync(path.join(ROOT, f), 'utf8')]));
+  const runtime = runtimeSpecifiers(texts);
+  return files.flatMap((f) => importsOf(f, texts.get(f), runtime.get(f)));
 }
 
 const isInternal = (to: string) => to.startsWith('src/');
@@ -260,7 +314,7 @@ const MUTATORS = new Set(['push', 'pop', 'shift', 'unshift', 'splice', 'sort', '
  * A class changes its own fields through `this`; a phase changes a part of the run only by calling
  * that part's methods. Locals (a map the phase made) are the phase's own.
  */
-export function foreignWrites(files: string[], host?: ts.CompilerHost): string[] {
+export function foreignWrites(files: string[], host = typeInfoHost()): string[] {
   const program = ts.createProgram(
     files.map((f) => path.join(ROOT, f)),
     { ...compilerOptions, noEmit: true },
@@ -283,6 +337,24 @@ export function foreignWrites(files: string[], host?: ts.CompilerHost): string[]
     visit(sf);
   }
   return found;
+}
+
+// Declaration files (lib, @types, packages) parsed once in a process: each program reads the same ones.
+const declarationFiles = new Map<string, ts.SourceFile>();
+
+/** The compiler's host, reading no JSDoc in TypeScript files: there it holds no type (tsc itself
+ *  skips all but @see and @link), and the 1,500 declaration files a phase reaches parse faster. */
+export function typeInfoHost(): ts.CompilerHost {
+  const host = ts.createCompilerHost(compilerOptions);
+  host.jsDocParsingMode = ts.JSDocParsingMode.ParseForTypeInfo;
+  const read = host.getSourceFile.bind(host);
+  host.getSourceFile = (name, ...rest) => {
+    if (!name.endsWith('.d.ts')) return read(name, ...rest);
+    const sf = declarationFiles.get(name) ?? read(name, ...rest);
+    if (sf) declarationFiles.set(name, sf);
+    return sf;
+  };
+  return host;
 }
 
 /** The member a node writes to, when it writes to one. */

@@ -19,8 +19,10 @@ import {
   longFunctions,
   MAX_FUNCTION_LINES,
   boundaryViolations,
+  runtimeSpecifiers,
   clientViolations,
   sourceFiles,
+  typeInfoHost,
   unlayeredFiles,
 } from '../../scripts/code-shape';
 
@@ -49,6 +51,35 @@ describe('the import graph of src/', () => {
   it('imports values into workflow code only from workflows, shared and the workflow packages', () => {
     expect(boundaryViolations(imports)).toEqual([]);
     expect(clientViolations(imports)).toEqual([]);
+  });
+
+  it('counts as run-time imports what ts.transpileModule keeps, reading every file in one program', () => {
+    const file = 'src/shared/erasing.ts';
+    const text = [
+      "import { value, type Shape } from './used';",
+      "import { OnlyAType } from './only-a-type';",
+      "import unused from './unused';",
+      "import type { Typed } from './typed';",
+      "import './side-effect';",
+      "export { again } from './re-exported';",
+      "export type { Kind } from './type-re-exported';",
+      "export * from './everything';",
+      "type Loaded = typeof import('./type-query');",
+      "export const run = (s: Shape, t: Typed, o: OnlyAType, l: Loaded) => value(s, t, o, l) ?? import('./dynamic');",
+    ].join('\n');
+    const tsconfig = ts.readConfigFile(path.join(ROOT, 'tsconfig.json'), ts.sys.readFile).config;
+    const compilerOptions = { ...ts.parseJsonConfigFileContent(tsconfig, ts.sys, ROOT).options, noEmit: false };
+    const js = ts.transpileModule(text, { compilerOptions, fileName: file }).outputText;
+    const transpiled = new Set(ts.preProcessFile(js, true, true).importedFiles.map((f) => f.fileName));
+    const runtime = runtimeSpecifiers(
+      new Map([
+        [file, text],
+        ['src/shared/other.ts', "import { OnlyAType } from './only-a-type';\nexport const x: OnlyAType = 1;"],
+      ]),
+    );
+    expect(runtime.get(file)).toEqual(transpiled);
+    expect([...transpiled].sort()).toEqual(['./dynamic', './everything', './re-exported', './side-effect', './used']);
+    expect(runtime.get('src/shared/other.ts')).toEqual(new Set());
   });
 
   it('would report a typed-client import of server code or of a package', () => {
@@ -125,7 +156,7 @@ describe('the research phases and the state they change', () => {
         '}',
       ].join('\n'),
     };
-    const host = ts.createCompilerHost({});
+    const host = typeInfoHost();
     const getSourceFile = host.getSourceFile.bind(host);
     const virtual = (name: string) => files[path.relative(ROOT, name).split(path.sep).join('/')];
     host.getSourceFile = (name, target, ...rest) => {
