@@ -146,20 +146,20 @@ describe.skipIf(!ready)(
     }, 60_000);
 
     it('completes a run on two workers through a worker SIGKILL and a Temporal server SIGKILL, paying for nothing twice', async () => {
-      // Each step's first turn takes 12 s at the provider, its second (the retry after the kill)
-      // 2 s: the worker holding step a dies with the first in flight, and the server dies while the
-      // other worker's retry is in flight and stays down until after that answer has come back.
-      const slow = new Map<string, number[]>([
-        ['Step a', [12_000, 2_000]],
-        ['Step b', [12_000, 2_000]],
+      // Each step's first turn is answered only once the server is back, its second (the retry
+      // after the kill) takes 2 s: the worker holding step a dies with the first in flight, and the
+      // server dies while the other worker's retry is in flight and stays down until after that
+      // answer has come back.
+      let releaseFirstTurns!: () => void;
+      const firstTurnsHeld = new Promise<void>((resolve) => (releaseFirstTurns = resolve));
+      const slow = new Map<string, { until?: Promise<void>; delayMs?: number }[]>([
+        ['Step a', [{ until: firstTurnsHeld }, { delayMs: 2_000 }]],
+        ['Step b', [{ until: firstTurnsHeld }, { delayMs: 2_000 }]],
       ]);
       llm.script(
         researchRules(
           {
-            react: (req) => {
-              const delayMs = slow.get(stepTitleOf(req))?.shift();
-              return { ...defaultReact(req), ...(delayMs ? { delayMs } : {}) };
-            },
+            react: (req) => ({ ...defaultReact(req), ...slow.get(stepTitleOf(req))?.shift() }),
           },
           planJson([{ id: 'a' }, { id: 'b' }, { id: 'c', dependsOn: ['a', 'b'] }]),
         ),
@@ -195,6 +195,7 @@ describe.skipIf(!ready)(
         30_000,
       );
       await server.start();
+      releaseFirstTurns();
 
       const result = await until(
         'the run to finish',
@@ -226,14 +227,21 @@ describe.skipIf(!ready)(
     }, 300_000);
 
     it('rolls out build B while runs are in flight on A: each run moves as its versioning behaviour says', async () => {
+      // Step slow's model calls wait until B is current, the reviewed run approved and a new run
+      // submitted: the researching run's step is in flight on A through all of that.
+      let releaseSlow!: () => void;
+      const slowHeld = new Promise<void>((resolve) => (releaseSlow = resolve));
       llm.script(
         researchRules(
           {
-            react: (req) => ({ ...defaultReact(req), ...(stepTitleOf(req) === 'Step slow' ? { delayMs: 10_000 } : {}) }),
+            react: (req) => ({ ...defaultReact(req), ...(stepTitleOf(req) === 'Step slow' ? { until: slowHeld } : {}) }),
           },
           planJson([{ id: 'slow' }]),
         ),
       );
+      // B's workers start now, beside A's runs (they poll, but nothing is routed to B until it is
+      // made current below).
+      const b = [startWorker('B'), startWorker('B')];
       const a = procs.filter((p) => p.child.exitCode === null && /as deployment deep-research, build A/.test(p.output()));
       if (a.length === 0) a.push(startWorker('A'));
       await Promise.all(a.map((w) => w.waitFor(/worker ready/, 90_000)));
@@ -247,17 +255,18 @@ describe.skipIf(!ready)(
         llm.requests.some((r) => r.rule === 'react' && stepTitleOf(r.body) === 'Step slow' && r.endedAt === undefined),
       );
 
-      // Build B starts and takes new runs; A keeps what is pinned to it.
-      const b = [startWorker('B'), startWorker('B')];
+      // Build B is made current and takes new runs; A keeps what is pinned to it.
       await Promise.all(b.map((w) => w.waitFor(/worker ready/, 90_000)));
       await makeCurrent('B');
-      await until('build B routed', async () => {
+      await until('build B routed to every task queue', async () => {
         const d = await client.workflowService.describeWorkerDeployment({ namespace: server.namespace, deploymentName: DEPLOYMENT });
-        return d.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId === 'B';
+        const info = d.workerDeploymentInfo;
+        // ROUTING_CONFIG_UPDATE_STATE_COMPLETED = 2: the change has reached every task queue partition.
+        return info?.routingConfig?.currentDeploymentVersion?.buildId === 'B' && info.routingConfigUpdateState === 2;
       });
-      await sleep(3_000);
       await api('POST', `/v1/research/${reviewed}/plan/approve`, { planVersion: 1 });
       const fresh = await submit('What limits green hydrogen?', { autoAcceptPlan: true });
+      releaseSlow();
 
       // A drains once its pinned step has finished; then its workers stop.
       await until(

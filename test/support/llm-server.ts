@@ -20,13 +20,18 @@ export interface ToolCallSpec {
   id?: string;
 }
 
-export type Reply =
+export type Reply = (
   | { json: unknown; finishReason?: string; usage?: Partial<UsageSpec>; delayMs?: number }
   | { content: string; finishReason?: string; usage?: Partial<UsageSpec>; delayMs?: number }
   | { toolCalls: ToolCallSpec[]; content?: string; usage?: Partial<UsageSpec>; delayMs?: number }
   | { status: number; error?: { message: string; type?: string; code?: string }; headers?: Record<string, string>; delayMs?: number }
   | { malformedBody: true; delayMs?: number }
-  | { hang: true };
+  | { hang: true }
+) & {
+  /** The answer waits (after delayMs) until this settles: a call kept in flight until the test has
+   *  done what must happen meanwhile, however long that takes on a loaded machine. */
+  until?: Promise<unknown>;
+};
 
 interface UsageSpec {
   prompt: number;
@@ -238,6 +243,7 @@ export class ScriptedLlmServer {
     if ('hang' in reply) return; // never answer; the client's timeout or abort ends it
     const delay = this.latencyMs + (reply.delayMs ?? 0);
     if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+    if (reply.until) await reply.until.catch(() => undefined);
     if (res.destroyed) return;
     entry.endedAt = Date.now();
     if ('status' in reply) {
