@@ -316,7 +316,7 @@ describe.skipIf(!ready && !CI)(`a real model (${!services ? missingReason() : (m
       // A second server, for one request that generates nothing: the proxy's stand-in must stay true to the pinned server.
       const plain = await startRealLlm({ jinja: false, ctx: 1024, parallel: 1 });
       try {
-        const res = await fetch(`${plain.baseUrl}/v1/chat/completions`, {
+        const res = await fetch(`${plain.baseUrl}/chat/completions`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({
