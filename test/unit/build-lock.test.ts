@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -50,5 +51,29 @@ describe('build lock', () => {
         async () => 'built',
       ),
     ).toBe('built');
+  });
+
+  it('raises a background build to the normal priority once someone waits for it, and takes the lock when its owner is gone', async () => {
+    const lock = path.join(mkdtempSync(path.join(os.tmpdir(), 'lock-')), 'tool.lock');
+    const build = spawn('nice', ['-n', '19', 'sleep', '30'], { stdio: 'ignore' });
+    await new Promise((r) => build.once('spawn', r));
+    // nice execs sleep in the same process.
+    await expect.poll(() => os.getPriority(build.pid!)).toBe(19);
+    mkdirSync(lock);
+    writeFileSync(path.join(lock, 'pid'), String(build.pid));
+    const lines: string[] = [];
+    const waiting = withBuildLock(
+      lock,
+      'the tool',
+      (l) => lines.push(l),
+      async () => 'mine',
+    );
+    const root = process.getuid?.() === 0;
+    await expect
+      .poll(() => (root ? os.getPriority(build.pid!) : lines.some((l) => l.includes('could not raise'))), { timeout: 10_000 })
+      .toBe(root ? 0 : true);
+    if (root) expect(lines.some((l) => l.includes('raised 1 process(es)'))).toBe(true);
+    build.kill();
+    expect(await waiting).toBe('mine');
   });
 });
