@@ -255,9 +255,11 @@ describe.skipIf(!ready && !CI)(`a real model (${!services ? missingReason() : (m
           const out = (await new MockActivityEnvironment({
             activityId: 'learn',
             workflowExecution: { workflowId: researchId, runId: randomUUID() },
-            // As the workflow schedules it (the LLM activities' 5 minutes), not the mock's 1 s:
-            // the call's deadline is taken from the attempt's time left, and the server is busy with the runs.
+            // As the workflow schedules it (the LLM activities' 5 minutes, from now), not the mock's
+            // 1 s from 1970: the call's deadline is the attempt's time left, and the server is busy with the runs.
             startToCloseTimeoutMs: 5 * 60_000,
+            scheduledTimestampMs: Date.now(),
+            currentAttemptScheduledTimestampMs: Date.now(),
           }).run(() =>
             createUserMemoryActivities({ llm: llmCall, store }).learnAboutUser({
               researchId,
@@ -278,7 +280,8 @@ describe.skipIf(!ready && !CI)(`a real model (${!services ? missingReason() : (m
             expect(f.evidence.length).toBeGreaterThan(0);
             for (const e of f.evidence) expect(normalize(question)).toContain(normalize(e.quote));
           }
-          expect(proxy.requests.length).toBeGreaterThan(0);
+          // The model answered (a fallback that learned nothing would prove nothing here).
+          expect(proxy.requests.some((r) => r.status === 200)).toBe(true);
           for (const r of proxy.requests) expect(r.maxTokens).toBeGreaterThan(0);
         } finally {
           await store.memory.purge(owner.tenant);
