@@ -169,7 +169,8 @@ describe.skipIf(!ready)(
       await makeCurrent('A');
       const id = await submit('How much cheaper has solar power become?', { autoAcceptPlan: true });
 
-      // The worker whose LLM worker holds step a's call: its identity is pid@host.
+      // The worker whose LLM worker holds step a's first turn (held at the model): its identity is pid@host.
+      await until('step a at the model', () => llm.requests.some((r) => r.rule === 'react' && stepTitleOf(r.body) === 'Step a'));
       const holder = await until('step a in flight', async () => {
         const d = await client.workflow
           .getHandle(`${id}/step/a`)
@@ -182,9 +183,16 @@ describe.skipIf(!ready)(
       await holder.exited(10_000);
       const workerKilledAt = Date.now();
 
-      // The survivor takes the dead worker's call over (after the 3 s heartbeat timeout).
-      await until('a call retried by the other worker', () =>
-        llm.requests.some((r) => r.rule === 'react' && r.startedAt > workerKilledAt && r.endedAt === undefined),
+      // Its calls in flight are cut; the survivor makes the same request again (after the 3 s
+      // heartbeat timeout). Only that retry: another step's first turn, held, may start meanwhile.
+      const cut = await until("the killed worker's call cut", () => {
+        const aborted = llm.requests.filter((r) => r.rule === 'react' && r.aborted).map(signature);
+        return aborted.length ? aborted : undefined;
+      });
+      await until('the call retried by the other worker', () =>
+        llm.requests.some(
+          (r) => r.rule === 'react' && r.startedAt > workerKilledAt && r.endedAt === undefined && cut.includes(signature(r)),
+        ),
       );
       await server.kill('SIGKILL');
       const serverKilledAt = Date.now();
