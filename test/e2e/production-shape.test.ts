@@ -266,11 +266,20 @@ describe.skipIf(!ready)(
       // Build B is made current and takes new runs; A keeps what is pinned to it.
       await Promise.all(b.map((w) => w.waitFor(/worker ready/, 90_000)));
       await makeCurrent('B');
-      await until('build B routed to every task queue', async () => {
+      await until('build B current', async () => {
         const d = await client.workflowService.describeWorkerDeployment({ namespace: server.namespace, deploymentName: DEPLOYMENT });
-        const info = d.workerDeploymentInfo;
-        // ROUTING_CONFIG_UPDATE_STATE_COMPLETED = 2: the change has reached every task queue partition.
-        return info?.routingConfig?.currentDeploymentVersion?.buildId === 'B' && info.routingConfigUpdateState === 2;
+        return d.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId === 'B';
+      });
+      // The change reaches the task queues asynchronously: the approval's workflow task goes to B
+      // once the runs' task queue routes there. (The deployment's routingConfigUpdateState is often
+      // still IN_PROGRESS by then, and once, under load, stayed so for over a minute.)
+      await until("the runs' task queue routed to B", async () => {
+        const q = await client.workflowService.describeTaskQueue({
+          namespace: server.namespace,
+          taskQueue: { name: taskQueue },
+          taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
+        });
+        return q.versioningInfo?.currentDeploymentVersion?.buildId === 'B';
       });
       await api('POST', `/v1/research/${reviewed}/plan/approve`, { planVersion: 1 });
       const fresh = await submit('What limits green hydrogen?', { autoAcceptPlan: true });
