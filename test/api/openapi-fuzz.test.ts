@@ -163,7 +163,7 @@ describe.skipIf(!ready)(`the API under schemathesis (${ready ? 'live' : why})`, 
       console.log(`schemathesis ${SCHEMATHESIS_VERSION}: ${summary}`);
       expect(
         found.map((f) => `${f.check}: ${f.operation}: ${f.title} (${f.status ?? 'no answer'} to ${f.request ?? '?'})`),
-        `${found.map((f) => `${f.check}: ${f.operation}`).join(' | ')}\n${summary}`,
+        `${found.map((f) => `${f.check}: ${f.operation} (${f.status ?? 'no answer'}: ${f.title})`).join(' | ')}\n${summary}`,
       ).toEqual([]);
       expect(Number(/Tested: (\d+)/.exec(summary)?.[1]), summary).toBe(operationCount());
       // Each message's first line names what went wrong: CI's list of failures shows only that line.

@@ -59,6 +59,18 @@ function firstRequests(h: Harness, which: (r: ChatRequest) => boolean): { questi
   return [...seen].map(([question, at]) => ({ question, at })).sort((x, y) => x.at - y.at);
 }
 
+/** A's queue read when both its slots are taken: as one of A's runs ends, its slot is free until
+ *  the queue's next workflow task admits the next run (seconds on a loaded machine). */
+async function fullQueue(h: Harness) {
+  const handle = h.client.workflow.getHandle(admissionId(h.taskQueue, 'tenant-a'));
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const queue = await handle.query(admissionQueueQuery);
+    if (queue.running.length === queue.maxRuns || Date.now() > deadline) return queue;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 async function endAll(h: Harness, ids: string[]): Promise<void> {
   await Promise.all(
     ids.map((id) =>
@@ -108,7 +120,7 @@ describe.skipIf(!ready)(`fair sharing (${ready ? 'live' : missingReason()})`, ()
       expect(rankOfB).toBeLessThanOrEqual(A_RUNS / 3);
 
       // A's queue: two research, the rest wait in order; the last one is told its place.
-      const queue = await h.client.workflow.getHandle(admissionId(h.taskQueue, 'tenant-a')).query(admissionQueueQuery);
+      const queue = await fullQueue(h);
       expect(queue.maxRuns).toBe(2);
       expect(queue.running.length).toBe(2);
       expect(queue.waiting.length).toBeGreaterThan(15);
@@ -116,7 +128,9 @@ describe.skipIf(!ready)(`fair sharing (${ready ? 'live' : missingReason()})`, ()
       expect(queue.waiting.every((id) => a.includes(id))).toBe(true);
       const last = queue.waiting.at(-1)!;
       const view = (await request(h.app).get(`/v1/research/${last}`).set('Authorization', `Bearer ${KEY_A}`).expect(200)).body;
-      expect(view).toMatchObject({ phase: 'queued', queue: { maxRuns: 2, running: 2 } });
+      expect(view).toMatchObject({ phase: 'queued', queue: { maxRuns: 2 } });
+      // Read a moment later than the queue above: a slot may be between two of A's runs.
+      expect([1, 2]).toContain(view.queue.running);
       expect(view.queue.position).toBeGreaterThanOrEqual(view.queue.waiting - 2);
       expect(view.queue.position).toBeLessThanOrEqual(view.queue.waiting);
 
