@@ -1,17 +1,29 @@
 // The real Temporal server (not the CLI's dev server): go.temporal.io/server at a pinned version,
 // built from the Go module proxy into .tools/, on this machine's PostgreSQL (the postgres12
-// persistence plugin and SQL visibility), its schemas set up by its own temporal-sql-tool.
+// persistence plugin and SQL visibility), its schemas set up by its own temporal-sql-tool (once
+// per schema version, into two template databases each server's databases are copies of).
 // Tests import startTemporalServer; `.ci/run` installs it.
 //
 //   node bin/run-ts.mjs scripts/temporal-server.ts [--port 7233] [--namespace default]
 //   node bin/run-ts.mjs scripts/temporal-server.ts --install-only      build, do not serve
 //
 // Serving takes the admin URL from TEST_DATABASE_ADMIN_URL (a role that may CREATE DATABASE);
-// its two databases are dropped again at Ctrl-C.
+// its two databases are dropped again at Ctrl-C (the templates, tsrv_tpl_*, stay).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -282,6 +294,65 @@ function sqlTool(tool: string, db: Db, database: string, args: string[]): Promis
   });
 }
 
+const SCHEMA_KINDS = ['temporal', 'visibility'] as const;
+type SchemaKind = (typeof SCHEMA_KINDS)[number];
+/** pg_advisory_lock key of the template databases' setup (any number no other code locks). */
+const TEMPLATE_LOCK = 7_233_001;
+const OBJECT_IN_USE = '55006';
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? filesUnder(path.join(dir, e.name)) : [path.join(dir, e.name)]))
+    .sort();
+}
+
+/** A statement that fails while a session still holds the database (a schema tool that has just
+ *  exited may not have left yet), tried again for a few seconds. */
+async function whenFree(client: pg.Client, sql: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.query(sql);
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== OBJECT_IN_USE || attempt >= 50) throw err;
+      await sleep(100);
+    }
+  }
+}
+
+/**
+ * The two databases with the schemas set up, made once per version of the schema files by the
+ * schema tool: a server's own databases are copies of them (CREATE DATABASE … TEMPLATE, under a
+ * second), where running the tool for each took 3-8 s of a start on a loaded machine, and tests
+ * start several servers. Made under an advisory lock (servers start side by side), under another
+ * name until complete, then closed to connections (a session on a template would stop its copy).
+ */
+async function schemaTemplates(adminUrl: string, paths: TemporalServerPaths, db: Db): Promise<Record<SchemaKind, string>> {
+  const hash = createHash('sha256');
+  for (const file of filesUnder(paths.schemaDir)) hash.update(`${path.relative(paths.schemaDir, file)}\0`).update(readFileSync(file));
+  const prefix = `tsrv_tpl_${TEMPORAL_SERVER_VERSION.replace(/\W/g, '_')}_${hash.digest('hex').slice(0, 10)}`;
+  const names = { temporal: `${prefix}_temporal`, visibility: `${prefix}_visibility` };
+  const c = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5_000 });
+  await c.connect();
+  try {
+    await c.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK]);
+    const { rows } = await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = ANY($1)', [Object.values(names)]);
+    for (const kind of SCHEMA_KINDS.filter((k) => !rows.some((r) => r.datname === names[k]))) {
+      const building = `${names[kind]}_new`;
+      await c.query(`DROP DATABASE IF EXISTS ${building}`);
+      await c.query(`CREATE DATABASE ${building}`);
+      await sqlTool(paths.sqlTool, db, building, ['setup-schema', '-v', '0.0']);
+      await sqlTool(paths.sqlTool, db, building, ['update-schema', '-d', path.join(paths.schemaDir, kind, 'versioned')]);
+      await whenFree(c, `ALTER DATABASE ${building} ALLOW_CONNECTIONS false`);
+      await whenFree(c, `ALTER DATABASE ${building} RENAME TO ${names[kind]}`);
+    }
+  } finally {
+    // The session's end releases the lock.
+    await c.end();
+  }
+  return names;
+}
+
 interface Ports {
   frontend: number;
   services: Record<string, { grpc: number; membership: number }>;
@@ -402,13 +473,28 @@ export async function startTemporalServer(opts: TemporalServerOptions): Promise<
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'temporal-server-'));
   const t0 = Date.now();
   try {
-    for (const name of databases) await adminQuery(opts.adminUrl, `CREATE DATABASE ${name}`);
-    await Promise.all(
-      (['temporal', 'visibility'] as const).map(async (kind, i) => {
-        await sqlTool(paths.sqlTool, db, databases[i]!, ['setup-schema', '-v', '0.0']);
-        await sqlTool(paths.sqlTool, db, databases[i]!, ['update-schema', '-d', path.join(paths.schemaDir, kind, 'versioned')]);
-      }),
-    );
+    const templates = await schemaTemplates(opts.adminUrl, paths, db);
+    const c = new pg.Client({ connectionString: opts.adminUrl, connectionTimeoutMillis: 5_000 });
+    await c.connect();
+    try {
+      for (const [i, kind] of SCHEMA_KINDS.entries()) {
+        const name = databases[i]!;
+        await whenFree(c, `CREATE DATABASE ${name} TEMPLATE ${templates[kind]}`);
+        // The schema tool records the database's name beside the schema version; the server reads
+        // that row by its own database's name at start.
+        const copy = new URL(opts.adminUrl);
+        copy.pathname = `/${name}`;
+        const d = new pg.Client({ connectionString: copy.toString(), connectionTimeoutMillis: 5_000 });
+        await d.connect();
+        try {
+          await d.query('UPDATE schema_version SET db_name = $1', [name]);
+        } finally {
+          await d.end();
+        }
+      }
+    } finally {
+      await c.end();
+    }
   } catch (err) {
     await dropDatabases().catch(() => undefined);
     rmSync(workDir, { recursive: true, force: true });
