@@ -374,6 +374,9 @@ export interface StartOptions {
   timeoutMs?: number;
   /** Every line the server prints (it logs each request); kept only as a tail otherwise. */
   onOutput?: (line: string) => void;
+  /** A niceness for the server and every thread it starts (`nice -n`); below 0 needs root, and
+   *  without it `nice` says so on the server's output and the server runs at the normal priority. */
+  nice?: number;
 }
 
 export interface LocalLlm {
@@ -440,7 +443,9 @@ export async function startLocalLlm(opts: StartOptions = {}): Promise<LocalLlm> 
     jinja: opts.jinja ?? DEFAULTS.jinja,
     threads: opts.threads ?? defaultThreads(),
   });
-  const child = spawn(paths.server.command, [...paths.server.args, ...args], {
+  const command = [paths.server.command, ...paths.server.args, ...args];
+  const niced = opts.nice === undefined ? command : ['nice', '-n', String(opts.nice), ...command];
+  const child = spawn(niced[0]!, niced.slice(1), {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...paths.server.env },
   });
