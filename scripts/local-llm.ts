@@ -390,7 +390,7 @@ export interface LocalLlm {
 
 /** The llama-server arguments for these options (scripts/llama-server.py takes the same): one place,
  *  so tests and the CLI serve alike. */
-export function serverArgs(paths: LocalLlmPaths, o: Required<Omit<StartOptions, 'timeoutMs' | 'onOutput'>>): string[] {
+export function serverArgs(paths: LocalLlmPaths, o: Required<Omit<StartOptions, 'timeoutMs' | 'onOutput' | 'nice'>>): string[] {
   return [
     ...['-m', paths.modelPath, '--alias', LOCAL_MODEL, '--host', o.host, '--port', String(o.port)],
     ...['-c', String(o.ctx), '--parallel', String(o.parallel)],
