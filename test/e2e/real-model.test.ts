@@ -29,8 +29,8 @@ const ready = services && !missing;
 const CI = process.env.CI === 'true';
 
 /** One run may take this long: about 12-16 calls of a few seconds to two minutes each, two runs and
- *  the memory call sharing the server. Alone on two cores both runs took 11-15 minutes with larger
- *  pages and tool rounds; with other work on both cores calls take several times longer. */
+ *  the memory call sharing the server. Here the runs took 6-8 minutes alone and 8-12 with two busy
+ *  loops beside the pass (the server ahead of them, see startRealLlm); the rest is margin. */
 const RUN_BUDGET_MS = 20 * 60_000;
 
 /** Output limits for this small, slow model: room for each role's answer (a plan of one step, a
