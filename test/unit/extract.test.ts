@@ -42,25 +42,19 @@ describe('readable text', () => {
     expect(extractThread.started).toBe(before); // small pages stay here
 
     const big = Buffer.from(longPage(600));
-    // While the thread parses, this thread's timers keep firing: the longest gap between them is
-    // far shorter than the parse itself (which, inline, is one gap). The parse here is timed once
-    // (the small page above has loaded and warmed the parser on this thread), as the thread's is.
+    // While the thread parses, this thread's timers keep firing; a parse here would block them
+    // for its whole length (no tick at all). Counted, not timed: a loaded machine stretches both.
     const t0 = performance.now();
     const inline = htmlToMarkdown(big.toString('utf8'), url);
     const inlineMs = performance.now() - t0;
-    let last = performance.now();
-    let longestGap = 0;
-    const tick = setInterval(() => {
-      const now = performance.now();
-      longestGap = Math.max(longestGap, now - last);
-      last = now;
-    }, 5);
+    let ticks = 0;
+    const tick = setInterval(() => ticks++, 5);
     const [a, b] = await Promise.all([toReadable(big, 'text/html', url), toReadable(big, 'text/html', url)]);
     clearInterval(tick);
     expect(extractThread.started).toBe(before + 1);
     expect(a).toEqual(inline);
     expect(b).toEqual(inline);
     expect(inlineMs).toBeGreaterThan(200);
-    expect(longestGap).toBeLessThan(inlineMs / 2);
+    expect(ticks).toBeGreaterThanOrEqual(3);
   }, 30_000);
 });

@@ -149,8 +149,10 @@ describe.skipIf(process.platform !== 'linux' || (!installed && !process.env.CI))
       preload: null,
       mark: null,
     });
-    // Two semi-spaces of 8 MB (V8 doubles the young generation without pointer compression).
-    expect(out.newSpaceMb).toBeLessThanOrEqual(16);
+    // Two semi-spaces of 8 MB (V8 doubles the young generation without pointer compression): 16 MB,
+    // a few pages more while a scavenge is under way (20 MB seen on a loaded machine). V8's own
+    // size here is 128 MB (the next test), so 32 still tells the two apart.
+    expect(out.newSpaceMb).toBeLessThanOrEqual(32);
   });
 
   it('system and V8’s default: no replacement, no jemalloc, and the young generation V8 sizes itself', async () => {
@@ -163,6 +165,6 @@ describe.skipIf(process.platform !== 'linux' || (!installed && !process.env.CI))
       mark: null,
     });
     expect(out.settled).not.toHaveProperty('mainSemiSpaceMb');
-    expect(out.newSpaceMb).toBeGreaterThan(16);
+    expect(out.newSpaceMb).toBeGreaterThan(32);
   });
 });
