@@ -29,6 +29,14 @@ export interface LlmProxyOptions {
   withoutJinja?: boolean;
 }
 
+/** What llama-server adds to an answer about its own work on it. */
+interface Timings {
+  prompt_n?: number;
+  prompt_ms?: number;
+  predicted_n?: number;
+  predicted_ms?: number;
+}
+
 export async function startLlmProxy(target: string, opts: LlmProxyOptions = {}): Promise<LlmProxy> {
   const requests: ProxiedRequest[] = [];
   const base = target.replace(/\/+$/, '');
@@ -43,11 +51,21 @@ export async function startLlmProxy(target: string, opts: LlmProxyOptions = {}):
         // Passed through as it came.
       }
       const path = (req.url ?? '/').replace(/^\/v1/, '');
-      const record = (status: number, promptTokens: number, completionTokens: number, finishReason: string | undefined) => {
+      const record = (
+        status: number,
+        promptTokens: number,
+        completionTokens: number,
+        finishReason: string | undefined,
+        timings?: Timings,
+      ) => {
         if (!path.startsWith('/chat/completions')) return;
-        // Each request as it ends, to follow a slow real-model run (and to see, after a timeout, where it was).
+        // Each request as it ends, to follow a slow real-model run (and to see, after a timeout, where it was);
+        // llama-server's own timings say how much of it was the prompt (tokens not in the slot's cache) and how much writing.
+        const server = timings
+          ? ` [prompt ${timings.prompt_n ?? '?'} new tokens ${((timings.prompt_ms ?? 0) / 1000).toFixed(1)} s, writing ${((timings.predicted_ms ?? 0) / 1000).toFixed(1)} s]`
+          : '';
         console.log(
-          `[llm proxy] ${parsed.model ?? ''} ${status} ${((Date.now() - started) / 1000).toFixed(1)} s, ${promptTokens} prompt + ${completionTokens} completion tokens (limit ${parsed.max_tokens ?? parsed.max_completion_tokens ?? 'none'}), ${finishReason ?? ''}${Array.isArray(parsed.tools) && parsed.tools.length ? ', tools' : ''}`,
+          `[llm proxy] ${parsed.model ?? ''} ${status} ${((Date.now() - started) / 1000).toFixed(1)} s, ${promptTokens} prompt + ${completionTokens} completion tokens (limit ${parsed.max_tokens ?? parsed.max_completion_tokens ?? 'none'}), ${finishReason ?? ''}${Array.isArray(parsed.tools) && parsed.tools.length ? ', tools' : ''}${server}`,
         );
         requests.push({
           path,
@@ -81,14 +99,16 @@ export async function startLlmProxy(target: string, opts: LlmProxyOptions = {}):
         const text = await upstream.text();
         let usage: { prompt_tokens?: number; completion_tokens?: number } = {};
         let finishReason: string | undefined;
+        let timings: Timings | undefined;
         try {
-          const j = JSON.parse(text) as { usage?: typeof usage; choices?: { finish_reason?: string }[] };
+          const j = JSON.parse(text) as { usage?: typeof usage; choices?: { finish_reason?: string }[]; timings?: Timings };
           usage = j.usage ?? {};
           finishReason = j.choices?.[0]?.finish_reason;
+          timings = j.timings;
         } catch {
           // Not JSON: an error page.
         }
-        record(upstream.status, usage.prompt_tokens ?? 0, usage.completion_tokens ?? 0, finishReason);
+        record(upstream.status, usage.prompt_tokens ?? 0, usage.completion_tokens ?? 0, finishReason, timings);
         res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
         res.end(text);
       } catch (err) {
