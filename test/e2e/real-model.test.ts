@@ -179,11 +179,14 @@ describe.skipIf(!ready && !CI)(`a real model (${!services ? missingReason() : (m
   describe.skipIf(!ready)('research runs and user memory, side by side', () => {
     const stacks: Partial<Record<'jinja' | 'plain' | 'memory', Stack>> = {};
     beforeAll(async () => {
-      // 120 s a call: the two runs share the server's two cores.
+      // 180 s a request: the two runs share the server's two cores, and while one slot takes in a
+      // long prompt the other writes slowly. At 120 s, a fresh-machine run's reporter ran out twice
+      // (its 1,024 tokens, then 512 asked again): 240 s spent, nothing kept, the report written by
+      // code. 180 s still leaves room in the LLM activity's 5 minutes for the shorter retry.
       const [jinja, plain, memory] = await Promise.all([
-        startStack(llm!, { timeoutMs: 120_000 }),
-        startStack(llm!, { timeoutMs: 120_000, withoutJinja: true }),
-        startStack(llm!, { timeoutMs: 120_000 }),
+        startStack(llm!, { timeoutMs: 180_000 }),
+        startStack(llm!, { timeoutMs: 180_000, withoutJinja: true }),
+        startStack(llm!, { timeoutMs: 180_000 }),
       ]);
       Object.assign(stacks, { jinja, plain, memory });
     }, 180_000);
