@@ -3,9 +3,10 @@
 // Idempotency-Key as its id (a retry gets the first answer); the workflow's validator decides, and
 // a refusal is a 409 with the reason and the current plan version. A run whose worker does not
 // know the update yet (deployed before it) gets the signal instead, after the same checks made here.
+import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
-import { ApiError, ErrorType } from '../../shared/errors';
+import { ApiError, ErrorType, failureMessage } from '../../shared/errors';
 import { Refusal, type ResearchStatusView, type ReviewAnswer, type Steer, type SteerAnswer } from '../../shared/messages';
 import {
   answerClarificationSignal,
@@ -123,9 +124,10 @@ async function sendUpdate<Ret, Arg>(
   fallback: SignalFallback<Ret>,
 ): Promise<Ret> {
   const handle = await runningRun(ctx, id, tenant, speaker);
-  const update = handle.executeUpdate(def, { args: [arg], ...(idempotencyKey ? { updateId: idempotencyKey } : {}) });
+  // One id for every sending: a message sent again is the same update.
+  const updateId = idempotencyKey ?? randomUUID();
   try {
-    return await withTimeout(update, ctx.updateTimeoutMs);
+    return await sendWhileAborted(() => handle.executeUpdate(def, { args: [arg], updateId }), ctx.updateTimeoutMs);
   } catch (err) {
     const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
     if (cause instanceof ApplicationFailure && cause.type === ErrorType.MessageRefused) throw refused(cause);
@@ -135,6 +137,27 @@ async function sendUpdate<Ret, Arg>(
     throw noWorker(
       `no worker took the message for research run ${id} in time (${noAnswerReason(err)}); send it again with the same Idempotency-Key`,
     );
+  }
+}
+
+/** Temporal's answer when it dropped an update it had not accepted yet, because the workflow task
+ *  meant to take it failed or timed out (a worker slow under load, a sticky worker gone): nothing
+ *  of the update was applied, and the next workflow task can take it. */
+const ABORTED = /unexpected workflow task failure/i;
+/** How long to wait before sending an aborted update again. */
+const RESEND_AFTER_MS = 250;
+
+/** Sends an update (`send`), and again while Temporal aborts it as above, within `ms` in all; an
+ *  answer, another error or the time running out ends it. */
+export async function sendWhileAborted<T>(send: () => Promise<T>, ms: number): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await withTimeout(send(), Math.max(1, deadline - Date.now()));
+    } catch (err) {
+      if (!ABORTED.test(failureMessage(err)) || deadline - Date.now() <= RESEND_AFTER_MS) throw err;
+      await new Promise((r) => setTimeout(r, RESEND_AFTER_MS));
+    }
   }
 }
 
