@@ -29,8 +29,11 @@ describe.skipIf(!ready)(`the CLI at a terminal (${ready ? 'live' : hasTmux ? mis
   let server: http.Server;
   let api = '';
   const session = `dr-cli-${process.pid}`;
+  // A tenant of its own: other files' runs on the shared server and database would otherwise fill
+  // `list --limit 5` (seen on a loaded machine: this run was not among the five newest).
+  const key = `cli-key-${process.pid}-0123456789abcdef`;
   beforeAll(async () => {
-    h = await startHarness();
+    h = await startHarness({ env: { API_KEYS: `${key}=cli-${process.pid}` } });
     server = http.createServer(h.app);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -68,7 +71,7 @@ describe.skipIf(!ready)(`the CLI at a terminal (${ready ? 'live' : hasTmux ? mis
     const out = path.join(dir, 'solar.md');
     const cmd = [
       `cd ${ROOT}`,
-      `DEEP_RESEARCH_API=${api} ${process.execPath} bin/deep-research.mjs run "How much cheaper has solar power become?" --out ${out}`,
+      `DEEP_RESEARCH_API=${api} DEEP_RESEARCH_KEY=${key} ${process.execPath} bin/deep-research.mjs run "How much cheaper has solar power become?" --out ${out}`,
       'echo EXIT=$?',
       'sleep 60',
     ].join('; ');
@@ -96,7 +99,7 @@ describe.skipIf(!ready)(`the CLI at a terminal (${ready ? 'live' : hasTmux ? mis
 
     const id = /Research (research-\S+) started\./.exec(end)![1]!;
     const cli = async (...args: string[]) => {
-      const p = spawnCli(args, { DEEP_RESEARCH_API: api });
+      const p = spawnCli(args, { DEEP_RESEARCH_API: api, DEEP_RESEARCH_KEY: key });
       const closed = new Promise((r) => p.child.once('close', r));
       const code = await p.exited(30_000);
       await closed;
