@@ -38,10 +38,20 @@ def reader(pipe, box):
 out, err = {}, {}
 started = time.time()
 timed_out = False
-proc = subprocess.Popen([sys.executable, "/work/main.py"], cwd="/work", stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True)
-threads = [threading.Thread(target=reader, args=(proc.stdout, out)), threading.Thread(target=reader, args=(proc.stderr, err))]
+# The readers' threads start before the code does: a fork bomb takes every process slot the
+# container has, and a thread started after it could not start (on a loaded machine the run then
+# ended without a result, "crashed", instead of reporting the bomb).
+out_r, out_w = os.pipe()
+err_r, err_w = os.pipe()
+threads = [threading.Thread(target=reader, args=(os.fdopen(out_r, "rb", buffering=0), out)), threading.Thread(target=reader, args=(os.fdopen(err_r, "rb", buffering=0), err))]
 for t in threads:
     t.start()
+try:
+    proc = subprocess.Popen([sys.executable, "/work/main.py"], cwd="/work", stdout=out_w, stderr=err_w, stdin=subprocess.DEVNULL, start_new_session=True)
+finally:
+    # Only the code holds the write ends now: the readers see the end when it (and its children) end.
+    os.close(out_w)
+    os.close(err_w)
 try:
     code = proc.wait(timeout=bundle["timeout"])
 except subprocess.TimeoutExpired:
