@@ -17,8 +17,10 @@ const ready = Boolean(temporalAddress() && databaseUrl());
 const KEY_A = 'key-tenant-a-0123456789';
 const KEY_B = 'key-tenant-b-0123456789';
 const A_RUNS = 30;
-/** Model calls a second in the fairness-keys test (LLM_QUEUE_RATE). */
-const QUEUE_RATE = 2;
+/** Model calls a second in the fairness-keys test (LLM_QUEUE_RATE): slow enough that A's backlog
+ *  forms even when submitting A's 30 runs takes seconds (at 2 a second, a loaded machine's
+ *  submissions let 22 of them through first, leaving a backlog of 8 where the test needs 10). */
+const QUEUE_RATE = 1;
 
 const questionOf = (req: ChatRequest) => /(Tenant [AB] question \d+)/.exec(userText(req))?.[1];
 
