@@ -33,7 +33,6 @@ export interface LlmProxyOptions {
 interface Timings {
   prompt_n?: number;
   prompt_ms?: number;
-  predicted_n?: number;
   predicted_ms?: number;
 }
 
