@@ -8,6 +8,10 @@ export default defineConfig({
     // The workflow bundle check bundles the workflows (npm test does it once in its global setup).
     exclude: ['test/unit/workflow-bundle.test.ts'],
     pool: 'forks',
+    // No service, no module-level state shared between these files: a worker keeps its modules
+    // from file to file instead of loading them again (65 files: 33 s and 54 CPU-s instead of 49 s
+    // and 86 CPU-s here). The complete suite keeps each file in a fresh process.
+    isolate: false,
     globalSetup: ['test/support/quick-setup.ts'],
     testTimeout: 60_000,
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
