@@ -152,8 +152,9 @@ describe.skipIf(!ready)(`the API under schemathesis (${ready ? 'live' : why})`, 
     async () => {
       let r = await fuzz();
       // schemathesis's own value generator can fail once and not again on the same seed (hypothesis's
-      // FlakyFailure, raised while drawing a body, before any request): that says nothing of the
-      // API, and a failure of the API reproduces on the same seed. Once, then it counts.
+      // FlakyFailure, raised while drawing a body, before any request; the interpreter's fault in
+      // GENERATOR_FLAKE): that says nothing of the API, and a failure of the API reproduces on the
+      // same seed. Once, then it counts.
       if (!r.found.length && r.errs.length && r.errs.every((e) => GENERATOR_FLAKE.test(e))) {
         console.log(`schemathesis's generator failed, not the API (${r.errs.join(' | ')}): once more on the same seed`);
         r = await fuzz();
@@ -224,5 +225,8 @@ describe.skipIf(!ready)(`the API under schemathesis (${ready ? 'live' : why})`, 
   }
 });
 
-/** An error of schemathesis's generator, not of a check: hypothesis saw a draw fail, then pass. */
-const GENERATOR_FLAKE = /^[^:]+: FlakyFailure: /;
+/** An error of schemathesis's generator, not of a check: hypothesis saw a draw fail, then pass; or
+ *  CPython 3.11's AST builder lost count of its recursion depth while hypothesis parsed a lambda's
+ *  source to describe it, with schemathesis's two worker threads (a known interpreter fault,
+ *  cpython gh-106905; seen once, under load, on PATCH /v1/memory/{factId}). */
+const GENERATOR_FLAKE = /^[^:]+: (FlakyFailure: |SystemError: AST constructor recursion depth mismatch)/;
