@@ -183,7 +183,11 @@ export function createBrowserRenderer(limits: RenderLimits) {
       const html = await within(
         read,
         Math.max(remaining(), CONTENT_GRACE_MS),
-        () => state.crashed ?? `the page's scripts kept the browser busy: its text could not be taken within ${limits.timeoutMs} ms`,
+        // The most specific cause known by then: a page over a cap is often also the one that keeps the browser busy.
+        () =>
+          state.crashed ??
+          state.overCap ??
+          `the page's scripts kept the browser busy: its text could not be taken within ${limits.timeoutMs} ms`,
       );
       if (typeof html === 'number') throw new SkippedError(`the rendered page's HTML passed ${limits.maxHtmlChars} characters (${html})`);
       if (state.overCap) throw new SkippedError(state.overCap);
