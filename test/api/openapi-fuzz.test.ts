@@ -151,13 +151,16 @@ describe.skipIf(!ready)(`the API under schemathesis (${ready ? 'live' : why})`, 
     'finds no 5xx and no answer that breaks the document, in every operation',
     async () => {
       let r = await fuzz();
+      let operations = operationCount();
       // schemathesis's own value generator can fail once and not again on the same seed (hypothesis's
-      // FlakyFailure, raised while drawing a body, before any request; the interpreter's fault in
-      // GENERATOR_FLAKE): that says nothing of the API, and a failure of the API reproduces on the
-      // same seed. Once, then it counts.
+      // FlakyFailure, raised while drawing a body, before any request): that says nothing of the API,
+      // and a failure of the API reproduces on the same seed. The operations it failed on run once
+      // more, alone, then it counts.
       if (!r.found.length && r.errs.length && r.errs.every((e) => GENERATOR_FLAKE.test(e))) {
-        console.log(`schemathesis's generator failed, not the API (${r.errs.join(' | ')}): once more on the same seed`);
-        r = await fuzz();
+        const names = [...new Set(r.errs.map((e) => e.slice(0, e.indexOf(': '))))];
+        console.log(`schemathesis's generator failed, not the API (${r.errs.join(' | ')}): ${names.join(', ')} once more on the same seed`);
+        r = await fuzz(names);
+        operations = names.length;
       }
       const { code, text, found, errs } = r;
       const summary = text.slice(text.lastIndexOf('SUMMARY'));
@@ -166,7 +169,7 @@ describe.skipIf(!ready)(`the API under schemathesis (${ready ? 'live' : why})`, 
         found.map((f) => `${f.check}: ${f.operation}: ${f.title} (${f.status ?? 'no answer'} to ${f.request ?? '?'})`),
         `${found.map((f) => `${f.check}: ${f.operation} (${f.status ?? 'no answer'}: ${f.title})`).join(' | ')}\n${summary}`,
       ).toEqual([]);
-      expect(Number(/Tested: (\d+)/.exec(summary)?.[1]), summary).toBe(operationCount());
+      expect(Number(/Tested: (\d+)/.exec(summary)?.[1]), summary).toBe(operations);
       // Each message's first line names what went wrong: CI's list of failures shows only that line.
       expect(errs, `${errs.join(' | ')}\n${errorsSection(text)}`).toEqual([]);
       expect(code, `schemathesis exited ${code}\n${errorsSection(text)}`).toBe(0);
@@ -174,8 +177,9 @@ describe.skipIf(!ready)(`the API under schemathesis (${ready ? 'live' : why})`, 
     (2 * MAX_TIME + 180) * 1000,
   );
 
-  /** One schemathesis run against the live API: its exit code, output, findings and errors. */
-  async function fuzz(): Promise<{ code: number; text: string; found: Finding[]; errs: string[] }> {
+  /** One schemathesis run against the live API (`only`: these operations, by schemathesis's names,
+   *  "METHOD /path"): its exit code, output, findings and errors. */
+  async function fuzz(only: string[] = []): Promise<{ code: number; text: string; found: Finding[]; errs: string[] }> {
     rmSync(REPORT_DIR, { recursive: true, force: true });
     mkdirSync(REPORT_DIR, { recursive: true });
     // A body over the JSON limit is refused with 413 (in the document) before its schema is read:
@@ -204,8 +208,12 @@ describe.skipIf(!ready)(`the API under schemathesis (${ready ? 'live' : why})`, 
       // A fixed seed (FUZZ_SEED to explore others): a failure in CI reproduces on a laptop.
       '--seed',
       process.env.FUZZ_SEED ?? '38',
+      // One worker: with two threads CPython 3.11 can fail inside hypothesis's own parse of a lambda
+      // (cpython gh-106905, "AST constructor recursion depth mismatch"; twice in four load runs). One
+      // worker still tests every operation and finishes every phase in the time (4,250 cases alone).
       '--workers',
-      '2',
+      '1',
+      ...only.flatMap((name) => ['--include-name', name]),
       '--request-timeout',
       '20',
       '--report',
@@ -227,6 +235,5 @@ describe.skipIf(!ready)(`the API under schemathesis (${ready ? 'live' : why})`, 
 
 /** An error of schemathesis's generator, not of a check: hypothesis saw a draw fail, then pass; or
  *  CPython 3.11's AST builder lost count of its recursion depth while hypothesis parsed a lambda's
- *  source to describe it, with schemathesis's two worker threads (a known interpreter fault,
- *  cpython gh-106905; seen once, under load, on PATCH /v1/memory/{factId}). */
+ *  source to describe it (cpython gh-106905, seen with two worker threads; the run now has one). */
 const GENERATOR_FLAKE = /^[^:]+: (FlakyFailure: |SystemError: AST constructor recursion depth mismatch)/;
