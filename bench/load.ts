@@ -91,7 +91,6 @@ const stack = await startBenchStack({
   pg: values.pg,
   callRate: values['llm-rate'],
   env: {
-    SEARCH_CONCURRENCY: '32',
     ...(values['no-coder'] ? { RESEARCHER_PYTHON: 'false' } : {}),
     ...(metricsPort ? { TEMPORAL_METRICS_PORT: String(metricsPort) } : {}),
     ...extraEnv,

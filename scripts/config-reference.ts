@@ -61,8 +61,6 @@ const SECTIONS: { title: string; match: string[] }[] = [
       'SEARCH_MAX_RESULTS',
       'SEARCH_TIMEOUT_MS',
       'SEARCH_RATE_LIMITS',
-      'SEARCH_QUEUE_RATE',
-      'SEARCH_CONCURRENCY',
     ],
   },
   { title: 'Crawling and MCP tools', match: ['CRAWL_*', 'MCP_CONFIG'] },

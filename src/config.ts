@@ -193,7 +193,7 @@ export const EnvSchema = z.object({
     .string()
     .min(1)
     .default(DEFAULT_TASK_QUEUE)
-    .describe('task queue of the research workflows (and the prefix of the `<queue>-llm`, `-search`, `-sandbox` and `-browser` queues)'),
+    .describe('task queue of the research workflows (and the prefix of the `<queue>-llm`, `-sandbox` and `-browser` queues)'),
   TEMPORAL_CLI_PATH: optionalString.describe('the `temporal` binary to use'),
   PATH: z
     .string()
@@ -462,14 +462,6 @@ export const EnvSchema = z.object({
   SEARCH_RATE_LIMITS: namedNumbers(/^[a-z]+$/, z.number().positive(), 'provider=requestsPerSecond').describe(
     '`provider=requests per second` in one worker, over the built-in `arxiv=0.34,brave=1,searxng=5,tavily=5,exa=5,serper=5,wikipedia=10,openalex=10,semanticscholar=1` and `pubmed=1` (`4` with `NCBI_API_KEY`; a PubMed search is two requests)',
   ),
-  SEARCH_QUEUE_RATE: z.coerce
-    .number()
-    .positive()
-    .max(1_000)
-    .default(20)
-    .describe(
-      "search activities per second across all workers (the `<queue>-search` task queue's limit); only runs started before searches moved into the model-queue activities use that queue (their research steps' searches, and their background's before `researchBackground`): a run's background searches run inside `researchBackground` and its research steps' inside the `researcherTurn` that asked for them, both on the `-llm` queue, bounded by each provider's `SEARCH_RATE_LIMITS` in each worker, not by this",
-    ),
   MCP_CONFIG: optionalString.describe('JSON file of MCP servers (see [MCP tools](tools.md#mcp-tools))'),
   SANDBOX_IMAGE: z.string().min(1).default('deep-research-sandbox:latest').describe('image coder programs run in'),
   SANDBOX_MEMORY_MB: z.coerce
@@ -495,15 +487,6 @@ export const EnvSchema = z.object({
     .default('auto')
     .describe(
       "the researcher's `python` tool: `auto` offers it while this worker's Docker engine answers and has the image (checked at most once a minute), `true` always (the sandbox queue's workers have Docker, this one need not), `false` never",
-    ),
-  SEARCH_CONCURRENCY: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(100)
-    .default(8)
-    .describe(
-      "search activities at once per worker, on the `<queue>-search` queue: only runs started before searches moved into the model-queue activities (see `SEARCH_QUEUE_RATE`); newer runs' searches run inside `researchBackground` and `researcherTurn`, at most `LLM_CONCURRENCY` such activities at once per worker",
     ),
   TAVILY_API_KEY: optionalString.describe("Tavily's API key"),
   TAVILY_BASE_URL: z.url().default('https://api.tavily.com').describe("Tavily's API"),
@@ -886,10 +869,6 @@ export interface Config {
     arxivUrl: string;
     /** Requests per second per provider in one worker (arXiv asks for one every 3 s). */
     rateLimits: Record<string, number>;
-    /** Search activities per second across all workers (the search task queue's limit). */
-    queueRate: number;
-    /** Search activities at once in one worker. */
-    concurrency: number;
   };
   sandbox: {
     image: string;
@@ -1223,8 +1202,6 @@ function searchConfig(e: Env): Config['search'] {
       pubmed: e.NCBI_API_KEY ? 4 : 1,
       ...e.SEARCH_RATE_LIMITS,
     },
-    queueRate: e.SEARCH_QUEUE_RATE,
-    concurrency: e.SEARCH_CONCURRENCY,
   };
 }
 

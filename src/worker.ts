@@ -18,7 +18,7 @@ import type { Config } from './config';
 import { WORKFLOWS_ENTRY } from './infra/paths';
 import { codeBuildId } from './infra/workflow-bundle';
 import { browserExecutable } from './activities/crawl/browser-activities';
-import { BROWSER_QUEUE_SUFFIX, LLM_QUEUE_SUFFIX, SANDBOX_QUEUE_SUFFIX, SEARCH_QUEUE_SUFFIX } from './shared/constants';
+import { BROWSER_QUEUE_SUFFIX, LLM_QUEUE_SUFFIX, SANDBOX_QUEUE_SUFFIX } from './shared/constants';
 
 export interface WorkerDeps {
   config: Pick<Config, 'llm' | 'temporal' | 'search' | 'crawl' | 'browser' | 'mcp' | 'sandbox' | 'worker' | 'knowledge' | 'webhook'>;
@@ -33,7 +33,7 @@ export interface WorkerDeps {
   plugins?: WorkerPlugin[];
 }
 
-/** The workers of one process: workflows and most activities, and the rate-limited search queue. */
+/** The workers of one process: workflows and most activities, and the model-call, sandbox and browser queues. */
 export class WorkerGroup {
   private sweeper: NodeJS.Timeout | undefined;
 
@@ -89,7 +89,7 @@ export function workerVersion(config: Pick<Config, 'temporal'>): WorkerDeploymen
 }
 
 /** Worker Versioning: every worker of the process polls as the same version, so a pinned run's
- *  activities (on the -llm, -search and -sandbox queues too) reach its own build. Workflow types
+ *  activities (on the -llm, -sandbox and -browser queues too) reach its own build. Workflow types
  *  declare their behaviour (src/workflows/versioning.ts); PINNED is the default for any other. */
 function deploymentOptions(version: WorkerDeploymentVersion | undefined): Pick<WorkerOptions, 'workerDeploymentOptions'> {
   if (!version) return {};
@@ -124,21 +124,6 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     ...versioning,
     ...(deps.config.worker.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: deps.config.worker.maxCachedWorkflows } : {}),
   });
-  // Searches have their own queue: the server enforces its rate across every worker, and each
-  // worker caps how many run at once (per-provider rates are applied inside the providers).
-  const search = await Worker.create({
-    connection: deps.connection,
-    namespace: deps.config.temporal.namespace,
-    taskQueue: `${taskQueue}${SEARCH_QUEUE_SUFFIX}`,
-    activities: groups.search,
-    interceptors,
-    plugins,
-    ...(deps.identity ? { identity: `${deps.identity}-search` } : {}),
-    maxConcurrentActivityTaskExecutions: deps.config.search.concurrency,
-    maxTaskQueueActivitiesPerSecond: deps.config.search.queueRate,
-    shutdownGraceTime: deps.config.worker.shutdownGraceMs,
-    ...versioning,
-  });
   // Model calls (and page extraction, which is one) have their own queue: a hundred runs on one
   // API key slow down together under the server-side rate instead of each collecting 429s.
   const llm = await Worker.create({
@@ -168,7 +153,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     ...versioning,
   });
   const browser = await browserWorker(deps, taskQueue, groups, { interceptors, plugins, ...versioning });
-  return new WorkerGroup([main, llm, search, sandbox, ...(browser ? [browser] : [])], groups.sweepSandboxes, groups.closeBrowser);
+  return new WorkerGroup([main, llm, sandbox, ...(browser ? [browser] : [])], groups.sweepSandboxes, groups.closeBrowser);
 }
 
 /**

@@ -72,7 +72,6 @@ export async function startBenchStack(opts: BenchStackOptions): Promise<BenchSta
       TENANT_MAX_RUNS_IN_FLIGHT: '0',
       TENANT_MAX_STREAMS: '0',
       LLM_QUEUE_RATE: rate,
-      SEARCH_QUEUE_RATE: rate,
       SEARCH_RATE_LIMITS: `searxng=${rate}`,
       ...(db ? { DATABASE_URL: db.url } : {}),
       ...opts.env,

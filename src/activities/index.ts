@@ -124,6 +124,9 @@ export function createActivities(deps: ActivityDeps) {
     llm,
   });
   const crawl = createCrawlActivities({ config: deps.config, store, llm, counter: budgets.counter, parser });
+  // The searches, page reads and knowledge searches the background phase (researchBackground) and
+  // the researcher's turns run in-process.
+  const web = { webSearch: search.webSearch, crawlPage: crawl.crawlPage, knowledgeSearch: kbSearch.knowledgeSearch };
   return {
     /** Model calls (LLM_OPTIONS): every role's activities (src/activities/roles/index.ts). */
     llm: createRoleActivities({
@@ -134,8 +137,7 @@ export function createActivities(deps: ActivityDeps) {
       python: researcherPython(sb, canRunCode),
       discoverMcp: mcp.discoverMcpTools,
       sandbox: sb,
-      // The background phase (researchBackground) and the researcher's turns run these in-process.
-      web: { webSearch: search.webSearch, crawlPage: crawl.crawlPage, knowledgeSearch: kbSearch.knowledgeSearch },
+      web,
     }),
     /** PostgreSQL only (STORE_OPTIONS). */
     // Only what a workflow calls: the conversation's writers are called by the researcher's turn
@@ -146,8 +148,6 @@ export function createActivities(deps: ActivityDeps) {
       ...createReportAssembly({ store }),
       ...createReportVersionActivities({ store }),
     },
-    /** One query across the search providers, on the rate-limited search queue (SEARCH_OPTIONS). */
-    search,
     /** One page read for a goal: fetch, extract, one model call (CRAWL_OPTIONS). */
     crawl,
     /** Docker, on the sandbox queue (SANDBOX_OPTIONS). */
@@ -171,6 +171,8 @@ export function createActivities(deps: ActivityDeps) {
     mcp: { callMcpTool: mcp.callMcpTool },
     /** Signed POSTs to a run's webhook, on the main queue. */
     notify: createWebhookActivities({ ...deps.config.webhook, userAgent: deps.config.crawl.userAgent }),
+    /** Not activities: the web tools the model-call activities run in-process (tests call them too). */
+    web,
     /** Not an activity: the worker's sweep of containers a crashed worker left behind. */
     sweepSandboxes: sandbox.sweepSandboxes,
     ...browserGroup(deps, store),
@@ -180,7 +182,6 @@ export function createActivities(deps: ActivityDeps) {
 export type ActivityGroups = ReturnType<typeof createActivities>;
 export type LlmActivities = ActivityGroups['llm'];
 export type StoreActivities = ActivityGroups['store'];
-export type SearchActivities = ActivityGroups['search'];
 export type CrawlActivities = ActivityGroups['crawl'];
 export type SandboxActivities = ActivityGroups['sandbox'];
 export type McpActivities = ActivityGroups['mcp'];
@@ -196,7 +197,6 @@ export function activityDependencies(groups: ActivityGroups): Record<string, str
     ...named(groups.store, 'PostgreSQL'),
     ...named(groups.llm, 'the LLM'),
     ...named(groups.crawl, 'the LLM (page reading)'),
-    ...named(groups.search, 'the search provider'),
     ...named(groups.sandbox, 'Docker'),
     ...named(groups.mcp, 'an MCP server'),
     ...named(groups.knowledge, 'PostgreSQL'),
@@ -214,7 +214,6 @@ export function activityMap(groups: ActivityGroups) {
   return {
     ...groups.llm,
     ...groups.store,
-    ...groups.search,
     ...groups.crawl,
     ...groups.sandbox,
     ...groups.mcp,

@@ -29,9 +29,6 @@ export const DEFAULT_LLM_HEARTBEAT_TIMEOUT = '15s';
 /** Workflow results and history carry summaries of at most this many characters, never whole texts. */
 export const SUMMARY_MAX_CHARS = 500;
 
-/** Search activities run on `<task queue><SEARCH_QUEUE_SUFFIX>`, a queue with its own rate limit. */
-export const SEARCH_QUEUE_SUFFIX = '-search';
-
 /** LLM activities (and page extraction) run on `<task queue><LLM_QUEUE_SUFFIX>`: one rate limit for
  *  the provider across all workers, and a cap per worker. */
 export const LLM_QUEUE_SUFFIX = '-llm';

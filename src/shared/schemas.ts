@@ -294,9 +294,6 @@ export const StepInput = z.object({
   knowledge: KnowledgeScope.optional(),
   /** Pages the user asked the run to read (steering mustRead): the step reads them first. */
   mustRead: z.array(z.string()).optional(),
-  /** The run started on the current code (src/workflows/patches.ts): the step takes the patches
-   *  folded into the current one without a marker of its own (absent: it asks, as before). */
-  currentCode: z.literal(true).optional(),
 });
 export type StepInput = z.infer<typeof StepInput>;
 
@@ -312,8 +309,8 @@ export const StepOutput = z.object({
   /** Why the step answered before it was done: its context or budget share was spent, or its tool
    *  rounds ran out while the model still wanted tools. Absent when it finished on its own. */
   cutShort: z.string().optional(),
-  /** The judge's verdict, when the step's last activity asked for it (the research workflow then
-   *  asks no judge of its own); absent: the research workflow judges the result. */
+  /** The judge's verdict, asked by the step's last activity; absent when the user asked the run to
+   *  wrap up (the step is then accepted unjudged). */
   verdict: z.object({ passed: z.boolean(), feedback: z.string() }).optional(),
 });
 export type StepOutput = z.infer<typeof StepOutput>;

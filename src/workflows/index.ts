@@ -1,6 +1,5 @@
-// The worker's workflow bundle entry: workflows only. An incompatible change is a new patch id (the
-// SDK's `patched`, e.g. research/investigate.ts BACKGROUND_PAGES_PATCH) in auto-upgrade workflows
-// and nothing in pinned ones (src/workflows/versioning.ts).
+// The worker's workflow bundle entry: workflows only. How a change of workflow code reaches
+// running executions: src/workflows/versioning.ts.
 export { researchWorkflow } from './research';
 export { researcherWorkflow } from './researcher';
 export { coderWorkflow } from './coder';

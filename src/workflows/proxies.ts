@@ -16,7 +16,6 @@ import type {
   McpActivities,
   NotifyActivities,
   SandboxActivities,
-  SearchActivities,
   StoreActivities,
 } from '../activities';
 import {
@@ -25,12 +24,11 @@ import {
   DEFAULT_MAX_OUTAGE,
   LLM_QUEUE_SUFFIX,
   SANDBOX_QUEUE_SUFFIX,
-  SEARCH_QUEUE_SUFFIX,
 } from '../shared/constants';
 import { DEFAULT_RETRY, durationToMs } from '../shared/plain';
 import type { Duration, RetrySettings } from '../shared/schemas';
 
-/** A run's outage limit and retry settings; runs started before they existed get the defaults. */
+/** A run's outage limit and retry settings; absent, the defaults. */
 export interface CallPolicy {
   maxOutage?: Duration | undefined;
   retry?: RetrySettings | undefined;
@@ -45,7 +43,7 @@ const WEBHOOK_RETRY_FOR = '24h';
 const BROWSER_WAIT = '1 minute';
 
 /**
- * The whole background phase in one model-queue activity (researchBackground, background-in-one),
+ * The whole background phase in one model-queue activity (researchBackground),
  * given over the model calls' options: a model call, the searches, up to five page reads (3
  * minutes each, in parallel), the brief. It beats every 10 s at most whatever the stage, so a dead
  * worker is noticed within twice the model calls' heartbeat timeout (LLM_HEARTBEAT_TIMEOUT; 30 s
@@ -114,8 +112,6 @@ export function activitiesFor(policy: CallPolicy) {
     startToCloseTimeout: '2 minutes',
     retry: { ...unlimited, maximumAttempts: MCP_ATTEMPTS },
   });
-  /** One search query across the routed providers, on the rate-limited search queue. */
-  const search = proxyActivities<SearchActivities>({ startToCloseTimeout: '1 minute', ...waitOut });
   /** Sandbox runs heartbeat while the container runs; a finished run is recorded once. */
   const sandbox = proxyActivities<SandboxActivities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '15 seconds', ...waitOut });
 
@@ -164,10 +160,6 @@ export function activitiesFor(policy: CallPolicy) {
     notify,
     /** How long a page that needs a browser waits for a worker with one (the skip's reason says it). */
     browserWait,
-    /** One web search, on `<queue>-search`: the server rate-limits that queue across all workers. */
-    webSearch(summary: string, input: Input<SearchActivities['webSearch']>) {
-      return search.webSearch.executeWithOptions({ summary, taskQueue: `${workflowInfo().taskQueue}${SEARCH_QUEUE_SUFFIX}` }, [input]);
-    },
     /** One page rendered and saved, on `<queue>-browser`, polled only by workers with a browser. */
     renderPage(summary: string, input: Input<BrowserActivities['renderPage']>) {
       return browser.renderPage.executeWithOptions({ summary, taskQueue: `${workflowInfo().taskQueue}${BROWSER_QUEUE_SUFFIX}` }, [input]);

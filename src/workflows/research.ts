@@ -57,7 +57,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     }
     let { plan } = reviewed;
     let accepted = new Map<string, StepOutput>();
-    // Written by the last gap reflection, on the current code, when it found nothing missing.
+    // Written by the last gap reflection when it found nothing missing (a one-call report).
     let written: WrittenReport | undefined;
     if (!plan.hasEnoughContext) {
       await takeSlot(run);

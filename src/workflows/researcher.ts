@@ -1,9 +1,9 @@
 // The researcher child workflow: a ReAct loop written as workflow code. Each round is one LLM
-// activity that may return tool calls; the workflow runs the tools as activities (tools.ts) and
-// feeds their results back through the stored conversation, at most maxToolRounds rounds, then
-// compresses the findings into a step result citing stable source ids. Runs with the
-// tools-in-turn patch have the turn run its web_search and crawl calls itself before it returns.
-import { setHandler } from '@temporalio/workflow';
+// activity that may return tool calls. The turn runs its web_search and crawl calls itself before
+// it returns; the workflow runs the other tools as activities (tools.ts) and feeds their results
+// back through the stored conversation, at most maxToolRounds rounds. The turn that ends the step
+// compresses the findings into a step result citing stable source ids, and has them judged.
+import { ApplicationFailure, setHandler } from '@temporalio/workflow';
 import { knowledgeSignal, wrapUpSignal } from './messages';
 import { ErrorType } from '../shared/errors';
 import { addUsage, forcedAnswerCut, stepKey, ZERO_USAGE } from '../shared/plain';
@@ -11,7 +11,6 @@ import type { StepInput, StepOutput } from '../shared/schemas';
 import type { McpToolSpec } from '../activities/mcp';
 import type { ToolResultInput } from '../activities/roles/conversation';
 import type { GoOn } from '../activities/roles/researcher';
-import { Patches } from './patches';
 import { activitiesFor, partsGiveUpAt, type Calls } from './proxies';
 import { stepBudgetSpent } from '../shared/step-budget';
 import { StepNotes } from './step-notes';
@@ -21,22 +20,16 @@ import { watchStepWaits } from './waits';
 /** After a context-length error, tool results kept whole: first the last one, then none. */
 const TRIM_KEEP_LAST = [1, 0] as const;
 
-/** Runs started before it compressed the findings in an activity of their own after the last turn. */
-export const COMPRESS_IN_LAST_TURN_PATCH = 'compress-in-last-turn';
-
 /** A turn that may also write the step's findings and judge them (three model calls: the LLM
  *  proxy's 5 minutes is one), or run its searches and page reads (a minute a query, three minutes
- *  a page, in parallel, as their own activities had). */
+ *  a page, in parallel). */
 const TURN_AND_FINDINGS_TIMEOUT = '15 minutes';
 
-/** Runs started before it ran web_search and crawl as activities of their own, between turns. */
-export const TOOLS_IN_TURN_PATCH = 'tools-in-turn';
-
 /**
- * How long a turn may go on with web-only rounds by itself (runs on the current code): it starts
- * no round after this, and the workflow's history hears of the step at least this often. Its
- * activity's time: a round started just before it (a model call, its searches and page reads, and
- * the findings with their judge) on top.
+ * How long a turn may go on with web-only rounds by itself: it starts no round after this, and the
+ * workflow's history hears of the step at least this often. Its activity's time: a round started
+ * just before it (a model call, its searches and page reads, and the findings with their judge) on
+ * top.
  */
 const GO_ON_MS = 5 * 60_000;
 const TURN_WITH_ROUNDS_TIMEOUT = '30 minutes';
@@ -47,8 +40,6 @@ const TURN_WITH_ROUNDS_TIMEOUT = '30 minutes';
 const AFTER_TOOLS_MS = 2 * 60_000;
 
 export async function researcherWorkflow(input: StepInput): Promise<StepOutput> {
-  // Asked first, in the step's first activation: which patches this execution takes.
-  const patches = new Patches(input.currentCode);
   watchStepWaits(input.step.id, input.step.title);
   const convKey = `${input.step.id}/${input.attempt}`;
   const maxRounds = input.maxToolRounds ?? 8;
@@ -75,12 +66,8 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
   }
   // Why the step answers before it is done, if it does (a wrap-up is the user's choice, not this).
   let cutShort: string | undefined;
-  // The findings, written and judged by the turn that ended the step (runs started before: an
-  // activity of their own, and the research workflow's judge). A step cut short by a wrap-up is
-  // accepted unjudged, so its last turn does not ask.
-  const compressAtEnd = patches.has(COMPRESS_IN_LAST_TURN_PATCH);
-  // Web tools in the turn's activity: no activity task per query or page, no workflow task between.
-  const toolsInTurn = patches.has(TOOLS_IN_TURN_PATCH);
+  // The findings, written and judged by the turn that ended the step. A step cut short by a
+  // wrap-up is accepted unjudged, so its last turn does not ask.
   let compressed: StepOutput | undefined;
   let trimFirst = false;
   for (let round = 0; round <= maxRounds; round++) {
@@ -102,13 +89,14 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
       userPages,
       discoverMcp,
       trimFirst,
-      ...(toolsInTurn && !mustAnswer ? { webTools: { giveUpAt: partsGiveUpAt(input, AFTER_TOOLS_MS) } } : {}),
-      ...(patches.current && !mustAnswer
-        ? { goOn: { round, maxRounds, ...(input.budget ? { budget: input.budget } : {}), spent: usage, forMs: GO_ON_MS } }
+      // Web tools in the turn's activity: no activity task per query or page, no workflow task between.
+      ...(!mustAnswer
+        ? {
+            webTools: { giveUpAt: partsGiveUpAt(input, AFTER_TOOLS_MS) },
+            goOn: { round, maxRounds, ...(input.budget ? { budget: input.budget } : {}), spent: usage, forMs: GO_ON_MS },
+          }
         : {}),
-      ...(compressAtEnd
-        ? { compressAtEnd: { key: stepKey(input.step.id, input.attempt), ...(cutShort ? { cutShort } : {}), judge: !wrapUp } }
-        : {}),
+      compressAtEnd: { key: stepKey(input.step.id, input.attempt), ...(cutShort ? { cutShort } : {}), judge: !wrapUp },
     });
     if (turn.mcp) {
       mcpTools = turn.mcp.tools;
@@ -154,19 +142,9 @@ export async function researcherWorkflow(input: StepInput): Promise<StepOutput> 
       trimFirst = true;
     }
   }
-  const out =
-    compressed ??
-    (await calls.llm.compressResearch.executeWithOptions({ summary: `researcher ${input.step.id}: compress findings` }, [
-      {
-        researchId: input.researchId,
-        convKey,
-        key: stepKey(input.step.id, input.attempt),
-        question: input.question,
-        locale: input.locale,
-        step: input.step,
-        ...(cutShort ? { cutShort } : {}),
-      },
-    ]));
+  // The loop ends on a turn that asked no tools (the last round must answer), which wrote them.
+  const out = compressed;
+  if (!out) throw ApplicationFailure.nonRetryable(`researcher ${input.step.id}: the step's last turn wrote no findings`);
   const failures = notes.list();
   return { ...out, usage: addUsage(usage, out.usage), ...(failures.length ? { notes: failures } : {}), ...(cutShort ? { cutShort } : {}) };
 }
@@ -187,7 +165,7 @@ async function turnWithTrim(
     /** The conversation is known to be too long for the model: trim it before the first ask. */
     trimFirst: boolean;
     webTools?: { giveUpAt: number };
-    compressAtEnd?: { key: string; cutShort?: string; judge?: boolean };
+    compressAtEnd: { key: string; cutShort?: string; judge?: boolean };
     goOn?: GoOn;
   },
 ) {
@@ -207,17 +185,13 @@ async function turnWithTrim(
     ...(turn.userPages ? { userPages: turn.userPages } : {}),
     ...(turn.discoverMcp ? { discoverMcp: true } : {}),
     ...(turn.webTools ? { webTools: turn.webTools } : {}),
-    ...(turn.compressAtEnd ? { compressAtEnd: turn.compressAtEnd } : {}),
+    compressAtEnd: turn.compressAtEnd,
     ...(turn.goOn ? { goOn: turn.goOn } : {}),
   };
   const summary = `researcher ${input.step.id}: round ${turn.round + 1}${turn.mustAnswer ? ' (must answer)' : ''}${turn.goOn ? ' and its web rounds' : ''}`;
-  // A turn that may end the step writes its findings too, and one that may search and read pages
-  // does that too: room for all of it; one that may go on with rounds, room for them.
-  const options = turn.goOn
-    ? { summary, startToCloseTimeout: TURN_WITH_ROUNDS_TIMEOUT }
-    : turn.compressAtEnd || turn.webTools
-      ? { summary, startToCloseTimeout: TURN_AND_FINDINGS_TIMEOUT }
-      : { summary };
+  // A turn may end the step and write its findings too: room for all of it; one that may go on
+  // with rounds, room for them.
+  const options = { summary, startToCloseTimeout: turn.goOn ? TURN_WITH_ROUNDS_TIMEOUT : TURN_AND_FINDINGS_TIMEOUT };
   const trimConversation = (trim: number) =>
     calls.store.trimConversation.executeWithOptions({ summary: `researcher ${input.step.id}: trim context` }, [
       { researchId: input.researchId, convKey, keepLast: TRIM_KEEP_LAST[trim]! },

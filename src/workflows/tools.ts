@@ -1,10 +1,10 @@
-// The researcher's tools, run by the workflow as activities: web_search (on the search queue),
-// crawl, knowledge_search, python (the coder's sandbox activity, on the sandbox queue) and MCP
-// tools. Runs with the tools-in-turn patch have web_search and crawl run inside the turn that
-// asked for them (src/activities/roles/researcher-web.ts); their results come here to be kept,
-// and pages that need a browser are rendered here. Each result is written into the conversation
-// at the position the workflow chose, so a retried round finds it there.
-import { ActivityFailure, ApplicationFailure, isCancellation, patched, TimeoutFailure } from '@temporalio/workflow';
+// The researcher's tools. web_search and crawl run inside the turn that asked for them
+// (src/activities/roles/researcher-web.ts); their results come here to be kept, and pages that
+// need a browser are rendered here. The workflow runs the others as activities: knowledge_search,
+// python (the coder's sandbox activity, on the sandbox queue) and MCP tools. Each result is
+// written into the conversation at the position the workflow chose, so a retried round finds it
+// there.
+import { ActivityFailure, ApplicationFailure, isCancellation, TimeoutFailure } from '@temporalio/workflow';
 import { ErrorType, failureMessage } from '../shared/errors';
 import { pythonRunNumber } from '../shared/plain';
 import type { ToolCall } from '../shared/llm-outputs';
@@ -27,14 +27,10 @@ export async function crawlPages(calls: Calls, researchId: string, urls: string[
   return { pages, usage: pages.reduce((sum, p) => addUsage(sum, p.usage ?? ZERO_USAGE), ZERO_USAGE) };
 }
 
-/** Marks the executions that render pages in the browser: they schedule renderPage and a second crawlPage. */
-const BROWSER_RENDER_PATCH = 'browser-render';
-
 /**
  * One page read for a goal. A page whose server HTML is too thin comes back from crawlPage as
  * needing a browser: it is rendered and saved on the browser queue, then read for the goal by
- * crawlPage again (on the model queue, from the saved page). The patch is asked only for such a
- * page, so histories without one (every history before it) replay unchanged.
+ * crawlPage again (on the model queue, from the saved page).
  */
 async function crawlPage(calls: Calls, researchId: string, url: string, goal: string): Promise<CrawlResult> {
   const first = await calls.crawl.crawlPage.executeWithOptions({ summary: `crawl: ${url.slice(0, 100)}` }, [{ researchId, url, goal }]);
@@ -52,7 +48,7 @@ export async function continueInBrowser(
   goal: string,
   first: CrawlResult,
 ): Promise<CrawlResult> {
-  if (!first.needsBrowser || !patched(BROWSER_RENDER_PATCH)) return first;
+  if (!first.needsBrowser) return first;
   const summary = `crawl: ${url.slice(0, 100)}`;
   let rendered: CrawlResult;
   try {
@@ -77,9 +73,9 @@ function waitedForBrowser(err: unknown): boolean {
 }
 
 /**
- * A web_search or crawl call's result that the turn ran in its own activity (tools-in-turn), kept
- * as runTool keeps its own, once its pages that need a browser are rendered and read (a page that
- * fails there is a failed page saying why, as in crawlPages). Returns those reads' usage.
+ * A web_search or crawl call's result that the turn ran in its own activity, kept for the next
+ * turn once its pages that need a browser are rendered and read (a page that fails there is a
+ * failed page saying why, as in crawlPages). Returns those reads' usage.
  */
 export async function keepFromTurn(
   calls: Calls,
@@ -103,6 +99,8 @@ export async function keepFromTurn(
   return pages.reduce((sum, p, i) => (result.crawl![i]!.needsBrowser ? addUsage(sum, p.usage ?? ZERO_USAGE) : sum), ZERO_USAGE);
 }
 
+/** A tool call the turn left to the workflow: every one but web_search and crawl, which the turn
+ *  ran itself (a worker's researcherTurn always has its web tools). */
 export async function runTool(
   calls: Calls,
   input: StepInput,
@@ -114,34 +112,6 @@ export async function runTool(
 ): Promise<Usage> {
   const common = { researchId: input.researchId, convKey, seq, toolCallId: call.id };
   switch (call.name) {
-    case 'web_search': {
-      const results = await Promise.allSettled(
-        call.args.queries.map((query) =>
-          calls.webSearch(`search: ${query.slice(0, 80)}`, {
-            researchId: input.researchId,
-            query,
-            goal: input.step.description,
-          }),
-        ),
-      );
-      const search = results.map((r, i) => {
-        const query = call.args.queries[i]!;
-        if (r.status === 'fulfilled') {
-          notes.addProviderErrors(r.value.errors ?? []);
-          const said = r.value.notes?.length ? { notes: r.value.notes } : {};
-          return { query, sourceIds: r.value.results.map((x) => x.sourceId), ...said };
-        }
-        notes.add('web search', failureMessage(r.reason));
-        return { query, sourceIds: [], error: failureMessage(r.reason) };
-      });
-      keep({ ...common, search });
-      return ZERO_USAGE;
-    }
-    case 'crawl': {
-      const { pages, usage } = await crawlPages(calls, input.researchId, call.args.urls, call.args.goal);
-      keep({ ...common, crawl: pages });
-      return usage;
-    }
     case 'knowledge_search': {
       const r = await calls.knowledge.knowledgeSearch.executeWithOptions({ summary: `knowledge search: ${call.args.query.slice(0, 80)}` }, [
         {

@@ -1,4 +1,4 @@
-// A researcher turn that runs its own web_search and crawl calls (the tools-in-turn patch),
+// A researcher turn that runs its own web_search and crawl calls,
 // against PostgreSQL, the scripted model, a SearXNG double and the fixture site: an attempt that
 // fails after the model answered and the page was extracted is retried with no second request for
 // either, and no second copy of the reply; a search refused for good is an error entry, an outage
@@ -66,7 +66,7 @@ describe.skipIf(!ready)(`researcherTurn with its web tools (${ready ? 'live' : m
     const turn = turnWith({
       webSearch: async (i) => {
         if (down) throw ApplicationFailure.retryable(`every search provider failed for "${i.query}": 503`, 'SearchUnavailable');
-        return w.groups.search.webSearch(i);
+        return w.groups.web.webSearch(i);
       },
       crawlPage: w.groups.crawl.crawlPage,
       knowledgeSearch: () => Promise.reject(new Error('no knowledge base in this run')),
@@ -215,7 +215,7 @@ describe.skipIf(!ready)(`researcherTurn with its web tools (${ready ? 'live' : m
 
   describe('going on with the next rounds itself (goOn)', () => {
     const web = (): BackgroundWeb => ({
-      webSearch: w.groups.search.webSearch,
+      webSearch: w.groups.web.webSearch,
       crawlPage: w.groups.crawl.crawlPage,
       knowledgeSearch: () => Promise.reject(new Error('no knowledge base in this run')),
     });

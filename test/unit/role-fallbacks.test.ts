@@ -8,7 +8,7 @@ import { createLlm } from '../../src/activities/llm/call';
 import { createLlmClient } from '../../src/activities/llm/client';
 import { createCoordinatorActivities } from '../../src/activities/roles/coordinator';
 import { fallbackNotes } from '../../src/activities/roles/fallbacks';
-import { createJudgeActivities } from '../../src/activities/roles/judge';
+import { judgeStep } from '../../src/activities/roles/judge';
 import { createKnowledgeRouterActivities } from '../../src/activities/roles/knowledge-router';
 import { createBackgroundActivities } from '../../src/activities/roles/background';
 import { createGapReflectionActivities } from '../../src/activities/roles/gap-reflection';
@@ -294,8 +294,7 @@ describe.skipIf(!ready)(`role fallbacks (${ready ? 'live' : missingReason()})`, 
     await store.saveDocument(id, { key: 'step/a/1', kind: 'step', content: 'Costs fell.', summary: '', sourceIds: [], meta: {} });
     server.script([{ match: bySchema('JudgeVerdict'), reply: mumble }]);
     const step: PlanStep = { id: 'a', title: 'A', description: 'Find A', type: 'research', needSearch: true, dependsOn: [] };
-    const judge = createJudgeActivities({ llm, store });
-    const r = await asActivity(id, () => judge.judgeStep({ researchId: id, key: 'step/a/1', step, question: QUESTION }));
+    const r = await asActivity(id, () => judgeStep({ llm, store }, { researchId: id, key: 'step/a/1', step, question: QUESTION }));
     expect(r.verdict).toEqual({ passed: true, feedback: '' });
     expect(await fallbackNotes(store, id)).toEqual([
       expect.stringMatching(/^Fallback \(judge\): step a \(attempt 1\) passed unchecked, because/),
@@ -370,7 +369,7 @@ describe.skipIf(!ready)(`role fallbacks (${ready ? 'live' : missingReason()})`, 
     await store.saveDocument(id, { key: 'step/a/1', kind: 'step', content: 'Costs fell.', summary: '', sourceIds: [], meta: {} });
     const step: PlanStep = { id: 'a', title: 'A', description: 'Find A', type: 'research', needSearch: true, dependsOn: [] };
     await expect(
-      asActivity(id, () => createJudgeActivities({ llm, store }).judgeStep({ researchId: id, key: 'step/a/1', step, question: QUESTION })),
+      asActivity(id, () => judgeStep({ llm, store }, { researchId: id, key: 'step/a/1', step, question: QUESTION })),
     ).rejects.toMatchObject({ type: 'LlmAuth' });
     expect(await fallbackNotes(store, id)).toEqual([]);
   });

@@ -110,11 +110,10 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(200);
     expect((await result(id)).outcome).toBe('report');
     expect(requestsFor('researcher')).toHaveLength(2);
-    // The run records one patch (patches.ts CURRENT_PATCH), which stands for the three folded into
-    // it (each a marker and a TemporalChangeVersion upsert before); its step records none, as its
-    // input says it started on the current code (before: two). No start attribute is repeated.
+    // Neither the run nor its step records a patch marker (or upserts TemporalChangeVersion). No
+    // start attribute is repeated.
     for (const [wid, patches] of [
-      [id, 1],
+      [id, 0],
       [`${id}/step/a`, 0],
     ] as const) {
       const events = (await h.client.workflow.getHandle(wid).fetchHistory()).events!;

@@ -73,19 +73,13 @@ export const background = defineRole({
   does: 'Writes the background brief, with citations, from the snippets the first searches found and the best pages read.',
   prompts: { background: BACKGROUND_PROMPT },
   parts: [],
-  // researchBackground (background-phase.ts): the whole phase, the brief included, in one activity
-  // (and, for runs on the current code, the first plan); classifyThenBackground: the coordinator's
-  // classification first.
-  activities: (deps: RoleDeps) => {
-    const own = createBackgroundActivities(deps);
-    return {
-      ...own,
-      ...createBackgroundPhase(
-        deps,
-        own.writeBackground,
-        createPlannerActivities(deps).planResearch,
-        createCoordinatorActivities(deps).classifyRequest,
-      ),
-    };
-  },
+  // researchBackground (background-phase.ts): the whole phase, the brief and the first plan
+  // included, in one activity; classifyThenBackground: the coordinator's classification first.
+  activities: (deps: RoleDeps) =>
+    createBackgroundPhase(
+      deps,
+      createBackgroundActivities(deps).writeBackground,
+      createPlannerActivities(deps).planResearch,
+      createCoordinatorActivities(deps).classifyRequest,
+    ),
 });

@@ -38,15 +38,13 @@ export interface CompressInput {
   cutShort?: string;
 }
 
-export function createCompressorActivities(deps: { llm: Llm; store: Store }) {
-  return { compressResearch: (input: CompressInput) => compressResearch(deps, input) };
-}
-
 export const compressor = defineRole({
   does: "Turns a researcher step's tool calls and results into the step's findings, citing only what its tools retrieved.",
   prompts: { compressor: COMPRESSOR_PROMPT },
   parts: [],
-  activities: createCompressorActivities,
+  // The step's last researcherTurn writes its findings.
+  activities: () => ({}),
+  answeredIn: { activity: 'researcherTurn', module: 'src/activities/roles/researcher.ts' },
 });
 
 /** Compresses the conversation into the step's findings, citing only sources it retrieved.

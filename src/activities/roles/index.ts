@@ -56,15 +56,12 @@ export type RoleName = keyof typeof ROLES;
 export function createRoleActivities(deps: RoleDeps) {
   return {
     ...coordinator.activities(deps),
-    ...rewrite.activities(deps),
     ...background.activities(deps),
     ...knowledgeRouter.activities(deps),
     ...planner.activities(deps),
     ...researcher.activities(deps),
-    ...compressor.activities(deps),
     ...coder.activities(deps),
     ...coderResults.activities(deps),
-    ...judge.activities(deps),
     ...gapReflection.activities(deps),
     ...supervisor.activities(deps),
     ...reporter.activities(deps),

@@ -38,10 +38,6 @@ export interface JudgeInput {
   question: string;
 }
 
-export function createJudgeActivities(deps: { llm: Llm; store: Store }) {
-  return { judgeStep: (input: JudgeInput) => judgeStep(deps, input) };
-}
-
 /** The verdict on a step's stored result. `callKey`: the model call's key within its activity,
  *  when the activity makes other calls before this one (the researcher's last turn). */
 export async function judgeStep(
@@ -91,5 +87,7 @@ export const judge = defineRole({
   does: "Checks each step's result against what the step asked; a failed step runs again with its feedback.",
   prompts: { judge: JUDGE_PROMPT },
   parts: [],
-  activities: createJudgeActivities,
+  // A research step's last researcherTurn, a processing step's finishCoderStep.
+  activities: () => ({}),
+  answeredIn: { activity: 'researcherTurn', module: 'src/activities/roles/researcher.ts' },
 });

@@ -74,7 +74,8 @@ export const rewrite = defineRole({
   does: 'Rewrites the question into one precise research question and the search queries of the background investigation.',
   prompts: { rewrite: REWRITE_PROMPT },
   parts: [],
-  activities: createRewriteActivities,
+  activities: () => ({}),
+  answeredIn: { activity: 'researchBackground', module: 'src/activities/roles/background-phase.ts' },
 });
 
 /** The user's question out of the rewrite's input (the workflow appends the coordinator's reading). */

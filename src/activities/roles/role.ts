@@ -59,8 +59,9 @@ export interface Role<P extends Record<string, AnyPrompt>, A, D> {
   /** Its activities, registered with the worker under these names (a recorded history names them:
    *  never rename one). Workflows call them as `calls.llm.<name>`. */
   activities: (deps: D) => A;
-  /** An activity of another group that asks this role's model, when that is where the role is
-   *  answered (the extractor reads a page inside the crawl). */
+  /** The activity, of another group or another role, that asks this role's model, when that is
+   *  where the role is answered (the extractor reads a page inside the crawl, the judge checks a
+   *  step in its last turn). */
   answeredIn?: { activity: string; module: string };
 }
 

@@ -59,5 +59,6 @@ export const searchTopic = defineRole({
   prompts: { searchTopic: SEARCH_TOPIC_PROMPT },
   parts: [],
   activities: () => ({}),
-  answeredIn: { activity: 'webSearch', module: 'src/activities/search/index.ts' },
+  // The web search (src/activities/search/index.ts) runs inside researchBackground and researcherTurn.
+  answeredIn: { activity: 'researcherTurn', module: 'src/activities/search/index.ts' },
 });

@@ -1,7 +1,7 @@
 // Gap reflection, after the research team: an LLM step judges whether the findings answer the
 // question; with knowledge gaps it adds follow-up steps (a new plan version, in the status and the
-// events) and the team runs them, at most `maxResearchLoops` times and within the budget. On the
-// current code a reflection that finds nothing missing writes the report in the same activity
+// events) and the team runs them, at most `maxResearchLoops` times and within the budget. For a
+// one-call report, a reflection that finds nothing missing writes the report in the same activity
 // (report.ts reflectThenReport), and the run has its report when this returns.
 import type { GapAnswer } from '../../activities/roles/gap-reflection';
 import { summarize } from '../../shared/plain';

@@ -1,100 +1,40 @@
 // Phases 2 and 3: rewrite the question and expand it into search queries, run the searches in
 // parallel, read the best few pages they found, and write a background brief for the planner
-// from the snippets and those pages. Runs with the background-in-one patch do all of it in one
-// activity on the model queue (researchBackground); older runs schedule each part on its own.
-import { isCancellation } from '@temporalio/workflow';
-import { BACKGROUND_PAGES, bestPages, withCoordinatorReading } from '../../shared/background';
-import { failureMessage } from '../../shared/errors';
+// from the snippets and those pages, then the planner's first answer: all of it in one activity
+// on the model queue (researchBackground).
+import { BACKGROUND_PAGES, withCoordinatorReading } from '../../shared/background';
 import { summarize } from '../../shared/plain';
-import type { SourceRef } from '../../shared/schemas';
 import type { BackgroundPhaseResult } from '../../activities/roles/background-phase';
 import { backgroundPhaseOptions, partsGiveUpAt } from '../proxies';
-import { crawlPages } from '../tools';
-import { searchKnowledge } from './knowledge';
 import type { Coordination } from './coordinate';
 import type { PlannerAnswer } from './plan';
 import type { RunState } from './run-state';
 
-/** Runs started before the background read pages wrote it from the snippets alone. */
-export const BACKGROUND_PAGES_PATCH = 'background-reads-pages';
-
-/** Runs started before it did the background phase with one activity per part (8 or so). */
-export const BACKGROUND_IN_ONE_PATCH = 'background-in-one';
-
 /** Phases 1 to 3's outcome: the coordinator's direct answer, or the phase's for research. */
 export type Opening = Extract<Coordination, { kind: 'answer' }> | ({ kind: 'research' } & Investigated);
 
-/** The phase's outcome: the rewritten research question, and for runs on the current code the
- *  planner's first answer, written in the phase's activity from its brief. */
+/** The phase's outcome: the rewritten research question, and the planner's first answer, written
+ *  in the phase's activity from its brief. */
 export interface Investigated {
   researchQuestion: string;
   firstPlan?: PlannerAnswer;
 }
 
+/**
+ * The whole phase in one activity: one activity task and one workflow task instead of eight or so
+ * and four or five. The knowledge base is searched inside it too (when the run has one), and the
+ * first plan is written there (the planner's first attempt, which needs nothing but the brief).
+ */
 export async function investigate(run: RunState, topic: string): Promise<Investigated> {
   run.moveTo('planning');
   const question = withCoordinatorReading(run.userQuestion, topic);
-  if (run.patches.has(BACKGROUND_IN_ONE_PATCH)) return investigateInOne(run, question);
-  const opts = run.options;
-  const { expansion, usage } = await run.calls.llm.expandQueries.executeWithOptions(
-    { summary: `rewrite: question and ${opts.queryCount} queries` },
-    [{ researchId: run.id, question, locale: run.locale, count: opts.queryCount }],
-  );
-  run.addUsage(usage);
-  const searches = await Promise.allSettled(
-    expansion.queries.map((query) =>
-      run.calls.webSearch(`search: ${summarize(query, 80)}`, { researchId: run.id, query, goal: expansion.researchQuestion }),
-    ),
-  );
-  // The user's own documents first: they lead the background's sources.
-  const sourceIds: string[] = await searchKnowledge(run, expansion.researchQuestion, expansion.queries);
-  const searchErrors: string[] = [];
-  const providerErrors: string[] = [];
-  for (const s of searches) {
-    if (s.status === 'fulfilled') {
-      for (const r of s.value.results) if (!sourceIds.includes(r.sourceId)) sourceIds.push(r.sourceId);
-      providerErrors.push(...(s.value.errors ?? []));
-    } else {
-      if (isCancellation(s.reason)) throw s.reason;
-      searchErrors.push(failureMessage(s.reason));
-    }
-  }
-  noteSearches(run, expansion.queries.length, searchErrors, providerErrors);
-  const hits = searches.map((s) => (s.status === 'fulfilled' ? s.value.results : []));
-  const pages = run.patches.has(BACKGROUND_PAGES_PATCH) ? await readBestPages(run, expansion.researchQuestion, hits) : undefined;
-  const background = await run.calls.llm.writeBackground.executeWithOptions(
-    { summary: `background brief from ${sourceIds.length} sources${pages ? ` and ${pages.length} page(s)` : ''}` },
-    [
-      {
-        researchId: run.id,
-        question: expansion.researchQuestion,
-        locale: run.locale,
-        sourceIds,
-        searchErrors,
-        ...(pages ? { pages } : {}),
-      },
-    ],
-  );
-  run.addUsage(background.usage);
-  return { researchQuestion: expansion.researchQuestion };
-}
-
-/**
- * The whole phase in one activity: one activity task and one workflow task instead of eight or so
- * and four or five. The knowledge base is searched inside it too (when the run has one). The
- * notes are the ones the separate activities leave. A run on the current code has it write the
- * first plan too (the planner's first attempt, which needs nothing but the brief): one activity
- * task and one workflow task fewer again.
- */
-async function investigateInOne(run: RunState, question: string): Promise<Investigated> {
   const opts = run.options;
   const wanted = BACKGROUND_PAGES[opts.effort ?? 'standard'];
-  const withPlan = run.patches.current;
   const r = await run.calls.llm.researchBackground.executeWithOptions(
     {
-      summary: `background: ${opts.queryCount} queries, ${wanted} page(s)${withPlan ? ', then the plan' : ''}`,
+      summary: `background: ${opts.queryCount} queries, ${wanted} page(s), then the plan`,
       ...backgroundPhaseOptions(run.retry),
-      ...(withPlan ? { startToCloseTimeout: BACKGROUND_AND_PLAN_TIMEOUT } : {}),
+      startToCloseTimeout: BACKGROUND_AND_PLAN_TIMEOUT,
     },
     [
       {
@@ -105,7 +45,7 @@ async function investigateInOne(run: RunState, question: string): Promise<Invest
         pages: wanted,
         ...(run.knowledge ? { knowledge: run.knowledge } : {}),
         searchesGiveUpAt: searchesGiveUpAt(run),
-        ...(withPlan ? { plan: { maxSteps: opts.maxSteps, ...(run.memoryOf ? { memoryOf: run.memoryOf } : {}) } } : {}),
+        plan: { maxSteps: opts.maxSteps, ...(run.memoryOf ? { memoryOf: run.memoryOf } : {}) },
       },
     ],
   );
@@ -127,9 +67,9 @@ const BACKGROUND_AND_PLAN_TIMEOUT = '20 minutes';
 const CLASSIFY_AND_BACKGROUND_TIMEOUT = '25 minutes';
 
 /**
- * The coordinator and this phase in one activity (classify-in-background), for a run on the
- * current code that can ask no clarifying question: the classification, then, unless it answered
- * directly, the phase and the first plan as investigateInOne has them made.
+ * The coordinator and this phase in one activity, for a run that can ask no clarifying question:
+ * the classification, then, unless it answered directly, the phase and the first plan as
+ * investigate has them made.
  */
 export async function classifyThenInvestigate(run: RunState): Promise<Opening> {
   const opts = run.options;
@@ -166,8 +106,8 @@ const AFTER_SEARCHES_MS = 2 * 60_000;
 /**
  * When the phase's searches and page reads stop failing its attempt on an outage: a retry interval
  * and the rest of the phase before the run's outage limit. A search or page outage longer than that
- * is a note and the brief is written from what answered, as when each was its own activity; a
- * model or database outage still fails the phase at the limit, as it did.
+ * is a note and the brief is written from what answered; a model or database outage still fails
+ * the phase at the limit.
  */
 function searchesGiveUpAt(run: RunState): number {
   return partsGiveUpAt({ maxOutage: run.options.maxOutage, retry: run.retry }, AFTER_SEARCHES_MS);
@@ -207,17 +147,4 @@ function unreadReason(p: UnreadPage): string {
   // The one-activity phase cannot wait for the browser queue; the research steps' reads render.
   if (p.needsBrowser) return `${p.url}: ${p.status}, it needs a browser, which the background does not use (the research steps do)`;
   return `${p.url}: ${p.status}${p.reason ? `, ${summarize(p.reason, 80)}` : ''}`;
-}
-
-/**
- * Reads the best pages of the searches (the first hit of each query, then the second, …; each URL
- * once) for the research question. A page that cannot be read is noted; the brief goes on.
- */
-async function readBestPages(run: RunState, question: string, hits: SourceRef[][]) {
-  const urls = bestPages(hits, BACKGROUND_PAGES[run.options.effort ?? 'standard']);
-  if (!urls.length) return [];
-  const read = await crawlPages(run.calls, run.id, urls, question);
-  run.addUsage(read.usage);
-  noteUnread(run, read.pages);
-  return read.pages.map((p) => ({ url: p.url, status: p.status, ...(p.sourceId ? { sourceId: p.sourceId } : {}) }));
 }

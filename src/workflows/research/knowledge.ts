@@ -54,15 +54,3 @@ export async function rememberReport(run: RunState): Promise<void> {
     run.note(`The report could not be indexed for the session's later questions: ${summarize(failureMessage(err), 200)}`);
   }
 }
-
-/** Knowledge base passages for the background brief: the question and its search queries. */
-export async function searchKnowledge(run: RunState, researchQuestion: string, queries: string[]): Promise<string[]> {
-  if (!run.knowledge) return [];
-  const found = await run.calls.knowledge.knowledgeSearch.executeWithOptions(
-    { summary: `knowledge search: ${summarize(researchQuestion, 80)}` },
-    [{ researchId: run.id, query: researchQuestion, alternatives: queries.slice(0, 3), scope: run.knowledge, k: 8 }],
-  );
-  if (found.vectors === 'off')
-    run.note('Knowledge base: no embeddings endpoint is configured, so its passages were found by full text only.');
-  return found.results.map((r) => r.sourceId);
-}

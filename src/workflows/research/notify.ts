@@ -1,6 +1,6 @@
 // The run's webhook: when its plan needs a review, its report is ready or it failed, a delivery
 // workflow is started (webhook.ts) and left to run; the run goes on at once. Runs without a
-// webhook in their options start nothing (so runs recorded before this replay unchanged).
+// webhook in their options start nothing.
 // A schedule's run with `notify: on_change` calls report_ready only when its comparison with the
 // schedule's previous report found a new source or a changed claim or figure, and says which.
 import { isCancellation, ParentClosePolicy, startChild } from '@temporalio/workflow';
@@ -10,10 +10,6 @@ import { summarize } from '../../shared/plain';
 import type { WebhookEvent } from '../../shared/schemas';
 import { webhookWorkflow } from '../webhook';
 import type { RunState } from './run-state';
-
-/** Marks histories of on_change runs that decide their report_ready call by what changed; an
- *  on_change run a worker without this started (it called report_ready always) replays as it ran. */
-export const NOTIFY_ON_CHANGE_PATCH = 'notify-on-change';
 
 /** A change an alert is about: a new source, or a claim or figure that changed. Sources no longer
  *  found are not (a search that ranks differently drops some); neither is a claim the model named
@@ -25,7 +21,7 @@ function foundChange(c: RunChanges | undefined): boolean {
 /** report_ready, unless the run alerts on a change only and its report found none (a first report,
  *  nothing new, or a comparison whose model gave no answer and found no new source either). */
 export async function notifyReport(run: RunState, data: Record<string, unknown>): Promise<void> {
-  if (run.notifyWhen === 'on_change' && run.options.webhook && run.patches.has(NOTIFY_ON_CHANGE_PATCH)) {
+  if (run.notifyWhen === 'on_change' && run.options.webhook) {
     if (!foundChange(run.changes)) return;
     return notify(run, 'report_ready', { ...data, changes: run.changes });
   }

@@ -1,14 +1,14 @@
 // Phases 1 to 3, from the question to the first plan: the coordinator (small talk answered, a
-// clarifying question asked), the knowledge base chosen, the background investigated. A run on the
-// current code that can ask no clarifying question has the coordinator's classification made in
-// the background phase's activity (classify-in-background); any other run takes them in turn.
+// clarifying question asked), the knowledge base chosen, the background investigated. A run that
+// can ask no clarifying question has the coordinator's classification made in the background
+// phase's activity (classifyThenBackground); any other run takes them in turn.
 import { coordinate } from './coordinate';
 import { classifyThenInvestigate, investigate, type Opening } from './investigate';
 import { chooseKnowledge } from './knowledge';
 import type { RunState } from './run-state';
 
 export async function open(run: RunState): Promise<Opening> {
-  if (run.patches.takes('classify-in-background') && run.options.maxClarifications === 0) {
+  if (run.options.maxClarifications === 0) {
     // Planning from the start, in the run's first write of its row: the classification is a
     // moment of the activity, the background and the plan the rest.
     run.moveTo('planning');

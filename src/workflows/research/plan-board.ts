@@ -13,8 +13,8 @@ const SETTLED_BADLY: ReadonlySet<string> = new Set(['failed', 'skipped', 'cancel
 
 export class PlanBoard {
   private current?: PlanView;
-  /** A new plan's step count, for the run's next phase change to upsert with it (runs on the
-   *  current code: one upsert where there were two). */
+  /** A new plan's step count, for the run's next phase change to upsert with it (one upsert
+   *  where there would be two). */
   private countForPhase?: number;
 
   /** A copy of the plan as it stands, or undefined before the first plan. */
@@ -50,10 +50,10 @@ export class PlanBoard {
     return this.steps.filter((s) => s.status === 'pending').length;
   }
 
-  /** Puts a new version of the plan on the board, every step pending. `withNextPhase`: its step
-   *  count is upserted with the next phase change (every path from a new plan changes phase in
-   *  the same activation: review, queue, research or report), else at once. */
-  show(plan: Plan, revisions: number, maxRevisions: number, withNextPhase = false): void {
+  /** Puts a new version of the plan on the board, every step pending. Its step count is upserted
+   *  with the next phase change (every path from a new plan changes phase in the same activation:
+   *  review, queue, research or report). */
+  show(plan: Plan, revisions: number, maxRevisions: number): void {
     this.current = {
       version: (this.current?.version ?? 0) + 1,
       title: plan.title,
@@ -63,8 +63,7 @@ export class PlanBoard {
       revisionsLeft: maxRevisions - revisions,
       steps: plan.steps.map(pendingStep),
     };
-    if (withNextPhase) this.countForPhase = plan.steps.length;
-    else upsertSearchAttributes([{ key: ResearchStepCountKey, value: plan.steps.length }]);
+    this.countForPhase = plan.steps.length;
   }
 
   /** The step count the next phase change upserts, once. */

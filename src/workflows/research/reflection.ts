@@ -1,6 +1,6 @@
-// The reflection loop of one step: run the step's child workflow, let the judge check the
-// result, and run it again with the judge's feedback, at most maxReflectionAttempts more times.
-// A judge that errors counts as a pass; a step that fails is recorded and the team goes on.
+// The reflection loop of one step: run the step's child workflow, whose last activity has the
+// judge check the result, and run it again with the judge's feedback, at most
+// maxReflectionAttempts more times. A step that fails is recorded and the team goes on.
 import {
   CancellationScope,
   CancelledFailure,
@@ -9,7 +9,6 @@ import {
   isCancellation,
   TerminatedFailure,
 } from '@temporalio/workflow';
-import { failureMessage } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
 import type { PlanStep, StepInput, StepOutput } from '../../shared/schemas';
 import { coderWorkflow } from '../coder';
@@ -42,13 +41,13 @@ export async function runStepWithReflection(
         board.noteOn(step.id, n);
         run.note(`Step ${step.id}: ${n}`);
       }
-      if (run.steering.wrappingUp) {
+      // The step's last activity judged its findings (a researcher's last turn, a coder's findings
+      // activity), unless the user asked the run to wrap up: then it asked no judge.
+      const verdict = last.verdict;
+      if (run.steering.wrappingUp || !verdict) {
         board.noteOn(step.id, 'accepted without the judge: the user asked to wrap up');
         break;
       }
-      // A researcher step's last turn judged its findings (compress-in-last-turn), as does a coder
-      // step's findings activity; a step of a worker from before is judged here.
-      const verdict = last.verdict ?? (await judge(run, step, researchQuestion, attempt, last));
       feedback = verdict.feedback;
       if (verdict.passed) break;
       if (attempt > run.options.maxReflectionAttempts) {
@@ -112,7 +111,6 @@ function runAttempt(
     ...(run.retry ? { retry: run.retry } : {}),
     ...(run.knowledge ? { knowledge: run.knowledge } : {}),
     ...(run.steering.pagesFor(step.id) ? { mustRead: run.steering.pagesFor(step.id)! } : {}),
-    ...(run.patches.current ? { currentCode: true as const } : {}),
   };
   const role = step.type === 'research' ? 'researcher' : 'coder';
   return executeChild(step.type === 'research' ? researcherWorkflow : coderWorkflow, {
@@ -120,26 +118,4 @@ function runAttempt(
     args: [input],
     staticSummary: `${role} · step ${step.id} · attempt ${attempt}: ${summarize(step.title, 80)}`,
   });
-}
-
-/** The judge's verdict; a judge that errors is a pass, noted on the step. */
-async function judge(
-  run: RunState,
-  step: PlanStep,
-  researchQuestion: string,
-  attempt: number,
-  result: StepOutput,
-): Promise<{ passed: boolean; feedback: string }> {
-  try {
-    const judged = await run.calls.llm.judgeStep.executeWithOptions({ summary: `judge: step ${step.id} attempt ${attempt}` }, [
-      { researchId: run.id, key: result.key, step, question: researchQuestion },
-    ]);
-    run.addUsage(judged.usage);
-    return judged.verdict;
-  } catch (err) {
-    if (isCancellation(err)) throw err;
-    rethrowUnknown(err);
-    run.board.noteOn(step.id, `judge error on attempt ${attempt}, counted as a pass: ${summarize(failureMessage(err), 160)}`);
-    return { passed: true, feedback: '' };
-  }
 }

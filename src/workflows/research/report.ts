@@ -35,16 +35,15 @@ export async function writeReport(
 ): Promise<WrittenReport> {
   const prepared = prepareReport(run, plan, researchQuestion, accepted);
   // A one-call report whose findings do not fit the reporter's context window comes back unwritten
-  // (bySection) and is written section by section; a history recorded before that has no such answer.
-  // Its claim check runs in the same activity (runs started before: an activity of its own).
+  // (bySection) and is written section by section. Its claim check runs in the same activity.
   const oneCall = prepared.length === 'long' ? undefined : await writeInOneCall(run, prepared.oneCall);
   return takeReport(run, prepared, oneCall);
 }
 
 /** Whether the gap reflection writes the report in its activity when it finds nothing missing:
- *  runs on the current code (patches.ts) whose report is one call, not sections. */
+ *  runs whose report is one call, not sections. */
 export function reportsWithReflection(run: RunState): boolean {
-  return run.patches.current && (run.options.reportLength ?? 'standard') !== 'long';
+  return (run.options.reportLength ?? 'standard') !== 'long';
 }
 
 /** Four model calls at most: the reflection, the report, its claim check, the user-memory step. */
@@ -122,9 +121,6 @@ async function takeReport(run: RunState, prepared: PreparedReport, oneCall: Chec
   return { title: report.title, summary: report.summary, ...(oneCall?.learned ? { learned: oneCall.learned } : {}) };
 }
 
-/** Runs started before it checked the one-call report's claims in an activity of their own. */
-export const REPORT_WITH_CHECK_PATCH = 'report-with-claim-check';
-
 /** The report and its claim check: two model calls (the LLM proxy's 5 minutes is one); with the
  *  user-memory step after them, three. */
 const REPORT_AND_CHECK_TIMEOUT = '10 minutes';
@@ -135,7 +131,6 @@ function writeInOneCall(
   input: ReportInput & { length: 'brief' | 'standard'; sectionsIfTooLong: true; learn?: LearnInput },
 ): Promise<Awaited<ReturnType<LlmActivities['writeCheckedReport']>>> {
   const summary = `reporter: report from ${input.stepKeys.length} step results`;
-  if (!run.patches.has(REPORT_WITH_CHECK_PATCH)) return run.calls.llm.writeReport.executeWithOptions({ summary }, [input]);
   return run.calls.llm.writeCheckedReport.executeWithOptions(
     input.learn
       ? { summary: `${summary}, then its claim check and the user memory`, startToCloseTimeout: REPORT_CHECK_AND_LEARN_TIMEOUT }

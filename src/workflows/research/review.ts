@@ -11,14 +11,14 @@ import type { RunState } from './run-state';
 
 export type Reviewed = { kind: 'approved'; plan: Plan } | { kind: 'cancelled'; reason: string };
 
-/** `firstPlan`: the planner's answer the background phase asked for (runs on the current code). */
+/** `firstPlan`: the planner's answer the background phase asked for. */
 export async function planAndReview(run: RunState, researchQuestion: string, firstPlan?: PlannerAnswer): Promise<Reviewed> {
   const opts = run.options;
   let feedback = '';
   let revisions = 0;
   for (;;) {
     const plan = await makePlan(run, researchQuestion, feedback, revisions === 0 ? firstPlan : undefined);
-    run.board.show(plan, revisions, opts.maxPlanRevisions, run.patches.current);
+    run.board.show(plan, revisions, opts.maxPlanRevisions);
     // The row's sync loop stores the new plan (startRowSync): a write of its own here would hold
     // the workflow task, and the steps it starts, for one more local activity.
     if (plan.hasEnoughContext || opts.autoAcceptPlan) return { kind: 'approved', plan };

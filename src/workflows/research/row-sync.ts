@@ -4,24 +4,16 @@
 // carries the run's status view, which the API answers GET /v1/research/:id from.
 import { condition, isCancellation, log } from '@temporalio/workflow';
 
+/**
+ * A woken loop lets the rest of the workflow task's work run before it writes, so that the changes
+ * of one task (a step's end and the phase that follows it) are one write, not two the task waits
+ * for one after the other. The changes of the status view that the run does not publish and
+ * nothing else soon writes (a step's next attempt, an ignored signal) are written too, so that the
+ * row's view is what the status query would answer, but for the notes and usage an activity adds
+ * until the run's next write (at most that of the next activity; more writes would cost a local
+ * activity each).
+ */
 export class RowSync {
-  /**
-   * `settleFirst` (runs on the current code): a woken loop lets the rest of the workflow task's
-   * work run before it writes, so that the changes of one task (a step's end and the phase that
-   * follows it) are one write, not two the task waits for one after the other.
-   *
-   * `everyViewChange` (runs that started on this code, patch `row-keeps-view`): the changes of the
-   * status view that the run does not publish and nothing else soon writes (a step's next attempt,
-   * an ignored signal) are written too, so that the row's view is what the status query would
-   * answer, but for the notes and usage an activity adds until the run's next write (at most that
-   * of the next activity; more writes would cost a local activity each). A run started before
-   * writes only what it published, as it did: a write more would be a command more.
-   */
-  constructor(
-    private readonly settleFirst = false,
-    private readonly everyViewChange = false,
-  ) {}
-
   private seq = 0;
   /** The state changed since the row's last write. */
   private behind = false;
@@ -33,9 +25,10 @@ export class RowSync {
     this.behind = true;
   }
 
-  /** The status view changed without a change the run publishes (see `everyViewChange`). */
+  /** The status view changed without a change the run publishes (a step's next attempt, an
+   *  ignored signal): the loop writes the row again all the same. */
   viewChanged(): void {
-    if (this.everyViewChange) this.behind = true;
+    this.behind = true;
   }
 
   /** The number of the next write of the row. */
@@ -48,7 +41,7 @@ export class RowSync {
     const loop = (async () => {
       for (;;) {
         await condition(() => this.behind || this.stopped);
-        if (this.settleFirst && !this.stopped) await afterOtherWork();
+        if (!this.stopped) await afterOtherWork();
         if (this.stopped) return;
         this.behind = false;
         await write();

@@ -11,7 +11,6 @@ import { checkSteer } from '../../shared/updates';
 import { summarize } from '../../shared/plain';
 import type { MemoryOwner } from '../../shared/memory';
 import type { Phase, KnowledgeScope, ResearchInput, ResearchOptions, ResearchResult, RunStatus, Usage } from '../../shared/schemas';
-import { Patches } from '../patches';
 import { activitiesFor, type Calls } from '../proxies';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from '../search-attributes';
 import type { StepBudget } from '../../shared/step-budget';
@@ -24,8 +23,6 @@ import { Steering, steerRefusal } from './steering';
 import { memoryOwner, UserSaid } from './user-memory';
 
 export class RunState {
-  /** Asked first, in the run's first activation: which patches this execution takes. */
-  readonly patches = new Patches();
   readonly id = workflowInfo().workflowId;
   /** The question in the user's words (the research question is the rewritten one). */
   readonly userQuestion: string;
@@ -37,7 +34,7 @@ export class RunState {
   readonly budget: RunBudget;
   /** What the user changed while the run ran (the `steer` update). */
   readonly steering = new Steering();
-  readonly row = new RowSync(this.patches.current, this.patches.takes('row-keeps-view'));
+  readonly row = new RowSync();
   /** What the user said in this run: what the user's memory may learn from. */
   readonly said: UserSaid;
   private currentStatus: RunStatus = 'running';

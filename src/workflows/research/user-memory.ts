@@ -1,7 +1,7 @@
 // The user's memory in a run: what the user said (question, plan feedback, clarification answers,
 // steering guidance) is kept as it arrives, and after a run that ends with a report one learning
-// step reads it, behind the `user-memory` patch (runs recorded before it make no such call; small
-// talk answered directly teaches nothing worth a model call, nor does a run whose budget is spent).
+// step reads it (small talk answered directly teaches nothing worth a model call, nor does a run
+// whose budget is spent).
 // Memory is read by the activities themselves, at call time, from the owner the run passes them; a
 // run whose request or key turned memory off passes none and learns nothing.
 import { isCancellation, workflowInfo } from '@temporalio/workflow';
@@ -12,8 +12,6 @@ import type { LearnedInReport } from '../../activities/roles/citation-check';
 import type { LearnInput } from '../../activities/roles/user-memory';
 import type { Usage } from '../../shared/schemas';
 import type { RunState } from './run-state';
-
-export const USER_MEMORY_PATCH = 'user-memory';
 
 /** The user's own words in this run, in order, each with when it arrived (workflow time). */
 export class UserSaid {
@@ -38,13 +36,13 @@ export function memoryOwner(tenant: string, user: RunUser | undefined): MemoryOw
 }
 
 /**
- * What the report's activity learns from, for a run on the current code (patches.ts) whose user
- * has a memory and whose budget is not spent when the report starts: the learning step then runs
- * in the report's activity, after its claim check, and costs no activity task of its own.
+ * What the report's activity learns from, for a run whose user has a memory and whose budget is
+ * not spent when the report starts: the learning step then runs in the report's activity, after
+ * its claim check, and costs no activity task of its own.
  */
 export function learnWithReport(run: RunState): LearnInput | undefined {
   const owner = run.memoryOf;
-  if (!owner || !run.patches.current || run.budgetSpent() !== undefined) return undefined;
+  if (!owner || run.budgetSpent() !== undefined) return undefined;
   return { researchId: run.id, owner, words: run.said.list() };
 }
 
@@ -54,7 +52,7 @@ export async function learnAboutUser(run: RunState, inReport?: LearnedInReport):
   if (inReport) return 'value' in inReport ? noteLearned(run, inReport.value) : noteNothingLearned(run, inReport.error);
   const owner = run.memoryOf;
   // A run whose budget is spent makes no call beyond its report.
-  if (!owner || run.budgetSpent() !== undefined || !run.patches.has(USER_MEMORY_PATCH)) return;
+  if (!owner || run.budgetSpent() !== undefined) return;
   try {
     const r = await run.calls.llm.learnAboutUser.executeWithOptions({ summary: 'user memory: learn from what the user said' }, [
       { researchId: run.id, owner, words: run.said.list() },
