@@ -111,7 +111,7 @@ export function createMcpActivities(deps: {
     const errors: string[] = [];
     for (const [name, server] of Object.entries(deps.config.servers)) {
       if (!(server.roles as string[]).includes(input.role)) continue;
-      // Run as a local activity (no heartbeats there) or, in runs recorded before, a regular one.
+      // Run as a local activity (no heartbeats there) or as a regular one.
       if (!Context.current().info.isLocal) Context.current().heartbeat({ server: name });
       try {
         const listed = await withClient(name, server, deps.envPath, (c) => c.listTools(undefined, { timeout: server.timeoutMs }));

@@ -171,7 +171,7 @@ export const ResearchInput = z.object({
   question: z.string(),
   tenant: z.string(),
   options: ResearchOptions,
-  /** Absent in runs started before it existed: DEFAULT_RETRY. */
+  /** Absent: DEFAULT_RETRY. */
   retry: RetrySettings.optional(),
   sessionId: z.string().optional(),
   /** Set on runs a schedule starts: the report then says what changed since the schedule's previous one. */
@@ -285,12 +285,12 @@ export const StepInput = z.object({
   /** Programs the coder may write for one attempt of the step (each fix sees the last error). */
   maxCodeAttempts: z.number().int().positive().optional(),
   /** What is left of the run's budget when the step starts: the step answers with what it has
-   *  once it spent it (absent when the run has no budget, and in steps started before it existed). */
+   *  once it spent it (absent when the run has no budget). */
   budget: z.object({ tokens: z.number().optional(), costUsd: z.number().optional(), deadlineAt: z.number().optional() }).optional(),
-  /** The run's outage limit and retry settings (absent in steps started before they existed). */
+  /** The run's outage limit and retry settings (absent: the defaults). */
   maxOutage: Duration.optional(),
   retry: RetrySettings.optional(),
-  /** The run's knowledge base (absent: none, and in steps started before it existed). */
+  /** The run's knowledge base (absent: none). */
   knowledge: KnowledgeScope.optional(),
   /** Pages the user asked the run to read (steering mustRead): the step reads them first. */
   mustRead: z.array(z.string()).optional(),

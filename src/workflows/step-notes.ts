@@ -12,7 +12,7 @@ export class StepNotes {
     else this.bySource.set(source, { count: 1, first: message });
   }
 
-  /** Provider errors come as `<provider>: <message>` from the web-search activity. */
+  /** Provider errors come as `<provider>: <message>` from the web search. */
   addProviderErrors(errors: string[]): void {
     for (const e of errors) {
       const cut = e.indexOf(': ');

@@ -34,7 +34,7 @@ export class Waits {
     }));
   }
 
-  /** "Waiting for the LLM (judgeStep, step a): connection refused; attempt 9 failed, since 04:10 UTC". */
+  /** "Waiting for the LLM (researcherTurn, step a): connection refused; attempt 9 failed, since 04:10 UTC". */
   lines(): string[] {
     return [...this.calls.values()].map(
       (w) =>

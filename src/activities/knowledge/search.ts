@@ -12,7 +12,7 @@ export interface KnowledgeSearchInput {
   query: string;
   /** Rewrites of the query (multi-query retrieval); their rankings are fused with the query's. */
   alternatives?: string[];
-  /** Absent in runs started before the knowledge base existed: nothing to search. */
+  /** Absent: nothing to search. */
   scope?: KnowledgeScope;
   k?: number;
 }

@@ -1,12 +1,11 @@
-// The background phase in one activity (runs with the background-in-one patch): the rewrite, the
-// searches, the knowledge base, the best pages read for the research question, and the brief, on
-// the model queue, each part by the same code as the activity that does it alone (expandQueries,
-// webSearch, knowledgeSearch, crawlPage, writeBackground). A run pays the Temporal server for one
-// activity task here instead of about eight, and for one workflow task instead of four or five.
-// Runs started on the current code (src/workflows/patches.ts) have it write the first plan too, by
+// The background phase in one activity: the rewrite, the searches, the knowledge base, the best
+// pages read for the research question, and the brief, on the model queue, each part by its
+// role's or its tool's code (expandQueries, webSearch, knowledgeSearch, crawlPage,
+// writeBackground). A run pays the Temporal server for one activity task here instead of about
+// eight, and for one workflow task instead of four or five. It writes the first plan too, by
 // planResearch's code, from the brief it just wrote: one activity task and workflow task fewer.
 // Runs that can ask no clarifying question (the default) have the coordinator's classification
-// made here first (classifyThenBackground, the classify-in-background change): a request answered
+// made here first (classifyThenBackground): a request answered
 // directly ends the activity with the answer, any other goes on to the phase with the
 // coordinator's reading; one activity task and workflow task fewer again.
 //
@@ -151,8 +150,8 @@ function readAll(web: BackgroundWeb, researchId: string, urls: string[], goal: s
   );
 }
 
-/** `writeBackground`, `planResearch`, `classifyRequest`: the roles' own activities, whose work the
- *  phase does here too. */
+/** `writeBackground`, `planResearch`, `classifyRequest`: the roles' own code, whose work the phase
+ *  does here. */
 export function createBackgroundPhase(
   deps: { llm: Llm; store: Store; web?: BackgroundWeb | undefined },
   writeBackground: ReturnType<typeof createBackgroundActivities>['writeBackground'],

@@ -24,7 +24,7 @@ export const BACKGROUND_PROMPT = jsonPrompt(
   CitedText,
 );
 
-/** A page the workflow read for the brief: its source id when it was read, else why not. */
+/** A page read for the brief: its source id when it was read, else why not. */
 export interface BackgroundPage {
   url: string;
   status: 'ok' | 'blocked' | 'skipped' | 'failed';
@@ -40,7 +40,7 @@ export function createBackgroundActivities(deps: { llm: Llm; store: Store }) {
     locale: string;
     sourceIds: string[];
     searchErrors: string[];
-    /** The pages read for the question (absent in runs started before the background read pages). */
+    /** The pages read for the question (absent: none). */
     pages?: BackgroundPage[];
   }): Promise<StepOutput> {
     const pageIds = [...new Set((input.pages ?? []).flatMap((p) => (p.status === 'ok' && p.sourceId ? [p.sourceId] : [])))];

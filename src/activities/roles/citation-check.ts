@@ -90,7 +90,7 @@ export function createVerifierActivities(deps: VerifierDeps) {
 }
 
 /** The report's input; `learn`: what the user said in the run, for the user's memory to learn
- *  from after the claim check (runs on the current code: src/workflows/patches.ts). */
+ *  from after the claim check. */
 export type CheckedReportInput = ReportInput & { learn?: LearnInput };
 
 /** What the user-memory step made of the run, or why it failed for good (an outage fails the

@@ -30,9 +30,8 @@ export type FinishCoderInput = StepTask & {
   explanation: string;
   run: SandboxResult;
   attempts: number;
-  /** Judge the findings too (the research workflow then asks no judge of its own), unless the
-   *  user asked the run to wrap up (the run accepts the step unjudged then). A worker from before
-   *  ignores it: the run judges the findings itself, as it did. */
+  /** Judge the findings too, unless the user asked the run to wrap up (the run accepts the step
+   *  unjudged then). */
   judge?: boolean;
 };
 

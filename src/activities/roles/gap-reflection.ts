@@ -95,8 +95,8 @@ export function createGapReflectionActivities(deps: PlannerDeps) {
 
   /**
    * The gap reflection, and when the findings answer the question, the report in the same activity
-   * (writeCheckedReport's code: the report, its claim check, the user-memory step): runs on the
-   * current code (src/workflows/patches.ts) pay one activity task and one workflow task for both.
+   * (writeCheckedReport's code: the report, its claim check, the user-memory step): one activity
+   * task and one workflow task for both.
    * With follow-up steps it writes nothing more. Each part is keyed (withinCall), so a retry after
    * the report failed asks the reflection nobody again.
    */

@@ -157,7 +157,7 @@ export interface ReportInput {
   locale: string;
   stepKeys: string[];
   notes: string[];
-  /** Absent in runs started before report lengths: standard. */
+  /** Absent: standard. */
   length?: Exclude<ReportLength, 'long'> | undefined;
   /** The workflow can write a report section by section when one call cannot hold the findings. */
   sectionsIfTooLong?: boolean;

@@ -1,8 +1,7 @@
-// A researcher turn's web tools, run in the turn's own activity (runs with the tools-in-turn
-// patch): the web_search and crawl calls the model just asked for, by the same code as their own
-// activities (webSearch, crawlPage), so a tool round costs the Temporal server no activity task per
-// query or page and no workflow task between them. What comes back is what the workflow would have
-// built from those activities (ToolResultInput, written by the next turn), with the notes it
+// A researcher turn's web tools, run in the turn's own activity: the web_search and crawl calls
+// the model just asked for (webSearch's and crawlPage's code), so a tool round costs the Temporal
+// server no activity task per query or page and no workflow task between them. What comes back is
+// each call's result (ToolResultInput, written by the next turn) with the notes the workflow
 // records: ids, counts and reasons, never page text.
 //
 // A retried attempt pays for no model call twice: each call's work runs inside withinCall

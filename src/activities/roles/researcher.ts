@@ -80,15 +80,14 @@ export interface TurnInput {
    *  after the task as the user's message. */
   userPages?: ToolResultInput;
   /** A turn that asks no tools ends the step: it writes the step's findings too, in the same
-   *  activity (one task fewer than a compressResearch of its own), and with `judge` has them judged
-   *  there as well (one fewer than the research workflow's judgeStep). The findings' document key,
-   *  and why the step answers early when the workflow knows before the turn. */
+   *  activity, and with `judge` has them judged there as well. The findings' document key, and why
+   *  the step answers early when the workflow knows before the turn. */
   compressAtEnd?: { key: string; cutShort?: string; judge?: boolean };
   /** The turn runs the web_search and crawl calls its model asks for, before it returns
    *  (researcher-web.ts); the workflow runs the other tools. Absent: the workflow runs them all. */
   webTools?: WebToolsInTurn;
-  /** With webTools: the turn goes on with the next rounds itself while they need only web tools
-   *  (runs on the current code, src/workflows/patches.ts). Absent: one round. */
+  /** With webTools: the turn goes on with the next rounds itself while they need only web tools.
+   *  Absent: one round. */
   goOn?: GoOn;
 }
 

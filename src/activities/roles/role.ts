@@ -43,9 +43,9 @@ export interface RoleDeps {
   discoverMcp?: ((input: { role: string }) => Promise<McpDiscovery>) | undefined;
   /** The sandbox's limits, which the coder's prompt states. */
   sandbox: { timeoutSeconds: number; memoryMb: number };
-  /** The search, page-read and knowledge-search activities, which the background phase
+  /** The web search, page read and knowledge search, which the background phase
    *  (researchBackground) and a researcher's turn (its web_search and crawl calls) run in-process;
-   *  absent in tests of other roles (a turn then leaves its web tools to the workflow). */
+   *  absent in tests of other roles (a turn then runs no web tools). */
   web?: BackgroundWeb | undefined;
 }
 

@@ -1,5 +1,5 @@
 // The search router's model: names a search query's topic when the keyword rules are not sure
-// (src/activities/search/router.ts). It is answered inside the webSearch activity, which makes the
+// (src/activities/search/router.ts). It is answered inside the web search (webSearch), which makes the
 // classifier below with the run's id; the router keeps each answer per query text in its process,
 // and takes the rules' answer when the model fails (noted for the report when the model answered
 // unusably).
@@ -31,8 +31,8 @@ export const SEARCH_TOPIC_PROMPT = jsonPrompt(
   SearchTopic,
 );
 
-/** The model call that classifies one query for a run's webSearch activity (the call log keys it
- *  by the activity, so a retried activity reuses its answer). */
+/** The model call that classifies one query for a run's web search (the call log keys it by the
+ *  activity it runs in, so a retried activity reuses its answer). */
 export function createTopicClassifier(
   deps: { llm: Pick<Llm, 'structured'>; store?: Pick<Store, 'saveDocument'> | undefined },
   researchId: string,

@@ -1,5 +1,5 @@
 // What every search provider's HTTP call shares: a timeout joined to the activity's cancellation,
-// and an error that keeps the status (the webSearch activity tells permanent refusals, 4xx other
+// and an error that keeps the status (the web search tells permanent refusals, 4xx other
 // than 408/429, from transient faults by it) and the server's Retry-After, when it sent one.
 import { leanFetch } from '../../infra/http';
 import { retryAfterMs } from '../retry-after';

@@ -1,4 +1,5 @@
-// The web-search activity: one query across the providers the run may use (its own choice, its
+// The web search, run inside the background phase's activity and the researcher's turns (not an
+// activity of its own): one query across the providers the run may use (its own choice, its
 // tenant's, or every configured one), routed by topic (router.ts, with the searchTopic model when
 // its rules are unsure); hits outside the run's time range, on its
 // banned domains or (unless nothing else is left) on its tenant's avoided domains are dropped,
@@ -25,7 +26,7 @@ export interface WebSearchInput {
   researchId: string;
   query: string;
   /** What the results are for (the step's description, the research question): they are ranked
-   *  by their relevance to it. Absent (histories before it existed): ranked for the query. */
+   *  by their relevance to it. Absent: ranked for the query. */
   goal?: string;
 }
 
@@ -33,10 +34,9 @@ export interface WebSearchResult {
   query: string;
   results: SourceRef[];
   providers: string[];
-  /** The query's topic as the router named it, and who decided (absent in older histories). */
+  /** The query's topic as the router named it, and who decided. */
   route?: { topic: string; decidedBy: string };
-  /** `<provider>: <error>` for each provider that failed while another answered. Optional: results
-   *  recorded in histories before it existed have none. */
+  /** `<provider>: <error>` for each provider that failed while another answered (absent: none). */
   errors?: string[];
   /** What shaped the results beyond the query: dropped as too old, avoided domains kept because
    *  nothing else was left, providers left out, a ranking without embeddings. */

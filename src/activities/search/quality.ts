@@ -1,4 +1,4 @@
-// What makes one query's hits worth keeping, in the order the web-search activity applies it: the
+// What makes one query's hits worth keeping, in the order the web search applies it: the
 // run's time range on known publication dates, one hit per document however many URLs it has, the
 // tenant's avoided domains, and an order by relevance to what the results are for (the step's
 // goal), with the tenant's preferred domains ahead and the providers' own scores breaking ties.
