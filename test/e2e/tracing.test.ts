@@ -99,7 +99,7 @@ describe.skipIf(!ready)(`tracing (${ready ? 'live' : missingReason()})`, () => {
       'RunWorkflow:researchWorkflow',
       'RunWorkflow:researcherWorkflow',
       'RunActivity:researcherTurn',
-      // The gap reflection and the report, one activity on the current code (patches.ts).
+      // The gap reflection and the report, one activity.
       'RunActivity:reflectThenReport',
     ];
     let trace: Span[] = [];

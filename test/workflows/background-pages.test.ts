@@ -41,13 +41,12 @@ describe.skipIf(!ready)(`background pages (${ready ? 'live' : missingReason()})`
 
   it('reads the first hit of each query for the question, and the brief writer sees the pages beside the snippets', async () => {
     const { id, reads, brief } = await run({});
-    // All of it in one activity on the model queue (the background-in-one patch): none of the
-    // separate activities the phase took before, and a summary that says what it does.
+    // All of it in one activity on the model queue: no activity per part, and a summary that says
+    // what it does.
     const events = (await h.client.workflow.getHandle(id).fetchHistory()).events!;
     const scheduled = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e] : []));
     const types = scheduled.map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
-    // On the current code, the coordinator's classification is made in it first, and it writes the
-    // first plan last (patches.ts: classify-in-background).
+    // The coordinator's classification is made in it first, and it writes the first plan last.
     expect(types.filter((t) => t === 'classifyThenBackground')).toHaveLength(1);
     for (const t of ['classifyRequest', 'researchBackground', 'expandQueries', 'webSearch', 'crawlPage', 'writeBackground', 'planResearch'])
       expect(types).not.toContain(t);

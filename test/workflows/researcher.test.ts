@@ -59,17 +59,17 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
     // The conversation is in PostgreSQL, not in the workflow history.
     const history = await h.client.workflow.getHandle(id).fetchHistory();
     expect(JSON.stringify(history)).not.toMatch(/fell by about 89%/);
-    // The search and the page read ran inside the turns that asked for them (the tools-in-turn
-    // patch): no activity of their own, on the search queue or any other.
+    // The search and the page read ran inside the turns that asked for them: no activity of their
+    // own.
     const types = history.events!.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
     expect(types).not.toContain('webSearch');
     expect(types).not.toContain('crawlPage');
     expect(h.search.queries).toContain('Solar cost decline');
-    // The turn that asked for no tools wrote the findings too (the compress-in-last-turn patch): no
-    // activity of their own, and the findings' model call made once, after the last turn's.
+    // The turn that asked for no tools wrote the findings too: no activity of their own, and the
+    // findings' model call made once, after the last turn's.
     expect(types).not.toContain('compressResearch');
-    // The first turn went on with the next two rounds itself (each asked only for web tools; a run
-    // on the current code, patches.ts): one activity for the three model turns.
+    // The first turn went on with the next two rounds itself (each asked only for web tools): one
+    // activity for the three model turns.
     expect(types.filter((t) => t === 'researcherTurn')).toHaveLength(1);
     const findings = h.llm.requests.filter(
       (r) => r.rule === 'researcher' && r.body.messages.some((m) => String(m.content).includes('Solar')),
