@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { NotifyWhen } from './changes';
 import { DEFAULT_MAX_OUTAGE, SUMMARY_MAX_CHARS } from './constants';
 import { canonicalLocale } from './locale';
-import { RunUser, UserId } from './memory';
+import { RunUser, UserId, UserWords } from './memory';
 
 /** A duration such as `90s`, `30m`, `24h`, `3d` (the units Temporal's timers accept). */
 export const Duration = z
@@ -183,6 +183,8 @@ export const ResearchInput = z.object({
   user: RunUser.optional(),
   /** Runs of the tenant researching at once (TENANT_MAX_RUNS): the run waits for a slot in its tenant's queue. */
   admission: z.object({ maxRuns: z.number().int().positive(), queueId: z.string() }).optional(),
+  /** Set by the run itself when it continues on a newer build at a long wait (absent at the start). */
+  carried: z.lazy(() => CarriedRun).optional(),
 });
 export type ResearchInput = z.infer<typeof ResearchInput>;
 
@@ -268,6 +270,38 @@ export const KnowledgeScope = z.object({
   sessionId: z.string().optional(),
 });
 export type KnowledgeScope = z.infer<typeof KnowledgeScope>;
+
+/**
+ * What a research run carries into its next execution when it continues as new on a newer build
+ * of the workers at one of its long waits (src/workflows/research/new-build.ts): the state that
+ * wait needs and the status view shows, nothing a phase before it could recompute cheaply. Big
+ * texts (sources, the background, the plan's pages) stay in PostgreSQL.
+ */
+export const CarriedRun = z.object({
+  /** The wait the run was at: the plan under review. */
+  at: z.enum(['review']),
+  researchQuestion: z.string(),
+  /** The plan under review. */
+  plan: z.lazy(() => Plan),
+  /** The plan's version on the board and the revisions it went through. */
+  planVersion: z.number().int().positive(),
+  revisions: z.number().int().nonnegative(),
+  /** When the review's wait ends, in ms since the epoch. */
+  reviewEndsAt: z.number(),
+  locale: z.string().optional(),
+  knowledge: z.lazy(() => KnowledgeScope).optional(),
+  notes: z.array(z.string()),
+  usage: z.lazy(() => Usage),
+  said: UserWords,
+  /** Guidance and banned domains the user gave so far (the only steering before research). */
+  guidance: z.array(z.string()),
+  bannedDomains: z.array(z.string()),
+  /** Builds the run moved to so far (each a new execution of the same workflow id). */
+  moves: z.number().int().positive(),
+  /** Writes of the run's row so far: the next execution numbers its writes after them. */
+  rowWrites: z.number().int().nonnegative(),
+});
+export type CarriedRun = z.infer<typeof CarriedRun>;
 
 /** Input of a step's child workflow (researcher or coder). */
 export const StepInput = z.object({

@@ -4,10 +4,8 @@
 //
 // PINNED: an execution runs to its end on the build it started on; the old build's workers stay
 // until the server reports that version drained. Its code may change in any way from one build to
-// the next, with no patch. AUTO_UPGRADE: an execution moves to the deployment's current version
-// at its next workflow task, so the new build replays the old history: a change that alters the
-// commands an open execution already made needs a patch (the SDK's `patched` call) and a recorded history in
-// test/histories (the replay suite).
+// the next. AUTO_UPGRADE: an execution moves to the deployment's current version at its next
+// workflow task, so the new build replays the old history.
 import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import type { VersioningBehavior } from '@temporalio/common';
 import { admissionWorkflow } from './admission';
@@ -19,9 +17,10 @@ import { reportRewriteWorkflow } from './rewrite';
 import { webhookWorkflow } from './webhook';
 
 export const VERSIONING_BEHAVIORS = {
-  // A run waits for review for days and lives through many deploys: pinned, it would hold its
-  // build's workers that long and never get a fix. It upgrades; its changes are patched.
-  researchWorkflow: 'AUTO_UPGRADE',
+  // A run waits for review for days and lives through many deploys. Pinned, its code never
+  // changes under it; at its long waits it continues as new on a newer target build
+  // (research/new-build.ts), so it holds an old build only while it works.
+  researchWorkflow: 'PINNED',
   // A step lives minutes and is most of the code that changes (the ReAct loop, the coder): it
   // finishes where it started, so step changes need no patches. A parent that upgraded starts
   // its next steps on the new build.

@@ -66,6 +66,12 @@ export class PlanBoard {
     this.countForPhase = plan.steps.length;
   }
 
+  /** The plan as an earlier execution of the run left it on the board (see CarriedRun). */
+  restore(plan: Plan, version: number, revisions: number, maxRevisions: number): void {
+    this.show(plan, revisions, maxRevisions);
+    this.current = { ...this.current!, version };
+  }
+
   /** The step count the next phase change upserts, once. */
   takeCountForPhase(): number | undefined {
     const n = this.countForPhase;

@@ -36,6 +36,16 @@ export class RowSync {
     return ++this.seq;
   }
 
+  /** Writes of the row so far (an execution the run continues in numbers its writes after them). */
+  get writes(): number {
+    return this.seq;
+  }
+
+  /** The run continues an earlier execution that wrote the row `writes` times. */
+  continueAfter(writes: number): void {
+    this.seq = Math.max(this.seq, writes);
+  }
+
   /** Runs `write` after every change until stop(). */
   start(write: () => Promise<unknown>): void {
     const loop = (async () => {

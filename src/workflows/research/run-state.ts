@@ -10,7 +10,7 @@ import type { CallWait, Grounding, ReportView, ResearchStatusView, Steer } from 
 import { checkSteer } from '../../shared/updates';
 import { summarize } from '../../shared/plain';
 import type { MemoryOwner } from '../../shared/memory';
-import type { Phase, KnowledgeScope, ResearchInput, ResearchOptions, ResearchResult, RunStatus, Usage } from '../../shared/schemas';
+import type { CarriedRun, Phase, KnowledgeScope, Plan, ResearchInput, ResearchOptions, ResearchResult, RunStatus, Usage } from '../../shared/schemas';
 import { activitiesFor, type Calls } from '../proxies';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from '../search-attributes';
 import type { StepBudget } from '../../shared/step-budget';
@@ -54,7 +54,7 @@ export class RunState {
   constructor(private readonly input: ResearchInput) {
     this.userQuestion = input.question;
     // A chat's question carries its earlier turns as context: only the user's own message is theirs.
-    this.said = new UserSaid(input.user?.said ?? input.question);
+    this.said = new UserSaid(input.user?.said ?? input.question, input.carried?.said);
     this.options = input.options;
     this.calls = activitiesFor({ maxOutage: input.options.maxOutage, retry: input.retry });
     this.budget = new RunBudget(input.options);
@@ -65,6 +65,50 @@ export class RunState {
       maxPlanRevisions: input.options.maxPlanRevisions,
       ignoredSignal: () => this.row.viewChanged(),
     });
+    if (input.carried) this.restore(input.carried);
+  }
+
+  /** The state an earlier execution of the run carried to this one, at a long wait (new-build.ts). */
+  private restore(c: CarriedRun): void {
+    this.board.restore(c.plan, c.planVersion, c.revisions, this.options.maxPlanRevisions);
+    this.budget.add(c.usage);
+    this.noted.push(...c.notes);
+    this.steering.restore(c.guidance, c.bannedDomains);
+    this.row.continueAfter(c.rowWrites);
+    if (c.locale) this.detectedLocale = c.locale;
+    if (c.knowledge) this.scope = c.knowledge;
+  }
+
+  /** What the next execution of the run carries, at the wait `at` (new-build.ts). */
+  carry(at: CarriedRun['at'], wait: { researchQuestion: string; plan: Plan; reviewEndsAt: number }): CarriedRun {
+    return {
+      at,
+      researchQuestion: wait.researchQuestion,
+      plan: wait.plan,
+      planVersion: this.board.version ?? 1,
+      revisions: this.board.revisions,
+      reviewEndsAt: wait.reviewEndsAt,
+      ...(this.detectedLocale ? { locale: this.detectedLocale } : {}),
+      ...(this.scope ? { knowledge: this.scope } : {}),
+      notes: [...this.noted],
+      usage: this.usage,
+      said: this.said.list(),
+      guidance: [...this.steering.guidance],
+      bannedDomains: [...this.steering.bannedDomains],
+      moves: (this.input.carried?.moves ?? 0) + 1,
+      rowWrites: this.row.writes,
+    };
+  }
+
+  /** The run's input as it was started, without what an earlier execution carried. */
+  get startInput(): ResearchInput {
+    const { carried: _carried, ...start } = this.input;
+    return start;
+  }
+
+  /** What an earlier execution carried to this one, when the run moved to a newer build. */
+  get carried(): CarriedRun | undefined {
+    return this.input.carried;
   }
 
   // ---- what the run was started with ---------------------------------------------------------

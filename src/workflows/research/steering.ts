@@ -79,6 +79,13 @@ export class Steering {
     return { guidance: [...this.guidanceGiven], bannedDomains: [...this.banned], wrappingUp: this.wrapping };
   }
 
+  /** What an earlier execution of the run was given before research began (see CarriedRun). */
+  restore(guidance: readonly string[], banned: readonly string[]): void {
+    this.guidanceGiven.push(...guidance);
+    this.banned.push(...banned);
+    if (guidance.length || banned.length) this.changes++;
+  }
+
   // ---- changes (each one bumps the version first) ----------------------------------------------
 
   /** A steering message arrived: the team's wait wakes up. */

@@ -17,8 +17,10 @@ import type { RunState } from './run-state';
 export class UserSaid {
   private readonly words: UserWords = [];
 
-  constructor(question: string) {
-    this.words.push({ kind: 'question', text: question, at: workflowInfo().startTime.toISOString() });
+  /** `earlier`: what the user said in an earlier execution of the run (see CarriedRun). */
+  constructor(question: string, earlier?: UserWords) {
+    if (earlier?.length) this.words.push(...earlier.map((w) => ({ ...w })));
+    else this.words.push({ kind: 'question', text: question, at: workflowInfo().startTime.toISOString() });
   }
 
   heard(kind: EvidenceKind, text: string): void {
