@@ -112,62 +112,88 @@ export async function runTool(
 ): Promise<Usage> {
   const common = { researchId: input.researchId, convKey, seq, toolCallId: call.id };
   switch (call.name) {
-    case 'knowledge_search': {
-      const r = await calls.knowledge.knowledgeSearch.executeWithOptions({ summary: `knowledge search: ${call.args.query.slice(0, 80)}` }, [
-        {
-          researchId: input.researchId,
-          query: call.args.query,
-          ...(call.args.alternatives ? { alternatives: call.args.alternatives } : {}),
-          ...(input.knowledge ? { scope: input.knowledge } : {}),
-        },
-      ]);
-      keep({ ...common, text: r.text });
+    case 'knowledge_search':
+      await searchKnowledge(calls, input, call, common, keep);
       return ZERO_USAGE;
-    }
-    case 'python': {
-      const sources = call.args.files ?? [];
-      const data = Object.entries(call.args.data ?? {}).map(([name, content]) => ({ name, content }));
-      try {
-        // The same activity, queue and retry policy as the coder's programs: an unreachable Docker
-        // engine is waited out like any outage; a program that fails is a result, not a fault.
-        const run = await calls.runCode(`researcher ${input.step.id}: python`, {
-          researchId: input.researchId,
-          stepId: input.step.id,
-          attempt: pythonRunNumber(input.attempt, seq),
-          code: call.args.code,
-          ...(data.length ? { files: data } : {}),
-          ...(sources.length ? { sources } : {}),
-        });
-        keep({ ...common, python: { run, sources, data: data.map((d) => d.name) } });
-      } catch (err) {
-        if (isCancellation(err)) throw err;
-        // The sandbox stayed down past the outage limit, its image is missing, or the program
-        // printed more than a result can hold: the step goes on with the other tools.
-        notes.add('python sandbox', failureMessage(err));
-        keep({ ...common, text: `python could not run: ${failureMessage(err)}` });
-      }
+    case 'python':
+      await runPython(calls, input, call, common, notes, keep);
       return ZERO_USAGE;
-    }
-    case 'mcp': {
-      try {
-        await calls.mcp.callMcpTool.executeWithOptions({ summary: `mcp: ${call.server}.${call.tool}` }, [
-          { ...common, server: call.server, tool: call.tool, args: call.args },
-        ]);
-      } catch (err) {
-        if (isCancellation(err)) throw err;
-        notes.add(`MCP tool ${call.server}.${call.tool}`, failureMessage(err));
-        // The model must hear that the tool failed, or the conversation has a call with no answer.
-        keep({
-          ...common,
-          text: `Tool ${call.server}.${call.tool} failed: ${failureMessage(err)}`,
-        });
-      }
+    case 'mcp':
+      await callMcpTool(calls, call, common, notes, keep);
       return ZERO_USAGE;
-    }
     default:
       throw ApplicationFailure.nonRetryable(
         `tool ${(call as { name: string }).name} is not available to this researcher`,
         ErrorType.UnknownTool,
       );
+  }
+}
+
+/** Where a tool's result goes in the conversation. */
+type ResultPlace = Pick<ToolResultInput, 'researchId' | 'convKey' | 'seq' | 'toolCallId'>;
+type CallOf<Name extends ToolCall['name']> = Extract<ToolCall, { name: Name }>;
+
+async function searchKnowledge(
+  calls: Calls,
+  input: StepInput,
+  call: CallOf<'knowledge_search'>,
+  common: ResultPlace,
+  keep: KeepToolResult,
+) {
+  const r = await calls.knowledge.knowledgeSearch.executeWithOptions({ summary: `knowledge search: ${call.args.query.slice(0, 80)}` }, [
+    {
+      researchId: input.researchId,
+      query: call.args.query,
+      ...(call.args.alternatives ? { alternatives: call.args.alternatives } : {}),
+      ...(input.knowledge ? { scope: input.knowledge } : {}),
+    },
+  ]);
+  keep({ ...common, text: r.text });
+}
+
+async function runPython(
+  calls: Calls,
+  input: StepInput,
+  call: CallOf<'python'>,
+  common: ResultPlace,
+  notes: StepNotes,
+  keep: KeepToolResult,
+): Promise<void> {
+  const sources = call.args.files ?? [];
+  const data = Object.entries(call.args.data ?? {}).map(([name, content]) => ({ name, content }));
+  try {
+    // The same activity, queue and retry policy as the coder's programs: an unreachable Docker
+    // engine is waited out like any outage; a program that fails is a result, not a fault.
+    const run = await calls.runCode(`researcher ${input.step.id}: python`, {
+      researchId: input.researchId,
+      stepId: input.step.id,
+      attempt: pythonRunNumber(input.attempt, common.seq),
+      code: call.args.code,
+      ...(data.length ? { files: data } : {}),
+      ...(sources.length ? { sources } : {}),
+    });
+    keep({ ...common, python: { run, sources, data: data.map((d) => d.name) } });
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    // The sandbox stayed down past the outage limit, its image is missing, or the program
+    // printed more than a result can hold: the step goes on with the other tools.
+    notes.add('python sandbox', failureMessage(err));
+    keep({ ...common, text: `python could not run: ${failureMessage(err)}` });
+  }
+}
+
+async function callMcpTool(calls: Calls, call: CallOf<'mcp'>, common: ResultPlace, notes: StepNotes, keep: KeepToolResult): Promise<void> {
+  try {
+    await calls.mcp.callMcpTool.executeWithOptions({ summary: `mcp: ${call.server}.${call.tool}` }, [
+      { ...common, server: call.server, tool: call.tool, args: call.args },
+    ]);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    notes.add(`MCP tool ${call.server}.${call.tool}`, failureMessage(err));
+    // The model must hear that the tool failed, or the conversation has a call with no answer.
+    keep({
+      ...common,
+      text: `Tool ${call.server}.${call.tool} failed: ${failureMessage(err)}`,
+    });
   }
 }
