@@ -6,36 +6,25 @@ import type { SandboxResult } from '../activities/sandbox';
 import { addUsage, stepTask, ZERO_USAGE } from '../shared/plain';
 import type { StepInput, StepOutput } from '../shared/schemas';
 import { stepBudgetSpent } from '../shared/step-budget';
-import { activitiesFor } from './proxies';
+import { activitiesFor, type Calls } from './proxies';
 import { watchStepWaits } from './waits';
+
+type Program = { code: string; explanation: string };
+type FailedRun = { code: string; status: SandboxResult['status']; message: string; stderr: string };
 
 export async function coderWorkflow(input: StepInput): Promise<StepOutput> {
   watchStepWaits(input.step.id, input.step.title);
   const { llm, runCode } = activitiesFor(input);
   const maxAttempts = input.maxCodeAttempts ?? 3;
   let usage = ZERO_USAGE;
-  let previous: { code: string; status: SandboxResult['status']; message: string; stderr: string } | undefined;
-  let draft!: { code: string; explanation: string };
+  let previous: FailedRun | undefined;
+  let draft!: Program;
   let run!: SandboxResult;
-  let attempt = 1;
   let programs = 0;
-  for (; attempt <= maxAttempts; attempt++) {
+  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     // A fix is one more model call: not when the budget the run had left is spent.
     if (previous && stepBudgetSpent(input.budget, usage, Date.now())) break;
-    const written = await llm.writeCode.executeWithOptions(
-      { summary: `coder ${input.step.id}: program ${attempt}${previous ? ' (fix)' : ''}` },
-      [
-        {
-          researchId: input.researchId,
-          question: input.question,
-          locale: input.locale,
-          step: input.step,
-          dependencyKeys: input.dependencyKeys,
-          feedback: input.feedback,
-          ...(previous ? { previous } : {}),
-        },
-      ],
-    );
+    const written = await writeProgram(llm, input, attempt, previous);
     usage = addUsage(usage, written.usage);
     draft = written;
     // Sandbox run ids stay unique across reflection attempts of the step: attempt * 100 + program.
@@ -50,7 +39,28 @@ export async function coderWorkflow(input: StepInput): Promise<StepOutput> {
     if (run.status === 'ok') break;
     previous = { code: written.code, status: run.status, message: run.message, stderr: run.stderr };
   }
-  const out = await llm.finishCoderStep.executeWithOptions({ summary: `coder ${input.step.id}: findings (${run.status})` }, [
+  const out = await writeFindings(llm, input, draft, run, programs);
+  return { ...out, usage: addUsage(usage, out.usage) };
+}
+
+/** The step's program, or with `previous` a fix of the one that failed. */
+function writeProgram(llm: Calls['llm'], input: StepInput, attempt: number, previous: FailedRun | undefined) {
+  return llm.writeCode.executeWithOptions({ summary: `coder ${input.step.id}: program ${attempt}${previous ? ' (fix)' : ''}` }, [
+    {
+      researchId: input.researchId,
+      question: input.question,
+      locale: input.locale,
+      step: input.step,
+      dependencyKeys: input.dependencyKeys,
+      feedback: input.feedback,
+      ...(previous ? { previous } : {}),
+    },
+  ]);
+}
+
+/** The last program's output as the step's cited findings, judged in the same activity. */
+function writeFindings(llm: Calls['llm'], input: StepInput, draft: Program, run: SandboxResult, programs: number) {
+  return llm.finishCoderStep.executeWithOptions({ summary: `coder ${input.step.id}: findings (${run.status})` }, [
     {
       ...stepTask(input),
       code: draft.code,
@@ -61,5 +71,4 @@ export async function coderWorkflow(input: StepInput): Promise<StepOutput> {
       judge: true,
     },
   ]);
-  return { ...out, usage: addUsage(usage, out.usage) };
 }

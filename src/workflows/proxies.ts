@@ -71,14 +71,26 @@ export function partsGiveUpAt(policy: CallPolicy, afterMs: number): number {
 /** MCP servers are other people's machines: a few tries, then the step goes on without. */
 const MCP_ATTEMPTS = 3;
 
+type WaitOut = Pick<ActivityOptions, 'retry' | 'scheduleToCloseTimeout'>;
+type Input<F extends (...args: never[]) => unknown> = Parameters<F>[0];
+
 export function activitiesFor(policy: CallPolicy) {
   const retry = policy.retry ?? DEFAULT_RETRY;
   const unlimited: RetryPolicy = { initialInterval: retry.initialInterval, backoffCoefficient: 2, maximumInterval: retry.maximumInterval };
-  const waitOut: Pick<ActivityOptions, 'retry' | 'scheduleToCloseTimeout'> = {
+  const waitOut: WaitOut = {
     retry: unlimited,
     scheduleToCloseTimeout: policy.maxOutage ?? DEFAULT_MAX_OUTAGE,
   };
+  return {
+    ...modelQueueCalls(retry, waitOut),
+    ...storeCalls(waitOut),
+    ...otherPeoplesServers(unlimited),
+    ...ownQueueCalls(retry, waitOut),
+  };
+}
 
+/** The groups on `<queue>-llm`: model calls, page reads (their extraction is a model call) and embeddings. */
+function modelQueueCalls(retry: RetrySettings, waitOut: WaitOut) {
   /** Model calls: every role's activities (src/activities/roles/index.ts, docs/roles.md), called as
    *  `calls.llm.<activity>`. On `<queue>-llm` (one rate limit for the provider across all workers):
    *  one HTTP request per attempt (the client does not retry); 429 waits for its Retry-After
@@ -94,42 +106,12 @@ export function activitiesFor(policy: CallPolicy) {
     heartbeatTimeout: retry.heartbeatTimeout ?? DEFAULT_LLM_HEARTBEAT_TIMEOUT,
     ...waitOut,
   });
-  /** PostgreSQL reads and writes. */
-  const store = proxyActivities<StoreActivities>({ startToCloseTimeout: '1 minute', ...waitOut });
-  /** The same, as local activities: run by the worker that runs the workflow task, with no round
-   *  trip through the server and one marker event each; for the run row's writes, which are
-   *  small, idempotent (ordered by a sequence number) and frequent. */
-  const localStore = proxyLocalActivities<StoreActivities>({ startToCloseTimeout: '1 minute', ...waitOut });
   /** One page read; heartbeats per stage. The page's own failures are bounded by attempts inside
    *  the activity; its extraction (an LLM call) waits out outages like any other. */
   const crawl = proxyActivities<CrawlActivities>({
     taskQueue: llmQueue,
     startToCloseTimeout: '3 minutes',
     heartbeatTimeout: '30 seconds',
-    ...waitOut,
-  });
-  const mcp = proxyActivities<McpActivities>({
-    startToCloseTimeout: '2 minutes',
-    retry: { ...unlimited, maximumAttempts: MCP_ATTEMPTS },
-  });
-  /** Sandbox runs heartbeat while the container runs; a finished run is recorded once. */
-  const sandbox = proxyActivities<SandboxActivities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '15 seconds', ...waitOut });
-
-  /** A page rendered in headless Chromium (BROWSER_TIMEOUT_MS at most 5 minutes); heartbeats while
-   *  it renders. Waits at most browserWait for a worker with a browser to take it (not retried). */
-  const browserWait = retry.browserWait ?? BROWSER_WAIT;
-  const browser = proxyActivities<BrowserActivities>({
-    startToCloseTimeout: '6 minutes',
-    heartbeatTimeout: '30 seconds',
-    scheduleToStartTimeout: browserWait,
-    ...waitOut,
-  });
-
-  /** Knowledge base reads and document parsing (a large PDF takes a while; heartbeats per stage). */
-  const knowledge = proxyActivities<KnowledgeActivities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '2 minutes', ...waitOut });
-  /** The tenant's collections, once per run: one small query, as a local activity. */
-  const localKnowledge = proxyLocalActivities<Pick<KnowledgeActivities, 'listUsableCollections'>>({
-    startToCloseTimeout: '1 minute',
     ...waitOut,
   });
   /** Embedding requests, on the LLM queue with the model calls: the same provider and rate limit. */
@@ -139,25 +121,56 @@ export function activitiesFor(policy: CallPolicy) {
     heartbeatTimeout: retry.heartbeatTimeout ?? DEFAULT_LLM_HEARTBEAT_TIMEOUT,
     ...waitOut,
   });
+  return { llm, crawl, embedding };
+}
 
+/** PostgreSQL and the knowledge base, on the workflow's own queue. */
+function storeCalls(waitOut: WaitOut) {
+  /** PostgreSQL reads and writes. */
+  const store = proxyActivities<StoreActivities>({ startToCloseTimeout: '1 minute', ...waitOut });
+  /** The same, as local activities: run by the worker that runs the workflow task, with no round
+   *  trip through the server and one marker event each; for the run row's writes, which are
+   *  small, idempotent (ordered by a sequence number) and frequent. */
+  const localStore = proxyLocalActivities<StoreActivities>({ startToCloseTimeout: '1 minute', ...waitOut });
+  /** Knowledge base reads and document parsing (a large PDF takes a while; heartbeats per stage). */
+  const knowledge = proxyActivities<KnowledgeActivities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '2 minutes', ...waitOut });
+  /** The tenant's collections, once per run: one small query, as a local activity. */
+  const localKnowledge = proxyLocalActivities<Pick<KnowledgeActivities, 'listUsableCollections'>>({
+    startToCloseTimeout: '1 minute',
+    ...waitOut,
+  });
+  return { store, localStore, knowledge, localKnowledge };
+}
+
+/** MCP servers and webhook receivers: not waited out for the run's outage limit. */
+function otherPeoplesServers(unlimited: RetryPolicy) {
+  const mcp = proxyActivities<McpActivities>({
+    startToCloseTimeout: '2 minutes',
+    retry: { ...unlimited, maximumAttempts: MCP_ATTEMPTS },
+  });
   /** Webhook POSTs: retried with the run's backoff for up to a day; refusals (4xx) fail at once. */
   const notify = proxyActivities<NotifyActivities>({
     startToCloseTimeout: '1 minute',
     retry: unlimited,
     scheduleToCloseTimeout: WEBHOOK_RETRY_FOR,
   });
+  return { mcp, notify };
+}
 
-  type Input<F extends (...args: never[]) => unknown> = Parameters<F>[0];
+/** Browsers and sandboxes, each on a queue of its own that only workers with one poll. */
+function ownQueueCalls(retry: RetrySettings, waitOut: WaitOut) {
+  /** Sandbox runs heartbeat while the container runs; a finished run is recorded once. */
+  const sandbox = proxyActivities<SandboxActivities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '15 seconds', ...waitOut });
+  /** A page rendered in headless Chromium (BROWSER_TIMEOUT_MS at most 5 minutes); heartbeats while
+   *  it renders. Waits at most browserWait for a worker with a browser to take it (not retried). */
+  const browserWait = retry.browserWait ?? BROWSER_WAIT;
+  const browser = proxyActivities<BrowserActivities>({
+    startToCloseTimeout: '6 minutes',
+    heartbeatTimeout: '30 seconds',
+    scheduleToStartTimeout: browserWait,
+    ...waitOut,
+  });
   return {
-    llm,
-    store,
-    localStore,
-    crawl,
-    mcp,
-    knowledge,
-    localKnowledge,
-    embedding,
-    notify,
     /** How long a page that needs a browser waits for a worker with one (the skip's reason says it). */
     browserWait,
     /** One page rendered and saved, on `<queue>-browser`, polled only by workers with a browser. */

@@ -32,17 +32,7 @@ import { callWaitSignal } from './waits';
 
 export async function researchWorkflow(input: ResearchInput): Promise<ResearchResult> {
   const run = new RunState(input);
-  setHandler(getStatusQuery, () => run.view());
-  setHandler(approvePlanSignal, (m) => run.inbox.approvePlan(m));
-  setHandler(revisePlanSignal, (m) => run.inbox.revisePlan(m));
-  setHandler(answerClarificationSignal, (m) => run.inbox.answerClarification(m));
-  setHandler(approvePlanUpdate, (m) => run.inbox.approvePlanNow(m), { validator: (m) => run.inbox.validateApproval(m) });
-  setHandler(revisePlanUpdate, (m) => run.inbox.revisePlanNow(m), { validator: (m) => run.inbox.validateRevision(m) });
-  setHandler(answerClarificationUpdate, (m) => run.inbox.answerClarificationNow(m), {
-    validator: (m) => run.inbox.validateClarification(m),
-  });
-  setHandler(steerUpdate, (m) => steer(run, m), { validator: (m) => run.validateSteer(m) });
-  setHandler(callWaitSignal, (m) => run.callWait(m));
+  answerMessages(run);
   run.begin();
   startRowSync(run);
   try {
@@ -80,4 +70,19 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     // A steering update still at work (it waits on activities) ends before the run does.
     await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
   }
+}
+
+/** The run's queries, signals and updates, each answered by the part of the run it is for. */
+function answerMessages(run: RunState): void {
+  setHandler(getStatusQuery, () => run.view());
+  setHandler(approvePlanSignal, (m) => run.inbox.approvePlan(m));
+  setHandler(revisePlanSignal, (m) => run.inbox.revisePlan(m));
+  setHandler(answerClarificationSignal, (m) => run.inbox.answerClarification(m));
+  setHandler(approvePlanUpdate, (m) => run.inbox.approvePlanNow(m), { validator: (m) => run.inbox.validateApproval(m) });
+  setHandler(revisePlanUpdate, (m) => run.inbox.revisePlanNow(m), { validator: (m) => run.inbox.validateRevision(m) });
+  setHandler(answerClarificationUpdate, (m) => run.inbox.answerClarificationNow(m), {
+    validator: (m) => run.inbox.validateClarification(m),
+  });
+  setHandler(steerUpdate, (m) => steer(run, m), { validator: (m) => run.validateSteer(m) });
+  setHandler(callWaitSignal, (m) => run.callWait(m));
 }

@@ -10,6 +10,7 @@ import { addUsage, summarize, ZERO_USAGE } from '../shared/plain';
 import type { MemoryOwner } from '../shared/memory';
 import type { RewriteInput, RewriteResult } from '../shared/report-versions';
 import type { Usage } from '../shared/schemas';
+import type { RewriteBasis } from '../activities/report-versions';
 import { activitiesFor } from './proxies';
 
 type Calls = ReturnType<typeof activitiesFor>;
@@ -36,18 +37,7 @@ export async function reportRewriteWorkflow(input: RewriteInput): Promise<Rewrit
     const basis = await calls.store.startRewrite.executeWithOptions({ summary: `rewrite: version ${version}, what it is written from` }, [
       { researchId, tenant: input.tenant, version },
     ]);
-    const write: WriteInput = {
-      researchId,
-      question: basis.question,
-      locale: options.locale ?? basis.locale,
-      stepKeys: basis.stepKeys,
-      notes: [...basis.notes],
-      version,
-      ...(options.audience ? { audience: options.audience } : {}),
-      ...(options.instructions ? { instructions: options.instructions } : {}),
-      ...(options.model ? { model: options.model } : {}),
-      ...(input.memoryOf ? { memoryOf: input.memoryOf } : {}),
-    };
+    const write = writeInputOf(input, basis);
     const length = options.reportLength ?? basis.length ?? 'standard';
     const report = await writeVersion(calls, write, length, spend);
     const v = await calls.llm.verifyCitations.executeWithOptions({ summary: `claim check of version ${version}` }, [
@@ -60,17 +50,40 @@ export async function reportRewriteWorkflow(input: RewriteInput): Promise<Rewrit
     setCurrentDetails(`Report version ${version} of ${researchId}: ready\n${v.summary}`);
     return { version, status: 'ready', title: report.title, usage: spent };
   } catch (err) {
-    const error = isCancellation(err) ? 'cancelled' : summarize(failureMessage(err), 500);
-    // The version says it failed, even when this scope is being cancelled.
-    await CancellationScope.nonCancellable(() =>
-      calls.store.finishRewrite.executeWithOptions({ summary: `rewrite: version ${version} failed` }, [
-        { researchId, version, status: 'failed', usage, error },
-      ]),
-    );
-    setCurrentDetails(`Report version ${version} of ${researchId}: failed\n${error}`);
-    if (isCancellation(err) || err instanceof ApplicationFailure) throw err;
-    throw ApplicationFailure.nonRetryable(error, ErrorType.ResearchFailed);
+    return await endFailed(calls, input, usage, err);
   }
+}
+
+/** What the version is written from: the run's question, findings and notes, with the rewrite's options. */
+function writeInputOf(input: RewriteInput, basis: RewriteBasis): WriteInput {
+  const { researchId, version, options } = input;
+  return {
+    researchId,
+    question: basis.question,
+    locale: options.locale ?? basis.locale,
+    stepKeys: basis.stepKeys,
+    notes: [...basis.notes],
+    version,
+    ...(options.audience ? { audience: options.audience } : {}),
+    ...(options.instructions ? { instructions: options.instructions } : {}),
+    ...(options.model ? { model: options.model } : {}),
+    ...(input.memoryOf ? { memoryOf: input.memoryOf } : {}),
+  };
+}
+
+/** The version marked failed with what it spent, and the workflow failed with the reason. */
+async function endFailed(calls: Calls, input: RewriteInput, usage: Usage, err: unknown): Promise<never> {
+  const { researchId, version } = input;
+  const error = isCancellation(err) ? 'cancelled' : summarize(failureMessage(err), 500);
+  // The version says it failed, even when this scope is being cancelled.
+  await CancellationScope.nonCancellable(() =>
+    calls.store.finishRewrite.executeWithOptions({ summary: `rewrite: version ${version} failed` }, [
+      { researchId, version, status: 'failed', usage, error },
+    ]),
+  );
+  setCurrentDetails(`Report version ${version} of ${researchId}: failed\n${error}`);
+  if (isCancellation(err) || err instanceof ApplicationFailure) throw err;
+  throw ApplicationFailure.nonRetryable(error, ErrorType.ResearchFailed);
 }
 
 /** The report in one call (brief, standard), or section by section (long, or findings too long for one call). */

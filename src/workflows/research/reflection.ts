@@ -22,59 +22,78 @@ export async function runStepWithReflection(
   researchQuestion: string,
   accepted: Map<string, StepOutput>,
 ): Promise<void> {
-  const board = run.board;
   let feedback = '';
   let last: StepOutput | undefined;
   try {
     for (let attempt = 1; ; attempt++) {
-      if (attempt > 1) {
-        const spent = run.budgetSpent();
-        if (spent) {
-          board.noteOn(step.id, `not retried: ${spent}`);
-          break;
-        }
-      }
+      if (attempt > 1 && notRetried(run, step.id)) break;
       run.stepAttempt(step.id, attempt);
       last = await runAttempt(run, step, researchQuestion, attempt, feedback, accepted);
-      run.addUsage(last.usage);
-      for (const n of last.notes ?? []) {
-        board.noteOn(step.id, n);
-        run.note(`Step ${step.id}: ${n}`);
-      }
-      // The step's last activity judged its findings (a researcher's last turn, a coder's findings
-      // activity), unless the user asked the run to wrap up: then it asked no judge.
-      const verdict = last.verdict;
-      if (run.steering.wrappingUp || !verdict) {
-        board.noteOn(step.id, 'accepted without the judge: the user asked to wrap up');
-        break;
-      }
-      feedback = verdict.feedback;
-      if (verdict.passed) break;
-      if (attempt > run.options.maxReflectionAttempts) {
-        board.noteOn(step.id, `passed after ${attempt} attempts without the judge's approval: ${summarize(feedback, 200)}`);
-        break;
-      }
+      const next = feedbackForNext(run, step.id, attempt, last);
+      if (next === undefined) break;
+      feedback = next;
     }
-    accepted.set(step.id, last!);
-    board.end(step.id, 'completed', last!.summary);
-    if (last!.cutShort) {
-      board.noteOn(step.id, `cut short: ${last!.cutShort}`);
-      run.note(`Step ${step.id} was cut short (${last!.cutShort}): its findings are what it had gathered by then.`);
-    }
+    accept(run, step.id, last!, accepted);
   } catch (err) {
-    if (stoppedByOperator(err)) {
-      board.end(step.id, 'cancelled', 'cancelled by an operator');
-      run.note(`Step ${step.id} was cancelled by an operator; the report is written without it.`);
-      return;
-    }
-    if (isCancellation(err)) throw err;
-    rethrowUnknown(err);
-    const reason = describeFailure(err, run.options.maxOutage);
-    board.end(step.id, 'failed', `failed: ${summarize(reason, 200)}`);
-    run.note(`Step ${step.id} failed: ${summarize(reason, 160)}`);
+    endUnaccepted(run, step.id, err);
   } finally {
     run.stepEnded(step.id);
   }
+}
+
+/** The run's budget is spent: the step is not tried again. */
+function notRetried(run: RunState, stepId: string): boolean {
+  const spent = run.budgetSpent();
+  if (spent) run.board.noteOn(stepId, `not retried: ${spent}`);
+  return !!spent;
+}
+
+/** An attempt's result taken in: the judge's feedback for another attempt, or undefined when the step is done. */
+function feedbackForNext(run: RunState, stepId: string, attempt: number, last: StepOutput): string | undefined {
+  const board = run.board;
+  run.addUsage(last.usage);
+  for (const n of last.notes ?? []) {
+    board.noteOn(stepId, n);
+    run.note(`Step ${stepId}: ${n}`);
+  }
+  // The step's last activity judged its findings (a researcher's last turn, a coder's findings
+  // activity), unless the user asked the run to wrap up: then it asked no judge.
+  const verdict = last.verdict;
+  if (run.steering.wrappingUp || !verdict) {
+    board.noteOn(stepId, 'accepted without the judge: the user asked to wrap up');
+    return undefined;
+  }
+  if (verdict.passed) return undefined;
+  if (attempt > run.options.maxReflectionAttempts) {
+    board.noteOn(stepId, `passed after ${attempt} attempts without the judge's approval: ${summarize(verdict.feedback, 200)}`);
+    return undefined;
+  }
+  return verdict.feedback;
+}
+
+/** The step's last result is its accepted one. */
+function accept(run: RunState, stepId: string, last: StepOutput, accepted: Map<string, StepOutput>): void {
+  accepted.set(stepId, last);
+  run.board.end(stepId, 'completed', last.summary);
+  if (last.cutShort) {
+    run.board.noteOn(stepId, `cut short: ${last.cutShort}`);
+    run.note(`Step ${stepId} was cut short (${last.cutShort}): its findings are what it had gathered by then.`);
+  }
+}
+
+/** A step stopped by an operator, or failed: the run goes on without it. The run's own cancellation
+ *  and unknown faults are thrown again. */
+function endUnaccepted(run: RunState, stepId: string, err: unknown): void {
+  if (stoppedByOperator(err)) {
+    run.board.end(stepId, 'cancelled', 'cancelled by an operator');
+    run.note(`Step ${stepId} was cancelled by an operator; the report is written without it.`);
+    return;
+  }
+  if (isCancellation(err)) throw err;
+  rethrowUnknown(err);
+  const reason = describeFailure(err, run.options.maxOutage);
+  run.board.end(stepId, 'failed', `failed: ${summarize(reason, 200)}`);
+  run.note(`Step ${stepId} failed: ${summarize(reason, 160)}`);
 }
 
 /**

@@ -176,42 +176,9 @@ export async function steer(run: RunState, message: Steer): Promise<SteerAnswer>
   const m = checked.value;
   const steering = run.steering;
   steering.changed();
-  switch (m.kind) {
-    case 'guidance':
-      steering.addGuidance(m.text);
-      run.said.heard('steering', m.text);
-      run.note(`Guidance from the user: "${summarize(m.text, 300)}"`);
-      break;
-    case 'banDomains': {
-      steering.ban(m.domains);
-      run.note(`The user banned ${m.domains.join(', ')}: no search result, page or source from there is used.`);
-      break;
-    }
-    case 'wrapUp':
-      steering.wrapUp();
-      run.note('The user asked to wrap up: the report is written from what was found so far.');
-      run.board.skipPending('skipped: the user asked to wrap up');
-      await Promise.all(run.board.steps.filter((s) => s.status === 'running').map((s) => tellToWrapUp(`${run.id}/step/${s.id}`)));
-      break;
-    case 'addStep': {
-      const step: PlanStep = m.step;
-      steering.addStep(step);
-      run.board.extend([step]);
-      run.note(`The user added step ${step.id}: ${summarize(step.title, 160)}`);
-      break;
-    }
-    case 'mustRead':
-      await mustRead(run, m.urls, m.collections);
-      break;
-    case 'dropStep':
-      run.board.skip(m.stepId, 'skipped: dropped by the user');
-      run.note(`The user dropped step ${m.stepId}.`);
-      break;
-    case 'editStep':
-      steering.edit(m.stepId, m.description);
-      run.note(`The user changed step ${m.stepId}: "${summarize(m.description, 200)}"`);
-      break;
-  }
+  if (m.kind === 'wrapUp') await wrapUp(run);
+  else if (m.kind === 'mustRead') await mustRead(run, m.urls, m.collections);
+  else change(run, m);
   // Stored before the answer: the next model call reads the guidance and the bans.
   await run.calls.localStore.recordSteering.executeWithOptions({ summary: `store: steer ${m.kind}` }, [
     {
@@ -225,6 +192,50 @@ export async function steer(run: RunState, message: Steer): Promise<SteerAnswer>
   ]);
   run.publish();
   return { kind: m.kind, accepted: true, ...(run.board.version !== undefined ? { planVersion: run.board.version } : {}) };
+}
+
+/** The changes made at once, with nothing to wait for. */
+function change(run: RunState, m: Exclude<Steer, { kind: 'wrapUp' | 'mustRead' }>): void {
+  const steering = run.steering;
+  switch (m.kind) {
+    case 'guidance':
+      steering.addGuidance(m.text);
+      run.said.heard('steering', m.text);
+      run.note(`Guidance from the user: "${summarize(m.text, 300)}"`);
+      break;
+    case 'banDomains': {
+      steering.ban(m.domains);
+      run.note(`The user banned ${m.domains.join(', ')}: no search result, page or source from there is used.`);
+      break;
+    }
+    case 'addStep': {
+      const step: PlanStep = m.step;
+      steering.addStep(step);
+      run.board.extend([step]);
+      run.note(`The user added step ${step.id}: ${summarize(step.title, 160)}`);
+      break;
+    }
+    case 'dropStep':
+      run.board.skip(m.stepId, 'skipped: dropped by the user');
+      run.note(`The user dropped step ${m.stepId}.`);
+      break;
+    case 'editStep':
+      steering.edit(m.stepId, m.description);
+      run.note(`The user changed step ${m.stepId}: "${summarize(m.description, 200)}"`);
+      break;
+  }
+}
+
+/**
+ * Pending steps are skipped and the running ones told to answer with what they have. Not async:
+ * steer awaits the signals' promise itself, so the steering record follows them with no extra turn
+ * of the event loop, as when steer sent them itself.
+ */
+function wrapUp(run: RunState): Promise<void[]> {
+  run.steering.wrapUp();
+  run.note('The user asked to wrap up: the report is written from what was found so far.');
+  run.board.skipPending('skipped: the user asked to wrap up');
+  return Promise.all(run.board.steps.filter((s) => s.status === 'running').map((s) => tellToWrapUp(`${run.id}/step/${s.id}`)));
 }
 
 /**

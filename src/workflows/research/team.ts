@@ -17,48 +17,79 @@ export async function runTeam(
   const byId = new Map(plan.steps.map((s) => [s.id, s]));
   // Steps the user added while the team ran, with the descriptions the user changed.
   const planStep = (id: string) => run.steering.step(byId.get(id) ?? run.steering.added(id)!);
-  let running = 0;
-  let changes = 0;
-  const tasks: Promise<void>[] = [];
+  const team = new StepsUnderWay(run, (id) => runStepWithReflection(run, planStep(id), researchQuestion, accepted));
   for (;;) {
     run.board.skipBlocked();
     stopIfBudgetSpent(run);
-    for (const s of run.board.steps) {
-      if (running >= run.options.maxConcurrentSteps) break;
-      if (s.status !== 'pending' || !s.dependsOn.every((d) => accepted.has(d))) continue;
-      const id = s.id;
-      run.board.start(id, Date.now());
-      running++;
-      const task = runStepWithReflection(run, planStep(id), researchQuestion, accepted).finally(() => {
-        run.board.stopped(id, Date.now());
-        running--;
-        changes++;
-        run.publish();
-      });
-      // Observed below (Promise.all / allSettled); this handler only keeps a rejection that arrives
-      // before then from counting as unhandled, which would fail the workflow task.
-      task.catch(() => undefined);
-      tasks.push(task);
-    }
+    team.startReady(accepted);
     run.publish();
-    if (running === 0) {
+    if (team.running === 0) {
       // Nothing runs and nothing can start: every step is settled (validation rules out cycles).
       run.board.skipPending('skipped: its dependencies never completed');
       break;
     }
-    const seen = changes;
+    const seen = team.ended;
     const steered = run.steering.version;
     try {
-      await condition(() => changes !== seen || run.steering.version !== steered);
+      await condition(() => team.ended !== seen || run.steering.version !== steered);
     } catch (err) {
       // Cancelled: the running children are being cancelled with this scope; wait until they
       // have stopped, so that the run never closes while a step still works.
-      await Promise.allSettled(tasks);
+      await Promise.allSettled(team.tasks);
       throw err;
     }
   }
-  await Promise.all(tasks);
+  await Promise.all(team.tasks);
   return accepted;
+}
+
+/** The team's steps under way: how many run, how many have ended, and each one's task. */
+class StepsUnderWay {
+  private count = 0;
+  private endedCount = 0;
+  private readonly started: Promise<void>[] = [];
+
+  constructor(
+    private readonly run: RunState,
+    private readonly runStep: (id: string) => Promise<void>,
+  ) {}
+
+  get running(): number {
+    return this.count;
+  }
+
+  get ended(): number {
+    return this.endedCount;
+  }
+
+  get tasks(): readonly Promise<void>[] {
+    return this.started;
+  }
+
+  /** Starts the pending steps whose dependencies were accepted, up to maxConcurrentSteps running. */
+  startReady(accepted: Map<string, StepOutput>): void {
+    for (const s of this.run.board.steps) {
+      if (this.count >= this.run.options.maxConcurrentSteps) break;
+      if (s.status !== 'pending' || !s.dependsOn.every((d) => accepted.has(d))) continue;
+      this.start(s.id);
+    }
+  }
+
+  private start(id: string): void {
+    const run = this.run;
+    run.board.start(id, Date.now());
+    this.count++;
+    const task = this.runStep(id).finally(() => {
+      run.board.stopped(id, Date.now());
+      this.count--;
+      this.endedCount++;
+      run.publish();
+    });
+    // Observed by runTeam (Promise.all / allSettled); this handler only keeps a rejection that
+    // arrives before then from counting as unhandled, which would fail the workflow task.
+    task.catch(() => undefined);
+    this.started.push(task);
+  }
 }
 
 function stopIfBudgetSpent(run: RunState): void {
