@@ -62,6 +62,17 @@ function sandboxUsable(sb: ActivityDeps['config']['sandbox'], docker: Docker): (
   return sb.researcherPython === 'true' ? async () => true : createSandboxProbe(docker, sb.image);
 }
 
+/** The sandbox's activities on this worker's Docker engine, and whether sandbox runs can be served. */
+function sandboxOf(sb: ActivityDeps['config']['sandbox'], store: ReturnType<typeof createStore>) {
+  const docker = new Docker({ socketPath: sb.dockerSocket });
+  const sandbox = createSandboxActivities({
+    docker,
+    store,
+    limits: { image: sb.image, memoryMb: sb.memoryMb, cpus: sb.cpus, pids: sb.pids, timeoutSeconds: sb.timeoutSeconds, ...SANDBOX_CAPS },
+  });
+  return { sandbox, canRunCode: sandboxUsable(sb, docker) };
+}
+
 /** Documents added by URL are fetched like crawled pages: SSRF guard, size and time limits. */
 function documentFetcher(crawl: ActivityDeps['config']['crawl'], maxFileBytes: number) {
   return createSafeFetcher({
@@ -87,13 +98,7 @@ export function createActivities(deps: ActivityDeps) {
     client: () => (client ??= createLlmClient(deps.config)),
   });
   const sb = deps.config.sandbox;
-  const docker = new Docker({ socketPath: sb.dockerSocket });
-  const sandbox = createSandboxActivities({
-    docker,
-    store,
-    limits: { image: sb.image, memoryMb: sb.memoryMb, cpus: sb.cpus, pids: sb.pids, timeoutSeconds: sb.timeoutSeconds, ...SANDBOX_CAPS },
-  });
-  const canRunCode = sandboxUsable(sb, docker);
+  const { sandbox, canRunCode } = sandboxOf(sb, store);
   // (Tests that need no model pass an empty llm section.)
   const budgets = researcherBudgets({ ...deps.config.llm, model: deps.config.llm.models?.researcher ?? '' });
   const conversation = createConversationActivities({ store, budgets });

@@ -1,6 +1,7 @@
 // The code's shape, measured by scripts/code-shape.ts (which says which imports count for what):
 // no import circle, no import from a lower layer to a higher one, workflow code on its side of the
-// determinism boundary, and no function over MAX_FUNCTION_LINES lines outside src/workflows.
+// determinism boundary, and no function over MAX_FUNCTION_LINES lines outside src/workflows or
+// over MAX_WORKFLOW_FUNCTION_LINES in it.
 // The lint rules (test/unit/lint-rules.test.ts) flag the usual mistakes at the line; this checks
 // the whole graph, so an import the lint patterns do not foresee is caught too.
 import path from 'node:path';
@@ -17,7 +18,9 @@ import {
   ROOT,
   layerViolations,
   longFunctions,
+  longWorkflowFunctions,
   MAX_FUNCTION_LINES,
+  MAX_WORKFLOW_FUNCTION_LINES,
   boundaryViolations,
   runtimeSpecifiers,
   clientViolations,
@@ -123,6 +126,24 @@ describe('function length outside src/workflows', () => {
 
   it(`keeps every function to ${MAX_FUNCTION_LINES} lines`, () => {
     expect(longFunctions().map(describeFunction)).toEqual([]);
+  });
+});
+
+describe('function length in src/workflows', () => {
+  it(`would report a workflow function over ${MAX_WORKFLOW_FUNCTION_LINES} lines, and not one of that length elsewhere`, () => {
+    const fn = (lines: number) => `export async function w() {\n${'  step();\n'.repeat(lines - 2)}}\n`;
+    const texts = new Map([
+      ['src/workflows/long.ts', fn(MAX_WORKFLOW_FUNCTION_LINES + 1)],
+      ['src/workflows/research/at-limit.ts', fn(MAX_WORKFLOW_FUNCTION_LINES)],
+      ['src/activities/long.ts', fn(MAX_WORKFLOW_FUNCTION_LINES + 1)],
+    ]);
+    expect(longWorkflowFunctions([...texts.keys()], MAX_WORKFLOW_FUNCTION_LINES, texts).map(describeFunction)).toEqual([
+      `src/workflows/long.ts:1 w: ${MAX_WORKFLOW_FUNCTION_LINES + 1} lines`,
+    ]);
+  });
+
+  it(`keeps every workflow function to ${MAX_WORKFLOW_FUNCTION_LINES} lines`, () => {
+    expect(longWorkflowFunctions().map(describeFunction)).toEqual([]);
   });
 });
 
