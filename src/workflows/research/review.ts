@@ -52,7 +52,8 @@ async function reviewOf(run: RunState, researchQuestion: string, plan: Plan, unt
     run.note(
       `No review within ${opts.reviewTimeout}: the plan was ${opts.onReviewTimeout === 'approve' ? 'approved' : 'cancelled'} automatically.`,
     );
-    if (opts.onReviewTimeout === 'cancel') return { kind: 'cancelled', reason: `Cancelled: the plan was not reviewed within ${opts.reviewTimeout}.` };
+    if (opts.onReviewTimeout === 'cancel')
+      return { kind: 'cancelled', reason: `Cancelled: the plan was not reviewed within ${opts.reviewTimeout}.` };
     return { kind: 'approved', plan };
   }
   if (decision.kind === 'approve') return { kind: 'approved', plan };

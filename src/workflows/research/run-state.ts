@@ -10,7 +10,17 @@ import type { CallWait, Grounding, ReportView, ResearchStatusView, Steer } from 
 import { checkSteer } from '../../shared/updates';
 import { summarize } from '../../shared/plain';
 import type { MemoryOwner } from '../../shared/memory';
-import type { CarriedRun, Phase, KnowledgeScope, Plan, ResearchInput, ResearchOptions, ResearchResult, RunStatus, Usage } from '../../shared/schemas';
+import type {
+  CarriedRun,
+  Phase,
+  KnowledgeScope,
+  Plan,
+  ResearchInput,
+  ResearchOptions,
+  ResearchResult,
+  RunStatus,
+  Usage,
+} from '../../shared/schemas';
 import { activitiesFor, type Calls } from '../proxies';
 import { ResearchPhaseKey, ResearchStatusKey, ResearchStepCountKey, ResearchTenantKey } from '../search-attributes';
 import type { StepBudget } from '../../shared/step-budget';
