@@ -1,6 +1,6 @@
 // The worker's CPU per workflow run, measured by replaying recorded histories (a reviewed research
-// run and its researcher step: test/histories/baseline-reviewed.json and
-// baseline-researcher-step.json) many times: no server, network or
+// run and its researcher step: test/histories/reviewed.json and
+// researcher-step.json) many times: no server, network or
 // activities, only the SDK and the workflow code, on a workflow thread as a worker runs them (not in
 // the replayer's default debug mode). Each round measures, in turn:
 //   - the defaults, the SDK's behaviour: stack traces on, one watchdog per call into the VM;
@@ -22,7 +22,7 @@ const times = Number(values.times);
 const rounds = Number(values.rounds);
 const dir = path.join(import.meta.dirname, '..', 'test', 'histories');
 const ids = JSON.parse(readFileSync(path.join(dir, 'workflow-ids.json'), 'utf8')) as Record<string, string>;
-const histories = ['baseline-reviewed.json', 'baseline-researcher-step.json'].map((f) => ({
+const histories = ['reviewed.json', 'researcher-step.json'].map((f) => ({
   workflowId: ids[f]!,
   history: JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as unknown,
 }));

@@ -39,9 +39,11 @@ describe('worker versioning', () => {
     const types = Object.keys(workflows).sort();
     expect(types.length).toBeGreaterThanOrEqual(6);
     expect(Object.keys(VERSIONING_BEHAVIORS).sort()).toEqual(types);
-    // The run that waits days for review upgrades; its steps finish on the build they started on.
-    expect(VERSIONING_BEHAVIORS.researchWorkflow).toBe('AUTO_UPGRADE');
+    // The run is pinned and moves to a newer build by continuing as new at its long waits; its
+    // steps finish on the build they started on; the tenant's queue, which never ends, upgrades.
+    expect(VERSIONING_BEHAVIORS.researchWorkflow).toBe('PINNED');
     expect(VERSIONING_BEHAVIORS.researcherWorkflow).toBe('PINNED');
+    expect(VERSIONING_BEHAVIORS.admissionWorkflow).toBe('AUTO_UPGRADE');
   });
 
   it('says whether new runs reach this version, and the command when they do not', () => {

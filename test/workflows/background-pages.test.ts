@@ -56,8 +56,6 @@ describe.skipIf(!ready)(`background pages (${ready ? 'live' : missingReason()})`
     expect(summary && JSON.parse(Buffer.from(summary).toString())).toBe(
       'coordinator, then background: 3 queries, 3 page(s), then the plan',
     );
-    // (baseline-background-in-one.json was recorded here before the current patch, which
-    // baseline-current.json covers: recorded again, it would lose the background-in-one branch.)
     // Three queries, three distinct first hits (the solar page, once per query).
     // Read in parallel: in any order.
     expect(reads.map((r) => /^URL: .*\?q=(.*)$/m.exec(userText(r.body))?.[1]).sort()).toEqual([

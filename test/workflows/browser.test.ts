@@ -99,7 +99,7 @@ describe.skipIf(!ready)(
         expect(waits).toEqual([60]);
         // The first history with the browser-render patch (src/workflows/tools.ts; recorded before
         // the tools-in-turn patch, when the first read was an activity of its own).
-        recordHistories([[id, 'baseline-researcher-browser.json']]);
+        recordHistories([[id, 'researcher-browser.json']]);
       }, 60_000);
 
       it('hostile pages in a run: the popup opener is read with its popups refused, the spinning page skipped once with its reason, the next page rendered', async () => {

@@ -73,11 +73,9 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
     expect(requestsFor('judge')).toHaveLength(2);
     const order = h.llm.requests.map((r) => r.rule);
     expect(order.lastIndexOf('judge')).toBeGreaterThan(order.indexOf('analyst'));
-    // (baseline-coder-run.json and baseline-coder-step.json, recorded here before, replay the run's
-    // own judge activity, which a coder step's result without a verdict still gets.)
     recordHistories([
-      [id, 'baseline-coder-judged.json'],
-      [`${id}/step/calc`, 'baseline-coder-step-judged.json'],
+      [id, 'coder-judged.json'],
+      [`${id}/step/calc`, 'coder-step-judged.json'],
     ]);
   });
 
@@ -140,7 +138,7 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
       /Your previous program failed \(error: exit code 1: ZeroDivisionError: division by zero\)\. Fix it\./,
     );
     expect(calls[1]!.body.messages[0]!.content).toMatch(/print\(1\/0\)/);
-    recordHistories([[`${id}/step/calc`, 'baseline-coder-fix.json']]);
+    recordHistories([[`${id}/step/calc`, 'coder-fix.json']]);
   });
 
   it('gives up after maxCodeAttempts and reports the failure to reflection and the report', async () => {

@@ -101,8 +101,8 @@ describe.skipIf(!ready)(`fair sharing (${ready ? 'live' : missingReason()})`, ()
       const result = (await h.client.workflow.getHandle(b).result()) as ResearchResult;
       expect(result.outcome).toBe('report');
       recordHistories([
-        [b, 'baseline-admitted.json'],
-        [admissionId(h.taskQueue, 'tenant-b'), 'baseline-admission-queue.json'],
+        [b, 'admitted.json'],
+        [admissionId(h.taskQueue, 'tenant-b'), 'admission-queue.json'],
       ]);
 
       // Research starts (a run's first tool-using turn), in order.

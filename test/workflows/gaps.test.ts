@@ -7,6 +7,7 @@ import type { ResearchResult } from '../../src/shared/schemas';
 import type { ChatRequest, Reply } from '../support/llm-server';
 import { planJson, researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
+import { recordHistories } from '../support/record-history';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
@@ -65,8 +66,8 @@ describe.skipIf(!ready)(`gap reflection (${ready ? 'live' : missingReason()})`, 
     expect(JSON.stringify(reporter.body.messages)).toContain('step/gap-1/1');
     const plans = await h.pool.query(`SELECT data FROM run_events WHERE research_id = $1 AND type = 'plan' ORDER BY seq`, [id]);
     expect(plans.rows.map((r) => r.data.version)).toEqual([1, 2]);
-    // (baseline-gaps.json was recorded here before the current patch.) On the current code the
-    // reflection that found the gap wrote no report; the report came after the follow-up step.
+    recordHistories([[id, 'gaps.json']]);
+    // The reflection that found the gap wrote no report; the report came after the follow-up step.
     const types = ((await h.client.workflow.getHandle(id).fetchHistory()).events ?? [])
       .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
       .filter(Boolean);

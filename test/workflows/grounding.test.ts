@@ -7,6 +7,7 @@ import type { ResearchResult } from '../../src/shared/schemas';
 import type { ChatRequest, Reply } from '../support/llm-server';
 import { claimsIn, researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
+import { recordHistories } from '../support/record-history';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
@@ -118,8 +119,7 @@ describe.skipIf(!ready)(`grounding by code (${ready ? 'live' : missingReason()})
     const types = history.events!.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
     expect(types.filter((t) => t === 'reflectThenReport')).toHaveLength(1);
     for (const t of ['writeReport', 'writeCheckedReport', 'verifyCitations', 'reflectOnGaps']) expect(types).not.toContain(t);
-    // (baseline-claims.json and baseline-claims-in-report.json were recorded here before the
-    // current patch: recorded again, they would lose the branches they replay.)
+    recordHistories([[res.body.id as string, 'claims.json']]);
   });
 
   it('grounds the id forms a small model writes: S…/S…, ids in backticks, an id in a code block', async () => {

@@ -62,7 +62,7 @@ describe.skipIf(!ready)(`research with the knowledge base (${ready ? 'live' : mi
       await new Promise((r) => setTimeout(r, 200));
     }
     session = (await as(request(h.app).post('/v1/sessions')).send({ title: 'Veyra' }).expect(201)).body.id;
-    recordHistories([[ingestWorkflowId(documentId), 'baseline-ingest-document.json']]);
+    recordHistories([[ingestWorkflowId(documentId), 'ingest-document.json']]);
   });
   afterAll(async () => h?.close());
 
@@ -153,8 +153,8 @@ describe.skipIf(!ready)(`research with the knowledge base (${ready ? 'live' : mi
     const status = await as(request(h.app).get(`/v1/research/${res.body.id}`)).expect(200);
     expect(status.body.notes.join('\n')).toMatch(/Knowledge base: searched "Veyra"[\s\S]*|Follow-up in a session/);
     recordHistories([
-      [res.body.id as string, 'baseline-knowledge.json'],
-      [`${res.body.id}/step/a`, 'baseline-researcher-knowledge.json'],
+      [res.body.id as string, 'knowledge.json'],
+      [`${res.body.id}/step/a`, 'researcher-knowledge.json'],
     ]);
   });
 });

@@ -80,7 +80,7 @@ describe.skipIf(!ready)(`report length and effort (${ready ? 'live' : missingRea
     for (const n of cited) expect(report.references.map((r: { n: number }) => r.n)).toContain(n);
     expect(report.title).toBe('A long report');
     expect(report.grounding.checked).toBeGreaterThan(0);
-    recordHistories([[id, 'baseline-long-report.json']]);
+    recordHistories([[id, 'long-report.json']]);
   });
 
   it('writes a brief report on quick effort; what the request sets wins over the preset', async () => {

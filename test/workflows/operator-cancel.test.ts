@@ -60,8 +60,8 @@ describe.skipIf(!ready)(`an operator stops one step (${ready ? 'live' : missingR
     expect(reporter.body.messages.map((m) => m.content).join('\n')).toMatch(/finding key="step\/c\/1"/);
     expect(reporter.body.messages.map((m) => m.content).join('\n')).not.toMatch(/finding key="step\/a\/1"/);
     recordHistories([
-      [handle.workflowId, 'baseline-operator-cancel.json'],
-      [`${handle.workflowId}/step/a`, 'baseline-researcher-operator-cancelled.json'],
+      [handle.workflowId, 'operator-cancel.json'],
+      [`${handle.workflowId}/step/a`, 'researcher-operator-cancelled.json'],
     ]);
   }, 60_000);
 });

@@ -157,11 +157,10 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     }
     expect(Math.max(...writesPerTask)).toBe(1);
     expect(writesPerTask.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(5);
-    // (baseline-reviewed.json and baseline-researcher-step.json, recorded here before any patch,
-    // stay as they are: they replay the unpatched branches; so do baseline-current.json and
-    // baseline-row-keeps-view.json, recorded here on earlier current patches (patches.ts CURRENT_PATCHES),
-    // and baseline-researcher-current.json, a step of then, which this code's steps still replay.)
-    recordHistories([[id, 'baseline-classify-in-background.json']]);
+    recordHistories([
+      [id, 'reviewed.json'],
+      [`${id}/step/a`, 'researcher-step.json'],
+    ]);
   });
 
   it('revises the plan with the feedback, ignores a stale approval, then runs version 2', async () => {
@@ -203,7 +202,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     const r = await result(id);
     expect(r.planVersion).toBe(2);
     expect(r.steps).toEqual([{ id: 'c', status: 'completed', attempts: 1 }]);
-    recordHistories([[id, 'baseline-revised.json']]);
+    recordHistories([[id, 'revised.json']]);
   });
 
   it('refuses a revision beyond maxPlanRevisions', async () => {
@@ -263,7 +262,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(r.outcome).toBe('report');
     expect(requestsFor('researcher')).toHaveLength(0);
     expect(requestsFor('reporter')).toHaveLength(1);
-    recordHistories([[id, 'baseline-enough-context.json']]);
+    recordHistories([[id, 'enough-context.json']]);
   });
 
   it('researches anyway when the planner says the context is enough but the background is thin', async () => {
@@ -344,7 +343,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     );
     const { rows } = await h.pool.query("SELECT key FROM documents WHERE research_id = $1 AND kind = 'step' ORDER BY key", [id]);
     expect(rows.map((x) => x.key)).toEqual(['step/a/1', 'step/a/2']);
-    recordHistories([[id, 'baseline-reflection.json']]);
+    recordHistories([[id, 'reflection.json']]);
   });
 
   it('passes a step with a note after maxReflectionAttempts reruns', async () => {
@@ -404,8 +403,8 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(v.body.status).toBe('cancelled');
     await request(h.app).get(`/v1/research/${id}/report`).expect(404);
     recordHistories([
-      [id, 'baseline-cancelled.json'],
-      [`${id}/step/a`, 'baseline-researcher-cancelled.json'],
+      [id, 'cancelled.json'],
+      [`${id}/step/a`, 'researcher-cancelled.json'],
     ]);
   });
 
@@ -427,7 +426,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(reporter.body.messages[0]!.content).toMatch(/Research stopped early: the token budget/);
     const report = await request(h.app).get(`/v1/research/${id}/report`).expect(200);
     expect(report.text).toMatch(/> Research stopped early/);
-    recordHistories([[id, 'baseline-budget.json']]);
+    recordHistories([[id, 'budget.json']]);
   });
 
   it('counts the deadline from the start of the research, not from the time the plan waited for review', async () => {
@@ -529,7 +528,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect((await result(id)).outcome).toBe('report');
     const second = requestsFor('coordinator')[1]!;
     expect(userText(second.body)).toMatch(/<clarifications>\nQ: Which country\?\nA: Germany\n<\/clarifications>/);
-    recordHistories([[id, 'baseline-clarification.json']]);
+    recordHistories([[id, 'clarification.json']]);
   });
 
   it('answers directly when the coordinator can, with no plan and no steps', async () => {
@@ -554,8 +553,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     );
     expect(scheduled).toEqual(['classifyThenBackground']);
     expect(requestsFor('rewrite')).toHaveLength(0);
-    // (baseline-direct.json, recorded here before, replays the coordinator's own activity.)
-    recordHistories([[id, 'baseline-direct-in-background.json']]);
+    recordHistories([[id, 'direct.json']]);
   });
 
   it('waits out a failing model call: the step and the run are told of each retried attempt', async () => {
@@ -572,8 +570,8 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
       expect(waits.length).toBeGreaterThanOrEqual(1);
     }
     recordHistories([
-      [id, 'baseline-waits.json'],
-      [`${id}/step/a`, 'baseline-researcher-waits.json'],
+      [id, 'waits.json'],
+      [`${id}/step/a`, 'researcher-waits.json'],
     ]);
   });
 });

@@ -145,7 +145,7 @@ describe.skipIf(!sandboxReady)(`researcher python tool (${sandboxReady ? 'live' 
     expect(rows.map((r) => r.status)).toEqual(['error', 'error', 'ok']);
     // The page went to the sandbox from the store, never through the workflow history.
     expect(JSON.stringify(history)).not.toContain(plants[0]!.name);
-    recordHistories([[id, 'baseline-researcher-python.json']]);
+    recordHistories([[id, 'researcher-python.json']]);
   });
 });
 

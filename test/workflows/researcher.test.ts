@@ -76,8 +76,6 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
     );
     expect(findings).toHaveLength(1);
     expect(findings[0]!.seq).toBeGreaterThan(turns[2]!.seq);
-    // Recorded here before the tools-in-turn patch: baseline-researcher-compress.json; before the
-    // current patch, baseline-researcher-tools-in-turn.json (research.test.ts records the current).
   });
 
   it('records blocked and skipped pages in the tool result and goes on', async () => {

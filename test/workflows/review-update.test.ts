@@ -51,6 +51,6 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     const accepted = history.events!.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
     expect(accepted).toHaveLength(1); // refused updates leave no trace in the history
     expect(history.events!.some((e) => e.workflowExecutionSignaledEventAttributes)).toBe(false);
-    recordHistories([[id, 'baseline-review-update.json']]);
+    recordHistories([[id, 'review-update.json']]);
   });
 });

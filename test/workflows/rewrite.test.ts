@@ -131,7 +131,7 @@ describe.skipIf(!ready)(`report rewrites (${ready ? 'live' : missingReason()})`,
     expect(html.text).toContain('Solarkosten im Überblick');
     await api().get(`/v1/research/${id}/report?format=docx&version=2`).set('x-tenant-id', TENANT).expect(200);
     await api().get(`/v1/research/${id}/report?version=9`).set('x-tenant-id', TENANT).expect(404);
-    recordHistories([[rewriteWorkflowId(id, 2), 'baseline-rewrite.json']]);
+    recordHistories([[rewriteWorkflowId(id, 2), 'rewrite.json']]);
   });
 
   it('writes a long version section by section for an audience, with the instructions as a delimited block', async () => {

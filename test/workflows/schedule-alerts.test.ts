@@ -228,7 +228,7 @@ describe.skipIf(!ready)(`schedule alerts (${ready ? 'live' : missingReason()})`,
     expect(last.notes?.join('\n')).toContain('Claims and figures were not compared');
     const report = (await request(h.app).get(`/v1/research/${fourth}/report?format=json`).expect(200)).body as ReportJson;
     expect(report.markdown).toContain('Claims and figures were not compared this time');
-    recordHistories([[third, 'baseline-notify-on-change.json']]);
+    recordHistories([[third, 'notify-on-change.json']]);
   }, 300_000);
 
   it('always (the default): every report calls the webhook', async () => {

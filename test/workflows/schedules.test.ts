@@ -158,7 +158,7 @@ describe.skipIf(!ready)(`schedules (${ready ? 'live' : missingReason()})`, () =>
     );
     const firstStatus = (await request(h.app).get(`/v1/research/${first.workflowId}`).expect(200)).body as ResearchView;
     expect(firstStatus.notes?.join('\n')).toContain(`First report of schedule ${id}`);
-    recordHistories([[second.workflowId, 'baseline-scheduled.json']]);
+    recordHistories([[second.workflowId, 'scheduled.json']]);
   });
 
   it('pauses, triggers now, lists and deletes; refuses a bad schedule with the reason', async () => {

@@ -116,7 +116,7 @@ describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => 
     expect(forB.length).toBeGreaterThan(0);
     expect(forB.every((r) => JSON.stringify(r.body.messages).includes('Compare module prices in Germany and Spain'))).toBe(true);
     expect(later.some((r) => stepTitleOf(r.body) === 'Storage costs')).toBe(true);
-    recordHistories([[id, 'baseline-steered.json']]);
+    recordHistories([[id, 'steered.json']]);
   });
 
   it('wraps up: the running step answers at its next turn, pending and dropped steps are skipped, the report is written', async () => {
@@ -143,8 +143,8 @@ describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => 
     // Once the run has ended, steering is refused.
     expect((await steer(id, { kind: 'guidance', text: 'Too late' }).expect(409)).body.error.code).toMatch(/run_ended|not_running/);
     recordHistories([
-      [id, 'baseline-wrapup.json'],
-      [`${id}/step/a`, 'baseline-researcher-wrapup.json'],
+      [id, 'wrapup.json'],
+      [`${id}/step/a`, 'researcher-wrapup.json'],
     ]);
   });
 
@@ -176,7 +176,7 @@ describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => 
     expect(report.markdown).not.toContain(h.site.url);
     const status = (await request(h.app).get(`/v1/research/${id}`).expect(200)).body;
     expect(status.steering.bannedDomains).toEqual([host]);
-    recordHistories([[id, 'baseline-ban.json']]);
+    recordHistories([[id, 'ban.json']]);
   });
 
   it('reads the pages the user names in a step of their own, shown to its researcher before its first turn', async () => {
@@ -213,8 +213,8 @@ describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => 
     expect(aTurns.every((r) => !JSON.stringify(r.body.messages).includes(page))).toBe(true);
     expect(status.notes.join('\n')).toContain('The user asked the run to read 1 page(s)');
     recordHistories([
-      [id, 'baseline-mustread.json'],
-      [`${id}/step/pages-1`, 'baseline-researcher-pages.json'],
+      [id, 'mustread.json'],
+      [`${id}/step/pages-1`, 'researcher-pages.json'],
     ]);
   });
 });

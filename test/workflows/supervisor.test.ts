@@ -84,7 +84,7 @@ describe.skipIf(!ready)(`supervisor mode (${ready ? 'live' : missingReason()})`,
     ]);
     const plans = await h.pool.query(`SELECT data FROM run_events WHERE research_id = $1 AND type = 'plan' ORDER BY seq`, [id]);
     expect(plans.rows.map((r) => r.data.steps.length)).toEqual([2, 3]);
-    recordHistories([[id, 'baseline-supervisor.json']]);
+    recordHistories([[id, 'supervisor.json']]);
   });
 
   it('a supervisor that never stops is bounded by the waves, the steps it may delegate and the budget', async () => {

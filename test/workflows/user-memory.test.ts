@@ -21,6 +21,7 @@ import type { MemoryFact } from '../../src/shared/memory';
 import type { LoggedRequest, Reply } from '../support/llm-server';
 import { planJson, researchRules, userText } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
+import { recordHistories } from '../support/record-history';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
@@ -97,8 +98,8 @@ describe.skipIf(!ready)(`user memory (${ready ? 'live' : missingReason()})`, () 
     expect(userText(one.of('memory')[0]!.body)).toContain(Q1);
     // Nothing was known yet: run 1's own prompts hold no memory.
     expect(one.requests.filter((r) => promptOf(r).includes('<user_memory>') && r.rule !== 'memory')).toEqual([]);
-    // (baseline-user-memory.json was recorded here before the current patch, with the learning
-    // step as an activity of its own; a run on the current code learns in the report's activity.)
+    // The run learns in the report's activity.
+    recordHistories([[one.id, 'user-memory.json']]);
     const oneActivities = await activityTypes(one.id);
     expect(oneActivities).toContain('writeCheckedReport');
     expect(oneActivities).not.toContain('learnAboutUser');

@@ -108,8 +108,8 @@ describe.skipIf(!ready)(`webhooks (${ready ? 'live' : missingReason()})`, () => 
     expect(ready.verified).toBe(true);
     expect(ready.body).toMatchObject({ researchId: id, data: { outcome: 'report' } });
     recordHistories([
-      [id, 'baseline-webhooks.json'],
-      [review.id, 'baseline-webhook-delivery.json'],
+      [id, 'webhooks.json'],
+      [review.id, 'webhook-delivery.json'],
     ]);
   });
 
