@@ -29,11 +29,12 @@ const args = process.argv.slice(2);
 const filters = args.filter((a) => !a.startsWith('-'));
 const wantsReal = filters.length === 0 || filters.some((f) => REAL_MODEL.includes(f));
 const wantsFuzz = filters.length === 0 || filters.some((f) => FUZZ.includes(f));
-const wantsRest = filters.length === 0 || filters.some((f) => !f.includes('real-model') && !FUZZ.includes(f));
-
 // The files that start the built Temporal server themselves run in the real-server pass too, after
 // the suite: .ci/run builds the server in the background while the suite runs.
 const BUILT_SERVER = ['test/e2e/temporal-server.test.ts', 'test/e2e/production-shape.test.ts', 'test/e2e/temporal-tls.test.ts'];
+const wantsRest =
+  filters.length === 0 ||
+  filters.some((f) => !f.includes('real-model') && !FUZZ.includes(f) && !BUILT_SERVER.some((file) => file.includes(f)));
 // One vitest run (one server of its global setup, one bundle): a test that should run here too is
 // a file of its own, not a -t filter, which would take a second run.
 const REAL_SERVER = [

@@ -220,6 +220,11 @@ export const EnvSchema = z.object({
     .describe(
       "Worker Versioning: this build's id, e.g. the image tag or git commit; `auto` = a hash of `src/`, `prompts/` and the lockfile; unset, the worker is unversioned",
     ),
+  NEW_BUILD_CHECK: optionalString
+    .pipe(Duration.optional())
+    .describe(
+      'Worker Versioning: how often a run waiting for its review looks for a newer target build of its deployment, to continue there; unset: 5 minutes',
+    ),
 
   DATABASE_URL: optionalString
     .pipe(
@@ -1025,6 +1030,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maximumInterval: e.RETRY_MAX_INTERVAL,
       heartbeatTimeout: e.LLM_HEARTBEAT_TIMEOUT,
       ...(e.BROWSER_WAIT ? { browserWait: e.BROWSER_WAIT } : {}),
+      ...(e.NEW_BUILD_CHECK ? { newBuildCheck: e.NEW_BUILD_CHECK } : {}),
     },
     knowledge: knowledgeConfig(e),
     worker: workerConfig(e),

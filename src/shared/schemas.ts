@@ -152,7 +152,8 @@ export const ResearchRequest = z
   .strict();
 export type ResearchRequest = z.infer<typeof ResearchRequest>;
 
-/** How fast outside calls are retried: set by the operator (RETRY_* variables), not per request. */
+/** How fast outside calls are retried, and the run's other timings the operator sets (RETRY_* and
+ *  the variables named below), not per request. */
 /** A tenant name: in API keys, search attributes and ids. */
 export const TENANT_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -163,6 +164,9 @@ export const RetrySettings = z.object({
   heartbeatTimeout: Duration.optional(),
   /** How long a page that needs a browser waits for a worker with one (BROWSER_WAIT; absent: 1 minute). */
   browserWait: Duration.optional(),
+  /** How often a run waiting for review on a versioned worker looks for a newer target build
+   *  (NEW_BUILD_CHECK; absent: 5 minutes). */
+  newBuildCheck: Duration.optional(),
 });
 export type RetrySettings = z.infer<typeof RetrySettings>;
 
@@ -300,6 +304,11 @@ export const CarriedRun = z.object({
   moves: z.number().int().positive(),
   /** Writes of the run's row so far: the next execution numbers its writes after them. */
   rowWrites: z.number().int().nonnegative(),
+  /** The reviewer's decision, when it came in the workflow task that moved the run: the next
+   *  execution acts on it instead of asking again. */
+  decision: z
+    .discriminatedUnion('kind', [z.object({ kind: z.literal('approve') }), z.object({ kind: z.literal('revise'), feedback: z.string() })])
+    .optional(),
 });
 export type CarriedRun = z.infer<typeof CarriedRun>;
 

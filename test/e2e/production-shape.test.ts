@@ -71,6 +71,8 @@ describe.skipIf(!ready)(
       RETRY_INITIAL_INTERVAL: '200ms',
       RETRY_MAX_INTERVAL: '1s',
       LLM_HEARTBEAT_TIMEOUT: '3s',
+      // A run waiting for review looks for a newer build every second (5 minutes by default).
+      NEW_BUILD_CHECK: '1s',
     });
     const startWorker = (buildId: string) => {
       const w = spawnCli(['worker'], { ...common(), TEMPORAL_WORKER_BUILD_ID: buildId, WORKER_SHUTDOWN_GRACE_MS: '2000' });
@@ -111,9 +113,9 @@ describe.skipIf(!ready)(
     };
     const submit = async (question: string, options: Record<string, unknown>) =>
       (await api('POST', '/v1/research', { question, options })).id as string;
-    /** The build id of every completed workflow task of a workflow, in order. */
-    const buildIds = async (workflowId: string) =>
-      ((await client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).flatMap((e) => {
+    /** The build id of every completed workflow task of a workflow's run (absent: its latest), in order. */
+    const buildIds = async (workflowId: string, runId?: string) =>
+      ((await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? []).flatMap((e) => {
         const a = e.workflowTaskCompletedEventAttributes;
         return a ? [a.deploymentVersion?.buildId ?? a.workerVersion?.buildId ?? 'unversioned'] : [];
       });
@@ -258,6 +260,7 @@ describe.skipIf(!ready)(
       // On A: one run waiting for review, one whose step is researching.
       const reviewed = await submit('Which grid batteries last longest?', {});
       await until('the plan under review', async () => (await api('GET', `/v1/research/${reviewed}`)).phase === 'reviewing');
+      const reviewedOnA = (await client.workflow.getHandle(reviewed).describe()).runId;
       const researching = await submit('How fast is offshore wind growing?', { autoAcceptPlan: true });
       await until('the slow step researching', () =>
         llm.requests.some((r) => r.rule === 'react' && stepTitleOf(r.body) === 'Step slow' && r.endedAt === undefined),
@@ -281,11 +284,22 @@ describe.skipIf(!ready)(
         });
         return q.versioningInfo?.currentDeploymentVersion?.buildId === 'B';
       });
+      // The run waiting for review moves to B by itself (continued as new there), still at review
+      // of the same plan; the approval reaches it on B.
+      await until('the reviewed run continued on B', async () => {
+        const d = await client.workflow.getHandle(reviewed).describe();
+        return d.runId !== reviewedOnA && (await buildIds(reviewed)).includes('B');
+      });
+      expect(await api('GET', `/v1/research/${reviewed}`)).toMatchObject({
+        status: 'awaiting_review',
+        phase: 'reviewing',
+        plan: { version: 1 },
+      });
       await api('POST', `/v1/research/${reviewed}/plan/approve`, { planVersion: 1 });
       const fresh = await submit('What limits green hydrogen?', { autoAcceptPlan: true });
       releaseSlow();
 
-      // A drains once its pinned step has finished; then its workers stop.
+      // A drains once its pinned run has finished; then its workers stop.
       await until(
         'build A drained',
         async () => {
@@ -312,14 +326,17 @@ describe.skipIf(!ready)(
         );
         expect(r, id).toMatchObject({ status: 'completed', outcome: 'report' });
       }
-      // The reviewed run (AUTO_UPGRADE) started on A and finished on B, its step on B.
-      const reviewedBuilds = await buildIds(reviewed);
-      expect(reviewedBuilds[0]).toBe('A');
-      expect(reviewedBuilds.at(-1)).toBe('B');
+      // The reviewed run (PINNED) waited on A until B was the target, then continued as new on B,
+      // where it ran to its end; its step on B.
+      expect(new Set(await buildIds(reviewed, reviewedOnA))).toEqual(new Set(['A']));
+      const movedFrom = (await client.workflow.getHandle(reviewed, reviewedOnA).fetchHistory()).events!.at(-1)!;
+      // Continued as new, and on B while A's workers still polled: the new run's first task upgraded.
+      expect(movedFrom.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId).toBeTruthy();
+      expect(new Set(await buildIds(reviewed))).toEqual(new Set(['B']));
       expect(new Set(await buildIds(`${reviewed}/step/slow`))).toEqual(new Set(['B']));
-      // The researching run's step (PINNED) ran on A from start to end; the run itself ended on B.
+      // The researching run and its step (PINNED, no long wait left) ran on A from start to end.
       expect(new Set(await buildIds(`${researching}/step/slow`))).toEqual(new Set(['A']));
-      expect((await buildIds(researching)).at(-1)).toBe('B');
+      expect(new Set(await buildIds(researching))).toEqual(new Set(['A']));
       // A new run is on B throughout.
       expect(new Set([...(await buildIds(fresh)), ...(await buildIds(`${fresh}/step/slow`))])).toEqual(new Set(['B']));
     }, 400_000);

@@ -1,17 +1,14 @@
 // The long waits' loop, and the move to a newer build at one of them. A research run is pinned to
 // the build of the workers it started on (versioning.ts): its code never changes under it. A wait
-// for a person or a queue can outlast many deploys, so while the run waits, and the deployment's
-// target version is another build, it continues as new on that build (its first task upgraded,
-// pinned there from then on), carrying what the wait needs (CarriedRun) and no history. The server
-// sets the flag that says so at a workflow task, and a waiting run has none: on a versioned worker
-// the wait wakes every few minutes to look. Unversioned workers (no deployment) just wait.
+// for a person can outlast many deploys, so while the run waits, and the deployment's target
+// version is another build, it continues as new on that build (its first task upgraded, pinned
+// there from then on), carrying what the wait needs (CarriedRun) and no history. The server sets
+// the flag that says so at a workflow task, and a waiting run has none: on a versioned worker the
+// wait wakes every NEW_BUILD_CHECK (5 minutes) to look. Unversioned workers (no deployment) just wait.
 import { allHandlersFinished, condition, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
 import type { CarriedRun } from '../../shared/schemas';
 import type { researchWorkflow } from '../research';
 import type { RunState } from './run-state';
-
-/** How often a waiting run on a versioned worker looks for a newer target build. */
-export const NEW_BUILD_CHECK_MS = 5 * 60_000;
 
 /**
  * Waits until `done()` (true) or `until`, in ms since the epoch (false; undefined: no end). On a
@@ -19,12 +16,13 @@ export const NEW_BUILD_CHECK_MS = 5 * 60_000;
  */
 export async function waitOrMove(run: RunState, done: () => boolean, until: number | undefined, carry: () => CarriedRun): Promise<boolean> {
   const versioned = Boolean(workflowInfo().currentDeploymentVersion?.deploymentName);
+  const every = run.newBuildCheckMs;
   for (;;) {
     if (done()) return true;
-    if (versioned && workflowInfo().targetWorkerDeploymentVersionChanged) return moveToNewBuild(run, carry());
+    if (versioned && workflowInfo().targetWorkerDeploymentVersionChanged) return moveToNewBuild(run, carry);
     const left = until === undefined ? undefined : until - Date.now();
     if (left !== undefined && left <= 0) return false;
-    const wait = versioned ? Math.min(left ?? NEW_BUILD_CHECK_MS, NEW_BUILD_CHECK_MS) : left;
+    const wait = versioned ? Math.min(left ?? every, every) : left;
     if (wait === undefined) {
       await condition(done);
       return true;
@@ -34,10 +32,11 @@ export async function waitOrMove(run: RunState, done: () => boolean, until: numb
 }
 
 /** Continues the run as new on the deployment's target build, once its handlers are done and its
- *  row holds its last state. */
-async function moveToNewBuild(run: RunState, carried: CarriedRun): Promise<never> {
+ *  row holds its last state. What it carries is taken last, with nothing awaited after it: a
+ *  decision that came meanwhile goes with it. */
+async function moveToNewBuild(run: RunState, carry: () => CarriedRun): Promise<never> {
   await condition(allHandlersFinished);
   await run.row.stop();
   const next = makeContinueAsNewFunc<typeof researchWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' });
-  return next({ ...run.startInput, carried });
+  return next({ ...run.startInput, carried: carry() });
 }

@@ -17,7 +17,10 @@ type Revise = { kind: 'revise'; feedback: string };
 export async function planAndReview(run: RunState, researchQuestion: string, firstPlan?: PlannerAnswer): Promise<Reviewed> {
   const carried = run.carried;
   if (!carried) return reviewLoop(run, researchQuestion, '', 0, firstPlan);
-  const outcome = await reviewOf(run, researchQuestion, carried.plan, carried.reviewEndsAt);
+  // A decision that came as the run moved is acted on, not asked for again.
+  const outcome = carried.decision
+    ? outcomeOf(run, carried.plan, carried.decision)
+    : await reviewOf(run, researchQuestion, carried.plan, carried.reviewEndsAt);
   return outcome.kind === 'revise' ? reviewLoop(run, researchQuestion, outcome.feedback, carried.revisions + 1) : outcome;
 }
 
@@ -56,6 +59,10 @@ async function reviewOf(run: RunState, researchQuestion: string, plan: Plan, unt
       return { kind: 'cancelled', reason: `Cancelled: the plan was not reviewed within ${opts.reviewTimeout}.` };
     return { kind: 'approved', plan };
   }
+  return outcomeOf(run, plan, decision);
+}
+
+function outcomeOf(run: RunState, plan: Plan, decision: ReviewDecision): Reviewed | Revise {
   if (decision.kind === 'approve') return { kind: 'approved', plan };
   run.said.heard('feedback', decision.feedback);
   return decision;

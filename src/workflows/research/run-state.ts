@@ -8,7 +8,7 @@ import type { Slot } from './admission';
 import type { NotifyWhen, RunChanges } from '../../shared/changes';
 import type { CallWait, Grounding, ReportView, ResearchStatusView, Steer } from '../../shared/messages';
 import { checkSteer } from '../../shared/updates';
-import { summarize } from '../../shared/plain';
+import { durationToMs, summarize } from '../../shared/plain';
 import type { MemoryOwner } from '../../shared/memory';
 import type {
   CarriedRun,
@@ -107,7 +107,13 @@ export class RunState {
       bannedDomains: [...this.steering.bannedDomains],
       moves: (this.input.carried?.moves ?? 0) + 1,
       rowWrites: this.row.writes,
+      ...(this.inbox.reviewDecision ? { decision: this.inbox.reviewDecision } : {}),
     };
+  }
+
+  /** How often the run, waiting on a versioned worker, looks for a newer target build. */
+  get newBuildCheckMs(): number {
+    return durationToMs(this.input.retry?.newBuildCheck ?? '5m');
   }
 
   /** The run's input as it was started, without what an earlier execution carried. */
