@@ -78,6 +78,7 @@ const SECTIONS: { title: string; match: string[] }[] = [
       'TEMPORAL_TLS',
       'TEMPORAL_TLS_*',
       'TEMPORAL_WORKER_BUILD_ID',
+      'NEW_BUILD_CHECK',
       'TEMPORAL_DEPLOYMENT_NAME',
       'TEMPORAL_TASK_QUEUE',
       'TEMPORAL_CLI_PATH',
