@@ -275,6 +275,45 @@ export const KnowledgeScope = z.object({
 });
 export type KnowledgeScope = z.infer<typeof KnowledgeScope>;
 
+/** The reviewer's decision on a plan under review. */
+const ReviewDecisionSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('approve') }),
+  z.object({ kind: z.literal('revise'), feedback: z.string() }),
+]);
+
+/** The long wait a run moved at, and what that wait needs to go on. Times in ms since the epoch. */
+export const CarriedWait = z.discriminatedUnion('at', [
+  z.object({
+    /** A clarifying question to the user, asked in coordinator round `round`. */
+    at: z.literal('clarification'),
+    round: z.number().int().nonnegative(),
+    question: z.string(),
+    /** The rounds before it, question and answer. */
+    clarifications: z.array(z.string()),
+    endsAt: z.number(),
+    /** The user's answer, when it came in the workflow task that moved the run. */
+    answer: z.string().optional(),
+  }),
+  z.object({
+    /** The plan on the board, under review. */
+    at: z.literal('review'),
+    researchQuestion: z.string(),
+    plan: z.lazy(() => Plan),
+    endsAt: z.number(),
+    /** The reviewer's decision, when it came in the workflow task that moved the run. */
+    decision: ReviewDecisionSchema.optional(),
+  }),
+  z.object({
+    /** The accepted plan, its run queued for a slot of its tenant (the queue knows it by its id). */
+    at: z.literal('queue'),
+    researchQuestion: z.string(),
+    plan: z.lazy(() => Plan),
+    queuedAt: z.number(),
+    granted: z.boolean(),
+  }),
+]);
+export type CarriedWait = z.infer<typeof CarriedWait>;
+
 /**
  * What a research run carries into its next execution when it continues as new on a newer build
  * of the workers at one of its long waits (src/workflows/research/new-build.ts): the state that
@@ -282,16 +321,10 @@ export type KnowledgeScope = z.infer<typeof KnowledgeScope>;
  * texts (sources, the background, the plan's pages) stay in PostgreSQL.
  */
 export const CarriedRun = z.object({
-  /** The wait the run was at: the plan under review. */
-  at: z.enum(['review']),
-  researchQuestion: z.string(),
-  /** The plan under review. */
-  plan: z.lazy(() => Plan),
-  /** The plan's version on the board and the revisions it went through. */
-  planVersion: z.number().int().positive(),
+  wait: CarriedWait,
+  /** The plan's version on the board and the revisions it went through (no plan yet: absent, 0). */
+  planVersion: z.number().int().positive().optional(),
   revisions: z.number().int().nonnegative(),
-  /** When the review's wait ends, in ms since the epoch. */
-  reviewEndsAt: z.number(),
   locale: z.string().optional(),
   knowledge: z.lazy(() => KnowledgeScope).optional(),
   notes: z.array(z.string()),
@@ -304,11 +337,6 @@ export const CarriedRun = z.object({
   moves: z.number().int().positive(),
   /** Writes of the run's row so far: the next execution numbers its writes after them. */
   rowWrites: z.number().int().nonnegative(),
-  /** The reviewer's decision, when it came in the workflow task that moved the run: the next
-   *  execution acts on it instead of asking again. */
-  decision: z
-    .discriminatedUnion('kind', [z.object({ kind: z.literal('approve') }), z.object({ kind: z.literal('revise'), feedback: z.string() })])
-    .optional(),
 });
 export type CarriedRun = z.infer<typeof CarriedRun>;
 

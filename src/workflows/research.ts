@@ -50,7 +50,7 @@ export async function researchWorkflow(input: ResearchInput): Promise<ResearchRe
     // Written by the last gap reflection when it found nothing missing (a one-call report).
     let written: WrittenReport | undefined;
     if (!plan.hasEnoughContext) {
-      await takeSlot(run);
+      await takeSlot(run, researchQuestion, plan);
       run.moveTo('researching');
       run.budget.startClock();
       accepted = await runTeam(run, plan, researchQuestion);

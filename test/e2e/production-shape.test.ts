@@ -18,7 +18,7 @@ import type { ResearchResult } from '../../src/shared/schemas';
 import { SEARCH_ATTRIBUTES } from '../../src/shared/constants';
 import { FixtureSite } from '../support/fixture-site';
 import { ScriptedLlmServer, type LoggedRequest } from '../support/llm-server';
-import { defaultReact, planJson, researchRules, searchResults, stepTitleOf } from '../support/research-script';
+import { defaultReact, planJson, researchRules, searchResults, stepTitleOf, userText } from '../support/research-script';
 import { FakeSearxng } from '../support/search-server';
 import { databaseUrl, missingReason } from '../support/services';
 import { adminUrl, realServerMissing } from '../support/temporal-cluster';
@@ -73,6 +73,8 @@ describe.skipIf(!ready)(
       LLM_HEARTBEAT_TIMEOUT: '3s',
       // A run waiting for review looks for a newer build every second (5 minutes by default).
       NEW_BUILD_CHECK: '1s',
+      // One run of a tenant researches at a time: the others wait in its admission queue.
+      TENANT_MAX_RUNS: '1',
     });
     const startWorker = (buildId: string) => {
       const w = spawnCli(['worker'], { ...common(), TEMPORAL_WORKER_BUILD_ID: buildId, WORKER_SHUTDOWN_GRACE_MS: '2000' });
@@ -236,14 +238,26 @@ describe.skipIf(!ready)(
       expect(new Set(await buildIds(id))).toEqual(new Set(['A']));
     }, 300_000);
 
-    it('rolls out build B while runs are in flight on A: each run moves as its versioning behaviour says', async () => {
+    it('rolls out build B while runs are in flight on A: runs at a long wait move to B, the others finish where they are', async () => {
       // Step slow's model calls wait until B is current, the reviewed run approved and a new run
-      // submitted: the researching run's step is in flight on A through all of that.
+      // submitted: the researching run's step is in flight on A through all of that, holding the
+      // tenant's one slot.
       let releaseSlow!: () => void;
       const slowHeld = new Promise<void>((resolve) => (releaseSlow = resolve));
+      // The coordinator asks the question about "my region" which region is meant, once.
+      const coordinator = (req: LoggedRequest['body']) => ({
+        json: {
+          action: 'research',
+          locale: 'en-US',
+          directAnswer: null,
+          researchTopic: 'Power prices',
+          clarificationQuestion: /my region/.test(userText(req)) && !/Q: Which region/.test(userText(req)) ? 'Which region?' : null,
+        },
+      });
       llm.script(
         researchRules(
           {
+            coordinator,
             react: (req) => ({ ...defaultReact(req), ...(stepTitleOf(req) === 'Step slow' ? { until: slowHeld } : {}) }),
           },
           planJson([{ id: 'slow' }]),
@@ -260,11 +274,20 @@ describe.skipIf(!ready)(
       // On A: one run waiting for review, one whose step is researching.
       const reviewed = await submit('Which grid batteries last longest?', {});
       await until('the plan under review', async () => (await api('GET', `/v1/research/${reviewed}`)).phase === 'reviewing');
-      const reviewedOnA = (await client.workflow.getHandle(reviewed).describe()).runId;
       const researching = await submit('How fast is offshore wind growing?', { autoAcceptPlan: true });
       await until('the slow step researching', () =>
         llm.requests.some((r) => r.rule === 'react' && stepTitleOf(r.body) === 'Step slow' && r.endedAt === undefined),
       );
+      // One run waiting for the user's answer to a clarifying question, one queued for the slot.
+      const clarifying = await submit('What does power cost in my region?', { autoAcceptPlan: true, maxClarifications: 1 });
+      const queued = await submit('Which heat pumps work in the cold?', { autoAcceptPlan: true });
+      await until(
+        'the clarifying question asked',
+        async () => (await api('GET', `/v1/research/${clarifying}`)).clarificationQuestion === 'Which region?',
+      );
+      await until('a run queued for the slot', async () => (await api('GET', `/v1/research/${queued}`)).phase === 'queued');
+      const firstRuns = new Map<string, string>();
+      for (const id of [reviewed, clarifying, queued]) firstRuns.set(id, (await client.workflow.getHandle(id).describe()).runId);
 
       // Build B is made current and takes new runs; A keeps what is pinned to it.
       await Promise.all(b.map((w) => w.waitFor(/worker ready/, 90_000)));
@@ -286,16 +309,24 @@ describe.skipIf(!ready)(
       });
       // The run waiting for review moves to B by itself (continued as new there), still at review
       // of the same plan; the approval reaches it on B.
-      await until('the reviewed run continued on B', async () => {
-        const d = await client.workflow.getHandle(reviewed).describe();
-        return d.runId !== reviewedOnA && (await buildIds(reviewed)).includes('B');
-      });
+      for (const id of [reviewed, clarifying, queued])
+        await until(`${id} continued on B`, async () => {
+          const d = await client.workflow.getHandle(id).describe();
+          return d.runId !== firstRuns.get(id) && (await buildIds(id)).includes('B');
+        });
+      // Each is where it was, as its status says.
       expect(await api('GET', `/v1/research/${reviewed}`)).toMatchObject({
         status: 'awaiting_review',
         phase: 'reviewing',
         plan: { version: 1 },
       });
+      expect(await api('GET', `/v1/research/${clarifying}`)).toMatchObject({
+        status: 'awaiting_review',
+        clarificationQuestion: 'Which region?',
+      });
+      expect(await api('GET', `/v1/research/${queued}`)).toMatchObject({ phase: 'queued', plan: { version: 1 } });
       await api('POST', `/v1/research/${reviewed}/plan/approve`, { planVersion: 1 });
+      await api('POST', `/v1/research/${clarifying}/clarification`, { answer: 'Bavaria' });
       const fresh = await submit('What limits green hydrogen?', { autoAcceptPlan: true });
       releaseSlow();
 
@@ -315,7 +346,7 @@ describe.skipIf(!ready)(
       for (const w of a) w.child.kill('SIGTERM');
       await Promise.all(a.map((w) => w.exited(30_000)));
 
-      for (const id of [reviewed, researching, fresh]) {
+      for (const id of [reviewed, researching, fresh, clarifying, queued]) {
         const r = await until(
           `${id} finished`,
           async () => {
@@ -326,14 +357,30 @@ describe.skipIf(!ready)(
         );
         expect(r, id).toMatchObject({ status: 'completed', outcome: 'report' });
       }
-      // The reviewed run (PINNED) waited on A until B was the target, then continued as new on B,
-      // where it ran to its end; its step on B.
-      expect(new Set(await buildIds(reviewed, reviewedOnA))).toEqual(new Set(['A']));
-      const movedFrom = (await client.workflow.getHandle(reviewed, reviewedOnA).fetchHistory()).events!.at(-1)!;
-      // Continued as new, and on B while A's workers still polled: the new run's first task upgraded.
-      expect(movedFrom.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId).toBeTruthy();
-      expect(new Set(await buildIds(reviewed))).toEqual(new Set(['B']));
-      expect(new Set(await buildIds(`${reviewed}/step/slow`))).toEqual(new Set(['B']));
+      // The runs at a long wait (PINNED) waited on A until B was the target, then continued as new
+      // on B, where they ran to their end, their steps on B. They were on B while A's workers still
+      // polled: the new run's first task upgraded.
+      for (const id of [reviewed, clarifying, queued]) {
+        expect(new Set(await buildIds(id, firstRuns.get(id))), id).toEqual(new Set(['A']));
+        const movedFrom = (await client.workflow.getHandle(id, firstRuns.get(id)).fetchHistory()).events!.at(-1)!;
+        expect(movedFrom.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId, id).toBeTruthy();
+        expect(new Set(await buildIds(id)), id).toEqual(new Set(['B']));
+        expect(new Set(await buildIds(`${id}/step/slow`)), id).toEqual(new Set(['B']));
+      }
+      // The answer reached the coordinator's next round on B.
+      const rounds = llm.requests.filter((r) => r.rule === 'coordinator' && /my region/.test(userText(r.body)));
+      expect(rounds.map((r) => /A: Bavaria/.test(userText(r.body)))).toEqual([false, true]);
+      // Nothing a moved run had asked the model before it moved was asked again: each request that
+      // names its question (coordinator, background, plan), once.
+      for (const [id, question] of [
+        [reviewed, 'Which grid batteries last longest?'],
+        [clarifying, 'What does power cost in my region?'],
+        [queued, 'Which heat pumps work in the cold?'],
+      ]) {
+        const asked = llm.requests.filter((r) => userText(r.body).includes(question!)).map(signature);
+        expect(asked.length, id).toBeGreaterThanOrEqual(2);
+        expect(asked.length - new Set(asked).size, id).toBe(0);
+      }
       // The researching run and its step (PINNED, no long wait left) ran on A from start to end.
       expect(new Set(await buildIds(`${researching}/step/slow`))).toEqual(new Set(['A']));
       expect(new Set(await buildIds(researching))).toEqual(new Set(['A']));

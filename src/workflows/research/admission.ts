@@ -3,7 +3,6 @@
 // it back when it ends, however it ends. Runs started without a limit skip all of this.
 import {
   CancellationScope,
-  condition,
   getExternalWorkflowHandle,
   isCancellation,
   ParentClosePolicy,
@@ -11,8 +10,10 @@ import {
   startChild,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { Plan } from '../../shared/schemas';
 import { admissionWorkflow } from '../admission';
 import { releaseSlotSignal, requestSlotSignal, slotGrantedSignal } from '../messages';
+import { waitOrMove } from './new-build';
 import type { RunState } from './run-state';
 
 /** Tries to reach the queue (starting it when it is not running) before the run fails. */
@@ -24,14 +25,33 @@ export class Slot {
   constructor(readonly queueId: string) {}
 }
 
-export async function takeSlot(run: RunState): Promise<void> {
+/** Waits for a slot for the accepted `plan`. A run that waits on a versioned worker while a newer
+ *  build becomes the target moves there (new-build.ts) and goes on waiting in the same place. */
+export async function takeSlot(run: RunState, researchQuestion: string, plan: Plan): Promise<void> {
   if (!run.admission) return;
   const { maxRuns, queueId } = run.admission;
   const slot = new Slot(queueId);
   run.holdSlot(slot);
   setHandler(slotGrantedSignal, () => void (slot.granted = true));
   run.moveTo('queued');
-  const queuedAt = Date.now();
+  const carried = run.carried?.wait;
+  const queuedAt = carried?.at === 'queue' ? carried.queuedAt : Date.now();
+  if (carried?.at === 'queue') {
+    slot.asked = true;
+    slot.granted ||= carried.granted;
+  } else await askForSlot(run, slot, maxRuns);
+  await waitOrMove(
+    run,
+    () => slot.granted,
+    undefined,
+    () => ({ at: 'queue', researchQuestion, plan, queuedAt, granted: slot.granted }),
+  );
+  const waited = Math.round((Date.now() - queuedAt) / 1000);
+  if (waited >= 1) run.note(`Waited ${waited} s for a slot: tenant ${run.tenant} may research ${maxRuns} run(s) at once.`);
+}
+
+/** Asks the tenant's queue for a slot, starting the queue when nobody runs it. */
+async function askForSlot(run: RunState, slot: Slot, maxRuns: number): Promise<void> {
   const ask = { runId: run.id, maxRuns, ...(run.options.priority === 'low' ? { low: true } : {}) };
   for (let attempt = 1; ; attempt++) {
     try {
@@ -53,15 +73,13 @@ export async function takeSlot(run: RunState): Promise<void> {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
   }
-  await condition(() => slot.granted);
-  const waited = Math.round((Date.now() - queuedAt) / 1000);
-  if (waited >= 1) run.note(`Waited ${waited} s for a slot: tenant ${run.tenant} may research ${maxRuns} run(s) at once.`);
 }
 
 /** Gives the slot (or the place in the queue) back; also when the run was cancelled. */
 export async function giveSlotBack(run: RunState): Promise<void> {
   const slot = run.slot;
-  if (!slot?.asked) return;
+  // A run continuing on a newer build keeps its place: the queue knows it by its workflow id.
+  if (!slot?.asked || run.leftForNewBuild) return;
   await CancellationScope.nonCancellable(async () => {
     try {
       await getExternalWorkflowHandle(slot.queueId).signal(releaseSlotSignal, { runId: run.id });

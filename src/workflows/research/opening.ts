@@ -8,8 +8,10 @@ import { chooseKnowledge } from './knowledge';
 import type { RunState } from './run-state';
 
 export async function open(run: RunState): Promise<Opening> {
-  // A run that moved to a newer build at its review (new-build.ts) opened in an earlier execution.
-  if (run.carried) return { kind: 'research', researchQuestion: run.carried.researchQuestion };
+  // A run that moved to a newer build past its clarifications (new-build.ts) opened in an earlier
+  // execution; one that moved at a clarifying question goes on from that question.
+  const wait = run.carried?.wait;
+  if (wait && wait.at !== 'clarification') return { kind: 'research', researchQuestion: wait.researchQuestion };
   if (run.options.maxClarifications === 0) {
     // Planning from the start, in the run's first write of its row: the classification is a
     // moment of the activity, the background and the plan the rest.

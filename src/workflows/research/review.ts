@@ -15,13 +15,12 @@ type Revise = { kind: 'revise'; feedback: string };
 
 /** `firstPlan`: the planner's answer the background phase asked for. */
 export async function planAndReview(run: RunState, researchQuestion: string, firstPlan?: PlannerAnswer): Promise<Reviewed> {
-  const carried = run.carried;
-  if (!carried) return reviewLoop(run, researchQuestion, '', 0, firstPlan);
+  const wait = run.carried?.wait;
+  if (wait?.at === 'queue') return { kind: 'approved', plan: wait.plan };
+  if (wait?.at !== 'review') return reviewLoop(run, researchQuestion, '', 0, firstPlan);
   // A decision that came as the run moved is acted on, not asked for again.
-  const outcome = carried.decision
-    ? outcomeOf(run, carried.plan, carried.decision)
-    : await reviewOf(run, researchQuestion, carried.plan, carried.reviewEndsAt);
-  return outcome.kind === 'revise' ? reviewLoop(run, researchQuestion, outcome.feedback, carried.revisions + 1) : outcome;
+  const outcome = wait.decision ? outcomeOf(run, wait.plan, wait.decision) : await reviewOf(run, researchQuestion, wait.plan, wait.endsAt);
+  return outcome.kind === 'revise' ? reviewLoop(run, researchQuestion, outcome.feedback, run.board.revisions + 1) : outcome;
 }
 
 async function reviewLoop(
@@ -86,7 +85,13 @@ async function awaitReview(run: RunState, researchQuestion: string, plan: Plan, 
     run,
     () => run.inbox.reviewDecision !== undefined,
     ends,
-    () => run.carry('review', { researchQuestion, plan, reviewEndsAt: ends }),
+    () => ({
+      at: 'review',
+      researchQuestion,
+      plan,
+      endsAt: ends,
+      ...(run.inbox.reviewDecision ? { decision: run.inbox.reviewDecision } : {}),
+    }),
   );
   return decided ? run.inbox.reviewDecision : undefined;
 }

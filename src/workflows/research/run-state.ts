@@ -12,9 +12,9 @@ import { durationToMs, summarize } from '../../shared/plain';
 import type { MemoryOwner } from '../../shared/memory';
 import type {
   CarriedRun,
+  CarriedWait,
   Phase,
   KnowledgeScope,
-  Plan,
   ResearchInput,
   ResearchOptions,
   ResearchResult,
@@ -56,6 +56,7 @@ export class RunState {
   private ended: { outcome?: ResearchResult['outcome']; answer?: string; error?: string } = {};
   private scope?: KnowledgeScope;
   private heldSlot?: Slot;
+  private leaving = false;
   /** The locale the coordinator settled on; until then the option's, or en-US. */
   private detectedLocale?: string;
   /** Calls a worker is retrying right now, the run's and its steps'. */
@@ -80,7 +81,7 @@ export class RunState {
 
   /** The state an earlier execution of the run carried to this one, at a long wait (new-build.ts). */
   private restore(c: CarriedRun): void {
-    this.board.restore(c.plan, c.planVersion, c.revisions, this.options.maxPlanRevisions);
+    if (c.wait.at !== 'clarification') this.board.restore(c.wait.plan, c.planVersion ?? 1, c.revisions, this.options.maxPlanRevisions);
     this.budget.add(c.usage);
     this.noted.push(...c.notes);
     this.steering.restore(c.guidance, c.bannedDomains);
@@ -89,15 +90,12 @@ export class RunState {
     if (c.knowledge) this.scope = c.knowledge;
   }
 
-  /** What the next execution of the run carries, at the wait `at` (new-build.ts). */
-  carry(at: CarriedRun['at'], wait: { researchQuestion: string; plan: Plan; reviewEndsAt: number }): CarriedRun {
+  /** What the next execution of the run carries, at `wait` (new-build.ts). */
+  carry(wait: CarriedWait): CarriedRun {
     return {
-      at,
-      researchQuestion: wait.researchQuestion,
-      plan: wait.plan,
-      planVersion: this.board.version ?? 1,
+      wait,
+      ...(this.board.version ? { planVersion: this.board.version } : {}),
       revisions: this.board.revisions,
-      reviewEndsAt: wait.reviewEndsAt,
       ...(this.detectedLocale ? { locale: this.detectedLocale } : {}),
       ...(this.scope ? { knowledge: this.scope } : {}),
       notes: [...this.noted],
@@ -107,8 +105,17 @@ export class RunState {
       bannedDomains: [...this.steering.bannedDomains],
       moves: (this.input.carried?.moves ?? 0) + 1,
       rowWrites: this.row.writes,
-      ...(this.inbox.reviewDecision ? { decision: this.inbox.reviewDecision } : {}),
     };
+  }
+
+  /** The run continues as new on a newer build: what it holds (its slot) goes with it. */
+  leaveForNewBuild(): void {
+    this.leaving = true;
+  }
+
+  /** True once the run is continuing as new on a newer build. */
+  get leftForNewBuild(): boolean {
+    return this.leaving;
   }
 
   /** How often the run, waiting on a versioned worker, looks for a newer target build. */
