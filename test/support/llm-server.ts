@@ -1,7 +1,9 @@
 // An OpenAI-compatible chat-completions server that answers from a per-test script. It is a real
 // HTTP server, so the product's own client, timeouts and error mapping are what get tested.
 // It also answers /embeddings with the deterministic vectors of ./embeddings (no script needed).
+import { appendFileSync } from 'node:fs';
 import type http from 'node:http';
+import path from 'node:path';
 import { EMBEDDING_DIMENSIONS, embedText } from './embeddings';
 import { listen, readBody, sendJson, type RunningServer } from './http';
 
@@ -95,6 +97,17 @@ export const bySchema = (name: string) => (req: ChatRequest) => req.response_for
 export const hasTools = (req: ChatRequest) => (req.tools?.length ?? 0) > 0;
 export const systemIncludes = (text: string) => (req: ChatRequest) =>
   req.messages.some((m) => m.role === 'system' && typeof m.content === 'string' && m.content.includes(text));
+
+/** LLM_REQUEST_DUMP=<dir>: each request a test file's scripted model answered, one JSON line in
+ *  <dir>/<test file>.jsonl, to compare the requests two versions of the code send
+ *  (scripts/compare-model-requests.mjs). */
+const DUMP_DIR = process.env.LLM_REQUEST_DUMP;
+function dumpRequest(entry: LoggedRequest): void {
+  if (!DUMP_DIR) return;
+  const file = (globalThis as { __vitest_worker__?: { filepath?: string } }).__vitest_worker__?.filepath ?? 'unknown';
+  const line = { rule: entry.rule ?? null, status: entry.status ?? null, aborted: Boolean(entry.aborted), body: entry.body };
+  appendFileSync(path.join(DUMP_DIR, `${path.basename(file)}.jsonl`), `${JSON.stringify(line)}\n`);
+}
 
 export class ScriptedLlmServer {
   private rules: (Rule & { used: number })[] = [];
@@ -204,6 +217,7 @@ export class ScriptedLlmServer {
     res.on('close', () => {
       if (!res.writableFinished) entry.aborted = true;
       entry.endedAt ??= Date.now();
+      dumpRequest(entry);
     });
     if (!body.model || !Array.isArray(body.messages) || body.messages.length === 0) {
       entry.status = 400;
@@ -294,6 +308,7 @@ export class ScriptedLlmServer {
     res.on('close', () => {
       if (!res.writableFinished) entry.aborted = true;
       entry.endedAt ??= Date.now();
+      dumpRequest(entry);
     });
     const answer = (status: number, payload: unknown, headers?: Record<string, string>) => {
       entry.status = status;

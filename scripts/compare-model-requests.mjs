@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+// Compares the requests two versions of the code sent the scripted model, test file by test file:
+//   LLM_REQUEST_DUMP=<dir> npx vitest run <files>     (once per version, each into its own dir)
+//   node scripts/compare-model-requests.mjs <dir A> <dir B>
+// A request is its rule, model, messages, tools and answer format, with what differs from run to
+// run by chance made the same: ports, UUIDs, source ids (a hash of a URL with a port in it), times,
+// random hex. Each file's requests are compared as a multiset (steps run in parallel, so their
+// order is not fixed). Prints what one version sent that the other did not; exits 1 when any.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+const [a, b] = process.argv.slice(2);
+if (!a || !b) {
+  console.error('usage: compare-model-requests.mjs <dump dir A> <dump dir B>');
+  process.exit(2);
+}
+
+const normalize = (text) =>
+  text
+    .replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g, '<time>')
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '<uuid>')
+    .replace(/(127\.0\.0\.1|localhost):\d+/g, '$1:<port>')
+    .replace(/\bS[0-9a-f]{8}\b/g, 'S<id>')
+    .replace(/\b[0-9a-f]{16,}\b/g, '<hex>');
+
+function requests(dir, file) {
+  const counts = new Map();
+  let text = '';
+  try {
+    text = readFileSync(path.join(dir, file), 'utf8');
+  } catch {
+    return counts;
+  }
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    const { rule, body } = JSON.parse(line);
+    const key = normalize(
+      JSON.stringify({
+        rule,
+        model: body.model,
+        messages: body.messages,
+        tools: (body.tools ?? []).map((t) => t.function?.name),
+        format: body.response_format?.json_schema?.name ?? body.response_format?.type ?? null,
+      }),
+    );
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
+const files = [...new Set([...readdirSync(a), ...readdirSync(b)])].filter((f) => f.endsWith('.jsonl')).sort();
+let differ = 0;
+let total = 0;
+for (const file of files) {
+  const [ra, rb] = [requests(a, file), requests(b, file)];
+  const onlyA = [];
+  const onlyB = [];
+  for (const key of new Set([...ra.keys(), ...rb.keys()])) {
+    const d = (ra.get(key) ?? 0) - (rb.get(key) ?? 0);
+    if (d > 0) onlyA.push([key, d]);
+    if (d < 0) onlyB.push([key, -d]);
+  }
+  const n = [...ra.values()].reduce((x, y) => x + y, 0);
+  total += n;
+  const m = [...rb.values()].reduce((x, y) => x + y, 0);
+  console.log(`${onlyA.length || onlyB.length ? 'DIFFERS' : 'same   '} ${file}: ${n} / ${m} requests`);
+  for (const [label, list] of [
+    ['only A', onlyA],
+    ['only B', onlyB],
+  ])
+    for (const [key, k] of list) console.log(`    ${label} (${k}x): ${key.slice(0, 400)}`);
+  if (onlyA.length || onlyB.length) differ++;
+}
+console.log(`${files.length} files, ${total} requests in A; ${differ} file(s) differ`);
+process.exit(differ ? 1 : 0);
