@@ -3,8 +3,8 @@
 //   LLM_REQUEST_DUMP=<dir> npx vitest run <files>     (once per version, each into its own dir)
 //   node scripts/compare-model-requests.mjs <dir A> <dir B>
 // A request is its rule, model, messages, tools and answer format, with what differs from run to
-// run by chance made the same: ports, UUIDs, source ids (a hash of a URL with a port in it), times,
-// random hex. Each file's requests are compared as a multiset (steps run in parallel, so their
+// run by chance made the same: ports, UUIDs, source ids (a hash of a URL with a port in it), times
+// (the prompt's current time too), the scripted model's tool-call ids, durations, random hex. Each file's requests are compared as a multiset (steps run in parallel, so their
 // order is not fixed). Prints what one version sent that the other did not; exits 1 when any.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -18,6 +18,9 @@ if (!a || !b) {
 const normalize = (text) =>
   text
     .replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g, '<time>')
+    .replace(/Current date and time: [^.]*UTC/g, 'Current date and time: <now>')
+    .replace(/\bcall_\d+_\d+\b/g, 'call_<n>')
+    .replace(/\bin \d+ ms\b/g, 'in <n> ms')
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '<uuid>')
     .replace(/(127\.0\.0\.1|localhost):\d+/g, '$1:<port>')
     .replace(/\bS[0-9a-f]{8}\b/g, 'S<id>')
@@ -33,7 +36,7 @@ function requests(dir, file) {
   }
   for (const line of text.split('\n')) {
     if (!line) continue;
-    const { rule, body } = JSON.parse(line);
+    const { rule, body = {} } = JSON.parse(line);
     const key = normalize(
       JSON.stringify({
         rule,
