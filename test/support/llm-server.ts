@@ -308,7 +308,6 @@ export class ScriptedLlmServer {
     res.on('close', () => {
       if (!res.writableFinished) entry.aborted = true;
       entry.endedAt ??= Date.now();
-      dumpRequest(entry);
     });
     const answer = (status: number, payload: unknown, headers?: Record<string, string>) => {
       entry.status = status;
