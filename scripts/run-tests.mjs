@@ -3,20 +3,16 @@
 // a skipped test fails the run: every test must have found the services it needs.
 //
 // The real-model tests (test/e2e/real-model.test.ts: a llama-server on this machine's CPU) run
-// after the rest, alone: beside other test files the model's threads fight them for the two cores
-// and a call that takes 10 s alone takes minutes. Arguments (file filters) go to both runs; a run
-// whose filters match none of its files is not started.
+// after the rest, alone. Arguments (file filters) go to every run; a run whose filters match none
+// of its files is not started.
 //
-// The OpenAPI fuzzer (test/api/openapi-fuzz.test.ts: schemathesis against a live API, a few
-// minutes) also runs after the suite: its thousands of requests would slow the suite's
-// timing-sensitive tests, and the suite's load would eat into its time budget.
-//
-// Beside the fuzzer, a few tests run again with TEST_TEMPORAL=server: on the real Temporal server on
-// PostgreSQL (scripts/temporal-server.ts) instead of the dev server: the run list and its search
-// attributes, status reads (the visibility query of runs closed lately), schedules, priority and
-// fairness, the review by update. The files that start that server themselves run in the same pass,
-// which first waits for the server's build (.ci/run starts it in the background).
-import { spawn, spawnSync } from 'node:child_process';
+// The OpenAPI fuzzer (test/api/openapi-fuzz.test.ts: schemathesis against a live API, a time-boxed
+// few minutes) runs beside the suite, and so do a few tests again with TEST_TEMPORAL=server: on the
+// real Temporal server on PostgreSQL (scripts/temporal-server.ts) instead of the dev server (the
+// run list and its search attributes, status reads (the visibility query of runs closed lately),
+// schedules, priority and fairness, the review by update), with the files that start that server
+// themselves; that pass first waits for the server's build (.ci/run starts it in the background).
+import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
@@ -74,7 +70,6 @@ async function vitest(name, extra, env = process.env, quiet = false) {
   );
   const r = { status: await new Promise((resolve) => child.once('close', (code) => resolve(code))) };
   if (logFd !== undefined) closeSync(logFd);
-  if (quiet) console.log(`\n--- the ${name} run's output (${logFile}):\n${readFileSync(logFile, 'utf8')}`);
   let res;
   try {
     res = JSON.parse(readFileSync(out, 'utf8'));
@@ -87,7 +82,8 @@ async function vitest(name, extra, env = process.env, quiet = false) {
   } catch (err) {
     if (res) console.error(`no file or hook errors recorded by the ${name} run (${err.message})`);
   }
-  return { name, status: r.status ?? 1, res, suiteErrors };
+  const log = quiet ? `\n--- the ${name} run's output (${logFile}):\n${readFileSync(logFile, 'utf8')}` : undefined;
+  return { name, status: r.status ?? 1, res, suiteErrors, log };
 }
 
 const runs = [];
@@ -97,24 +93,38 @@ const timed = async (what, run) => {
   console.log(`${what} took ${Math.round((Date.now() - started) / 1000)} s`);
   return result;
 };
-if (wantsRest) {
-  const excluded = [REAL_MODEL, FUZZ, ...BUILT_SERVER].flatMap((f) => ['--exclude', f]);
-  runs.push(await vitest('suite', [...excluded, ...args]));
-}
-// The fuzz pass and the real-server pass go side by side: each mostly waits on its servers.
-const fuzzRun = wantsFuzz
+/** A child process's exit code, its output shown as it comes. */
+const exitOf = (args) =>
+  new Promise((resolve) => spawn(process.execPath, args, { stdio: 'inherit' }).once('close', (code) => resolve(code)));
+// The suite, the fuzz pass and the real-server pass go side by side: the suite alone keeps the two
+// cores about three-quarters busy (its files wait on timers and servers), the other two about
+// half, and each passes with two busy loops beside it. They print their output when the suite is
+// done, so that their lines do not interleave with its. The real-model pass comes last, alone:
+// beside the rest (with the model's server ahead of it, see test/support/real-llm.ts) the two cores
+// were asked for about five at once, and timing tests of the real-server pass failed.
+// The files of the other passes are left out through the config (vitest.config.ts, SUITE_EXCLUDE).
+const suite = wantsRest
+  ? vitest('suite', args, { ...process.env, SUITE_EXCLUDE: [REAL_MODEL, FUZZ, ...BUILT_SERVER].join(',') })
+  : undefined;
+const fuzz = wantsFuzz
   ? timed('the OpenAPI fuzz pass', () => vitest('fuzz', [FUZZ, ...args.filter((a) => a.startsWith('-'))], process.env, true))
   : undefined;
-if (REAL_SERVER.length) {
-  await timed('the real-server pass', async () => {
-    // Waits for the build .ci/run started in the background (or builds it now, when nothing did).
-    const started = Date.now();
-    const build = spawnSync(process.execPath, ['bin/run-ts.mjs', 'scripts/temporal-server.ts', '--install-only'], { stdio: 'inherit' });
-    console.log(`the Temporal server was ready after ${Math.round((Date.now() - started) / 1000)} s (exit ${build.status})`);
-    runs.push(await vitest('real-server', REAL_SERVER, { ...process.env, TEST_TEMPORAL: 'server' }));
-  });
+const realServer = REAL_SERVER.length
+  ? timed('the real-server pass', async () => {
+      // Waits for the build .ci/run started in the background (or builds it now, when nothing did).
+      const started = Date.now();
+      const status = await exitOf(['bin/run-ts.mjs', 'scripts/temporal-server.ts', '--install-only']);
+      console.log(`the Temporal server was ready after ${Math.round((Date.now() - started) / 1000)} s (exit ${status})`);
+      return vitest('real-server', REAL_SERVER, { ...process.env, TEST_TEMPORAL: 'server' }, true);
+    })
+  : undefined;
+if (suite) runs.push(await suite);
+for (const pass of [realServer, fuzz]) {
+  if (!pass) continue;
+  const r = await pass;
+  runs.push(r);
+  if (r.log) console.log(r.log);
 }
-if (fuzzRun) runs.push(await fuzzRun);
 if (wantsReal) {
   runs.push(
     await timed('the real-model pass', () => vitest('real-model', ['--maxWorkers=1', ...(filters.length ? args : [REAL_MODEL, ...args])])),
