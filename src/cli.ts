@@ -28,7 +28,9 @@ import { bundleWorkflows, createWorker, workerVersion } from './worker';
 import { deploymentRouting, describeRouting } from './infra/deployment';
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
-import { cachedWorkflowBundle } from './infra/workflow-bundle';
+import { cachedWorkflowBundle, workflowBundleKey } from './infra/workflow-bundle';
+import { DevBuilds, devBuildId } from './dev-builds';
+import { eventsTable } from './activities/store/events';
 import { tuneHeap } from './infra/heap';
 import { settledStart } from './infra/process-start';
 import { installLastResortHandlers } from './infra/last-resort';
@@ -97,10 +99,11 @@ async function startTemporal(config: Config, log: Logger): Promise<{ settings: T
 }
 
 async function runDev(given: Config, log: Logger): Promise<void> {
-  // One machine, one worker: a version of its own would leave the pinned steps of the last start
-  // waiting for a build that no longer runs. dev's worker is unversioned.
-  if (given.temporal.deployment) log.warn('TEMPORAL_WORKER_BUILD_ID is for `deep-research worker`; dev runs an unversioned worker');
-  const config: Config = { ...given, temporal: { ...given.temporal, deployment: undefined } };
+  // dev's worker is a version named after its workflow code, and dev serves or moves the runs of
+  // earlier versions itself (src/dev-builds.ts).
+  if (given.temporal.deployment) log.warn('TEMPORAL_WORKER_BUILD_ID is for `deep-research worker`; dev names its build after its workflow code');
+  const buildId = devBuildId(workflowBundleKey());
+  const config = withBuild(given, buildId);
   const cleanups: Cleanup[] = [];
   const shutdown = onShutdown(log, cleanups);
   const plugins = tracingPlugins(config, cleanups);
@@ -135,6 +138,19 @@ async function runDev(given: Config, log: Logger): Promise<void> {
       await running;
     });
     running.catch((err: unknown) => log.error('worker stopped', { err }));
+    const builds = new DevBuilds({
+      client: conns.client,
+      namespace: config.temporal.namespace,
+      deploymentName: config.temporal.deploymentName,
+      buildId,
+      bundle: workflowBundle,
+      serve: (earlier, bundle) =>
+        createWorker({ config: withBuild(given, earlier), connection: conns.nativeConnection, pool: db.pool, workflowBundle: bundle }),
+      note: (researchId, key, data) => eventsTable(db.pool).append(researchId, [{ key, type: 'moved', data }]),
+      log,
+    });
+    await builds.start();
+    cleanups.push(() => builds.stop());
     // dev's worker is in this process: runs are refused while it has no LLM to call.
     const api = await startApi(config, conns, db, log, () => (llmConfigured(config) ? undefined : LLM_NOT_CONFIGURED_MESSAGE));
     cleanups.push(() => api.close());
@@ -283,6 +299,11 @@ async function reportRouting(client: Client, namespace: string, version: WorkerD
 }
 
 /** The cached bundle of this code; with tracing, one built here with the tracing interceptors. */
+/** The configuration with dev's worker as a version of the deployment. */
+function withBuild(config: Config, buildId: string): Config {
+  return { ...config, temporal: { ...config.temporal, deployment: { name: config.temporal.deploymentName, buildId } } };
+}
+
 function workflowBundleFor(plugins: OpenTelemetryPlugin[]) {
   return plugins.length ? bundleWorkflows(plugins) : cachedWorkflowBundle();
 }

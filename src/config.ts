@@ -788,6 +788,8 @@ export interface Config {
     /** Worker Versioning: the deployment and this worker's build id ('auto' = the code's hash);
      *  undefined for an unversioned worker. */
     deployment: { name: string; buildId: string } | undefined;
+    /** TEMPORAL_DEPLOYMENT_NAME, also for `dev`, whose worker is always a version of it. */
+    deploymentName: string;
   };
   database: { url: string | undefined; poolMax: number; namedStatements: boolean; pglitePort: number };
   api: {
@@ -1095,6 +1097,7 @@ function temporalConfig(e: Env, profile: TemporalProfile): Config['temporal'] {
     uiPort: e.TEMPORAL_UI_PORT,
     metricsPort: e.TEMPORAL_METRICS_PORT,
     deployment: e.TEMPORAL_WORKER_BUILD_ID ? { name: e.TEMPORAL_DEPLOYMENT_NAME, buildId: e.TEMPORAL_WORKER_BUILD_ID } : undefined,
+    deploymentName: e.TEMPORAL_DEPLOYMENT_NAME,
   };
 }
 
