@@ -101,7 +101,8 @@ async function startTemporal(config: Config, log: Logger): Promise<{ settings: T
 async function runDev(given: Config, log: Logger): Promise<void> {
   // dev's worker is a version named after its workflow code, and dev serves or moves the runs of
   // earlier versions itself (src/dev-builds.ts).
-  if (given.temporal.deployment) log.warn('TEMPORAL_WORKER_BUILD_ID is for `deep-research worker`; dev names its build after its workflow code');
+  if (given.temporal.deployment)
+    log.warn('TEMPORAL_WORKER_BUILD_ID is for `deep-research worker`; dev names its build after its workflow code');
   const buildId = devBuildId(workflowBundleKey());
   const config = withBuild(given, buildId);
   const cleanups: Cleanup[] = [];
@@ -162,7 +163,7 @@ async function runDev(given: Config, log: Logger): Promise<void> {
       `  Web page     ${api.url}/`,
       `  API          ${api.url}   (POST ${api.url}/v1/research, docs at ${api.url}/docs)${api.open ? '  no API keys: open to this machine only' : ''}`,
       `  Temporal UI  ${temporal.dev?.uiUrl ?? '(external server; see its own UI)'}`,
-      `  Temporal     ${describeTemporalConnection(temporal.settings)}, task queue ${config.temporal.taskQueue}`,
+      `  Temporal     ${describeTemporalConnection(temporal.settings)}, task queue ${config.temporal.taskQueue}, build ${buildId}`,
       `  PostgreSQL   ${db.embedded ? `embedded PGlite at ${redactUrl(db.url)}` : redactUrl(db.url)}`,
       `  LLM          ${
         llmConfigured(config)

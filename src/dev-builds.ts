@@ -139,11 +139,18 @@ export class DevBuilds {
     const runs = await Promise.all(
       infos.map(async (info): Promise<OpenRun | undefined> => {
         try {
-          const v = (await this.d.client.workflow.getHandle(info.workflowId, info.runId).describe()).raw.workflowExecutionInfo?.versioningInfo;
+          const v = (await this.d.client.workflow.getHandle(info.workflowId, info.runId).describe()).raw.workflowExecutionInfo
+            ?.versioningInfo;
           const override = v?.versioningOverride?.pinned?.version?.buildId ?? undefined;
           const pinned = v?.behavior === VersioningBehavior.VERSIONING_BEHAVIOR_PINNED;
           const build = v?.deploymentVersion?.buildId ?? undefined;
-          return { workflowId: info.workflowId, runId: info.runId, type: info.type, pinnedTo: override ?? (pinned ? build : undefined), build };
+          return {
+            workflowId: info.workflowId,
+            runId: info.runId,
+            type: info.type,
+            pinnedTo: override ?? (pinned ? build : undefined),
+            build,
+          };
         } catch (err) {
           // Closed between the list and the look.
           if (isGrpcServiceError(err) && err.code === 5) return undefined;
@@ -190,7 +197,10 @@ export class DevBuilds {
         workflowExecution: { workflowId: run.workflowId, runId: run.runId },
         ...pin,
       });
-      this.d.log.info('a run of earlier workflow code replays on this build and goes on here', { workflowId: run.workflowId, from: run.build });
+      this.d.log.info('a run of earlier workflow code replays on this build and goes on here', {
+        workflowId: run.workflowId,
+        from: run.build,
+      });
       return;
     }
     const resetEvent = lastTaskCompletedBefore(events, until);
@@ -207,7 +217,7 @@ export class DevBuilds {
       postResetOperations: [{ updateWorkflowOptions: pin }],
     });
     const note =
-      `The workflow code changed while this run was open, and its history does not replay on the new code past event ${until}: ` +
+      `The workflow code changed while this run was open, and the new code replays its history only up to event ${until}: ` +
       `it went back to event ${resetTo}${after ? ` (after ${after})` : ''} and goes on from there on build ${this.d.buildId}.`;
     this.d.log.warn(note, { workflowId: run.workflowId, from: run.build });
     const researchId = researchIdOf(run.workflowId);
@@ -216,7 +226,7 @@ export class DevBuilds {
         build: this.d.buildId,
         from: run.build ?? null,
         resetToEvent: resetTo,
-        note: run.workflowId === researchId ? note : `Step ${run.workflowId.slice(researchId.length + 1)}: ${note}`,
+        note: run.workflowId === researchId ? note : `Step ${run.workflowId.slice(researchId.length).replace(/^\/step\//, '')}: ${note}`,
       });
   }
 
