@@ -29,7 +29,7 @@ import { deploymentRouting, describeRouting } from './infra/deployment';
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { cachedWorkflowBundle, workflowBundleKey } from './infra/workflow-bundle';
-import { DevBuilds, devBuildId } from './dev-builds';
+import { EarlierBuilds, devBuildId } from './earlier-builds';
 import { eventsTable } from './activities/store/events';
 import { tuneHeap } from './infra/heap';
 import { settledStart } from './infra/process-start';
@@ -100,7 +100,7 @@ async function startTemporal(config: Config, log: Logger): Promise<{ settings: T
 
 async function runDev(given: Config, log: Logger): Promise<void> {
   // dev's worker is a version named after its workflow code, and dev serves or moves the runs of
-  // earlier versions itself (src/dev-builds.ts).
+  // earlier versions itself (src/earlier-builds.ts).
   if (given.temporal.deployment)
     log.warn('TEMPORAL_WORKER_BUILD_ID is for `deep-research worker`; dev names its build after its workflow code');
   const buildId = devBuildId(workflowBundleKey());
@@ -139,10 +139,11 @@ async function runDev(given: Config, log: Logger): Promise<void> {
       await running;
     });
     running.catch((err: unknown) => log.error('worker stopped', { err }));
-    const builds = new DevBuilds({
+    const builds = new EarlierBuilds({
       client: conns.client,
       namespace: config.temporal.namespace,
       deploymentName: config.temporal.deploymentName,
+      taskQueue: config.temporal.taskQueue,
       buildId,
       bundle: workflowBundle,
       serve: (earlier, bundle) =>
@@ -214,9 +215,33 @@ async function runWorker(config: Config, log: Logger): Promise<void> {
   process.stdout.write(
     `worker ready on task queue ${config.temporal.taskQueue}${version ? ` as deployment ${version.deploymentName}, build ${version.buildId}` : ' (unversioned)'}\n`,
   );
+  if (version && config.temporal.promote) {
+    // This build becomes current; runs pinned to builds whose workers are gone move to it.
+    const builds = new EarlierBuilds({
+      client: conns.client,
+      namespace: config.temporal.namespace,
+      deploymentName: version.deploymentName,
+      taskQueue: config.temporal.taskQueue,
+      liveWithinMs: EARLIER_WORKERS_LIVE_MS,
+      buildId: version.buildId,
+      bundle: workflowBundle,
+      note: (researchId, key, data) => eventsTable(db.pool).append(researchId, [{ key, type: 'moved', data }]),
+      log,
+    });
+    try {
+      await builds.start();
+    } catch (err) {
+      log.error('could not make this build the current version', { err });
+    }
+    cleanups.push(() => builds.stop());
+  }
   if (version) void reportRouting(conns.client, config.temporal.namespace, version, log);
   await Promise.race([shutdown, running]);
 }
+
+/** An earlier build's workers count as running while they polled within this long (a worker
+ *  long-polls for about a minute at a time). */
+const EARLIER_WORKERS_LIVE_MS = 120_000;
 
 /** The HTTP API on this process's Temporal client and pool, configured from `config`. */
 function startApi(

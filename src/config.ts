@@ -221,6 +221,13 @@ export const EnvSchema = z.object({
     .describe(
       "Worker Versioning: this build's id, e.g. the image tag or git commit; `auto` = a hash of `src/`, `prompts/` and the lockfile; unset, the worker is unversioned",
     ),
+  TEMPORAL_WORKER_PROMOTE: z
+    .enum(['true', 'false'], { message: 'expected true or false' })
+    .default('false')
+    .transform((v) => v === 'true')
+    .describe(
+      'Worker Versioning, for `deep-research worker` with a build id: `true` makes this build the current version when the worker starts, and moves runs pinned to builds whose workers are gone (no poll in two minutes) to it (as `dev` does, see [dev across a code change](scaling-and-deploys.md#dev-across-a-code-change)); `docker-compose.yml` sets it. `false`: the rollout is yours (`temporal worker deployment set-current-version`)',
+    ),
   NEW_BUILD_CHECK: optionalString
     .pipe(Duration.optional())
     .describe(
@@ -791,6 +798,8 @@ export interface Config {
     deployment: { name: string; buildId: string } | undefined;
     /** TEMPORAL_DEPLOYMENT_NAME, also for `dev`, whose worker is always a version of it. */
     deploymentName: string;
+    /** TEMPORAL_WORKER_PROMOTE: a versioned worker makes its build current and takes over runs of gone builds. */
+    promote: boolean;
   };
   database: { url: string | undefined; poolMax: number; namedStatements: boolean; pglitePort: number };
   api: {
@@ -1099,6 +1108,7 @@ function temporalConfig(e: Env, profile: TemporalProfile): Config['temporal'] {
     metricsPort: e.TEMPORAL_METRICS_PORT,
     deployment: e.TEMPORAL_WORKER_BUILD_ID ? { name: e.TEMPORAL_DEPLOYMENT_NAME, buildId: e.TEMPORAL_WORKER_BUILD_ID } : undefined,
     deploymentName: e.TEMPORAL_DEPLOYMENT_NAME,
+    promote: e.TEMPORAL_WORKER_PROMOTE,
   };
 }
 

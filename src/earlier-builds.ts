@@ -1,17 +1,20 @@
-// `dev` across a code change (`git pull && npm start` with runs in flight). dev's worker is a
-// version of the deployment named after its workflow code (`wf-<bundle key>`), and makes itself
-// the current version when it starts, so new runs start on the new code. A run still open from an
-// earlier start is never left waiting for a build that no longer runs:
+// Runs of earlier builds after a new one starts: never left waiting for a build that no longer runs.
+// The new build makes itself the current version of the deployment (new runs start on it), then
+// looks at every open run whose next task would go to another build, when it starts and every half
+// minute after:
 //
-// - pinned to an earlier build whose workflow bundle is still cached (bundles are kept by content
-//   in node_modules/.cache and survive a pull): that build is served again by workers in this
-//   process (its workflow code, today's activities) until its last run has closed. A run at a long
-//   wait moves to the new build there (src/workflows/research/new-build.ts); a run mid-phase
-//   finishes the phase on the code it started it with.
-// - no such bundle, or no build at all (a run of an unversioned worker): if its history replays on
-//   the new code it is moved there as it is; if not, it goes back to the last point the new code
-//   replays to (a reset, its later signals and updates applied again) and on from there, with a line
-//   in its timeline that says so.
+// - pinned to an earlier build that still has workers: left to them (a worker of the deployment,
+//   TEMPORAL_WORKER_PROMOTE: workers of that build polled within the last two minutes). A run at a
+//   long wait moves to the new build there (src/workflows/research/new-build.ts).
+// - pinned to an earlier build `dev` can serve (its bundle is still cached: bundles are kept by
+//   content in node_modules/.cache and survive a pull): served again by workers in this process,
+//   its workflow code and today's activities, until its last run has closed or moved.
+// - otherwise, or unversioned: if its history replays on the new code it is pinned to the new
+//   build as it is; if not, it goes back to the last point the new code replays to (a reset, its
+//   later signals and updates applied again) and on from there, with a line in its timeline.
+//
+// `dev` is a version named after its workflow code (`wf-<bundle key>`); a stopped dev leaves no
+// workers behind, so its earlier builds are served from their bundles or moved at once.
 import { existsSync } from 'node:fs';
 import { isGrpcServiceError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import proto, { type temporal } from '@temporalio/proto';
@@ -28,9 +31,10 @@ const { PinnedOverrideBehavior } = proto.temporal.api.workflow.v1.VersioningOver
 export const devBuildId = (bundleKey: string): string => `wf-${bundleKey}`;
 const bundleKeyOf = (buildId: string): string | undefined => (/^wf-[0-9a-f]+$/.test(buildId) ? buildId.slice(3) : undefined);
 
+const IDENTITY = 'deep-research (earlier builds)';
 /** How often open runs are looked at again (an earlier build drained, a run that came back). */
 const SWEEP_EVERY_MS = 30_000;
-/** How long dev waits for the server to know its version (its workers poll first). */
+/** How long a start waits for the server to know its version (its workers poll first). */
 const CURRENT_TRIES = 120;
 
 /** Workers of one build, as dev runs them. */
@@ -39,15 +43,20 @@ export interface Served {
   shutdown(): void;
 }
 
-export interface DevBuildsDeps {
+export interface EarlierBuildsDeps {
   client: Client;
   namespace: string;
   deploymentName: string;
+  /** The workflow task queue, whose pollers say which builds still have workers. */
+  taskQueue: string;
+  /** An earlier build counts as running while its workers polled within this long; unset (dev):
+   *  no earlier build runs. */
+  liveWithinMs?: number;
   /** This start's build, and its bundle. */
   buildId: string;
   bundle: WorkflowBundleOption;
-  /** Workers of an earlier build, its workflow code from `bundle`. */
-  serve(buildId: string, bundle: WorkflowBundleOption): Promise<Served>;
+  /** Workers of an earlier build, its workflow code from `bundle` (dev). */
+  serve?: (buildId: string, bundle: WorkflowBundleOption) => Promise<Served>;
   /** A line in a research run's timeline. */
   note(researchId: string, key: string, data: { build: string; from: string | null; resetToEvent: number; note: string }): Promise<void>;
   log: Logger;
@@ -64,12 +73,12 @@ interface OpenRun {
   build: string | undefined;
 }
 
-export class DevBuilds {
+export class EarlierBuilds {
   private readonly served = new Map<string, { workers: Served; running: Promise<void> }>();
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> = Promise.resolve();
 
-  constructor(private readonly d: DevBuildsDeps) {}
+  constructor(private readonly d: EarlierBuildsDeps) {}
 
   /** Makes this build current, deals with the runs open now, and looks again every half minute. */
   async start(): Promise<void> {
@@ -100,7 +109,7 @@ export class DevBuilds {
           namespace,
           deploymentName,
           buildId,
-          identity: 'deep-research dev',
+          identity: IDENTITY,
           ignoreMissingTaskQueues: true,
         });
         return;
@@ -115,9 +124,11 @@ export class DevBuilds {
   /** Every open run whose next task would not reach this build: served, moved or reset. */
   async sweep(): Promise<void> {
     const open = await this.openRuns();
+    const running = await this.runningBuilds();
     const stillPinned = new Set<string>();
     for (const run of open) {
       if (run.pinnedTo === this.d.buildId) continue;
+      if (run.pinnedTo && running.has(run.pinnedTo)) continue;
       if (run.pinnedTo && (await this.serveBuild(run.pinnedTo))) {
         stillPinned.add(run.pinnedTo);
         continue;
@@ -131,6 +142,27 @@ export class DevBuilds {
       this.d.log.info('an earlier build has no open run left; its workers stop', { build });
       await this.retire(build);
     }
+  }
+
+  /** Earlier builds whose workers (elsewhere) polled lately. */
+  private async runningBuilds(): Promise<Set<string>> {
+    const within = this.d.liveWithinMs;
+    if (within === undefined) return new Set();
+    const { pollers } = await this.d.client.workflowService.describeTaskQueue({
+      namespace: this.d.namespace,
+      taskQueue: { name: this.d.taskQueue },
+      taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    });
+    const since = Date.now() - within;
+    return new Set(
+      (pollers ?? []).flatMap((p) => {
+        const build = p.deploymentOptions?.buildId;
+        const at = Number(p.lastAccessTime?.seconds ?? 0) * 1000;
+        return build && build !== this.d.buildId && p.deploymentOptions?.deploymentName === this.d.deploymentName && at >= since
+          ? [build]
+          : [];
+      }),
+    );
   }
 
   private async openRuns(): Promise<OpenRun[]> {
@@ -164,6 +196,7 @@ export class DevBuilds {
   /** Starts workers of an earlier build when its bundle is still cached; false when it is not. */
   private async serveBuild(build: string): Promise<boolean> {
     if (this.served.has(build)) return true;
+    if (!this.d.serve) return false;
     const key = bundleKeyOf(build);
     const codePath = key ? cachedBundlePath(key) : undefined;
     if (!codePath || !existsSync(codePath)) return false;
@@ -210,10 +243,10 @@ export class DevBuilds {
     await this.d.client.workflowService.resetWorkflowExecution({
       namespace: this.d.namespace,
       workflowExecution: { workflowId: run.workflowId, runId: run.runId },
-      reason: `dev: the workflow code changed (build ${this.d.buildId}) and the run's history does not replay past event ${until}`,
+      reason: `the workflow code changed (build ${this.d.buildId}) and the run's history does not replay past event ${until}`,
       workflowTaskFinishEventId: resetEvent.eventId,
       requestId: `${run.runId}:${this.d.buildId}`,
-      identity: 'deep-research dev',
+      identity: IDENTITY,
       postResetOperations: [{ updateWorkflowOptions: pin }],
     });
     const note =
