@@ -12,6 +12,10 @@ COPY prompts ./prompts
 COPY web ./web
 COPY migrations ./migrations
 COPY tsconfig.json ./
+# The workflow bundle a worker starts on, built into node_modules/.cache now: the image's user
+# cannot write there, and the worker's build id (TEMPORAL_WORKER_BUILD_ID=auto) names this code.
+COPY scripts/bundle-workflows.ts ./scripts/
+RUN node bin/run-ts.mjs scripts/bundle-workflows.ts --cache
 ENV NODE_ENV=production
 # jemalloc for the worker and API (ALLOCATOR=auto finds it; src/infra/allocator.ts): glibc's malloc
 # keeps what the native threads (Temporal Core, V8's helpers, libuv) free. With ALLOCATOR=system,

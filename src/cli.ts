@@ -28,7 +28,9 @@ import { bundleWorkflows, createWorker, workerVersion } from './worker';
 import { deploymentRouting, describeRouting } from './infra/deployment';
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
-import { cachedWorkflowBundle } from './infra/workflow-bundle';
+import { cachedWorkflowBundle, workflowBundleKey } from './infra/workflow-bundle';
+import { EarlierBuilds, devBuildId } from './earlier-builds';
+import { eventsTable } from './activities/store/events';
 import { tuneHeap } from './infra/heap';
 import { settledStart } from './infra/process-start';
 import { installLastResortHandlers } from './infra/last-resort';
@@ -97,10 +99,12 @@ async function startTemporal(config: Config, log: Logger): Promise<{ settings: T
 }
 
 async function runDev(given: Config, log: Logger): Promise<void> {
-  // One machine, one worker: a version of its own would leave the pinned steps of the last start
-  // waiting for a build that no longer runs. dev's worker is unversioned.
-  if (given.temporal.deployment) log.warn('TEMPORAL_WORKER_BUILD_ID is for `deep-research worker`; dev runs an unversioned worker');
-  const config: Config = { ...given, temporal: { ...given.temporal, deployment: undefined } };
+  // dev's worker is a version named after its workflow code, and dev serves or moves the runs of
+  // earlier versions itself (src/earlier-builds.ts).
+  if (given.temporal.deployment)
+    log.warn('TEMPORAL_WORKER_BUILD_ID is for `deep-research worker`; dev names its build after its workflow code');
+  const buildId = devBuildId(workflowBundleKey());
+  const config = withBuild(given, buildId);
   const cleanups: Cleanup[] = [];
   const shutdown = onShutdown(log, cleanups);
   const plugins = tracingPlugins(config, cleanups);
@@ -135,6 +139,20 @@ async function runDev(given: Config, log: Logger): Promise<void> {
       await running;
     });
     running.catch((err: unknown) => log.error('worker stopped', { err }));
+    const builds = new EarlierBuilds({
+      client: conns.client,
+      namespace: config.temporal.namespace,
+      deploymentName: config.temporal.deploymentName,
+      taskQueue: config.temporal.taskQueue,
+      buildId,
+      bundle: workflowBundle,
+      serve: (earlier, bundle) =>
+        createWorker({ config: withBuild(given, earlier), connection: conns.nativeConnection, pool: db.pool, workflowBundle: bundle }),
+      note: (researchId, key, data) => eventsTable(db.pool).append(researchId, [{ key, type: 'moved', data }]),
+      log,
+    });
+    await builds.start();
+    cleanups.push(() => builds.stop());
     // dev's worker is in this process: runs are refused while it has no LLM to call.
     const api = await startApi(config, conns, db, log, () => (llmConfigured(config) ? undefined : LLM_NOT_CONFIGURED_MESSAGE));
     cleanups.push(() => api.close());
@@ -146,7 +164,7 @@ async function runDev(given: Config, log: Logger): Promise<void> {
       `  Web page     ${api.url}/`,
       `  API          ${api.url}   (POST ${api.url}/v1/research, docs at ${api.url}/docs)${api.open ? '  no API keys: open to this machine only' : ''}`,
       `  Temporal UI  ${temporal.dev?.uiUrl ?? '(external server; see its own UI)'}`,
-      `  Temporal     ${describeTemporalConnection(temporal.settings)}, task queue ${config.temporal.taskQueue}`,
+      `  Temporal     ${describeTemporalConnection(temporal.settings)}, task queue ${config.temporal.taskQueue}, build ${buildId}`,
       `  PostgreSQL   ${db.embedded ? `embedded PGlite at ${redactUrl(db.url)}` : redactUrl(db.url)}`,
       `  LLM          ${
         llmConfigured(config)
@@ -197,9 +215,33 @@ async function runWorker(config: Config, log: Logger): Promise<void> {
   process.stdout.write(
     `worker ready on task queue ${config.temporal.taskQueue}${version ? ` as deployment ${version.deploymentName}, build ${version.buildId}` : ' (unversioned)'}\n`,
   );
+  if (version && config.temporal.promote) {
+    // This build becomes current; runs pinned to builds whose workers are gone move to it.
+    const builds = new EarlierBuilds({
+      client: conns.client,
+      namespace: config.temporal.namespace,
+      deploymentName: version.deploymentName,
+      taskQueue: config.temporal.taskQueue,
+      liveWithinMs: EARLIER_WORKERS_LIVE_MS,
+      buildId: version.buildId,
+      bundle: workflowBundle,
+      note: (researchId, key, data) => eventsTable(db.pool).append(researchId, [{ key, type: 'moved', data }]),
+      log,
+    });
+    try {
+      await builds.start();
+    } catch (err) {
+      log.error('could not make this build the current version', { err });
+    }
+    cleanups.push(() => builds.stop());
+  }
   if (version) void reportRouting(conns.client, config.temporal.namespace, version, log);
   await Promise.race([shutdown, running]);
 }
+
+/** An earlier build's workers count as running while they polled within this long (a worker
+ *  long-polls for about a minute at a time). */
+const EARLIER_WORKERS_LIVE_MS = 120_000;
 
 /** The HTTP API on this process's Temporal client and pool, configured from `config`. */
 function startApi(
@@ -283,6 +325,11 @@ async function reportRouting(client: Client, namespace: string, version: WorkerD
 }
 
 /** The cached bundle of this code; with tracing, one built here with the tracing interceptors. */
+/** The configuration with dev's worker as a version of the deployment. */
+function withBuild(config: Config, buildId: string): Config {
+  return { ...config, temporal: { ...config.temporal, deployment: { name: config.temporal.deploymentName, buildId } } };
+}
+
 function workflowBundleFor(plugins: OpenTelemetryPlugin[]) {
   return plugins.length ? bundleWorkflows(plugins) : cachedWorkflowBundle();
 }

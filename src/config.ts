@@ -205,7 +205,8 @@ export const EnvSchema = z.object({
     .optional()
     .describe('port on which the embedded dev server serves its own Prometheus metrics (requests by operation, persistence); unset: none'),
   // Worker Versioning: set a build id and the worker polls as that version of the deployment
-  // ('auto': a hash of the code). Unset: an unversioned worker (dev, one-machine deploys).
+  // ('auto': a hash of the code). Unset: an unversioned worker. `dev` names its own build after its
+  // workflow code, whatever this says (src/dev-builds.ts).
   TEMPORAL_DEPLOYMENT_NAME: z
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/, 'letters, digits, "_" and "-" (Temporal refuses "." and ":" in it), at most 100')
@@ -219,6 +220,13 @@ export const EnvSchema = z.object({
     .optional()
     .describe(
       "Worker Versioning: this build's id, e.g. the image tag or git commit; `auto` = a hash of `src/`, `prompts/` and the lockfile; unset, the worker is unversioned",
+    ),
+  TEMPORAL_WORKER_PROMOTE: z
+    .enum(['true', 'false'], { message: 'expected true or false' })
+    .default('false')
+    .transform((v) => v === 'true')
+    .describe(
+      'Worker Versioning, for `deep-research worker` with a build id: `true` makes this build the current version when the worker starts, and moves runs pinned to builds whose workers are gone (no poll in two minutes) to it (as `dev` does, see [dev across a code change](scaling-and-deploys.md#dev-across-a-code-change)); `docker-compose.yml` sets it. `false`: the rollout is yours (`temporal worker deployment set-current-version`)',
     ),
   NEW_BUILD_CHECK: optionalString
     .pipe(Duration.optional())
@@ -788,6 +796,10 @@ export interface Config {
     /** Worker Versioning: the deployment and this worker's build id ('auto' = the code's hash);
      *  undefined for an unversioned worker. */
     deployment: { name: string; buildId: string } | undefined;
+    /** TEMPORAL_DEPLOYMENT_NAME, also for `dev`, whose worker is always a version of it. */
+    deploymentName: string;
+    /** TEMPORAL_WORKER_PROMOTE: a versioned worker makes its build current and takes over runs of gone builds. */
+    promote: boolean;
   };
   database: { url: string | undefined; poolMax: number; namedStatements: boolean; pglitePort: number };
   api: {
@@ -1095,6 +1107,8 @@ function temporalConfig(e: Env, profile: TemporalProfile): Config['temporal'] {
     uiPort: e.TEMPORAL_UI_PORT,
     metricsPort: e.TEMPORAL_METRICS_PORT,
     deployment: e.TEMPORAL_WORKER_BUILD_ID ? { name: e.TEMPORAL_DEPLOYMENT_NAME, buildId: e.TEMPORAL_WORKER_BUILD_ID } : undefined,
+    deploymentName: e.TEMPORAL_DEPLOYMENT_NAME,
+    promote: e.TEMPORAL_WORKER_PROMOTE,
   };
 }
 

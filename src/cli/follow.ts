@@ -85,6 +85,8 @@ function eventLines(e: RunEvent): string[] {
       return [`  supervisor (after wave ${e.data.wave}): ${short(e.data.thought, 160)}`];
     case 'usage':
       return [`  ${money(e.data)}`];
+    case 'moved':
+      return [`  ${e.data.note}`];
     default:
       return [];
   }

@@ -56,9 +56,14 @@ export function codeBuildId(root = PROJECT_ROOT): string {
   return `code-${h.digest('hex').slice(0, 16)}`;
 }
 
+/** Where the bundle of a version of the workflow code is cached (whether or not it is there). */
+export function cachedBundlePath(key: string): string {
+  return path.join(CACHE_DIR, `workflow-bundle-${key}.js`);
+}
+
 /** The cached bundle of the current code, built (out of process) when there is none. */
 export async function cachedWorkflowBundle(): Promise<WorkflowBundleOption & { cached: boolean }> {
-  const file = path.join(CACHE_DIR, `workflow-bundle-${workflowBundleKey()}.js`);
+  const file = cachedBundlePath(workflowBundleKey());
   if (existsSync(file)) return { codePath: file, cached: true };
   mkdirSync(CACHE_DIR, { recursive: true });
   const partial = `${file}.${process.pid}.tmp`;

@@ -106,6 +106,21 @@ export type ThinkEventData = z.infer<typeof ThinkEventData>;
 export const SteerEventData = z.object({ kind: SteerKind, summary: z.string() });
 export type SteerEventData = z.infer<typeof SteerEventData>;
 
+/** `moved`: `dev` started on changed workflow code while the run was open, and the run could not go
+ *  on where it was (its history does not replay on the new code, and the old code is gone): it went
+ *  back to the last point the new code replays to, and goes on from there on the new build. */
+export const MovedEventData = z.object({
+  /** The build it goes on with. */
+  build: z.string(),
+  /** Its build before, when it had one (an unversioned run had none). */
+  from: z.string().nullable(),
+  /** The history event it went back to, and the last thing it had done by then. */
+  resetToEvent: z.number().int(),
+  /** The line as a person reads it. */
+  note: z.string(),
+});
+export type MovedEventData = z.infer<typeof MovedEventData>;
+
 /** `report`: the report is written (its title). */
 export const ReportEventData = z.object({ title: z.string() });
 export type ReportEventData = z.infer<typeof ReportEventData>;
@@ -133,6 +148,7 @@ export const RunEventEntry = z.discriminatedUnion('type', [
   z.object({ type: z.literal('verdict'), data: VerdictEventData }),
   z.object({ type: z.literal('think'), data: ThinkEventData }),
   z.object({ type: z.literal('steer'), data: SteerEventData }),
+  z.object({ type: z.literal('moved'), data: MovedEventData }),
   z.object({ type: z.literal('usage'), data: Usage }),
   z.object({ type: z.literal('report'), data: ReportEventData }),
   z.object({ type: z.literal('done'), data: DoneEventData }),

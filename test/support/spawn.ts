@@ -29,10 +29,11 @@ export interface Spawned {
   exited(timeoutMs: number): Promise<number | null>;
 }
 
-/** Runs `node [nodeArgs] bin/deep-research.mjs <args>` with the given environment, collecting its output. */
-export function spawnCli(args: string[], env: Record<string, string>, nodeArgs: string[] = []): Spawned {
-  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin', 'deep-research.mjs'), ...args], {
-    cwd: ROOT,
+/** Runs `node [nodeArgs] bin/deep-research.mjs <args>` with the given environment, collecting its
+ *  output; `root`: another copy of the project to run. */
+export function spawnCli(args: string[], env: Record<string, string>, nodeArgs: string[] = [], root = ROOT): Spawned {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'bin', 'deep-research.mjs'), ...args], {
+    cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -46,6 +46,9 @@ describe.skipIf(!available)(`docker-compose.yml (${available ? 'compose found' :
     expect(r.stdout).not.toMatch(/auto-setup/);
     expect(r.stdout).toMatch(/image: pgvector\/pgvector/);
     expect(r.stdout).toMatch(/replicas: 2/);
+    // Workers are versions of the deployment that promote themselves (TEMPORAL_WORKER_PROMOTE).
+    expect(r.stdout).toMatch(/TEMPORAL_WORKER_BUILD_ID: auto\n/);
+    expect(r.stdout).toMatch(/TEMPORAL_WORKER_PROMOTE: "true"\n/);
     expect(r.stdout.match(/healthcheck:/g)?.length).toBeGreaterThanOrEqual(5);
   });
 

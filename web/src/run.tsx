@@ -405,6 +405,8 @@ function describe(e: RunEvent): string {
         : `Step ${e.data.step} used a tool (${e.data.chars.toLocaleString()} characters back)`;
     case 'steer':
       return `Steered: ${e.data.summary}`;
+    case 'moved':
+      return e.data.note;
     case 'report':
       return `Report written: ${e.data.title}`;
     case 'done':
