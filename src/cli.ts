@@ -29,7 +29,7 @@ import { deploymentRouting, describeRouting } from './infra/deployment';
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { cachedWorkflowBundle, workflowBundleKey } from './infra/workflow-bundle';
-import { EarlierBuilds, devBuildId } from './earlier-builds';
+import { EarlierBuilds, devBuildId } from './cli/earlier-builds';
 import { eventsTable } from './activities/store/events';
 import { tuneHeap } from './infra/heap';
 import { settledStart } from './infra/process-start';
@@ -100,7 +100,7 @@ async function startTemporal(config: Config, log: Logger): Promise<{ settings: T
 
 async function runDev(given: Config, log: Logger): Promise<void> {
   // dev's worker is a version named after its workflow code, and dev serves or moves the runs of
-  // earlier versions itself (src/earlier-builds.ts).
+  // earlier versions itself (src/cli/earlier-builds.ts).
   if (given.temporal.deployment)
     log.warn('TEMPORAL_WORKER_BUILD_ID is for `deep-research worker`; dev names its build after its workflow code');
   const buildId = devBuildId(workflowBundleKey());

@@ -206,7 +206,7 @@ export const EnvSchema = z.object({
     .describe('port on which the embedded dev server serves its own Prometheus metrics (requests by operation, persistence); unset: none'),
   // Worker Versioning: set a build id and the worker polls as that version of the deployment
   // ('auto': a hash of the code). Unset: an unversioned worker. `dev` names its own build after its
-  // workflow code, whatever this says (src/dev-builds.ts).
+  // workflow code, whatever this says (src/cli/earlier-builds.ts).
   TEMPORAL_DEPLOYMENT_NAME: z
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/, 'letters, digits, "_" and "-" (Temporal refuses "." and ":" in it), at most 100')

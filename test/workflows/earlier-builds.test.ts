@@ -7,7 +7,7 @@ import request from 'supertest';
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/infra/logger';
-import { EarlierBuilds } from '../../src/earlier-builds';
+import { EarlierBuilds } from '../../src/cli/earlier-builds';
 import { createWorker, type WorkerGroup } from '../../src/worker';
 import { runAwaitingReview } from '../support/awaiting-review';
 import { startHarness, type Harness } from '../support/harness';

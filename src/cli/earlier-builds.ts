@@ -19,8 +19,8 @@ import { existsSync } from 'node:fs';
 import { isGrpcServiceError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import proto, { type temporal } from '@temporalio/proto';
 import { Worker, type WorkflowBundleOption } from '@temporalio/worker';
-import type { Logger } from './infra/logger';
-import { cachedBundlePath } from './infra/workflow-bundle';
+import type { Logger } from '../infra/logger';
+import { cachedBundlePath } from '../infra/workflow-bundle';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 // @temporalio/proto is CommonJS: Node's ESM loader gives it as a default export only.
