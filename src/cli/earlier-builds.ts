@@ -24,7 +24,7 @@ import { cachedBundlePath } from '../infra/workflow-bundle';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 // @temporalio/proto is CommonJS: Node's ESM loader gives it as a default export only.
-const { VersioningBehavior } = proto.temporal.api.enums.v1;
+const { VersioningBehavior, WorkerVersioningMode } = proto.temporal.api.enums.v1;
 const { PinnedOverrideBehavior } = proto.temporal.api.workflow.v1.VersioningOverride;
 
 /** dev's build id for a workflow bundle key, and back. */
@@ -32,6 +32,8 @@ export const devBuildId = (bundleKey: string): string => `wf-${bundleKey}`;
 const bundleKeyOf = (buildId: string): string | undefined => (/^wf-[0-9a-f]+$/.test(buildId) ? buildId.slice(3) : undefined);
 
 const IDENTITY = 'deep-research (earlier builds)';
+/** What runningBuilds() says for workers that poll without a version. */
+const UNVERSIONED = '';
 /** How often open runs are looked at again (an earlier build drained, a run that came back). */
 const SWEEP_EVERY_MS = 30_000;
 /** How long a start waits for the server to know its version (its workers poll first). */
@@ -75,6 +77,8 @@ interface OpenRun {
 
 export class EarlierBuilds {
   private readonly served = new Map<string, { workers: Served; running: Promise<void> }>();
+  /** Unpinned runs whose history was found to replay on this build: not replayed again. */
+  private readonly replayed = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> = Promise.resolve();
 
@@ -133,8 +137,9 @@ export class EarlierBuilds {
         stillPinned.add(run.pinnedTo);
         continue;
       }
-      // Auto-upgrade runs and runs with a build of their own go to this build already.
-      if (!run.pinnedTo && run.build === this.d.buildId) continue;
+      // Unpinned runs go to this build by themselves: only their history is checked, once (and not
+      // while unversioned workers still poll: they may be what runs them).
+      if (!run.pinnedTo && (run.build === this.d.buildId || this.replayed.has(run.runId) || running.has(UNVERSIONED))) continue;
       await this.move(run);
     }
     for (const build of this.served.keys()) {
@@ -144,7 +149,7 @@ export class EarlierBuilds {
     }
   }
 
-  /** Earlier builds whose workers (elsewhere) polled lately. */
+  /** Earlier builds whose workers (elsewhere) polled lately; UNVERSIONED for unversioned workers. */
   private async runningBuilds(): Promise<Set<string>> {
     const within = this.d.liveWithinMs;
     if (within === undefined) return new Set();
@@ -156,18 +161,20 @@ export class EarlierBuilds {
     const since = Date.now() - within;
     return new Set(
       (pollers ?? []).flatMap((p) => {
+        if (Number(p.lastAccessTime?.seconds ?? 0) * 1000 < since) return [];
         const build = p.deploymentOptions?.buildId;
-        const at = Number(p.lastAccessTime?.seconds ?? 0) * 1000;
-        return build && build !== this.d.buildId && p.deploymentOptions?.deploymentName === this.d.deploymentName && at >= since
-          ? [build]
-          : [];
+        if (!build || p.deploymentOptions?.workerVersioningMode !== WorkerVersioningMode.WORKER_VERSIONING_MODE_VERSIONED)
+          return [UNVERSIONED];
+        return build !== this.d.buildId && p.deploymentOptions?.deploymentName === this.d.deploymentName ? [build] : [];
       }),
     );
   }
 
   private async openRuns(): Promise<OpenRun[]> {
     const infos: WorkflowExecutionInfo[] = [];
-    for await (const info of this.d.client.workflow.list({ query: `ExecutionStatus = 'Running'` })) infos.push(info);
+    // This deployment's task queue only: a namespace may hold other applications' workflows.
+    const query = `ExecutionStatus = 'Running' AND TaskQueue = '${this.d.taskQueue.replaceAll("'", "\\'")}'`;
+    for await (const info of this.d.client.workflow.list({ query })) infos.push(info);
     const runs = await Promise.all(
       infos.map(async (info): Promise<OpenRun | undefined> => {
         try {
@@ -224,7 +231,10 @@ export class EarlierBuilds {
     const pin = this.pinHere();
     if (until === events.length) {
       // An unversioned or auto-upgrade run goes to the current build by itself.
-      if (!run.pinnedTo) return;
+      if (!run.pinnedTo) {
+        this.replayed.add(run.runId);
+        return;
+      }
       await this.d.client.workflowService.updateWorkflowExecutionOptions({
         namespace: this.d.namespace,
         workflowExecution: { workflowId: run.workflowId, runId: run.runId },
