@@ -5,7 +5,9 @@
 // A request is its rule, model, messages, tools and answer format, with what differs from run to
 // run by chance made the same: ports, UUIDs, source ids (a hash of a URL with a port in it), times
 // (the prompt's current time too), the scripted model's tool-call ids, durations, random hex. Each file's requests are compared as a multiset (steps run in parallel, so their
-// order is not fixed). Prints what one version sent that the other did not; exits 1 when any.
+// order is not fixed). Prints what one version sent that the other did not, and says of a file
+// whose requests hold the same text in another order (ORDER) that it differs only so; exits 1 when
+// any file differs.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -51,8 +53,31 @@ function requests(dir, file) {
   return counts;
 }
 
+/** Whether two lists of requests (with counts) hold the same letters request by request. */
+function sameLetters(a, b) {
+  const letters = (list) =>
+    list
+      .flatMap(([key, k]) => Array(k).fill([...key].sort().join('')))
+      .sort()
+      .join('\n');
+  return letters(a) === letters(b);
+}
+
+/** The key of `list` that shares the longest start with `key`, and where they part. */
+function nearest(key, list) {
+  let best;
+  let at = -1;
+  for (const [other] of list) {
+    let i = 0;
+    while (i < key.length && key[i] === other[i]) i++;
+    if (i > at) [best, at] = [other, i];
+  }
+  return [best, at];
+}
+
 const files = [...new Set([...readdirSync(a), ...readdirSync(b)])].filter((f) => f.endsWith('.jsonl')).sort();
 let differ = 0;
+let reorderedFiles = 0;
 let total = 0;
 for (const file of files) {
   const [ra, rb] = [requests(a, file), requests(b, file)];
@@ -66,13 +91,27 @@ for (const file of files) {
   const n = [...ra.values()].reduce((x, y) => x + y, 0);
   total += n;
   const m = [...rb.values()].reduce((x, y) => x + y, 0);
-  console.log(`${onlyA.length || onlyB.length ? 'DIFFERS' : 'same   '} ${file}: ${n} / ${m} requests`);
-  for (const [label, list] of [
-    ['only A', onlyA],
-    ['only B', onlyB],
-  ])
-    for (const [key, k] of list) console.log(`    ${label} (${k}x): ${key.slice(0, 400)}`);
+  // Parallel work (pages read at once, steps side by side) puts the same parts of a prompt in
+  // another order from run to run: a file whose requests differ only so is told apart, by the
+  // characters of each request taken as a multiset.
+  const reordered = onlyA.length > 0 && sameLetters(onlyA, onlyB);
+  const verdict = onlyA.length || onlyB.length ? (reordered ? 'ORDER  ' : 'DIFFERS') : 'same   ';
+  console.log(`${verdict} ${file}: ${n} / ${m} requests`);
+  if (reordered) reorderedFiles++;
+  // Each request only A sent, beside the one only B sent that shares the longest start with it:
+  // where the two first part, so that what changed can be read.
+  for (const [key, k] of onlyA) {
+    const [near, at] = nearest(key, onlyB);
+    console.log(`    only A (${k}x): ${key.slice(0, 160)}`);
+    if (near !== undefined)
+      console.log(
+        `      A at ${at}: …${key.slice(Math.max(0, at - 80), at + 160)}\n      B at ${at}: …${near.slice(Math.max(0, at - 80), at + 160)}`,
+      );
+  }
+  for (const [key, k] of onlyB) console.log(`    only B (${k}x): ${key.slice(0, 160)}`);
   if (onlyA.length || onlyB.length) differ++;
 }
-console.log(`${files.length} files, ${total} requests in A; ${differ} file(s) differ`);
+console.log(
+  `${files.length} files, ${total} requests in A; ${differ} file(s) differ, ${reorderedFiles} of them only in the order of their parts`,
+);
 process.exit(differ ? 1 : 0);
