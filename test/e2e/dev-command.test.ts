@@ -1,15 +1,13 @@
 // `deep-research dev` as a newcomer runs it: the whole stack on embedded defaults, a research run
 // through its API, Ctrl-C, and a restart that finishes the run that was in flight.
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptedLlmServer } from '../support/llm-server';
 import { researchRules, searchResults } from '../support/research-script';
 import { FakeSearxng } from '../support/search-server';
 import { missingReason } from '../support/services';
 import { inject } from 'vitest';
-import { freePort, portIsFree, spawnCli, type Spawned } from '../support/spawn';
+import { devEnv } from '../support/dev-env';
+import { portIsFree, spawnCli, type Spawned } from '../support/spawn';
 
 const cli = inject('temporalCliPath');
 
@@ -28,26 +26,7 @@ describe.skipIf(!cli)(`deep-research dev (${cli ? 'live' : missingReason()})`, (
   beforeAll(async () => {
     await llm.start();
     await search.start();
-    const [temporal, ui, api, pglite] = [await freePort(), await freePort(), await freePort(), await freePort()];
-    ports = [temporal, ui, api, pglite];
-    env = {
-      DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'dr-dev-')),
-      TEMPORAL_CLI_PATH: cli!,
-      TEMPORAL_PORT: String(temporal),
-      TEMPORAL_UI_PORT: String(ui),
-      API_PORT: String(api),
-      PGLITE_PORT: String(pglite),
-      OPENAI_BASE_URL: llm.url,
-      OPENAI_API_KEY: 'sk-dev-test',
-      SEARCH_PROVIDERS: 'searxng',
-      SEARXNG_URL: search.url,
-      LOG_LEVEL: 'warn',
-      // A test-sized wait for the model call a killed dev left (its worker is gone): the call is
-      // given to the restarted worker after twice this silence for the run's opening activity
-      // (default 15s, so 30s) and a short backoff.
-      LLM_HEARTBEAT_TIMEOUT: '3s',
-      RETRY_INITIAL_INTERVAL: '200ms',
-    };
+    ({ env, ports } = await devEnv({ cli: cli!, llmUrl: llm.url, searchUrl: search.url }));
   });
   afterAll(async () => {
     dev?.child.kill('SIGKILL');

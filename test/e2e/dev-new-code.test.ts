@@ -15,7 +15,8 @@ import { ScriptedLlmServer } from '../support/llm-server';
 import { defaultReact, planJson, researchRules, searchResults } from '../support/research-script';
 import { FakeSearxng } from '../support/search-server';
 import { missingReason } from '../support/services';
-import { freePort, ROOT, spawnCli, type Spawned } from '../support/spawn';
+import { devEnv } from '../support/dev-env';
+import { ROOT, spawnCli, type Spawned } from '../support/spawn';
 
 const cli = inject('temporalCliPath');
 const RESEARCHER = 'src/workflows/researcher.ts';
@@ -65,25 +66,14 @@ describe.skipIf(!cli)(`deep-research dev onto changed workflow code (${cli ? 'li
     await llm.start();
     await search.start();
     root = copyProject();
-    const [temporalPort, ui, api, pglite] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const base = await devEnv({ cli: cli!, llmUrl: llm.url, searchUrl: search.url });
     env = {
-      DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'dr-newcode-data-')),
-      TEMPORAL_CLI_PATH: cli!,
-      TEMPORAL_PORT: String(temporalPort),
-      TEMPORAL_UI_PORT: String(ui),
-      API_PORT: String(api),
-      PGLITE_PORT: String(pglite),
-      OPENAI_BASE_URL: llm.url,
-      OPENAI_API_KEY: 'sk-dev-test',
-      SEARCH_PROVIDERS: 'searxng',
-      SEARXNG_URL: search.url,
+      ...base.env,
       LOG_LEVEL: 'info',
       // A run at its review looks for a newer build every second (default 5 minutes).
       NEW_BUILD_CHECK: '1s',
-      // A stop does not wait for the held model call (it is cancelled), and the next start takes it soon.
+      // A stop does not wait for the held model call (it is cancelled).
       WORKER_SHUTDOWN_GRACE_MS: '1000',
-      LLM_HEARTBEAT_TIMEOUT: '3s',
-      RETRY_INITIAL_INTERVAL: '200ms',
     };
   });
   afterAll(async () => {
