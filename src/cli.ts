@@ -324,12 +324,12 @@ async function reportRouting(client: Client, namespace: string, version: WorkerD
   }
 }
 
-/** The cached bundle of this code; with tracing, one built here with the tracing interceptors. */
 /** The configuration with dev's worker as a version of the deployment. */
 function withBuild(config: Config, buildId: string): Config {
   return { ...config, temporal: { ...config.temporal, deployment: { name: config.temporal.deploymentName, buildId } } };
 }
 
+/** The cached bundle of this code; with tracing, one built here with the tracing interceptors. */
 function workflowBundleFor(plugins: OpenTelemetryPlugin[]) {
   return plugins.length ? bundleWorkflows(plugins) : cachedWorkflowBundle();
 }

@@ -131,22 +131,33 @@ export class EarlierBuilds {
     const running = await this.runningBuilds();
     const stillPinned = new Set<string>();
     for (const run of open) {
-      if (run.pinnedTo === this.d.buildId) continue;
-      if (run.pinnedTo && running.has(run.pinnedTo)) continue;
-      if (run.pinnedTo && (await this.serveBuild(run.pinnedTo))) {
-        stillPinned.add(run.pinnedTo);
-        continue;
+      try {
+        await this.takeOver(run, running, stillPinned);
+      } catch (err) {
+        // One run that cannot be moved now is looked at again at the next sweep; the others go on.
+        this.d.log.warn('could not move a run of an earlier build; trying again shortly', { workflowId: run.workflowId, err });
+        if (run.pinnedTo) stillPinned.add(run.pinnedTo);
       }
-      // Unpinned runs go to this build by themselves: only their history is checked, once (and not
-      // while unversioned workers still poll: they may be what runs them).
-      if (!run.pinnedTo && (run.build === this.d.buildId || this.replayed.has(run.runId) || running.has(UNVERSIONED))) continue;
-      await this.move(run);
     }
     for (const build of this.served.keys()) {
       if (stillPinned.has(build)) continue;
       this.d.log.info('an earlier build has no open run left; its workers stop', { build });
       await this.retire(build);
     }
+  }
+
+  /** One open run: left where it is, served by its build here, or moved to this build. */
+  private async takeOver(run: OpenRun, running: Set<string>, stillPinned: Set<string>): Promise<void> {
+    if (run.pinnedTo === this.d.buildId) return;
+    if (run.pinnedTo && running.has(run.pinnedTo)) return;
+    if (run.pinnedTo && (await this.serveBuild(run.pinnedTo))) {
+      stillPinned.add(run.pinnedTo);
+      return;
+    }
+    // Unpinned runs go to this build by themselves: only their history is checked, once (and not
+    // while unversioned workers still poll: they may be what runs them).
+    if (!run.pinnedTo && (run.build === this.d.buildId || this.replayed.has(run.runId) || running.has(UNVERSIONED))) return;
+    await this.move(run);
   }
 
   /** Earlier builds whose workers (elsewhere) polled lately; UNVERSIONED for unversioned workers. */
