@@ -12,8 +12,6 @@ const UNIT_WITHOUT = readdirSync('test/unit')
 
 export default defineConfig({
   test: {
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
     // Two cores: two files at a time keeps the shared dev server and PostgreSQL responsive.
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     reporters: ['default'],

@@ -30,6 +30,12 @@ const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+/** `true` or `false` (anything else refused), read as a boolean; unset: `fallback`. */
+const trueOrFalse = (fallback: boolean) =>
+  z
+    .enum(['true', 'false'], { message: 'expected true or false' })
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true');
 const optionalUrl = optionalString.pipe(z.url({ message: 'expected an http(s) URL' }).optional());
 
 /** USD per million tokens, "model=input/output" pairs separated by commas. */
@@ -221,13 +227,9 @@ export const EnvSchema = z.object({
     .describe(
       "Worker Versioning: this build's id, e.g. the image tag or git commit; `auto` = a hash of `src/`, `prompts/` and the lockfile; unset, the worker is unversioned",
     ),
-  TEMPORAL_WORKER_PROMOTE: z
-    .enum(['true', 'false'], { message: 'expected true or false' })
-    .default('false')
-    .transform((v) => v === 'true')
-    .describe(
-      'Worker Versioning, for `deep-research worker` with a build id: `true` makes this build the current version when the worker starts, and moves runs pinned to builds whose workers are gone (no poll in two minutes) to it (as `dev` does, see [dev across a code change](scaling-and-deploys.md#dev-across-a-code-change)); `docker-compose.yml` sets it. `false`: the rollout is yours (`temporal worker deployment set-current-version`)',
-    ),
+  TEMPORAL_WORKER_PROMOTE: trueOrFalse(false).describe(
+    'Worker Versioning, for `deep-research worker` with a build id: `true` makes this build the current version when the worker starts, and moves runs pinned to builds whose workers are gone (no poll in two minutes) to it (as `dev` does, see [dev across a code change](scaling-and-deploys.md#dev-across-a-code-change)); `docker-compose.yml` sets it. `false`: the rollout is yours (`temporal worker deployment set-current-version`)',
+  ),
   NEW_BUILD_CHECK: optionalString
     .pipe(Duration.optional())
     .describe(
@@ -243,13 +245,9 @@ export const EnvSchema = z.object({
     )
     .describe('PostgreSQL (`postgres://user:pass@host:port/db`); unset, `dev` serves an embedded PGlite database'),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10).describe('connections per process'),
-  DATABASE_NAMED_STATEMENTS: z
-    .enum(['true', 'false'], { message: 'expected true or false' })
-    .default('true')
-    .transform((v) => v === 'true')
-    .describe(
-      "`true`: statements are prepared once per connection to `DATABASE_URL` (less of the server's CPU); `false` for a pooler that moves a client between server sessions and does not track prepared statements (PgBouncer before 1.21 in transaction mode). Never for the embedded PGlite",
-    ),
+  DATABASE_NAMED_STATEMENTS: trueOrFalse(true).describe(
+    "`true`: statements are prepared once per connection to `DATABASE_URL` (less of the server's CPU); `false` for a pooler that moves a client between server sessions and does not track prepared statements (PgBouncer before 1.21 in transaction mode). Never for the embedded PGlite",
+  ),
   PGLITE_PORT: port.default(5433).describe('loopback port of the embedded database'),
 
   API_HOST: z.string().default('127.0.0.1').describe('address the HTTP API listens on'),
@@ -292,11 +290,9 @@ export const EnvSchema = z.object({
       "port `deep-research worker` serves `/metrics` on (`0`: any free port, printed at start); the API and `dev` serve it on the API's port",
     ),
   METRICS_HOST: z.string().default('127.0.0.1').describe('address `deep-research worker` serves `/metrics` on'),
-  METRICS_TENANT_NAMES: z
-    .enum(['true', 'false'], { message: 'expected true or false' })
-    .default('false')
-    .transform((v) => v === 'true')
-    .describe("`true`: `/metrics` (served without a key) labels runs started with the tenant's name; `false`: one count for all tenants"),
+  METRICS_TENANT_NAMES: trueOrFalse(false).describe(
+    "`true`: `/metrics` (served without a key) labels runs started with the tenant's name; `false`: one count for all tenants",
+  ),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.describe(
     "OpenTelemetry tracing over OTLP/HTTP (unset: off): one trace follows a run from the API's HTTP request through the workflow and its step children to every activity (the Temporal SDK's OpenTelemetry plugin); the exporter's other `OTEL_*` variables (headers, protocol) apply",
   ),
@@ -552,11 +548,7 @@ export const EnvSchema = z.object({
     .max(60_000)
     .default(5_000)
     .describe('time limit of the connection of one page read'),
-  CRAWL_RESPECT_ROBOTS: z
-    .enum(['true', 'false'], { message: 'expected true or false' })
-    .default('true')
-    .transform((v) => v === 'true')
-    .describe('whether robots.txt is respected'),
+  CRAWL_RESPECT_ROBOTS: trueOrFalse(true).describe('whether robots.txt is respected'),
   CRAWL_USER_AGENT: z
     .string()
     .min(1)
@@ -641,13 +633,9 @@ export const EnvSchema = z.object({
       "workflows a worker keeps in memory between their tasks; unset: the SDK's, sized from the heap. Smaller is not cheaper: at 100 runs, 60 cost 2.8× the workflow thread's CPU (replays) and saved no memory (`bench:load --env`)",
     ),
   /** Workflow stack traces for the `__stack_trace` query (the Web UI's Stack Trace tab): a stack recorded for every promise a workflow makes. */
-  WORKFLOW_STACK_TRACES: z
-    .enum(['true', 'false'], { message: 'expected true or false' })
-    .default('true')
-    .transform((v) => v === 'true')
-    .describe(
-      "on, as in the SDK: a stack trace is kept for every promise a workflow makes, so the Web UI's Stack Trace tab (the `__stack_trace` query) shows where a run waits. `false` (opt-in) turns that off and the workflow threads use about a quarter less CPU (`npm run bench:workflow-cpu`); the tab then says stack traces are not enabled. The switch is a one-line patch of `@temporalio/worker` (`patches/`, applied by `npm install`'s postinstall; see [Temporal SDK patch](development.md#temporal-sdk-patch))",
-    ),
+  WORKFLOW_STACK_TRACES: trueOrFalse(true).describe(
+    "on, as in the SDK: a stack trace is kept for every promise a workflow makes, so the Web UI's Stack Trace tab (the `__stack_trace` query) shows where a run waits. `false` (opt-in) turns that off and the workflow threads use about a quarter less CPU (`npm run bench:workflow-cpu`); the tab then says stack traces are not enabled. The switch is a one-line patch of `@temporalio/worker` (`patches/`, applied by `npm install`'s postinstall; see [Temporal SDK patch](development.md#temporal-sdk-patch))",
+  ),
   /** The isolate watchdog that stops a workflow which does not yield: the SDK's own one per call into the VM, or one per activation (patched SDK, opt-in). */
   WORKFLOW_VM_WATCHDOG: z
     .enum(['per-activation', 'per-call'], { message: 'expected per-activation or per-call' })

@@ -100,11 +100,6 @@ export class EarlierBuilds {
     await Promise.all([...this.served.keys()].map((b) => this.retire(b)));
   }
 
-  /** The earlier builds this process serves now. */
-  serving(): string[] {
-    return [...this.served.keys()];
-  }
-
   private async makeCurrent(): Promise<void> {
     const { client, namespace, deploymentName, buildId } = this.d;
     for (let attempt = 1; ; attempt++) {
