@@ -141,14 +141,26 @@ const failures = runs.flatMap((r) =>
     const failed = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
     if (!failed.length && file.status === 'failed') {
       // A hook or the file itself failed: say which, with the first lines of its stack.
-      const own = r.suiteErrors.filter((e) => e.file === file.name);
+      const own = r.suiteErrors.filter((e) => e.file === file.name && e.where !== 'test');
       if (!own.length) return [`${where}: ${firstLines(file.message || undefined, 1)}`];
       return own.map((e) => `${where} (${e.where}): ${firstLines(e.error, 4)}`);
     }
-    return failed.map((t) => `${where} > ${t.fullName}: ${firstLines(t.failureMessages?.[0], 1)}`);
+    return failed.map((t) => {
+      const more = r.suiteErrors.find((e) => e.file === file.name && e.where === 'test' && e.test === t.title);
+      const at = more?.at ? ` (at ${path.basename(more.at)})` : '';
+      const diff = more?.diff ? `\n${indented(more.diff, 16)}` : '';
+      return `${where} > ${t.fullName}: ${firstLines(t.failureMessages?.[0], 1)}${at}${diff}`;
+    });
   }),
 );
 for (const r of runs) for (const e of r.suiteErrors.filter((x) => x.file === null)) failures.push(`unhandled: ${firstLines(e.error, 4)}`);
+/** The first `n` lines of a diff, indented under its failure. */
+function indented(text, n) {
+  const lines = stripVTControlCharacters(text).split('\n');
+  const shown = lines.slice(0, n).map((l) => `      ${l}`);
+  if (lines.length > n) shown.push(`      … ${lines.length - n} more line(s)`);
+  return shown.join('\n');
+}
 function firstLines(text, n) {
   const lines = stripVTControlCharacters(text ?? 'no message')
     .split('\n')
@@ -181,7 +193,12 @@ const inventory = runs
   .sort();
 if (inventory.length) writeFileSync(path.resolve('.data', 'test-inventory.txt'), `${inventory.join('\n')}\n`);
 
-if (failures.length) console.log(`\nfailed:\n${failures.map((f) => `  ${f.slice(0, 600)}`).join('\n')}`);
+/** A failure's first line, cut at 600 characters, and the diff lines under it. */
+const shown = (failure) => {
+  const [head, ...diff] = failure.split('\n');
+  return [`  ${head.slice(0, 600)}`, ...diff].join('\n');
+};
+if (failures.length) console.log(`\nfailed:\n${failures.map(shown).join('\n')}`);
 console.log(`\n${sum('numPassedTests')} passed, ${sum('numFailedTests')} failed, ${skipped} skipped`);
 if (process.env.CI === 'true' && skipped > 0) {
   console.error(`CI=true: ${skipped} test(s) skipped; under CI every test must run`);

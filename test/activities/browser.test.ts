@@ -29,7 +29,12 @@ import { databaseUrl, missingReason } from '../support/services';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const hasBrowser = existsSync(CHROMIUM);
 const ready = Boolean(databaseUrl() && hasBrowser);
+/** The page time limit of the tests about it (a browser of their own, warmed up first). */
 const TIME_CAP_MS = 3_000;
+/** Every other page's. With 3 s for all, the first page of a fresh host after the SIGKILL test was
+ *  skipped once in CI (stop 64; the summary did not say why): a fresh Chromium's first page counts
+ *  its renderer's start, and render hosts run at a lower priority than the loaded suite. */
+const PAGE_CAP_MS = 10_000;
 const BYTE_CAP = 200_000;
 /** Characters of rendered HTML a page may have (CRAWL_MAX_BYTES): the 50 MB page is far past it. */
 const HTML_CAP = 2_000_000;
@@ -144,7 +149,7 @@ describe.skipIf(!ready)(
         CRAWL_ALLOW_HOSTS: `${new URL(site.url).host},${socketHost}`,
         BROWSER: 'true',
         CHROMIUM_PATH: CHROMIUM,
-        BROWSER_TIMEOUT_MS: String(TIME_CAP_MS),
+        BROWSER_TIMEOUT_MS: String(PAGE_CAP_MS),
         BROWSER_MAX_BYTES: String(BYTE_CAP),
         CRAWL_MAX_BYTES: String(HTML_CAP),
       });
@@ -303,21 +308,38 @@ describe.skipIf(!ready)(
       });
     }, 30_000);
 
-    it('ends a page at the time cap', async () => {
-      const started = Date.now();
-      const r = await render(`${site.url}/apps/slow.html`);
-      const took = Date.now() - started;
-      expect(r).toMatchObject({ status: 'skipped', reason: `no readable text within the browser's time limit (${TIME_CAP_MS} ms)` });
-      expect(took).toBeGreaterThanOrEqual(TIME_CAP_MS - 100);
-      expect(took).toBeLessThan(TIME_CAP_MS + 5_000);
-    }, 30_000);
+    /** Browser activities of their own (their own render hosts), with these settings. */
+    const ownBrowser = (env: Record<string, string>) =>
+      createBrowserActivities({
+        config: testConfig(llm.url, { CRAWL_ALLOW_HOSTS: new URL(site.url).host, BROWSER: 'true', CHROMIUM_PATH: CHROMIUM, ...env }),
+        store: createStore(pool),
+      });
 
-    it('skips a page whose document does not load within the time cap', async () => {
-      const started = Date.now();
-      const r = await render(`${site.url}/apps/endless.html`);
-      expect(r).toMatchObject({ status: 'skipped', reason: `the page did not load within ${TIME_CAP_MS} ms` });
-      expect(Date.now() - started).toBeLessThan(TIME_CAP_MS + 5_000);
-    }, 30_000);
+    describe(`the time cap (${TIME_CAP_MS} ms)`, () => {
+      let capped: ReturnType<typeof createBrowserActivities>;
+      const renderCapped = (url: string): Promise<CrawlResult> => env().run(capped.renderPage, { researchId, url });
+      beforeAll(async () => {
+        capped = ownBrowser({ BROWSER_TIMEOUT_MS: String(TIME_CAP_MS) });
+        // Its host and Chromium started: a page the guard blocks at once, whatever the machine's load.
+        expect(await renderCapped(`${site.url}/apps/redirect-private`)).toMatchObject({ status: 'blocked' });
+      }, 60_000);
+      afterAll(async () => capped?.closeBrowser());
+
+      it('ends a page at the time cap', async () => {
+        const started = Date.now();
+        const r = await renderCapped(`${site.url}/apps/slow.html`);
+        const took = Date.now() - started;
+        expect(r).toMatchObject({ status: 'skipped', reason: `no readable text within the browser's time limit (${TIME_CAP_MS} ms)` });
+        // The page had its time; the reason says the page's own limit ended it, not the pool's
+        // outer deadline (TIME_CAP_MS + 30 s), which would read "still rendering".
+        expect(took).toBeGreaterThanOrEqual(TIME_CAP_MS - 100);
+      }, 30_000);
+
+      it('skips a page whose document does not load within the time cap', async () => {
+        const r = await renderCapped(`${site.url}/apps/endless.html`);
+        expect(r).toMatchObject({ status: 'skipped', reason: `the page did not load within ${TIME_CAP_MS} ms` });
+      }, 30_000);
+    });
 
     it('skips a page whose responses pass the byte cap', async () => {
       const r = await render(`${site.url}/apps/heavy.html`);
@@ -325,17 +347,10 @@ describe.skipIf(!ready)(
     }, 30_000);
 
     describe('hostile pages: each is skipped or cut with its reason, the worker stays up and the next page renders', () => {
-      /** Browser activities of their own (their own render hosts), with these settings. */
-      const ownBrowser = (env: Record<string, string>) =>
-        createBrowserActivities({
-          config: testConfig(llm.url, { CRAWL_ALLOW_HOSTS: new URL(site.url).host, BROWSER: 'true', CHROMIUM_PATH: CHROMIUM, ...env }),
-          store: createStore(pool),
-        });
       const nextPageRenders = async () => {
-        expect(await render(`${site.url}/apps/wind-report.html`)).toMatchObject({
-          status: 'ok',
-          title: 'Offshore wind capacity keeps growing',
-        });
+        const { status, reason, title } = await render(`${site.url}/apps/wind-report.html`);
+        // The reason too: when the page is skipped, a failure says why.
+        expect({ status, reason, title }).toEqual({ status: 'ok', reason: undefined, title: 'Offshore wind capacity keeps growing' });
       };
 
       it('window.open: the popups are refused and counted, the page itself is read', async () => {
