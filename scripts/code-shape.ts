@@ -1,5 +1,5 @@
 // The code's shape, measured with the TypeScript compiler: the import graph of src/ (circles,
-// imports that climb the layers, the workflows' determinism boundary) and the length of every
+// imports that climb the layers, roles that import roles, the workflows' determinism boundary) and the length of every
 // function, with a shorter limit in the workflow code. test/unit/code-shape.test.ts asserts on it;
 // this prints it:
 //
@@ -8,9 +8,11 @@
 // Which imports count:
 // - Layers count every import, `import type` and `typeof import('…')` included: a type from a
 //   higher layer ties the lower one to it as surely as a value does.
-// - Circles count what is imported at run time: what tsx and esbuild keep after erasing types
-//   (an `import type`, or an import whose names are used only as types, is erased). A circle of
-//   types only loads nothing in a circle. `import()` counts: it is still a module that needs the other.
+// - Circles count every import, types included: a circle of types loads nothing in a circle, but
+//   its files still cannot be read, changed or tested one without the others.
+// - A role (src/activities/roles/<role>.ts) imports no other role: what roles share is in
+//   src/activities/role-kit/, and activities that chain several roles' calls in src/activities/phases/.
+//   Only the registry (roles/index.ts) imports them all.
 // - The determinism boundary: workflow code imports values only from src/workflows, src/shared
 //   and the packages in WORKFLOW_PACKAGES (activities as types only); the workflow bundle's cache
 //   key (src/infra/workflow-bundle.ts) hashes exactly those two directories.
@@ -203,11 +205,11 @@ export function importGraph(files = sourceFiles()): Import[] {
 
 const isInternal = (to: string) => to.startsWith('src/');
 
-/** Every elementary circle of run-time imports, each once, starting at its smallest path. */
+/** Every elementary circle of imports (types included), each once, starting at its smallest path. */
 export function findCycles(imports: Import[]): string[][] {
   const next = new Map<string, Set<string>>();
   for (const i of imports) {
-    if (i.runtime && isInternal(i.to) && i.from !== i.to) next.set(i.from, (next.get(i.from) ?? new Set()).add(i.to));
+    if (isInternal(i.to) && i.from !== i.to) next.set(i.from, (next.get(i.from) ?? new Set()).add(i.to));
   }
   const cycles: string[][] = [];
   // Johnson's idea in its simplest form: from each start, walk only through larger paths, so each
@@ -222,6 +224,16 @@ export function findCycles(imports: Import[]): string[][] {
     walk(start, [start]);
   }
   return cycles;
+}
+
+const ROLES_DIR = 'src/activities/roles/';
+const ROLE_REGISTRY = `${ROLES_DIR}index.ts`;
+
+/** Imports of a role by another role (the registry excepted). */
+export function roleImports(imports: Import[]): string[] {
+  return imports
+    .filter((i) => i.from.startsWith(ROLES_DIR) && i.from !== ROLE_REGISTRY && i.to.startsWith(ROLES_DIR) && i.to !== i.from)
+    .map((i) => `${i.from}:${i.line} imports ${i.to}`);
 }
 
 export function layerViolations(imports: Import[]): string[] {
@@ -418,6 +430,7 @@ function main(): number {
   const sections: [string, string[]][] = [
     ['files in no layer', unlayeredFiles()],
     ['import circles', findCycles(imports).map((c) => c.join(' -> '))],
+    ['roles importing roles', roleImports(imports)],
     ['imports from a lower layer to a higher one', layerViolations(imports)],
     ['workflow imports across the determinism boundary', boundaryViolations(imports)],
     ['client imports of server code or packages', clientViolations(imports)],

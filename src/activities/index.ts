@@ -12,12 +12,15 @@ import { createLlmClient } from './llm/client';
 import { createMcpActivities, loadMcpConfig } from './mcp';
 import { createPersistActivities } from './persist';
 import { createReportVersionActivities } from './report-versions';
+import { createPhaseActivities } from './phases';
 import { createRoleActivities } from './roles';
+import { createPageExtractor } from './roles/extractor';
+import { createTopicClassifier } from './roles/search-topic';
 import { sandboxPackages } from './roles/coder';
-import { createConversationActivities } from './roles/conversation';
+import { createConversationActivities } from './role-kit/conversation';
 import { createReportAssembly } from './roles/report-section';
-import type { PythonTool } from './roles/role';
-import { researcherBudgets } from './roles/tool-budget';
+import type { PythonTool } from './role-kit/role';
+import { researcherBudgets } from './role-kit/tool-budget';
 import { createSandboxActivities } from './sandbox';
 import { createSandboxProbe } from './sandbox/probe';
 import { createSearchActivities } from './search';
@@ -126,24 +129,25 @@ export function createActivities(deps: ActivityDeps) {
     providers: buildProviders({ ...deps.config.search, userAgent: deps.config.crawl.userAgent }),
     maxResults: deps.config.search.maxResults,
     embedder,
-    llm,
+    classifierFor: (researchId: string) => createTopicClassifier({ llm, store }, researchId),
   });
-  const crawl = createCrawlActivities({ config: deps.config, store, llm, counter: budgets.counter, parser });
+  const crawl = createCrawlActivities({ config: deps.config, store, extract: createPageExtractor(llm), counter: budgets.counter, parser });
   // The searches, page reads and knowledge searches the background phase (researchBackground) and
   // the researcher's turns run in-process.
   const web = { webSearch: search.webSearch, crawlPage: crawl.crawlPage, knowledgeSearch: kbSearch.knowledgeSearch };
+  const modelCallDeps = {
+    llm,
+    store,
+    canRunCode,
+    budgets,
+    python: researcherPython(sb, canRunCode),
+    discoverMcp: mcp.discoverMcpTools,
+    sandbox: sb,
+    web,
+  };
   return {
-    /** Model calls (LLM_OPTIONS): every role's activities (src/activities/roles/index.ts). */
-    llm: createRoleActivities({
-      llm,
-      store,
-      canRunCode,
-      budgets,
-      python: researcherPython(sb, canRunCode),
-      discoverMcp: mcp.discoverMcpTools,
-      sandbox: sb,
-      web,
-    }),
+    /** Model calls (LLM_OPTIONS): every role's activities and the phases' that chain them. */
+    llm: { ...createRoleActivities(modelCallDeps), ...createPhaseActivities(modelCallDeps) },
     /** PostgreSQL only (STORE_OPTIONS). */
     // Only what a workflow calls: the conversation's writers are called by the researcher's turn
     // and by the MCP tool call, inside their activities.

@@ -1,6 +1,6 @@
 // What a step may spend: what was left of the run's budget when the step started. The step's
 // workflow checks it before each round, and a researcher turn that goes on with rounds by itself
-// (src/activities/roles/researcher.ts) checks it the same way.
+// (src/activities/phases/researcher-turn.ts) checks it the same way.
 import type { Usage } from './schemas';
 
 export interface StepBudget {

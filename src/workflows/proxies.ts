@@ -91,7 +91,7 @@ export function activitiesFor(policy: CallPolicy) {
 
 /** The groups on `<queue>-llm`: model calls, page reads (their extraction is a model call) and embeddings. */
 function modelQueueCalls(retry: RetrySettings, waitOut: WaitOut) {
-  /** Model calls: every role's activities (src/activities/roles/index.ts, docs/roles.md), called as
+  /** Model calls: every role's and phase's activities (src/activities/roles/index.ts, phases/index.ts, docs/roles.md), called as
    *  `calls.llm.<activity>`. On `<queue>-llm` (one rate limit for the provider across all workers):
    *  one HTTP request per attempt (the client does not retry); 429 waits for its Retry-After
    *  (nextRetryDelay); heartbeats, so a dead worker's call is retried quickly. */

@@ -7,8 +7,8 @@ import { addUsage, forcedAnswerCut, stepKey, ZERO_USAGE } from '../shared/plain'
 import type { StepInput, StepOutput, Usage } from '../shared/schemas';
 import { stepBudgetSpent } from '../shared/step-budget';
 import type { McpToolSpec } from '../activities/mcp';
-import type { ToolResultInput } from '../activities/roles/conversation';
-import type { TurnResult } from '../activities/roles/researcher';
+import type { ToolResultInput } from '../activities/role-kit/conversation';
+import type { TurnResult } from '../activities/phases/researcher-turn';
 import { partsGiveUpAt, type Calls } from './proxies';
 import { GO_ON_MS, turnWithTrim, type TurnRequest } from './researcher-turn';
 import { StepNotes } from './step-notes';

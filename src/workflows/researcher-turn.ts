@@ -4,8 +4,8 @@
 import { ErrorType } from '../shared/errors';
 import type { StepInput } from '../shared/schemas';
 import type { McpToolSpec } from '../activities/mcp';
-import type { ToolResultInput } from '../activities/roles/conversation';
-import type { GoOn, TurnResult } from '../activities/roles/researcher';
+import type { ToolResultInput } from '../activities/role-kit/conversation';
+import type { GoOn, TurnResult } from '../activities/phases/researcher-turn';
 import type { Calls } from './proxies';
 
 /** After a context-length error, tool results kept whole: first the last one, then none. */

@@ -1,5 +1,5 @@
 // The researcher's tools. web_search and crawl run inside the turn that asked for them
-// (src/activities/roles/researcher-web.ts); their results come here to be kept, and pages that
+// (src/activities/phases/researcher-web.ts); their results come here to be kept, and pages that
 // need a browser are rendered here. The workflow runs the others as activities: knowledge_search,
 // python (the coder's sandbox activity, on the sandbox queue) and MCP tools. Each result is
 // written into the conversation at the position the workflow chose, so a retried round finds it
@@ -10,7 +10,7 @@ import { pythonRunNumber } from '../shared/plain';
 import type { ToolCall } from '../shared/llm-outputs';
 import { addUsage, ZERO_USAGE } from '../shared/plain';
 import type { StepInput, Usage } from '../shared/schemas';
-import type { ToolResultInput } from '../activities/roles/conversation';
+import type { ToolResultInput } from '../activities/role-kit/conversation';
 import type { CrawlResult } from '../activities/crawl';
 import type { Calls } from './proxies';
 import type { StepNotes } from './step-notes';

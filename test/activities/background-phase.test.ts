@@ -7,7 +7,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBackgroundActivities } from '../../src/activities/roles/background';
-import { createBackgroundPhase, type BackgroundPhaseInput } from '../../src/activities/roles/background-phase';
+import { createBackgroundPhase, type BackgroundPhaseInput } from '../../src/activities/phases/background-phase';
 import { createCoordinatorActivities } from '../../src/activities/roles/coordinator';
 import { createPlannerActivities } from '../../src/activities/roles/planner';
 import { bySchema, type Reply, type Rule, type ChatRequest } from '../support/llm-server';

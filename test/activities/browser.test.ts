@@ -18,6 +18,7 @@ import { MAX_FRAMES } from '../../src/activities/crawl/browser';
 import { processTree } from '../../src/activities/crawl/process-tree';
 import { createLlm } from '../../src/activities/llm/call';
 import { createLlmClient } from '../../src/activities/llm/client';
+import { createPageExtractor } from '../../src/activities/roles/extractor';
 import { createStore } from '../../src/activities/store';
 import { createPool } from '../../src/infra/postgres';
 import { FixtureSite } from '../support/fixture-site';
@@ -159,7 +160,7 @@ describe.skipIf(!ready)(
       crawl = createCrawlActivities({
         config,
         store,
-        llm: createLlm({ config, calls: store.llmCalls, leases: store.llmLeases, client: () => client }),
+        extract: createPageExtractor(createLlm({ config, calls: store.llmCalls, leases: store.llmLeases, client: () => client })),
       }).crawlPage;
       browser = createBrowserActivities({ config, store });
       llm.script([

@@ -9,6 +9,7 @@ import { DEFAULT_PARSE_CAPS } from '../../src/activities/knowledge/parse-caps';
 import { ParseSandbox } from '../../src/activities/knowledge/parse-thread';
 import { createLlm } from '../../src/activities/llm/call';
 import { createLlmClient } from '../../src/activities/llm/client';
+import { createPageExtractor } from '../../src/activities/roles/extractor';
 import { createStore } from '../../src/activities/store';
 import { createPool } from '../../src/infra/postgres';
 import { FixtureSite } from '../support/fixture-site';
@@ -47,7 +48,7 @@ describe.skipIf(!ready)(`crawl activity (${ready ? 'live' : missingReason()})`, 
     crawl = createCrawlActivities({
       config,
       store,
-      llm: createLlm({ config, calls: store.llmCalls, leases: store.llmLeases, client: () => client }),
+      extract: createPageExtractor(createLlm({ config, calls: store.llmCalls, leases: store.llmLeases, client: () => client })),
       parser,
     }).crawlPage;
     llm.script([

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities';
-import { createConversationActivities } from '../../src/activities/roles/conversation';
+import { createConversationActivities } from '../../src/activities/role-kit/conversation';
 import { loadConfig } from '../../src/config';
 import { createStore } from '../../src/activities/store';
 import { createLogger } from '../../src/infra/logger';
@@ -14,7 +14,7 @@ import { initdbOnThread } from '../../src/infra/pglite-initdb';
 import { createPool, startEmbeddedPostgres } from '../../src/infra/postgres';
 import { databaseUrl, missingReason } from '../support/services';
 import { freePort } from '../support/spawn';
-import { researcherBudgets } from '../../src/activities/roles/tool-budget';
+import { researcherBudgets } from '../../src/activities/role-kit/tool-budget';
 
 describe('embedded PostgreSQL (PGlite over its wire-protocol server)', () => {
   it('serves pg clients, runs migrations once and keeps data across restarts', async () => {

@@ -16,7 +16,7 @@ import { contentHash, createIngestActivities } from '../../src/activities/knowle
 import { parseDocument } from '../../src/activities/knowledge/parse';
 import { createRetriever } from '../../src/activities/knowledge/retrieve';
 import { createKnowledgeSearchActivities } from '../../src/activities/knowledge/search';
-import { fallbackNotes } from '../../src/activities/roles/fallbacks';
+import { fallbackNotes } from '../../src/activities/role-kit/fallbacks';
 import type { SafeFetcher } from '../../src/activities/crawl/safe-fetch';
 import { createStore, type Store } from '../../src/activities/store';
 import { ErrorType } from '../../src/shared/errors';

@@ -6,7 +6,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLlm } from '../../src/activities/llm/call';
 import { createLlmClient } from '../../src/activities/llm/client';
-import { noteFallback } from '../../src/activities/roles/fallbacks';
+import { noteFallback } from '../../src/activities/role-kit/fallbacks';
 import { createVerifierActivities } from '../../src/activities/roles/citation-check';
 import { createReportOutlineActivities } from '../../src/activities/roles/report-outline';
 import { createReportAssembly, createReportSectionActivities } from '../../src/activities/roles/report-section';

@@ -7,14 +7,14 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLlm } from '../../src/activities/llm/call';
 import { createLlmClient } from '../../src/activities/llm/client';
-import { createResearcherActivities, type TurnInput, type TurnResult } from '../../src/activities/roles/researcher';
+import { createResearcherActivities, type TurnInput, type TurnResult } from '../../src/activities/phases/researcher-turn';
 import { createStore } from '../../src/activities/store';
 import { createPool } from '../../src/infra/postgres';
 import type { PlanStep } from '../../src/shared/schemas';
 import { ScriptedLlmServer } from '../support/llm-server';
 import { testConfig } from '../support/harness';
 import { databaseUrl, missingReason } from '../support/services';
-import { researcherBudgets } from '../../src/activities/roles/tool-budget';
+import { researcherBudgets } from '../../src/activities/role-kit/tool-budget';
 
 const ready = Boolean(databaseUrl());
 const step: PlanStep = {

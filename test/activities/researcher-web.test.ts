@@ -6,9 +6,9 @@
 // the same, as a failed page); a page only a browser could read comes back for the workflow to render.
 import { ApplicationFailure } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BackgroundWeb } from '../../src/activities/roles/background-phase';
-import { createResearcherActivities, type TurnInput } from '../../src/activities/roles/researcher';
-import { researcherBudgets } from '../../src/activities/roles/tool-budget';
+import type { BackgroundWeb } from '../../src/activities/role-kit/role';
+import { createResearcherActivities, type TurnInput } from '../../src/activities/phases/researcher-turn';
+import { researcherBudgets } from '../../src/activities/role-kit/tool-budget';
 import { bySchema, type ChatRequest, type Reply, type Rule } from '../support/llm-server';
 import { SOLAR_STEP } from '../support/research-script';
 import { databaseUrl, missingReason } from '../support/services';

@@ -8,7 +8,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLlm } from '../../src/activities/llm/call';
 import { createLlmClient } from '../../src/activities/llm/client';
-import { fallbackNotes } from '../../src/activities/roles/fallbacks';
+import { fallbackNotes } from '../../src/activities/role-kit/fallbacks';
 import { createTopicClassifier } from '../../src/activities/roles/search-topic';
 import {
   chooseProviders,

@@ -17,6 +17,7 @@ import {
   LAYERS,
   ROOT,
   layerViolations,
+  roleImports,
   longFunctions,
   longWorkflowFunctions,
   MAX_FUNCTION_LINES,
@@ -43,8 +44,12 @@ describe('the import graph of src/', () => {
     expect(unlayeredFiles()).toEqual([]);
   });
 
-  it('has no circle of run-time imports', () => {
+  it('has no circle of imports, types included', () => {
     expect(findCycles(imports).map((c) => c.join(' -> '))).toEqual([]);
+  });
+
+  it('has no role that imports another role', () => {
+    expect(roleImports(imports)).toEqual([]);
   });
 
   it(`never imports from a lower layer to a higher one (${LAYERS.map((l) => l.name).join(' < ')})`, () => {
@@ -107,9 +112,26 @@ describe('the import graph of src/', () => {
       edge('src/workflows/w.ts', 'src/activities/x.ts'),
       edge('src/workflows/w.ts', 'src/activities/y.ts', false),
     ];
-    expect(findCycles(bad)).toEqual([['src/shared/a.ts', 'src/shared/b.ts', 'src/shared/c.ts', 'src/shared/a.ts']]);
+    // A circle through a type import is a circle too.
+    expect(findCycles(bad)).toEqual([
+      ['src/activities/x.ts', 'src/workflows/w.ts', 'src/activities/x.ts'],
+      ['src/infra/x.ts', 'src/infra/y.ts', 'src/infra/x.ts'],
+      ['src/shared/a.ts', 'src/shared/b.ts', 'src/shared/c.ts', 'src/shared/a.ts'],
+    ]);
     expect(layerViolations(bad)).toEqual(['src/activities/x.ts:1 (activities) imports src/workflows/w.ts (workflows)']);
     expect(boundaryViolations(bad)).toEqual(['src/workflows/w.ts:1 imports src/activities/x.ts']);
+  });
+});
+
+describe('roles', () => {
+  it('would report a role importing a role, not the registry or a role using the kit or a phase using roles', () => {
+    const graph = [
+      edge('src/activities/roles/planner.ts', 'src/activities/roles/user-memory.ts', false),
+      edge('src/activities/roles/index.ts', 'src/activities/roles/planner.ts'),
+      edge('src/activities/roles/planner.ts', 'src/activities/role-kit/plan-repair.ts'),
+      edge('src/activities/phases/report.ts', 'src/activities/roles/reporter.ts'),
+    ];
+    expect(roleImports(graph)).toEqual(['src/activities/roles/planner.ts:1 imports src/activities/roles/user-memory.ts']);
   });
 });
 

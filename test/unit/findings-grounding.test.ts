@@ -2,7 +2,7 @@
 // right are put in the tool's shape; tool calls written as text are found, answers are left alone.
 import { describe, expect, it } from 'vitest';
 import { groundFindings } from '../../src/shared/citations';
-import { looseArgs, parseToolCalls } from '../../src/activities/roles/researcher-tools';
+import { looseArgs, parseToolCalls } from '../../src/activities/role-kit/researcher-tools';
 import { toolCallsInText } from '../../src/activities/llm/text-tools';
 import { fitRequest, messageTokens, nextScale, promptTokensFromError, windowFromError } from '../../src/activities/llm/window';
 

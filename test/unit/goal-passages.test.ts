@@ -1,9 +1,9 @@
 // A long page reduced for its goal (src/activities/crawl/goal-passages.ts), and a tool result's
-// fair shares (src/activities/roles/tool-budget.ts), without a model.
+// fair shares (src/activities/role-kit/tool-budget.ts), without a model.
 import { describe, expect, it } from 'vitest';
 import { goalTerms, passagesForGoal } from '../../src/activities/crawl/goal-passages';
 import { tokenCounter, tokenizerFamily } from '../../src/activities/llm/tokens';
-import { fairShares, shareBudget } from '../../src/activities/roles/tool-budget';
+import { fairShares, shareBudget } from '../../src/activities/role-kit/tool-budget';
 
 const counter = tokenCounter('cl100k');
 const filler = (topic: string, n: number) =>

@@ -2,7 +2,7 @@
 // how its runs are numbered, and the probe that decides whether a sandbox is there.
 import Docker from 'dockerode';
 import { describe, expect, it } from 'vitest';
-import { parseToolCalls, toolDefinitions } from '../../src/activities/roles/researcher-tools';
+import { parseToolCalls, toolDefinitions } from '../../src/activities/role-kit/researcher-tools';
 import { createSandboxProbe } from '../../src/activities/sandbox/probe';
 import { loadConfig } from '../../src/config';
 import { PYTHON_RUNS_PER_ATTEMPT, pythonRunNumber } from '../../src/shared/llm-outputs';

@@ -4,8 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { renderPrompt } from '../../src/activities/llm/render';
 import { derivedStepKeys } from '../../src/activities/report-versions';
-import { fallbackNotes } from '../../src/activities/roles/fallbacks';
-import { REPORTER_PROMPT, versionedKey } from '../../src/activities/roles/reporter';
+import { fallbackNotes } from '../../src/activities/role-kit/fallbacks';
+import { versionedKey } from '../../src/activities/role-kit/report-writing';
+import { REPORTER_PROMPT } from '../../src/activities/roles/reporter';
 import { REPORT_SECTION_PROMPT } from '../../src/activities/roles/report-section';
 import { RewriteOptions } from '../../src/shared/report-versions';
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLlm } from '../../src/activities/llm/call';
 import { createLlmClient } from '../../src/activities/llm/client';
 import { createCoordinatorActivities } from '../../src/activities/roles/coordinator';
-import { fallbackNotes } from '../../src/activities/roles/fallbacks';
+import { fallbackNotes } from '../../src/activities/role-kit/fallbacks';
 import { judgeStep } from '../../src/activities/roles/judge';
 import { createKnowledgeRouterActivities } from '../../src/activities/roles/knowledge-router';
 import { createBackgroundActivities } from '../../src/activities/roles/background';

@@ -9,8 +9,9 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { MODEL_CALL_PARTS } from '../../src/activities/llm/model-call';
 import { loadTemplate, parseTemplate, renderPart, renderPrompt, templateVariables } from '../../src/activities/llm/render';
+import { createPhaseActivities } from '../../src/activities/phases';
 import { createRoleActivities, PARTS, PROMPTS, ROLES } from '../../src/activities/roles';
-import type { RoleDeps } from '../../src/activities/roles/role';
+import type { RoleDeps } from '../../src/activities/role-kit/role';
 import { ROOT } from '../support/spawn';
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -68,7 +69,7 @@ describe('the roles registry', () => {
       .map((f) => readFileSync(path.join(ROOT, f), 'utf8'))
       .join('\n');
     const called = new Set([...workflowCode.matchAll(/\bllm\.([a-zA-Z]+)\.execute(?:WithOptions)?\b/g)].map((m) => m[1]!));
-    const registered = Object.keys(createRoleActivities({} as RoleDeps));
+    const registered = Object.keys({ ...createRoleActivities({} as RoleDeps), ...createPhaseActivities({} as RoleDeps) });
     expect(registered.filter((a) => !called.has(a))).toEqual([]);
     expect([...called].filter((a) => !registered.includes(a))).toEqual([]);
     // A role answered inside another group's activity: that activity is called.

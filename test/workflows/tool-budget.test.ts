@@ -1,4 +1,4 @@
-// A tool result's budget shared across its pages and hits (src/activities/roles/tool-budget.ts),
+// A tool result's budget shared across its pages and hits (src/activities/role-kit/tool-budget.ts),
 // on the dev server: five long pages all reach the model, each shortened to its share, and a hit
 // left out of a search result is not read, so it cannot be cited.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { PROJECT_ROOT } from '../../infra/paths';
-import type { Readable } from './extract';
+import type { Readable } from './readable';
 
 /** Pages at least this large (bytes of HTML) are parsed off the calling thread. */
 export const OFF_THREAD_BYTES = 64 * 1024;

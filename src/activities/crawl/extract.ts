@@ -5,13 +5,9 @@ import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
 import { publicationDay } from '../../shared/time-range';
 import { extractThread, OFF_THREAD_BYTES } from './extract-thread';
+import type { Readable } from './readable';
 
-export interface Readable {
-  title: string;
-  markdown: string;
-  /** The publication date (`YYYY-MM-DD`) the page states in its markup, when it does. */
-  published?: string;
-}
+export type { Readable } from './readable';
 
 /** Meta tags that carry a publication date, most specific first (Open Graph article, schema.org
  *  microdata, Highwire/Google Scholar, Dublin Core, the plain ones). */

@@ -7,14 +7,12 @@ import type { Config } from '../../config';
 import { ErrorType } from '../../shared/errors';
 import { type Usage } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
-import type { Llm } from '../llm/call';
-import { EXTRACTOR_PROMPT } from '../roles/extractor';
 import { sourceIdFor } from '../search/sources';
 import { normalizeUrl } from '../search/types';
 import type { Store, StoredPage } from '../store';
 import { runSettings } from '../run-settings';
 import { toReadable } from './extract';
-import { modelGaveUp, noteFallback } from '../roles/fallbacks';
+import { modelGaveUp, noteFallback } from '../role-kit/fallbacks';
 import { documentToReadable, OFFICE_CONTENT_TYPES } from './office';
 import type { DocumentParser } from '../knowledge/parse-thread';
 import { createRobotsChecker } from './robots';
@@ -61,7 +59,21 @@ const PAGE_BUDGET_TOKENS = 6_000;
 
 /** `counter`: the extractor's model's tokenizer family (default cl100k). `parser`: the parse
  *  threads, for PDFs and Office files (without: parsed on the calling thread, as tests do). */
-type CrawlDeps = { config: Pick<Config, 'crawl'>; store: Store; llm: Llm; counter?: TokenCounter; parser?: DocumentParser };
+/** What the crawl asks of the model for a fetched page: the evidence it holds for the goal. The
+ *  extractor role's call (src/activities/roles/extractor.ts), given by the worker. */
+export type PageExtractor = (
+  vars: { goal: string; url: string; title: string; page: string; truncated: boolean; shownChars: number; pageChars: number },
+  ctx: { researchId: string; key: string },
+) => Promise<{ output: { relevant: boolean; evidence: string; summary: string }; usage: Usage }>;
+
+type CrawlDeps = {
+  config: Pick<Config, 'crawl'>;
+  store: Store;
+  /** The extractor role's call (src/activities/roles/extractor.ts), which reads a fetched page for the goal. */
+  extract: PageExtractor;
+  counter?: TokenCounter;
+  parser?: DocumentParser;
+};
 type CrawlInput = { researchId: string; url: string; goal: string };
 
 /** What reading a page needs: the activity's dependencies and the guarded fetcher. */
@@ -212,8 +224,7 @@ async function extractForGoal(deps: CrawlDeps, input: CrawlInput, page: StoredPa
     beat.say({ stage: 'llm', attempt });
     const { text, reduced } = passagesForGoal(page.markdown, input.goal, budget, deps.counter ?? tokenCounter('cl100k'));
     try {
-      const r = await deps.llm.structured(
-        EXTRACTOR_PROMPT,
+      const r = await deps.extract(
         {
           goal: input.goal,
           url: page.finalUrl,

@@ -3,7 +3,7 @@
 // section, a link to the document in the API), cited and checked like a web page.
 import { type KnowledgeScope, type SourceRef } from '../../shared/schemas';
 import { summarize } from '../../shared/plain';
-import { noteFallback } from '../roles/fallbacks';
+import { noteFallback } from '../role-kit/fallbacks';
 import type { StoredSource, Store } from '../store';
 import { chunkSourceId, type RetrievedChunk, type Retriever } from './retrieve';
 

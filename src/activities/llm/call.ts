@@ -22,36 +22,14 @@ import { Providers } from './providers';
 import { renderPart } from './render';
 import { ask, createEndpoints, windowOf, type Endpoints, type StructuredMode } from './request';
 import { structuredRequest } from './structured';
+import type { ModelRequest, ReplyReading } from './model-request';
 import { toolCallsInText, toolNames } from './text-tools';
 
 export { refusesResponseFormat, structuredParams, type StructuredMode } from './request';
 export { parseJsonAnswer } from './structured';
+export type { ModelRequest, ReplyReading } from './model-request';
 
 type Choice = OpenAI.Chat.ChatCompletion.Choice;
-
-/** What a caller makes of a reply: the value (and what to log), or a problem to send back once. */
-export type ReplyReading<T> = { value: T; logged: unknown } | { problem: string; repair: Message[] };
-
-export interface ModelRequest<T> {
-  researchId: string;
-  role: LlmRole;
-  /** The prompt's file name, for the call log. */
-  promptName: string;
-  /** Tells apart several calls made by one activity (e.g. extraction retries with a shorter page). */
-  key?: string | undefined;
-  /** A model the operator allows, asked instead of the role's on the primary provider (a report rewrite's). */
-  model?: string | undefined;
-  messages: Message[];
-  tools?: OpenAI.Chat.ChatCompletionTool[];
-  responseFormat?: OpenAI.ResponseFormatJSONSchema;
-  /** An output limit below the role's (a prompt whose answer is short). */
-  maxTokens?: number | undefined;
-  /** What the caller expected, for the error after a failed repair. */
-  expected: string;
-  read: (choice: Choice | undefined) => ReplyReading<T>;
-  /** The value from a logged response of an attempt that finished the call but not the activity. */
-  reuse: (logged: unknown) => T | undefined;
-}
 
 export interface ModelResult<T> {
   output: T;

@@ -8,7 +8,7 @@ import type { Config } from '../../config';
 import { ErrorType } from '../../shared/errors';
 import { metrics } from '../../infra/metrics';
 import type { Message } from '../store';
-import type { ModelRequest } from './call';
+import type { ModelRequest } from './model-request';
 import { chatCompletion, LlmTimeout } from './client';
 import { acquireSlot, type Limiter, type Slot } from './limiter';
 import { ANSWER_FUNCTION, JSON_OBJECT } from './model-call';

@@ -2,7 +2,7 @@
 // (rendered prompt, response format from the zod schema), and how a reply is read: parsed with
 // the schema, or sent back once with what was wrong (prompts/model-call.md, repair-json).
 import { zodResponseFormat } from 'openai/helpers/zod';
-import type { ModelRequest, ReplyReading } from './call';
+import type { ModelRequest, ReplyReading } from './model-request';
 import { REPAIR_JSON } from './model-call';
 import type { PromptOutput, PromptVars, StructuredPrompt } from './prompt-def';
 import { renderPart, renderPrompt } from './render';

@@ -7,11 +7,8 @@ import type { StepOutput } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
 import { jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
-import { sourcesBlock, writeCitedDocument } from './cited';
-import { createBackgroundPhase } from './background-phase';
-import { createCoordinatorActivities } from './coordinator';
-import { createPlannerActivities } from './planner';
-import { defineRole, type RoleDeps } from './role';
+import { sourcesBlock, writeCitedDocument } from '../role-kit/cited';
+import { defineRole } from '../role-kit/role';
 
 export const BACKGROUND_PROMPT = jsonPrompt(
   {
@@ -73,13 +70,6 @@ export const background = defineRole({
   does: 'Writes the background brief, with citations, from the snippets the first searches found and the best pages read.',
   prompts: { background: BACKGROUND_PROMPT },
   parts: [],
-  // researchBackground (background-phase.ts): the whole phase, the brief and the first plan
-  // included, in one activity; classifyThenBackground: the coordinator's classification first.
-  activities: (deps: RoleDeps) =>
-    createBackgroundPhase(
-      deps,
-      createBackgroundActivities(deps).writeBackground,
-      createPlannerActivities(deps).planResearch,
-      createCoordinatorActivities(deps).classifyRequest,
-    ),
+  activities: () => ({}),
+  answeredIn: { activity: 'researchBackground', module: 'src/activities/phases/background-phase.ts' },
 });

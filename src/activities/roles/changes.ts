@@ -19,9 +19,9 @@ import type { Finding, Reference } from '../../shared/report';
 import type { Llm } from '../llm/call';
 import { jsonPrompt, text } from '../llm/prompt-def';
 import type { ReportRecord, ScheduledReport, Store, StoredSource } from '../store';
-import { modelGaveUp, noteFallback } from './fallbacks';
-import { reportSources } from './reporter';
-import { defineRole } from './role';
+import { modelGaveUp, noteFallback } from '../role-kit/fallbacks';
+import { reportSources } from '../role-kit/report-writing';
+import { defineRole } from '../role-kit/role';
 
 /** The answer: the claims and figures that changed between the two reports. */
 export const ReportChanges = z.object({

@@ -15,11 +15,9 @@ import { summarize } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { count, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store, StoredSource } from '../store';
-import { settlePart, withinCall } from '../attempt';
-import { modelGaveUp, noteFallback } from './fallbacks';
-import { REPORT_DRAFT_KEY, reportNotes, reportSources, versionedKey, writeReport, type ReportInput, type ReportOutput } from './reporter';
-import { defineRole } from './role';
-import { createUserMemoryActivities, type LearnInput, type LearnOutput } from './user-memory';
+import { modelGaveUp, noteFallback } from '../role-kit/fallbacks';
+import { REPORT_DRAFT_KEY, reportNotes, reportSources, versionedKey } from '../role-kit/report-writing';
+import { defineRole } from '../role-kit/role';
 
 /** The answer: for each cited sentence and source, whether the source's evidence says it. */
 export const CitationVerdicts = z.object({
@@ -82,44 +80,7 @@ export type VerifyInput = { researchId: string; stepKeys: string[]; notes: strin
 export type VerifierDeps = { llm: Llm; store: Store; limits?: VerifierLimits | undefined };
 
 export function createVerifierActivities(deps: VerifierDeps) {
-  const { learnAboutUser } = createUserMemoryActivities(deps);
-  return {
-    verifyCitations: (input: VerifyInput) => verifyCitations(deps, input),
-    writeCheckedReport: (input: CheckedReportInput) => writeCheckedReport(deps, learnAboutUser, input),
-  };
-}
-
-/** The report's input; `learn`: what the user said in the run, for the user's memory to learn
- *  from after the claim check. */
-export type CheckedReportInput = ReportInput & { learn?: LearnInput };
-
-/** What the user-memory step made of the run, or why it failed for good (an outage fails the
- *  attempt: the retry reuses the report's and the check's answers from the call log). */
-export type LearnedInReport = { value: LearnOutput } | { error: string };
-
-/** The report (unwritten when it must be written by sections), its claim check and what was learned. */
-export type CheckedReportOutput = ReportOutput & { claims?: VerifyOutput; learned?: LearnedInReport };
-
-/**
- * The one-call report and its claim check in one activity: one activity task and one workflow task
- * fewer than a verifyCitations of its own. The check reads the draft the report stored; a retry
- * after a failed check reuses the report's logged answer (its model calls have their own keys).
- * A report to be written section by section comes back unwritten and unchecked, as from writeReport.
- * Asked to, it then lets the user's memory learn from the run (learnAboutUser's code): one activity
- * task and workflow task fewer again.
- */
-async function writeCheckedReport(
-  deps: VerifierDeps,
-  learnAboutUser: (input: LearnInput) => Promise<LearnOutput>,
-  input: CheckedReportInput,
-): Promise<CheckedReportOutput> {
-  const { learn, ...reportInput } = input;
-  const report = await writeReport(deps, reportInput);
-  if (report.bySection) return report;
-  const { researchId, stepKeys, notes, version } = input;
-  const claims = await verifyCitations(deps, { researchId, stepKeys, notes, ...(version ? { version } : {}) });
-  const learned = learn ? await settlePart(withinCall('memory', () => learnAboutUser(learn))) : undefined;
-  return { ...report, claims, ...(learned ? { learned } : {}) };
+  return { verifyCitations: (input: VerifyInput) => verifyCitations(deps, input) };
 }
 
 export const citationCheck = defineRole({
@@ -129,7 +90,7 @@ export const citationCheck = defineRole({
   activities: createVerifierActivities,
 });
 
-async function verifyCitations(deps: VerifierDeps, input: VerifyInput): Promise<VerifyOutput> {
+export async function verifyCitations(deps: VerifierDeps, input: VerifyInput): Promise<VerifyOutput> {
   const { researchId } = input;
   const limits = deps.limits ?? DEFAULT_VERIFIER_LIMITS;
   const { version } = input;

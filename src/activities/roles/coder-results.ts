@@ -1,18 +1,16 @@
 // The coder's findings: what the step's program printed (and the charts and files it kept) written
 // up by the model, keeping only the source ids of the data it was given; the program itself goes
-// below, folded. Asked to, the judge's verdict on them too, by the judge's own code: one activity
-// task and one workflow task of the research workflow fewer per processing step.
+// below, folded. The activity that also has the judge look at them is src/activities/phases/coder-step.ts.
 import { citedSourceIds, keepKnownSourceIds } from '../../shared/citations';
 import { CitedText } from '../../shared/llm-outputs';
 import { type StepOutput } from '../../shared/schemas';
-import { addUsage, summarize, type StepTask } from '../../shared/plain';
+import { summarize, type StepTask } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { count, flag, jsonPrompt, stepVarShape, text } from '../llm/prompt-def';
 import type { SandboxResult } from '../sandbox';
 import type { Store } from '../store';
-import { dependencyFiles, filesBlock } from './coder';
-import { judgeStep } from './judge';
-import { defineRole } from './role';
+import { defineRole } from '../role-kit/role';
+import { dependencyFiles, filesBlock } from '../role-kit/step-files';
 
 export const CODER_RESULTS_PROMPT = jsonPrompt(
   {
@@ -35,18 +33,16 @@ export type FinishCoderInput = StepTask & {
   judge?: boolean;
 };
 
-export function createCoderResultsActivities(deps: { llm: Llm; store: Store }) {
-  return { finishCoderStep: (input: FinishCoderInput) => finishCoderStep(deps, input) };
-}
-
 export const coderResults = defineRole({
   does: "Writes a processing step's findings from what its program printed and kept.",
   prompts: { coderResults: CODER_RESULTS_PROMPT },
   parts: [],
-  activities: createCoderResultsActivities,
+  activities: () => ({}),
+  answeredIn: { activity: 'finishCoderStep', module: 'src/activities/phases/coder-step.ts' },
 });
 
-async function finishCoderStep(deps: { llm: Llm; store: Store }, input: FinishCoderInput): Promise<StepOutput> {
+/** The step's findings written up and saved. */
+export async function writeCoderFindings(deps: { llm: Llm; store: Store }, input: FinishCoderInput): Promise<StepOutput> {
   const files = await dependencyFiles(deps.store, input.researchId, input.dependencyKeys);
   const known = new Set(files.flatMap((f) => f.sourceIds));
   const run = input.run;
@@ -89,9 +85,5 @@ async function finishCoderStep(deps: { llm: Llm; store: Store }, input: FinishCo
       attempts: input.attempts,
     },
   });
-  const out = { key: input.key, summary: summarize(r.output.summary, 300), sourceIds, usage: r.usage };
-  if (!input.judge || (await deps.store.events.steered(input.researchId, 'wrapUp'))) return out;
-  const { researchId, key, step, question } = input;
-  const judged = await judgeStep(deps, { researchId, key, step, question }, 'judge');
-  return { ...out, usage: addUsage(out.usage, judged.usage), verdict: judged.verdict };
+  return { key: input.key, summary: summarize(r.output.summary, 300), sourceIds, usage: r.usage };
 }

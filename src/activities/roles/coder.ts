@@ -10,8 +10,8 @@ import { type PlanStep, type Usage } from '../../shared/schemas';
 import { summarize } from '../../shared/plain';
 import { count, jsonPrompt, text } from '../llm/prompt-def';
 import type { SandboxResult } from '../sandbox';
-import type { Store } from '../store';
-import { defineRole, type RoleDeps } from './role';
+import { defineRole, type RoleDeps } from '../role-kit/role';
+import { dependencyFiles, filesBlock } from '../role-kit/step-files';
 
 /** The answer: the program for the step. */
 export const CodeDraft = z.object({
@@ -61,16 +61,6 @@ export interface CodeAttempt {
   status: SandboxResult['status'];
   message: string;
   stderr: string;
-}
-
-export function filesBlock(files: { name: string; content: string }[]): string {
-  return files.map((f) => `<file name="${f.name}">\n${f.content.slice(0, 6_000)}\n</file>`).join('\n') || '(none)';
-}
-
-/** The results of the steps a processing step depends on, as the files its program reads. */
-export async function dependencyFiles(store: Pick<Store, 'getDocuments'>, researchId: string, keys: string[]) {
-  const docs = await store.getDocuments(researchId, keys);
-  return docs.map((d) => ({ name: `${d.key.replace(/\//g, '_')}.md`, content: d.content, sourceIds: d.sourceIds }));
 }
 
 export interface WriteCodeInput {

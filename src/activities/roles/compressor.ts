@@ -9,9 +9,9 @@ import type { Llm } from '../llm/call';
 import { jsonPrompt, stepVarShape, text } from '../llm/prompt-def';
 import type { ArtifactRef, SandboxResult } from '../sandbox';
 import type { Message, Store } from '../store';
-import { groundedFindings, sourcesListed } from './cited';
-import { modelGaveUp, noteFallback } from './fallbacks';
-import { defineRole } from './role';
+import { groundedFindings, sourcesListed } from '../role-kit/cited';
+import { modelGaveUp, noteFallback } from '../role-kit/fallbacks';
+import { defineRole } from '../role-kit/role';
 
 export const COMPRESSOR_PROMPT = jsonPrompt(
   {
@@ -44,7 +44,7 @@ export const compressor = defineRole({
   parts: [],
   // The step's last researcherTurn writes its findings.
   activities: () => ({}),
-  answeredIn: { activity: 'researcherTurn', module: 'src/activities/roles/researcher.ts' },
+  answeredIn: { activity: 'researcherTurn', module: 'src/activities/phases/researcher-turn.ts' },
 });
 
 /** Compresses the conversation into the step's findings, citing only sources it retrieved.

@@ -12,9 +12,9 @@ import type { Llm } from '../llm/call';
 import { flag, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
 import type { MemoryOwner } from '../../shared/memory';
-import { modelGaveUp, noteCorrection, noteFallback } from './fallbacks';
-import { readUserMemory } from './user-memory';
-import { defineRole } from './role';
+import { modelGaveUp, noteCorrection, noteFallback } from '../role-kit/fallbacks';
+import { readUserMemory } from '../role-kit/memory-block';
+import { defineRole } from '../role-kit/role';
 
 /** The answer: small talk is answered directly, research goes on. The locale is checked by code
  *  (src/shared/locale.ts), not here: a wrong tag is replaced, not sent back for a repair. */

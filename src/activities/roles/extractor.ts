@@ -2,8 +2,10 @@
 // inside the crawl's activity (src/activities/crawl/index.ts, crawlPage), which fetches the page
 // first and, when the model gives no usable answer, keeps the page's opening as the evidence.
 import { z } from 'zod';
-import { count, flag, jsonPrompt, text } from '../llm/prompt-def';
-import { defineRole } from './role';
+import type { Llm } from '../llm/call';
+import { count, flag, jsonPrompt, text, type PromptVars } from '../llm/prompt-def';
+import type { Usage } from '../../shared/schemas';
+import { defineRole } from '../role-kit/role';
 
 /** The answer: the evidence a page holds for a goal, quoted or closely paraphrased, and a summary. */
 export const PageExtract = z.object({
@@ -26,6 +28,17 @@ export const EXTRACTOR_PROMPT = jsonPrompt(
   'PageExtract',
   PageExtract,
 );
+
+/** The extractor's call, which the crawl is given (src/activities/index.ts): one page read for a goal. */
+export function createPageExtractor(llm: Pick<Llm, 'structured'>) {
+  return async (
+    vars: PromptVars<typeof EXTRACTOR_PROMPT>,
+    ctx: { researchId: string; key: string },
+  ): Promise<{ output: PageExtract; usage: Usage }> => {
+    const r = await llm.structured(EXTRACTOR_PROMPT, vars, ctx);
+    return { output: r.output, usage: r.usage };
+  };
+}
 
 export const extractor = defineRole({
   does: "Reads one page for a researcher's goal and keeps the evidence it holds, with a summary.",

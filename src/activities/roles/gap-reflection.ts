@@ -7,13 +7,10 @@ import { cappedList, cappedText, LIMITS, PlanStepDraft } from '../../shared/llm-
 import { type PlanStep, type Usage } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
 import { count, flag, jsonPrompt, text } from '../llm/prompt-def';
-import { DOC_CHARS } from './cited';
-import { activityKey, modelGaveUp, noteFallback } from './fallbacks';
-import { repairSteps, stepId } from './plan-repair';
-import { codeRuns, type PlannerDeps } from './planner';
-import { defineRole } from './role';
-import { withinCall } from '../attempt';
-import { createVerifierActivities, type CheckedReportInput, type CheckedReportOutput } from './citation-check';
+import { DOC_CHARS } from '../role-kit/cited';
+import { activityKey, modelGaveUp, noteFallback } from '../role-kit/fallbacks';
+import { codeRuns, repairSteps, stepId, type PlannerDeps } from '../role-kit/plan-repair';
+import { defineRole } from '../role-kit/role';
 
 /** The answer: whether the findings answer the question, and if not, what next. */
 export const GapReflection = z.object({
@@ -91,29 +88,7 @@ export function createGapReflectionActivities(deps: PlannerDeps) {
     }
   }
 
-  const { writeCheckedReport } = createVerifierActivities(deps);
-
-  /**
-   * The gap reflection, and when the findings answer the question, the report in the same activity
-   * (writeCheckedReport's code: the report, its claim check, the user-memory step): one activity
-   * task and one workflow task for both.
-   * With follow-up steps it writes nothing more. Each part is keyed (withinCall), so a retry after
-   * the report failed asks the reflection nobody again.
-   */
-  async function reflectThenReport(input: CheckedReportInput & { gaps: GapInput }): Promise<ReflectedReport> {
-    const { gaps, ...report } = input;
-    const reflected = await withinCall('gaps', () => reflectOnGaps(gaps));
-    if (!reflected.answered) return { gaps: reflected };
-    return { gaps: reflected, report: await writeCheckedReport(report) };
-  }
-
-  return { reflectOnGaps, reflectThenReport };
-}
-
-/** reflectThenReport's answer: the reflection, and the report when it found the question answered. */
-export interface ReflectedReport {
-  gaps: GapAnswer;
-  report?: CheckedReportOutput;
+  return { reflectOnGaps };
 }
 
 export const gapReflection = defineRole({

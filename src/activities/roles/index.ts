@@ -1,10 +1,11 @@
 // Every role, one entry each: the module that holds its prompt (prompts/<file>.md, with its
 // variables and answer schema), the parts of prompt files it sends on its own, and its activities.
-// The worker registers the activities of all roles as the model-call group (src/activities/
-// index.ts), and the workflows call them by name through that group's proxy, `calls.llm.<name>`
+// The worker registers the activities of all roles, with the phases' (src/activities/phases/,
+// activities that chain several roles' calls), as the model-call group (src/activities/index.ts),
+// and the workflows call them by name through that group's proxy, `calls.llm.<name>`
 // (src/workflows/proxies.ts). docs/roles.md has the table; a new role is a module and a line here.
 import { MODEL_CALL_PARTS } from '../llm/model-call';
-import type { AnyPart, AnyPrompt } from '../llm/prompt-def';
+import type { AnyPart } from '../llm/prompt-def';
 import { background } from './background';
 import { citationCheck } from './citation-check';
 import { changes } from './changes';
@@ -25,7 +26,7 @@ import { rewrite } from './rewrite';
 import { searchTopic } from './search-topic';
 import { supervisor } from './supervisor';
 import { userMemory } from './user-memory';
-import type { RoleDeps } from './role';
+import type { RoleDeps } from '../role-kit/role';
 
 /** The roles, in the order a run meets them. */
 export const ROLES = {
@@ -52,50 +53,18 @@ export const ROLES = {
 };
 export type RoleName = keyof typeof ROLES;
 
-/** Every role's activities: the worker's model-call group. */
+/** The members of every role's `K` (activities' result, prompts) in one type. */
+type Merged<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+
+/** Every role's own activities (the phases' are src/activities/phases/index.ts). */
 export function createRoleActivities(deps: RoleDeps) {
-  return {
-    ...coordinator.activities(deps),
-    ...background.activities(deps),
-    ...knowledgeRouter.activities(deps),
-    ...planner.activities(deps),
-    ...researcher.activities(deps),
-    ...coder.activities(deps),
-    ...coderResults.activities(deps),
-    ...gapReflection.activities(deps),
-    ...supervisor.activities(deps),
-    ...reporter.activities(deps),
-    ...reportOutline.activities(deps),
-    ...reportSection.activities(deps),
-    ...citationCheck.activities(deps),
-    ...changes.activities(deps),
-    ...userMemory.activities(deps),
-  };
+  return Object.assign({}, ...Object.values(ROLES).map((r) => r.activities(deps))) as Merged<
+    ReturnType<(typeof ROLES)[RoleName]['activities']>
+  >;
 }
 
 /** Every prompt by name (PROMPTS.judge, PROMPTS.extractor, …). */
-export const PROMPTS = {
-  ...coordinator.prompts,
-  ...rewrite.prompts,
-  ...background.prompts,
-  ...knowledgeRouter.prompts,
-  ...planner.prompts,
-  ...researcher.prompts,
-  ...searchTopic.prompts,
-  ...extractor.prompts,
-  ...compressor.prompts,
-  ...coder.prompts,
-  ...coderResults.prompts,
-  ...judge.prompts,
-  ...gapReflection.prompts,
-  ...supervisor.prompts,
-  ...reporter.prompts,
-  ...reportOutline.prompts,
-  ...reportSection.prompts,
-  ...citationCheck.prompts,
-  ...changes.prompts,
-  ...userMemory.prompts,
-} satisfies Record<string, AnyPrompt>;
+export const PROMPTS = Object.assign({}, ...Object.values(ROLES).map((r) => r.prompts)) as Merged<(typeof ROLES)[RoleName]['prompts']>;
 export type PromptName = keyof typeof PROMPTS;
 
 /** Every part of a prompt file that code sends on its own: the roles' and every model call's. */

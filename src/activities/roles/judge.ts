@@ -9,9 +9,9 @@ import { summarize, ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { count, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
-import { DOC_CHARS } from './cited';
-import { modelGaveUp, noteFallback } from './fallbacks';
-import { defineRole } from './role';
+import { DOC_CHARS } from '../role-kit/cited';
+import { modelGaveUp, noteFallback } from '../role-kit/fallbacks';
+import { defineRole } from '../role-kit/role';
 
 /** The answer: passed, or what a second attempt must fix. */
 export const JudgeVerdict = z.object({
@@ -89,5 +89,5 @@ export const judge = defineRole({
   parts: [],
   // A research step's last researcherTurn, a processing step's finishCoderStep.
   activities: () => ({}),
-  answeredIn: { activity: 'researcherTurn', module: 'src/activities/roles/researcher.ts' },
+  answeredIn: { activity: 'researcherTurn', module: 'src/activities/phases/researcher-turn.ts' },
 });

@@ -9,8 +9,8 @@ import { ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
-import { activityKey, modelGaveUp, noteFallback } from './fallbacks';
-import { defineRole } from './role';
+import { activityKey, modelGaveUp, noteFallback } from '../role-kit/fallbacks';
+import { defineRole } from '../role-kit/role';
 
 /** The answer: which of the tenant's collections can help with the question. */
 export const KnowledgeChoice = z.object({

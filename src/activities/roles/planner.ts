@@ -1,21 +1,20 @@
-// The planner: a plan for the research question, which code repairs (src/activities/roles/
+// The planner: a plan for the research question, which code repairs (src/activities/role-kit/
 // plan-repair.ts) and then validates. A plan never skips research silently: `hasEnoughContext`
 // stands only on a background brief that is enough. A model that gives no usable plan: one
-// research step for the question as asked (src/activities/roles/fallbacks.ts notes it).
+// research step for the question as asked (src/activities/role-kit/fallbacks.ts notes it).
 import { z } from 'zod';
 import { cappedList, cappedText, LIMITS, PlanStepDraft } from '../../shared/llm-outputs';
 import { planProblems, type Plan, type Usage } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
-import type { Llm } from '../llm/call';
 import { count, flag, jsonPrompt, promptPart, text } from '../llm/prompt-def';
 import { renderPart } from '../llm/render';
-import type { Store, StoredDocument } from '../store';
-import { DOC_CHARS } from './cited';
-import { activityKey, BACKGROUND_FALLBACK_NOTE, modelGaveUp, noteCorrection, noteFallback } from './fallbacks';
+import type { StoredDocument } from '../store';
+import { DOC_CHARS } from '../role-kit/cited';
+import { activityKey, BACKGROUND_FALLBACK_NOTE, modelGaveUp, noteCorrection, noteFallback } from '../role-kit/fallbacks';
 import type { MemoryOwner } from '../../shared/memory';
-import { repairPlan } from './plan-repair';
-import { readUserMemory } from './user-memory';
-import { defineRole } from './role';
+import { codeRuns, repairPlan, type PlannerDeps } from '../role-kit/plan-repair';
+import { readUserMemory } from '../role-kit/memory-block';
+import { defineRole } from '../role-kit/role';
 
 /** The answer, which code repairs into a Plan (src/shared/schemas.ts). */
 export const PlanDraft = z.object({
@@ -53,21 +52,6 @@ export const EARLIER_SESSION = promptPart('planner', 'earlier-session', { memory
 
 /** A background the planner may call enough: it cites this many retrieved sources and has this many characters. */
 const ENOUGH_BACKGROUND = { sources: 2, chars: 300 };
-
-export interface PlannerDeps {
-  llm: Llm;
-  store: Store;
-  /**
-   * Whether processing (coder) steps can run: whether a sandbox is there for them. Absent: yes.
-   * See src/activities/index.ts for how the worker answers it.
-   */
-  canRunCode?: () => Promise<boolean>;
-}
-
-/** Whether the plan may have processing steps: a sandbox is there (an error in asking counts as no). */
-export function codeRuns(deps: Pick<PlannerDeps, 'canRunCode'>): Promise<boolean> {
-  return deps.canRunCode ? deps.canRunCode().catch(() => false) : Promise.resolve(true);
-}
 
 export function createPlannerActivities(deps: PlannerDeps) {
   const { llm, store } = deps;

@@ -2,8 +2,6 @@
 // up are dropped; a section left without findings gets the background. A model that gives no
 // usable outline: one section per finding. Each section is then written by report-section.ts.
 import { z } from 'zod';
-import { ApplicationFailure } from '@temporalio/activity';
-import { ErrorType } from '../../shared/errors';
 import type { Finding } from '../../shared/report';
 import { type Usage } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
@@ -11,9 +9,20 @@ import type { Llm } from '../llm/call';
 import { count, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
 import { findingHeading } from '../../shared/report';
-import { modelGaveUp, noteFallback } from './fallbacks';
-import { callContext, languageOf, reportSources, WRITER_BLOCKS, WRITER_VARS, writerVars, versionedKey, type ReportInput } from './reporter';
-import { defineRole } from './role';
+import { modelGaveUp, noteFallback } from '../role-kit/fallbacks';
+import {
+  callContext,
+  languageOf,
+  OUTLINE_KEY,
+  reportSources,
+  WRITER_BLOCKS,
+  WRITER_VARS,
+  writerVars,
+  versionedKey,
+  type ReportInput,
+  type StoredOutline,
+} from '../role-kit/report-writing';
+import { defineRole } from '../role-kit/role';
 
 /** The answer: the report's sections in order, each with the findings it draws on. */
 export const ReportOutline = z.object({
@@ -52,16 +61,10 @@ export const REPORT_OUTLINE_PROMPT = jsonPrompt(
   ReportOutline,
 );
 
-const OUTLINE_KEY = 'report-outline';
 /** Sections of a long report, at most. */
 export const MAX_SECTIONS = 8;
 /** Characters of each finding the outline is planned from. */
 const OUTLINE_FINDING_CHARS = 2_000;
-
-export interface StoredOutline {
-  title: string;
-  sections: { heading: string; covers: string; findings: string[] }[];
-}
 
 type OutlineDeps = { llm: Llm; store: Store };
 
@@ -122,13 +125,6 @@ async function outlineReport(deps: OutlineDeps, input: ReportInput): Promise<{ t
     meta: {},
   });
   return { title: summarize(outline.title, 200), headings: outline.sections.map((s) => summarize(s.heading, 120)), usage };
-}
-
-/** The outline the first call stored (of a rewrite: its own). */
-export async function loadOutline(store: Pick<Store, 'getDocuments'>, researchId: string, version?: number): Promise<StoredOutline> {
-  const [doc] = await store.getDocuments(researchId, [versionedKey(OUTLINE_KEY, version)]);
-  if (!doc) throw ApplicationFailure.nonRetryable(`no report outline stored for ${researchId}`, ErrorType.NotFound);
-  return JSON.parse(doc.content) as StoredOutline;
 }
 
 /** The outline code plans without the model: one section per finding, in the findings' order. */

@@ -11,10 +11,10 @@ import { summarize, ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { flag, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
-import { modelGaveUp, noteFallback } from './fallbacks';
-import { loadOutline } from './report-outline';
+import { modelGaveUp, noteFallback } from '../role-kit/fallbacks';
 import {
   callContext,
+  loadOutline,
   languageOf,
   reportSources,
   WRITER_BLOCKS,
@@ -24,8 +24,8 @@ import {
   versionedKey,
   type ReportInput,
   type ReportOutput,
-} from './reporter';
-import { defineRole } from './role';
+} from '../role-kit/report-writing';
+import { defineRole } from '../role-kit/role';
 
 /** The answer: one section's body. */
 export const ReportSection = z.object({

@@ -2,31 +2,25 @@
 // conversation lives in PostgreSQL at positions the workflow chooses; the workflow carries only
 // positions, tool names, arguments and ids. A turn writes the previous round's tool results, asks
 // the model (tools offered unless it must answer) and stores its reply; a retried turn finds the
-// reply an earlier attempt stored and asks nobody. A turn the workflow lets (webTools) runs the
-// web_search and crawl calls of its reply before it returns (researcher-web.ts). The step's
-// findings are the compressor's (src/activities/roles/compressor.ts).
+// reply an earlier attempt stored and asks nobody. The activity around the call (web tools run in
+// the turn, rounds that go on, the step's findings and verdict) is src/activities/phases/
+// researcher-turn.ts.
 import type OpenAI from 'openai';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
 import type { ToolCall } from '../../shared/llm-outputs';
-import { type PlanStep, type StepOutput, type Usage } from '../../shared/schemas';
-import { addUsage, forcedAnswerCut, summarize, ZERO_USAGE } from '../../shared/plain';
-import { activityCallKey, withinCall } from '../attempt';
-import { stepBudgetSpent, type StepBudget } from '../../shared/step-budget';
+import { type PlanStep, type Usage } from '../../shared/schemas';
+import { summarize, ZERO_USAGE } from '../../shared/plain';
+import { activityCallKey } from '../attempt';
 import type { ReplyReading } from '../llm/call';
 import { flag, promptPart, stepVarShape, text, toolPrompt } from '../llm/prompt-def';
 import { renderPart, renderPrompt } from '../llm/render';
 import type { McpDiscovery, McpToolSpec } from '../mcp';
 import type { Message } from '../store';
-import { compressResearch } from './compressor';
-import { judgeStep } from './judge';
-import { createConversationActivities, USER_PAGES, type ToolResultInput } from './conversation';
-import { modelGaveUp, noteFallback } from './fallbacks';
-import { defineRole, type RoleDeps } from './role';
-import { parseToolCalls, PYTHON_INPUT_DIR, TOOL_DESCRIPTIONS, toolDefinitions, trimToBudget } from './researcher-tools';
-import { isWebTool, runWebTools, type WebToolsInTurn, type WebToolsResult } from './researcher-web';
-
-export type { PythonTool } from './role';
+import { createConversationActivities, USER_PAGES, type ToolResultInput } from '../role-kit/conversation';
+import { modelGaveUp, noteFallback } from '../role-kit/fallbacks';
+import { defineRole, type RoleDeps } from '../role-kit/role';
+import { parseToolCalls, PYTHON_INPUT_DIR, TOOL_DESCRIPTIONS, toolDefinitions, trimToBudget } from '../role-kit/researcher-tools';
 
 export const RESEARCHER_TURN_PROMPT = toolPrompt({
   file: 'researcher-react',
@@ -53,7 +47,8 @@ const GAVE_UP = promptPart('researcher-react', 'gave-up', {});
 /** Characters of one earlier step's result in the researcher's first message. */
 const DEPENDENCY_CHARS = 6_000;
 
-export interface TurnInput {
+/** What one turn's model call is given (the researcher-turn activity's input holds more). */
+export interface TurnCall {
   researchId: string;
   convKey: string;
   /** Position of the message this turn writes (0 on the first turn: it also writes the task). */
@@ -79,42 +74,10 @@ export interface TurnInput {
   /** First turn only: pages the user asked the run to read, already read by the workflow; written
    *  after the task as the user's message. */
   userPages?: ToolResultInput;
-  /** A turn that asks no tools ends the step: it writes the step's findings too, in the same
-   *  activity, and with `judge` has them judged there as well. The findings' document key, and why
-   *  the step answers early when the workflow knows before the turn. */
-  compressAtEnd?: { key: string; cutShort?: string; judge?: boolean };
-  /** The turn runs the web_search and crawl calls its model asks for, before it returns
-   *  (researcher-web.ts); the workflow runs the other tools. Absent: the workflow runs them all. */
-  webTools?: WebToolsInTurn;
-  /** With webTools: the turn goes on with the next rounds itself while they need only web tools.
-   *  Absent: one round. */
-  goOn?: GoOn;
 }
 
-/** What a turn that goes on with rounds by itself must respect, as the workflow's loop would. */
-export interface GoOn {
-  /** This turn's round (0 for the step's first), and the step's maxToolRounds: round maxRounds
-   *  must answer, so the workflow asks it. */
-  round: number;
-  maxRounds: number;
-  /** The step's budget, and what the step had spent before this turn. */
-  budget?: StepBudget | undefined;
-  spent: Usage;
-  /** How long after the attempt starts a further round may still start here (ms): counted from
-   *  the attempt, not from the schedule, so a turn that waited for a model slot still goes on. */
-  forMs: number;
-}
-
-/** The rounds a turn went on with before its last (GoOn): their count, model usage (the pages'
- *  extractions included) and what their web tools left to note. */
-export interface EarlierRounds {
-  rounds: number;
-  usage: Usage;
-  providerErrors: string[];
-  searchErrors: string[];
-}
-
-export interface TurnResult {
+/** What one turn's model call gives: its reply's tool calls, and what it found and spent. */
+export interface TurnCallResult {
   /** Position after the messages this turn wrote. */
   nextSeq: number;
   calls: ToolCall[];
@@ -124,17 +87,6 @@ export interface TurnResult {
   /** The MCP tools a first turn found (discoverMcp) and the servers it could not ask; absent when
    *  there were neither. */
   mcp?: McpDiscovery;
-  /** The step's findings, when the turn ended the step and was asked to write them (compressAtEnd). */
-  compressed?: StepOutput;
-  /** The web_search and crawl calls the turn ran (webTools): their results, notes and usage. */
-  web?: WebToolsResult;
-  /** The rounds before the last one, when the turn went on by itself (goOn); the fields above are
-   *  the last round's (mcp the first's). */
-  earlier?: EarlierRounds;
-  /** The round after the last one was refused for the model's context length, after it wrote the
-   *  last one's tool results (`web`) into the conversation: the workflow trims the conversation
-   *  and asks that round again without writing them. */
-  contextFull?: true;
 }
 
 type AssistantMessage = OpenAI.Chat.ChatCompletionAssistantMessageParam;
@@ -143,113 +95,16 @@ type Row = { seq: number; message: Message };
 type Turn = { output: { message: AssistantMessage; calls: ToolCall[] }; usage: Usage };
 export type ResearcherDeps = Pick<RoleDeps, 'llm' | 'store' | 'budgets' | 'python' | 'discoverMcp' | 'web'>;
 
-export function createResearcherActivities(deps: ResearcherDeps) {
-  return { researcherTurn: (input: TurnInput) => researcherTurn(deps, input) };
-}
-
 export const researcher = defineRole({
   does: 'One round of a research step: the model calls tools (search, crawl, documents, python, MCP) or writes its findings.',
   prompts: { researcherTurn: RESEARCHER_TURN_PROMPT },
   parts: [FORCED_ANSWER, TURN_REPAIR, GAVE_UP, USER_PAGES, ...Object.values(TOOL_DESCRIPTIONS)],
-  activities: createResearcherActivities,
+  activities: () => ({}),
+  answeredIn: { activity: 'researcherTurn', module: 'src/activities/phases/researcher-turn.ts' },
 });
 
-/**
- * The turn, and with `goOn` the rounds after it that it may do by itself: while each round asks
- * only for web tools, which it ran, and none of them left a page for the browser, the next round
- * is asked here, with those results written as the next turn would write them. The workflow gets
- * one activity task and one workflow task for the rounds instead of one each. Each further round
- * runs inside withinCall (`round-<n>`), so a retried attempt finds every round's stored reply and
- * its tools' model answers and pays for none again.
- */
-async function researcherTurn(deps: ResearcherDeps, turnInput: TurnInput): Promise<TurnResult> {
-  const goOn = turnInput.goOn;
-  let input = turnInput;
-  const until = Date.now() + (goOn?.forMs ?? 0);
-  let turn = await oneRound(deps, input);
-  if (!goOn) return turn;
-  const first = turn;
-  const earlier: EarlierRounds = { rounds: 0, usage: ZERO_USAGE, providerErrors: [], searchErrors: [] };
-  let contextFull = false;
-  for (;;) {
-    const next = await nextRound(deps, input, turn, { ...goOn, until }, earlier.rounds, addUsage(earlier.usage, turn.usage));
-    if (!next) break;
-    let following: TurnResult;
-    try {
-      following = await withinCall(`round-${earlier.rounds + 1}`, () => oneRound(deps, next));
-    } catch (err) {
-      // The conversation outgrew the model's window, with the round's tool results written: the
-      // workflow trims it and asks this round again (contextFull), as after a turn of its own.
-      if (!(err instanceof ApplicationFailure && err.type === ErrorType.LlmContextLength)) throw err;
-      contextFull = true;
-      break;
-    }
-    const web = turn.web!;
-    earlier.rounds++;
-    earlier.usage = [earlier.usage, turn.usage, web.usage].reduce(addUsage);
-    earlier.providerErrors.push(...web.providerErrors);
-    earlier.searchErrors.push(...web.searchErrors);
-    input = next;
-    turn = following;
-  }
-  if (!earlier.rounds && !contextFull) return turn;
-  const { mcp } = first;
-  return { ...turn, ...(mcp ? { mcp } : {}), ...(earlier.rounds ? { earlier } : {}), ...(contextFull ? { contextFull } : {}) };
-}
-
-/**
- * The next round's input when the turn may ask it itself, or undefined: the workflow takes over
- * (the round wants a tool of the workflow's, a page the browser must render, or nothing more; the
- * next round is the last, which must answer; the step's budget is spent; the user asked the run to
- * wrap up; or the turn has gone on long enough, and the workflow's history should hear of it).
- */
-async function nextRound(
-  deps: ResearcherDeps,
-  input: TurnInput,
-  turn: TurnResult,
-  goOn: GoOn & { until: number },
-  roundsSoFar: number,
-  spentHere: Usage,
-): Promise<TurnInput | undefined> {
-  const web = turn.web;
-  if (!web || !turn.calls.length || !turn.calls.every(isWebTool)) return undefined;
-  if (web.results.some((r) => r.crawl?.some((p) => p.needsBrowser))) return undefined;
-  const round = goOn.round + roundsSoFar + 1;
-  if (round >= goOn.maxRounds || Date.now() >= goOn.until) return undefined;
-  const spent = [goOn.spent, spentHere, web.usage].reduce(addUsage);
-  if (stepBudgetSpent(goOn.budget, spent, Date.now())) return undefined;
-  if (await deps.store.events.steered(input.researchId, 'wrapUp')) return undefined;
-  const { discoverMcp: _first, userPages: _firstToo, ...rest } = input;
-  return { ...rest, seq: turn.nextSeq + turn.calls.length, mcpTools: turn.mcp?.tools ?? input.mcpTools ?? [], toolResults: web.results };
-}
-
-async function oneRound(deps: ResearcherDeps, turnInput: TurnInput): Promise<TurnResult> {
-  const turn = await oneTurn(deps, turnInput);
-  if (turn.calls.length) return withWebTools(deps, turnInput, turn);
-  const end = turnInput.compressAtEnd;
-  if (!end) return turn;
-  const forced = turn.forcedAnswer && !turnInput.mustAnswer ? forcedAnswerCut(turn.forcedAnswer) : undefined;
-  const cutShort = end.cutShort ?? forced;
-  const { researchId, convKey, question, locale, step } = turnInput;
-  const input = { researchId, convKey, key: end.key, question, locale, step, ...(cutShort ? { cutShort } : {}) };
-  const compressed = await compressResearch(deps, input, 'compress');
-  if (!end.judge) return { ...turn, compressed };
-  const judged = await judgeStep(deps, { researchId, key: end.key, step, question }, 'judge');
-  return { ...turn, compressed: { ...compressed, usage: addUsage(compressed.usage, judged.usage), verdict: judged.verdict } };
-}
-
-/**
- * The turn's web_search and crawl calls, run here when the workflow asks (webTools) and the worker
- * can search. A retry of a turn whose reply was stored runs them again from that reply, finding
- * the model answers its tools' earlier attempt paid for.
- */
-async function withWebTools(deps: ResearcherDeps, input: TurnInput, turn: TurnResult): Promise<TurnResult> {
-  if (!input.webTools || !deps.web || !turn.calls.some(isWebTool)) return turn;
-  const conversation = { researchId: input.researchId, convKey: input.convKey, nextSeq: turn.nextSeq, goal: input.step.description };
-  return { ...turn, web: await runWebTools(deps.web, conversation, turn.calls, input.webTools) };
-}
-
-async function oneTurn(deps: ResearcherDeps, turnInput: TurnInput): Promise<TurnResult> {
+/** One turn's model call: the conversation written, the model asked (or its stored reply taken), the reply stored. */
+export async function oneTurn(deps: ResearcherDeps, turnInput: TurnCall): Promise<TurnCallResult> {
   const mcp = turnInput.discoverMcp && deps.discoverMcp ? await deps.discoverMcp({ role: 'researcher' }) : undefined;
   const input = mcp ? { ...turnInput, mcpTools: mcp.tools } : turnInput;
   const found = mcp && (mcp.tools.length || mcp.errors.length) ? { mcp } : {};
@@ -289,7 +144,7 @@ const offers = (tools: Tools, name: string) => tools.some((t) => t.type === 'fun
 
 /** The step's tools: no web for a step that works from given material (needSearch: false),
  *  python when the workflow can run it and a sandbox is there. */
-async function offeredTools(deps: ResearcherDeps, input: TurnInput): Promise<Tools> {
+async function offeredTools(deps: ResearcherDeps, input: TurnCall): Promise<Tools> {
   const python = input.python && deps.python && (await deps.python.usable()) ? deps.python.spec : undefined;
   return toolDefinitions(input.mcpTools, {
     knowledge: input.knowledge ?? false,
@@ -303,7 +158,7 @@ async function offeredTools(deps: ResearcherDeps, input: TurnInput): Promise<Too
  * same on every attempt of this turn: a retry rewrites what it wrote. The tool results (and, on the
  * first turn, the task and the user's pages) are one write. Returns the position of the reply.
  */
-async function writeConversation(deps: ResearcherDeps, input: TurnInput, tools: Tools): Promise<{ seq: number; rows: Row[] }> {
+async function writeConversation(deps: ResearcherDeps, input: TurnCall, tools: Tools): Promise<{ seq: number; rows: Row[] }> {
   const { writeToolResults } = createConversationActivities({ store: deps.store, budgets: deps.budgets });
   const conversation = { researchId: input.researchId, convKey: input.convKey };
   if (input.seq !== 0) {
@@ -321,7 +176,7 @@ async function writeConversation(deps: ResearcherDeps, input: TurnInput, tools: 
 }
 
 /** The system prompt and the task, for positions 0 and 1. */
-async function taskMessages(deps: ResearcherDeps, input: TurnInput, tools: Tools): Promise<Row[]> {
+async function taskMessages(deps: ResearcherDeps, input: TurnCall, tools: Tools): Promise<Row[]> {
   // The earlier steps' results and the background brief in one read.
   const docs = await deps.store.getDocuments(input.researchId, [...input.dependencyKeys, 'background']);
   const background = docs.find((d) => d.key === 'background');
@@ -350,7 +205,7 @@ async function taskMessages(deps: ResearcherDeps, input: TurnInput, tools: Tools
  *  what its tools found (the workflow answers a context error by trimming, so that one is thrown). */
 async function askModel(
   deps: ResearcherDeps,
-  input: TurnInput,
+  input: TurnCall,
   seq: number,
   messages: Message[],
   tools: Tools,
@@ -393,7 +248,7 @@ async function askModel(
  * findings from the background alone, or from nothing) gets a search made by code from its title
  * and description; the model reads the results on its next turn.
  */
-async function searchByCode(deps: ResearcherDeps, input: TurnInput, turn: Turn): Promise<Turn & { gaveUp: boolean }> {
+async function searchByCode(deps: ResearcherDeps, input: TurnCall, turn: Turn): Promise<Turn & { gaveUp: boolean }> {
   const search: OpenAI.Chat.ChatCompletionMessageToolCall = {
     id: 'call_code_search',
     type: 'function',

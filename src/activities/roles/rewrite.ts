@@ -9,8 +9,8 @@ import { summarize, ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { count, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
-import { activityKey, modelGaveUp, noteFallback } from './fallbacks';
-import { defineRole } from './role';
+import { activityKey, modelGaveUp, noteFallback } from '../role-kit/fallbacks';
+import { defineRole } from '../role-kit/role';
 
 /** The answer: a precise research question and diverse search queries. */
 export const QueryExpansion = z.object({
@@ -75,7 +75,7 @@ export const rewrite = defineRole({
   prompts: { rewrite: REWRITE_PROMPT },
   parts: [],
   activities: () => ({}),
-  answeredIn: { activity: 'researchBackground', module: 'src/activities/roles/background-phase.ts' },
+  answeredIn: { activity: 'researchBackground', module: 'src/activities/phases/background-phase.ts' },
 });
 
 /** The user's question out of the rewrite's input (the workflow appends the coordinator's reading). */

@@ -8,8 +8,8 @@ import type { Llm } from '../llm/call';
 import { jsonPrompt, text } from '../llm/prompt-def';
 import { TOPICS, type TopicClassifier } from '../search/router';
 import type { Store } from '../store';
-import { activityKey, modelGaveUp, noteFallback } from './fallbacks';
-import { defineRole } from './role';
+import { activityKey, modelGaveUp, noteFallback } from '../role-kit/fallbacks';
+import { defineRole } from '../role-kit/role';
 
 /** The answer: the query's topic, which decides the providers that search it. */
 export const SearchTopic = z.object({

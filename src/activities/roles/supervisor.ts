@@ -14,10 +14,9 @@ import type { Llm } from '../llm/call';
 import { count, flag, promptPart, text, toolPrompt } from '../llm/prompt-def';
 import { renderPart, renderPrompt } from '../llm/render';
 import type { Message, Store } from '../store';
-import { activityKey, modelGaveUp, noteFallback } from './fallbacks';
-import { repairSteps, stepId } from './plan-repair';
-import { codeRuns, type PlannerDeps } from './planner';
-import { defineRole } from './role';
+import { activityKey, modelGaveUp, noteFallback } from '../role-kit/fallbacks';
+import { codeRuns, repairSteps, stepId, type PlannerDeps } from '../role-kit/plan-repair';
+import { defineRole } from '../role-kit/role';
 
 /** The tools' arguments, as the model sees them (JSON Schema from these) and as code checks them. */
 const ThinkArgs = z.object({ reflection: cappedText(2_000).describe('What the findings show, what is missing, what to do next') });

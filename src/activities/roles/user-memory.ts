@@ -15,7 +15,6 @@ import {
   FactCategory,
   groundQuote,
   MEMORY_LIMITS,
-  memoryLines,
   mergeFacts,
   type Evidence,
   type LearnedFact,
@@ -28,8 +27,9 @@ import type { Llm } from '../llm/call';
 import { jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
 import { newFactId } from '../store/memory';
-import { activityKey, modelGaveUp, noteFallback } from './fallbacks';
-import { defineRole } from './role';
+import { activityKey, modelGaveUp, noteFallback } from '../role-kit/fallbacks';
+import { readUserMemory } from '../role-kit/memory-block';
+import { defineRole } from '../role-kit/role';
 
 /** The answer: facts about the user, each with the user's words it came from. */
 export const UserFacts = z.object({
@@ -55,14 +55,6 @@ export const USER_MEMORY_PROMPT = jsonPrompt(
   'UserFacts',
   UserFacts,
 );
-
-/** The `userMemory` variable of the prompts that read memory: the user's facts, one a line; empty
- *  (the block left out) without an owner or without facts. Read at call time, so a deletion counts
- *  from the next call on. */
-export async function readUserMemory(store: Pick<Store, 'memory'>, owner: MemoryOwner | undefined): Promise<string> {
-  if (!owner) return '';
-  return memoryLines(await store.memory.list(owner));
-}
 
 export interface LearnInput {
   researchId: string;

@@ -13,9 +13,7 @@ import { summarize } from '../../shared/plain';
 import type { RunSearchSettings, Store } from '../store';
 import { runSettings } from '../run-settings';
 import type { Embedder } from '../knowledge/embed';
-import type { Llm } from '../llm/call';
-import { createTopicClassifier } from '../roles/search-topic';
-import { chooseProviders } from './router';
+import { chooseProviders, type TopicClassifier } from './router';
 import { allowedProviders, dedupeHits, dropAvoided, filterByTime, rerank } from './quality';
 import { toSources } from './sources';
 import type { SearchHit, SearchProvider } from './types';
@@ -49,8 +47,9 @@ interface SearchDeps {
   maxResults: number;
   /** The knowledge base's embedder: with one enabled, results are ranked by embeddings. */
   embedder?: Embedder;
-  /** The model that names a query's topic when the router's rules are unsure (absent: rules only). */
-  llm?: Pick<Llm, 'structured'>;
+  /** The model call that names a query's topic when the router's rules are unsure, for a run (the
+   *  search-topic role's; absent: rules only). */
+  classifierFor?: (researchId: string) => TopicClassifier;
 }
 
 function isPermanent(err: unknown): boolean {
@@ -94,7 +93,7 @@ export function createSearchActivities(deps: SearchDeps) {
     // (one for the whole round when the search runs in one with others).
     const settings = await runSettings(deps.store.bans, input.researchId);
     const allowed = allowedProviders([...deps.providers.keys()], settings);
-    const classify = deps.llm && createTopicClassifier({ llm: deps.llm, store: deps.store }, input.researchId);
+    const classify = deps.classifierFor?.(input.researchId);
     const route = await chooseProviders(input.query, allowed.names, classify);
     const names = route.providers;
     const { hits, errors } = await askProviders(deps, input.query, names, settings);

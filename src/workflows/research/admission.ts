@@ -15,15 +15,10 @@ import { admissionWorkflow } from '../admission';
 import { releaseSlotSignal, requestSlotSignal, slotGrantedSignal } from '../messages';
 import { waitOrMove } from './new-build';
 import type { RunState } from './run-state';
+import { Slot } from './slot';
 
 /** Tries to reach the queue (starting it when it is not running) before the run fails. */
 const REACH_ATTEMPTS = 5;
-
-export class Slot {
-  granted = false;
-  asked = false;
-  constructor(readonly queueId: string) {}
-}
 
 /** Waits for a slot for the accepted `plan`. A run that waits on a versioned worker while a newer
  *  build becomes the target moves there (new-build.ts) and goes on waiting in the same place. */
@@ -32,13 +27,14 @@ export async function takeSlot(run: RunState, researchQuestion: string, plan: Pl
   const { maxRuns, queueId } = run.admission;
   const slot = new Slot(queueId);
   run.holdSlot(slot);
-  setHandler(slotGrantedSignal, () => void (slot.granted = true));
+  setHandler(slotGrantedSignal, () => slot.grant());
   run.moveTo('queued');
   const carried = run.carried?.wait;
   const queuedAt = carried?.at === 'queue' ? carried.queuedAt : Date.now();
   if (carried?.at === 'queue') {
-    slot.asked = true;
-    slot.granted ||= carried.granted;
+    // Carried over from the build the run waited on before.
+    slot.markAsked();
+    if (carried.granted) slot.grant();
   } else await askForSlot(run, slot, maxRuns);
   await waitOrMove(
     run,
@@ -56,7 +52,7 @@ async function askForSlot(run: RunState, slot: Slot, maxRuns: number): Promise<v
   for (let attempt = 1; ; attempt++) {
     try {
       await getExternalWorkflowHandle(slot.queueId).signal(requestSlotSignal, ask);
-      slot.asked = true;
+      slot.markAsked();
       break;
     } catch (err) {
       if (isCancellation(err) || attempt >= REACH_ATTEMPTS) throw err;

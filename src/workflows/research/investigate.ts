@@ -4,7 +4,7 @@
 // on the model queue (researchBackground).
 import { BACKGROUND_PAGES, withCoordinatorReading } from '../../shared/background';
 import { summarize } from '../../shared/plain';
-import type { BackgroundPhaseResult } from '../../activities/roles/background-phase';
+import type { BackgroundPhaseResult } from '../../activities/phases/background-phase';
 import { backgroundPhaseOptions, partsGiveUpAt } from '../proxies';
 import type { Coordination } from './coordinate';
 import type { PlannerAnswer } from './plan';

@@ -6,8 +6,7 @@
 // the flag that says so at a workflow task, and a waiting run has none: on a versioned worker the
 // wait wakes every NEW_BUILD_CHECK (5 minutes) to look. Unversioned workers (no deployment) just wait.
 import { allHandlersFinished, condition, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
-import type { CarriedWait } from '../../shared/schemas';
-import type { researchWorkflow } from '../research';
+import type { CarriedWait, ResearchInput, ResearchResult } from '../../shared/schemas';
 import type { RunState } from './run-state';
 
 /**
@@ -42,7 +41,7 @@ export async function waitOrMove(
 async function moveToNewBuild(run: RunState, carry: () => CarriedWait): Promise<never> {
   await condition(allHandlersFinished);
   await run.row.stop();
-  const next = makeContinueAsNewFunc<typeof researchWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' });
+  const next = makeContinueAsNewFunc<(input: ResearchInput) => Promise<ResearchResult>>({ initialVersioningBehavior: 'AUTO_UPGRADE' });
   run.leaveForNewBuild();
   return next({ ...run.startInput, carried: run.carry(carry()) });
 }

@@ -4,7 +4,7 @@
 // then code puts them together, so no single completion's length cuts it. Then the claim check:
 // each cited sentence is compared with its source's stored evidence, and a
 // citation the evidence does not support is removed; the figures go into the status and report.
-import type { CheckedReportOutput, LearnedInReport } from '../../activities/roles/citation-check';
+import type { CheckedReportOutput, LearnedInReport } from '../../activities/phases/report';
 import type { GapAnswer, GapInput } from '../../activities/roles/gap-reflection';
 import type { LearnInput } from '../../activities/roles/user-memory';
 import type { MemoryOwner } from '../../shared/memory';

@@ -4,7 +4,7 @@
 // status and phase, notes, report, outcome, knowledge scope and admission slot. Every part is
 // changed only through its own methods; the status view is derived from all of them.
 import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { Slot } from './admission';
+import type { Slot } from './slot';
 import type { NotifyWhen, RunChanges } from '../../shared/changes';
 import type { CallWait, Grounding, ReportView, ResearchStatusView, Steer } from '../../shared/messages';
 import { checkSteer } from '../../shared/updates';
@@ -29,8 +29,8 @@ import { PlanBoard } from './plan-board';
 import { malformed, refuse, ReviewInbox } from './review-inbox';
 import { RowSync } from './row-sync';
 import { Waits } from '../waits';
-import { Steering, steerRefusal } from './steering';
-import { memoryOwner, UserSaid } from './user-memory';
+import { Steering, steerRefusal } from './steering-state';
+import { memoryOwner, UserSaid } from './user-said';
 
 export class RunState {
   readonly id = workflowInfo().workflowId;

@@ -4,38 +4,13 @@
 // whose budget is spent).
 // Memory is read by the activities themselves, at call time, from the owner the run passes them; a
 // run whose request or key turned memory off passes none and learns nothing.
-import { isCancellation, workflowInfo } from '@temporalio/workflow';
+import { isCancellation } from '@temporalio/workflow';
 import { failureMessage } from '../../shared/errors';
-import type { EvidenceKind, MemoryOwner, RunUser, UserWords } from '../../shared/memory';
 import { summarize } from '../../shared/plain';
-import type { LearnedInReport } from '../../activities/roles/citation-check';
+import type { LearnedInReport } from '../../activities/phases/report';
 import type { LearnInput } from '../../activities/roles/user-memory';
 import type { Usage } from '../../shared/schemas';
 import type { RunState } from './run-state';
-
-/** The user's own words in this run, in order, each with when it arrived (workflow time). */
-export class UserSaid {
-  private readonly words: UserWords = [];
-
-  /** `earlier`: what the user said in an earlier execution of the run (see CarriedRun). */
-  constructor(question: string, earlier?: UserWords) {
-    if (earlier?.length) this.words.push(...earlier.map((w) => ({ ...w })));
-    else this.words.push({ kind: 'question', text: question, at: workflowInfo().startTime.toISOString() });
-  }
-
-  heard(kind: EvidenceKind, text: string): void {
-    if (text.trim()) this.words.push({ kind, text, at: new Date().toISOString() });
-  }
-
-  list(): UserWords {
-    return this.words.map((w) => ({ ...w }));
-  }
-}
-
-/** Whose memory the run's prompts hold: its tenant and user, or undefined when memory is off. */
-export function memoryOwner(tenant: string, user: RunUser | undefined): MemoryOwner | undefined {
-  return user?.memory ? { tenant, userId: user.id } : undefined;
-}
 
 /**
  * What the report's activity learns from, for a run whose user has a memory and whose budget is

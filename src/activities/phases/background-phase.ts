@@ -25,22 +25,14 @@ import { beating, type Beat } from '../beat';
 import { allPartsOrThrow, settlePart, withinCall } from '../attempt';
 import { oneSettingsRead } from '../run-settings';
 import type { CrawlResult } from '../crawl';
-import type { KnowledgeSearchInput, KnowledgeSearchResult } from '../knowledge/search';
 import type { Llm } from '../llm/call';
-import type { WebSearchInput, WebSearchResult } from '../search';
 import type { Store } from '../store';
 import { pageUrlHash } from '../crawl';
-import type { BackgroundPage, createBackgroundActivities } from './background';
-import type { CoordinatorDecision, createCoordinatorActivities } from './coordinator';
-import type { createPlannerActivities } from './planner';
-import { createRewriteActivities } from './rewrite';
-
-/** The activities whose work the phase does in-process (the worker's own, src/activities/index.ts). */
-export interface BackgroundWeb {
-  webSearch: (input: WebSearchInput) => Promise<WebSearchResult>;
-  crawlPage: (input: { researchId: string; url: string; goal: string }) => Promise<CrawlResult>;
-  knowledgeSearch: (input: KnowledgeSearchInput) => Promise<KnowledgeSearchResult>;
-}
+import { createBackgroundActivities, type BackgroundPage } from '../roles/background';
+import { createCoordinatorActivities, type CoordinatorDecision } from '../roles/coordinator';
+import { createPlannerActivities } from '../roles/planner';
+import type { BackgroundWeb, RoleDeps } from '../role-kit/role';
+import { createRewriteActivities } from '../roles/rewrite';
 
 export interface BackgroundPhaseInput {
   researchId: string;
@@ -273,4 +265,15 @@ async function phase(parts: PhaseParts, web: BackgroundWeb, input: BackgroundPha
 function backgroundPage(r: CrawlResult): PhasePage {
   if (r.needsBrowser) return { url: r.url, status: 'skipped', needsBrowser: true, ...(r.reason ? { reason: r.reason } : {}) };
   return { url: r.url, status: r.status, ...(r.sourceId ? { sourceId: r.sourceId } : {}), ...(r.reason ? { reason: r.reason } : {}) };
+}
+
+/** The background phase's activities (researchBackground, classifyThenBackground), each part by
+ *  its role's own code. */
+export function createBackgroundPhaseActivities(deps: RoleDeps) {
+  return createBackgroundPhase(
+    deps,
+    createBackgroundActivities(deps).writeBackground,
+    createPlannerActivities(deps).planResearch,
+    createCoordinatorActivities(deps).classifyRequest,
+  );
 }

@@ -15,8 +15,8 @@ import { allPartsOrThrow, settlePart, withinCall } from '../attempt';
 import { beating } from '../beat';
 import { oneSettingsRead } from '../run-settings';
 import { pageUrlHash, type CrawlResult } from '../crawl';
-import type { BackgroundWeb } from './background-phase';
-import type { ToolResultInput } from './conversation';
+import type { BackgroundWeb } from '../role-kit/role';
+import type { ToolResultInput } from '../role-kit/conversation';
 
 /** The workflow's leave to run the turn's web tools in the turn. */
 export interface WebToolsInTurn {

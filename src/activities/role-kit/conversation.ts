@@ -136,7 +136,7 @@ const HIT_CHARS = 1_200;
 
 /**
  * One tool call's result as the model reads it, from the sources the store holds: its pages and
- * hits share the tool-result budget (src/activities/roles/tool-budget.ts), and only the sources
+ * hits share the tool-result budget (src/activities/role-kit/tool-budget.ts), and only the sources
  * shown are returned as read.
  */
 function toolResultMessage(input: ToolResultInput, stored: StoredSource[], budgets: ResearcherBudgets): WrittenToolResult {

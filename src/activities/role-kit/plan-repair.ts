@@ -4,7 +4,32 @@
 import { LIMITS, type PlanStepDraft } from '../../shared/llm-outputs';
 import { type Plan, type PlanStep } from '../../shared/schemas';
 import { summarize } from '../../shared/plain';
-import type { PlanDraft } from './planner';
+import type { Llm } from '../llm/call';
+import type { Store } from '../store';
+
+/** What repairPlan needs of a plan the model wrote (the planner's answer, PlanDraft). */
+export interface DraftPlan {
+  title: string;
+  thought: string;
+  hasEnoughContext: boolean;
+  steps: PlanStepDraft[];
+}
+
+/** What the roles that plan steps are given: the model, the store, and whether code can run. */
+export interface PlannerDeps {
+  llm: Llm;
+  store: Store;
+  /**
+   * Whether processing (coder) steps can run: whether a sandbox is there for them. Absent: yes.
+   * See src/activities/index.ts for how the worker answers it.
+   */
+  canRunCode?: () => Promise<boolean>;
+}
+
+/** Whether the plan may have processing steps: a sandbox is there (an error in asking counts as no). */
+export function codeRuns(deps: Pick<PlannerDeps, 'canRunCode'>): Promise<boolean> {
+  return deps.canRunCode ? deps.canRunCode().catch(() => false) : Promise.resolve(true);
+}
 
 /**
  * A draft plan made valid by code where it can be: steps cut to maxSteps, ids made valid and
@@ -13,7 +38,7 @@ import type { PlanDraft } from './planner';
  * cycles broken. `repairs` says what was changed, for a note.
  */
 export function repairPlan(
-  draft: PlanDraft,
+  draft: DraftPlan,
   opts: { question: string; locale: string; maxSteps: number; processing: boolean },
 ): { plan: Plan; repairs: string[] } {
   const repairs: string[] = [];

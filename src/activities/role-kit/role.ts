@@ -9,7 +9,9 @@ import type { McpDiscovery } from '../mcp';
 import type { Store } from '../store';
 import type { TokenCounter } from '../llm/tokens';
 import type { PythonToolSpec } from './researcher-tools';
-import type { BackgroundWeb } from './background-phase';
+import type { CrawlResult } from '../crawl';
+import type { KnowledgeSearchInput, KnowledgeSearchResult } from '../knowledge/search';
+import type { WebSearchInput, WebSearchResult } from '../search';
 
 /** What a researcher's conversation and each tool result may hold, and how tokens are counted. */
 export interface ResearcherBudgets {
@@ -24,6 +26,13 @@ export interface ResearcherBudgets {
 export interface PythonTool {
   spec: PythonToolSpec;
   usable: () => Promise<boolean>;
+}
+
+/** The activities whose work the background phase and a researcher's turn do in-process (the worker's own, src/activities/index.ts). */
+export interface BackgroundWeb {
+  webSearch: (input: WebSearchInput) => Promise<WebSearchResult>;
+  crawlPage: (input: { researchId: string; url: string; goal: string }) => Promise<CrawlResult>;
+  knowledgeSearch: (input: KnowledgeSearchInput) => Promise<KnowledgeSearchResult>;
 }
 
 /** Everything a role's activities may need; the worker makes it once (src/activities/index.ts). */
