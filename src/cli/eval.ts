@@ -9,7 +9,7 @@ import path from 'node:path';
 import { ApiFailure, type ApiClient } from './api-client';
 import { defineCommand, parseOptions, UsageError } from './command-table';
 import type { Io } from './io';
-import type { ReportJson, Started } from '../api/contract';
+import type { ReportJson } from '../api/contract';
 import type { ResearchView } from '../shared/messages';
 
 export const evalCommand = defineCommand({
@@ -261,18 +261,15 @@ export async function runEval(
       const started = Date.now();
       let row: EvalRow;
       try {
-        const { id: runId } = await client.call<Started>('POST', '/v1/research', { question: item.prompt, options });
+        const { id: runId } = await client.research.start({ question: item.prompt, options });
         let status: ResearchView;
         for (;;) {
-          status = await client.call<ResearchView>('GET', `/v1/research/${encodeURIComponent(runId)}`);
+          status = await client.research.get(runId);
           if (TERMINAL.has(status.status)) break;
           await sleep(o.pollMs ?? 1000);
         }
         const wall = (Date.now() - started) / 1000;
-        const report =
-          status.status === 'completed'
-            ? await client.call<ReportJson>('GET', `/v1/research/${encodeURIComponent(runId)}/report?format=json`)
-            : undefined;
+        const report = status.status === 'completed' ? await client.research.reportJson(runId) : undefined;
         row = gradeRun(item, runId, status, report, wall);
         if (report) appendFileSync(submission, `${JSON.stringify({ id: item.id, prompt: item.prompt, article: report.markdown })}\n`);
       } catch (err) {

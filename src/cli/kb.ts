@@ -5,8 +5,7 @@ import path from 'node:path';
 import { ApiFailure, type ApiClient } from './api-client';
 import { defineCommand } from './command-table';
 import type { Io } from './io';
-import type { CollectionList, DocumentDetail, DocumentList } from '../api/contract';
-import type { CollectionView, DocumentView, SessionView } from '../shared/knowledge';
+import type { CollectionView, DocumentView } from '../shared/knowledge';
 
 export const kbCommand = defineCommand({
   name: 'kb',
@@ -28,7 +27,6 @@ export const sessionCommand = defineCommand({
 
 type Collection = CollectionView;
 type Doc = DocumentView;
-type Session = SessionView;
 
 const MIME: Record<string, string> = {
   '.pdf': 'application/pdf',
@@ -45,7 +43,7 @@ const MIME: Record<string, string> = {
 
 /** A collection named by id or by name. */
 export async function resolveCollection(client: ApiClient, ref: string): Promise<Collection> {
-  const { collections } = await client.call<CollectionList>('GET', '/v1/collections');
+  const { collections } = await client.collections.list();
   const found = collections.find((c) => c.id === ref) ?? collections.find((c) => c.name === ref);
   if (!found) throw new ApiFailure(404, 'not_found', `no collection "${ref}" (see deep-research kb list)`);
   return found;
@@ -68,7 +66,7 @@ export async function runKbCommand(
   switch (sub) {
     case 'create': {
       const name = rest.join(' ').trim() || need('a name');
-      const c = await client.call<Collection>('POST', '/v1/collections', {
+      const c = await client.collections.create({
         name,
         ...(values.description ? { description: values.description } : {}),
         ...(values.language ? { language: values.language } : {}),
@@ -79,7 +77,7 @@ export async function runKbCommand(
     }
     case 'list': {
       if (!rest[0]) {
-        const { collections } = await client.call<CollectionList>('GET', '/v1/collections');
+        const { collections } = await client.collections.list();
         if (values.json) json(collections);
         else if (!collections.length) io.out('no collections (create one: deep-research kb create <name>)\n');
         else
@@ -89,7 +87,7 @@ export async function runKbCommand(
         return 0;
       }
       const c = await resolveCollection(client, rest[0]);
-      const { documents } = await client.call<DocumentList>('GET', `/v1/collections/${c.id}/documents`);
+      const { documents } = await client.collections.documents(c.id);
       if (values.json) json(documents);
       else io.out(documents.length ? documents.map(progress).join('\n') + '\n' : `no documents in ${c.name}\n`);
       return 0;
@@ -102,13 +100,11 @@ export async function runKbCommand(
       for (const item of items) {
         let doc: Doc;
         if (/^https?:\/\//i.test(item)) {
-          doc = await client.call<Doc>('POST', `/v1/collections/${c.id}/documents`, { url: item });
+          doc = await client.collections.addUrl(c.id, item);
         } else {
           if (!statSync(item, { throwIfNoEntry: false })?.isFile()) throw new ApiFailure(0, 'usage', `${item} is not a file`);
-          const form = new FormData();
           const type = MIME[path.extname(item).toLowerCase()] ?? 'application/octet-stream';
-          form.append('file', new Blob([readFileSync(item)], { type }), path.basename(item));
-          doc = await client.call<Doc>('POST', `/v1/collections/${c.id}/documents`, form);
+          doc = await client.collections.upload(c.id, new Blob([readFileSync(item)], { type }), path.basename(item));
         }
         added.push(doc);
         if (!values.json) io.out(`${doc.duplicate ? 'already there' : 'added'}: ${progress(doc)}\n`);
@@ -118,7 +114,7 @@ export async function runKbCommand(
           let now = d;
           while (!['ready', 'failed'].includes(now.status)) {
             await new Promise((r) => setTimeout(r, 1_000));
-            now = await client.call<DocumentDetail>('GET', `/v1/collections/${c.id}/documents/${d.id}`);
+            now = await client.collections.document(c.id, d.id);
           }
           if (!values.json) io.out(`${progress(now)}\n`);
           Object.assign(d, now);
@@ -130,8 +126,8 @@ export async function runKbCommand(
     case 'rm': {
       const [ref, docId] = rest;
       const c = await resolveCollection(client, ref ?? need('a collection'));
-      if (docId) await client.call('DELETE', `/v1/collections/${c.id}/documents/${encodeURIComponent(docId)}`);
-      else await client.call('DELETE', `/v1/collections/${c.id}`);
+      if (docId) await client.collections.deleteDocument(c.id, docId);
+      else await client.collections.delete(c.id);
       if (!values.json) io.out(docId ? `deleted ${docId} from ${c.name}\n` : `deleted collection ${c.name}\n`);
       return 0;
     }
@@ -148,13 +144,13 @@ export async function runSessionCommand(
 ): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === 'new') {
-    const s = await client.call<Session>('POST', '/v1/sessions', { title: rest.join(' ').trim() });
+    const s = await client.sessions.create(rest.join(' ').trim());
     if (values.json) io.out(`${JSON.stringify(s, null, 2)}\n`);
     else io.out(`${s.id}\n`);
     return 0;
   }
   if (sub === 'show' && rest[0]) {
-    const s = await client.call<Session>('GET', `/v1/sessions/${encodeURIComponent(rest[0])}`);
+    const s = await client.sessions.get(rest[0]);
     if (values.json) io.out(`${JSON.stringify(s, null, 2)}\n`);
     else
       io.out(

@@ -67,9 +67,9 @@ export async function runScheduleCommand(
 ): Promise<number> {
   const [sub, ...rest] = args;
   const print = (s: ScheduleView) => io.out(values.json ? `${JSON.stringify(s, null, 2)}\n` : describe(s));
-  const path = (id: string | undefined, tail = '') => {
+  const idOf = (id: string | undefined) => {
     if (!id) throw new ApiFailure(0, 'usage', `schedule ${sub} needs a schedule id`);
-    return `/v1/schedules/${encodeURIComponent(id)}${tail}`;
+    return id;
   };
   switch (sub) {
     case 'create': {
@@ -84,31 +84,31 @@ export async function runScheduleCommand(
         ...(values.timezone ? { timezone: values.timezone } : {}),
         ...(values.paused ? { paused: true } : {}),
         ...(values.note ? { note: values.note } : {}),
-        ...(values.notify ? { notify: values.notify } : {}),
+        ...(values.notify ? { notify: NotifyWhen.parse(values.notify) } : {}),
         ...(values.session ? { sessionId: values.session } : {}),
         ...(Object.keys(options).length ? { options } : {}),
       };
-      print(await client.call<ScheduleView>('POST', '/v1/schedules', body));
+      print(await client.schedules.create(body));
       return 0;
     }
     case 'list': {
-      const l = await client.call<ScheduleList>('GET', '/v1/schedules');
+      const l = await client.schedules.list();
       if (values.json) io.out(`${JSON.stringify(l, null, 2)}\n`);
       else io.out(l.schedules.map(describe).join('') || 'no schedules\n');
       return 0;
     }
     case 'show':
-      print(await client.call<ScheduleView>('GET', path(rest[0])));
+      print(await client.schedules.get(idOf(rest[0])));
       return 0;
     case 'pause':
     case 'resume':
-      print(await client.call<ScheduleView>('POST', path(rest[0], `/${sub}`), values.note ? { note: values.note } : {}));
+      print(await client.schedules[sub](idOf(rest[0]), values.note));
       return 0;
     case 'trigger':
-      print(await client.call<ScheduleView>('POST', path(rest[0], '/trigger')));
+      print(await client.schedules.trigger(idOf(rest[0])));
       return 0;
     case 'delete':
-      await client.call('DELETE', path(rest[0]));
+      await client.schedules.delete(idOf(rest[0]));
       io.out(values.json ? `${JSON.stringify({ id: rest[0], deleted: true })}\n` : `deleted ${rest[0]}\n`);
       return 0;
     default:

@@ -32,10 +32,7 @@ export const searchPrefsCommand = defineCommand({
     };
   },
   handle: async ({ client, io, json, printJson }, { sub, body }) => {
-    const p =
-      sub === 'set'
-        ? await client.call<SearchPreferencesView>('PUT', '/v1/search-preferences', body)
-        : await client.call<SearchPreferencesView>('GET', '/v1/search-preferences');
+    const p = sub === 'set' ? await client.searchPreferences.put(body) : await client.searchPreferences.get();
     if (json) printJson(p);
     else io.out(describe(p));
     return 0;

@@ -1,6 +1,8 @@
-// A typed client of the HTTP API for TypeScript programs, the CLI and the web page: one method per
-// route, typed by the contract (src/api/contract.ts and src/shared), errors as ClientError, and a
-// run's events as a stream that resumes with Last-Event-ID. Only types come from the server's
+// A typed client of the HTTP API for TypeScript programs, the CLI, the MCP server and the web page:
+// one named method per route, typed by the contract (src/api/contract.ts and src/shared), errors as
+// ClientError, and a run's events as a stream that resumes with Last-Event-ID. The API's paths are
+// written here and nowhere else outside the server; test/unit/client-routes.test.ts checks each
+// method's method and path against the routes' own specs. Only types come from the server's
 // modules, so a browser bundle carries none of their code (nor zod); fetch is all it needs.
 import type { z } from 'zod';
 import type {
@@ -84,7 +86,7 @@ export interface ListRunsQuery {
 export type ScheduleRequest = StartRequest & Partial<Pick<ScheduleBody, 'cron' | 'every' | 'timezone' | 'paused' | 'note' | 'notify'>>;
 /** Report formats answered as text, as JSON, and as a file. */
 export type TextReportFormat = 'markdown' | 'md' | 'html';
-export type FileReportFormat = 'pdf' | 'docx' | 'pptx';
+export type FileReportFormat = 'pdf' | 'docx' | 'pptx' | 'md' | 'html';
 
 const enc = encodeURIComponent;
 const run = (id: string, tail = '') => `/v1/research/${enc(id)}${tail}`;
@@ -111,10 +113,14 @@ export function createClient(options: ClientOptions) {
   const h = http(options);
   const { call } = h;
   return {
-    /** Any route by method and path, for what the typed methods below do not cover. */
-    call,
-    /** A file of the API (an export, a chart, a document's original) as a Blob. */
-    blob: h.blob,
+    /** A link an answer of the API gave (a chart's or a kept file's `url`), as a Blob. */
+    download: (url: string) => h.blob(url),
+    /** Paths for callers that must send a request themselves (an upload that reports its progress). */
+    paths: {
+      documents: (collectionId: string) => collection(collectionId, '/documents'),
+      /** Where a run's kept files are: a report's charts link below it. */
+      artifacts: (runId: string) => run(runId, '/artifacts/'),
+    },
     /**
      * The run's events after `after` (default 0), in order, each once; resumes after a dropped
      * connection with Last-Event-ID; ends after `done`, or without an error once `signal` aborts.
@@ -138,7 +144,7 @@ export function createClient(options: ClientOptions) {
         call<string>('GET', run(id, `/report${query({ format, version })}`)),
       /** The report with its references, grounding and removed citations. */
       reportJson: (id: string, version?: number) => call<ReportJson>('GET', run(id, `/report${query({ format: 'json', version })}`)),
-      /** The report as a PDF, Word (.docx) or slide deck (.pptx) file. */
+      /** The report as a file: PDF, Word (.docx), slide deck (.pptx), Markdown or HTML. */
       reportFile: (id: string, format: FileReportFormat, version?: number) => h.blob(run(id, `/report${query({ format, version })}`)),
       /** A new version of the finished run's report from the same findings (another length, language, audience...). */
       rewrite: (id: string, body: RewriteRequest, o: { idempotencyKey?: string } = {}) =>

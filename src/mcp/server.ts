@@ -7,9 +7,7 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { ApiFailure, type ApiClient } from '../cli/api-client';
-import type { CollectionList, ReportJson, RunList, Started } from '../api/contract';
-import type { CollectionSearchResult } from '../shared/knowledge';
-import type { ResearchView } from '../shared/messages';
+import type { SteerInput } from '../shared/messages';
 import { decodeOrKeep } from '../shared/text';
 import { describeEvent, FOLLOW_DEFAULT_SECONDS, FOLLOW_MAX_SECONDS, followRun } from './follow';
 
@@ -27,7 +25,6 @@ const RunIdInput = z
   // "." and ".." would climb out of the run's path (the client refuses them too: checkPath).
   .refine((id) => !/^\.{1,2}$/.test(id), 'not a run id')
   .describe('the run id, e.g. research-…');
-const runPath = (id: string, tail = '') => `/v1/research/${encodeURIComponent(id)}${tail}`;
 export const reportUri = (id: string) => `deep-research://research/${encodeURIComponent(id)}/report`;
 
 function text(t: string, structured?: Record<string, unknown>): CallToolResult {
@@ -110,7 +107,7 @@ function registerRunTools(server: McpServer, client: ApiClient): void {
           ...(a.autoAcceptPlan !== undefined ? { autoAcceptPlan: a.autoAcceptPlan } : {}),
           ...(a.collections ? { collections: a.collections } : {}),
         };
-        const started = await client.call<Started>('POST', '/v1/research', {
+        const started = await client.research.start({
           question: a.question,
           options,
           ...(a.sessionId ? { sessionId: a.sessionId } : {}),
@@ -126,7 +123,7 @@ function registerRunTools(server: McpServer, client: ApiClient): void {
       description: "A run's status, phase, plan (with its version, for approve_plan / revise_plan), steps, usage and what it waits for.",
       inputSchema: { id: RunIdInput },
     },
-    ({ id }) => guarded(async () => json(await client.call<ResearchView>('GET', runPath(id)))),
+    ({ id }) => guarded(async () => json(await client.research.get(id))),
   );
 
   server.registerTool(
@@ -143,8 +140,7 @@ function registerRunTools(server: McpServer, client: ApiClient): void {
     },
     (a) =>
       guarded(async () => {
-        const query = new URLSearchParams(Object.entries(a).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])));
-        return json(await client.call<RunList>('GET', `/v1/research${query.size ? `?${query}` : ''}`));
+        return json(await client.research.list(a));
       }),
   );
 }
@@ -200,7 +196,7 @@ function registerReviewTools(server: McpServer, client: ApiClient): void {
       description: 'Approves the plan under review; the research starts.',
       inputSchema: { id: RunIdInput, planVersion },
     },
-    ({ id, planVersion: v }) => guarded(async () => json(await client.call('POST', runPath(id, '/plan/approve'), { planVersion: v }))),
+    ({ id, planVersion: v }) => guarded(async () => json(await client.research.approve(id, v))),
   );
   server.registerTool(
     'revise_plan',
@@ -209,8 +205,7 @@ function registerReviewTools(server: McpServer, client: ApiClient): void {
       description: 'Sends the plan under review back to the planner with feedback; a new version comes for review.',
       inputSchema: { id: RunIdInput, planVersion, feedback: z.string().min(1).max(4000) },
     },
-    ({ id, planVersion: v, feedback }) =>
-      guarded(async () => json(await client.call('POST', runPath(id, '/plan/revise'), { planVersion: v, feedback }))),
+    ({ id, planVersion: v, feedback }) => guarded(async () => json(await client.research.revise(id, v, feedback))),
   );
   server.registerTool(
     'answer_clarification',
@@ -219,7 +214,7 @@ function registerReviewTools(server: McpServer, client: ApiClient): void {
       description: "Answers the question the run asked before planning (get_research shows it under 'waitingFor').",
       inputSchema: { id: RunIdInput, answer: z.string().min(1).max(4000) },
     },
-    ({ id, answer }) => guarded(async () => json(await client.call('POST', runPath(id, '/clarification'), { answer }))),
+    ({ id, answer }) => guarded(async () => json(await client.research.answer(id, answer))),
   );
   server.registerTool(
     'steer_research',
@@ -241,7 +236,9 @@ function registerReviewTools(server: McpServer, client: ApiClient): void {
         description: z.string().max(4000).optional(),
       },
     },
-    ({ id, ...a }) => guarded(async () => json(await client.call('POST', runPath(id, '/steer'), steerBody(a)))),
+    ({ id, ...a }) =>
+      // As the tool was given: the API checks it and says what is missing.
+      guarded(async () => json(await client.research.steer(id, steerBody(a) as SteerInput))),
   );
 }
 
@@ -255,8 +252,8 @@ function registerReportTools(server: McpServer, client: ApiClient): void {
     },
     ({ id, format }) =>
       guarded(async () => {
-        if (format === 'json') return json(await client.call<ReportJson>('GET', runPath(id, '/report?format=json')));
-        return text(await client.call<string>('GET', runPath(id, '/report?format=markdown')));
+        if (format === 'json') return json(await client.research.reportJson(id));
+        return text(await client.research.report(id));
       }),
   );
 }
@@ -264,7 +261,7 @@ function registerReportTools(server: McpServer, client: ApiClient): void {
 /** A collection id as given, or the id of the tenant's collection of that name. */
 async function collectionIdOf(client: ApiClient, given: string): Promise<string> {
   if (/^C[0-9a-f]{16}$/.test(given)) return given;
-  const { collections } = await client.call<CollectionList>('GET', '/v1/collections');
+  const { collections } = await client.collections.list();
   const found = collections.find((c) => c.name === given);
   if (!found) throw new ApiFailure(404, 'not_found', `no collection named "${given}" (list_collections shows yours)`);
   return found.id;
@@ -278,7 +275,7 @@ function registerKnowledgeTools(server: McpServer, client: ApiClient): void {
       description: 'Your knowledge base collections: id, name, description, documents and passages.',
       inputSchema: {},
     },
-    () => guarded(async () => json(await client.call<CollectionList>('GET', '/v1/collections'))),
+    () => guarded(async () => json(await client.collections.list())),
   );
   server.registerTool(
     'search_collection',
@@ -295,7 +292,7 @@ function registerKnowledgeTools(server: McpServer, client: ApiClient): void {
     ({ collection, query, k }) =>
       guarded(async () => {
         const id = await collectionIdOf(client, collection);
-        const found = await client.call<CollectionSearchResult>('POST', `/v1/collections/${encodeURIComponent(id)}/search`, {
+        const found = await client.collections.search(id, {
           query,
           ...(k ? { k } : {}),
         });
@@ -313,7 +310,7 @@ function registerReportResource(server: McpServer, client: ApiClient): void {
   const template = new ResourceTemplate(REPORT_URI, {
     // The tenant's recent completed runs (the API's first page of them).
     list: async () => {
-      const page = await client.call<RunList>('GET', '/v1/research?status=completed&limit=50');
+      const page = await client.research.list({ status: 'completed', limit: 50 });
       return {
         resources: page.runs.map((r) => ({ uri: reportUri(r.id), name: r.question.slice(0, 120), mimeType: 'text/markdown' })),
       };
@@ -326,7 +323,7 @@ function registerReportResource(server: McpServer, client: ApiClient): void {
     async (uri, variables) => {
       const id = decodeOrKeep(String(variables.id));
       try {
-        const markdown = await client.call<string>('GET', runPath(id, '/report?format=markdown'));
+        const markdown = await client.research.report(id);
         return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: markdown }] };
       } catch (err) {
         if (err instanceof ApiFailure && err.status === 404)

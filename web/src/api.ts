@@ -1,6 +1,6 @@
 // The page's view of the HTTP API: the key kept in this browser and the typed client (src/client)
-// that sends it. The page's screens call `client` (or `call` for a route by path); the run's
-// events come through `follow`, which resumes with Last-Event-ID by itself.
+// that sends it. The page's screens call the client's named methods (no path is written here);
+// the run's events come through `follow`, which resumes with Last-Event-ID by itself.
 // The client takes only types from the server's modules: the bundle carries none of their code (nor zod).
 import { ClientError, createClient, type RunEvent } from '../../src/client';
 
@@ -19,11 +19,6 @@ export { ClientError as ApiError };
 
 /** The API this page was served by, with the key of this browser (read at each request). */
 export const client = createClient({ baseUrl: '', key: () => keyStore.get() });
-
-export const call = <T>(method: string, path: string, body?: unknown): Promise<T> => client.call<T>(method, path, body);
-
-/** A file of the API (an export, a chart) as a blob, with the key. */
-export const blob = (path: string): Promise<Blob> => client.blob(path);
 
 /**
  * Follows the run's events from `after` on; calls `onEvent` for each, in order, once. Reconnects

@@ -1,8 +1,7 @@
 // Ask: the question, an effort preset (its numbers shown and adjustable, the same as the API's
 // EFFORT_PRESETS), report length, review, budget, language.
 import { useState } from 'preact/hooks';
-import { call } from './api';
-import type { Started } from '../../src/api/contract';
+import { client } from './api';
 import type { EFFORT_PRESETS, Effort, ReportLength, ResearchRequest } from '../../src/shared/schemas';
 
 // The presets are written out here (the page bundles no server code); tsc holds them to the API's.
@@ -47,7 +46,7 @@ export function AskForm() {
       if (deadline) options.deadline = deadline;
       if (locale) options.locale = locale;
       const body: ResearchRequest = { question, options };
-      const r = await call<Started>('POST', '/v1/research', body);
+      const r = await client.research.start(body);
       location.hash = `#/run/${encodeURIComponent(r.id)}`;
     } catch (err) {
       setError((err as Error).message);

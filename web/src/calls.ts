@@ -1,13 +1,13 @@
 // Calls the shared helpers (api.ts) do not make: an upload with its progress (XMLHttpRequest: fetch
 // reports no upload progress), and a short wait.
-import { ApiError, keyStore } from './api';
+import { ApiError, client, keyStore } from './api';
 import type { DocumentView } from '../../src/shared/knowledge';
 
 /** Sends `file` to the collection as multipart (field `file`); `onProgress` gets 0..1 as it goes. */
 export function uploadDocument(collectionId: string, file: File, onProgress: (share: number) => void): Promise<DocumentView> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
-    xhr.open('POST', `/v1/collections/${encodeURIComponent(collectionId)}/documents`);
+    xhr.open('POST', client.paths.documents(collectionId));
     const key = keyStore.get();
     if (key) xhr.setRequestHeader('authorization', `Bearer ${key}`);
     xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);

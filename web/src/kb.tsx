@@ -300,9 +300,7 @@ function Search({ collectionId }: { collectionId: string }) {
         onSubmit={async (e) => {
           e.preventDefault();
           try {
-            setFound(
-              await client.call<CollectionSearchResult>('POST', `/v1/collections/${encodeURIComponent(collectionId)}/search`, { query }),
-            );
+            setFound(await client.collections.search(collectionId, { query }));
             setError('');
           } catch (err) {
             setError((err as Error).message);

@@ -1,17 +1,17 @@
 // Keys at #/keys: the tenant's stored API keys (ids, names, dates; never secrets) and revoking one.
 import { useEffect, useState } from 'preact/hooks';
-import { call, keyStore } from './api';
-import type { KeyMemorySet, KeyRevoked, OwnKeys } from '../../src/api/routes/keys';
+import { client, keyStore } from './api';
+import type { OwnKeys } from '../../src/api/routes/keys';
 
 export function Keys() {
   const [keys, setKeys] = useState<OwnKeys | undefined>();
   const [message, setMessage] = useState('');
-  const load = () => call<OwnKeys>('GET', '/v1/keys/self').then(setKeys, (err: Error) => setMessage(err.message));
+  const load = () => client.keys.list().then(setKeys, (err: Error) => setMessage(err.message));
   useEffect(() => void load(), []);
   const revoke = async (id: string, current: boolean) => {
     if (!confirm(current ? 'This is the key this page uses: revoke it and sign out?' : `Revoke key ${id}?`)) return;
     try {
-      await call<KeyRevoked>('DELETE', `/v1/keys/self/${encodeURIComponent(id)}`);
+      await client.keys.revoke(id);
       if (current) {
         keyStore.clear();
         location.hash = '#/';
@@ -26,7 +26,7 @@ export function Keys() {
   };
   const setMemory = async (id: string, memory: boolean) => {
     try {
-      await call<KeyMemorySet>('PATCH', `/v1/keys/self/${encodeURIComponent(id)}`, { memory });
+      await client.keys.setMemory(id, memory);
       setMessage(memory ? `Key ${id} uses user memory again.` : `Key ${id} no longer uses or teaches user memory.`);
       void load();
     } catch (err) {

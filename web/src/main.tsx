@@ -4,7 +4,7 @@
 // kept in this browser.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, call, keyStore } from './api';
+import { ApiError, client, keyStore } from './api';
 import { AskForm } from './ask';
 import { Runs } from './runs';
 import { RunPage } from './run';
@@ -68,7 +68,7 @@ function KeyGate({ children }: { children: preact.ComponentChildren }) {
   const [error, setError] = useState('');
   const check = async () => {
     try {
-      await call('GET', '/v1/research?limit=1');
+      await client.research.list({ limit: 1 });
       setState('ok');
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {

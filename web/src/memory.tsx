@@ -1,19 +1,20 @@
 // Memory at #/memory: what the service remembers about you (the user of this page's key), each
 // fact with the words it was learned from; correct one, delete one, or forget everything.
 import { useEffect, useState } from 'preact/hooks';
-import { call } from './api';
-import type { FactDeleted, MemoryFact, MemoryForgotten, MemoryView } from '../../src/api/contract';
+import { client } from './api';
+import type { MemoryFact, MemoryView } from '../../src/api/contract';
+import type { FactCategory } from '../../src/shared/memory';
 
 const CATEGORIES = ['field', 'expertise', 'language', 'sources', 'dislike', 'other'] as const;
 
 function FactEditor({ fact, done }: { fact: MemoryFact; done: (message: string) => void }) {
   const [text, setText] = useState(fact.text);
-  const [category, setCategory] = useState<string>(fact.category);
+  const [category, setCategory] = useState<FactCategory>(fact.category);
   const [error, setError] = useState('');
   const save = async (e: Event) => {
     e.preventDefault();
     try {
-      await call<MemoryFact>('PATCH', `/v1/memory/${encodeURIComponent(fact.id)}`, { text: text.trim(), category });
+      await client.memory.edit(fact.id, { text: text.trim(), category });
       done('Fact corrected.');
     } catch (err) {
       setError((err as Error).message);
@@ -24,7 +25,7 @@ function FactEditor({ fact, done }: { fact: MemoryFact; done: (message: string) 
       <label for={`text-${fact.id}`}>Fact</label>
       <input id={`text-${fact.id}`} required maxLength={200} value={text} onInput={(e) => setText(e.currentTarget.value)} />
       <label for={`category-${fact.id}`}>Category</label>
-      <select id={`category-${fact.id}`} value={category} onChange={(e) => setCategory(e.currentTarget.value)}>
+      <select id={`category-${fact.id}`} value={category} onChange={(e) => setCategory(e.currentTarget.value as FactCategory)}>
         {CATEGORIES.map((c) => (
           <option key={c} value={c}>
             {c}
@@ -48,7 +49,7 @@ export function Memory() {
   const [memory, setMemory] = useState<MemoryView | undefined>();
   const [editing, setEditing] = useState<string | undefined>();
   const [message, setMessage] = useState('');
-  const load = () => call<MemoryView>('GET', '/v1/memory').then(setMemory, (err: Error) => setMessage(err.message));
+  const load = () => client.memory.list().then(setMemory, (err: Error) => setMessage(err.message));
   useEffect(() => void load(), []);
   const act = async (work: () => Promise<string>) => {
     try {
@@ -61,12 +62,12 @@ export function Memory() {
   const remove = (f: MemoryFact) =>
     confirm(`Delete “${f.text}”? It will not be learned again from what you said before.`) &&
     void act(async () => {
-      await call<FactDeleted>('DELETE', `/v1/memory/${encodeURIComponent(f.id)}`);
+      await client.memory.delete(f.id);
       return 'Fact deleted.';
     });
   const forgetAll = () =>
     confirm('Delete everything remembered about you?') &&
-    void act(async () => `${(await call<MemoryForgotten>('DELETE', '/v1/memory')).deleted} fact(s) deleted.`);
+    void act(async () => `${(await client.memory.forgetAll()).deleted} fact(s) deleted.`);
   return (
     <section class="card" aria-labelledby="memory-title">
       <h1 id="memory-title">Memory</h1>

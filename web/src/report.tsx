@@ -4,7 +4,7 @@
 import DOMPurify from 'dompurify';
 import { marked } from 'marked';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { blob, call } from './api';
+import { client } from './api';
 import type { ReportJson, SourceView } from '../../src/api/contract';
 import { Versions } from './versions';
 
@@ -15,12 +15,11 @@ export function Report({ id }: { id: string }) {
   // The report version shown (1: the run's own; rewrites are 2, 3, …).
   const [version, setVersion] = useState(1);
   const body = useRef<HTMLDivElement>(null);
-  const base = `/v1/research/${encodeURIComponent(id)}`;
-  const of = version > 1 ? `&version=${version}` : '';
+  const of = version > 1 ? version : undefined;
 
   useEffect(() => {
     setSource(undefined);
-    call<ReportJson>('GET', `${base}/report?format=json${of}`).then(setReport, (err: Error) => setError(err.message));
+    client.research.reportJson(id, of).then(setReport, (err: Error) => setError(err.message));
   }, [id, version]);
 
   useEffect(() => {
@@ -36,8 +35,8 @@ export function Report({ id }: { id: string }) {
     for (const img of [...el.querySelectorAll('img')]) {
       const src = img.getAttribute('src') ?? '';
       img.removeAttribute('src');
-      if (!src.startsWith(`${base}/artifacts/`)) continue; // only the run's own charts are shown
-      void blob(src).then((b) => {
+      if (!src.startsWith(client.paths.artifacts(id))) continue; // only the run's own charts are shown
+      void client.download(src).then((b) => {
         const url = URL.createObjectURL(b);
         urls.push(url);
         img.src = url;
@@ -54,7 +53,7 @@ export function Report({ id }: { id: string }) {
     const ref = report?.references.find((r) => r.n === n);
     if (!ref?.sourceId) return;
     try {
-      const s = await call<SourceView>('GET', `${base}/sources/${encodeURIComponent(ref.sourceId)}`);
+      const s = await client.research.source(id, ref.sourceId);
       setSource({ ...s, n });
     } catch (err) {
       setError((err as Error).message);
@@ -63,7 +62,7 @@ export function Report({ id }: { id: string }) {
 
   const download = async (format: 'md' | 'html' | 'pdf' | 'docx' | 'pptx') => {
     try {
-      const b = await blob(`${base}/report?format=${format}${of}`);
+      const b = await client.research.reportFile(id, format, of);
       const a = document.createElement('a');
       a.href = URL.createObjectURL(b);
       a.download = version > 1 ? `report-v${version}.${format}` : `report.${format}`;

@@ -1,11 +1,11 @@
 // One run: its live timeline (from the events stream), the plan under review with approve and
 // revise, the clarifying question, what it waits for, and the report when it is written.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, blob, call, client, follow, type RunEvent } from './api';
+import { ApiError, client, follow, type RunEvent } from './api';
 import { Report } from './report';
-import type { ArtifactList, CollectionList } from '../../src/api/contract';
+import type { ArtifactList } from '../../src/api/contract';
 import type { CollectionView } from '../../src/shared/knowledge';
-import type { AnswerClarification, ApprovePlan, ResearchView, RevisePlan, SteerInput } from '../../src/shared/messages';
+import type { AnswerClarification, ResearchView, SteerInput } from '../../src/shared/messages';
 import type { Phase, RunStatus } from '../../src/shared/schemas';
 
 /** Phases in which the run takes steering messages. */
@@ -24,7 +24,8 @@ export function RunPage({ id }: { id: string }) {
     const notYours = (err: unknown) =>
       err instanceof ApiError && err.status === 404 ? 'No such run (or not yours).' : String((err as Error).message ?? err);
     const load = () =>
-      call<ResearchView>('GET', `/v1/research/${encodeURIComponent(id)}`)
+      client.research
+        .get(id)
         .then(setStatus)
         .catch((err: unknown) => setError(notYours(err)));
     refresh.current = () => void load();
@@ -66,7 +67,7 @@ export function RunPage({ id }: { id: string }) {
             type="button"
             class="secondary"
             onClick={() =>
-              void call('POST', `/v1/research/${encodeURIComponent(id)}/cancel`).then(
+              void client.research.cancel(id).then(
                 () => refresh.current(),
                 (err: Error) => setError(err.message),
               )
@@ -134,8 +135,7 @@ function Review({ id, s, onDone }: { id: string; s: ResearchView; onDone: () => 
   const send = async (kind: 'approve' | 'revise') => {
     setBusy(true);
     try {
-      const body: ApprovePlan | RevisePlan = kind === 'approve' ? { planVersion: plan.version } : { planVersion: plan.version, feedback };
-      await call('POST', `/v1/research/${encodeURIComponent(id)}/plan/${kind}`, body);
+      await (kind === 'approve' ? client.research.approve(id, plan.version) : client.research.revise(id, plan.version, feedback));
       setMessage(kind === 'approve' ? `Plan v${plan.version} approved.` : `Plan v${plan.version} sent back; a new version is being made.`);
       setFeedback('');
       onDone();
@@ -194,7 +194,7 @@ function Steer({ id, s, onDone }: { id: string; s: ResearchView; onDone: () => v
   const [chosen, setChosen] = useState<string[]>([]);
   useEffect(() => {
     // The tenant's collections, to add to the run's knowledge base (none: the choice is not shown).
-    call<CollectionList>('GET', '/v1/collections').then(
+    client.collections.list().then(
       (r) => setCollections(r.collections),
       () => setCollections([]),
     );
@@ -205,7 +205,7 @@ function Steer({ id, s, onDone }: { id: string; s: ResearchView; onDone: () => v
   const send = async (body: SteerInput, done: string, clear: () => void) => {
     setBusy(true);
     try {
-      await call('POST', `/v1/research/${encodeURIComponent(id)}/steer`, body);
+      await client.research.steer(id, body);
       setMessage(done);
       clear();
     } catch (err) {
@@ -350,7 +350,7 @@ function Clarify({ id, question, onDone }: { id: string; question: string; onDon
         e.preventDefault();
         try {
           const body: AnswerClarification = { answer };
-          await call('POST', `/v1/research/${encodeURIComponent(id)}/clarification`, body);
+          await client.research.answer(id, body.answer);
           setMessage('Answer sent.');
         } catch (err) {
           setMessage((err as Error).message);
@@ -452,7 +452,7 @@ function PythonFiles({ files }: { files: ArtifactList['artifacts'] }) {
     const made: string[] = [];
     for (const f of files)
       if (f.contentType.startsWith('image/') && !urls[f.artifactId])
-        void blob(f.url).then((b) => {
+        void client.download(f.url).then((b) => {
           const u = URL.createObjectURL(b);
           made.push(u);
           setUrls((all) => ({ ...all, [f.artifactId]: u }));

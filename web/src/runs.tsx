@@ -1,13 +1,13 @@
 // Find: the tenant's runs, filtered by status and words of the question; open or cancel one.
 import { useEffect, useState } from 'preact/hooks';
-import { call } from './api';
-import type { ListedRun, RunList } from '../../src/api/contract';
+import { client } from './api';
+import type { ListedRun } from '../../src/api/contract';
 import type { RunStatus } from '../../src/shared/schemas';
 
 const STATUSES: readonly RunStatus[] = ['running', 'awaiting_review', 'completed', 'failed', 'cancelled'];
 
 export function Runs() {
-  const [status, setStatus] = useState('');
+  const [status, setStatus] = useState<RunStatus | ''>('');
   const [q, setQ] = useState('');
   const [runs, setRuns] = useState<ListedRun[] | undefined>();
   const [cursor, setCursor] = useState<string | undefined>();
@@ -15,11 +15,12 @@ export function Runs() {
 
   const load = async (more?: string) => {
     try {
-      const query = new URLSearchParams({ limit: '20' });
-      if (status) query.set('status', status);
-      if (q.trim()) query.set('q', q.trim());
-      if (more) query.set('cursor', more);
-      const r = await call<RunList>('GET', `/v1/research?${query}`);
+      const r = await client.research.list({
+        limit: 20,
+        ...(status ? { status } : {}),
+        ...(q.trim() ? { q: q.trim() } : {}),
+        ...(more ? { cursor: more } : {}),
+      });
       setRuns(more ? [...(runs ?? []), ...r.runs] : r.runs);
       setCursor(r.nextCursor);
       setError('');
@@ -42,7 +43,7 @@ export function Runs() {
       >
         <label>
           Status
-          <select value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
+          <select value={status} onChange={(e) => setStatus(e.currentTarget.value as RunStatus | '')}>
             <option value="">any</option>
             {STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -74,7 +75,7 @@ export function Runs() {
                 type="button"
                 class="link"
                 onClick={async () => {
-                  await call('POST', `/v1/research/${encodeURIComponent(r.id)}/cancel`).catch((err: Error) => setError(err.message));
+                  await client.research.cancel(r.id).catch((err: Error) => setError(err.message));
                   void load();
                 }}
               >

@@ -1,7 +1,7 @@
 // Sessions: the tenant's sessions at #/sessions (and a new one), one session at #/session/<id>: its
 // runs in order with their reports, and a follow-up question that starts a run in it.
 import { useEffect, useState } from 'preact/hooks';
-import { call, client } from './api';
+import { client } from './api';
 import type { CollectionView, SessionList, SessionView } from '../../src/shared/knowledge';
 import type { ResearchRequest } from '../../src/shared/schemas';
 
@@ -10,7 +10,7 @@ export function Sessions() {
   const [title, setTitle] = useState('');
   const [error, setError] = useState('');
   useEffect(() => {
-    call<SessionList>('GET', '/v1/sessions').then(
+    client.sessions.list().then(
       (r) => setList(r.sessions),
       (err: Error) => setError(err.message),
     );
@@ -74,7 +74,7 @@ export function SessionPage({ id }: { id: string }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   useEffect(() => {
-    const load = () => call<SessionView>('GET', `/v1/sessions/${encodeURIComponent(id)}`).then(setS, (err: Error) => setError(err.message));
+    const load = () => client.sessions.get(id).then(setS, (err: Error) => setError(err.message));
     void load();
     const t = setInterval(() => void load(), 5_000);
     return () => clearInterval(t);
