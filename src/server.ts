@@ -124,10 +124,19 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
     ...(deps.preflight ? { preflight: deps.preflight } : {}),
   });
   const server = apiServer(app);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+  } catch (err) {
+    // Its LISTEN connection holds a client of the pool: left open, the pool's end (and with it a
+    // failed start's shutdown) would wait for it forever.
+    await wakeups.close();
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
+      throw new Error(`port ${port} on ${host} is already in use: set API_PORT to a free port, or stop what listens there`);
+    throw err;
+  }
   const addr = server.address() as AddressInfo;
   const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
   if (keyless) deps.log.warn('the API runs without keys: anyone on this machine can use it (create one with `deep-research keys create`)');

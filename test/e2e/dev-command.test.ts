@@ -1,5 +1,6 @@
 // `deep-research dev` as a newcomer runs it: the whole stack on embedded defaults, a research run
 // through its API, Ctrl-C, and a restart that finishes the run that was in flight.
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptedLlmServer } from '../support/llm-server';
 import { researchRules, searchResults } from '../support/research-script';
@@ -126,6 +127,22 @@ describe.skipIf(!cli)(`deep-research dev (${cli ? 'live' : missingReason()})`, (
     expect(await dev.exited(30_000)).toBe(0);
     for (const p of ports) expect(await portIsFree(p)).toBe(true);
   }, 360_000);
+
+  it('stops with the reason when its API port is taken, and leaves nothing running', async () => {
+    // Before: the API's LISTEN connection stayed open, so the failed start's shutdown waited on the
+    // embedded database's pool forever (stop 65's CI: a dev whose free port was taken meanwhile).
+    const api = Number(env.API_PORT);
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(api, '127.0.0.1', resolve));
+    try {
+      const taken = spawnCli(['dev'], env);
+      expect(await taken.exited(60_000)).toBe(1);
+      expect(taken.output()).toMatch(new RegExp(`port ${api} on 127\\.0\\.0\\.1 is already in use: set API_PORT`));
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+    for (const p of ports) expect(await portIsFree(p)).toBe(true);
+  }, 90_000);
 
   it('stops with the variable name when the configuration is wrong', async () => {
     const bad = spawnCli(['dev'], { ...env, API_PORT: 'not-a-port' });
