@@ -36,7 +36,7 @@ const CALLS: Record<string, (c: Client) => Promise<unknown>> = {
   'research.report': (c) => c.research.report('r1'),
   'research.reportJson': (c) => c.research.reportJson('r1', 2),
   'research.reportFile': (c) => c.research.reportFile('r1', 'pdf'),
-  'research.rewrite': (c) => c.research.rewrite('r1', { length: 'brief' }),
+  'research.rewrite': (c) => c.research.rewrite('r1', { reportLength: 'brief' }),
   'research.versions': (c) => c.research.versions('r1'),
   'research.source': (c) => c.research.source('r1', 'S0123abcd'),
   'research.artifacts': (c) => c.research.artifacts('r1'),
