@@ -109,6 +109,38 @@ function memoryMethods(call: Http['call']) {
   };
 }
 
+/** The /v1/research routes: a run, its plan review, steering, report and files. */
+function researchMethods(h: Http) {
+  const { call } = h;
+  return {
+    start: (body: StartRequest, o: { idempotencyKey?: string } = {}) =>
+      call<Started>('POST', '/v1/research', body, idempotency(o.idempotencyKey)),
+    get: (id: string) => call<ResearchView>('GET', run(id)),
+    list: (q: ListRunsQuery = {}) => call<RunList>('GET', `/v1/research${query(q)}`),
+    approve: (id: string, planVersion: number) => call<ReviewAnswered>('POST', run(id, '/plan/approve'), { planVersion }),
+    revise: (id: string, planVersion: number, feedback: string) =>
+      call<ReviewAnswered>('POST', run(id, '/plan/revise'), { planVersion, feedback }),
+    answer: (id: string, answer: string) => call<ClarificationAnswered>('POST', run(id, '/clarification'), { answer }),
+    steer: (id: string, steer: SteerInput) => call<SteerAnswered>('POST', run(id, '/steer'), steer),
+    cancel: (id: string) => call<Accepted>('POST', run(id, '/cancel')),
+    /** The report as Markdown (default) or self-contained HTML; `version` (absent: 1, the run's own). */
+    report: (id: string, format: TextReportFormat = 'markdown', version?: number) =>
+      call<string>('GET', run(id, `/report${query({ format, version })}`)),
+    /** The report with its references, grounding and removed citations. */
+    reportJson: (id: string, version?: number) => call<ReportJson>('GET', run(id, `/report${query({ format: 'json', version })}`)),
+    /** The report as a file: PDF, Word (.docx), slide deck (.pptx), Markdown or HTML. */
+    reportFile: (id: string, format: FileReportFormat, version?: number) => h.blob(run(id, `/report${query({ format, version })}`)),
+    /** A new version of the finished run's report from the same findings (another length, language, audience...). */
+    rewrite: (id: string, body: RewriteRequest, o: { idempotencyKey?: string } = {}) =>
+      call<RewriteStarted>('POST', run(id, '/report'), body, idempotency(o.idempotencyKey)),
+    /** The run's report versions: 1 is its own, then its rewrites with their status and usage. */
+    versions: (id: string) => call<ReportVersionList>('GET', run(id, '/reports')),
+    source: (id: string, sourceId: string) => call<SourceView>('GET', run(id, `/sources/${enc(sourceId)}`)),
+    artifacts: (id: string) => call<ArtifactList>('GET', run(id, '/artifacts')),
+    artifact: (id: string, artifactId: string) => h.blob(run(id, `/artifacts/${enc(artifactId)}`)),
+  };
+}
+
 export function createClient(options: ClientOptions) {
   const h = http(options);
   const { call } = h;
@@ -128,33 +160,7 @@ export function createClient(options: ClientOptions) {
     events: (id: string, o: FollowOptions | number = {}, signal?: AbortSignal) =>
       followEvents(h, id, typeof o === 'number' ? { after: o, ...(signal ? { signal } : {}) } : o),
 
-    research: {
-      start: (body: StartRequest, o: { idempotencyKey?: string } = {}) =>
-        call<Started>('POST', '/v1/research', body, idempotency(o.idempotencyKey)),
-      get: (id: string) => call<ResearchView>('GET', run(id)),
-      list: (q: ListRunsQuery = {}) => call<RunList>('GET', `/v1/research${query(q)}`),
-      approve: (id: string, planVersion: number) => call<ReviewAnswered>('POST', run(id, '/plan/approve'), { planVersion }),
-      revise: (id: string, planVersion: number, feedback: string) =>
-        call<ReviewAnswered>('POST', run(id, '/plan/revise'), { planVersion, feedback }),
-      answer: (id: string, answer: string) => call<ClarificationAnswered>('POST', run(id, '/clarification'), { answer }),
-      steer: (id: string, steer: SteerInput) => call<SteerAnswered>('POST', run(id, '/steer'), steer),
-      cancel: (id: string) => call<Accepted>('POST', run(id, '/cancel')),
-      /** The report as Markdown (default) or self-contained HTML; `version` (absent: 1, the run's own). */
-      report: (id: string, format: TextReportFormat = 'markdown', version?: number) =>
-        call<string>('GET', run(id, `/report${query({ format, version })}`)),
-      /** The report with its references, grounding and removed citations. */
-      reportJson: (id: string, version?: number) => call<ReportJson>('GET', run(id, `/report${query({ format: 'json', version })}`)),
-      /** The report as a file: PDF, Word (.docx), slide deck (.pptx), Markdown or HTML. */
-      reportFile: (id: string, format: FileReportFormat, version?: number) => h.blob(run(id, `/report${query({ format, version })}`)),
-      /** A new version of the finished run's report from the same findings (another length, language, audience...). */
-      rewrite: (id: string, body: RewriteRequest, o: { idempotencyKey?: string } = {}) =>
-        call<RewriteStarted>('POST', run(id, '/report'), body, idempotency(o.idempotencyKey)),
-      /** The run's report versions: 1 is its own, then its rewrites with their status and usage. */
-      versions: (id: string) => call<ReportVersionList>('GET', run(id, '/reports')),
-      source: (id: string, sourceId: string) => call<SourceView>('GET', run(id, `/sources/${enc(sourceId)}`)),
-      artifacts: (id: string) => call<ArtifactList>('GET', run(id, '/artifacts')),
-      artifact: (id: string, artifactId: string) => h.blob(run(id, `/artifacts/${enc(artifactId)}`)),
-    },
+    research: researchMethods(h),
 
     collections: {
       list: () => call<CollectionList>('GET', '/v1/collections'),

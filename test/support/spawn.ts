@@ -1,17 +1,35 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
+/** Where the kernel hands out ports of its own choosing (bind to 0, outgoing connections): a port a
+ *  test picks there can be handed to another process (a Temporal dev server's HTTP port) before
+ *  the process it was picked for listens on it, and two binds to 0 in a row can return the same
+ *  port (3 sets of four in 2,000 here). */
+function ephemeralStart(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+const LOWEST_PORT = 20_000;
+const handedOut = new Set<number>();
+
+/** A port free now, below the kernel's ephemeral range, never handed out before by this process. */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
+  const top = ephemeralStart() - 1;
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = LOWEST_PORT + Math.floor(Math.random() * (top - LOWEST_PORT + 1));
+    if (handedOut.has(port) || !(await portIsFree(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free port between ${LOWEST_PORT} and ${top} after 100 tries`);
 }
 
 export async function portIsFree(port: number): Promise<boolean> {
