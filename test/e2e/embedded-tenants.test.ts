@@ -36,9 +36,7 @@ describe.skipIf(!cli)(`the embedded database under two tenants (${cli ? 'live' :
       TEMPORAL_CLI_PATH: cli!,
       TEMPORAL_PORT: String(await freePort()),
       TEMPORAL_UI_PORT: String(await freePort()),
-      // Any free port, chosen when the API listens: the banner says which (a port picked here could
-      // be taken by another process before dev listens on it).
-      API_PORT: '0',
+      API_PORT: String(await freePort()),
       PGLITE_PORT: String(await freePort()),
       API_KEYS: `${KEY_A}=tenant-a`,
       OPENAI_BASE_URL: llm.url,
