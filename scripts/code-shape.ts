@@ -32,7 +32,7 @@ export const WORKFLOW_PACKAGES = ['@temporalio/workflow', '@temporalio/common', 
  *  the composition roots: they sit above the API and the CLI, and nothing imports them. */
 export const LAYERS: { name: string; paths: string[] }[] = [
   { name: 'shared', paths: ['src/shared/', 'src/types/'] },
-  { name: 'infra and config', paths: ['src/infra/', 'src/config.ts'] },
+  { name: 'infra and config', paths: ['src/infra/', 'src/config.ts', 'src/config/'] },
   { name: 'activities', paths: ['src/activities/'] },
   { name: 'workflows', paths: ['src/workflows/'] },
   { name: 'api and cli', paths: ['src/api/', 'src/client/', 'src/cli/', 'src/mcp/'] },

@@ -3,12 +3,12 @@
 // the requests they make (keys, time ranges), and their error and rate-limit answers kept as a
 // ProviderHttpError with the status (and Retry-After) the webSearch activity decides on.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exaProvider } from '../../src/activities/search/exa';
-import { ProviderHttpError } from '../../src/activities/search/http';
+import { exaProvider } from '../../src/infra/search/exa';
+import { ProviderHttpError } from '../../src/infra/search/http';
 import { buildProviders } from '../../src/activities/search/providers';
-import { pubmedProvider } from '../../src/activities/search/pubmed';
-import { semanticScholarProvider } from '../../src/activities/search/semantic-scholar';
-import { googleDate, serperProvider, serperTbs } from '../../src/activities/search/serper';
+import { pubmedProvider } from '../../src/infra/search/pubmed';
+import { semanticScholarProvider } from '../../src/infra/search/semantic-scholar';
+import { googleDate, serperProvider, serperTbs } from '../../src/infra/search/serper';
 import { loadConfig } from '../../src/config';
 import { ConfigError } from '../../src/shared/errors';
 import { FakeProviderApi } from '../support/provider-apis';
@@ -251,8 +251,8 @@ describe('configuration of the new providers', () => {
       { variable: 'EXA_API_KEY', reason: 'SEARCH_PROVIDERS includes exa, which needs an Exa key' },
       { variable: 'SERPER_API_KEY', reason: 'SEARCH_PROVIDERS includes serper, which needs a Serper key' },
     ]);
-    expect(() => buildProviders({ ...config, exa: { baseUrl: 'https://api.exa.ai' }, userAgent: 'ua' })).toThrow(
-      'search provider exa needs EXA_API_KEY',
-    );
+    expect(() =>
+      buildProviders({ ...config, settings: { ...config.settings, exa: { EXA_BASE_URL: 'https://api.exa.ai' } }, userAgent: 'ua' }),
+    ).toThrow('search provider exa needs EXA_API_KEY');
   });
 });

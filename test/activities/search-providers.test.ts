@@ -4,18 +4,14 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergeHits } from '../../src/activities/search/sources';
-import {
-  arxivProvider,
-  braveProvider,
-  buildProviders,
-  classifyQuery,
-  invertedIndexToText,
-  openAlexProvider,
-  routeQuery,
-  tavilyProvider,
-  wikipediaProvider,
-} from '../../src/activities/search/providers';
-import { searxngProvider, searxTimeRange } from '../../src/activities/search/searxng';
+import { buildProviders } from '../../src/activities/search/providers';
+import { classifyQuery, routeQuery } from '../../src/activities/search/router';
+import { arxivProvider } from '../../src/infra/search/arxiv';
+import { braveProvider } from '../../src/infra/search/brave';
+import { invertedIndexToText, openAlexProvider } from '../../src/infra/search/openalex';
+import { tavilyProvider } from '../../src/infra/search/tavily';
+import { wikipediaProvider } from '../../src/infra/search/wikipedia';
+import { searxngProvider, searxTimeRange } from '../../src/infra/search/searxng';
 import { FakeSearxng } from '../support/search-server';
 import { loadConfig } from '../../src/config';
 import { ConfigError } from '../../src/shared/errors';

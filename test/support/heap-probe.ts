@@ -23,10 +23,11 @@ function youngGeneration(): Promise<number> {
   });
 }
 
-/** The slab the next small Buffer is cut from, once the current one is used up. */
+/** The slab the next small Buffer is cut from, once the current one is used up: enough is cut to use
+ *  up the largest slab there may be (Node 24's 64 KiB) wherever in it the last cut was. */
 function nextSlab(): number {
   let last = Buffer.allocUnsafe(16);
-  for (let made = 0; made < 2 * Buffer.poolSize; made += 16) last = Buffer.allocUnsafe(16);
+  for (let made = 0; made < 4 * 64 * 1024; made += 16) last = Buffer.allocUnsafe(16);
   return last.buffer.byteLength;
 }
 

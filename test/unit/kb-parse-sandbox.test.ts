@@ -93,15 +93,17 @@ describe('parsing in the parse thread, under caps', () => {
     const slow = new ParseSandbox({
       threads: 1,
       memoryMb: 512,
-      timeoutMs: 1_500,
+      // Long enough for the next document's new thread to start on a busy machine (1.4 s seen).
+      timeoutMs: 5_000,
       caps: { ...caps, maxInflatedBytes: 5e9, maxPages: 10_000 },
     });
     try {
       const started = performance.now();
       const err = await slow.parse(hostile.makeSharedStreamPdf(2_000, 5), 'pdf', 'slow.pdf').catch((e: unknown) => e);
       expect(err).toBeInstanceOf(DocumentTooLarge);
-      expect((err as Error).message).toBe('PDF: parsing took longer than 1.5 s (KB_PARSE_TIMEOUT_MS)');
-      expect(performance.now() - started).toBeLessThan(5_000);
+      expect((err as Error).message).toBe('PDF: parsing took longer than 5 s (KB_PARSE_TIMEOUT_MS)');
+      // Ended by its time, not by parsing to the end (over two minutes here).
+      expect(performance.now() - started).toBeLessThan(60_000);
       const text = await slow.parse(Buffer.from('still here'), 'text', 'after.txt');
       expect(text.sections[0]!.text).toBe('still here');
     } finally {

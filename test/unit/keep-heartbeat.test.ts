@@ -2,7 +2,7 @@
 // fails (a database behind a silent network, until query_timeout) must not leave the attempt silent
 // past its heartbeat timeout: Temporal would hand the call to another attempt, which pays again.
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { keep } from '../../src/activities/attempt';
 
 const HEARTBEAT_TIMEOUT_MS = 300;
@@ -15,11 +15,16 @@ function inActivity<T>(fn: () => Promise<T>): { done: Promise<T>; beats: number[
 }
 
 describe('keep', () => {
+  afterEach(() => vi.useRealTimers());
+
+  // On the fake clock: the beats' spacing is the code's, whatever the machine's load does to timers.
   it('heartbeats while a write hangs, and returns once it lands', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     const started = Date.now();
     const { done, beats } = inActivity(() => keep(() => new Promise<void>((resolve) => setTimeout(resolve, 1_500))));
+    await vi.advanceTimersByTimeAsync(1_500);
     await done;
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1_400);
+    expect(Date.now() - started).toBe(1_500);
     // Never silent for a whole heartbeat timeout: from the start, between beats, and up to the end.
     const gaps = [started, ...beats, Date.now()].slice(1).map((t, i, all) => t - (i ? all[i - 1]! : started));
     expect(beats.length).toBeGreaterThanOrEqual(4);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { rateLimited } from '../../src/activities/search/rate-limit';
-import type { SearchProvider } from '../../src/activities/search/types';
+import type { SearchProvider } from '../../src/infra/search/types';
 
 describe('per-provider rate limit', () => {
   it('spreads a burst out to the configured rate', async () => {

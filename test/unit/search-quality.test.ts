@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { publishedDate } from '../../src/activities/crawl/extract';
 import { allowedProviders, bm25, dedupeHits, documentKey, dropAvoided, filterByTime, rerank } from '../../src/activities/search/quality';
 import { toSources } from '../../src/activities/search/sources';
-import type { SearchHit } from '../../src/activities/search/types';
+import type { SearchHit } from '../../src/infra/search/types';
 import { outsideRange, publicationDay, resolveTimeRange } from '../../src/shared/time-range';
 import { embedText } from '../support/embeddings';
 

@@ -7,7 +7,7 @@ import type { Config } from '../../config';
 import { metrics } from '../../infra/metrics';
 import { bannedDomainOf } from '../../shared/domains';
 import { summarize } from '../../shared/plain';
-import { normalizeUrl } from '../search/types';
+import { normalizeUrl } from '../../infra/search/types';
 import type { Store } from '../store';
 import { findChromium, type RenderedPage } from './browser';
 import { namespacedChromium } from './browser-netns';

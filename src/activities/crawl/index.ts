@@ -8,7 +8,7 @@ import { ErrorType } from '../../shared/errors';
 import { type Usage } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
 import { sourceIdFor } from '../search/sources';
-import { normalizeUrl } from '../search/types';
+import { normalizeUrl } from '../../infra/search/types';
 import type { Store, StoredPage } from '../store';
 import { runSettings } from '../run-settings';
 import { toReadable } from './extract';

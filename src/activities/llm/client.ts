@@ -7,7 +7,7 @@ import type { Config } from '../../config';
 import { ErrorType } from '../../shared/errors';
 import { shutdownFailure } from '../attempt';
 import { startBeat } from '../beat';
-import { retryAfterMs } from '../retry-after';
+import { retryAfterMs } from '../../infra/retry-after';
 import { leanFetch } from '../../infra/http';
 
 export function estimateCostUsd(prices: Config['llm']['prices'], model: string, promptTokens: number, completionTokens: number): number {

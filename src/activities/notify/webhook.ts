@@ -10,7 +10,7 @@ import { Agent, fetch } from 'undici';
 import { ErrorType } from '../../shared/errors';
 import type { WebhookEvent } from '../../shared/schemas';
 import { BlockedError, checkUrl, guardedLookup, WEB_PORTS, type GuardPolicy } from '../crawl/ssrf';
-import { retryAfterMs } from '../retry-after';
+import { retryAfterMs } from '../../infra/retry-after';
 
 export interface WebhookDelivery {
   researchId: string;

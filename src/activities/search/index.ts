@@ -16,7 +16,7 @@ import type { Embedder } from '../knowledge/embed';
 import { chooseProviders, type TopicClassifier } from './router';
 import { allowedProviders, dedupeHits, dropAvoided, filterByTime, rerank } from './quality';
 import { toSources } from './sources';
-import type { SearchHit, SearchProvider } from './types';
+import type { SearchHit, SearchProvider } from '../../infra/search/types';
 import { metrics } from '../../infra/metrics';
 import { bannedDomainOf } from '../../shared/domains';
 

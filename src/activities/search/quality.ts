@@ -4,7 +4,7 @@
 // goal), with the tenant's preferred domains ahead and the providers' own scores breaking ties.
 import { bannedDomainOf } from '../../shared/domains';
 import { describeRange, outsideRange, publicationDay, type DateRange } from '../../shared/time-range';
-import type { SearchHit } from './types';
+import type { SearchHit } from '../../infra/search/types';
 
 /** Which providers a query may use: the run's choice, else its tenant's, else every configured
  *  one. Names this worker does not have are left out, and said so. */

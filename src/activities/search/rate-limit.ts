@@ -1,6 +1,6 @@
 // Per-provider request rates inside one worker process (the search task queue's own rate limit
 // holds across all workers). A token bucket: `perSecond` tokens, a burst of at most one second's.
-import type { SearchProvider } from './types';
+import type { SearchProvider } from '../../infra/search/types';
 
 export function rateLimited(provider: SearchProvider, perSecond: number, now: () => number = Date.now): SearchProvider {
   const capacity = Math.max(1, perSecond);

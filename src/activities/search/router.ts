@@ -3,8 +3,10 @@
 // names the query's topic. Its answers are kept per query text in this process (a small LRU), so
 // a query the researchers repeat is classified, logged and paid for once; a classifier that fails
 // or is slow leaves the rules' answer.
-export const TOPICS = ['general', 'news', 'academic', 'biomedical', 'encyclopedic'] as const;
-export type Topic = (typeof TOPICS)[number];
+import { SEARCH_PROVIDERS } from '../../infra/search/registry';
+import { TOPICS, type Topic } from '../../infra/search/types';
+
+export { TOPICS, type Topic };
 
 /** The rules, most specific first: the first that matches is the rules' answer. */
 const RULES: [Topic, RegExp][] = [
@@ -34,15 +36,12 @@ export function classifyQuery(query: string): Topic {
   return matchTopics(query)[0] ?? 'general';
 }
 
-/** The web providers, in the order they are preferred. */
-const WEB = ['searxng', 'tavily', 'brave', 'exa', 'serper'];
-const PROVIDERS_OF: Record<Topic, string[]> = {
-  general: WEB,
-  news: WEB,
-  academic: ['openalex', 'arxiv', 'semanticscholar'],
-  biomedical: ['pubmed', 'semanticscholar'],
-  encyclopedic: ['wikipedia'],
-};
+/** The providers of each topic, in the registry's order of preference. */
+const PROVIDERS_OF = Object.fromEntries(
+  TOPICS.map((topic) => [topic, SEARCH_PROVIDERS.filter((p) => p.topics.includes(topic)).map((p) => p.name)]),
+) as Record<Topic, string[]>;
+/** The web providers: those that answer general queries. */
+const WEB = PROVIDERS_OF.general;
 
 /** The enabled providers for a topic; when none of its own is enabled, the general ones, then any two. */
 export function providersFor(topic: Topic, enabled: string[]): string[] {

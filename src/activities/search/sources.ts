@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { StoredSource } from '../store';
 import { publicationDay, type DateRange } from '../../shared/time-range';
-import { normalizeUrl, type SearchHit } from './types';
+import { normalizeUrl, type SearchHit } from '../../infra/search/types';
 
 /** 'S' + 8 hex digits of sha256(normalised URL): the same page has the same id in every run. */
 export function sourceIdFor(url: string): string {

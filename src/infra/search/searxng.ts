@@ -2,7 +2,9 @@
 // `search.formats`). It filters by time only as "the last day, week, month or year", so an
 // open-ended recent range goes as the smallest of those that holds it and any other is left to
 // the activity's check of publication dates.
+import { optionalUrl } from '../../config/setting-kit';
 import { isoDate, providerFetch } from './http';
+import { defineProvider, fixedRate } from './provider';
 import type { SearchHit, SearchOptions, SearchProvider } from './types';
 
 interface SearxResponse {
@@ -54,3 +56,16 @@ export function searxngProvider(baseUrl: string, timeoutMs = 15_000): SearchProv
     },
   };
 }
+
+export const searxng = defineProvider({
+  name: 'searxng',
+  topics: ['general', 'news'],
+  settings: {
+    SEARXNG_URL: optionalUrl.describe('a SearXNG instance'),
+  },
+  needs: { variable: 'SEARXNG_URL', what: 'a SearXNG URL' },
+  onByDefault: (s) => s.SEARXNG_URL !== undefined,
+  turnedOnBy: 'SEARXNG_URL',
+  rate: fixedRate(5),
+  make: (s, c) => searxngProvider(s.SEARXNG_URL!, c.timeoutMs),
+});

@@ -1,8 +1,9 @@
 // What every search provider's HTTP call shares: a timeout joined to the activity's cancellation,
 // and an error that keeps the status (the web search tells permanent refusals, 4xx other
 // than 408/429, from transient faults by it) and the server's Retry-After, when it sent one.
-import { leanFetch } from '../../infra/http';
+import { leanFetch } from '../http';
 import { retryAfterMs } from '../retry-after';
+import type { SearchHit } from './types';
 
 export class ProviderHttpError extends Error {
   constructor(
@@ -66,4 +67,10 @@ export function isoDate(raw: string | null | undefined): string | undefined {
   if (!raw) return undefined;
   const m = /^(\d{4})[-/](\d{2})[-/](\d{2})/.exec(raw.trim());
   return m ? `${m[1]}-${m[2]}-${m[3]}` : undefined;
+}
+
+/** The hit with its publication date, when the API gave one. */
+export function withDate(hit: SearchHit, raw: string | null | undefined): SearchHit {
+  const published = isoDate(raw);
+  return published ? { ...hit, published } : hit;
 }

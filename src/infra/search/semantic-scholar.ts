@@ -3,7 +3,10 @@
 // answered 429, with or without a body and without Retry-After; a key (`x-api-key`) gets a rate
 // of its own. A paper links to arXiv or its DOI when it has one (pages a crawl can read, and the
 // URLs OpenAlex and arXiv give the same paper), else to its Semantic Scholar page.
+import { z } from 'zod';
+import { optionalString } from '../../config/setting-kit';
 import { getJson, isoDate } from './http';
+import { defineProvider, fixedRate } from './provider';
 import type { SearchHit, SearchProvider } from './types';
 
 /** The fields asked for: `/paper/search` refuses (400) a field it does not know. */
@@ -65,3 +68,18 @@ export function semanticScholarProvider(opts: SemanticScholarOptions): SearchPro
     },
   };
 }
+
+export const semanticScholar = defineProvider({
+  name: 'semanticscholar',
+  topics: ['academic', 'biomedical'],
+  settings: {
+    SEMANTIC_SCHOLAR_BASE_URL: z.url().default('https://api.semanticscholar.org').describe("Semantic Scholar's Graph API (keyless)"),
+    SEMANTIC_SCHOLAR_API_KEY: optionalString.describe(
+      'a Semantic Scholar API key (`x-api-key`): a rate of its own instead of the pool keyless requests share',
+    ),
+  },
+  onByDefault: () => true,
+  rate: fixedRate(1),
+  make: (s, c) =>
+    semanticScholarProvider({ baseUrl: s.SEMANTIC_SCHOLAR_BASE_URL, apiKey: s.SEMANTIC_SCHOLAR_API_KEY, timeoutMs: c.timeoutMs }),
+});

@@ -1,3 +1,7 @@
+/** What a query is about; each topic has its providers (src/activities/search/router.ts). */
+export const TOPICS = ['general', 'news', 'academic', 'biomedical', 'encyclopedic'] as const;
+export type Topic = (typeof TOPICS)[number];
+
 /** One search hit, whatever the provider. */
 export interface SearchHit {
   title: string;

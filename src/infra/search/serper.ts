@@ -3,7 +3,10 @@
 // Google answers best), else a custom date range `cdr:1,cd_min:M/D/YYYY,cd_max:M/D/YYYY`. Google
 // dates a result in words ("Mar 12, 2024", "3 days ago"); both become a date. Serper's errors
 // are `{ message, statusCode }`: 403 for a bad key, 400 "Not enough credits".
+import { z } from 'zod';
+import { optionalString } from '../../config/setting-kit';
 import { getJson } from './http';
+import { defineProvider, fixedRate } from './provider';
 import type { SearchHit, SearchOptions, SearchProvider } from './types';
 
 interface Organic {
@@ -106,3 +109,16 @@ export function serperProvider(opts: SerperOptions): SearchProvider {
     },
   };
 }
+
+export const serper = defineProvider({
+  name: 'serper',
+  topics: ['general', 'news'],
+  settings: {
+    SERPER_API_KEY: optionalString.describe("Serper's API key (Google results)"),
+    SERPER_BASE_URL: z.url().default('https://google.serper.dev').describe("Serper's API"),
+  },
+  needs: { variable: 'SERPER_API_KEY', what: 'a Serper key' },
+  onByDefault: () => false,
+  rate: fixedRate(5),
+  make: (s, c) => serperProvider({ apiKey: s.SERPER_API_KEY!, baseUrl: s.SERPER_BASE_URL, timeoutMs: c.timeoutMs }),
+});

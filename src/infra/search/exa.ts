@@ -2,7 +2,10 @@
 // page that best answer the query (highlights) with the page's publication date, and filters by
 // that date. Its errors are JSON `{ requestId, error, tag }` (401 INVALID_API_KEY, 402
 // NO_MORE_CREDITS, 400 for a bad request); a 429 has only `error`.
+import { z } from 'zod';
+import { optionalString } from '../../config/setting-kit';
 import { getJson, isoDate } from './http';
+import { defineProvider, fixedRate } from './provider';
 import type { SearchHit, SearchProvider } from './types';
 
 interface ExaResult {
@@ -62,3 +65,16 @@ export function exaProvider(opts: ExaOptions): SearchProvider {
     },
   };
 }
+
+export const exa = defineProvider({
+  name: 'exa',
+  topics: ['general', 'news'],
+  settings: {
+    EXA_API_KEY: optionalString.describe("Exa's API key"),
+    EXA_BASE_URL: z.url().default('https://api.exa.ai').describe("Exa's API"),
+  },
+  needs: { variable: 'EXA_API_KEY', what: 'an Exa key' },
+  onByDefault: () => false,
+  rate: fixedRate(5),
+  make: (s, c) => exaProvider({ apiKey: s.EXA_API_KEY!, baseUrl: s.EXA_BASE_URL, timeoutMs: c.timeoutMs }),
+});

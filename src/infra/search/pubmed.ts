@@ -3,7 +3,10 @@
 // to 10. NCBI's quirks: a refused query is a 200 whose `esearchresult.ERROR` says why, the rate
 // limit is a 429 with Retry-After (and its JSON body has sometimes come with a 200), and esummary
 // lists the records it found in `result.uids`, each record under its uid.
+import { z } from 'zod';
+import { optionalString } from '../../config/setting-kit';
 import { getJson, isoDate, ProviderHttpError, stripTags } from './http';
+import { defineProvider } from './provider';
 import type { SearchHit, SearchOptions, SearchProvider } from './types';
 
 interface ESearch {
@@ -101,3 +104,16 @@ function toHit(r: ESummaryRecord, rank: number): SearchHit {
     ...(published ? { published } : {}),
   };
 }
+
+export const pubmed = defineProvider({
+  name: 'pubmed',
+  topics: ['biomedical'],
+  settings: {
+    PUBMED_BASE_URL: z.url().default('https://eutils.ncbi.nlm.nih.gov').describe("PubMed's E-utilities (keyless)"),
+    NCBI_API_KEY: optionalString.describe("an NCBI API key: PubMed's limit goes from 3 to 10 requests a second"),
+  },
+  onByDefault: () => true,
+  // NCBI allows 3 requests a second without a key, 10 with one; each search makes two.
+  rate: { of: (s) => (s.NCBI_API_KEY ? 4 : 1), note: '`4` with `NCBI_API_KEY`; a PubMed search is two requests' },
+  make: (s, c) => pubmedProvider({ baseUrl: s.PUBMED_BASE_URL, apiKey: s.NCBI_API_KEY, timeoutMs: c.timeoutMs }),
+});
