@@ -9,16 +9,19 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { reportHtml } from '../src/api/export/html';
 import { reportPdf } from '../src/api/export/pdf';
+import type { ReportDoc } from '../src/shared/report-doc';
 
 const DOCS = path.resolve(import.meta.dirname, '..', 'docs');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const chartPath = '/v1/research/research-sample/artifacts/calc-101-lcoe.png';
 
-const markdown = `# How much cheaper has solar power become since 2010?
-
-> Research stopped early: the token budget (200000) was spent. The report is written from what was found.
-
-Utility-scale solar photovoltaics became the cheapest new source of electricity in most markets: the
+const doc: ReportDoc = {
+  title: 'How much cheaper has solar power become since 2010?',
+  notes: [{ text: 'Research stopped early: the token budget (200000) was spent. The report is written from what was found.', kind: 'run' }],
+  sections: [
+    {
+      heading: '',
+      markdown: `Utility-scale solar photovoltaics became the cheapest new source of electricity in most markets: the
 global weighted-average levelised cost of electricity (LCOE) fell by about **89%** between 2010 and
 2022 [1], driven mostly by module prices, which fell faster than any other cost component [2][3].
 
@@ -29,18 +32,34 @@ global weighted-average levelised cost of electricity (LCOE) fell by about **89%
 | 2022 | 0.049 [1] | 0.28 [2] |
 
 Installation and balance-of-system costs fell too, but more slowly [2]; financing costs now weigh
-more in the total than the hardware in several markets [1].
-
-## Charts
-
-![Solar LCOE by year](${chartPath})
-
-## References
-
-1. [Renewable Power Generation Costs in 2022](https://www.irena.org/Publications/2023/Aug/Renewable-Power-Generation-Costs-in-2022)
-2. [Levelized Cost of Energy+ 2023](https://www.lazard.com/research-insights/2023-levelized-cost-of-energyplus/)
-3. [Photovoltaics Report](https://www.ise.fraunhofer.de/en/publications/studies/photovoltaics-report.html)
-`;
+more in the total than the hardware in several markets [1].`,
+    },
+  ],
+  charts: [{ artifactId: 'calc-101-lcoe.png', path: chartPath }],
+  references: [
+    {
+      n: 1,
+      sourceId: 'S1',
+      cited: true,
+      title: 'Renewable Power Generation Costs in 2022',
+      url: 'https://www.irena.org/Publications/2023/Aug/Renewable-Power-Generation-Costs-in-2022',
+    },
+    {
+      n: 2,
+      sourceId: 'S2',
+      cited: true,
+      title: 'Levelized Cost of Energy+ 2023',
+      url: 'https://www.lazard.com/research-insights/2023-levelized-cost-of-energyplus/',
+    },
+    {
+      n: 3,
+      sourceId: 'S3',
+      cited: true,
+      title: 'Photovoltaics Report',
+      url: 'https://www.ise.fraunhofer.de/en/publications/studies/photovoltaics-report.html',
+    },
+  ],
+};
 
 function chartSvg(): string {
   const data = [
@@ -68,7 +87,7 @@ try {
   await page.setContent(`<body style="margin:0">${chartSvg()}</body>`);
   const chart = await page.locator('svg').screenshot({ type: 'png' });
   const images = new Map([[chartPath, { contentType: 'image/png', bytes: chart }]]);
-  const report = { title: 'How much cheaper has solar power become since 2010?', locale: 'en-US', markdown };
+  const report = { title: doc.title, locale: 'en-US', doc };
 
   const html = reportHtml(report, images);
   await page.setContent(html);

@@ -8,6 +8,7 @@ import { Duration, Outcome, Phase, ResearchRequest, RunStatus, Usage } from '../
 import { RewriteOptions, VersionStatus } from '../shared/report-versions';
 import { CollectionId, CollectionView, DocumentId, DocumentView, SessionId } from '../shared/knowledge';
 import { DOMAIN_PATTERN } from '../shared/domains';
+import { ReportDoc } from '../shared/report-doc';
 import { FactCategory, FactId, FactText, MemoryFact, UserId } from '../shared/memory';
 import { NotifyWhen, RunChanges } from '../shared/changes';
 import { RunEventEntry } from '../shared/events';
@@ -209,6 +210,10 @@ export const ReportJson = z.object({
   markdown: z.string(),
   /** The executive summary at the top of the report, as in the Markdown (absent for reports written before it). */
   summary: z.string().optional(),
+  /** The report as data, which the Markdown and every other format are rendered from: title, notes
+   *  (with their kind: the run's, a fallback taken, what grounding removed), sections, charts and
+   *  references. A report written before reports were kept as data is one section of its Markdown. */
+  doc: ReportDoc,
   references: z.array(z.object({ n: z.number().int(), sourceId: z.string().optional(), title: z.string(), url: z.string() }).loose()),
   removedCitations: z.array(z.unknown()),
   /** Links and bare URLs to addresses the run never retrieved, removed from the text, with the reason. */

@@ -11,6 +11,7 @@ import { defineCommand, parseOptions, UsageError } from './command-table';
 import type { Io } from './io';
 import type { ReportJson } from '../api/contract';
 import type { ResearchView } from '../shared/messages';
+import { bodyMarkdown } from '../shared/report-doc';
 
 export const evalCommand = defineCommand({
   name: 'eval',
@@ -124,7 +125,7 @@ export function gradeRun(item: EvalItem, runId: string, status: RunState, report
       references: 0,
     };
   }
-  const body = report.markdown.split(/\n## (?:References|Also consulted)\n/)[0]!;
+  const body = bodyMarkdown(report.doc);
   const g = report.grounding;
   const citations = g ? g.citations : [...body.matchAll(MARKER)].length + report.removedCitations.length;
   const unresolved = g ? g.unresolved : report.removedCitations.length;

@@ -38,7 +38,7 @@ const searchSettings = {
             .filter(Boolean),
     )
     .describe(
-      `enabled providers: ${listed(web)} (the web), ${listed(SEARCH_PROVIDERS.filter((p) => !web.includes(p)))}; each query goes to those of its topic (see [Search providers](tools.md#search-providers)); unset: ${listed(onByDefault)}, and ${onBySetting.join(', ')}`,
+      `enabled providers: ${listed(web)} (the web), ${listed(SEARCH_PROVIDERS.filter((p) => !web.includes(p)))}; each query goes to those of its topic (see [Search providers](tools.md#search-providers)); unset: ${[listed(onByDefault), ...onBySetting].join(', and ')}`,
     ),
   SEARCH_MAX_RESULTS: int(1, 20).default(5).describe('results kept per query'),
   SEARCH_TIMEOUT_MS: int(500, 120_000).default(15_000).describe('one provider request'),

@@ -2,11 +2,11 @@
 // findings it reads (with [S…] ids turned into [n]), and the final Markdown: every citation the
 // model wrote, in whatever form, grounded and renumbered 1..k in order of first citation, linked
 // charts, the run's notes (grounded the same way) and the reference list.
-import { z } from 'zod';
 import { groundCitations, renumberCitations, sourceIdsToNumbers, type GroundedCitations, type RemovedLink } from './citations';
-import { markdownLink } from './markdown-link';
+import { reportMarkdown, sectionsOf, type Reference, type ReportDoc, type ReportNote } from './report-doc';
 
 export type { RemovedLink } from './citations';
+export { Reference } from './report-doc';
 
 /** Characters of one finding the reporter is shown. */
 export const FINDING_CHARS = 12_000;
@@ -19,18 +19,6 @@ export interface Finding {
   summary?: string;
   meta?: Record<string, unknown>;
 }
-
-/** One entry of a report's reference list, as the report is stored and its JSON export lists it. */
-export const Reference = z.object({
-  n: z.number().int(),
-  sourceId: z.string(),
-  url: z.string(),
-  title: z.string(),
-  /** In a stored report: true for the sources the text cites (numbered 1..k under References),
-   *  false for those listed under "Also consulted" (numbered after them). */
-  cited: z.boolean().optional(),
-});
-export type Reference = z.infer<typeof Reference>;
 
 /** The API path of an artifact a coder step wrote; the report links charts with it. */
 export function artifactPath(researchId: string, artifactId: string): string {
@@ -142,6 +130,9 @@ export function withoutReferenceList(draft: string): string {
 export interface AssembledReport {
   /** The title as published: model text, so without citations or links. */
   title: string;
+  /** The report as data: what is stored, and every format is rendered from. */
+  doc: ReportDoc;
+  /** The same, as Markdown (reportMarkdown). */
   markdown: string;
   /** The body as published (renumbered), without title, notes, charts or references. */
   body: string;
@@ -172,7 +163,8 @@ export function assembleReport(args: {
   draft: string;
   findings: Finding[];
   refs: Reference[];
-  notes: string[];
+  /** A plain string is the run's own note. */
+  notes: (string | ReportNote)[];
   earlier?: GroundedCitations;
 }): AssembledReport {
   const now = groundDraft(args);
@@ -184,7 +176,6 @@ export function assembleReport(args: {
 
   const path = (id: string) => artifactPath(args.researchId, id);
   const charts = [...artifactIdsOf(args.findings)].filter((id) => id.toLowerCase().endsWith('.png') && !body.includes(path(id)));
-  const chartMd = charts.length ? `\n\n## Charts\n\n${charts.map((id) => `![${id}](${path(id)})`).join('\n\n')}` : '';
 
   // Notes and the title are model text too: their citations become the body's numbers, or go.
   const extra = { marks: 0, unresolved: 0, links: [] as RemovedLink[], ids: [] as string[] };
@@ -204,29 +195,32 @@ export function assembleReport(args: {
       .trim();
   };
   const title = plain(args.title, false) || args.title.replace(/\s+/g, ' ').trim();
-  const notes = args.notes.map((n) => plain(n, true)).filter(Boolean);
+  const notes: ReportNote[] = args.notes
+    .map((n) => (typeof n === 'string' ? { text: n, kind: 'run' as const } : n))
+    .map((n) => ({ ...n, text: plain(n.text, true) }))
+    .filter((n) => n.text);
   const links = [...g.removedLinks, ...extra.links];
   const ids = [...new Set([...g.removedIds, ...extra.ids])];
-  if (links.length) notes.push(`Removed ${links.length} link(s) to addresses this run never retrieved.`);
+  const grounding = (text: string) => notes.push({ text, kind: 'grounding' });
+  if (links.length) grounding(`Removed ${links.length} link(s) to addresses this run never retrieved.`);
   // The made-up ids themselves are not repeated: they would be made-up text in the report.
-  if (ids.length) notes.push(`Removed citation(s) of ${ids.length} source id(s) that name no source of this run.`);
+  if (ids.length) grounding(`Removed citation(s) of ${ids.length} source id(s) that name no source of this run.`);
   if (references.length && !cited.length) {
-    notes.push(
+    grounding(
       `The report cites none of the ${references.length} source(s) the research retrieved; they are listed under "Also consulted".`,
     );
   }
-  const noteBlock = notes.length ? `\n\n${notes.map((n) => `> ${n}`).join('\n>\n')}\n` : '';
-
-  // The reference list holds what the text cites; the other sources follow as "Also consulted".
-  // A source's URL and title come from the web: escaped, each entry is one link and plain text.
-  const entry = (x: Reference) => markdownLink(x.title, x.url);
-  const consulted = references.filter((r) => !r.cited);
-  const refMd =
-    (cited.length ? `\n\n## References\n\n${cited.map((x) => `${x.n}. ${entry(x)}`).join('\n')}\n` : '') +
-    (consulted.length ? `\n${cited.length ? '' : '\n'}## Also consulted\n\n${consulted.map((x) => `- ${entry(x)}`).join('\n')}\n` : '');
+  const doc: ReportDoc = {
+    title,
+    notes,
+    sections: sectionsOf(body),
+    charts: charts.map((id) => ({ artifactId: id, path: path(id) })),
+    references,
+  };
   return {
     title,
-    markdown: `# ${title}${noteBlock}\n\n${body}${chartMd}${refMd}`,
+    doc,
+    markdown: reportMarkdown(doc),
     body,
     references,
     removedCitations: g.removedNumbers,

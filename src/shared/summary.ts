@@ -6,6 +6,7 @@
 // like every other.
 import type { GroundedCitations } from './citations';
 import { sentenceSpans } from './claims';
+import type { ReportDoc } from './report-doc';
 
 /** The summary's heading by language (the locale's first subtag); English for any other. */
 export const SUMMARY_HEADINGS: Readonly<Record<string, string>> = {
@@ -181,15 +182,10 @@ export function isSummaryHeading(text: string): boolean {
   return SUMMARY_HEADING.test(`## ${text.trim()}`);
 }
 
-/** The executive summary of a stored report's Markdown (undefined for reports written before it). */
-export function reportSummary(markdown: string): string | undefined {
-  const lines = markdown.split('\n');
-  const at = lines.findIndex((l) => /^##\s/.test(l) && SUMMARY_HEADING.test(l.trim()));
-  if (at < 0) return undefined;
-  const end = lines.findIndex((l, i) => i > at && /^#{1,6}\s/.test(l));
-  const text = lines
-    .slice(at + 1, end < 0 ? undefined : end)
-    .join('\n')
-    .trim();
+/** The executive summary of a stored report (undefined for reports written before it): its
+ *  section's text up to the next heading. */
+export function reportSummary(doc: Pick<ReportDoc, 'sections'>): string | undefined {
+  const section = doc.sections.find((s) => isSummaryHeading(s.heading));
+  const text = section?.markdown.split(/\n(?=#{1,6}\s)/)[0]!.trim();
   return text || undefined;
 }

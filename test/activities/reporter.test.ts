@@ -153,7 +153,7 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
     expect(report.removedLinks!.map((l) => l.url)).toEqual(['https://fabricated.example/rumour', 'https://fabricated.example/x']);
     // The model wrote no executive summary: code took the cited sentences of its key points and
     // text, noted it, and the claim check checked the summary's citations like the others.
-    expect(reportSummary(report.markdown)).toBe(
+    expect(reportSummary(report.doc)).toBe(
       'Solar LCOE fell 89% from 2010 to 2022 [1]. Module prices collapsed [1] and the study [1] agrees.',
     );
     expect(quoted).toContain(
@@ -187,7 +187,7 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
       { name: 'verify', match: bySchema('CitationVerdicts'), reply: rumourRejected },
     ]);
     await inActivity('report', () => reporter.writeReport(input(id)));
-    expect(reportSummary((await store.getReport(id))!.markdown)).toBe(
+    expect(reportSummary((await store.getReport(id))!.doc)).toBe(
       'Wind costs fell 99% in a year [1]. Solar LCOE fell 89% from 2010 to 2022 [2].',
     );
     const v = await inActivity('verify', () => verifier.verifyCitations(input(id)));
@@ -228,7 +228,7 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
     );
     expect(report.markdown).not.toContain('Solar got much cheaper');
     // The code-written report's summary: the findings' cited sentences (no correction note: code wrote it all).
-    expect(reportSummary(report.markdown)).toBe(
+    expect(reportSummary(report.doc)).toBe(
       'Onshore wind costs fell by about 70% over the same years, with taller turbines. [1] Solar LCOE fell 89% from 2010 to 2022 as module prices collapsed and plants grew larger. [2]',
     );
     expect(report.markdown).not.toContain('Correction (reporter)');

@@ -1,7 +1,8 @@
 // "What changed since": figures are compared as written, and the section sits under the title and
 // notes, replaced (not repeated) when a retried activity writes it again.
 import { describe, expect, it } from 'vitest';
-import { dayOf, figuresIn, insertSection } from '../../src/activities/roles/changes';
+import { dayOf, figuresIn, withChangesSection } from '../../src/activities/roles/changes';
+import { reportMarkdown, type ReportDoc } from '../../src/shared/report-doc';
 
 describe('what changed since', () => {
   it('reads figures as written, with thousands separators and decimals', () => {
@@ -11,12 +12,18 @@ describe('what changed since', () => {
   });
 
   it('puts the section under the title and notes, and replaces an earlier one', () => {
-    const report = '# Solar costs\n\n> A note.\n\n## Key points\n\n- Costs fell [1].\n\n## References\n\n1. [A](https://a.example)\n';
-    const once = insertSection(report, '## What changed since May 1, 2026\n\n- first');
-    expect(once).toBe(
-      '# Solar costs\n\n> A note.\n\n## What changed since May 1, 2026\n\n- first\n\n## Key points\n\n- Costs fell [1].\n\n## References\n\n1. [A](https://a.example)\n',
+    const report: ReportDoc = {
+      title: 'Solar costs',
+      notes: [{ text: 'A note.', kind: 'run' }],
+      sections: [{ heading: 'Key points', markdown: '- Costs fell [1].' }],
+      charts: [],
+      references: [{ n: 1, sourceId: 'S1', url: 'https://a.example', title: 'A', cited: true }],
+    };
+    const once = withChangesSection(report, '## What changed since May 1, 2026\n\n- first');
+    expect(reportMarkdown(once)).toBe(
+      '# Solar costs\n\n> A note.\n\n\n## What changed since May 1, 2026\n\n- first\n\n## Key points\n\n- Costs fell [1].\n\n## References\n\n1. [A](https://a.example/)\n',
     );
-    const twice = insertSection(once, '## What changed since May 1, 2026\n\n- second');
+    const twice = reportMarkdown(withChangesSection(once, '## What changed since May 1, 2026\n\n- second'));
     expect(twice.match(/What changed since/g)).toHaveLength(1);
     expect(twice).toContain('- second');
     expect(twice).not.toContain('- first');

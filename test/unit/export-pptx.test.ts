@@ -1,8 +1,10 @@
-// The slide deck export without a run: a report's Markdown, as assembly writes it, drawn as slides
-// and read back from the .pptx (slide XML and relationships): the slide titles in order, citations
-// that jump to the references slide listing them, a chart as a picture, and long text bounded.
+// The slide deck export without a run: a report, as assembly stores it (sections, charts, cited and
+// consulted references), drawn as slides and read back from the .pptx (slide XML and
+// relationships): the slide titles in order, citations that jump to the references slide listing
+// them, charts as pictures (listed after the body, or shown in a section), and long text bounded.
 import { describe, expect, it } from 'vitest';
 import { DECK_LIMITS, deckPlan, reportPptx } from '../../src/api/export/pptx';
+import { legacyDoc, type Reference, type ReportDoc } from '../../src/shared/report-doc';
 import { readPptx } from '../support/pptx-reader';
 
 /** The first bytes of a PNG of 1200x800: the signature and the IHDR chunk's width and height. */
@@ -11,39 +13,37 @@ const png = Buffer.concat([
   Buffer.from([0, 0, 0x04, 0xb0, 0, 0, 0x03, 0x20, 8, 2, 0, 0, 0]),
 ]);
 const chart = '/v1/research/r/artifacts/calc-101-lcoe.png';
-const refs = Array.from({ length: 20 }, (_, i) => `${i + 1}. [Source ${i + 1} & co](https://s${i + 1}.example/page)`);
+const references: Reference[] = [
+  ...Array.from({ length: 20 }, (_, i) => ({
+    n: i + 1,
+    sourceId: `S${i + 1}`,
+    url: `https://s${i + 1}.example/page`,
+    title: `Source ${i + 1} & co`,
+    cited: true,
+  })),
+  { n: 21, sourceId: 'S21', url: 'https://unused.example', title: 'Unused', cited: false },
+];
 const longSentence = `Module prices ${'kept falling year after year '.repeat(12)}until 2022 [3].`;
-const markdown = [
-  '# Solar got cheaper',
-  '',
-  '> Correction (reporter): a note of the run.',
-  '',
-  '## Executive summary',
-  '',
-  'Solar costs fell 89% since 2010 [1]. Wind followed [12].',
-  '',
-  '## Key points',
-  '',
-  '- Utility solar fell 89% between 2010 and 2022 [1]. It is now the cheapest source.',
-  `- ${longSentence}`,
-  '- Wind costs fell 70% [12].',
-  '',
-  '## Detailed analysis',
-  '',
-  ...Array.from({ length: 25 }, (_, i) => `Paragraph ${i + 1} says a thing [2].\n`),
-  '## Charts',
-  '',
-  `![calc-101-lcoe.png](${chart})`,
-  '',
-  '## References',
-  '',
-  ...refs,
-  '',
-  '## Also consulted',
-  '',
-  '- [Unused](https://unused.example)',
-].join('\n');
-const report = { title: 'Solar got cheaper', locale: 'en-US', markdown };
+const doc: ReportDoc = {
+  title: 'Solar got cheaper',
+  notes: [{ text: 'Correction (reporter): a note of the run.', kind: 'fallback' }],
+  sections: [
+    { heading: 'Executive summary', markdown: 'Solar costs fell 89% since 2010 [1]. Wind followed [12].' },
+    {
+      heading: 'Key points',
+      markdown: [
+        '- Utility solar fell 89% between 2010 and 2022 [1]. It is now the cheapest source.',
+        `- ${longSentence}`,
+        '- Wind costs fell 70% [12].',
+      ].join('\n'),
+    },
+    { heading: 'Detailed analysis', markdown: Array.from({ length: 25 }, (_, i) => `Paragraph ${i + 1} says a thing [2].`).join('\n\n') },
+  ],
+  // Listed after the body, which does not show it.
+  charts: [{ artifactId: 'calc-101-lcoe.png', path: chart }],
+  references,
+};
+const report = { title: 'Solar got cheaper', locale: 'en-US', doc };
 const cover = { question: 'How fast did solar costs fall?', date: new Date('2026-11-20T10:00:00Z') };
 const artifacts = new Map([[chart, { contentType: 'image/png', bytes: png }]]);
 
@@ -99,11 +99,37 @@ describe('the slide deck export', () => {
   });
 
   it('titles a German deck with the German summary heading and date', async () => {
-    const de = { ...report, locale: 'de-DE', markdown: markdown.replace('## Executive summary', '## Zusammenfassung') };
+    const sections = doc.sections.map((x) => (x.heading === 'Executive summary' ? { ...x, heading: 'Zusammenfassung' } : x));
+    const de = { ...report, locale: 'de-DE', doc: { ...doc, sections } };
     const { slides } = await readPptx(await reportPptx(de, cover, new Map()));
     expect(slides[0]!.paragraphs[2]).toBe('20. November 2026');
     expect(slides[1]!.title).toBe('Zusammenfassung');
     // A chart whose bytes are not given is left out, not drawn empty.
     expect(slides.some((s) => s.images.length)).toBe(false);
+  });
+
+  it('draws a chart a section shows on a slide after its points, titled with the section', () => {
+    const withChart = {
+      ...report,
+      doc: { ...doc, charts: [], sections: [{ heading: 'Costs', markdown: `Costs fell [1].\n\n![LCOE by year](${chart})` }] },
+    };
+    const plan = deckPlan(withChart, cover, artifacts);
+    expect(plan.map((s) => [s.kind, s.title])).toEqual([
+      ['title', 'Solar got cheaper'],
+      ['bullets', 'Costs'],
+      ['chart', 'Costs'],
+      ['references', 'References (1)'],
+      ['references', 'References (2)'],
+      ['references', 'References (3)'],
+    ]);
+    expect(plan[2]).toMatchObject({ kind: 'chart', caption: 'LCOE by year', href: chart });
+  });
+
+  it('cuts a report stored before reports were data at its own headings, with no citation links', async () => {
+    const old = legacyDoc('Old', '# Old\n\n## Findings\n\nCosts fell [1].\n\n## References\n\n1. [A](https://a.example)\n');
+    const { slides } = await readPptx(await reportPptx({ title: 'Old', doc: old }, cover, new Map()));
+    expect(slides.map((s) => s.title)).toEqual(['Old', 'Findings', 'References']);
+    expect(slides[1]!.paragraphs).toEqual(['Findings', 'Costs fell [1].']);
+    expect(slides.flatMap((s) => s.links.filter((l) => l.slide))).toEqual([]);
   });
 });

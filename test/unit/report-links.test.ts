@@ -45,7 +45,7 @@ describe('links written into reports', () => {
     expect(cited).toHaveLength(1);
     expect(cited[0]).toMatch(/^1\. \[[^\n]*\]\(https:\/\/evil\.example\/[^\s()<>"']*\)$/);
 
-    const html = reportHtml({ title: r.title, markdown: r.markdown }, new Map());
+    const html = reportHtml({ title: r.title, doc: r.doc }, new Map());
     const doc = new JSDOM(html).window.document;
     const links = [...doc.querySelectorAll('a')].map((a) => a.getAttribute('href'));
     // The only links: the citation to its reference and the reference itself (with its encoded URL).
@@ -64,7 +64,7 @@ describe('links written into reports', () => {
 
   it('gives the slide deck the title as it was given, one link to the encoded URL', () => {
     const r = hostileReport();
-    const deck = deckPlan({ title: r.title, markdown: r.markdown }, { question: 'q', date: new Date(0) }, new Map());
+    const deck = deckPlan({ title: r.title, doc: r.doc }, { question: 'q', date: new Date(0) }, new Map());
     const refs = deck.find((s) => s.kind === 'references');
     expect(refs).toMatchObject({ kind: 'references', refs: [{ n: 1, url: linkDestination(HOSTILE_URL) }] });
     const title = refs?.kind === 'references' ? refs.refs[0]!.title : '';

@@ -3,6 +3,7 @@
 // report's language; the JSON export reads it back from the stored Markdown.
 import { describe, expect, it } from 'vitest';
 import { assembleReport, groundDraft, numberReferences, reportFromFindings, type Finding } from '../../src/shared/report';
+import { legacyDoc } from '../../src/shared/report-doc';
 import {
   reportSummary,
   sentencesOf,
@@ -117,9 +118,9 @@ describe('the executive summary', () => {
     const top = place(`Wind got cheaper [2].`);
     const report = assembleReport({ researchId, title: 'Costs', draft: top.draft, findings, refs, notes: [] });
     // Wind is cited first now: it becomes [1] in the summary and everywhere after.
-    expect(reportSummary(report.markdown)).toBe('Wind got cheaper [1].');
+    expect(reportSummary(report.doc)).toBe('Wind got cheaper [1].');
     expect(report.markdown.indexOf('## Executive summary')).toBeLessThan(report.markdown.indexOf('## Key points'));
-    expect(reportSummary('# Old\n\n## Key points\n\n- A [1].')).toBeUndefined();
+    expect(reportSummary(legacyDoc('Old', '# Old\n\n## Key points\n\n- A [1].'))).toBeUndefined();
   });
 
   it('leaves code spans alone: a citation inside one is none', () => {

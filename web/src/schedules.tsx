@@ -6,7 +6,7 @@ import { marked } from 'marked';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { client } from './api';
 import type { ScheduleRequest } from '../../src/client';
-import type { ScheduleList, ScheduleView } from '../../src/api/contract';
+import type { ReportJson, ScheduleList, ScheduleView } from '../../src/api/contract';
 import type { NotifyWhen } from '../../src/shared/changes';
 
 export function Schedules() {
@@ -200,18 +200,10 @@ export function ChangeBadge({ changes: c }: { changes: ScheduleView['recentRuns'
   );
 }
 
-/** The report's "What changed since …" section, read from its Markdown. */
-export function changesOf(markdown: string): string | undefined {
-  const lines = markdown.split('\n');
-  const at = lines.findIndex((l) => /What changed since/i.test(l));
-  if (at < 0) return undefined;
-  const level = /^(#+)\s/.exec(lines[at]!)?.[1]?.length;
-  const end = lines.findIndex((l, i) => i > at && (level ? new RegExp(`^#{1,${level}}\\s`).test(l) : /^#+\s/.test(l)));
-  return lines
-    .slice(at, end < 0 ? undefined : end)
-    .join('\n')
-    .replace(/^#+\s*/, '')
-    .trim();
+/** The report's "What changed since …" section (the changes activity puts it first in the body). */
+function changesOf(doc: ReportJson['doc']): string | undefined {
+  const section = doc.sections.find((s) => /^What changed since/i.test(s.heading));
+  return section ? `${section.heading}\n\n${section.markdown}`.trim() : undefined;
 }
 
 function Changes({ runId }: { runId: string }) {
@@ -221,7 +213,7 @@ function Changes({ runId }: { runId: string }) {
       onToggle={(e) => {
         if (!(e.currentTarget as HTMLDetailsElement).open || text !== undefined) return;
         client.research.reportJson(runId).then(
-          (r) => setText(changesOf(r.markdown) ?? null),
+          (r) => setText(changesOf(r.doc) ?? null),
           () => setText(null),
         );
       }}

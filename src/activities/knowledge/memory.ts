@@ -1,6 +1,7 @@
 // A session's memory: a follow-up run sees the session's recent questions and what their reports
 // found (a window of turns, with the sources they cited copied into the run so they can be cited
 // again), and every finished report of the session is indexed for knowledge_search (the rest).
+import { bodyMarkdown, type ReportDoc } from '../../shared/report-doc';
 import { createHash } from 'node:crypto';
 import { summarize } from '../../shared/plain';
 import { beating } from '../beat';
@@ -20,13 +21,9 @@ export function reportDocumentId(researchId: string): string {
 }
 
 /** The report's body without title, notes and reference list, with [n] turned back into [S…] ids. */
-export function reportBody(markdown: string, references: { n: number; sourceId: string }[]): string {
-  const byN = new Map(references.map((r) => [r.n, r.sourceId]));
-  const body = markdown
-    .replace(/^# .*\n+/, '')
-    .replace(/\n## (References|Also consulted)\n[\s\S]*$/, '')
-    .replace(/^> .*\n/gm, '')
-    .trim();
+export function reportBody(report: { doc: ReportDoc; references: { n: number; sourceId: string }[] }): string {
+  const byN = new Map(report.references.map((r) => [r.n, r.sourceId]));
+  const body = bodyMarkdown(report.doc).trim();
   return body.replace(/\[(\d+)\]/g, (m, n: string) => (byN.has(Number(n)) ? `[${byN.get(Number(n))}]` : m));
 }
 
@@ -68,7 +65,7 @@ export function createMemoryActivities(deps: { store: Store; embedder: Embedder;
       for (const s of copied) if (!sourceIds.includes(s.sourceId)) sourceIds.push(s.sourceId);
       parts.push(
         `Earlier question (${r.askedAt.slice(0, 10)}): ${summarize(r.question, 400)}\nIts report, "${summarize(report.title, 200)}":\n` +
-          summarize(reportBody(report.markdown, report.references), REPORT_EXCERPT_CHARS),
+          summarize(reportBody(report), REPORT_EXCERPT_CHARS),
       );
     }
     await store.saveDocument(input.researchId, {
@@ -98,7 +95,7 @@ export function createMemoryActivities(deps: { store: Store; embedder: Embedder;
       sourceUrl: `/v1/research/${encodeURIComponent(input.researchId)}/report`,
       status: 'parsing',
     });
-    const body = reportBody(report.markdown, report.references);
+    const body = reportBody(report);
     const sections = body.split(/\n(?=#{2,6} )/).map((part) => {
       const heading = /^#{2,6} (.*)/.exec(part)?.[1]?.trim();
       return { headingPath: heading ? [heading] : [], text: heading ? part.replace(/^.*\n/, '') : part };

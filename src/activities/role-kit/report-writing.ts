@@ -3,6 +3,7 @@
 // sources and notes a report is written from, and how a draft is saved. Code, not a model call.
 import { ApplicationFailure } from '@temporalio/activity';
 import { assembleReport, citationOrder, groundDraft, numberReferences, type Finding, type Reference } from '../../shared/report';
+import type { ReportNote } from '../../shared/report-doc';
 import { bannedDomainOf } from '../../shared/domains';
 import { ErrorType } from '../../shared/errors';
 import type { MemoryOwner } from '../../shared/memory';
@@ -81,9 +82,13 @@ export async function reportSources(
 export async function reportNotes(
   store: Store,
   input: { researchId: string; stepKeys: string[]; notes: string[]; version?: number | undefined },
-): Promise<string[]> {
-  const notes = [...input.notes, ...(await fallbackNotes(store, input.researchId, input.version))];
-  if (!input.stepKeys.length) notes.push('The run ended without any research step: this report rests on the background search alone.');
+): Promise<ReportNote[]> {
+  const notes: ReportNote[] = [
+    ...input.notes.map((text) => ({ text, kind: 'run' as const })),
+    ...(await fallbackNotes(store, input.researchId, input.version)).map((text) => ({ text, kind: 'fallback' as const })),
+  ];
+  if (!input.stepKeys.length)
+    notes.push({ text: 'The run ended without any research step: this report rests on the background search alone.', kind: 'run' });
   return notes;
 }
 
@@ -158,6 +163,7 @@ export async function saveDraft(
     researchId: input.researchId,
     title: report.title,
     locale: input.locale,
+    doc: report.doc,
     markdown: report.markdown,
     references: report.references,
     removedCitations: report.removedCitations,

@@ -16,6 +16,7 @@ import type { Usage } from '../../shared/schemas';
 import { summarize } from '../../shared/plain';
 import { markdownLink } from '../../shared/markdown-link';
 import type { Finding, Reference } from '../../shared/report';
+import { reportMarkdown, type ReportDoc } from '../../shared/report-doc';
 import type { Llm } from '../llm/call';
 import { jsonPrompt, text } from '../llm/prompt-def';
 import type { ReportRecord, ScheduledReport, Store, StoredSource } from '../store';
@@ -112,18 +113,13 @@ export function groundedWords(text: string, known: CitableSource[], removed: Rem
 
 const HEADING = '## What changed since ';
 
-/** Inserts the section after the report's title and its notes, before the body; a section an
- *  earlier attempt inserted is replaced. */
-export function insertSection(markdown: string, section: string): string {
-  let lines = markdown.split('\n');
-  const at = lines.findIndex((l) => l.startsWith(HEADING));
-  if (at >= 0) {
-    const end = lines.findIndex((l, j) => j > at && l.startsWith('## '));
-    lines = [...lines.slice(0, at), ...(end >= 0 ? lines.slice(end) : [])];
-  }
-  let i = lines[0]?.startsWith('# ') ? 1 : 0;
-  while (i < lines.length && (lines[i]!.trim() === '' || lines[i]!.startsWith('>'))) i++;
-  return [...lines.slice(0, i), section.trim(), '', ...lines.slice(i)].join('\n');
+/** The report with the section first in its body, after the title and the notes; a section an
+ *  earlier attempt inserted is replaced. `section` is Markdown whose first line is its heading. */
+export function withChangesSection(doc: ReportDoc, section: string): ReportDoc {
+  const [first, ...rest] = section.trim().split('\n');
+  const heading = first!.replace(/^##\s+/, '').trim();
+  const others = doc.sections.filter((s) => !`## ${s.heading}`.startsWith(HEADING));
+  return { ...doc, sections: [{ heading, markdown: rest.join('\n').trim() }, ...others] };
 }
 
 type ChangesDeps = { llm: Llm; store: Store };
@@ -174,10 +170,12 @@ async function compareWithPrevious(deps: ChangesDeps, input: ChangesInput): Prom
   const since = dayOf(previous.startedAt, report.locale);
   const section = changesSection(report, { since, previous, fresh, claims, gone });
   // An earlier attempt that inserted the section counted what it removed already.
-  if (report.markdown.split('\n').some((l) => l.startsWith(HEADING))) section.removedLinks.length = section.unresolved = 0;
+  if (report.doc.sections.some((s) => `## ${s.heading}`.startsWith(HEADING))) section.removedLinks.length = section.unresolved = 0;
+  const doc = withChangesSection(report.doc, section.lines.join('\n'));
   await deps.store.saveReport({
     ...report,
-    markdown: insertSection(report.markdown, section.lines.join('\n')),
+    doc,
+    markdown: reportMarkdown(doc),
     removedLinks: [...(report.removedLinks ?? []), ...section.removedLinks],
     ...(report.grounding
       ? {

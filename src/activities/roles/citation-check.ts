@@ -115,10 +115,12 @@ export async function verifyCitations(deps: VerifierDeps, input: VerifyInput): P
   const judged = judgeClaims(claims, paired, verdicts);
   const notes = await reportNotes(deps.store, input);
   if (judged.removed || judged.flagged) {
-    notes.push(
-      `The claim check removed ${judged.removed} citation(s) whose source did not support the sentence` +
+    notes.push({
+      text:
+        `The claim check removed ${judged.removed} citation(s) whose source did not support the sentence` +
         (judged.flagged ? ` and flagged ${judged.flagged} as only partly supported.` : '.'),
-    );
+      kind: 'grounding',
+    });
   }
   const report = assembleReport({
     researchId,
@@ -285,6 +287,7 @@ async function publish(
     researchId,
     title: report.title,
     locale: stored?.locale ?? '',
+    doc: report.doc,
     markdown: report.markdown,
     references: report.references,
     removedCitations: report.removedCitations,

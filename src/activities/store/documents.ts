@@ -3,6 +3,7 @@
 import type pg from 'pg';
 import type { Grounding } from '../../shared/messages';
 import type { CitationCheckRecord, Reference, RemovedLink } from '../../shared/report';
+import { legacyDoc, type ReportDoc } from '../../shared/report-doc';
 import type { ReportLength } from '../../shared/schemas';
 
 export interface StoredSource {
@@ -37,6 +38,9 @@ export interface ReportRecord {
   researchId: string;
   title: string;
   locale: string;
+  /** The report as data; a report stored before it is read as legacyDoc of its Markdown. */
+  doc: ReportDoc;
+  /** reportMarkdown(doc), as stored. */
   markdown: string;
   references: Reference[];
   removedCitations: number[];
@@ -257,6 +261,7 @@ function reportOf(researchId: string, r: Record<string, unknown>): ReportRecord 
     researchId,
     title: r.title as string,
     locale: r.locale as string,
+    doc: (r.doc as ReportDoc | null) ?? legacyDoc(r.title as string, r.markdown as string),
     markdown: r.markdown as string,
     references: r.references_ as Reference[],
     removedCitations: r.removed_citations as number[],
@@ -266,7 +271,7 @@ function reportOf(researchId: string, r: Record<string, unknown>): ReportRecord 
   };
 }
 
-const REPORT_COLUMNS = 'title, locale, markdown, references_, removed_citations, removed_links, grounding, citation_checks';
+const REPORT_COLUMNS = 'title, locale, markdown, references_, removed_citations, removed_links, grounding, citation_checks, doc';
 
 function reportsTable(pool: pg.Pool) {
   return {
@@ -281,23 +286,24 @@ function reportsTable(pool: pg.Pool) {
         JSON.stringify(r.removedLinks ?? []),
         r.grounding ? JSON.stringify(r.grounding) : null,
         JSON.stringify(r.citationChecks ?? []),
+        JSON.stringify(r.doc),
       ];
       if (r.version !== undefined && r.version > 1) {
         // A rewrite's row exists from its request on (allocated by the API).
         await pool.query(
           `UPDATE report_versions SET title = $2, locale = $3, markdown = $4, references_ = $5, removed_citations = $6,
-             removed_links = $7, grounding = $8, citation_checks = $9, updated_at = now()
-           WHERE research_id = $1 AND version = $10`,
+             removed_links = $7, grounding = $8, citation_checks = $9, doc = $10, updated_at = now()
+           WHERE research_id = $1 AND version = $11`,
           [...values, r.version],
         );
         return;
       }
       await pool.query(
         `INSERT INTO reports (research_id, ${REPORT_COLUMNS}, basis)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (research_id) DO UPDATE SET title = EXCLUDED.title, locale = EXCLUDED.locale, markdown = EXCLUDED.markdown,
            references_ = EXCLUDED.references_, removed_citations = EXCLUDED.removed_citations, removed_links = EXCLUDED.removed_links,
-           grounding = EXCLUDED.grounding, citation_checks = EXCLUDED.citation_checks, created_at = now(),
+           grounding = EXCLUDED.grounding, citation_checks = EXCLUDED.citation_checks, doc = EXCLUDED.doc, created_at = now(),
            basis = COALESCE(reports.basis, EXCLUDED.basis)`,
         [...values, r.basis ? JSON.stringify(r.basis) : null],
       );

@@ -3,6 +3,7 @@
 // fetch a report still being written; always with a footer naming the run, which is how the next
 // request of the conversation finds the session (conversation.ts).
 import type { ResearchView } from '../../shared/messages';
+import { absoluteLinks } from '../../shared/report-doc';
 import type { ResearchService } from '../research-service';
 import type { FollowEnd } from './follow';
 import type { RunRef } from './schemas';
@@ -24,15 +25,12 @@ export function footer(l: RunLinks): string {
   return `\n\n---\n*Deep research run \`${l.runId}\` · [report](${ref.reportUrl}) · [run](${l.base}/#/run/${encodeURIComponent(l.runId)})*\n`;
 }
 
-/** Links to the API (`](/v1/…)`) made absolute. */
-const absolute = (markdown: string, base: string) => markdown.replace(/\]\((\/v1\/[^)\s]*)\)/g, (_m, path: string) => `](${base}${path})`);
-
 async function reportText(research: ResearchService, l: RunLinks, tenant: string, view: ResearchView | undefined): Promise<string> {
   if (view?.status === 'failed') return `The research failed: ${view.error ?? 'no reason was recorded'}.`;
   if (view?.status === 'cancelled') return 'The research was cancelled before it wrote a report.';
   if (view?.outcome === 'cancelled_at_review') return 'Nobody reviewed the plan in time, so the run was cancelled.';
   try {
-    return absolute((await research.report(l.runId, tenant)).markdown.trim(), l.base);
+    return absoluteLinks((await research.report(l.runId, tenant)).markdown.trim(), l.base);
   } catch {
     return `The run ended (${view?.status ?? 'status unknown'}) without a report I could read; see ${runRef(l, '').reportUrl}.`;
   }

@@ -1,15 +1,17 @@
 // A report as a Word document (.docx), written by the `docx` package (pure JS: nothing is fetched).
-// As the PDF export does, the Markdown is read with marked's lexer and laid out block by block:
-// headings as Word headings, paragraphs with bold, italics, code and links, lists, Markdown tables
-// as Word tables, quotes, the run's charts (PNG/JPEG) as pictures, each citation [n] an internal
-// link to a bookmark on its reference, and each reference's address a hyperlink.
+// As the PDF export does, the report's Markdown (title, notes, body, charts) is read with marked's
+// lexer and laid out block by block: headings as Word headings, paragraphs with bold, italics, code
+// and links, lists, Markdown tables as Word tables, quotes, code blocks line by line (a collapsible
+// part as its label and its code), the run's charts (PNG/JPEG) as pictures, each citation [n] an
+// internal link to a bookmark on its reference; the references, from the report's data, each with
+// its address a hyperlink.
 import type * as DocxModule from 'docx';
 import type { FileChild, ParagraphChild } from 'docx';
-import { marked, type Token, type Tokens } from 'marked';
+import type { Token, Tokens } from 'marked';
 import { lazyRequire } from '../../infra/lazy';
 import type { ArtifactBytes, ExportableReport } from './html';
 import { imageSize, RASTER } from './images';
-import { citationPieces, decode, findLink, referenceListAt } from './tokens';
+import { citationPieces, decode, expandTabs, referenceEntries, type ReferenceEntry, reportTokens, summaryLabel } from './tokens';
 
 export { imageSize } from './images';
 
@@ -32,9 +34,8 @@ interface RunStyle {
 /** What laying out one report needs besides its tokens. */
 interface Layout {
   artifacts: ArtifactBytes;
-  /** The index of the reference list among the report's tokens, -1 when it has none. */
-  refsAt: number;
-  refCount: number;
+  /** The numbers of the cited references: a citation [n] of one links to its bookmark. */
+  citable: ReadonlySet<number>;
   /** Each ordered list restarts its numbering: the next numbering instance. */
   nextList: number;
 }
@@ -44,13 +45,11 @@ export const referenceBookmark = (n: number) => `ref_${n}`;
 
 export async function reportDocx(report: ExportableReport, artifacts: ArtifactBytes): Promise<Buffer> {
   const { Document, Packer, AlignmentType, LevelFormat } = docx();
-  const tokens = marked.lexer(report.markdown, { gfm: true });
-  const refsAt = referenceListAt(tokens);
-  const layout: Layout = { artifacts, refsAt, refCount: refsAt >= 0 ? (tokens[refsAt] as Tokens.List).items.length : 0, nextList: 1 };
-  const body = tokens.flatMap((t, i) => block(t, i === refsAt, layout, 0));
-  // A report written without its title as a heading still opens with it.
-  const titled =
-    tokens.find((t) => t.type !== 'space')?.type === 'heading' && (tokens.find((t) => t.type !== 'space') as Tokens.Heading).depth === 1;
+  const { cited, consulted, citable } = referenceEntries(report.doc);
+  const layout: Layout = { artifacts, citable, nextList: 1 };
+  // The text opens with the title as its heading (the report's Markdown does).
+  const body = reportTokens(report.doc).flatMap((t) => block(t, layout, 0));
+  const refs = referenceBlocks(cited, consulted, layout);
   const doc = new Document({
     title: report.title,
     subject: 'deep-research report',
@@ -70,7 +69,7 @@ export async function reportDocx(report: ExportableReport, artifacts: ArtifactBy
         },
       ],
     },
-    sections: [{ children: [...(titled ? [] : [heading(report.title, 1)]), ...body] }],
+    sections: [{ children: [...body, ...refs] }],
   });
   return Packer.toBuffer(doc);
 }
@@ -83,7 +82,7 @@ function heading(text: string | ParagraphChild[], depth: number): FileChild {
 }
 
 /** One block of the report; `level` is the list nesting it sits in. */
-function block(t: Token, isRefs: boolean, layout: Layout, level: number): FileChild[] {
+function block(t: Token, layout: Layout, level: number): FileChild[] {
   const { Paragraph, TextRun } = docx();
   switch (t.type) {
     case 'heading': {
@@ -93,21 +92,29 @@ function block(t: Token, isRefs: boolean, layout: Layout, level: number): FileCh
     case 'paragraph':
       return paragraph(t as Tokens.Paragraph, layout);
     case 'list':
-      return list(t as Tokens.List, isRefs, layout, level);
+      return list(t as Tokens.List, layout, level);
     case 'table':
       return [table(t as Tokens.Table, layout)];
     case 'blockquote':
       return quote(t as Tokens.Blockquote, layout);
     case 'code': {
-      const lines = (t as Tokens.Code).text.split('\n');
+      // One run a line, its leading spaces kept (written with xml:space="preserve").
+      const lines = expandTabs((t as Tokens.Code).text).split('\n');
       const runs = lines.map((line, i) => new TextRun({ text: line, font: CODE_FONT, size: 18, ...(i ? { break: 1 } : {}) }));
       return [new Paragraph({ children: runs, shading: { type: 'clear', fill: 'F1F3F5', color: 'auto' }, spacing: { after: 160 } })];
     }
     case 'hr':
       return [new Paragraph({ border: { bottom: { style: 'single', size: 6, color: 'DDDDDD', space: 1 } }, children: [] })];
+    case 'html': {
+      // Markup in a model's text is not drawn (the HTML and PDF exports drop it too); a collapsible
+      // part (a coder step's program) keeps its summary as a label over the code that follows.
+      const label = summaryLabel((t as Tokens.HTML).raw);
+      return label
+        ? [new Paragraph({ children: [new TextRun({ text: label, bold: true })], keepNext: true, spacing: { before: 120, after: 60 } })]
+        : [];
+    }
     case 'space':
-    case 'html':
-      return []; // markup in a model's text is not drawn (the HTML and PDF exports drop it too)
+      return [];
     default:
       return [new Paragraph({ children: [new TextRun(decode((t as { raw: string }).raw))] })];
   }
@@ -140,32 +147,53 @@ function picture(img: Tokens.Image, a: { contentType: string; bytes: Buffer }): 
   });
 }
 
-function list(l: Tokens.List, isRefs: boolean, layout: Layout, level: number): FileChild[] {
-  const { Paragraph, Bookmark } = docx();
+function list(l: Tokens.List, layout: Layout, level: number): FileChild[] {
+  const { Paragraph } = docx();
   const instance = l.ordered ? layout.nextList++ : 0;
   const marker = l.ordered
     ? { numbering: { reference: ORDERED, level: Math.min(level, 3), instance } }
     : { bullet: { level: Math.min(level, 3) } };
-  return l.items.flatMap((item, n) => {
+  return l.items.flatMap((item) => {
     const own = item.tokens.filter((x) => x.type === 'text' || x.type === 'paragraph');
     const nested = item.tokens.filter((x) => x.type !== 'text' && x.type !== 'paragraph');
-    let children = own.flatMap((x) => inline((x as Tokens.Text).tokens ?? [x], layout));
-    // Item n (from 0) of the reference list: the target of citation [n+1], with its address in full.
-    if (isRefs) {
-      const href = findLink(item.tokens);
-      children = [new Bookmark({ id: referenceBookmark(n + 1), children }), ...(href ? urlLine(href) : [])];
-    }
-    return [new Paragraph({ ...marker, children }), ...nested.flatMap((x) => block(x, false, layout, level + 1))];
+    const children = own.flatMap((x) => inline((x as Tokens.Text).tokens ?? [x], layout));
+    return [new Paragraph({ ...marker, children }), ...nested.flatMap((x) => block(x, layout, level + 1))];
   });
 }
 
-/** A reference's address as a hyperlink on its own line. */
-function urlLine(href: string): ParagraphChild[] {
-  const { ExternalHyperlink, TextRun } = docx();
+/** "References" (a numbered list, each entry the bookmark its citations link to) and "Also
+ *  consulted", from the report's data: each entry its title, linked, and its address in full. */
+function referenceBlocks(cited: ReferenceEntry[], consulted: ReferenceEntry[], layout: Layout): FileChild[] {
+  const { Paragraph, Bookmark } = docx();
+  const instance = layout.nextList++;
   return [
-    new TextRun({ text: '', break: 1 }),
-    new ExternalHyperlink({ link: href, children: [new TextRun({ text: href, style: 'Hyperlink', size: 18 })] }),
+    ...(cited.length ? [heading('References', 2)] : []),
+    ...cited.map(
+      (r) =>
+        new Paragraph({
+          numbering: { reference: ORDERED, level: 0, instance },
+          children: [new Bookmark({ id: referenceBookmark(r.n), children: [titleRun(r)] }), ...urlLine(r)],
+        }),
+    ),
+    ...(consulted.length ? [heading('Also consulted', 2)] : []),
+    ...consulted.map((r) => new Paragraph({ bullet: { level: 0 }, children: [titleRun(r), ...urlLine(r)] })),
   ];
+}
+
+/** A reference's title, a hyperlink to its address when that is a web address. */
+function titleRun(r: ReferenceEntry): ParagraphChild {
+  const { ExternalHyperlink, TextRun } = docx();
+  return r.href && /^https?:/i.test(r.href)
+    ? new ExternalHyperlink({ link: r.href, children: [new TextRun({ text: r.title, style: 'Hyperlink' })] })
+    : new TextRun(r.title);
+}
+
+/** A reference's address on its own line, a hyperlink when it is a web address. */
+function urlLine(r: ReferenceEntry): ParagraphChild[] {
+  const { ExternalHyperlink, TextRun } = docx();
+  if (!r.href) return [];
+  const text = new TextRun({ text: r.href, style: 'Hyperlink', size: 18 });
+  return [new TextRun({ text: '', break: 1 }), /^https?:/i.test(r.href) ? new ExternalHyperlink({ link: r.href, children: [text] }) : text];
 }
 
 function table(tb: Tokens.Table, layout: Layout): FileChild {
@@ -188,7 +216,7 @@ function table(tb: Tokens.Table, layout: Layout): FileChild {
 function quote(q: Tokens.Blockquote, layout: Layout): FileChild[] {
   const { Paragraph } = docx();
   return q.tokens.flatMap((t) => {
-    if (t.type !== 'paragraph') return block(t, false, layout, 0);
+    if (t.type !== 'paragraph') return block(t, layout, 0);
     return [
       new Paragraph({
         children: inline((t as Tokens.Paragraph).tokens, layout, { italics: true }),
@@ -228,10 +256,10 @@ function inlineToken(t: Token, layout: Layout, style: RunStyle): ParagraphChild[
     case 'escape': {
       const tt = t as Tokens.Text;
       if (tt.tokens?.length) return inline(tt.tokens, layout, style);
-      return cite(decode(tt.text), style, layout.refCount);
+      return cite(decode(tt.text), style, layout.citable);
     }
     default:
-      return cite(decode((t as { raw: string }).raw), style, layout.refCount);
+      return cite(decode((t as { raw: string }).raw), style, layout.citable);
   }
 }
 
@@ -246,11 +274,11 @@ function run(text: string, style: RunStyle): ParagraphChild {
   });
 }
 
-/** Text with each citation [n] of a known reference linked to its bookmark. */
-function cite(text: string, style: RunStyle, refCount: number): ParagraphChild[] {
+/** Text with each citation [n] of a cited reference linked to its bookmark. */
+function cite(text: string, style: RunStyle, citable: ReadonlySet<number>): ParagraphChild[] {
   const { InternalHyperlink } = docx();
   if (style.linked) return [run(text, style)];
-  return citationPieces(text, refCount).map((p) =>
+  return citationPieces(text, citable).map((p) =>
     'n' in p
       ? new InternalHyperlink({ anchor: referenceBookmark(p.n), children: [run(`[${p.n}]`, { ...style, linked: true })] })
       : run(p.text, style),

@@ -1,18 +1,22 @@
-// A report as one self-contained, sanitised HTML file: Markdown rendered by marked, cleaned by
-// DOMPurify (the report's text comes from models and web pages: no script, no handler, no outside
-// resource survives), each citation [n] a link to its reference, the run's charts inlined as data
-// URLs, the style inline. Served with a CSP that allows nothing else.
+// A report as one self-contained, sanitised HTML file: its Markdown (title, notes, body, charts)
+// rendered by marked and its reference lists written from the report's data (escaped), the whole
+// cleaned by DOMPurify (the report's text comes from models and web pages: no script, no handler, no
+// outside resource survives), each citation [n] a link to its reference, the run's charts inlined as
+// data URLs, the style inline. Served with a CSP that allows nothing else.
 import type createDOMPurifyType from 'dompurify';
 import { marked } from 'marked';
 import { lazyRequire } from '../../infra/lazy';
+import type { ReportDoc } from '../../shared/report-doc';
+import { exportMarkdown, referenceEntries, type ReferenceEntry } from './tokens';
 
 const jsdom = lazyRequire<typeof import('jsdom')>('jsdom');
 const dompurify = lazyRequire<typeof createDOMPurifyType>('dompurify');
 
+/** What every export renders: the report as data, with the title its file carries and its language. */
 export interface ExportableReport {
   title: string;
   locale?: string | undefined;
-  markdown: string;
+  doc: ReportDoc;
 }
 
 /** An image the report links by its API path (a chart): its bytes, to inline. */
@@ -33,23 +37,20 @@ export function reportHtml(report: ExportableReport, artifacts: ArtifactBytes): 
   const { JSDOM } = jsdom();
   const window = new JSDOM('').window;
   const purify = dompurify()(window);
-  const raw = marked.parse(report.markdown, { async: false, gfm: true });
-  const clean = purify.sanitize(raw, { USE_PROFILES: { html: true }, FORBID_TAGS: ['style', 'form', 'input'], FORBID_ATTR: ['style'] });
-  const doc = new JSDOM(`<body>${clean}</body>`).window.document;
+  const { cited, consulted, citable } = referenceEntries(report.doc);
+  const sanitize = (html: string) =>
+    purify.sanitize(html, { USE_PROFILES: { html: true }, FORBID_TAGS: ['style', 'form', 'input'], FORBID_ATTR: ['style'] });
+  // The text, then the reference lists from the data (each cited entry anchored ref-n for its
+  // citations), each cleaned on its own: a tag the text leaves open cannot take the lists in.
+  const body = sanitize(marked.parse(exportMarkdown(report.doc), { async: false, gfm: true }));
+  const doc = new JSDOM(`<body>${body}${sanitize(referencesHtml(cited, consulted))}</body>`).window.document;
 
-  // The list under "References" gets an anchor per entry; citations in the text link to them.
-  const refsHeading = [...doc.querySelectorAll('h2')].find((h) => /^references$/i.test(h.textContent?.trim() ?? ''));
-  const refList = refsHeading?.nextElementSibling?.tagName === 'OL' ? refsHeading.nextElementSibling : undefined;
-  const refCount = refList ? refList.children.length : 0;
-  if (refList) {
-    refList.classList.add('references');
-    [...refList.children].forEach((li, i) => li.setAttribute('id', `ref-${i + 1}`));
-  }
+  // Citations in the text link to the cited entries.
   const walker = doc.createTreeWalker(doc.body, 4 /* NodeFilter.SHOW_TEXT */);
   const texts: Text[] = [];
   for (let n = walker.nextNode(); n; n = walker.nextNode()) texts.push(n as Text);
   for (const t of texts) {
-    if (t.parentElement?.closest('code, pre, a, ol.references')) continue;
+    if (t.parentElement?.closest('code, pre, a, ol.references, ul.consulted')) continue;
     const value = t.nodeValue ?? '';
     if (!/\[\d+(?:\s*,\s*\d+)*\]/.test(value)) continue;
     const frag = doc.createDocumentFragment();
@@ -60,7 +61,7 @@ export function reportHtml(report: ExportableReport, artifacts: ArtifactBytes): 
       frag.append('[');
       nums.forEach((n, i) => {
         if (i) frag.append(', ');
-        if (n >= 1 && n <= refCount) {
+        if (citable.has(n)) {
           const a = doc.createElement('a');
           a.href = `#ref-${n}`;
           a.className = 'cite';
@@ -91,6 +92,17 @@ export function reportHtml(report: ExportableReport, artifacts: ArtifactBytes): 
 <title>${title}</title><style>${STYLE}</style></head>
 <body>${doc.body.innerHTML}</body></html>
 `;
+}
+
+/** The "References" and "Also consulted" lists as HTML, every title and address escaped. */
+function referencesHtml(cited: ReferenceEntry[], consulted: ReferenceEntry[]): string {
+  const entry = (r: ReferenceEntry) => (r.href ? `<a href="${escapeHtml(r.href)}">${escapeHtml(r.title)}</a>` : escapeHtml(r.title));
+  const refs = cited.map((r) => `<li id="ref-${r.n}" value="${r.n}">${entry(r)}</li>`).join('\n');
+  const others = consulted.map((r) => `<li>${entry(r)}</li>`).join('\n');
+  return (
+    (cited.length ? `\n<h2>References</h2>\n<ol class="references">\n${refs}\n</ol>\n` : '') +
+    (consulted.length ? `\n<h2>Also consulted</h2>\n<ul class="consulted">\n${others}\n</ul>\n` : '')
+  );
 }
 
 export function escapeHtml(s: string): string {

@@ -1,16 +1,18 @@
 // A report as a slide deck (.pptx), written by pptxgenjs (pure JS: nothing is fetched). The
-// Markdown is read with marked's lexer into a plan of slides first (deckPlan: plain data, so the
-// limits can be checked without a deck), then drawn: a title slide (title, question, date), the
-// executive summary, one slide per `##` section with its key points as short bullets and their
-// citations [n] (each linked to the references slide that lists it), each chart of the run on a
-// slide of its own with its caption, and the references, numbered, over as many slides as they take.
+// report's sections are read (each one's Markdown with marked's lexer) into a plan of slides first
+// (deckPlan: plain data, so the limits can be checked without a deck), then drawn: a title slide
+// (title, question, date), the executive summary, one slide per `##` section with its key points as
+// short bullets and their citations [n] (each linked to the references slide that lists it), each
+// chart of the run (shown in a section, or listed after the body) on a slide of its own with its
+// caption, and the cited references, numbered, over as many slides as they take.
 import { marked, type Token, type Tokens } from 'marked';
 import type PptxGenJS from 'pptxgenjs';
 import { lazyRequire } from '../../infra/lazy';
+import { sectionsOf } from '../../shared/report-doc';
 import { isSummaryHeading, sentencesOf } from '../../shared/summary';
 import type { ArtifactBytes, ExportableReport } from './html';
 import { imageSize, RASTER } from './images';
-import { citationPieces, decode, findLink, inlineText, referenceListAt } from './tokens';
+import { citationPieces, decode, referenceEntries } from './tokens';
 
 /** pptxgenjs, loaded at the first export. */
 const pptxgen = lazyRequire<typeof PptxGenJS>('pptxgenjs');
@@ -38,12 +40,10 @@ export interface DeckCover {
   date: Date;
 }
 
-/** A section of the report: a `##` heading (or none, before the first) and its blocks. */
+/** A section of the report: its `##` heading as a slide shows it, and its blocks. */
 interface Section {
   heading: string;
   tokens: Token[];
-  /** Holds the reference list. */
-  refs: boolean;
 }
 
 export async function reportPptx(report: ExportableReport, cover: DeckCover, artifacts: ArtifactBytes): Promise<Buffer> {
@@ -61,43 +61,41 @@ export async function reportPptx(report: ExportableReport, cover: DeckCover, art
 
 /** The slides of a report, in order, their text bounded by DECK_LIMITS. */
 export function deckPlan(report: ExportableReport, cover: DeckCover, artifacts: ArtifactBytes): DeckSlide[] {
-  const tokens = marked.lexer(report.markdown, { gfm: true });
-  const refsAt = referenceListAt(tokens);
-  const refList = refsAt >= 0 ? (tokens[refsAt] as Tokens.List).items : [];
-  const refs = refList.map((item, i) => ({ n: i + 1, title: inlineText(item.tokens).trim(), url: findLink(item.tokens) ?? '' }));
+  const { doc } = report;
+  // The cited references only: "Also consulted" (sources the text does not cite) has no place in a deck.
+  const { cited, citable } = referenceEntries(doc);
+  const refs = cited.map((r) => ({ n: r.n, title: r.title, url: r.href ?? '' }));
   const question = clip(cover.question.replace(/\s+/g, ' ').trim(), DECK_LIMITS.questionChars);
   const slides: DeckSlide[] = [
     { kind: 'title', title: clip(report.title, DECK_LIMITS.titleChars), question, date: dateIn(cover.date, report.locale) },
   ];
-  let refsTitle = 'References';
-  for (const section of sections(tokens, refsAt)) {
-    if (section.refs) refsTitle = section.heading || refsTitle;
-    else if (section.heading) slides.push(...sectionSlides(section, refs.length, artifacts));
+  for (const section of sections(doc.sections)) slides.push(...sectionSlides(section, citable, artifacts));
+  // The charts the body does not show, each on a slide of its own.
+  for (const c of doc.charts) {
+    if (RASTER.test(artifacts.get(c.path)?.contentType ?? ''))
+      slides.push({ kind: 'chart', title: 'Charts', caption: c.artifactId, href: c.path });
   }
   for (let i = 0; i < refs.length; i += DECK_LIMITS.referencesPerSlide) {
     const part = refs.length > DECK_LIMITS.referencesPerSlide ? ` (${i / DECK_LIMITS.referencesPerSlide + 1})` : '';
-    slides.push({ kind: 'references', title: `${refsTitle}${part}`, refs: refs.slice(i, i + DECK_LIMITS.referencesPerSlide) });
+    slides.push({ kind: 'references', title: `References${part}`, refs: refs.slice(i, i + DECK_LIMITS.referencesPerSlide) });
   }
   return slides;
 }
 
-/** The report's `##` sections (the title and the notes before the first are left out). */
-function sections(tokens: Token[], refsAt: number): Section[] {
-  const out: Section[] = [{ heading: '', tokens: [], refs: false }];
-  tokens.forEach((t, i) => {
-    if (t.type === 'heading' && (t as Tokens.Heading).depth <= 2) {
-      out.push({ heading: clip(plain((t as Tokens.Heading).text), DECK_LIMITS.titleChars), tokens: [], refs: false });
-    } else {
-      out.at(-1)!.tokens.push(t);
-      if (i === refsAt) out.at(-1)!.refs = true;
-    }
-  });
-  // "Also consulted" (sources the text does not cite) has no place in a deck.
-  return out.filter((s) => !/^also consulted$/i.test(s.heading));
+/**
+ * The report's `##` sections with their blocks; the text before the first heading has no slide. A
+ * report stored before reports were data is one section without a heading: its text is cut at its
+ * own `##` headings.
+ */
+function sections(stored: { heading: string; markdown: string }[]): Section[] {
+  return stored
+    .flatMap((s) => (s.heading ? [s] : sectionsOf(s.markdown)))
+    .filter((s) => s.heading)
+    .map((s) => ({ heading: clip(plain(s.heading), DECK_LIMITS.titleChars), tokens: marked.lexer(s.markdown, { gfm: true }) }));
 }
 
 /** A section's slides: its key points (split over a few slides at most), then its charts. */
-function sectionSlides(section: Section, refCount: number, artifacts: ArtifactBytes): DeckSlide[] {
+function sectionSlides(section: Section, citable: ReadonlySet<number>, artifacts: ArtifactBytes): DeckSlide[] {
   const summary = isSummaryHeading(section.heading);
   const bullets: string[] = [];
   const charts: { href: string; caption: string }[] = [];
@@ -119,7 +117,7 @@ function sectionSlides(section: Section, refCount: number, artifacts: ArtifactBy
   for (let i = 0; i < kept.length; i += DECK_LIMITS.bulletsPerSlide) {
     const part = kept.length > DECK_LIMITS.bulletsPerSlide ? ` (${i / DECK_LIMITS.bulletsPerSlide + 1})` : '';
     const chunk = kept.slice(i, i + DECK_LIMITS.bulletsPerSlide);
-    out.push({ kind: 'bullets', title: `${section.heading}${part}`, bullets: chunk.map((b) => citationPieces(b, refCount)) });
+    out.push({ kind: 'bullets', title: `${section.heading}${part}`, bullets: chunk.map((b) => citationPieces(b, citable)) });
   }
   return [...out, ...charts.map((c) => ({ kind: 'chart' as const, title: section.heading, ...c }))];
 }

@@ -2,6 +2,7 @@
 // it retrieved, its artifacts. Each read first checks that the run is the tenant's.
 import { ApiError } from '../../shared/errors';
 import { artifactPath } from '../../shared/report';
+import { reportMarkdown, type ReportDoc } from '../../shared/report-doc';
 import { summarize } from '../../shared/plain';
 import { decodeOrKeep } from '../../shared/text';
 import type { ArtifactBytes } from '../export/html';
@@ -23,11 +24,13 @@ export async function report(ctx: ResearchContext, id: string, tenant: string, v
 /** A direct answer as a report: the question as its title, the answer as its one paragraph. */
 function directAnswerReport(id: string, question: string, answer: string) {
   const title = summarize(question.replace(/\s+/g, ' ').trim(), 200);
+  const doc: ReportDoc = { title, notes: [], sections: [{ heading: '', markdown: answer.trim() }], charts: [], references: [] };
   return {
     researchId: id,
     title,
     locale: undefined,
-    markdown: `# ${title}\n\n${answer.trim()}\n`,
+    doc,
+    markdown: `${reportMarkdown(doc)}\n`,
     references: [],
     removedCitations: [],
   };

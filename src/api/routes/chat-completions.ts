@@ -6,6 +6,7 @@ import { z, ZodError } from 'zod';
 import { ApiError, failureMessage } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
 import type { StoredEvent } from '../../activities/store/events';
+import { requestOrigin } from '../download';
 import type { KnowledgeService } from '../knowledge-service';
 import type { ResearchService } from '../research-service';
 import { reply, route, type RouteTable } from '../route-spec';
@@ -95,7 +96,6 @@ export interface ChatRouteDeps {
 const MODELS_CREATED = 1_767_225_600;
 const modelView = (id: string) => ({ id, object: 'model' as const, created: MODELS_CREATED, owned_by: 'deep-research' });
 const now = () => Math.floor(Date.now() / 1000);
-const baseOf = (req: Request) => `${req.protocol}://${req.get('host') ?? 'localhost'}`;
 
 /** A chat client that goes away ends its wait, never the run. */
 function leaving(req: Request, res: Response): AbortSignal {
@@ -129,7 +129,7 @@ export function chatRoutes(deps: ChatRouteDeps): Router {
     const release = body.stream ? deps.streams?.take(tenant) : undefined;
     res.once('close', () => release?.());
     const run = await startChatRun(deps, body, tenant, callerOf(res.locals));
-    const links: RunLinks = { ...run, base: baseOf(req) };
+    const links: RunLinks = { ...run, base: requestOrigin(req) };
     const signal = leaving(req, res);
     const ended = await deps.research.owned(run.runId, tenant);
     const head = { id: `chatcmpl-${run.runId}`, created: now(), model: body.model, system_fingerprint: run.runId };

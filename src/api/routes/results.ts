@@ -3,6 +3,7 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { artifactPath } from '../../shared/report';
+import { absoluteLinks } from '../../shared/report-doc';
 import { ArtifactId, ArtifactList, ReportFormat, ReportJson, ReportVersion, RunPath, SourceId, SourceView } from '../contract';
 import { HTML_EXPORT_CSP, reportHtml } from '../export/html';
 import { reportDocx } from '../export/docx';
@@ -12,7 +13,7 @@ import { reportSummary } from '../../shared/summary';
 import type { ResearchService } from '../research-service';
 import { reply, route, type RouteTable } from '../route-spec';
 import { param } from '../params';
-import { contentDisposition } from '../download';
+import { contentDisposition, requestOrigin } from '../download';
 
 const READ_ERRORS = [400, 401, 404, 429];
 const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
@@ -82,13 +83,14 @@ export function resultRoutes(deps: { research: ResearchService }): Router {
     const report = await deps.research.report(id, tenantOf(res), version);
     const name = `report-${id.replace(/^research-/, '').slice(0, 12)}`;
     if (format === 'json') {
-      const summary = reportSummary(report.markdown);
+      const summary = reportSummary(report.doc);
       reply(res, R.report, 200, {
         id,
         title: report.title,
         locale: report.locale,
         markdown: report.markdown,
         ...(summary ? { summary } : {}),
+        doc: report.doc,
         references: report.references,
         removedCitations: report.removedCitations,
         removedLinks: 'removedLinks' in report ? (report.removedLinks ?? []) : [],
@@ -117,7 +119,8 @@ export function resultRoutes(deps: { research: ResearchService }): Router {
       }
       return;
     }
-    res.type('text/markdown; charset=utf-8').send(report.markdown);
+    // Read away from the API, the run's own links (charts) need its address.
+    res.type('text/markdown; charset=utf-8').send(absoluteLinks(report.markdown, requestOrigin(req)));
   });
 
   route(r, R.source, async (req, res) => {
