@@ -97,7 +97,7 @@ export function reportHtml(report: ExportableReport, artifacts: ArtifactBytes): 
 /** The "References" and "Also consulted" lists as HTML, every title and address escaped. */
 function referencesHtml(cited: ReferenceEntry[], consulted: ReferenceEntry[]): string {
   const entry = (r: ReferenceEntry) => (r.href ? `<a href="${escapeHtml(r.href)}">${escapeHtml(r.title)}</a>` : escapeHtml(r.title));
-  const refs = cited.map((r) => `<li id="ref-${r.n}" value="${r.n}">${entry(r)}</li>`).join('\n');
+  const refs = cited.map((r) => `<li id="ref-${r.n}">${entry(r)}</li>`).join('\n');
   const others = consulted.map((r) => `<li>${entry(r)}</li>`).join('\n');
   return (
     (cited.length ? `\n<h2>References</h2>\n<ol class="references">\n${refs}\n</ol>\n` : '') +
