@@ -64,7 +64,9 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
     expect(json.body.markdown).toContain(`![calc-101-lcoe.png](/v1/research/${id}/artifacts/calc-101-lcoe.png)`);
     expect(json.body.doc.charts).toEqual([{ artifactId: 'calc-101-lcoe.png', path: `/v1/research/${id}/artifacts/calc-101-lcoe.png` }]);
     const report = await request(h.app).get(`/v1/research/${id}/report`).expect(200);
-    expect(report.text).toMatch(new RegExp(`!\\[calc-101-lcoe\\.png\\]\\(http://127\\.0\\.0\\.1:\\d+/v1/research/${id}/artifacts/calc-101-lcoe\\.png\\)`));
+    expect(report.text).toMatch(
+      new RegExp(`!\\[calc-101-lcoe\\.png\\]\\(http://127\\.0\\.0\\.1:\\d+/v1/research/${id}/artifacts/calc-101-lcoe\\.png\\)`),
+    );
     await request(h.app).get(`/v1/research/${id}/artifacts/nope.png`).expect(404);
     // The findings activity judged the coder's findings: the run scheduled no judge of its own, and
     // the judge was asked after the results writer, once for each step.
