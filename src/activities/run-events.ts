@@ -7,7 +7,18 @@ import type { RecordedRun, RunRecord } from './store/runs';
 interface PlanLike {
   version?: number;
   title?: string;
-  steps?: { id: string; title?: string; type?: string; status?: string; attempts?: number; summary?: string; dependsOn?: string[] }[];
+  thought?: string;
+  brief?: unknown;
+  steps?: {
+    id: string;
+    title?: string;
+    description?: string;
+    type?: string;
+    status?: string;
+    attempts?: number;
+    summary?: string;
+    dependsOn?: string[];
+  }[];
 }
 
 const asPlan = (p: unknown): PlanLike | undefined => (p && typeof p === 'object' ? (p as PlanLike) : undefined);
@@ -25,7 +36,15 @@ export function runEvents(before: RecordedRun | undefined, after: RunRecord): Ne
       data: {
         version: plan.version,
         title: plan.title ?? '',
-        steps: (plan.steps ?? []).map((s) => ({ id: s.id, title: s.title, type: s.type, dependsOn: s.dependsOn ?? [] })),
+        ...(plan.thought ? { thought: plan.thought } : {}),
+        ...(plan.brief ? { brief: plan.brief } : {}),
+        steps: (plan.steps ?? []).map((s) => ({
+          id: s.id,
+          title: s.title,
+          ...(s.description ? { description: s.description } : {}),
+          type: s.type,
+          dependsOn: s.dependsOn ?? [],
+        })),
       },
     });
   }

@@ -55,10 +55,8 @@ async function watch(
 /** What a person reads for one event (nothing for the ones that only move the conversation on). */
 function eventLines(e: RunEvent): string[] {
   switch (e.type) {
-    case 'plan': {
-      const plan = e.data;
-      return [`Plan v${plan.version}: ${plan.title}`, ...plan.steps.map((s, i) => `  ${i + 1}. [${s.type}] ${s.id}: ${s.title}`)];
-    }
+    case 'plan':
+      return planLines(e.data);
     case 'phase':
       return [`· ${e.data.phase}`];
     case 'step': {
@@ -166,4 +164,20 @@ async function clarify(client: ApiClient, io: Io, id: string): Promise<void> {
     if (!(err instanceof ApiFailure && err.status === 409)) throw err;
     io.out(`${err.message}\n`);
   });
+}
+
+/** A plan as the reviewer reads it at the prompt: why, each step with what it will do, and the
+ *  brief's sources the plan rests on. */
+function planLines(plan: PlanEventData): string[] {
+  const lines = [`Plan v${plan.version}: ${plan.title}`];
+  if (plan.thought) lines.push(`  Why: ${short(plan.thought, 300)}`);
+  plan.steps.forEach((s, i) => {
+    lines.push(`  ${i + 1}. [${s.type}] ${s.id}: ${s.title}${s.dependsOn.length ? ` (after ${s.dependsOn.join(', ')})` : ''}`);
+    if (s.description) lines.push(`     ${short(s.description, 240)}`);
+  });
+  if (plan.brief?.sources.length) {
+    lines.push(`  Background brief: ${short(plan.brief.text, 240)}`);
+    for (const src of plan.brief.sources.slice(0, 6)) lines.push(`    [${src.n}] ${short(src.title, 80)} ${src.url}`);
+  }
+  return lines;
 }

@@ -26,7 +26,7 @@ export function describeEvent(e: RunEvent): string {
     case 'started':
       return `started: ${e.data.question}`;
     case 'plan':
-      return `plan v${e.data.version}: ${e.data.title} (${e.data.steps.map((s) => s.title).join('; ')})`;
+      return `plan v${e.data.version}: ${e.data.title} (${e.data.steps.map((s) => (s.description ? `${s.title}: ${s.description}` : s.title)).join('; ')})`;
     case 'phase':
       return `phase ${e.data.phase} (${e.data.status})`;
     case 'status':

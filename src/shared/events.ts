@@ -4,7 +4,7 @@
 // the event's number in the log (the SSE id) and, to its data, the time it was logged (`at`).
 import { z } from 'zod';
 import { StepStatus, type Steer } from './messages';
-import { Outcome, Phase, RunStatus, StepType, Usage } from './schemas';
+import { Outcome, Phase, PlanBrief, RunStatus, StepType, Usage } from './schemas';
 
 /** Every kind of steering message, no more and no fewer (tsc fails when Steer gains one). */
 const STEER_KINDS: Record<Steer['kind'], true> = {
@@ -27,7 +27,12 @@ export type StartedEventData = z.infer<typeof StartedEventData>;
 export const PlanEventData = z.object({
   version: z.number().int(),
   title: z.string(),
-  steps: z.array(z.object({ id: z.string(), title: z.string(), type: StepType, dependsOn: z.array(z.string()) })),
+  /** The planner's reasoning, and the brief the plan rests on (absent in events written before). */
+  thought: z.string().optional(),
+  brief: PlanBrief.optional(),
+  steps: z.array(
+    z.object({ id: z.string(), title: z.string(), description: z.string().optional(), type: StepType, dependsOn: z.array(z.string()) }),
+  ),
 });
 export type PlanEventData = z.infer<typeof PlanEventData>;
 

@@ -2,7 +2,7 @@
 // the HTTP routes, the CLI and the tests all use these schemas: there is no second copy of a view.
 import { z } from 'zod';
 import { RunChanges } from './changes';
-import { Outcome, Phase, RunStatus, StepType, Usage } from './schemas';
+import { Outcome, Phase, PlanBrief, RunStatus, StepType, Usage } from './schemas';
 
 // The review, clarification and steering messages live in update-schemas.ts (the workflow checks
 // the same rules without zod, in updates.ts).
@@ -73,6 +73,8 @@ export type StepStatus = z.infer<typeof StepStatus>;
 export const StepView = z.object({
   id: z.string(),
   title: z.string(),
+  /** What the step will do, as the planner wrote it (absent in plans shown before it was kept). */
+  description: z.string().optional(),
   type: StepType,
   dependsOn: z.array(z.string()),
   status: StepStatus,
@@ -98,7 +100,10 @@ export type IgnoredSignal = z.infer<typeof IgnoredSignal>;
 export const PlanView = z.object({
   version: z.number().int(),
   title: z.string(),
+  /** The planner's reasoning: why these steps answer the question. */
   thought: z.string(),
+  /** The brief the plan rests on (absent when the run wrote none, or before it was kept). */
+  brief: PlanBrief.optional(),
   hasEnoughContext: z.boolean(),
   revisions: z.number().int(),
   revisionsLeft: z.number().int(),

@@ -320,11 +320,26 @@ export type CarriedWait = z.infer<typeof CarriedWait>;
  * wait needs and the status view shows, nothing a phase before it could recompute cheaply. Big
  * texts (sources, the background, the plan's pages) stay in PostgreSQL.
  */
+/** One source the background brief cites, numbered as its text cites it. */
+export const BriefSource = z.object({ n: z.number().int(), title: z.string(), url: z.string() });
+export type BriefSource = z.infer<typeof BriefSource>;
+
+/** The background brief the plan was written from: its text (citations `[n]` of its sources, cut
+ *  to BRIEF_CHARS) and the sources it cites. */
+export const PlanBrief = z.object({ text: z.string(), sources: z.array(BriefSource) });
+export type PlanBrief = z.infer<typeof PlanBrief>;
+/** Characters of the brief a plan view shows. */
+export const BRIEF_CHARS = 1_500;
+/** Sources of the brief a plan view lists. */
+export const BRIEF_SOURCES = 12;
+
 export const CarriedRun = z.object({
   wait: CarriedWait,
   /** The plan's version on the board and the revisions it went through (no plan yet: absent, 0). */
   planVersion: z.number().int().positive().optional(),
   revisions: z.number().int().nonnegative(),
+  /** The background brief the plan was shown with. */
+  brief: PlanBrief.optional(),
   locale: z.string().optional(),
   knowledge: z.lazy(() => KnowledgeScope).optional(),
   notes: z.array(z.string()),

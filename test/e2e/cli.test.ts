@@ -80,7 +80,11 @@ describe.skipIf(!ready)(`the CLI at a terminal (${ready ? 'live' : hasTmux ? mis
     await until(/Approve plan v1 \(a\), revise it \(r\) or cancel the run \(c\)\?/);
     const first = screen();
     expect(first).toMatch(/Research research-\S+ started\./);
-    expect(first).toMatch(/Plan v1: .*\n\s+1\. \[research\] a: Step a\n\s+2\. \[research\] b: Step b/);
+    // The plan as the reviewer reads it: why, each step with what it will do, the brief's sources.
+    expect(first).toMatch(
+      /Plan v1: .*\n\s+Why: Find the figures, then compare them\.\n\s+1\. \[research\] a: Step a\n\s+Find facts for step a\n\s+2\. \[research\] b: Step b\n\s+Find facts for step b/,
+    );
+    expect(first).toMatch(/Background brief: .*\n\s+\[1\] .+ http:\/\/127\.0\.0\.1:\d+\//);
     type('r');
     await until(/Feedback for the planner:/);
     type('Only one step, please');

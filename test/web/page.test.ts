@@ -52,6 +52,13 @@ describe.skipIf(!webReady)(`the web page (${webState})`, () => {
     expect(page.url()).toMatch(/#\/run\/research-/);
     solarRunId = decodeURIComponent(page.url().split('#/run/')[1]!);
     await expect.poll(() => page.getByText('The plan waits for your review below.').count()).toBe(1);
+    // The review says why, what each step will do, and what the plan rests on.
+    const review = page.locator('section.review');
+    expect(await review.locator('.plan-thought').textContent()).toBe('Why these steps: Find the figures, then compare them.');
+    expect(await review.locator('.step-description').allTextContents()).toEqual(['Find facts for step a', 'Find facts for step b']);
+    await review.getByText(/What the plan rests on: the background brief, \d+ sources?/).click();
+    expect(await review.locator('.brief-text').textContent()).toMatch(/\[1\]/);
+    expect(await review.locator('.brief-sources a').first().getAttribute('href')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
 
     await page.getByLabel(/What should change\?/).fill('One step is enough');
     await page.getByRole('button', { name: 'Revise the plan' }).click();

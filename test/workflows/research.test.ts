@@ -1,4 +1,5 @@
 // Every branch of the research workflow on the real dev server with the scripted LLM.
+import type { PlanEventData } from '../../src/shared/events';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResearchStatusView, ResearchView } from '../../src/shared/messages';
@@ -86,20 +87,41 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     const id = await start({});
     const v = await waitFor(id, (s) => s.phase === 'reviewing');
     expect(v.status).toBe('awaiting_review');
+    // What the reviewer reads: why, what each step will do, and the brief the plan rests on with
+    // the sources it cites.
     expect(v.plan).toMatchObject({
       version: 1,
+      thought: 'Find the figures, then compare them.',
       steps: [
-        { id: 'a', status: 'pending' },
-        { id: 'b', status: 'pending' },
+        { id: 'a', status: 'pending', description: 'Find facts for step a' },
+        { id: 'b', status: 'pending', description: 'Find facts for step b' },
       ],
     });
+    const brief = v.plan!.brief!;
+    expect(brief.sources.length).toBeGreaterThan(0);
+    expect(brief.sources[0]).toMatchObject({ n: 1, url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\//) });
+    expect(brief.text).toMatch(/\[1\]/);
+    expect(brief.text).not.toMatch(/\bS[0-9a-f]{8}\b/);
     // The API answers from the run's row, written by a local activity just after the phase changed.
     const api = { body: await apiStatusWhen(id, (s) => s.phase !== 'planning') };
     expect(api.body).toMatchObject({
       status: 'awaiting_review',
       phase: 'reviewing',
-      plan: { version: 1, title: 'Solar cost research plan' },
+      plan: { version: 1, title: 'Solar cost research plan', brief, steps: [{ description: 'Find facts for step a' }, {}] },
     });
+    // The event stream's plan event and the Temporal UI's details say the same.
+    const { rows } = await h.pool.query<{ data: PlanEventData }>(`SELECT data FROM run_events WHERE research_id = $1 AND type = 'plan'`, [
+      id,
+    ]);
+    expect(rows[0]!.data).toMatchObject({
+      thought: 'Find the figures, then compare them.',
+      brief,
+      steps: [{ id: 'a', description: 'Find facts for step a' }, { id: 'b' }],
+    });
+    const meta = await h.client.workflow.getHandle(id).query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    expect(meta.currentDetails).toContain('Why: Find the figures, then compare them.');
+    expect(meta.currentDetails).toContain('Step a — Find facts for step a');
+    expect(meta.currentDetails).toContain(`- [1] ${brief.sources[0]!.title}`);
     const desc = await h.client.workflow.getHandle(id).describe();
     expect(desc.searchAttributes).toMatchObject({
       ResearchStatus: ['awaiting_review'],

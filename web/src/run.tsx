@@ -152,14 +152,24 @@ function Review({ id, s, onDone }: { id: string; s: ResearchView; onDone: () => 
       <h2 id="review-title">
         Plan v{plan.version}: {plan.title}
       </h2>
-      <ol>
+      {plan.thought && (
+        <p class="plan-thought">
+          <strong>Why these steps:</strong> {plan.thought}
+        </p>
+      )}
+      <ol class="plan-steps">
         {plan.steps.map((st) => (
           <li key={st.id}>
             <strong>{st.title}</strong>{' '}
-            <span class="muted">({st.type === 'processing' ? 'computes with code' : 'researches the web'})</span>
+            <span class="muted">
+              ({st.type === 'processing' ? 'computes with code' : 'researches the web'}
+              {st.dependsOn.length ? `, after ${st.dependsOn.join(', ')}` : ''})
+            </span>
+            {st.description && <p class="step-description">{st.description}</p>}
           </li>
         ))}
       </ol>
+      {plan.brief && <Brief brief={plan.brief} />}
       <div class="row">
         <button type="button" disabled={busy} onClick={() => void send('approve')}>
           Approve and start
@@ -177,6 +187,31 @@ function Review({ id, s, onDone }: { id: string; s: ResearchView; onDone: () => 
       </button>
       {message && <p role="status">{message}</p>}
     </section>
+  );
+}
+
+/** The background brief the plan rests on, with the sources it cites (opened on request). */
+function Brief({ brief }: { brief: NonNullable<NonNullable<ResearchView['plan']>['brief']> }) {
+  return (
+    <details class="plan-brief">
+      <summary>
+        What the plan rests on: the background brief, {brief.sources.length} source{brief.sources.length === 1 ? '' : 's'}
+      </summary>
+      <p class="brief-text">{brief.text}</p>
+      <ol class="brief-sources">
+        {brief.sources.map((src) => (
+          <li key={src.n} value={src.n}>
+            {/^https?:/.test(src.url) ? (
+              <a href={src.url} target="_blank" rel="noopener noreferrer">
+                {src.title || src.url}
+              </a>
+            ) : (
+              <span>{src.title || src.url}</span>
+            )}
+          </li>
+        ))}
+      </ol>
+    </details>
   );
 }
 

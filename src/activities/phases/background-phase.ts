@@ -17,6 +17,8 @@
 // then read (and paid for) once.
 import { ApplicationFailure } from '@temporalio/activity';
 import { bestPages, withCoordinatorReading } from '../../shared/background';
+import { briefView } from '../../shared/brief';
+import type { PlanBrief } from '../../shared/schemas';
 import { ErrorType } from '../../shared/errors';
 import { addUsage, ZERO_USAGE } from '../../shared/plain';
 import type { MemoryOwner } from '../../shared/memory';
@@ -70,6 +72,8 @@ export interface BackgroundPhaseResult {
   pages: PhasePage[];
   /** The brief's document key and the number of sources it was written from. */
   brief: { key: string; sources: number };
+  /** The brief as the plan's review shows it (absent when none was stored). */
+  shown?: PlanBrief;
   /** The phase's model calls, the plan's not included. */
   usage: Usage;
   /** planResearch's answer, when the input asked for the plan (its usage is its own). */
@@ -105,6 +109,8 @@ interface PhaseParts {
   expandQueries: ReturnType<typeof createRewriteActivities>['expandQueries'];
   writeBackground: ReturnType<typeof createBackgroundActivities>['writeBackground'];
   planResearch: PlanResearch;
+  /** The brief as the plan's review shows it. */
+  readBrief: (researchId: string, key: string, sourceIds: string[]) => Promise<PlanBrief | undefined>;
 }
 
 /** A page of the phase: `needsBrowser` when only a browser could read it, which this phase has not. */
@@ -150,7 +156,15 @@ export function createBackgroundPhase(
   planResearch: PlanResearch,
   classifyRequest: ClassifyRequest,
 ) {
-  const parts: PhaseParts = { expandQueries: createRewriteActivities(deps).expandQueries, writeBackground, planResearch };
+  const parts: PhaseParts = {
+    expandQueries: createRewriteActivities(deps).expandQueries,
+    writeBackground,
+    planResearch,
+    readBrief: async (researchId, key, sourceIds) => {
+      const [doc] = await deps.store.getDocuments(researchId, [key]);
+      return doc ? briefView(doc.content, await deps.store.getSources(researchId, sourceIds)) : undefined;
+    },
+  };
 
   function webOf(): BackgroundWeb {
     if (!deps.web)
@@ -196,7 +210,7 @@ export function createBackgroundPhase(
 
 /** The phase itself, by the roles' own activities (`parts`), in an activity that beats. */
 async function phase(parts: PhaseParts, web: BackgroundWeb, input: BackgroundPhaseInput, beat: Beat): Promise<BackgroundPhaseResult> {
-  const { expandQueries, writeBackground, planResearch } = parts;
+  const { expandQueries, writeBackground, planResearch, readBrief } = parts;
   const { researchId } = input;
   const rewrite = await withinCall('rewrite', () =>
     expandQueries({ researchId, question: input.question, locale: input.locale, count: input.count }),
@@ -232,6 +246,7 @@ async function phase(parts: PhaseParts, web: BackgroundWeb, input: BackgroundPha
     writeBackground({ researchId, question: researchQuestion, locale: input.locale, sourceIds, searchErrors, pages }),
   );
   const usage = [rewrite.usage, ...read.map((p) => p.usage ?? ZERO_USAGE), brief.usage].reduce(addUsage, ZERO_USAGE);
+  const shown = await readBrief(researchId, brief.key, brief.sourceIds);
   const asked = input.plan;
   if (asked) beat.say({ stage: 'plan' });
   const plan = asked
@@ -255,6 +270,7 @@ async function phase(parts: PhaseParts, web: BackgroundWeb, input: BackgroundPha
     ...(knowledge?.vectors ? { knowledgeVectors: knowledge.vectors } : {}),
     pages,
     brief: { key: brief.key, sources: brief.sourceIds.length },
+    ...(shown ? { shown } : {}),
     usage,
     ...(plan ? { plan } : {}),
   };

@@ -55,6 +55,7 @@ export async function investigate(run: RunState, topic: string): Promise<Investi
 /** What the phase's activity did: its usage and notes on the run, and the phase's outcome. */
 function tookBackground(run: RunState, r: BackgroundPhaseResult): Investigated {
   run.addUsage(r.usage);
+  if (r.shown) run.board.showBrief(r.shown);
   if (r.knowledgeVectors === 'off') noteFullTextOnly(run);
   noteSearches(run, r.queries, r.searchErrors, r.providerErrors);
   noteUnread(run, r.pages);

@@ -3,7 +3,7 @@
 import { upsertSearchAttributes } from '@temporalio/workflow';
 import type { PlanView, StepView } from '../../shared/messages';
 import { summarize } from '../../shared/plain';
-import type { Plan, ResearchResult } from '../../shared/schemas';
+import type { Plan, PlanBrief, ResearchResult } from '../../shared/schemas';
 import { ResearchStepCountKey } from '../search-attributes';
 
 /** How a step that started ended. */
@@ -13,6 +13,8 @@ const SETTLED_BADLY: ReadonlySet<string> = new Set(['failed', 'skipped', 'cancel
 
 export class PlanBoard {
   private current?: PlanView;
+  /** The background brief the plans are written from, shown with each version. */
+  private shownBrief?: PlanBrief;
   /** A new plan's step count, for the run's next phase change to upsert with it (one upsert
    *  where there would be two). */
   private countForPhase?: number;
@@ -29,6 +31,15 @@ export class PlanBoard {
 
   get title(): string | undefined {
     return this.current?.title;
+  }
+
+  get brief(): PlanBrief | undefined {
+    return this.shownBrief;
+  }
+
+  /** The brief the background phase wrote: every plan version shows it. */
+  showBrief(brief: PlanBrief): void {
+    this.shownBrief = brief;
   }
 
   /** Revisions the plan on the board went through. */
@@ -58,6 +69,7 @@ export class PlanBoard {
       version: (this.current?.version ?? 0) + 1,
       title: plan.title,
       thought: summarize(plan.thought, 400),
+      ...(this.shownBrief ? { brief: this.shownBrief } : {}),
       hasEnoughContext: plan.hasEnoughContext,
       revisions,
       revisionsLeft: maxRevisions - revisions,
@@ -137,11 +149,20 @@ export class PlanBoard {
   lines(): string[] {
     const plan = this.current;
     if (!plan) return [];
+    const brief = plan.brief;
     return [
       '',
       `**Plan v${plan.version}**: ${plan.title}`,
+      ...(plan.thought ? ['', `Why: ${summarize(plan.thought, 300)}`] : []),
       '',
-      ...plan.steps.map((s) => `- **${s.status}** · ${s.id} (${s.type}, attempts ${s.attempts}): ${s.title}`),
+      ...plan.steps.map(
+        (s) =>
+          `- **${s.status}** · ${s.id} (${s.type}, attempts ${s.attempts}): ${s.title}` +
+          (s.status === 'pending' && s.description ? ` — ${summarize(s.description, 200)}` : ''),
+      ),
+      ...(brief
+        ? ['', `Brief: ${summarize(brief.text, 300)}`, ...brief.sources.slice(0, 5).map((x) => `- [${x.n}] ${summarize(x.title, 100)}`)]
+        : []),
     ];
   }
 
@@ -152,6 +173,18 @@ export class PlanBoard {
   }
 }
 
+/** Characters of a step's description the view keeps. */
+const DESCRIPTION_CHARS = 600;
+
 function pendingStep(s: Plan['steps'][number]): StepView {
-  return { id: s.id, title: summarize(s.title, 160), type: s.type, dependsOn: s.dependsOn, status: 'pending', attempts: 0, notes: [] };
+  return {
+    id: s.id,
+    title: summarize(s.title, 160),
+    description: summarize(s.description, DESCRIPTION_CHARS),
+    type: s.type,
+    dependsOn: s.dependsOn,
+    status: 'pending',
+    attempts: 0,
+    notes: [],
+  };
 }

@@ -81,6 +81,7 @@ export class RunState {
 
   /** The state an earlier execution of the run carried to this one, at a long wait (new-build.ts). */
   private restore(c: CarriedRun): void {
+    if (c.brief) this.board.showBrief(c.brief);
     if (c.wait.at !== 'clarification') this.board.restore(c.wait.plan, c.planVersion ?? 1, c.revisions, this.options.maxPlanRevisions);
     this.budget.add(c.usage);
     this.noted.push(...c.notes);
@@ -96,6 +97,7 @@ export class RunState {
       wait,
       ...(this.board.version ? { planVersion: this.board.version } : {}),
       revisions: this.board.revisions,
+      ...(this.board.brief ? { brief: this.board.brief } : {}),
       ...(this.detectedLocale ? { locale: this.detectedLocale } : {}),
       ...(this.scope ? { knowledge: this.scope } : {}),
       notes: [...this.noted],
