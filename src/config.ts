@@ -17,8 +17,6 @@ import { apiArea } from './config/api';
 import { observabilityArea } from './config/observability';
 import { workersArea } from './config/workers';
 
-export { DEFAULT_MAX_TOKENS } from './config/llm';
-
 /** The areas in the order docs/configuration.md lists them; the search providers' own variables
  *  follow the search area's. */
 export const AREAS = [

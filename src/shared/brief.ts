@@ -1,6 +1,6 @@
 // The background brief as a plan's reviewer reads it (in the activity that wrote it: the workflow
 // only carries the result, and its bundle stays free of the citation code).
-import { sourceIdsToNumbers } from './citations';
+import { SOURCE_ID, sourceIdsToNumbers } from './citations';
 import { BRIEF_CHARS, BRIEF_SOURCES, type PlanBrief } from './schemas';
 
 /**
@@ -10,7 +10,7 @@ import { BRIEF_CHARS, BRIEF_SOURCES, type PlanBrief } from './schemas';
  */
 export function briefView(content: string, sources: { sourceId: string; title: string; url: string }[]): PlanBrief {
   const byId = new Map(sources.map((s) => [s.sourceId, s]));
-  const order = [...new Set(content.match(/\bS[0-9a-f]{8}\b/g) ?? [])].filter((id) => byId.has(id));
+  const order = [...new Set(content.match(SOURCE_ID) ?? [])].filter((id) => byId.has(id));
   const numberOf = new Map(order.map((id, i) => [id, i + 1]));
   const text = sourceIdsToNumbers(content, numberOf)
     .replace(/[ \t]+([.,;:!?])/g, '$1')
