@@ -8,8 +8,9 @@
 // It behaves as fetch does where its callers can tell: redirects are followed, an aborted signal
 // rejects with the signal's reason, a network failure rejects with TypeError('fetch failed') and
 // the cause. What it does not take (a Request object, a streamed or form body, a redirect mode
-// other than follow) goes to the built-in fetch unchanged. Answers are buffered, so it is not for
-// streamed responses; the model client never streams.
+// other than follow) goes to the built-in fetch unchanged. Answers are buffered, except a stream
+// of server-sent events (a streamed chat completion), whose body is handed on as it arrives.
+import { Readable } from 'node:stream';
 import { Agent, interceptors, request } from 'undici';
 
 const pool = new Agent({ keepAliveTimeout: 30_000 }).compose(interceptors.redirect({ maxRedirections: 20 }));
@@ -43,12 +44,13 @@ export async function leanFetch(input: string | URL | Request, init: RequestInit
       dispatcher: pool,
       ...(signal ? { signal } : {}),
     });
-    const bytes = await res.body.arrayBuffer();
     const out = new Headers();
     for (const [k, v] of Object.entries(res.headers)) {
       if (Array.isArray(v)) for (const one of v) out.append(k, one);
       else if (v !== undefined) out.append(k, v);
     }
+    const streamed = res.statusCode < 300 && /^text\/event-stream/i.test(out.get('content-type') ?? '');
+    const bytes = streamed ? (Readable.toWeb(res.body) as ReadableStream<Uint8Array>) : await res.body.arrayBuffer();
     return new Response(NULL_BODY.has(res.statusCode) ? null : bytes, {
       status: res.statusCode,
       statusText: res.statusText ?? '',

@@ -141,6 +141,33 @@ export const DoneEventData = z.object({
 export type DoneEventData = z.infer<typeof DoneEventData>;
 
 /** One event as the activities append it to the run's log (with a key of its own, not shown). */
+/**
+ * `draft`: text of the report (or of a direct answer) as the model writes it, a piece at a time.
+ * A client keeps each part's text and appends `text` at `offset`; `restart` says the part is being
+ * written again (a worker stopped mid-answer, or the first draft was not accepted): its text so
+ * far is dropped. A draft is not the report: citations are checked and numbered afterwards, and
+ * the `report` event says the checked report is stored.
+ */
+export const DraftEventData = z.object({
+  /** `report` (a report in one call), `section-1`, `section-2`… (written section by section), or `answer`. */
+  part: z.string(),
+  /** The section's heading, for a section. */
+  heading: z.string().optional(),
+  /** The report version being written (absent for the run's own report). */
+  version: z.number().int().optional(),
+  /** The activity attempt writing it. */
+  attempt: z.number().int(),
+  /** Where `text` goes in the part's text so far. */
+  offset: z.number().int(),
+  text: z.string(),
+  restart: z.boolean().optional(),
+  /** The writer has finished this text (the model's answer is complete; it is checked next). */
+  final: z.boolean().optional(),
+  /** Why the part starts again, when it does. */
+  reason: z.string().optional(),
+});
+export type DraftEventData = z.infer<typeof DraftEventData>;
+
 export const RunEventEntry = z.discriminatedUnion('type', [
   z.object({ type: z.literal('started'), data: StartedEventData }),
   z.object({ type: z.literal('plan'), data: PlanEventData }),
@@ -155,6 +182,7 @@ export const RunEventEntry = z.discriminatedUnion('type', [
   z.object({ type: z.literal('steer'), data: SteerEventData }),
   z.object({ type: z.literal('moved'), data: MovedEventData }),
   z.object({ type: z.literal('usage'), data: Usage }),
+  z.object({ type: z.literal('draft'), data: DraftEventData }),
   z.object({ type: z.literal('report'), data: ReportEventData }),
   z.object({ type: z.literal('done'), data: DoneEventData }),
 ]);

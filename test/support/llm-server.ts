@@ -33,6 +33,12 @@ export type Reply = (
   /** The answer waits (after delayMs) until this settles: a call kept in flight until the test has
    *  done what must happen meanwhile, however long that takes on a loaded machine. */
   until?: Promise<unknown>;
+  /** A streamed answer (`stream: true`): the pause before each chunk after the first, and where
+   *  it stops (before chunk `cutAfter`, the connection cut as a dying server cuts it). */
+  chunkDelayMs?: number;
+  cutAfter?: number;
+  /** Awaited before chunk `n` is sent: a test holds the answer mid-stream until it has seen what it needs. */
+  beforeChunk?: (n: number) => Promise<unknown> | undefined;
 };
 
 interface UsageSpec {
@@ -62,6 +68,8 @@ export interface LoggedRequest {
   aborted?: boolean;
   /** The token usage a completion answered with (the reply's own, else estimated from its length). */
   usage?: UsageSpec;
+  /** For a streamed answer, when each chunk was sent. */
+  chunkTimes?: number[];
 }
 
 export interface EmbeddingRequest {
@@ -115,6 +123,10 @@ export class ScriptedLlmServer {
   readonly requests: LoggedRequest[] = [];
   /** Added before every answer, on top of a reply's own delayMs. */
   latencyMs = 0;
+  /** A streamed answer's text per chunk, in characters (OpenAI sends about a token a chunk). */
+  chunkChars = 16;
+  /** Between a streamed answer's chunks, unless the reply sets its own. */
+  chunkDelayMs = 0;
   /** Like a provider's rate limit: above this many requests in any second, 429 with Retry-After. */
   requestsPerSecond: number | undefined;
   /** Requests answered 429 by that limit. */
@@ -279,7 +291,55 @@ export class ScriptedLlmServer {
     entry.status = 200;
     const completion = completionBody(body, reply, entry.seq);
     entry.usage = { prompt: completion.usage.prompt_tokens, completion: completion.usage.completion_tokens };
-    sendJson(res, 200, completion);
+    if (body.stream === true) await this.stream(res, body, completion, reply, entry);
+    else sendJson(res, 200, completion);
+  }
+
+  // As OpenAI streams a completion: server-sent events, each a chat.completion.chunk (the role
+  // first, then the content or the tool calls' arguments a piece at a time, then the finish
+  // reason), the usage in a last chunk with no choices when stream_options.include_usage asks
+  // for it, then [DONE].
+  private async stream(
+    res: http.ServerResponse,
+    body: ChatRequest,
+    completion: ReturnType<typeof completionBody>,
+    reply: Reply,
+    entry: LoggedRequest,
+  ): Promise<void> {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    const head = { id: completion.id, object: 'chat.completion.chunk', created: completion.created, model: completion.model };
+    const choice = completion.choices[0]!;
+    const message = choice.message as {
+      content: string | null;
+      tool_calls?: { id: string; function: { name: string; arguments: string } }[];
+    };
+    const deltas: Record<string, unknown>[] = [{ role: 'assistant', content: '' }];
+    const pieces = (text: string) => text.match(new RegExp(`[\\s\\S]{1,${this.chunkChars}}`, 'g')) ?? [];
+    for (const piece of pieces(message.content ?? '')) deltas.push({ content: piece });
+    (message.tool_calls ?? []).forEach((t, index) => {
+      deltas.push({ tool_calls: [{ index, id: t.id, type: 'function', function: { name: t.function.name, arguments: '' } }] });
+      for (const piece of pieces(t.function.arguments)) deltas.push({ tool_calls: [{ index, function: { arguments: piece } }] });
+    });
+    const chunks = [
+      ...deltas.map((delta) => ({ ...head, choices: [{ index: 0, delta, finish_reason: null, logprobs: null }] })),
+      { ...head, choices: [{ index: 0, delta: {}, finish_reason: choice.finish_reason, logprobs: null }] },
+    ];
+    const options = body.stream_options as { include_usage?: boolean } | undefined;
+    if (options?.include_usage) chunks.push({ ...head, choices: [], usage: completion.usage } as (typeof chunks)[number]);
+    const delay = reply.chunkDelayMs ?? this.chunkDelayMs;
+    entry.chunkTimes = [];
+    for (const [n, chunk] of chunks.entries()) {
+      if (reply.cutAfter !== undefined && n >= reply.cutAfter) {
+        res.destroy();
+        return;
+      }
+      if (n > 0 && delay > 0) await new Promise((r) => setTimeout(r, delay));
+      await reply.beforeChunk?.(n);
+      if (res.destroyed) return;
+      res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      entry.chunkTimes.push(Date.now());
+    }
+    res.end('data: [DONE]\n\n');
   }
 
   // Answers like OpenAI's POST /v1/embeddings, including its validation messages. The official

@@ -1,5 +1,6 @@
 // Every branch of the research workflow on the real dev server with the scripted LLM.
-import type { PlanEventData } from '../../src/shared/events';
+import type { DraftEventData, PlanEventData } from '../../src/shared/events';
+import { Draft } from '../../src/shared/draft';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResearchStatusView, ResearchView } from '../../src/shared/messages';
@@ -553,6 +554,54 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     recordHistories([[id, 'clarification.json']]);
   });
 
+  it('shows the report while the model writes it: draft events in pieces, a restart when it is asked again, none in the history', async () => {
+    const markdown =
+      '## Key points\n\n' +
+      Array.from({ length: 10 }, (_, i) => `- Module prices fell again in ${2012 + i}, by a measured share [1].`).join('\n') +
+      '\n\n## Overview\n\nCosts fell sharply [1], and storage followed [2].';
+    let id = '';
+    const drafts = async () =>
+      (
+        await h.pool.query<{ data: DraftEventData }>(`SELECT data FROM run_events WHERE research_id = $1 AND type = 'draft' ORDER BY seq`, [
+          id,
+        ])
+      ).rows.map((r) => r.data);
+    /** Holds the answer mid-stream until the log has `n` pieces of the second request's draft. */
+    const seen = async (n: number) => {
+      const end = Date.now() + 20_000;
+      while ((await drafts()).filter((d) => d.restart || d.offset > 0).length < n && Date.now() < end)
+        await new Promise((r) => setTimeout(r, 50));
+    };
+    // The first draft cites nothing, so it is asked for again; the second is held twice mid-stream.
+    const reporter = (_req: ChatRequest, n: number): Reply =>
+      n === 0
+        ? { json: { title: 'Solar costs', markdown: 'Prices fell, as everyone knows.' } }
+        : { json: { title: 'Solar costs', markdown }, beforeChunk: (c) => (c === 20 ? seen(1) : c === 40 ? seen(2) : undefined) };
+    id = await start({ autoAcceptPlan: true }, { reporter });
+    const r = await result(id);
+    expect(r.status).toBe('completed');
+    const events = await drafts();
+    const draft = new Draft();
+    const applied = events.map((e) => draft.apply(e));
+    // The first draft, then the second from the start, in at least three pieces, its last one final.
+    expect(applied.filter((a) => a === 'restart')).toHaveLength(1);
+    const second = events.slice(events.findIndex((e) => e.restart));
+    expect(second[0]).toMatchObject({ part: 'report', offset: 0, restart: true, reason: 'the draft is being written again' });
+    expect(second.filter((e) => e.text).length).toBeGreaterThanOrEqual(3);
+    expect(second.at(-1)!.final).toBe(true);
+    expect(draft.list()).toEqual([{ part: 'report', text: markdown, done: true, restarts: 1, heading: undefined }]);
+    // Streamed from the model, usage counted as usual; the stored report is the checked one.
+    expect(requestsFor('reporter').map((q) => q.body.stream)).toEqual([true, true]);
+    expect((await status(id)).usage?.completionTokens).toBeGreaterThan(0);
+    const report = (await request(h.app).get(`/v1/research/${id}/report`).expect(200)).text;
+    expect(report).toContain('Module prices fell again in 2021');
+    // The history holds none of the pieces: no signal or update reached the run while it was written.
+    const history = (await h.client.workflow.getHandle(id).fetchHistory()).events!;
+    expect(history.filter((e) => e.workflowExecutionSignaledEventAttributes || e.workflowExecutionUpdateAcceptedEventAttributes)).toEqual(
+      [],
+    );
+  });
+
   it('answers directly when the coordinator can, with no plan and no steps', async () => {
     const coordinator: Reply = {
       json: {
@@ -569,6 +618,14 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(r.steps).toBeUndefined();
     expect(requestsFor('planner')).toHaveLength(0);
     expect((await status(id)).answer).toBe('Hello! What should I research?');
+    // The answer was shown as the model wrote it.
+    const draft = new Draft();
+    const pieces = await h.pool.query<{ data: DraftEventData }>(
+      `SELECT data FROM run_events WHERE research_id = $1 AND type = 'draft' ORDER BY seq`,
+      [id],
+    );
+    for (const row of pieces.rows) draft.apply(row.data);
+    expect(draft.list()).toMatchObject([{ part: 'answer', text: 'Hello! What should I research?', done: true }]);
     // Answered inside the background phase's activity (classify-in-background), before any search.
     const scheduled = (await h.client.workflow.getHandle(id).fetchHistory()).events!.flatMap(
       (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],

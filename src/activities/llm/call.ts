@@ -22,12 +22,12 @@ import { Providers } from './providers';
 import { renderPart } from './render';
 import { ask, createEndpoints, windowOf, type Endpoints, type StructuredMode } from './request';
 import { structuredRequest } from './structured';
-import type { ModelRequest, ReplyReading } from './model-request';
+import type { ModelRequest, ReplyReading, TextSink } from './model-request';
 import { toolCallsInText, toolNames } from './text-tools';
 
 export { refusesResponseFormat, structuredParams, type StructuredMode } from './request';
 export { parseJsonAnswer } from './structured';
-export type { ModelRequest, ReplyReading } from './model-request';
+export type { ModelRequest, ReplyReading, TextSink } from './model-request';
 
 type Choice = OpenAI.Chat.ChatCompletion.Choice;
 
@@ -130,7 +130,11 @@ export function createLlm(deps: LlmDeps) {
   }
 
   /** A registered prompt answered as JSON that its schema accepts. */
-  function structured<P extends StructuredPrompt>(def: P, vars: PromptVars<P>, ctx: { researchId: string; key?: string; model?: string }) {
+  function structured<P extends StructuredPrompt>(
+    def: P,
+    vars: PromptVars<P>,
+    ctx: { researchId: string; key?: string; model?: string; stream?: TextSink },
+  ) {
     return complete(structuredRequest(def, vars, ctx));
   }
 

@@ -9,6 +9,7 @@ import { shutdownFailure } from '../attempt';
 import { startBeat } from '../beat';
 import { retryAfterMs } from '../../infra/retry-after';
 import { leanFetch } from '../../infra/http';
+import { readStream } from './stream';
 
 export function estimateCostUsd(prices: Config['llm']['prices'], model: string, promptTokens: number, completionTokens: number): number {
   const p = prices[model];
@@ -88,13 +89,14 @@ export function mapLlmError(err: unknown, model: string): Error {
 export async function chatCompletion(
   client: OpenAI,
   params: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
-  options: { timeoutMs?: number } = {},
+  options: { timeoutMs?: number; stream?: StreamOptions } = {},
 ): Promise<OpenAI.Chat.ChatCompletion> {
   const ctx = Context.current();
   // Several beats within the heartbeat timeout, however short the operator set it; none for a
   // call answered within the first of them (src/activities/beat.ts).
   const beat = startBeat();
   try {
+    if (options.stream) return await streamedCompletion(client, params, requestSignal(ctx), options.timeoutMs, options.stream);
     return await client.chat.completions.create(params, {
       signal: requestSignal(ctx),
       ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
@@ -106,6 +108,42 @@ export async function chatCompletion(
     );
   } finally {
     beat.stop();
+  }
+}
+
+export interface StreamOptions {
+  /** The answer's text so far, after each chunk that added to it. */
+  onText: (text: string) => void;
+  /** Whether to ask for the usage in the last chunk (a server that refuses stream_options is asked without). */
+  usage: boolean;
+  /** What the prompt is counted at, for a server that sends no usage. */
+  promptTokens: number;
+}
+
+/**
+ * The same completion asked for as a stream. The client's timeout covers only the wait for the
+ * response's headers, which a streaming server sends at once: the whole answer is bounded here,
+ * and a stream cut off by it is an LlmTimeout like a slow non-streamed answer.
+ */
+async function streamedCompletion(
+  client: OpenAI,
+  params: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
+  signal: AbortSignal,
+  timeoutMs: number | undefined,
+  s: StreamOptions,
+): Promise<OpenAI.Chat.ChatCompletion> {
+  const limit = timeoutMs ?? client.timeout;
+  const timer = AbortSignal.timeout(limit);
+  try {
+    const stream = await client.chat.completions.create(
+      { ...params, stream: true, ...(s.usage ? { stream_options: { include_usage: true } } : {}) },
+      { signal: AbortSignal.any([signal, timer]), timeout: limit },
+    );
+    return (await readStream(stream, s.onText)).completion(params.model, s.promptTokens);
+  } catch (err) {
+    if (timer.aborted && !signal.aborted)
+      throw new LlmTimeout(`LLM request to model ${params.model} timed out after ${limit} ms while streaming`);
+    throw err;
   }
 }
 

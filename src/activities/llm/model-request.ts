@@ -28,4 +28,14 @@ export interface ModelRequest<T> {
   read: (choice: Choice | undefined) => ReplyReading<T>;
   /** The value from a logged response of an attempt that finished the call but not the activity. */
   reuse: (logged: unknown) => T | undefined;
+  /** Where the answer's text goes while it is written: the request is then streamed. */
+  stream?: TextSink | undefined;
+}
+
+/** Takes an answer's text as it streams in; each request of the call (a repair, a retry) begins again. */
+export interface TextSink {
+  /** A request is about to be sent: what came before it is not this answer. */
+  begin(): void;
+  /** The answer's raw text so far (for a structured answer, the JSON as far as it has come). */
+  update(raw: string): void;
 }

@@ -10,6 +10,7 @@ import { metrics } from '../../infra/metrics';
 import type { Message } from '../store';
 import type { ModelRequest } from './model-request';
 import { chatCompletion, LlmTimeout } from './client';
+import { estimatedUsage } from './stream';
 import { acquireSlot, type Limiter, type Slot } from './limiter';
 import { ANSWER_FUNCTION, JSON_OBJECT } from './model-call';
 import { isOutage, type Provider, type Providers, type Route } from './providers';
@@ -102,6 +103,10 @@ export interface Endpoints {
   jsonActionModels: Set<string>;
   /** Endpoints and models that want max_completion_tokens instead of max_tokens. */
   completionTokenModels: Set<string>;
+  /** Endpoints and models that refused `stream`: a streamed call is asked for whole there. */
+  noStream: Set<string>;
+  /** …and those that refused `stream_options` (the usage in the last chunk): asked without it. */
+  noStreamUsage: Set<string>;
   /** How far each endpoint's token counts run above the estimate (src/activities/llm/window.ts nextScale). */
   scales: Map<string, number>;
   /** Each endpoint's context window: configured, asked of the server, or learned from its overflow error. */
@@ -116,6 +121,8 @@ export function createEndpoints(config: Pick<Config, 'llm'>, providers: Provider
     structuredModes: new Map(),
     jsonActionModels: new Set(),
     completionTokenModels: new Set(),
+    noStream: new Set(),
+    noStreamUsage: new Set(),
     scales: new Map(),
     windows: new Map(),
   };
@@ -250,6 +257,9 @@ class RequestRun {
   /** The HTTP request, in a slot of the provider's limit; the slot learns how it went. */
   async send(p: Prepared, slot: Slot): Promise<Asked> {
     const { e, provider, model, modeKey } = this;
+    const sink = this.req.stream;
+    const stream = sink && !e.noStream.has(modeKey) ? sink : undefined;
+    stream?.begin();
     try {
       const completion = await chatCompletion(
         provider.client(),
@@ -260,11 +270,22 @@ class RequestRun {
           ...(p.tools ? { tools: p.tools, tool_choice: 'auto' as const } : {}),
           [p.limitKey]: p.fitted.maxTokens,
         },
-        { timeoutMs: p.timeoutMs },
+        {
+          timeoutMs: p.timeoutMs,
+          ...(stream
+            ? {
+                stream: {
+                  onText: (raw: string) => stream.update(raw),
+                  usage: !e.noStreamUsage.has(modeKey),
+                  promptTokens: Math.round(p.fitted.promptTokens),
+                },
+              }
+            : {}),
+        },
       );
       slot.release('ok');
       e.providers.succeeded(provider);
-      const counted = completion.usage?.prompt_tokens;
+      const counted = estimatedUsage.has(completion) ? undefined : completion.usage?.prompt_tokens;
       if (counted) e.scales.set(modeKey, nextScale(p.scale, p.estimated, counted));
       return { completion, mode: this.mode, model };
     } catch (err) {
@@ -290,6 +311,17 @@ class RequestRun {
     if (p.tools && refusesTools(err)) {
       e.jsonActionModels.add(modeKey);
       return true;
+    }
+    // A server that cannot stream (or send the usage at a stream's end) is asked the plain way.
+    if (req.stream && err instanceof ApplicationFailure && (type === ErrorType.LlmBadRequest || type === ErrorType.LlmUnsupported)) {
+      if (/stream_options|include_usage/i.test(err.message) && !e.noStreamUsage.has(modeKey)) {
+        e.noStreamUsage.add(modeKey);
+        return true;
+      }
+      if (/\bstream/i.test(err.message) && !e.noStream.has(modeKey)) {
+        e.noStream.add(modeKey);
+        return true;
+      }
     }
     if (p.limitKey === 'max_tokens' && err instanceof ApplicationFailure && /max_completion_tokens/.test(err.message)) {
       e.completionTokenModels.add(modeKey);

@@ -2,7 +2,7 @@
 // (rendered prompt, response format from the zod schema), and how a reply is read: parsed with
 // the schema, or sent back once with what was wrong (prompts/model-call.md, repair-json).
 import { zodResponseFormat } from 'openai/helpers/zod';
-import type { ModelRequest, ReplyReading } from './model-request';
+import type { ModelRequest, ReplyReading, TextSink } from './model-request';
 import { REPAIR_JSON } from './model-call';
 import type { PromptOutput, PromptVars, StructuredPrompt } from './prompt-def';
 import { renderPart, renderPrompt } from './render';
@@ -33,7 +33,7 @@ export function parseJsonAnswer(text: string): unknown {
 export function structuredRequest<P extends StructuredPrompt>(
   def: P,
   vars: PromptVars<P>,
-  ctx: { researchId: string; key?: string; model?: string },
+  ctx: { researchId: string; key?: string; model?: string; stream?: TextSink },
 ): ModelRequest<PromptOutput<P>> {
   const prompt = renderPrompt(def, vars);
   const schema = def.output.schema;
@@ -45,6 +45,7 @@ export function structuredRequest<P extends StructuredPrompt>(
     maxTokens: def.maxTokens,
     key: ctx.key,
     ...(ctx.model ? { model: ctx.model } : {}),
+    ...(ctx.stream ? { stream: ctx.stream } : {}),
     messages: [
       { role: 'system', content: prompt.system },
       { role: 'user', content: prompt.user },

@@ -15,6 +15,7 @@ import type { MemoryOwner } from '../../shared/memory';
 import { modelGaveUp, noteCorrection, noteFallback } from '../role-kit/fallbacks';
 import { readUserMemory } from '../role-kit/memory-block';
 import { defineRole } from '../role-kit/role';
+import { DraftStream } from '../role-kit/draft-stream';
 
 /** The answer: small talk is answered directly, research goes on. The locale is checked by code
  *  (src/shared/locale.ts), not here: a wrong tag is replaced, not sent back for a repair. */
@@ -42,7 +43,7 @@ export const COORDINATOR_PROMPT = jsonPrompt(
   CoordinatorDecision,
 );
 
-export function createCoordinatorActivities(deps: { llm: Llm; store: Pick<Store, 'saveDocument' | 'memory'> }) {
+export function createCoordinatorActivities(deps: { llm: Llm; store: Pick<Store, 'saveDocument' | 'memory' | 'events'> }) {
   async function classifyRequest(input: {
     researchId: string;
     question: string;
@@ -55,17 +56,21 @@ export function createCoordinatorActivities(deps: { llm: Llm; store: Pick<Store,
     const key = Context.current().info.activityId;
     let decision: CoordinatorDecision;
     let usage: Usage;
+    // A direct answer is shown as it is written (a request for research streams nothing).
+    const draft = new DraftStream(deps.store.events, input.researchId, { part: 'answer' }, 'directAnswer');
     try {
-      const r = await deps.llm.structured(
-        COORDINATOR_PROMPT,
-        {
-          question: input.question,
-          requestedLocale: input.locale ?? '',
-          allowClarification: input.allowClarification,
-          clarifications: input.clarifications || '(none)',
-          userMemory: await readUserMemory(deps.store, input.memoryOf),
-        },
-        { researchId: input.researchId },
+      const r = await draft.around(
+        deps.llm.structured(
+          COORDINATOR_PROMPT,
+          {
+            question: input.question,
+            requestedLocale: input.locale ?? '',
+            allowClarification: input.allowClarification,
+            clarifications: input.clarifications || '(none)',
+            userMemory: await readUserMemory(deps.store, input.memoryOf),
+          },
+          { researchId: input.researchId, stream: draft },
+        ),
       );
       decision = r.output;
       usage = r.usage;

@@ -26,6 +26,7 @@ import {
   type ReportOutput,
 } from '../role-kit/report-writing';
 import { defineRole } from '../role-kit/role';
+import { DraftStream } from '../role-kit/draft-stream';
 
 /** The answer: one section's body. */
 export const ReportSection = z.object({
@@ -96,20 +97,28 @@ async function writeSection(deps: SectionDeps, input: SectionInput): Promise<{ c
   let markdown: string;
   let summary: string | undefined;
   let usage: Usage = ZERO_USAGE;
+  const draft = new DraftStream(
+    deps.store.events,
+    input.researchId,
+    { part: `section-${input.section + 1}`, heading: section.heading, version: input.version },
+    'markdown',
+  );
   try {
-    const r = await deps.llm.structured(
-      REPORT_SECTION_PROMPT,
-      {
-        question: input.question,
-        locale: languageOf(input.locale),
-        outline: outline.sections.map((s, i) => `${i + 1}. ${s.heading}: ${s.covers}`).join('\n'),
-        heading: section.heading,
-        covers: section.covers,
-        ...reporterInputs(own, refs),
-        first: input.section === 0,
-        ...(await writerVars(deps.store, input)),
-      },
-      callContext(input),
+    const r = await draft.around(
+      deps.llm.structured(
+        REPORT_SECTION_PROMPT,
+        {
+          question: input.question,
+          locale: languageOf(input.locale),
+          outline: outline.sections.map((s, i) => `${i + 1}. ${s.heading}: ${s.covers}`).join('\n'),
+          heading: section.heading,
+          covers: section.covers,
+          ...reporterInputs(own, refs),
+          first: input.section === 0,
+          ...(await writerVars(deps.store, input)),
+        },
+        { ...callContext(input), stream: draft },
+      ),
     );
     usage = r.usage;
     markdown = r.output.markdown;

@@ -29,6 +29,7 @@ import {
   type ReportSources,
 } from '../role-kit/report-writing';
 import { defineRole } from '../role-kit/role';
+import { DraftStream } from '../role-kit/draft-stream';
 
 /** The answer: the report's title and its body. */
 export const ReportDraft = z.object({
@@ -93,10 +94,12 @@ export async function writeReport(deps: ReporterDeps, input: ReportInput): Promi
   }
   let reason: string;
   let err: unknown;
+  // One draft for both asks: the second is the report written again.
+  const draft = new DraftStream(deps.store.events, input.researchId, { part: 'report', version: input.version }, 'markdown');
   try {
-    const first = await askReport(deps, input, sources, usage);
+    const first = await askReport(deps, input, sources, usage, draft);
     if (!first.problem) return { ...(await saveDraft(deps.store, input, first.title, first.markdown, sources, first)), usage };
-    const second = await askReport(deps, input, sources, usage, first.problem);
+    const second = await askReport(deps, input, sources, usage, draft, first.problem);
     if (!second.problem) return { ...(await saveDraft(deps.store, input, second.title, second.markdown, sources, second)), usage };
     reason = `its report was not usable twice: ${second.problem}`;
     err = ApplicationFailure.nonRetryable(`the report ${second.problem}`, ErrorType.LlmInvalidOutput);
@@ -114,20 +117,29 @@ export async function writeReport(deps: ReporterDeps, input: ReportInput): Promi
 
 /** One draft, its usage added to `usage`, with what code finds wanting in it; `rejected` is the
  *  reason an earlier draft was not accepted. */
-async function askReport(deps: ReporterDeps, input: ReportInput, sources: ReportSources, usage: Usage, rejected?: string) {
+async function askReport(
+  deps: ReporterDeps,
+  input: ReportInput,
+  sources: ReportSources,
+  usage: Usage,
+  draft: DraftStream,
+  rejected?: string,
+) {
   const length = input.length ?? 'standard';
-  const r = await deps.llm.structured(
-    REPORTER_PROMPT,
-    {
-      question: input.question,
-      locale: languageOf(input.locale),
-      ...reporterInputs(sources.findings, sources.refs),
-      notes: input.notes.join('\n') || '(none)',
-      brief: length === 'brief',
-      rejected: rejected ?? '',
-      ...(await writerVars(deps.store, input)),
-    },
-    callContext(input, rejected ? 'rewrite' : undefined),
+  const r = await draft.around(
+    deps.llm.structured(
+      REPORTER_PROMPT,
+      {
+        question: input.question,
+        locale: languageOf(input.locale),
+        ...reporterInputs(sources.findings, sources.refs),
+        notes: input.notes.join('\n') || '(none)',
+        brief: length === 'brief',
+        rejected: rejected ?? '',
+        ...(await writerVars(deps.store, input)),
+      },
+      { ...callContext(input, rejected ? 'rewrite' : undefined), stream: draft },
+    ),
   );
   usage.promptTokens += r.usage.promptTokens;
   usage.completionTokens += r.usage.completionTokens;

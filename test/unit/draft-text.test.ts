@@ -1,0 +1,77 @@
+// A structured answer read while it streams: the field's text at every cut of the JSON, and a
+// stream's chunks joined into the completion a non-streamed answer would have been.
+import { describe, expect, it } from 'vitest';
+import { partialField } from '../../src/activities/llm/partial-json';
+import { CompletionAssembly, estimatedUsage } from '../../src/activities/llm/stream';
+
+const answer = {
+  title: 'Heat "pumps": a {review}',
+  summary: 'They work [1].',
+  markdown: '## Key points\n\n- COP of 3\u20134 in mild climates [1]\n- "Cold" climates: \\ lower [2] \u00e9\ud83d\ude00',
+};
+
+describe('partialField', () => {
+  it('gives at every cut of the JSON a prefix of the field, and the whole field at the end', () => {
+    const raw = JSON.stringify(answer, null, 1);
+    let last = '';
+    for (let cut = 0; cut <= raw.length; cut++) {
+      const got = partialField(raw.slice(0, cut), 'markdown');
+      const text = got?.text ?? '';
+      expect(answer.markdown.startsWith(text), `cut ${cut}: ${JSON.stringify(text)}`).toBe(true);
+      expect(text.length).toBeGreaterThanOrEqual(last.length);
+      last = text;
+    }
+    expect(partialField(raw, 'markdown')).toEqual({ text: answer.markdown, complete: true });
+  });
+
+  it('reads only the object\u2019s own keys, not a key-like text inside another value', () => {
+    const raw = '{"title": "\\"markdown\\": \\"no\\"", "meta": {"markdown": "nested"}, "markdown": "yes, this';
+    expect(partialField(raw, 'markdown')).toEqual({ text: 'yes, this', complete: false });
+  });
+
+  it('gives nothing for a field that is null or not there yet', () => {
+    expect(partialField('{"action": "research", "directAnswer": null}', 'directAnswer')).toBeUndefined();
+    expect(partialField('{"action": "answer_dir', 'directAnswer')).toBeUndefined();
+    expect(partialField('not json', 'markdown')).toBeUndefined();
+  });
+});
+
+describe('CompletionAssembly', () => {
+  const head = { id: 'c1', object: 'chat.completion.chunk' as const, created: 1, model: 'm' };
+  it('joins content and tool-call deltas, keeps the finish reason and the last chunk\u2019s usage', () => {
+    const a = new CompletionAssembly();
+    a.add({ ...head, choices: [{ index: 0, delta: { role: 'assistant', content: 'Hel' }, finish_reason: null }] });
+    a.add({ ...head, choices: [{ index: 0, delta: { content: 'lo' }, finish_reason: null }] });
+    a.add({
+      ...head,
+      choices: [
+        {
+          index: 0,
+          delta: { tool_calls: [{ index: 0, id: 't1', type: 'function', function: { name: 'search', arguments: '{"q"' } }] },
+          finish_reason: null,
+        },
+      ],
+    });
+    a.add({
+      ...head,
+      choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: ': "x"}' } }] }, finish_reason: 'tool_calls' }],
+    });
+    a.add({ ...head, choices: [], usage: { prompt_tokens: 10, completion_tokens: 4, total_tokens: 14 } });
+    const c = a.completion('fallback', 99);
+    expect(c.choices[0]!.message.content).toBe('Hello');
+    expect(c.choices[0]!.message.tool_calls).toEqual([
+      { id: 't1', type: 'function', function: { name: 'search', arguments: '{"q": "x"}' } },
+    ]);
+    expect(c.choices[0]!.finish_reason).toBe('tool_calls');
+    expect(c.usage).toEqual({ prompt_tokens: 10, completion_tokens: 4, total_tokens: 14 });
+    expect(estimatedUsage.has(c)).toBe(false);
+  });
+
+  it('estimates the usage of a stream that sent none, and says it is an estimate', () => {
+    const a = new CompletionAssembly();
+    a.add({ ...head, choices: [{ index: 0, delta: { content: 'x'.repeat(40) }, finish_reason: 'stop' }] });
+    const c = a.completion('fallback', 123);
+    expect(c.usage).toEqual({ prompt_tokens: 123, completion_tokens: 10, total_tokens: 133 });
+    expect(estimatedUsage.has(c)).toBe(true);
+  });
+});
