@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import { createStore } from '../../src/activities/store';
 import { normalize } from '../../src/shared/memory';
-import { bySchema } from '../support/llm-server';
+import { bySchema, type Reply } from '../support/llm-server';
 import { planJson, researchRules, userText } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { listen, type RunningServer } from '../support/http';
@@ -25,6 +25,11 @@ interface RunRef {
 }
 type Delta = { content?: string; reasoning_content?: string };
 
+/** The first run's report: long enough to reach the client in many pieces. */
+const LONG_REPORT =
+  '## Key points\n\n- Costs fell sharply [1].\n- Batteries too [2].\n' +
+  Array.from({ length: 10 }, (_, i) => `- Module prices fell again in ${2012 + i}, by a measured share [1].`).join('\n');
+
 describe.skipIf(!ready)(`OpenAI-compatible endpoint (${ready ? 'live' : missingReason()})`, () => {
   let h: Harness;
   let api: RunningServer;
@@ -34,7 +39,15 @@ describe.skipIf(!ready)(`OpenAI-compatible endpoint (${ready ? 'live' : missingR
 
   beforeAll(async () => {
     h = await startHarness({ env: { API_KEYS: `${ALPHA}=alpha,${BETA}=beta`, CHAT_COMPLETION_WAIT: '2s' } });
-    h.llm.script(researchRules({}, planJson([{ id: 'a' }])));
+    // The first report is held twice mid-stream until the chat client has read some of it.
+    const reporter = (_req: unknown, n: number): Reply =>
+      n === 0
+        ? {
+            json: { title: 'Solar costs', markdown: LONG_REPORT },
+            beforeChunk: (c) => (c % 12 === 0 && c > 0 && c <= 36 ? contentSeen(c / 12) : undefined),
+          }
+        : { json: { title: 'Solar costs', markdown: '## Key points\n\n- Costs fell sharply [1].\n- Batteries too [2].' } };
+    h.llm.script(researchRules({ reporter }, planJson([{ id: 'a' }])));
     api = await listen(h.app);
     alpha = new OpenAI({ apiKey: ALPHA, baseURL: `${api.url}/v1`, maxRetries: 0 });
     beta = new OpenAI({ apiKey: BETA, baseURL: `${api.url}/v1`, maxRetries: 0 });
@@ -49,6 +62,14 @@ describe.skipIf(!ready)(`OpenAI-compatible endpoint (${ready ? 'live' : missingR
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
 
+  /** When each streamed chunk with content arrived, over all streams of the file. */
+  const contentTimes: number[] = [];
+  /** Resolves once `n` chunks with content have arrived (or after 20 s, and the test's checks fail). */
+  async function contentSeen(n: number): Promise<void> {
+    const end = Date.now() + 20_000;
+    while (contentTimes.length < n && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  }
+
   async function streamed(client: OpenAI, body: Omit<ChatCompletionCreateParamsStreaming, 'stream'> & { deep_research?: unknown }) {
     const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } });
     let content = '';
@@ -57,6 +78,7 @@ describe.skipIf(!ready)(`OpenAI-compatible endpoint (${ready ? 'live' : missingR
     for await (const c of stream) {
       chunks.push(c);
       const d = (c.choices[0]?.delta ?? {}) as Delta;
+      if (d.content) contentTimes.push(Date.now());
       content += d.content ?? '';
       reasoning += d.reasoning_content ?? '';
     }
@@ -107,6 +129,15 @@ describe.skipIf(!ready)(`OpenAI-compatible endpoint (${ready ? 'live' : missingR
   it('streams a run: progress as reasoning, then the report whose references are sources the run read', async () => {
     const s = await streamed(alpha, { model: 'deep-research-quick', messages: [{ role: 'user', content: first.question }] });
     Object.assign(first, { content: s.content, runId: s.ref.runId, sessionId: s.ref.sessionId });
+    // The report's text arrived in pieces while the model was still writing it: at least three
+    // chunks with content before the scripted model sent its last chunk.
+    const reporterCall = h.llm.requests.find((r) => r.rule === 'reporter')!;
+    expect(reporterCall.body.stream).toBe(true);
+    const lastSent = reporterCall.chunkTimes!.at(-1)!;
+    expect(contentTimes.filter((t) => t >= reporterCall.startedAt && t < lastSent).length).toBeGreaterThanOrEqual(3);
+    expect(s.content).toMatch(/^\*Draft, as the model writes it/);
+    expect(s.content).toContain('Module prices fell again in 2021, by a measured share [1].');
+    // …then the checked report, with its references.
     expect(s.ref.sessionId).toMatch(/^session-[0-9a-f]{16}$/);
     expect(s.chunks.every((c) => c.id === `chatcmpl-${first.runId}` && c.object === 'chat.completion.chunk')).toBe(true);
     expect(s.reasoning).toMatch(/Research started: How far did solar costs fall\?/);
@@ -242,7 +273,15 @@ describe.skipIf(!ready)(`OpenAI-compatible endpoint (${ready ? 'live' : missingR
   });
 
   it('leaves the plan for review when deep_research.autoAcceptPlan is false', async () => {
-    h.llm.script(researchRules({}, planJson([{ id: 'a' }])));
+    // The first report is held twice mid-stream until the chat client has read some of it.
+    const reporter = (_req: unknown, n: number): Reply =>
+      n === 0
+        ? {
+            json: { title: 'Solar costs', markdown: LONG_REPORT },
+            beforeChunk: (c) => (c % 12 === 0 && c > 0 && c <= 36 ? contentSeen(c / 12) : undefined),
+          }
+        : { json: { title: 'Solar costs', markdown: '## Key points\n\n- Costs fell sharply [1].\n- Batteries too [2].' } };
+    h.llm.script(researchRules({ reporter }, planJson([{ id: 'a' }])));
     const s = await streamed(alpha, {
       model: 'deep-research',
       messages: [{ role: 'user', content: 'Review this plan first?' }],

@@ -12,6 +12,7 @@ import type { ResearchService } from '../research-service';
 import { reply, route, type RouteTable } from '../route-spec';
 import type { StreamSlots } from '../quotas';
 import { chatUsage, finalAnswer, footer, runRef, type RunLinks } from '../chat/answer';
+import { ChatDraft } from '../chat/draft';
 import { followRun, type FollowSettings } from '../chat/follow';
 import { progressLine } from '../chat/progress';
 import {
@@ -181,7 +182,8 @@ interface StreamRun {
   ended: () => Promise<boolean>;
 }
 
-/** The run as chat.completion.chunk events: progress as reasoning_content, then the answer as content. */
+/** The run as chat.completion.chunk events: progress as reasoning_content; the report's draft as content while it
+ *  is written, then the answer (the checked report) as content. */
 async function streamCompletion(deps: ChatRouteDeps, res: Response, s: StreamRun): Promise<void> {
   res.status(200).set({
     'Content-Type': 'text/event-stream; charset=utf-8',
@@ -201,6 +203,8 @@ async function streamCompletion(deps: ChatRouteDeps, res: Response, s: StreamRun
   });
   let content: string;
   let usage: ReturnType<typeof chatUsage>;
+  // The report's text as it is written, then what the finished run adds (src/api/chat/draft.ts).
+  const draft = new ChatDraft();
   try {
     const end = await followRun(s.links.runId, deps.follow, {
       ended: s.ended,
@@ -210,17 +214,19 @@ async function streamCompletion(deps: ChatRouteDeps, res: Response, s: StreamRun
       onEvent: (e) => {
         const line = progressLine(e);
         if (line) delta({ reasoning_content: `${line}\n` });
+        const text = draft.take(e);
+        if (text) delta({ content: text });
       },
     });
     if (end === 'left') return void res.end();
     const answer = await finalAnswer(deps.research, s.links, s.tenant, end);
-    content = answer.content;
+    content = draft.ending(answer.content);
     usage = chatUsage(answer.view);
   } catch (err) {
     // The stream has begun: the failure (PostgreSQL or Temporal gone) is told in the answer; the run goes on.
     content = `Following the run failed (${summarize(failureMessage(err), 200)}); it goes on.${footer(s.links)}`;
   }
-  delta({ content });
+  if (content) delta({ content });
   delta({}, 'stop');
   if (s.body.stream_options?.include_usage) send({ choices: [], usage: usage ?? null });
   res.write('data: [DONE]\n\n');
