@@ -50,6 +50,8 @@ import { followEvents, type FollowOptions } from './events';
 import { ClientError, http, type ClientOptions, type Http } from './http';
 
 export { ClientError, type ClientOptions, type FollowOptions };
+/** A run's draft as its `draft` events build it: each part's text so far. */
+export { Draft, type DraftPart } from '../shared/draft';
 export type {
   RunEvent,
   ResearchView,

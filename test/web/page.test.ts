@@ -31,6 +31,12 @@ describe.skipIf(!webReady)(`the web page (${webState})`, () => {
     await h?.close();
   });
 
+  /** The numbers of a run's events the timeline shows: all but the report's draft pieces (drawn as the draft). */
+  const shownEvents = async (id: string) =>
+    (
+      await h.pool.query<{ seq: string }>("SELECT seq FROM run_events WHERE research_id = $1 AND type <> 'draft' ORDER BY seq", [id])
+    ).rows.map((r) => Number(r.seq));
+
   /** The run the first test starts, opened again from another run's page by the second. */
   let solarRunId: string | undefined;
 
@@ -39,10 +45,26 @@ describe.skipIf(!webReady)(`the web page (${webState})`, () => {
     h.signedIn(key, { context: { bypassCSP: false, acceptDownloads: true }, onlyThisServer: true });
 
   it('asks, shows the plan live, revises, approves, reads the report with its sources, downloads the PDF and slides', async () => {
+    let page: WebPage | undefined;
+    // The report is held mid-stream until the page has drawn its draft once, twice, three times.
+    const renders = async () => (await page!.evaluate(() => (window as { drafts?: string[] }).drafts?.length)) ?? 0;
+    const rendered = async (n: number) => {
+      const end = Date.now() + 20_000;
+      while ((await renders()) < n && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    };
+    const markdown =
+      '## Key points\n\n- Costs fell sharply [1].\n- Batteries too [2].\n\n## Overview\n\n' +
+      Array.from({ length: 10 }, (_, i) => `Module prices fell again in ${2012 + i}, by a measured share [1].`).join(' ');
     h.llm.script(
-      researchRules({ planner: (_req, n) => ({ json: n === 0 ? planJson([{ id: 'a' }, { id: 'b' }]) : planJson([{ id: 'c' }]) }) }),
+      researchRules({
+        planner: (_req, n) => ({ json: n === 0 ? planJson([{ id: 'a' }, { id: 'b' }]) : planJson([{ id: 'c' }]) }),
+        reporter: {
+          json: { title: 'Solar costs', markdown },
+          beforeChunk: (c) => (c % 12 === 0 && c > 0 && c <= 36 ? rendered(c / 12) : undefined),
+        },
+      }),
     );
-    const page = await signedIn(ACME);
+    page = await signedIn(ACME);
     await page.getByLabel('Question', { exact: true }).fill('How much cheaper has solar power become?');
     await page.getByRole('radio', { name: 'quick' }).check();
     expect(await page.getByLabel('Steps in the plan (at most)').inputValue()).toBe('2');
@@ -63,6 +85,16 @@ describe.skipIf(!webReady)(`the web page (${webState})`, () => {
     await page.getByLabel(/What should change\?/).fill('One step is enough');
     await page.getByRole('button', { name: 'Revise the plan' }).click();
     await page.getByRole('heading', { name: /Plan v2/ }).waitFor({ timeout: 30_000 });
+    // Every different text the draft shows, from now on.
+    await page.evaluate(() => {
+      const w = window as { drafts?: string[] };
+      w.drafts = [];
+      new MutationObserver(() => {
+        const draft = document.querySelector('article.draft');
+        const text = draft?.querySelector(':scope > div')?.textContent ?? '';
+        if (text && text !== w.drafts!.at(-1)?.split(' | ')[1]) w.drafts!.push(`${draft!.querySelector('.notice')!.textContent} | ${text}`);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
     await page.getByRole('button', { name: 'Approve and start' }).click();
     await page
       .getByText(/Step c completed/)
@@ -70,6 +102,14 @@ describe.skipIf(!webReady)(`the web page (${webState})`, () => {
       .waitFor({ timeout: 60_000 });
     await page.getByText('Check of step c (attempt 1): passed').waitFor();
     await page.getByRole('article', { name: 'Report' }).waitFor({ timeout: 30_000 });
+    // The report appeared as it was written: three or more drafts, each longer, said to be a draft;
+    // then the checked report took its place.
+    const drafts = (await page.evaluate(() => (window as { drafts?: string[] }).drafts)) ?? [];
+    const texts = drafts.map((d) => d.split(' | ')[1]!);
+    expect(texts.length).toBeGreaterThanOrEqual(3);
+    for (let i = 1; i < texts.length; i++) expect(texts[i]!.length).toBeGreaterThan(texts[i - 1]!.length);
+    expect(drafts[0]).toMatch(/^Draft, as the model writes it\. Citations are checked/);
+    expect(await page.locator('article.draft').count()).toBe(0);
     // The claim check's figures: the scripted checker supports every claim.
     expect(await page.locator('.grounding summary').textContent()).toMatch(
       /(\d+) of \1 citations checked against their sources: \1 supported, 0 flagged, 0 removed/,
@@ -110,10 +150,8 @@ describe.skipIf(!webReady)(`the web page (${webState})`, () => {
     await page.reload();
     await page.getByText(/^.*Run completed$/).waitFor({ timeout: 60_000 });
     const ids = await page.locator('.timeline li').evaluateAll((lis) => lis.map((li) => Number(li.getAttribute('data-event-id'))));
-    expect(ids).toEqual(ids.map((_, i) => i + 1));
     const id = decodeURIComponent(page.url().split('#/run/')[1]!);
-    const { rows } = await h.pool.query('SELECT count(*)::int AS n FROM run_events WHERE research_id = $1', [id]);
-    expect(ids.length).toBe(rows[0].n);
+    expect(ids).toEqual(await shownEvents(id));
 
     // Going straight from one run to another (a link, the address bar) shows only the other's events.
     // The first test's run: other test files share the database and ask the same question.
@@ -122,7 +160,7 @@ describe.skipIf(!webReady)(`the web page (${webState})`, () => {
     await page.getByRole('heading', { name: 'How much cheaper has solar power become?' }).waitFor({ timeout: 30_000 });
     await page.getByText(/^.*Run completed$/).waitFor({ timeout: 30_000 });
     const firstRun = await page.locator('.timeline li').evaluateAll((lis) => lis.map((li) => Number(li.getAttribute('data-event-id'))));
-    expect(firstRun).toEqual(firstRun.map((_, i) => i + 1));
+    expect(firstRun).toEqual(await shownEvents(solarRunId!));
     expect(await page.getByText('Run started').count()).toBe(1);
 
     const other = await signedIn(GLOBEX);

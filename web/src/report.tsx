@@ -4,7 +4,7 @@
 import DOMPurify from 'dompurify';
 import { marked } from 'marked';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { client } from './api';
+import { client, type DraftPart } from './api';
 import type { ReportJson, SourceView } from '../../src/api/contract';
 import { Versions } from './versions';
 
@@ -129,6 +129,39 @@ export function Report({ id }: { id: string }) {
         </aside>
       )}
     </div>
+  );
+}
+
+/**
+ * The report (or a direct answer) as the model writes it, drawn again with each piece. A draft:
+ * its citations are checked, numbered and linked to their sources before the report is stored,
+ * so it shows no images or source buttons, and the page says so.
+ */
+export function DraftView({ parts }: { parts: DraftPart[] }) {
+  const body = useRef<HTMLDivElement>(null);
+  const answer = parts.length === 1 && parts[0]!.part === 'answer';
+  const written = parts.every((p) => p.done);
+  const markdown = parts.map((p) => (p.heading ? `## ${p.heading}\n\n${p.text}` : p.text)).join('\n\n');
+  useEffect(() => {
+    if (!body.current) return;
+    body.current.innerHTML = DOMPurify.sanitize(marked.parse(markdown, { async: false }), {
+      FORBID_TAGS: ['style', 'form', 'input', 'img'],
+      FORBID_ATTR: ['style'],
+    });
+  }, [markdown]);
+  const restarted = parts.some((p) => p.restarts > 0);
+  return (
+    <article class="card report draft" aria-label={answer ? 'Answer being written' : 'Draft being written'} aria-busy="true">
+      <p class="notice" role="status">
+        {answer
+          ? 'The answer, as it is written…'
+          : written
+            ? 'Draft written: its citations are being checked against the sources. The checked report replaces it here.'
+            : 'Draft, as the model writes it. Citations are checked against the sources before the report is final.'}
+        {restarted && ' (Part of it started again: the model was asked to write it once more.)'}
+      </p>
+      <div ref={body} />
+    </article>
   );
 }
 

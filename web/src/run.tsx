@@ -1,8 +1,8 @@
 // One run: its live timeline (from the events stream), the plan under review with approve and
 // revise, the clarifying question, what it waits for, and the report when it is written.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, client, follow, type RunEvent } from './api';
-import { Report } from './report';
+import { ApiError, client, Draft, follow, type DraftPart, type RunEvent } from './api';
+import { DraftView, Report } from './report';
 import type { ArtifactList } from '../../src/api/contract';
 import type { CollectionView } from '../../src/shared/knowledge';
 import type { AnswerClarification, ResearchView, SteerInput } from '../../src/shared/messages';
@@ -14,6 +14,8 @@ const ENDED: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
 
 export function RunPage({ id }: { id: string }) {
   const [events, setEvents] = useState<RunEvent[]>([]);
+  // The report (or answer) as the model writes it: its parts, drawn again as each piece arrives.
+  const [draft, setDraft] = useState<DraftPart[]>([]);
   const [status, setStatus] = useState<ResearchView | undefined>();
   const [link, setLink] = useState<'live' | 'reconnecting'>('live');
   const [error, setError] = useState('');
@@ -32,10 +34,16 @@ export function RunPage({ id }: { id: string }) {
     void load();
     // The status (plan, usage, what the run waits for) is read again on every event and every 5 s.
     const poll = setInterval(() => void load(), 5_000);
+    const pieces = new Draft();
     follow(
       id,
       0,
       (e) => {
+        // Draft pieces come a few a second: they change the draft only (the status is read as usual).
+        if (e.type === 'draft') {
+          if (pieces.apply(e.data) !== 'ignored') setDraft(pieces.list());
+          return;
+        }
         setEvents((all) => [...all, e]);
         void load();
       },
@@ -84,6 +92,7 @@ export function RunPage({ id }: { id: string }) {
       {status?.clarificationQuestion && status.status === 'awaiting_review' && status.phase === 'coordinating' && (
         <Clarify id={id} question={status.clarificationQuestion} onDone={() => refresh.current()} />
       )}
+      {draft.length > 0 && !done && status?.outcome !== 'report' && !status?.answer && <DraftView parts={draft} />}
       {status?.outcome === 'answered_directly' && status.answer && (
         <section class="card" aria-label="Answer">
           <h2>Answer</h2>
