@@ -1,11 +1,16 @@
-// `deep-research run`: starts a run and follows its events live, asking at the prompt when the
-// run waits for a plan review or a clarifying answer, and writes the report to a file.
+// `deep-research run`: starts a run and follows its events live (the report's draft printed as the
+// model writes it), asking at the prompt when the run waits for a plan review or a clarifying
+// answer, and writes the checked report to a file.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ApiFailure, type ApiClient, type RunEvent } from './api-client';
 import { money, short } from './format';
 import type { Io } from './io';
+import { DraftTranscript } from '../shared/draft';
 import type { PlanEventData, RunEventOf } from '../shared/events';
+
+/** Printed before the report's draft. */
+const DRAFT_NOTE = '· the report, as the model writes it (a draft: its citations are checked next)\n';
 
 export interface FollowOptions {
   question: string;
@@ -41,14 +46,31 @@ async function watch(
 ): Promise<RunEventOf<'done'> | undefined> {
   let plan: PlanEventData | undefined;
   let done: RunEventOf<'done'> | undefined;
+  // The report (or answer) as the model writes it, printed as it comes; the next line starts on a line of its own.
+  const draft = new DraftTranscript(DRAFT_NOTE);
+  let midLine = false;
   for await (const e of client.events(id)) {
     if (json) io.out(`${JSON.stringify(e)}\n`);
     if (e.type === 'plan') plan = e.data;
-    for (const line of eventLines(e)) say(line);
+    if (e.type === 'draft') {
+      const text = json ? '' : draft.take(e.data);
+      if (text) {
+        io.out(text);
+        midLine = !text.endsWith('\n');
+      }
+      continue;
+    }
+    const lines = eventLines(e);
+    if (midLine && lines.length) {
+      io.out('\n');
+      midLine = false;
+    }
+    for (const line of lines) say(line);
     if (e.type === 'phase' && e.data.phase === 'reviewing' && plan) await review(client, io, id, plan.version);
     if (e.type === 'status' && e.data.status === 'awaiting_review' && e.data.phase === 'coordinating') await clarify(client, io, id);
     if (e.type === 'done') done = e;
   }
+  if (midLine) io.out('\n');
   return done;
 }
 

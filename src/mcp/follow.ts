@@ -1,8 +1,9 @@
 // follow_research: waits a bounded time for a run to move on, reporting each event it reads as an
-// MCP progress notification. It returns at the run's end, when the run waits for the user (a plan
+// MCP progress notification (the report's draft too, piece by piece, as the model writes it). It returns at the run's end, when the run waits for the user (a plan
 // to review, a question to answer) or at the timeout, with the last event id to continue from:
 // no tool call blocks for a whole run.
 import type { ApiClient, RunEvent } from '../cli/api-client';
+import { Draft } from '../shared/draft';
 
 /** Seconds a follow waits when the caller does not say, and the most it may ask for. */
 export const FOLLOW_DEFAULT_SECONDS = 60;
@@ -37,6 +38,8 @@ export function describeEvent(e: RunEvent): string {
       return `searched: ${e.data.queries.map((q) => q.query).join('; ')}`;
     case 'crawl':
       return `read ${e.data.pages.length} page(s): ${e.data.pages.map((p) => p.url).join(' ')}`;
+    case 'draft':
+      return `${e.data.restart ? `${e.data.part} starts again (${e.data.reason ?? 'written again'}); ` : ''}${e.data.part} as written: ${e.data.text}`;
     case 'report':
       return `report written: ${e.data.title}`;
     case 'done':
@@ -61,9 +64,13 @@ export async function followRun(client: ApiClient, id: string, o: FollowOptions)
   const onCancel = () => stop.abort();
   o.signal?.addEventListener('abort', onCancel);
   const result: FollowResult = { id, lines: [], lastEventId: o.after, stopped: 'timeout' };
+  // The report's draft pieces are progress notifications as they come; the result says only how
+  // far the draft got (the checked report is get_report's).
+  const draft = new Draft();
   try {
     for await (const e of client.events(id, o.after, stop.signal)) {
-      result.lines.push(describeEvent(e));
+      if (e.type === 'draft') draft.apply(e.data);
+      else result.lines.push(describeEvent(e));
       result.lastEventId = e.id;
       await o.onEvent(e, result.lines.length);
       if (e.type === 'done') {
@@ -81,5 +88,8 @@ export async function followRun(client: ApiClient, id: string, o: FollowOptions)
     o.signal?.removeEventListener('abort', onCancel);
     stop.abort();
   }
+  const written = draft.list().reduce((n, p) => n + p.text.length, 0);
+  if (written)
+    result.lines.push(`draft: ${written} characters written so far (a draft; get_report reads the checked report once the run ends)`);
   return result;
 }

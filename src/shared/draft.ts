@@ -1,6 +1,9 @@
 // A run's draft as its `draft` events build it (src/shared/events.ts DraftEventData): each part's
-// text so far, a part that starts again emptied first. The web page, the chat endpoint and the
-// CLI read the events this one way.
+// text so far, a part that starts again emptied first (Draft: the web page, MCP). And the same as
+// a transcript that is only ever appended to (DraftTranscript: the chat endpoint, the CLI): the
+// report (or a direct answer) as the model writes it, sections one after another in their order
+// (a later section written meanwhile waits for the one before it to end), a part that starts
+// again said so in the text, and at the end the checked report unless the draft said it all.
 import type { DraftEventData } from './events';
 
 export interface DraftPart {
@@ -52,5 +55,62 @@ export class Draft {
     return this.list()
       .map((p) => (p.heading ? `## ${p.heading}\n\n${p.text}` : p.text))
       .join('\n\n');
+  }
+}
+
+export class DraftTranscript {
+  constructor(
+    /** Written before the first text of a report (not of a direct answer). */
+    private readonly note = '',
+  ) {}
+
+  private readonly draft = new Draft();
+  /** The text given out so far. */
+  private sent = '';
+  /** How much of each part's text has been sent, and the parts whose turn is over. */
+  private readonly shown = new Map<string, number>();
+  private readonly finished = new Set<string>();
+
+  /** The text a `draft` event adds to the transcript now (empty when nothing). */
+  take(d: DraftEventData): string {
+    const what = this.draft.apply(d);
+    let out = '';
+    if (what === 'restart' && this.shown.get(d.part)) {
+      out += `\n\n*(This part starts again: ${d.reason ?? 'it is being written again'}.)*\n\n`;
+      this.shown.set(d.part, 0);
+      this.finished.delete(d.part);
+    }
+    out += this.catchUp();
+    this.sent += out;
+    return out;
+  }
+
+  /** The text of the parts whose turn it is: the first unfinished one, and the ones after it once it ends. */
+  private catchUp(): string {
+    let out = '';
+    let section = 0;
+    for (const p of this.draft.list()) {
+      // Sections go in their numbers' order: one whose predecessor has not come yet waits.
+      if (p.part.startsWith('section-') && Number(p.part.slice(8)) !== ++section) break;
+      if (this.finished.has(p.part)) continue;
+      const shown = this.shown.get(p.part) ?? 0;
+      if (shown === 0 && p.text) {
+        if (!this.sent && !out && p.part !== 'answer') out += this.note;
+        const before = this.sent + out;
+        if (p.heading) out += `${before && before !== this.note ? '\n\n' : ''}## ${p.heading}\n\n`;
+      }
+      out += p.text.slice(shown);
+      this.shown.set(p.part, p.text.length);
+      if (!p.done) break;
+      this.finished.add(p.part);
+    }
+    return out;
+  }
+
+  /** What follows the draft once the run's answer is known: the rest of it, or the checked report whole. */
+  ending(final: string): string {
+    if (!this.sent) return final;
+    if (final.startsWith(this.sent)) return final.slice(this.sent.length);
+    return `\n\n---\n\n**The report, its citations checked:**\n\n${final}`;
   }
 }

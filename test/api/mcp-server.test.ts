@@ -98,6 +98,12 @@ describe.skipIf(!ready)(`MCP server (${ready ? 'live' : missingReason()})`, () =
     expect(progress[0]).toMatch(/^started: How much solar/);
     expect(progress).toContainEqual(expect.stringMatching(/^report written: /));
     expect(progress.at(-1)).toBe('done: completed');
+    // The report's draft came as progress while it was written, before the report was stored.
+    const drafts = progress.filter((m) => m.startsWith('report as written: '));
+    expect(drafts.join('').replaceAll('report as written: ', '')).toContain('Costs fell sharply [1].');
+    expect(progress.findIndex((m) => m.startsWith('report as written: '))).toBeLessThan(
+      progress.findIndex((m) => m.startsWith('report written: ')),
+    );
 
     const md = (await acme.callTool({ name: 'get_report', arguments: { id } })) as CallToolResult;
     expect(textOf(md)).toMatch(/^# /);

@@ -1,7 +1,10 @@
 // The client commands' table: the help is made from it, `<command> --help` prints an entry's
 // lines, and a command line the command cannot run with is refused (exit 2, the help on stderr)
 // before anything is sent to the API. The API here is a closed port: reaching for it would exit 1.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { CLIENT_COMMANDS, CLIENT_USAGE, clientCommandHelp, runClientCommand } from '../../src/cli/commands';
@@ -89,6 +92,53 @@ describe('the client command table', () => {
     const r = await cli('status', 'research-1');
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/^error: cannot reach the API at http:\/\/127\.0\.0\.1:9 /);
+  });
+
+  it('prints the report as the model writes it, says when it starts again, then writes the checked report to a file', async () => {
+    const events = [
+      { type: 'started', data: { question: 'why?' } },
+      { type: 'phase', data: { phase: 'reporting', status: 'running', planVersion: 1 } },
+      { type: 'draft', data: { part: 'report', attempt: 1, offset: 0, text: 'Costs fe' } },
+      {
+        type: 'draft',
+        data: { part: 'report', attempt: 2, offset: 0, text: 'Costs fell', restart: true, reason: 'an earlier attempt stopped' },
+      },
+      { type: 'draft', data: { part: 'report', attempt: 2, offset: 10, text: ' [1].', final: true } },
+      { type: 'report', data: { title: 'Costs' } },
+      { type: 'done', data: { status: 'completed', outcome: 'report' } },
+    ];
+    const at = new Date().toISOString();
+    const server = createServer((req, res) => {
+      if (req.method === 'POST') {
+        res.writeHead(202, { 'content-type': 'application/json' });
+        return void res.end(JSON.stringify({ id: 'research-1', status: 'running' }));
+      }
+      if (req.url?.endsWith('/events')) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        events.forEach((e, i) => res.write(`id: ${i + 1}\nevent: ${e.type}\ndata: ${JSON.stringify({ ...e.data, at })}\n\n`));
+        return void res.end();
+      }
+      res.writeHead(200, { 'content-type': 'text/markdown' });
+      res.end('# Costs\n\nCosts fell [1].\n');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const dir = mkdtempSync(path.join(tmpdir(), 'cli-draft-'));
+    try {
+      const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      let out = '';
+      const io: Io = { out: (t) => void (out += t), err: (t) => void (out += t), ask: async () => undefined };
+      const file = path.join(dir, 'report.md');
+      expect(await runClientCommand('run', ['why?', '--out', file], { api, key: undefined }, io)).toBe(0);
+      expect(out).toContain(
+        '· the report, as the model writes it (a draft: its citations are checked next)\nCosts fe\n\n' +
+          '*(This part starts again: an earlier attempt stopped.)*\n\nCosts fell [1].\n',
+      );
+      expect(out).toContain(`Report written to ${file}`);
+      expect(readFileSync(file, 'utf8')).toBe('# Costs\n\nCosts fell [1].\n');
+    } finally {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('sends --effort as the run option effort, under what --option sets', async () => {

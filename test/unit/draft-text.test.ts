@@ -3,6 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { partialField } from '../../src/activities/llm/partial-json';
 import { CompletionAssembly, estimatedUsage } from '../../src/activities/llm/stream';
+import { Draft, DraftTranscript } from '../../src/shared/draft';
+import type { DraftEventData } from '../../src/shared/events';
 
 const answer = {
   title: 'Heat "pumps": a {review}',
@@ -73,5 +75,52 @@ describe('CompletionAssembly', () => {
     const c = a.completion('fallback', 123);
     expect(c.usage).toEqual({ prompt_tokens: 123, completion_tokens: 10, total_tokens: 133 });
     expect(estimatedUsage.has(c)).toBe(true);
+  });
+});
+
+describe('Draft and DraftTranscript', () => {
+  const piece = (part: string, offset: number, text: string, more: Partial<DraftEventData> = {}): DraftEventData => ({
+    part,
+    attempt: 1,
+    offset,
+    text,
+    ...(part.startsWith('section-') ? { heading: `Heading ${part.slice(8)}` } : {}),
+    ...more,
+  });
+
+  it('gives sections in their order, a later one held until the one before it ends', () => {
+    const t = new DraftTranscript('NOTE\n');
+    const out = [
+      t.take(piece('section-2', 0, 'Second ')),
+      t.take(piece('section-1', 0, 'First ')),
+      t.take(piece('section-2', 7, 'done.', { final: true })),
+      t.take(piece('section-1', 6, 'done.', { final: true })),
+    ];
+    expect(out).toEqual(['', 'NOTE\n## Heading 1\n\nFirst ', '', 'done.\n\n## Heading 2\n\nSecond done.']);
+    const d = new Draft();
+    for (const p of [piece('section-2', 0, 'B'), piece('section-1', 0, 'A')]) d.apply(p);
+    expect(d.markdown()).toBe('## Heading 1\n\nA\n\n## Heading 2\n\nB');
+  });
+
+  it('says a part starts again, also after it was final, and then writes the new text', () => {
+    const t = new DraftTranscript();
+    t.take(piece('report', 0, 'Rejected draft.', { final: true }));
+    const again = t.take(piece('report', 0, 'New', { restart: true, reason: 'the draft is being written again' }));
+    expect(again).toBe('\n\n*(This part starts again: the draft is being written again.)*\n\nNew');
+    expect(t.take(piece('report', 3, ' text.', { final: true }))).toBe(' text.');
+    // A piece that does not continue the text (joined mid-draft) is left out.
+    expect(t.take(piece('report', 99, 'lost'))).toBe('');
+  });
+
+  it('ends with the rest of the answer when the draft began it, else with the checked report whole', () => {
+    const answer = new DraftTranscript('NOTE');
+    answer.take(piece('answer', 0, 'Hello!', { final: true }));
+    expect(answer.ending('Hello!\n\n---\nfooter')).toBe('\n\n---\nfooter');
+    const report = new DraftTranscript('NOTE\n');
+    report.take(piece('report', 0, 'Costs fell [3].', { final: true }));
+    expect(report.ending('# Title\n\nCosts fell [1].')).toBe(
+      '\n\n---\n\n**The report, its citations checked:**\n\n# Title\n\nCosts fell [1].',
+    );
+    expect(new DraftTranscript().ending('whole')).toBe('whole');
   });
 });
