@@ -72,7 +72,27 @@ async function researchRun(h: Harness, question: string) {
     .expect(202);
   const result = await h.client.workflow.getHandle(res.body.id).result();
   const seconds = Math.round((Date.now() - started) / 1000);
+  await streamTimes(h, res.body.id as string, started);
   return { id: res.body.id as string, result, seconds };
+}
+
+/**
+ * When a reader saw the run's output, from the submit: its first event, the report's first streamed
+ * text and its last (the draft events' times in the log, which the events stream sends on as they
+ * come). The first two must come soon; the report's pieces must spread over its writing.
+ */
+async function streamTimes(h: Harness, id: string, submitted: number) {
+  const { rows } = await h.pool.query<{ type: string; at: Date; chars: number }>(
+    "SELECT type, created_at AS at, coalesce(length(data->>'text'), 0)::int AS chars FROM run_events WHERE research_id = $1 ORDER BY seq",
+    [id],
+  );
+  const after = (d: Date) => ((d.getTime() - submitted) / 1000).toFixed(1);
+  const drafts = rows.filter((r) => r.type === 'draft' && r.chars > 0);
+  console.log(
+    `[real model] ${id}: first event ${after(rows[0]!.at)} s after the submit; report text streamed from ${drafts.length ? after(drafts[0]!.at) : '-'} s ` +
+      `to ${drafts.length ? after(drafts.at(-1)!.at) : '-'} s in ${drafts.length} pieces; run ended ${after(rows.at(-1)!.at)} s`,
+  );
+  return drafts;
 }
 
 /** The runs' question: one topic, so the plan, the pages read and the report stay small. */

@@ -95,20 +95,38 @@ export async function startLlmProxy(target: string, opts: LlmProxyOptions = {}):
           ...(req.method === 'GET' || req.method === 'HEAD' ? {} : { body }),
           signal: abort.signal,
         });
-        const text = await upstream.text();
+        const type = upstream.headers.get('content-type') ?? 'application/json';
+        let text = '';
+        if (/^text\/event-stream/.test(type) && upstream.body) {
+          // A streamed answer goes on chunk by chunk as the server writes it.
+          res.writeHead(upstream.status, { 'content-type': type });
+          const decoder = new TextDecoder();
+          const reader = upstream.body.getReader();
+          for (let r = await reader.read(); !r.done; r = await reader.read()) {
+            res.write(r.value);
+            text += decoder.decode(r.value, { stream: true });
+          }
+        }
+        if (!text) text = await upstream.text();
         let usage: { prompt_tokens?: number; completion_tokens?: number } = {};
         let finishReason: string | undefined;
         let timings: Timings | undefined;
-        try {
-          const j = JSON.parse(text) as { usage?: typeof usage; choices?: { finish_reason?: string }[]; timings?: Timings };
-          usage = j.usage ?? {};
-          finishReason = j.choices?.[0]?.finish_reason;
-          timings = j.timings;
-        } catch {
-          // Not JSON: an error page.
+        // One JSON answer, or a stream's chunks: the finish reason, usage and timings are in its last ones.
+        const answers =
+          text.startsWith('data:') || text.includes('\ndata:') ? [...text.matchAll(/^data: (\{.*\})$/gm)].map((m) => m[1]!) : [text];
+        for (const one of answers) {
+          try {
+            const j = JSON.parse(one) as { usage?: typeof usage; choices?: { finish_reason?: string | null }[]; timings?: Timings };
+            usage = j.usage ?? usage;
+            finishReason = j.choices?.[0]?.finish_reason ?? finishReason;
+            timings = j.timings ?? timings;
+          } catch {
+            // Not JSON: an error page.
+          }
         }
         record(upstream.status, usage.prompt_tokens ?? 0, usage.completion_tokens ?? 0, finishReason, timings);
-        res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+        if (res.headersSent) return void res.end();
+        res.writeHead(upstream.status, { 'content-type': type });
         res.end(text);
       } catch (err) {
         record(0, 0, 0, `aborted: ${(err as Error).message}`);
