@@ -18,6 +18,8 @@ export type Rule =
 /** A string, trimmed and lower-cased first when asked, then held to its length and pattern. */
 export interface TextRule {
   type: 'text';
+  /** What a missing value stands for. */
+  default?: string;
   trim?: boolean;
   lowerCase?: boolean;
   min?: number;
@@ -31,8 +33,8 @@ export interface ObjectRule {
   fields: Readonly<Record<string, Rule>>;
   /** Refuses keys the object does not have (else they are left out of the value). */
   strict?: boolean;
-  /** At least one of these list fields must have an item. */
-  needsOneOf?: { lists: readonly string[]; message: string };
+  /** At least one of these fields (lists or texts) must not be empty. */
+  needsOneOf?: { fields: readonly string[]; message: string };
 }
 /** One of several objects, told apart by their `kind`. */
 export type UnionRule = { type: 'union'; variants: readonly (ObjectRule & { fields: { kind: { type: 'literal'; value: string } } })[] };
@@ -137,7 +139,7 @@ function readObject(rule: ObjectRule, v: unknown, at: At): Record<string, unknow
   const out = Object.fromEntries(Object.entries(rule.fields).map(([k, r]) => [k, read(r, v[k], inside(at, k))]));
   if (at.issues.length > before) return undefined;
   const needs = rule.needsOneOf;
-  return !needs || needs.lists.some((k) => (out[k] as unknown[]).length > 0) ? out : fail(at, needs.message);
+  return !needs || needs.fields.some((k) => (out[k] as unknown[] | string).length > 0) ? out : fail(at, needs.message);
 }
 
 function readUnion(rule: UnionRule, v: unknown, at: At): Record<string, unknown> | undefined {

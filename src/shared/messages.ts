@@ -48,6 +48,7 @@ export const RefusalCode = z.enum([
   'already_decided',
   'not_reviewing',
   'revision_limit',
+  'invalid_edit',
   'run_ended',
   'no_question',
   'invalid_message',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PlanEdit as PlanEditSchema } from './update-schemas';
 import { NotifyWhen } from './changes';
 import { DEFAULT_MAX_OUTAGE, SUMMARY_MAX_CHARS } from './constants';
 import { canonicalLocale } from './locale';
@@ -221,40 +222,7 @@ export const Plan = z.object({
 });
 export type Plan = z.infer<typeof Plan>;
 
-/** Checks the schema cannot express: step count, unique ids, known and acyclic dependencies. */
-export function planProblems(plan: Plan, maxSteps: number): string[] {
-  const problems: string[] = [];
-  if (!plan.hasEnoughContext && plan.steps.length === 0) problems.push('steps: a plan without enough context needs at least one step');
-  if (plan.steps.length > maxSteps) problems.push(`steps: at most ${maxSteps} steps are allowed, got ${plan.steps.length}`);
-  const ids = new Set<string>();
-  for (const s of plan.steps) {
-    if (ids.has(s.id)) problems.push(`steps: duplicate step id "${s.id}"`);
-    ids.add(s.id);
-  }
-  for (const s of plan.steps) {
-    for (const d of s.dependsOn) {
-      if (d === s.id) problems.push(`steps.${s.id}.dependsOn: a step cannot depend on itself`);
-      else if (!ids.has(d)) problems.push(`steps.${s.id}.dependsOn: unknown step id "${d}"`);
-    }
-  }
-  // Kahn's algorithm: whatever cannot be ordered is in a cycle.
-  const indeg = new Map(plan.steps.map((s) => [s.id, s.dependsOn.filter((d) => ids.has(d) && d !== s.id).length]));
-  const queue = [...indeg].filter(([, n]) => n === 0).map(([id]) => id);
-  let ordered = 0;
-  while (queue.length) {
-    const id = queue.shift()!;
-    ordered++;
-    for (const s of plan.steps) {
-      if (s.dependsOn.includes(id)) {
-        const n = indeg.get(s.id)! - 1;
-        indeg.set(s.id, n);
-        if (n === 0) queue.push(s.id);
-      }
-    }
-  }
-  if (ordered < plan.steps.length && problems.length === 0) problems.push('steps: dependsOn forms a cycle');
-  return problems;
-}
+export { planProblems } from './plan-edits';
 
 export const Usage = z.object({
   promptTokens: z.number().int().nonnegative(),
@@ -278,7 +246,7 @@ export type KnowledgeScope = z.infer<typeof KnowledgeScope>;
 /** The reviewer's decision on a plan under review. */
 const ReviewDecisionSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('approve') }),
-  z.object({ kind: z.literal('revise'), feedback: z.string() }),
+  z.object({ kind: z.literal('revise'), feedback: z.string(), edits: z.array(PlanEditSchema).optional() }),
 ]);
 
 /** The long wait a run moved at, and what that wait needs to go on. Times in ms since the epoch. */

@@ -3,13 +3,16 @@
 // messages.ts re-exports these.
 import { z } from 'zod';
 import type { ObjectRule, Rule, TextRule } from './message-rules';
-import { ANSWER_CLARIFICATION, APPROVE_PLAN, MESSAGE_TEXT_MAX, REVISE_PLAN, STEER, type SteerAnswer } from './updates';
+import { ANSWER_CLARIFICATION, APPROVE_PLAN, MESSAGE_TEXT_MAX, PLAN_EDIT, REVISE_PLAN, STEER, type SteerAnswer } from './updates';
 import type * as Plain from './updates';
 
 export { MESSAGE_TEXT_MAX, type SteerAnswer };
 
 export const ApprovePlan = schemaOf(APPROVE_PLAN);
 export type ApprovePlan = z.infer<typeof ApprovePlan>;
+/** One change a reviewer makes to the plan under review. */
+export const PlanEdit = schemaOf(PLAN_EDIT);
+export type PlanEdit = z.infer<typeof PlanEdit>;
 export const RevisePlan = schemaOf(REVISE_PLAN);
 export type RevisePlan = z.infer<typeof RevisePlan>;
 export const AnswerClarification = schemaOf(ANSWER_CLARIFICATION);
@@ -66,7 +69,7 @@ function buildObject(rule: ObjectRule): z.ZodObject {
   const shape = Object.fromEntries(Object.entries(rule.fields).map(([k, r]) => [k, build(r)]));
   const object = rule.strict ? z.object(shape).strict() : z.object(shape);
   const needs = rule.needsOneOf;
-  return needs ? object.refine((m) => needs.lists.some((k) => (m[k] as unknown[]).length > 0), needs.message) : object;
+  return needs ? object.refine((m) => needs.fields.some((k) => (m[k] as unknown[] | string).length > 0), needs.message) : object;
 }
 
 /** The zod type of a rule's schema, as zod would type it written out by hand. */
@@ -94,6 +97,7 @@ type Assert<T extends true> = T;
 export type SchemasMatchTheWorkflowsTypes = [
   Assert<Same<ApprovePlan, Plain.ApprovePlan>>,
   Assert<Same<RevisePlan, Plain.RevisePlan>>,
+  Assert<Same<PlanEdit, Plain.PlanEdit>>,
   Assert<Same<AnswerClarification, Plain.AnswerClarification>>,
   Assert<Same<Steer, Plain.Steer>>,
 ];

@@ -21,7 +21,6 @@ const variant = <const K extends string, const F extends ObjectRule['fields']>(k
   ({ type: 'object', strict: true, fields: { kind: { type: 'literal', value: kind }, ...fields } }) as const;
 
 export const APPROVE_PLAN = object({ planVersion });
-export const REVISE_PLAN = object({ planVersion, feedback: message('feedback must not be empty') });
 export const ANSWER_CLARIFICATION = object({ answer: message('answer must not be empty') });
 
 /** A step the user adds to a running research (the planner's step shape). */
@@ -36,6 +35,34 @@ const STEER_STEP = {
     needSearch: { type: 'boolean', default: true },
     dependsOn: { type: 'list', item: { type: 'text' }, max: 12, default: [] },
   },
+} as const satisfies ObjectRule;
+
+/** A step named by its id. */
+const stepId = { type: 'text', min: 1, max: 32 } as const;
+
+/** One change a reviewer makes to the plan under review: a step's title, description, type or
+ *  dependencies, a step removed, a step added (src/shared/plan-edits.ts applies them). */
+export const PLAN_EDIT = {
+  type: 'union',
+  variants: [
+    variant('setTitle', { stepId, title: STEER_STEP.fields.title }),
+    variant('setDescription', { stepId, description: message('description must not be empty') }),
+    variant('setType', { stepId, type: { type: 'oneOf', values: ['research', 'processing'] } }),
+    variant('setDependencies', { stepId, dependsOn: { type: 'list', item: stepId, max: 12 } }),
+    variant('remove', { stepId }),
+    variant('add', { step: STEER_STEP }),
+  ],
+} as const satisfies UnionRule;
+
+/** A plan sent back: feedback for the planner, edits made directly (no model call), or both. */
+export const REVISE_PLAN = {
+  type: 'object',
+  fields: {
+    planVersion,
+    feedback: { type: 'text', trim: true, max: MESSAGE_TEXT_MAX, default: '' },
+    edits: { type: 'list', item: PLAN_EDIT, max: 20, default: [] },
+  },
+  needsOneOf: { fields: ['feedback', 'edits'], message: "feedback must not be empty (or give the steps' edits)" },
 } as const satisfies ObjectRule;
 
 /** Steering a running research: what the user changes, one thing per message. */
@@ -67,7 +94,7 @@ export const STEER = {
         urls: { type: 'list', item: { type: 'httpUrl', max: 2_000, message: 'an http or https URL' }, max: 10, default: [] },
         collections: { type: 'list', item: { type: 'text', min: 1, max: 100 }, max: 10, default: [] },
       }),
-      needsOneOf: { lists: ['urls', 'collections'], message: 'give at least one URL or collection' },
+      needsOneOf: { fields: ['urls', 'collections'], message: 'give at least one URL or collection' },
     },
     variant('addStep', { step: STEER_STEP }),
     variant('dropStep', { stepId: { type: 'text', min: 1 } }),
@@ -79,6 +106,7 @@ export type ApprovePlan = Out<typeof APPROVE_PLAN>;
 export type RevisePlan = Out<typeof REVISE_PLAN>;
 export type AnswerClarification = Out<typeof ANSWER_CLARIFICATION>;
 export type SteerStep = Out<typeof STEER_STEP>;
+export type PlanEdit = Out<typeof PLAN_EDIT>;
 export type Steer = Out<typeof STEER>;
 
 /** The answer to a steering update: what was changed, and the plan version it made. */

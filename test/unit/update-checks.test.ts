@@ -47,6 +47,24 @@ const cases: [string, z.ZodType, (m: unknown) => Checked<unknown>, unknown[]][] 
       { feedback: 'x' },
       { planVersion: 1, feedback: null },
       { planVersion: 1, feedback: 'x', extra: 1 },
+      // The reviewer's edits, with feedback or without.
+      { planVersion: 1, edits: [{ kind: 'setTitle', stepId: 'a', title: ' Shorter ' }] },
+      { planVersion: 1, feedback: ' ', edits: [{ kind: 'remove', stepId: 'b' }] },
+      { planVersion: 1, edits: [] },
+      {
+        planVersion: 1,
+        edits: [
+          { kind: 'setType', stepId: 'a', type: 'processing' },
+          { kind: 'setDependencies', stepId: 'a', dependsOn: [] },
+        ],
+      },
+      { planVersion: 1, edits: [{ kind: 'setDescription', stepId: 'a', description: ' ' }] },
+      { planVersion: 1, edits: [{ kind: 'setType', stepId: 'a', type: 'poetry' }] },
+      { planVersion: 1, edits: [{ kind: 'rename', stepId: 'a' }] },
+      { planVersion: 1, edits: [{ kind: 'remove', stepId: 'a', extra: 1 }] },
+      { planVersion: 1, edits: [{ kind: 'add', step: { id: 'n', title: 'New', description: 'What it does' } }] },
+      { planVersion: 1, edits: [{ kind: 'add', step: { id: 'N!', title: '', description: 'x' } }] },
+      { planVersion: 1, edits: Array.from({ length: 21 }, () => ({ kind: 'remove', stepId: 'a' })) },
     ],
   ],
   [
@@ -147,7 +165,14 @@ describe('update checks without zod', () => {
   });
 
   it('words a refusal with the path and the reason', () => {
-    expect(checkRevisePlan({ planVersion: 1, feedback: ' ' })).toEqual({ ok: false, error: 'feedback: feedback must not be empty' });
+    expect(checkRevisePlan({ planVersion: 1, feedback: ' ' })).toEqual({
+      ok: false,
+      error: "input: feedback must not be empty (or give the steps' edits)",
+    });
+    expect(checkRevisePlan({ planVersion: 1, edits: [{ kind: 'setDependencies', stepId: 'a', dependsOn: ['x'.repeat(33)] }] })).toEqual({
+      ok: false,
+      error: 'edits.0.dependsOn.0: at most 32 characters',
+    });
     expect(checkSteer({ kind: 'mustRead' })).toEqual({ ok: false, error: 'input: give at least one URL or collection' });
     expect(checkSteer({ kind: 'banDomains', domains: ['ok.com', 'a/b'] })).toEqual({
       ok: false,

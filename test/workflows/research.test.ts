@@ -186,7 +186,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     ]);
   });
 
-  it('revises the plan with the feedback, ignores a stale approval, then runs version 2', async () => {
+  it("revises the plan with the feedback, ignores a stale approval, takes the reviewer's edits, then runs version 3", async () => {
     const id = await start(
       {},
       { planner: (req, n) => ({ json: n === 0 ? planJson([{ id: 'a' }, { id: 'b' }]) : planJson([{ id: 'c' }]) }) },
@@ -221,10 +221,43 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     const fromRow = await apiStatusWhen(id, (v) => (v.ignoredSignals?.length ?? 0) > 0, 10_000);
     expect(fromRow.ignoredSignals).toEqual(after.ignoredSignals);
 
-    await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 2 }).expect(200);
+    // The reviewer edits version 2's steps directly: applied as given, without a planner call.
+    const edits = [
+      { kind: 'setDescription', stepId: 'c', description: 'Module prices in Germany, 2010 to 2024' },
+      { kind: 'add', step: { id: 'd', title: 'Compare with Spain', description: 'The same figures for Spain', dependsOn: ['c'] } },
+    ];
+    // Edits that would not make a plan are refused with the reason, on the API as in the workflow.
+    const cycle = await request(h.app)
+      .post(`/v1/research/${id}/plan/revise`)
+      .send({ planVersion: 2, edits: [...edits, { kind: 'setDependencies', stepId: 'c', dependsOn: ['d'] }] })
+      .expect(409);
+    expect(cycle.body.error).toMatchObject({ code: 'invalid_edit', message: 'edits: steps: dependsOn forms a cycle' });
+    const unknown = await request(h.app)
+      .post(`/v1/research/${id}/plan/revise`)
+      .send({ planVersion: 2, edits: [{ kind: 'remove', stepId: 'zz' }] })
+      .expect(409);
+    expect(unknown.body.error.message).toBe('edits.0: the plan has no step zz');
+    await request(h.app).post(`/v1/research/${id}/plan/revise`).send({ planVersion: 2, edits }).expect(200);
+    const v3 = await waitFor(id, (s) => s.phase === 'reviewing' && s.plan?.version === 3);
+    expect(v3.plan?.steps.map((s) => [s.id, s.title, s.description, s.dependsOn])).toEqual([
+      ['c', 'Step c', 'Module prices in Germany, 2010 to 2024', []],
+      ['d', 'Compare with Spain', 'The same figures for Spain', ['c']],
+    ]);
+    expect(requestsFor('planner')).toHaveLength(2);
+
+    await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 3 }).expect(200);
     const r = await result(id);
-    expect(r.planVersion).toBe(2);
-    expect(r.steps).toEqual([{ id: 'c', status: 'completed', attempts: 1 }]);
+    expect(r.planVersion).toBe(3);
+    expect(r.steps).toEqual([
+      { id: 'c', status: 'completed', attempts: 1 },
+      { id: 'd', status: 'completed', attempts: 1 },
+    ]);
+    // The edited step was researched as the reviewer described it.
+    expect(
+      h.llm.requests.some(
+        (q) => q.rule !== 'planner' && JSON.stringify(q.body.messages).includes('Module prices in Germany, 2010 to 2024'),
+      ),
+    ).toBe(true);
     recordHistories([[id, 'revised.json']]);
   });
 
@@ -247,7 +280,12 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     const id = await start({});
     await waitFor(id, (s) => s.phase === 'reviewing');
     const bad = await request(h.app).post(`/v1/research/${id}/plan/revise`).send({ planVersion: 1, feedback: ' ' }).expect(400);
-    expect(bad.body.error.message).toMatch(/feedback: feedback must not be empty/);
+    expect(bad.body.error.message).toBe("body: feedback must not be empty (or give the steps' edits)");
+    const badEdit = await request(h.app)
+      .post(`/v1/research/${id}/plan/revise`)
+      .send({ planVersion: 1, edits: [{ kind: 'setType', stepId: 'a', type: 'poetry' }] })
+      .expect(400);
+    expect(badEdit.body.error.message).toMatch(/edits\.0\.type/);
     await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 'one' }).expect(400);
     await request(h.app).post(`/v1/research/${id}/cancel`).expect(202);
     await expect(result(id)).rejects.toThrow();

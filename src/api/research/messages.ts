@@ -17,6 +17,7 @@ import {
   revisePlanUpdate,
   steerUpdate,
 } from '../../workflows/messages';
+import type { PlanEdit } from '../../shared/updates';
 import type { Caller } from '../auth';
 import { withTimeout } from '../timeout';
 import { noAnswerReason, noWorker, runningRun, type ResearchContext } from './context';
@@ -41,24 +42,26 @@ export function approve(
   });
 }
 
-/** Sends the plan back with feedback: words the run's memory learns, so only from its user or an admin key (`speaker`). */
+/** Sends the plan back with feedback (words the run's memory learns, so only from its user or an admin key:
+ *  `speaker`) and the reviewer's own edits of its steps. */
 export function revise(
   ctx: ResearchContext,
   id: string,
   tenant: string,
   planVersion: number,
-  feedback: string,
+  change: { feedback: string; edits: PlanEdit[] },
   idempotencyKey?: string,
   speaker?: Caller,
 ): Promise<ReviewAnswer> {
-  const send = { def: revisePlanUpdate, arg: { planVersion, feedback }, idempotencyKey, speaker };
+  const arg = { planVersion, feedback: change.feedback, edits: change.edits };
+  const send = { def: revisePlanUpdate, arg, idempotencyKey, speaker };
   return sendUpdate(ctx, id, tenant, send, async (handle, s) => {
     checkReview(id, s, planVersion);
     if ((s.plan?.revisionsLeft ?? 0) <= 0) {
       const message = `the plan was already revised ${s.plan?.revisions ?? 0} times (maxPlanRevisions); approve it or cancel the run`;
       throw new ApiError(409, 'revision_limit', message);
     }
-    await handle.signal(revisePlanSignal, { planVersion, feedback });
+    await handle.signal(revisePlanSignal, arg);
     return { planVersion, decision: 'revising', nextPlanVersion: planVersion + 1 };
   });
 }

@@ -96,7 +96,7 @@ export const RESEARCH_ROUTES = {
   revise: {
     method: 'post',
     path: '/research/:id/plan/revise',
-    summary: 'Send the plan back with feedback (Workflow Update revisePlan)',
+    summary: 'Send the plan back with feedback for the planner and/or edits of its steps (Workflow Update revisePlan)',
     params: { path: RunPath, header: IdempotencyHeader },
     body: { content: ReviseBody, required: true },
     responses: { 200: { description: 'revising', content: ReviewAnswered } },
@@ -190,7 +190,7 @@ export function researchRoutes(deps: ResearchRouteDeps): Router {
       id,
       tenantOf(res),
       body.planVersion,
-      body.feedback,
+      { feedback: body.feedback, edits: body.edits },
       idempotencyKey(req),
       callerOf(res.locals),
     );

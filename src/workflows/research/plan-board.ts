@@ -13,6 +13,8 @@ const SETTLED_BADLY: ReadonlySet<string> = new Set(['failed', 'skipped', 'cancel
 
 export class PlanBoard {
   private current?: PlanView;
+  /** The plan as it was put on the board (what a reviewer's edits change). */
+  private shownPlan?: Plan;
   /** The background brief the plans are written from, shown with each version. */
   private shownBrief?: PlanBrief;
   /** A new plan's step count, for the run's next phase change to upsert with it (one upsert
@@ -20,6 +22,11 @@ export class PlanBoard {
   private countForPhase?: number;
 
   /** A copy of the plan as it stands, or undefined before the first plan. */
+  /** The plan on the board, as the planner (or a reviewer's edits) made it. */
+  plan(): Plan | undefined {
+    return this.shownPlan;
+  }
+
   view(): PlanView | undefined {
     const plan = this.current;
     return plan ? { ...plan, steps: plan.steps.map((s) => ({ ...s, dependsOn: [...s.dependsOn], notes: [...s.notes] })) } : undefined;
@@ -65,6 +72,7 @@ export class PlanBoard {
    *  with the next phase change (every path from a new plan changes phase in the same activation:
    *  review, queue, research or report). */
   show(plan: Plan, revisions: number, maxRevisions: number): void {
+    this.shownPlan = plan;
     this.current = {
       version: (this.current?.version ?? 0) + 1,
       title: plan.title,

@@ -14,12 +14,14 @@ import type {
 } from '../../shared/messages';
 import { ErrorType } from '../../shared/errors';
 import { checkAnswerClarification, checkApprovePlan, checkRevisePlan, type Checked, MESSAGE_TEXT_MAX } from '../../shared/updates';
-import type { Phase } from '../../shared/schemas';
+import type { Phase, Plan } from '../../shared/schemas';
+import { applyPlanEdits } from '../../shared/plan-edits';
+import type { PlanEdit } from '../../shared/updates';
 
 const MAX_IGNORED_SIGNALS = 20;
 
 export type Refused = { code: RefusalCode; reason: string };
-export type ReviewDecision = { kind: 'approve' } | { kind: 'revise'; feedback: string };
+export type ReviewDecision = { kind: 'approve' } | { kind: 'revise'; feedback: string; edits?: PlanEdit[] };
 
 /** What the inbox needs to know of the run to decide whether a message can be taken now. */
 export interface InboxContext {
@@ -27,6 +29,9 @@ export interface InboxContext {
   planVersion(): number | undefined;
   planRevisions(): number;
   readonly maxPlanRevisions: number;
+  /** The plan under review, which a reviewer's edits change, and how many steps a plan may have. */
+  plan(): Plan | undefined;
+  readonly maxSteps: number;
   /** A signal was ignored (the status view lists it). */
   ignoredSignal(): void;
 }
@@ -96,7 +101,8 @@ export class ReviewInbox {
   revisePlan(m: RevisePlan): void {
     const refused = this.revisionRefusal(m);
     if (refused) return this.ignore({ signal: 'revisePlan', planVersion: m.planVersion, reason: refused.reason });
-    this.decision = { kind: 'revise', feedback: String(m.feedback ?? '').slice(0, MESSAGE_TEXT_MAX) };
+    const edits = m.edits ?? [];
+    this.decision = { kind: 'revise', feedback: String(m.feedback ?? '').slice(0, MESSAGE_TEXT_MAX), ...(edits.length ? { edits } : {}) };
   }
 
   answerClarification({ answer }: AnswerClarification): void {
@@ -136,14 +142,23 @@ export class ReviewInbox {
 
   // ---- why a message cannot be taken now ------------------------------------------------------
 
-  private revisionRefusal({ planVersion }: RevisePlan): Refused | undefined {
+  private revisionRefusal({ planVersion, edits }: RevisePlan): Refused | undefined {
     const limit = this.run.maxPlanRevisions;
     return (
       this.reviewRefusal(planVersion) ??
       (this.run.planRevisions() >= limit
         ? { code: 'revision_limit', reason: `the plan was already revised ${limit} times (maxPlanRevisions); approve it or cancel the run` }
-        : undefined)
+        : undefined) ??
+      this.editRefusal(edits ?? [])
     );
+  }
+
+  /** Edits that would not make a plan the run can follow (an unknown step, a cycle, none left). */
+  private editRefusal(edits: PlanEdit[]): Refused | undefined {
+    const plan = this.run.plan();
+    if (!edits.length || !plan) return undefined;
+    const applied = applyPlanEdits(plan, edits, this.run.maxSteps);
+    return 'problem' in applied ? { code: 'invalid_edit', reason: applied.problem } : undefined;
   }
 
   private clarificationRefusal(): Refused | undefined {

@@ -74,6 +74,8 @@ export class RunState {
       planVersion: () => this.board.version,
       planRevisions: () => this.board.revisions,
       maxPlanRevisions: input.options.maxPlanRevisions,
+      plan: () => this.board.plan(),
+      maxSteps: input.options.maxSteps,
       ignoredSignal: () => this.row.viewChanged(),
     });
     if (input.carried) this.restore(input.carried);
