@@ -38,6 +38,8 @@ const FLAGS = {
   edit: { type: 'string' },
   add: { type: 'string' },
   title: { type: 'string' },
+  'step-type': { type: 'string' },
+  edits: { type: 'string' },
   after: { type: 'string', multiple: true },
   every: { type: 'string' },
   cron: { type: 'string' },

@@ -8,7 +8,7 @@ import { follow } from './follow';
 import { money, short } from './format';
 import { resolveCollection } from './kb';
 import type { ListedRun } from '../api/contract';
-import type { ListRunsQuery } from '../client';
+import type { ListRunsQuery, PlanEditInput } from '../client';
 import { Effort } from '../shared/schemas';
 import type { ResearchView, SteerInput } from '../shared/messages';
 
@@ -114,6 +114,7 @@ interface PlanDecision {
   id: string;
   version: number | undefined;
   feedback?: string;
+  edits?: PlanEditInput[];
 }
 
 const planVersion = (flags: Flags) => (flags.version ? Number(flags.version) : undefined);
@@ -127,19 +128,63 @@ export const approveCommand = defineCommand({
 
 export const reviseCommand = defineCommand({
   name: 'revise',
-  usage: `  revise <id> --feedback TEXT [--version N]`,
-  parse: (line): PlanDecision => ({
-    id: runId(line),
-    version: planVersion(line.flags),
-    feedback: line.flags.feedback ?? line.need('--feedback TEXT'),
-  }),
+  usage: [
+    `  revise <id> [--feedback TEXT] [--version N]    send the plan back: feedback for the planner, and/or edits of its steps:`,
+    `        [--edit STEP [--title T] [--description D] [--step-type research|processing] [--after STEP ...|--after none]]`,
+    `        [--drop STEP] [--add STEP --title T --description D [--step-type T] [--after STEP ...]] [--edits JSON]`,
+  ].join('\n'),
+  parse: (line): PlanDecision => {
+    const edits = planEdits(line.flags);
+    const feedback = line.flags.feedback ?? '';
+    if (!feedback.trim() && !edits.length) line.need('--feedback TEXT or an edit of a step (--edit, --drop, --add, --edits)');
+    return { id: runId(line), version: planVersion(line.flags), feedback, edits };
+  },
   handle: (context, d) => decidePlan(context, 'revise', d),
 });
+
+/** The step edits a revise command line asks for, in the API's shape (the API checks them). */
+function planEdits(flags: Flags): PlanEditInput[] {
+  const edits: PlanEditInput[] = [];
+  const type = flags['step-type'];
+  if (type !== undefined && type !== 'research' && type !== 'processing')
+    throw new UsageError('--step-type must be research or processing');
+  const after = flags.after?.includes('none') ? [] : flags.after;
+  if (flags.edit && flags.add) throw new UsageError('--edit and --add go in separate revisions (or use --edits JSON)');
+  if (flags.drop) edits.push({ kind: 'remove', stepId: flags.drop });
+  if (flags.edit) {
+    const stepId = flags.edit;
+    if (flags.title !== undefined) edits.push({ kind: 'setTitle', stepId, title: flags.title });
+    if (flags.description !== undefined) edits.push({ kind: 'setDescription', stepId, description: flags.description });
+    if (type) edits.push({ kind: 'setType', stepId, type });
+    if (after) edits.push({ kind: 'setDependencies', stepId, dependsOn: after });
+    if (edits.length === (flags.drop ? 1 : 0)) throw new UsageError('--edit STEP needs --title, --description, --step-type or --after');
+  }
+  if (flags.add) {
+    if (!flags.title || !flags.description) throw new UsageError('--add STEP needs --title and --description');
+    edits.push({
+      kind: 'add',
+      step: { id: flags.add, title: flags.title, description: flags.description, ...(type ? { type } : {}), dependsOn: after ?? [] },
+    });
+  }
+  if (flags.edits) {
+    let more: unknown;
+    try {
+      more = JSON.parse(flags.edits);
+    } catch {
+      throw new UsageError('--edits must be a JSON array of edits');
+    }
+    if (!Array.isArray(more)) throw new UsageError('--edits must be a JSON array of edits');
+    edits.push(...(more as PlanEditInput[]));
+  }
+  return edits;
+}
 
 async function decidePlan({ client, io, json, printJson }: CommandContext, decision: 'approve' | 'revise', d: PlanDecision) {
   const version = d.version ?? (await currentVersion(client, d.id));
   const r =
-    decision === 'approve' ? await client.research.approve(d.id, version) : await client.research.revise(d.id, version, d.feedback ?? '');
+    decision === 'approve'
+      ? await client.research.approve(d.id, version)
+      : await client.research.revise(d.id, version, d.feedback ?? '', d.edits ?? []);
   if (json) printJson(r);
   else
     io.out(

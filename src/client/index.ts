@@ -34,6 +34,7 @@ import type {
   SteerAnswered,
 } from '../api/contract';
 import type { ResearchView, SteerInput } from '../shared/messages';
+import type { PlanEdit } from '../shared/update-schemas';
 import type { KeyMemorySet, KeyRevoked, OwnKeys } from '../api/routes/keys';
 import type {
   CollectionSearchBody,
@@ -76,6 +77,8 @@ export type RewriteRequest = z.input<typeof RewriteBody>;
 
 /** What `POST /v1/research` takes (defaults filled in by the API). */
 export type StartRequest = z.input<typeof ResearchRequest>;
+/** One edit of a plan under review, as `revise` sends it. */
+export type PlanEditInput = z.input<typeof PlanEdit>;
 export interface ListRunsQuery {
   status?: RunStatus;
   phase?: Phase;
@@ -120,8 +123,13 @@ function researchMethods(h: Http) {
     get: (id: string) => call<ResearchView>('GET', run(id)),
     list: (q: ListRunsQuery = {}) => call<RunList>('GET', `/v1/research${query(q)}`),
     approve: (id: string, planVersion: number) => call<ReviewAnswered>('POST', run(id, '/plan/approve'), { planVersion }),
-    revise: (id: string, planVersion: number, feedback: string) =>
-      call<ReviewAnswered>('POST', run(id, '/plan/revise'), { planVersion, feedback }),
+    /** Sends the plan back: feedback for the planner, edits of its steps made as given, or both. */
+    revise: (id: string, planVersion: number, feedback: string, edits: PlanEditInput[] = []) =>
+      call<ReviewAnswered>('POST', run(id, '/plan/revise'), {
+        planVersion,
+        ...(feedback ? { feedback } : {}),
+        ...(edits.length ? { edits } : {}),
+      }),
     answer: (id: string, answer: string) => call<ClarificationAnswered>('POST', run(id, '/clarification'), { answer }),
     steer: (id: string, steer: SteerInput) => call<SteerAnswered>('POST', run(id, '/steer'), steer),
     cancel: (id: string) => call<Accepted>('POST', run(id, '/cancel')),

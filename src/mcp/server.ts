@@ -6,6 +6,7 @@
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { PlanEdit } from '../shared/update-schemas';
 import { ApiFailure, type ApiClient } from '../cli/api-client';
 import type { SteerInput } from '../shared/messages';
 import { decodeOrKeep } from '../shared/text';
@@ -202,10 +203,23 @@ function registerReviewTools(server: McpServer, client: ApiClient): void {
     'revise_plan',
     {
       title: 'Revise the plan',
-      description: 'Sends the plan under review back to the planner with feedback; a new version comes for review.',
-      inputSchema: { id: RunIdInput, planVersion, feedback: z.string().min(1).max(4000) },
+      description:
+        'Sends the plan under review back: feedback for the planner (it plans again), and/or edits of its steps made as given ' +
+        '(setTitle, setDescription, setType, setDependencies, remove, add; refused with the reason when they would not make a plan). ' +
+        'A new version comes for review.',
+      inputSchema: {
+        id: RunIdInput,
+        planVersion,
+        feedback: z.string().max(4000).optional().describe('what the planner should change'),
+        edits: z
+          .array(PlanEdit)
+          .max(20)
+          .optional()
+          .describe('changes to the steps, applied in order, by step id (get_research shows them)'),
+      },
     },
-    ({ id, planVersion: v, feedback }) => guarded(async () => json(await client.research.revise(id, v, feedback))),
+    ({ id, planVersion: v, feedback, edits }) =>
+      guarded(async () => json(await client.research.revise(id, v, feedback ?? '', edits ?? []))),
   );
   server.registerTool(
     'answer_clarification',

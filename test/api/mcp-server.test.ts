@@ -240,8 +240,32 @@ describe.skipIf(!ready)(`MCP server on an open API (${ready ? 'live' : missingRe
     expect(w.stopped).toBe('awaiting_input');
     expect(textOf(waiting)).toMatch(/plan v1: .*\n.*approve_plan/s);
     const view = (await ann.callTool({ name: 'get_research', arguments: { id } })) as CallToolResult;
-    const planVersion = (view.structuredContent as { plan: { version: number } }).plan.version;
-    expect(planVersion).toBe(1);
+    const plan = (view.structuredContent as { plan: { version: number; steps: { id: string }[] } }).plan;
+    expect(plan.version).toBe(1);
+    // The reviewer edits a step through revise_plan: refused with the reason when it names no step,
+    // else a new version with the edit, for review again.
+    const stepId = plan.steps[0]!.id;
+    const wrong = (await ann.callTool({
+      name: 'revise_plan',
+      arguments: { id, planVersion: 1, edits: [{ kind: 'remove', stepId: 'nope' }] },
+    })) as CallToolResult;
+    expect(wrong.isError).toBe(true);
+    expect(textOf(wrong)).toMatch(/edits\.0: the plan has no step nope/);
+    const revised = (await ann.callTool({
+      name: 'revise_plan',
+      arguments: { id, planVersion: 1, edits: [{ kind: 'setTitle', stepId, title: 'Module prices only' }] },
+    })) as CallToolResult;
+    expect(revised.structuredContent).toMatchObject({ decision: 'revising', nextPlanVersion: 2 });
+    let planVersion = 1;
+    for (const end = Date.now() + 20_000; planVersion < 2 && Date.now() < end;) {
+      const again = (await ann.callTool({ name: 'get_research', arguments: { id } })) as CallToolResult;
+      const p = again.structuredContent as { phase: string; plan: { version: number; steps: { title: string }[] } };
+      if (p.phase === 'reviewing' && p.plan.version === 2) {
+        expect(p.plan.steps[0]!.title).toBe('Module prices only');
+        planVersion = 2;
+      } else await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(planVersion).toBe(2);
 
     const bob = await asTenant('bob');
     const stranger = (await bob.callTool({ name: 'approve_plan', arguments: { id, planVersion } })) as CallToolResult;

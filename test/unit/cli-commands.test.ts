@@ -69,7 +69,11 @@ describe('the client command table', () => {
     [['rewrite', 'research-1'], 'rewrite needs at least one of --length, --locale, --audience, --instructions, --model'],
     [['rewrite', 'research-1', '--length', 'epic'], '--length must be brief, standard, long, not "epic"'],
     [['answer', 'research-1'], 'answer needs the answer: deep-research answer <id> "<text>"'],
-    [['revise', 'research-1'], 'revise needs --feedback TEXT'],
+    [['revise', 'research-1'], 'revise needs --feedback TEXT or an edit of a step (--edit, --drop, --add, --edits)'],
+    [['revise', 'research-1', '--edit', 'a'], '--edit STEP needs --title, --description, --step-type or --after'],
+    [['revise', 'research-1', '--add', 'c', '--title', 'T'], '--add STEP needs --title and --description'],
+    [['revise', 'research-1', '--edit', 'a', '--step-type', 'poem'], '--step-type must be research or processing'],
+    [['revise', 'research-1', '--edits', '{"kind":"remove"}'], '--edits must be a JSON array of edits'],
     [['steer', 'research-1'], 'steer needs one of --guidance, --ban, --read, --collection, --wrap-up, --drop, --edit, --add'],
     [['steer', 'research-1', '--edit', 'a'], 'steer needs --description TEXT'],
     [['steer', 'research-1', '--add', 'a', '--description', 'd'], 'steer needs --title TEXT'],
@@ -138,6 +142,40 @@ describe('the client command table', () => {
     } finally {
       server.close();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('sends a revision\u2019s step edits as the API takes them', async () => {
+    const bodies: unknown[] = [];
+    const server = createServer((req, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c.toString()));
+      req.on('end', () => {
+        bodies.push(JSON.parse(text));
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 'research-1', planVersion: 2, decision: 'revising', nextPlanVersion: 3 }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      let out = '';
+      const io: Io = { out: (t) => void (out += t), err: (t) => void (out += t), ask: async () => undefined };
+      const line = ['research-1', '--version', '2', '--drop', 'b', '--edit', 'a', '--title', 'Prices', '--after', 'none'];
+      expect(await runClientCommand('revise', line, { api, key: undefined }, io)).toBe(0);
+      expect(out).toBe('plan v2 sent back; v3 is being made\n');
+      expect(bodies).toEqual([
+        {
+          planVersion: 2,
+          edits: [
+            { kind: 'remove', stepId: 'b' },
+            { kind: 'setTitle', stepId: 'a', title: 'Prices' },
+            { kind: 'setDependencies', stepId: 'a', dependsOn: [] },
+          ],
+        },
+      ]);
+    } finally {
+      server.close();
     }
   });
 
