@@ -85,6 +85,16 @@ describe.skipIf(!webReady)(`the web page (${webState})`, () => {
     await page.getByLabel(/What should change\?/).fill('One step is enough');
     await page.getByRole('button', { name: 'Revise the plan' }).click();
     await page.getByRole('heading', { name: /Plan v2/ }).waitFor({ timeout: 30_000 });
+    // The reviewer edits a step directly: the next version has it, without asking the planner.
+    const planners = h.llm.requests.filter((r) => r.rule === 'planner').length;
+    await page.getByRole('button', { name: 'Edit the steps' }).click();
+    await page.getByLabel('What step c does').fill('Module prices in Germany since 2010, from the makers');
+    await page.getByLabel('Title of step c').fill('German module prices');
+    await page.getByRole('button', { name: 'Revise the plan (2 edits)' }).click();
+    await page.getByRole('heading', { name: /Plan v3/ }).waitFor({ timeout: 30_000 });
+    expect(await review.locator('.plan-steps li strong').allTextContents()).toEqual(['German module prices']);
+    expect(await review.locator('.step-description').allTextContents()).toEqual(['Module prices in Germany since 2010, from the makers']);
+    expect(h.llm.requests.filter((r) => r.rule === 'planner')).toHaveLength(planners);
     // Every different text the draft shows, from now on.
     await page.evaluate(() => {
       const w = window as { drafts?: string[] };

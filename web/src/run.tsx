@@ -1,7 +1,7 @@
 // One run: its live timeline (from the events stream), the plan under review with approve and
 // revise, the clarifying question, what it waits for, and the report when it is written.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, client, Draft, follow, type DraftPart, type RunEvent } from './api';
+import { ApiError, client, Draft, follow, type DraftPart, type PlanEditInput, type RunEvent } from './api';
 import { DraftView, Report } from './report';
 import type { ArtifactList } from '../../src/api/contract';
 import type { CollectionView } from '../../src/shared/knowledge';
@@ -136,26 +136,88 @@ function RunHeader({ s, link }: { s: ResearchView; link: 'live' | 'reconnecting'
   );
 }
 
+/** A step as the reviewer edits it: the plan's fields, and whether it is to go. */
+interface EditedStep {
+  id: string;
+  title: string;
+  description: string;
+  type: 'research' | 'processing';
+  after: string;
+  removed: boolean;
+  added: boolean;
+}
+
+const editable = (st: NonNullable<ResearchView['plan']>['steps'][number]): EditedStep => ({
+  id: st.id,
+  title: st.title,
+  description: st.description ?? '',
+  type: st.type,
+  after: st.dependsOn.join(', '),
+  removed: false,
+  added: false,
+});
+const ids = (after: string) => [...new Set(after.split(/[\s,]+/).filter(Boolean))];
+
+/** The edits that make the plan into the reviewer's steps, as revisePlan takes them. */
+function editsOf(plan: NonNullable<ResearchView['plan']>, steps: EditedStep[]): PlanEditInput[] {
+  const edits: PlanEditInput[] = [];
+  for (const st of steps) {
+    if (st.added) {
+      if (!st.removed)
+        edits.push({
+          kind: 'add',
+          step: { id: st.id, title: st.title, description: st.description, type: st.type, dependsOn: ids(st.after) },
+        });
+      continue;
+    }
+    const was = plan.steps.find((x) => x.id === st.id)!;
+    if (st.removed) {
+      edits.push({ kind: 'remove', stepId: st.id });
+      continue;
+    }
+    if (st.title !== was.title) edits.push({ kind: 'setTitle', stepId: st.id, title: st.title });
+    if (st.description !== (was.description ?? '')) edits.push({ kind: 'setDescription', stepId: st.id, description: st.description });
+    if (st.type !== was.type) edits.push({ kind: 'setType', stepId: st.id, type: st.type });
+    if (ids(st.after).join() !== was.dependsOn.join()) edits.push({ kind: 'setDependencies', stepId: st.id, dependsOn: ids(st.after) });
+  }
+  return edits;
+}
+
 function Review({ id, s, onDone }: { id: string; s: ResearchView; onDone: () => void }) {
   const [feedback, setFeedback] = useState('');
   const [message, setMessage] = useState('');
   const [busy, setBusy] = useState(false);
   const plan = s.plan!;
+  // The reviewer's copy of the steps, while editing; a new plan version starts from its own.
+  const [steps, setSteps] = useState<EditedStep[] | undefined>();
+  useEffect(() => setSteps(undefined), [plan.version]);
+  const edits = steps ? editsOf(plan, steps) : [];
+  const change = (i: number, part: Partial<EditedStep>) => setSteps((all) => all!.map((st, j) => (j === i ? { ...st, ...part } : st)));
+  const addStep = () =>
+    setSteps((all) => {
+      const taken = new Set(all!.map((st) => st.id));
+      let n = all!.length + 1;
+      while (taken.has(`step-${n}`)) n++;
+      return [...all!, { id: `step-${n}`, title: '', description: '', type: 'research', after: '', removed: false, added: true }];
+    });
   const send = async (kind: 'approve' | 'revise') => {
     setBusy(true);
     try {
-      await (kind === 'approve' ? client.research.approve(id, plan.version) : client.research.revise(id, plan.version, feedback));
+      await (kind === 'approve' ? client.research.approve(id, plan.version) : client.research.revise(id, plan.version, feedback, edits));
       setMessage(kind === 'approve' ? `Plan v${plan.version} approved.` : `Plan v${plan.version} sent back; a new version is being made.`);
       setFeedback('');
       onDone();
     } catch (err) {
-      // Someone else decided first, or the plan moved on: say so, it is not a failure.
-      setMessage(err instanceof ApiError && err.status === 409 ? `Not sent: ${err.message}.` : (err as Error).message);
+      // Someone else decided first, the plan moved on, or the edits would not make a plan: say so.
+      setMessage(
+        err instanceof ApiError && (err.status === 409 || err.status === 400) ? `Not sent: ${err.message}.` : (err as Error).message,
+      );
       onDone();
     } finally {
       setBusy(false);
     }
   };
+  const revisionsLeft = plan.revisionsLeft ?? 0;
   return (
     <section class="card review" aria-labelledby="review-title">
       <h2 id="review-title">
@@ -166,33 +228,98 @@ function Review({ id, s, onDone }: { id: string; s: ResearchView; onDone: () => 
           <strong>Why these steps:</strong> {plan.thought}
         </p>
       )}
-      <ol class="plan-steps">
-        {plan.steps.map((st) => (
-          <li key={st.id}>
-            <strong>{st.title}</strong>{' '}
-            <span class="muted">
-              ({st.type === 'processing' ? 'computes with code' : 'researches the web'}
-              {st.dependsOn.length ? `, after ${st.dependsOn.join(', ')}` : ''})
-            </span>
-            {st.description && <p class="step-description">{st.description}</p>}
-          </li>
-        ))}
-      </ol>
+      {steps ? (
+        <ol class="plan-steps editing">
+          {steps.map((st, i) => (
+            <li key={st.id} class={st.removed ? 'removed' : ''}>
+              <label>
+                Title of step {st.id}
+                <input value={st.title} disabled={st.removed} onInput={(e) => change(i, { title: e.currentTarget.value })} />
+              </label>
+              <label>
+                What step {st.id} does
+                <textarea
+                  rows={2}
+                  value={st.description}
+                  disabled={st.removed}
+                  onInput={(e) => change(i, { description: e.currentTarget.value })}
+                />
+              </label>
+              <div class="row">
+                <label>
+                  Kind of step {st.id}{' '}
+                  <select
+                    value={st.type}
+                    disabled={st.removed}
+                    onChange={(e) => change(i, { type: e.currentTarget.value as EditedStep['type'] })}
+                  >
+                    <option value="research">researches the web</option>
+                    <option value="processing">computes with code</option>
+                  </select>
+                </label>
+                <label>
+                  Step {st.id} comes after{' '}
+                  <input
+                    value={st.after}
+                    size={10}
+                    placeholder="ids"
+                    disabled={st.removed}
+                    onInput={(e) => change(i, { after: e.currentTarget.value })}
+                  />
+                </label>
+                <label>
+                  <input type="checkbox" checked={st.removed} onChange={(e) => change(i, { removed: e.currentTarget.checked })} /> Remove
+                  step {st.id}
+                </label>
+              </div>
+            </li>
+          ))}
+        </ol>
+      ) : (
+        <ol class="plan-steps">
+          {plan.steps.map((st) => (
+            <li key={st.id}>
+              <strong>{st.title}</strong>{' '}
+              <span class="muted">
+                ({st.type === 'processing' ? 'computes with code' : 'researches the web'}
+                {st.dependsOn.length ? `, after ${st.dependsOn.join(', ')}` : ''})
+              </span>
+              {st.description && <p class="step-description">{st.description}</p>}
+            </li>
+          ))}
+        </ol>
+      )}
+      <div class="row">
+        {steps ? (
+          <>
+            <button type="button" class="secondary" onClick={addStep}>
+              Add a step
+            </button>
+            <button type="button" class="link" onClick={() => setSteps(undefined)}>
+              Discard the edits
+            </button>
+          </>
+        ) : (
+          <button type="button" class="secondary" disabled={revisionsLeft <= 0} onClick={() => setSteps(plan.steps.map(editable))}>
+            Edit the steps
+          </button>
+        )}
+      </div>
       {plan.brief && <Brief brief={plan.brief} />}
       <div class="row">
-        <button type="button" disabled={busy} onClick={() => void send('approve')}>
+        <button type="button" disabled={busy || edits.length > 0} onClick={() => void send('approve')}>
           Approve and start
         </button>
       </div>
-      <label for="feedback">What should change? ({plan.revisionsLeft ?? 0} revisions left)</label>
+      <label for="feedback">What should change? ({revisionsLeft} revisions left)</label>
       <textarea id="feedback" rows={2} value={feedback} onInput={(e) => setFeedback(e.currentTarget.value)} />
       <button
         type="button"
         class="secondary"
-        disabled={busy || !feedback.trim() || (plan.revisionsLeft ?? 0) <= 0}
+        disabled={busy || (!feedback.trim() && !edits.length) || revisionsLeft <= 0}
         onClick={() => void send('revise')}
       >
-        Revise the plan
+        {edits.length ? `Revise the plan (${edits.length} edit${edits.length === 1 ? '' : 's'})` : 'Revise the plan'}
       </button>
       {message && <p role="status">{message}</p>}
     </section>
