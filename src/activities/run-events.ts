@@ -48,10 +48,13 @@ export function runEvents(before: RecordedRun | undefined, after: RunRecord): Ne
       },
     });
   }
-  if (after.phase && after.phase !== before?.phase) {
+  // A new plan version put to review in the same workflow task as the last decision (the reviewer's
+  // edits need no model call) is a new review all the same: its phase and status are said again.
+  const newPlan = Boolean(plan?.version && old?.version && plan.version !== old.version) && after.phase === 'reviewing';
+  if (after.phase && (after.phase !== before?.phase || newPlan)) {
     events.push({ key: `phase:${after.phase}:v${v}`, type: 'phase', data: { phase: after.phase, status: after.status, planVersion: v } });
   }
-  if (after.status !== before?.status && after.status !== 'running') {
+  if ((after.status !== before?.status || newPlan) && after.status !== 'running') {
     // The write's number tells apart two waits of one kind (a second clarifying question).
     events.push({
       key: `status:${after.status}:v${v}:${after.seq ?? 0}`,

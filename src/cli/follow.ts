@@ -4,6 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ApiFailure, type ApiClient, type RunEvent } from './api-client';
+import type { PlanEditInput } from '../client';
 import { money, short } from './format';
 import type { Io } from './io';
 import { DraftTranscript } from '../shared/draft';
@@ -137,10 +138,12 @@ async function finish(
   return 0;
 }
 
-/** The plan waits for review: approve, revise with feedback, or cancel, at the prompt. */
+/** The plan waits for review: approve, revise with feedback, edit a step, or cancel, at the prompt. */
 async function review(client: ApiClient, io: Io, id: string, version: number): Promise<void> {
   for (;;) {
-    const choice = (await io.ask(`Approve plan v${version} (a), revise it (r) or cancel the run (c)? `))?.trim().toLowerCase();
+    const choice = (await io.ask(`Approve plan v${version} (a), revise it (r), edit a step (e) or cancel the run (c)? `))
+      ?.trim()
+      .toLowerCase();
     if (choice === undefined) {
       io.out(`The plan waits for review: deep-research approve ${id}  (or revise ${id} --feedback "...")\n`);
       return;
@@ -158,11 +161,23 @@ async function review(client: ApiClient, io: Io, id: string, version: number): P
         io.out(`Plan v${version} sent back with your feedback.\n`);
         return;
       }
+      if (choice === 'e' || choice === 'edit') {
+        const edits = await askStepEdits(io);
+        if (!edits.length) continue;
+        await client.research.revise(id, version, '', edits);
+        io.out(`Plan v${version} sent back with your edits.\n`);
+        return;
+      }
       if (choice === 'c' || choice === 'cancel') {
         await client.research.cancel(id);
         return;
       }
     } catch (err) {
+      // Edits that would not make a plan: say why and ask again.
+      if (err instanceof ApiFailure && (err.code === 'invalid_edit' || err.status === 400)) {
+        io.out(`Not sent: ${err.message}\n`);
+        continue;
+      }
       // Someone else decided first (409): say so and go on following the run.
       if (err instanceof ApiFailure && err.status === 409) {
         io.out(`${err.message}\n`);
@@ -171,6 +186,19 @@ async function review(client: ApiClient, io: Io, id: string, version: number): P
       throw err;
     }
   }
+}
+
+/** One step's edits at the prompt: its new title and description (Enter keeps them), or its removal. */
+async function askStepEdits(io: Io): Promise<PlanEditInput[]> {
+  const stepId = (await io.ask('Which step (its id)? '))?.trim();
+  if (!stepId) return [];
+  if ((await io.ask(`Remove step ${stepId}? (y/N) `))?.trim().toLowerCase() === 'y') return [{ kind: 'remove', stepId }];
+  const title = (await io.ask('New title (Enter keeps it): '))?.trim();
+  const description = (await io.ask('What it should do (Enter keeps it): '))?.trim();
+  return [
+    ...(title ? [{ kind: 'setTitle' as const, stepId, title }] : []),
+    ...(description ? [{ kind: 'setDescription' as const, stepId, description }] : []),
+  ];
 }
 
 /** The coordinator asks a question before researching: answer it at the prompt. */

@@ -4,7 +4,17 @@
 // report (or a direct answer) as the model writes it, sections one after another in their order
 // (a later section written meanwhile waits for the one before it to end), a part that starts
 // again said so in the text, and at the end the checked report unless the draft said it all.
-import type { DraftEventData } from './events';
+
+/** A `draft` event's data (DraftEventData in events.ts; lint keeps a module the workflow reaches from importing `./events`). */
+export interface DraftPiece {
+  part: string;
+  heading?: string | undefined;
+  offset: number;
+  text: string;
+  restart?: boolean | undefined;
+  reason?: string | undefined;
+  final?: boolean | undefined;
+}
 
 export interface DraftPart {
   part: string;
@@ -23,7 +33,7 @@ export class Draft {
   private readonly parts = new Map<string, DraftPart>();
 
   /** Takes one event; what it did to its part (`restart` when the part's text was dropped first). */
-  apply(d: DraftEventData): 'append' | 'restart' | 'ignored' {
+  apply(d: DraftPiece): 'append' | 'restart' | 'ignored' {
     let p = this.parts.get(d.part);
     let what: 'append' | 'restart' = 'append';
     if (!p) {
@@ -72,7 +82,7 @@ export class DraftTranscript {
   private readonly finished = new Set<string>();
 
   /** The text a `draft` event adds to the transcript now (empty when nothing). */
-  take(d: DraftEventData): string {
+  take(d: DraftPiece): string {
     const what = this.draft.apply(d);
     let out = '';
     if (what === 'restart' && this.shown.get(d.part)) {

@@ -222,8 +222,6 @@ export const Plan = z.object({
 });
 export type Plan = z.infer<typeof Plan>;
 
-export { planProblems } from './plan-edits';
-
 export const Usage = z.object({
   promptTokens: z.number().int().nonnegative(),
   completionTokens: z.number().int().nonnegative(),

@@ -77,7 +77,7 @@ describe.skipIf(!ready)(`the CLI at a terminal (${ready ? 'live' : hasTmux ? mis
     ].join('; ');
     tmux('new-session', '-d', '-s', session, '-x', '200', '-y', '50', cmd);
 
-    await until(/Approve plan v1 \(a\), revise it \(r\) or cancel the run \(c\)\?/);
+    await until(/Approve plan v1 \(a\), revise it \(r\), edit a step \(e\) or cancel the run \(c\)\?/);
     const first = screen();
     expect(first).toMatch(/Research research-\S+ started\./);
     // The plan as the reviewer reads it: why, each step with what it will do, the brief's sources.
@@ -89,9 +89,23 @@ describe.skipIf(!ready)(`the CLI at a terminal (${ready ? 'live' : hasTmux ? mis
     await until(/Feedback for the planner:/);
     type('Only one step, please');
     await until(/Approve plan v2/);
+    // A step edited at the prompt: the next version has it (no planner call).
+    type('e');
+    await until(/Which step \(its id\)\?/);
+    type('c');
+    await until(/Remove step c\? \(y\/N\)/);
+    type('');
+    await until(/New title \(Enter keeps it\):/);
+    type('German module prices');
+    await until(/What it should do \(Enter keeps it\):/);
+    type('');
+    await until(/Approve plan v3/);
+    expect(screen()).toMatch(/Plan v3: .*\n(.*\n)*?\s+1\. \[research\] c: German module prices/);
     type('a');
     const end = await until(/EXIT=\d/, 60_000);
-    expect(end).toMatch(/Plan v2 approved\./);
+    expect(end).toMatch(/Plan v3 approved\./);
+    // The report's draft was printed as it was written.
+    expect(end).toMatch(/· the report, as the model writes it \(a draft: its citations are checked next\)\n## Key points/);
     expect(end).toMatch(/step c completed/);
     expect(end).toMatch(/c searched "/);
     expect(end).toMatch(/Report written to .*solar\.md/);
@@ -112,7 +126,7 @@ describe.skipIf(!ready)(`the CLI at a terminal (${ready ? 'live' : hasTmux ? mis
     const status = await cli('status', id);
     expect(status.code).toBe(0);
     expect(status.out).toMatch(new RegExp(`${id} · completed · phase done`));
-    expect(status.out).toMatch(/Plan v2: .*\n\s+c\s+research\s+completed/);
+    expect(status.out).toMatch(/Plan v3: .*\n\s+c\s+research\s+completed/);
     const list = await cli('list', '--limit', '5');
     expect(list.out).toMatch(new RegExp(`${id}\\s+completed\\s+done\\s+\\S+ \\S+\\s+How much cheaper has solar power become\\?`));
     const missing = await cli('status', 'research-does-not-exist');

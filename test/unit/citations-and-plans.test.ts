@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { citedSourceIds, groundCitations, keepKnownSourceIds, sourceIdsToNumbers } from '../../src/shared/citations';
-import { planProblems, type Plan } from '../../src/shared/schemas';
+import { planProblems } from '../../src/shared/plan-edits';
+import type { Plan } from '../../src/shared/schemas';
 
 describe('groundCitations (numbers)', () => {
   const two = [

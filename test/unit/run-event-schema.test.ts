@@ -100,6 +100,20 @@ describe('the run event schema', () => {
     expect([...types].sort()).toEqual(['done', 'phase', 'plan', 'report', 'started', 'status', 'step', 'usage']);
   });
 
+  it('says a new review again when the next version is put to review in the same task (the reviewer\u2019s edits)', () => {
+    const events = eventsOf([
+      { status: 'awaiting_review', phase: 'reviewing', plan: plan(1, [{}]), usage },
+      { status: 'awaiting_review', phase: 'reviewing', plan: plan(2, [{ title: 'Edited' }]), usage },
+    ]);
+    expect(events.filter((e) => e.key.includes('v2')).map((e) => e.type)).toEqual(['plan', 'phase', 'status']);
+    // A plan that grows while researching (follow-up steps) is a plan event alone.
+    const grown = eventsOf([
+      { status: 'running', phase: 'researching', plan: plan(1, [{}]), usage },
+      { status: 'running', phase: 'researching', plan: plan(2, [{}, {}]), usage },
+    ]);
+    expect(grown.filter((e) => e.key.includes('v2')).map((e) => e.type)).toEqual(['plan']);
+  });
+
   it('refuses data of another shape, and a streamed event without its number or time', () => {
     expect(RunEventEntry.safeParse({ type: 'plan', data: { version: 1, title: 'P' } }).success).toBe(false);
     expect(RunEventEntry.safeParse({ type: 'step', data: { id: 'a', title: 'A', status: 'pending', attempts: 0 } }).success).toBe(false);

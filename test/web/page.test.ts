@@ -45,9 +45,10 @@ describe.skipIf(!webReady)(`the web page (${webState})`, () => {
     h.signedIn(key, { context: { bypassCSP: false, acceptDownloads: true }, onlyThisServer: true });
 
   it('asks, shows the plan live, revises, approves, reads the report with its sources, downloads the PDF and slides', async () => {
-    let page: WebPage | undefined;
+    // Set once signed in: the scripted reporter waits on what this page draws.
+    const pageRef: { page?: WebPage } = {};
     // The report is held mid-stream until the page has drawn its draft once, twice, three times.
-    const renders = async () => (await page!.evaluate(() => (window as { drafts?: string[] }).drafts?.length)) ?? 0;
+    const renders = async () => (await pageRef.page!.evaluate(() => (window as { drafts?: string[] }).drafts?.length)) ?? 0;
     const rendered = async (n: number) => {
       const end = Date.now() + 20_000;
       while ((await renders()) < n && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
@@ -64,7 +65,7 @@ describe.skipIf(!webReady)(`the web page (${webState})`, () => {
         },
       }),
     );
-    page = await signedIn(ACME);
+    const page = (pageRef.page = await signedIn(ACME));
     await page.getByLabel('Question', { exact: true }).fill('How much cheaper has solar power become?');
     await page.getByRole('radio', { name: 'quick' }).check();
     expect(await page.getByLabel('Steps in the plan (at most)').inputValue()).toBe('2');

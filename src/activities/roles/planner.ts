@@ -4,7 +4,8 @@
 // research step for the question as asked (src/activities/role-kit/fallbacks.ts notes it).
 import { z } from 'zod';
 import { cappedList, cappedText, LIMITS, PlanStepDraft } from '../../shared/llm-outputs';
-import { planProblems, type Plan, type Usage } from '../../shared/schemas';
+import { planProblems } from '../../shared/plan-edits';
+import type { Plan, Usage } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
 import { count, flag, jsonPrompt, promptPart, text } from '../llm/prompt-def';
 import { renderPart } from '../llm/render';
