@@ -1,7 +1,8 @@
 // Servers that are OpenAI-compatible only in part: one that refuses `response_format: json_schema`
 // as llama-cpp-python's server does (400, "Input should be 'text' or 'json_object'"), and a
 // reasoning model that writes <think>…</think> before every answer. Both runs complete, and no
-// reasoning text is stored.
+// reasoning text is stored. And servers that refuse streaming, in part or whole: the report is
+// streamed the way each allows.
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResearchResult } from '../../src/shared/schemas';
@@ -74,6 +75,15 @@ describe.skipIf(!ready)(`partly compatible servers (${ready ? 'live' : missingRe
     return res.body.id as string;
   }
 
+  /** The text of a run's `draft` events, in order. */
+  const drafts = async (id: string) =>
+    (
+      await h.pool.query<{ text: string }>(
+        "SELECT data->>'text' AS text FROM run_events WHERE research_id = $1 AND type = 'draft' ORDER BY seq",
+        [id],
+      )
+    ).rows.map((r) => r.text);
+
   it('falls back to json_object when json_schema is refused, once per model, with the schema in the prompt', async () => {
     h.llm.script(llamaCppPython(researchRules()));
     const id = await run();
@@ -122,9 +132,50 @@ describe.skipIf(!ready)(`partly compatible servers (${ready ? 'live' : missingRe
     const all = Object.values(stored.rows[0] as Record<string, string>).join('\n');
     expect(all).toMatch(/Costs fell/);
     expect(all).not.toMatch(/think>|invented\.example|The user wants costs/);
+    // The report's draft, streamed as the model wrote it, showed none of the reasoning either.
+    const draft = (await drafts(id)).join('');
+    expect(draft).toMatch(/Costs fell/);
+    expect(draft).not.toMatch(/think>|The user wants costs/);
     expect(stored.rows[0].report).not.toMatch(/fake\.example/);
     const json = await request(h.app).get(`/v1/research/${id}/report?format=json`).expect(200);
     expect(json.body.removedLinks.map((l: { url: string }) => l.url)).toEqual(['https://fake.example/study', 'https://fake.example/raw']);
     expect(json.body.markdown).toContain('Costs fell [1], says a study.');
+  });
+
+  // Last: the worker remembers what each model refused, and the tests above want streaming.
+  it('streams without stream_options where it is refused, and asks whole where streaming is', async () => {
+    const refuse = (name: string, what: (r: ChatRequest) => boolean, message: string): Rule => ({
+      name,
+      match: what,
+      reply: { status: 400, error: { message, type: 'invalid_request_error' } },
+    });
+    h.llm.script([
+      refuse('refuse-stream-options', (r) => r.stream_options !== undefined, 'Unrecognized request argument supplied: stream_options'),
+      // (The worker asks these models for json_object since the first test here.)
+      ...eitherMode(researchRules()),
+    ]);
+    const first = await run();
+    // Once per model: the coordinator (its own model here, streamed for a direct answer) and the reporter.
+    const models = (rule: string) =>
+      h.llm.requests
+        .filter((r) => r.rule === rule)
+        .map((r) => r.body.model)
+        .sort();
+    expect(models('refuse-stream-options')).toEqual(['scripted-coordinator', 'scripted-default']);
+    expect(h.llm.requests.filter((r) => r.rule === 'reporter').map((r) => [r.body.stream, r.body.stream_options])).toEqual([
+      [true, undefined],
+    ]);
+    expect((await drafts(first)).join('')).toContain('Costs fell sharply [1].');
+    // A server that cannot stream at all: asked once, then whole; no draft, the same report.
+    h.llm.script([
+      refuse('refuse-stream', (r) => r.stream === true, "'stream' is not supported by this server"),
+      ...eitherMode(researchRules()),
+    ]);
+    const second = await run();
+    expect(models('refuse-stream')).toEqual(['scripted-coordinator', 'scripted-default']);
+    expect(h.llm.requests.filter((r) => r.rule === 'reporter').map((r) => r.body.stream)).toEqual([undefined]);
+    expect(await drafts(second)).toEqual([]);
+    const report = await request(h.app).get(`/v1/research/${second}/report`).expect(200);
+    expect(report.text).toMatch(/Costs fell sharply/);
   });
 });

@@ -6,6 +6,7 @@
 import { Context } from '@temporalio/activity';
 import type { DraftEventData } from '../../shared/events';
 import type { TextSink } from '../llm/model-request';
+import { stripReasoning } from '../llm/call';
 import { partialField } from '../llm/partial-json';
 import type { EventsTable } from '../store/events';
 
@@ -76,8 +77,10 @@ export class DraftStream implements TextSink {
   }
 
   private text(): string {
-    if (this.field === undefined) return this.raw;
-    return partialField(this.raw, this.field)?.text ?? '';
+    // A reasoning model's thoughts before the answer are never shown (nor parsed as the answer).
+    const answer = stripReasoning(this.raw);
+    if (this.field === undefined) return answer;
+    return partialField(answer, this.field)?.text ?? '';
   }
 
   private flush(final = false): void {
