@@ -1,6 +1,8 @@
 // The reporter and the claim check as activities, against a scripted model and a real PostgreSQL:
 // what a real small model writes (source ids, a made-up id, a made-up URL, one sentence, no JSON)
 // ends as a grounded report numbered 1..n, or as the report code puts together, with a note.
+import { Draft } from '../../src/shared/draft';
+import type { DraftEventData } from '../../src/shared/events';
 import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -256,6 +258,23 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
     );
     expect(report.markdown).toContain('> Fallback (reporter): the report was put together by code');
     expect(report.markdown).not.toContain('cannot write JSON');
+  });
+
+  it('streams a section of a long report as its draft, under its heading', async () => {
+    const id = await seed();
+    const markdown = 'Onshore wind costs fell by about 70% [1], and the turbines grew taller [1].';
+    server.script([
+      { name: 'outline', match: bySchema('ReportOutline'), reply: { content: 'no outline' } },
+      { name: 'section', match: bySchema('ReportSection'), reply: { json: { markdown, summary: 'Wind got cheaper [1].' } } },
+    ]);
+    const long = { ...input(id), stepKeys: [] };
+    await inActivity('outline', () => reporter.outlineReport(long));
+    await inActivity('section', () => reporter.writeSection({ ...long, section: 0 }));
+    expect(server.requests.find((r) => r.rule === 'section')!.body.stream).toBe(true);
+    const pieces = (await store.events.after(id, 0, 100)).filter((e) => e.type === 'draft').map((e) => e.data as DraftEventData);
+    const draft = new Draft();
+    for (const p of pieces) draft.apply(p);
+    expect(draft.list()).toEqual([{ part: 'section-1', heading: 'Background', text: markdown, done: true, restarts: 0 }]);
   });
 
   it('writes a long report from the findings when the outline and a section fail', async () => {
