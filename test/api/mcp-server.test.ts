@@ -266,6 +266,13 @@ describe.skipIf(!ready)(`MCP server on an open API (${ready ? 'live' : missingRe
       } else await new Promise((r) => setTimeout(r, 100));
     }
     expect(planVersion).toBe(2);
+    // A follower sees the new version go to review (its plan, phase and status).
+    const again = (await ann.callTool({ name: 'follow_research', arguments: { id, after: w.lastEventId, timeoutSeconds: 30 } }, undefined, {
+      timeout: 40_000,
+    })) as CallToolResult;
+    const w2 = again.structuredContent as { stopped: string; lastEventId: number };
+    expect(w2.stopped).toBe('awaiting_input');
+    expect(textOf(again)).toMatch(/plan v2: .*Module prices only/);
 
     const bob = await asTenant('bob');
     const stranger = (await bob.callTool({ name: 'approve_plan', arguments: { id, planVersion } })) as CallToolResult;
@@ -274,7 +281,7 @@ describe.skipIf(!ready)(`MCP server on an open API (${ready ? 'live' : missingRe
 
     const approved = (await ann.callTool({ name: 'approve_plan', arguments: { id, planVersion } })) as CallToolResult;
     expect(approved.structuredContent).toMatchObject({ id, decision: 'approved' });
-    expect(await followToEnd(ann, id, [], w.lastEventId)).toBe('completed');
+    expect(await followToEnd(ann, id, [], w2.lastEventId)).toBe('completed');
     await Promise.all([ann.close(), bob.close()]);
   }, 120_000);
 
