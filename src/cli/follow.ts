@@ -47,7 +47,8 @@ async function watch(
 ): Promise<RunEventOf<'done'> | undefined> {
   let plan: PlanEventData | undefined;
   let done: RunEventOf<'done'> | undefined;
-  // The report (or answer) as the model writes it, printed as it comes; the next line starts on a line of its own.
+  // The report (or answer) as the model writes it, printed as it comes; the next line starts on a
+  // line of its own.
   const draft = new DraftTranscript(DRAFT_NOTE);
   let midLine = false;
   for await (const e of client.events(id)) {

@@ -1,7 +1,8 @@
 // follow_research: waits a bounded time for a run to move on, reporting each event it reads as an
-// MCP progress notification (the report's draft too, piece by piece, as the model writes it). It returns at the run's end, when the run waits for the user (a plan
-// to review, a question to answer) or at the timeout, with the last event id to continue from:
-// no tool call blocks for a whole run.
+// MCP progress notification (the report's draft too, piece by piece, as the model writes it). It
+// returns at the run's end, when the run waits for the user (a plan to review, a question to
+// answer) or at the timeout, with the last event id to continue from: no tool call blocks for a
+// whole run.
 import type { ApiClient, RunEvent } from '../cli/api-client';
 import { Draft } from '../shared/draft';
 

@@ -143,7 +143,8 @@ async function streamedCompletion(
   } catch (err) {
     if (timer.aborted && !signal.aborted)
       throw new LlmTimeout(`LLM request to model ${params.model} timed out after ${limit} ms while streaming`);
-    // A stream cut off midway (the server or the network went away) is an outage, as a refused connection is.
+    // A stream cut off midway (the server or the network went away) is an outage, as a refused
+    // connection is.
     if (!(err instanceof APIError) && !(err instanceof APIUserAbortError) && !signal.aborted)
       throw new LlmUnavailable(`the stream from model ${params.model} was cut off: ${err instanceof Error ? err.message : String(err)}`);
     throw err;

@@ -21,12 +21,12 @@ export class PlanBoard {
    *  where there would be two). */
   private countForPhase?: number;
 
-  /** A copy of the plan as it stands, or undefined before the first plan. */
   /** The plan on the board, as the planner (or a reviewer's edits) made it. */
   plan(): Plan | undefined {
     return this.shownPlan;
   }
 
+  /** A copy of the plan as it stands, or undefined before the first plan. */
   view(): PlanView | undefined {
     const plan = this.current;
     return plan ? { ...plan, steps: plan.steps.map((s) => ({ ...s, dependsOn: [...s.dependsOn], notes: [...s.notes] })) } : undefined;

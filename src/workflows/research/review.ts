@@ -1,7 +1,8 @@
 // Phase 5, the review loop: each plan version goes to review (unless autoAcceptPlan or the plan
 // needs no research) and waits for approvePlan or revisePlan; a revision applies the reviewer's
-// edits of the steps, and re-plans with the feedback when there is some. reviewTimeout ends the wait with onReviewTimeout. Waiting holds no worker; a run
-// that moved to a newer build while it waited (new-build.ts) goes on waiting on the same plan.
+// edits of the steps, and re-plans with the feedback when there is some. reviewTimeout ends the
+// wait with onReviewTimeout. Waiting holds no worker; a run that moved to a newer build while it
+// waited (new-build.ts) goes on waiting on the same plan.
 import { ApplicationFailure } from '@temporalio/workflow';
 import { ErrorType } from '../../shared/errors';
 import { applyPlanEdits, describeEdits } from '../../shared/plan-edits';
