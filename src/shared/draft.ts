@@ -56,16 +56,15 @@ export class Draft {
     return [...this.parts.values()].sort((a, b) => order(a.part) - order(b.part));
   }
 
-  get empty(): boolean {
-    return this.parts.size === 0;
-  }
-
   /** The draft as one Markdown text: a section under its heading. */
   markdown(): string {
-    return this.list()
-      .map((p) => (p.heading ? `## ${p.heading}\n\n${p.text}` : p.text))
-      .join('\n\n');
+    return draftMarkdown(this.list());
   }
+}
+
+/** Parts of a draft as one Markdown text, in the order given: a section under its heading. */
+export function draftMarkdown(parts: readonly Pick<DraftPart, 'heading' | 'text'>[]): string {
+  return parts.map((p) => (p.heading ? `## ${p.heading}\n\n${p.text}` : p.text)).join('\n\n');
 }
 
 export class DraftTranscript {

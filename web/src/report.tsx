@@ -4,7 +4,7 @@
 import DOMPurify from 'dompurify';
 import { marked } from 'marked';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { client, type DraftPart } from './api';
+import { client, draftMarkdown, type DraftPart } from './api';
 import type { ReportJson, SourceView } from '../../src/api/contract';
 import { Versions } from './versions';
 
@@ -141,7 +141,7 @@ export function DraftView({ parts }: { parts: DraftPart[] }) {
   const body = useRef<HTMLDivElement>(null);
   const answer = parts.length === 1 && parts[0]!.part === 'answer';
   const written = parts.every((p) => p.done);
-  const markdown = parts.map((p) => (p.heading ? `## ${p.heading}\n\n${p.text}` : p.text)).join('\n\n');
+  const markdown = draftMarkdown(parts);
   useEffect(() => {
     if (!body.current) return;
     body.current.innerHTML = DOMPurify.sanitize(marked.parse(markdown, { async: false }), {
