@@ -99,8 +99,8 @@ const exitOf = (args) =>
 // The suite, the fuzz pass and the real-server pass go side by side: the suite alone keeps the two
 // cores about three-quarters busy (its files wait on timers and servers), the other two about
 // half, and each passes with two busy loops beside it. They print their output when the suite is
-// done, so that their lines do not interleave with its. The real-model pass comes last, alone:
-// beside the rest (with the model's server ahead of it, see test/support/real-llm.ts) the two cores
+// done, so that their lines do not interleave with its. The real-model pass comes last (or when
+// the suite is done, see below), alone: beside the rest (with the model's server ahead of it, see test/support/real-llm.ts) the two cores
 // were asked for about five at once, and timing tests of the real-server pass failed.
 // The files of the other passes are left out through the config (vitest.config.ts, SUITE_EXCLUDE).
 const suite = wantsRest
@@ -109,27 +109,42 @@ const suite = wantsRest
 const fuzz = wantsFuzz
   ? timed('the OpenAPI fuzz pass', () => vitest('fuzz', [FUZZ, ...args.filter((a) => a.startsWith('-'))], process.env, true))
   : undefined;
-const realServer = REAL_SERVER.length
-  ? timed('the real-server pass', async () => {
+const realModel = () =>
+  timed('the real-model pass', () => vitest('real-model', ['--maxWorkers=1', ...(filters.length ? args : [REAL_MODEL, ...args])]));
+// On a fresh machine the Temporal server's build (nice 19, started by .ci/run) outlasts the suite.
+// The real-model pass then goes first: the model writes with one thread of the two cores (see
+// scripts/local-llm.ts), and the build takes the other; the real-server pass follows it, never
+// beside it. Warm, the server is there from the start and its pass runs beside the suite.
+let built = false;
+let modelFirst;
+const serverBuild = REAL_SERVER.length
+  ? (async () => {
       // Waits for the build .ci/run started in the background (or builds it now, when nothing did).
       const started = Date.now();
       const status = await exitOf(['bin/run-ts.mjs', 'scripts/temporal-server.ts', '--install-only']);
+      built = true;
       console.log(`the Temporal server was ready after ${Math.round((Date.now() - started) / 1000)} s (exit ${status})`);
-      return vitest('real-server', REAL_SERVER, { ...process.env, TEST_TEMPORAL: 'server' }, true);
-    })
+    })()
+  : undefined;
+const realServer = serverBuild
+  ? (async () => {
+      await serverBuild;
+      if (modelFirst) runs.push(await modelFirst);
+      return timed('the real-server pass', () => vitest('real-server', REAL_SERVER, { ...process.env, TEST_TEMPORAL: 'server' }, true));
+    })()
   : undefined;
 if (suite) runs.push(await suite);
+if (wantsReal && serverBuild && !built) {
+  console.log('the Temporal server is still building: the real-model pass goes first');
+  modelFirst = realModel();
+}
 for (const pass of [realServer, fuzz]) {
   if (!pass) continue;
   const r = await pass;
   runs.push(r);
   if (r.log) console.log(r.log);
 }
-if (wantsReal) {
-  runs.push(
-    await timed('the real-model pass', () => vitest('real-model', ['--maxWorkers=1', ...(filters.length ? args : [REAL_MODEL, ...args])])),
-  );
-}
+if (wantsReal && !modelFirst) runs.push(await realModel());
 
 let code = runs.some((r) => r.status !== 0 || !r.res) ? 1 : 0;
 const sum = (key) => runs.reduce((n, r) => n + (r.res?.[key] ?? 0), 0);

@@ -281,9 +281,25 @@ export function reportProblem(args: {
   if (args.references > 0 && args.draft.marks - args.draft.unresolved === 0) {
     return `it cites none of the ${args.references} numbered references, although the findings cite them`;
   }
+  const repeated = repeatedLine(args.draft.markdown);
+  if (repeated) return `it repeats itself: the line "${repeated.line.slice(0, 80)}" comes ${repeated.times} times`;
   const headings = args.draft.markdown.match(HEADING_LINE)?.length ?? 0;
   if (args.length === 'standard' && args.findingsChars >= 2_500 && headings < 2) {
     return `it has ${headings === 0 ? 'no' : 'only one'} section heading: a report of this length needs sections (## headings)`;
+  }
+  return undefined;
+}
+
+/** A line of prose (40 characters or more) that a draft has three times or more: a model that went
+ *  round in a loop (small models do, until their output limit). */
+function repeatedLine(markdown: string): { line: string; times: number } | undefined {
+  const seen = new Map<string, number>();
+  for (const raw of markdown.split('\n')) {
+    const line = raw.trim().replace(/\s+/g, ' ');
+    if (line.length < 40 || /^\|/.test(line)) continue;
+    const times = (seen.get(line) ?? 0) + 1;
+    if (times >= 3) return { line, times };
+    seen.set(line, times);
   }
   return undefined;
 }

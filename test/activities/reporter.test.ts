@@ -237,6 +237,62 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
     expect(report.grounding).toMatchObject({ citations: 4, unresolved: 0, supported: 4 });
   });
 
+  it('keeps a report cut off at its output limit up to its last finished paragraph, says so, and asks nothing again', async () => {
+    const id = await seed();
+    const finished = [
+      '## Key points',
+      '',
+      `- Solar LCOE fell 89% from 2010 to 2022 [${A}].`,
+      `- Onshore wind costs fell by about 70% [${B}].`,
+      '',
+      '## Why',
+      '',
+      `Module prices collapsed and plants grew larger [${A}].`,
+    ].join('\n');
+    // The summary came first and was finished; the body stopped in a section that had only begun.
+    const json = JSON.stringify({ title: 'Cheaper power', summary: `Solar and wind got far cheaper [${A}].`, markdown: finished });
+    const cut = `${json.slice(0, -2)}\\n\\n## Outlook\\n\\nCosts will keep fal`;
+    server.script([
+      { name: 'reporter', match: bySchema('ReportDraft'), reply: { content: cut, finishReason: 'length' } },
+      { name: 'verify', match: bySchema('CitationVerdicts'), reply: supportAll },
+    ]);
+    await inActivity('report', () => reporter.writeReport(input(id)));
+    expect(server.requests.filter((r) => r.rule === 'reporter')).toHaveLength(1);
+    const report = (await store.getReport(id))!;
+    expect(report.markdown).toMatch(/^# Cheaper power\n/);
+    expect(reportSummary(report.doc)).toBe('Solar and wind got far cheaper [1].');
+    expect(report.markdown).toContain('## Why\n\nModule prices collapsed and plants grew larger [1].');
+    expect(report.markdown).not.toMatch(/Outlook|keep fal|cut off at the output limit -->/);
+    expect(report.markdown).toContain(
+      "> Correction (reporter): the model's answer was cut off at its output limit: the report keeps what it finished, its unfinished last paragraph left out.",
+    );
+  });
+
+  it('asks again for a cut-off report that went round in a loop', async () => {
+    const id = await seed();
+    const loop = Array.from({ length: 6 }, () => `- Solar LCOE fell 89% from 2010 to 2022 as modules got cheaper [${A}].`).join('\n\n');
+    const cut = `${JSON.stringify({ title: 'Solar', markdown: loop }).slice(0, -2)}\\n\\n- Solar LC`;
+    let asked = 0;
+    const markdown = `## Key points\n\n- Solar LCOE fell 89% from 2010 to 2022 [${A}].\n- Wind costs fell about 70% [${B}].`;
+    server.script([
+      {
+        name: 'reporter',
+        match: bySchema('ReportDraft'),
+        reply: () => (asked++ === 0 ? { content: cut, finishReason: 'length' } : { json: { title: 'Solar and wind', markdown } }),
+      },
+      { name: 'verify', match: bySchema('CitationVerdicts'), reply: supportAll },
+    ]);
+    await inActivity('report', () => reporter.writeReport(input(id)));
+    const requests = server.requests.filter((r) => r.rule === 'reporter');
+    expect(requests).toHaveLength(2);
+    expect(JSON.stringify(requests[1]!.body.messages)).toMatch(
+      /not accepted, because it repeats itself: the line \\"- Solar LCOE fell 89%/,
+    );
+    const report = (await store.getReport(id))!;
+    expect(report.markdown).toMatch(/^# Solar and wind\n/);
+    expect(report.markdown).not.toContain('cut off');
+  });
+
   it('falls back to the code report when the model gives no usable answer, and the claim check to unchecked', async () => {
     const id = await seed();
     server.script([
@@ -258,6 +314,71 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
     );
     expect(report.markdown).toContain('> Fallback (reporter): the report was put together by code');
     expect(report.markdown).not.toContain('cannot write JSON');
+  });
+
+  it("sizes the claim check's batches to the judge's output limit: no batch of verdicts is cut off", async () => {
+    const id = await seed();
+    // Six cited sentences: six claims to check.
+    const markdown = ['## Key points', '', ...[1, 2, 3, 4, 5, 6].map((n) => `- Solar LCOE fell 89% by reckoning ${n} [${A}].`)].join('\n');
+    server.script([
+      {
+        name: 'reporter',
+        match: bySchema('ReportDraft'),
+        reply: { json: { title: 'Solar', markdown, summary: `Solar fell 89% [${A}].` } },
+      },
+      { name: 'verify', match: bySchema('CitationVerdicts'), reply: supportAll },
+    ]);
+    await inActivity('report', () => reporter.writeReport(input(id)));
+    // 200 tokens leave room for two verdicts a call (at 64 each, after 32 for the answer's own).
+    const config = testConfig(server.url, { LLM_MAX_TOKENS_JUDGE: '200' });
+    const client = createLlmClient(config);
+    const small = createVerifierActivities({
+      llm: createLlm({ config, calls: store.llmCalls, leases: store.llmLeases, client: () => client }),
+      store,
+    });
+    const from = server.requests.length;
+    const v = await inActivity('verify', () => small.verifyCitations(input(id)));
+    const batches = server.requests.slice(from).filter((r) => r.rule === 'verify');
+    const claims = batches.map((r) => [...String(r.body.messages.at(-1)?.content ?? '').matchAll(/<claim id=/g)].length);
+    expect(claims.every((n) => n <= 2)).toBe(true);
+    expect(claims.reduce((a, b) => a + b, 0)).toBe(v.grounding.checked);
+    expect(v.grounding).toMatchObject({ unchecked: 0, removed: 0 });
+    expect(v.grounding.checked).toBeGreaterThanOrEqual(6);
+  });
+
+  it('keeps the verdicts of a claim check cut off at its limit, and asks only for the claims it left', async () => {
+    const id = await seed();
+    const markdown = ['## Key points', '', ...[1, 2, 3, 4].map((n) => `- Solar LCOE fell 89% by reckoning ${n} [${A}].`)].join('\n');
+    server.script([
+      {
+        name: 'reporter',
+        match: bySchema('ReportDraft'),
+        reply: { json: { title: 'Solar', markdown, summary: `Solar fell 89% [${A}].` } },
+      },
+      {
+        name: 'verify',
+        match: bySchema('CitationVerdicts'),
+        // The first answer stops inside its third verdict; the next ones answer in full.
+        reply: (req) => {
+          const whole = JSON.stringify((supportAll(req) as { json: unknown }).json);
+          if (server.requests.filter((r) => r.rule === 'verify').length > 1) return { content: whole };
+          return {
+            content: whole.slice(0, whole.indexOf('{"id"', whole.indexOf('{"id"', whole.indexOf('{"id"') + 1) + 1) + 9),
+            finishReason: 'length',
+          };
+        },
+      },
+    ]);
+    await inActivity('report', () => reporter.writeReport(input(id)));
+    const from = server.requests.length;
+    const v = await inActivity('verify', () => verifier.verifyCitations(input(id)));
+    const asked = server.requests.slice(from).filter((r) => r.rule === 'verify');
+    const claims = asked.map((r) => [...String(r.body.messages.at(-1)?.content ?? '').matchAll(/<claim id="(c\d+)">/g)].map((m) => m[1]));
+    expect(asked).toHaveLength(2);
+    // The second request: only what the first did not answer, as a request of its own (no repair of the first).
+    expect(claims[1]).toEqual(claims[0]!.slice(2));
+    expect(asked[1]!.body.messages).toHaveLength(2);
+    expect(v.grounding).toMatchObject({ unchecked: 0, removed: 0, supported: v.grounding.checked });
   });
 
   it('streams a section of a long report as its draft, under its heading', async () => {

@@ -1,7 +1,7 @@
 // A structured answer read while it streams: the field's text at every cut of the JSON, and a
 // stream's chunks joined into the completion a non-streamed answer would have been.
 import { describe, expect, it } from 'vitest';
-import { partialField } from '../../src/activities/llm/partial-json';
+import { completeItems, partialField } from '../../src/activities/llm/partial-json';
 import { CompletionAssembly, estimatedUsage } from '../../src/activities/llm/stream';
 import { Draft, DraftTranscript } from '../../src/shared/draft';
 import type { DraftEventData } from '../../src/shared/events';
@@ -35,6 +35,37 @@ describe('partialField', () => {
     expect(partialField('{"action": "research", "directAnswer": null}', 'directAnswer')).toBeUndefined();
     expect(partialField('{"action": "answer_dir', 'directAnswer')).toBeUndefined();
     expect(partialField('not json', 'markdown')).toBeUndefined();
+  });
+});
+
+describe('completeItems', () => {
+  const verdicts = {
+    note: { verdicts: 'not this one' },
+    verdicts: [
+      { id: 'c1', verdict: 'supported', reason: 'It says "89%", {exactly}.' },
+      { id: 'c2', verdict: 'partial', reason: 'Only the year [2010].' },
+      3,
+      { id: 'c3', verdict: 'unsupported', reason: 'No.' },
+    ],
+  };
+
+  it('gives at every cut of the JSON the elements written whole, in order, and all of them at the end', () => {
+    const raw = JSON.stringify(verdicts, null, 1);
+    let last = 0;
+    for (let cut = 0; cut <= raw.length; cut++) {
+      const got = completeItems(raw.slice(0, cut), 'verdicts') ?? [];
+      expect(got, `cut ${cut}`).toEqual(verdicts.verdicts.slice(0, got.length));
+      expect(got.length).toBeGreaterThanOrEqual(last);
+      last = got.length;
+    }
+    expect(completeItems(raw, 'verdicts')).toEqual(verdicts.verdicts);
+    // A number is whole only once what follows it shows that it ended.
+    expect(completeItems('{"verdicts": [{"id": "c1"}, 3', 'verdicts')).toEqual([{ id: 'c1' }]);
+  });
+
+  it('gives nothing for a field that is not a list or not there yet', () => {
+    expect(completeItems('{"verdicts": null}', 'verdicts')).toBeUndefined();
+    expect(completeItems('{"verd', 'verdicts')).toBeUndefined();
   });
 });
 

@@ -21,8 +21,8 @@ import type { PromptVars, StructuredPrompt } from './prompt-def';
 import { Providers } from './providers';
 import { renderPart } from './render';
 import { ask, createEndpoints, windowOf, type Endpoints, type StructuredMode } from './request';
-import { structuredRequest } from './structured';
-import type { ModelRequest, ReplyReading, TextSink } from './model-request';
+import { structuredRequest, type StructuredContext } from './structured';
+import type { ModelRequest, ReplyReading } from './model-request';
 import { toolCallsInText, toolNames } from './text-tools';
 
 export { refusesResponseFormat, structuredParams, type StructuredMode } from './request';
@@ -130,11 +130,7 @@ export function createLlm(deps: LlmDeps) {
   }
 
   /** A registered prompt answered as JSON that its schema accepts. */
-  function structured<P extends StructuredPrompt>(
-    def: P,
-    vars: PromptVars<P>,
-    ctx: { researchId: string; key?: string; model?: string; stream?: TextSink },
-  ) {
+  function structured<P extends StructuredPrompt>(def: P, vars: PromptVars<P>, ctx: StructuredContext) {
     return complete(structuredRequest(def, vars, ctx));
   }
 
@@ -145,7 +141,12 @@ export function createLlm(deps: LlmDeps) {
     return windowOf(state.endpoints, providers.primary, `${deps.config.llm.baseUrl ?? 'openai'}|${model}`, model);
   }
 
-  return { complete, structured, contextWindow };
+  /** The output limit of the role's requests (its max_tokens before a cut-off answer's boost). */
+  function outputLimit(role: LlmRole): number {
+    return deps.config.llm.maxTokens[role];
+  }
+
+  return { complete, structured, contextWindow, outputLimit };
 }
 export type Llm = ReturnType<typeof createLlm>;
 

@@ -66,6 +66,36 @@ function skipValue(raw: string, at: number): number {
 
 /** The field's text so far, when its value (a string) has begun; undefined before that. */
 export function partialField(raw: string, field: string): PartialField | undefined {
+  const i = valueOf(raw, field);
+  if (i === undefined || raw[i] !== '"') return undefined;
+  const value = readString(raw, i);
+  return { text: value.text, complete: value.end >= 0 };
+}
+
+/** The elements of the field's list (of the object's own keys) that were written whole: those of
+ *  an answer cut off inside the list. Undefined when the list has not begun. */
+export function completeItems(raw: string, field: string): unknown[] | undefined {
+  let i = valueOf(raw, field);
+  if (i === undefined || raw[i] !== '[') return undefined;
+  const items: unknown[] = [];
+  i++;
+  for (;;) {
+    while (i < raw.length && /[\s,]/.test(raw[i]!)) i++;
+    if (i >= raw.length || raw[i] === ']') return items;
+    // An element still being written has no end yet.
+    const end = skipValue(raw, i);
+    if (end < 0) return items;
+    try {
+      items.push(JSON.parse(raw.slice(i, end)));
+    } catch {
+      return items;
+    }
+    i = end;
+  }
+}
+
+/** Where the value of one of the object's own keys begins, once it has. */
+function valueOf(raw: string, field: string): number | undefined {
   let i = raw.indexOf('{');
   if (i < 0) return undefined;
   i++;
@@ -80,11 +110,7 @@ export function partialField(raw: string, field: string): PartialField | undefin
     i++;
     while (i < raw.length && /\s/.test(raw[i]!)) i++;
     if (i >= raw.length) return undefined;
-    if (key.text === field) {
-      if (raw[i] !== '"') return undefined;
-      const value = readString(raw, i);
-      return { text: value.text, complete: value.end >= 0 };
-    }
+    if (key.text === field) return i;
     const next = skipValue(raw, i);
     if (next < 0) return undefined;
     i = next;

@@ -29,11 +29,27 @@ export function parseJsonAnswer(text: string): unknown {
   }
 }
 
+/** Where a structured call is made, and how: its run, its key among the activity's calls, a model
+ *  other than the role's, where its text streams to, and what a cut-off answer still gives. */
+export interface StructuredContext {
+  researchId: string;
+  key?: string;
+  model?: string;
+  stream?: TextSink;
+  /**
+   * What the caller can keep of an answer cut off at its output limit (its JSON unfinished), to be
+   * checked by the schema like any answer; undefined asks again, more briefly, as for any other
+   * cut-off answer. Whatever it returns should say, in itself, that it was cut (the value is what is
+   * logged and reused after a retry).
+   */
+  salvage?: (content: string) => unknown;
+}
+
 /** The model call of a registered prompt answered as JSON that its schema accepts. */
 export function structuredRequest<P extends StructuredPrompt>(
   def: P,
   vars: PromptVars<P>,
-  ctx: { researchId: string; key?: string; model?: string; stream?: TextSink },
+  ctx: StructuredContext,
 ): ModelRequest<PromptOutput<P>> {
   const prompt = renderPrompt(def, vars);
   const schema = def.output.schema;
@@ -69,9 +85,11 @@ export function structuredRequest<P extends StructuredPrompt>(
       try {
         json = parseJsonAnswer(content);
       } catch {
-        return choice?.finish_reason === 'length'
-          ? retry('the answer was cut off (finish_reason: length)', true)
-          : retry(`the answer was not valid JSON: ${content.slice(0, 200)}`);
+        if (choice?.finish_reason !== 'length') return retry(`the answer was not valid JSON: ${content.slice(0, 200)}`);
+        const kept = ctx.salvage?.(content);
+        const salvaged = kept === undefined ? undefined : parse(kept);
+        if (salvaged?.success) return { value: salvaged.data as PromptOutput<P>, logged: salvaged.data };
+        return retry('the answer was cut off (finish_reason: length)', true);
       }
       const parsed = parse(json);
       if (!parsed.success) {

@@ -13,6 +13,7 @@ import { assembleReport, groundDraft, type CitationCheckRecord, type Reference }
 import { type Usage } from '../../shared/schemas';
 import { summarize } from '../../shared/plain';
 import type { Llm } from '../llm/call';
+import { completeItems } from '../llm/partial-json';
 import { count, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store, StoredSource } from '../store';
 import { modelGaveUp, noteFallback } from '../role-kit/fallbacks';
@@ -172,6 +173,16 @@ function pairUp(
   return { pairs, copies, unchecked };
 }
 
+/** The verdicts an answer cut off at its output limit finished, when it finished any. */
+function salvageVerdicts(raw: string): { verdicts: unknown[] } | undefined {
+  const verdicts = completeItems(raw, 'verdicts');
+  return verdicts?.length ? { verdicts } : undefined;
+}
+
+/** A verdict's tokens in the answer at most (id, verdict and a short reason: 35-60 seen), and the answer's own. */
+const VERDICT_TOKENS = 64;
+const VERDICTS_OVERHEAD_TOKENS = 32;
+
 /** The model's verdicts, `limits.batch` pairs per call and `limits.parallel` calls at once. A batch
  *  the model cannot answer gets no verdicts (its pairs count as unchecked), with a note. */
 async function askInBatches(
@@ -180,8 +191,12 @@ async function askInBatches(
   pairs: Pair[],
   limits: VerifierLimits,
 ): Promise<{ verdicts: Map<string, Verdict>; usage: Usage }> {
+  // No more claims a call than the judge's output limit has room for: a verdict takes up to about
+  // VERDICT_TOKENS, and a batch whose answer is cut off is asked again (or goes unchecked).
+  const room = Math.floor((deps.llm.outputLimit(CITATION_CHECK_PROMPT.role) - VERDICTS_OVERHEAD_TOKENS) / VERDICT_TOKENS);
+  const size = Math.max(1, Math.min(limits.batch, room));
   const batches: Pair[][] = [];
-  for (let i = 0; i < pairs.length; i += limits.batch) batches.push(pairs.slice(i, i + limits.batch));
+  for (let i = 0; i < pairs.length; i += size) batches.push(pairs.slice(i, i + size));
   const verdicts = new Map<string, Verdict>();
   const usage: Usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
   let next = 0;
@@ -194,7 +209,8 @@ async function askInBatches(
         r = await deps.llm.structured(
           CITATION_CHECK_PROMPT,
           { claims: batch.map(renderPair).join('\n\n'), count: batch.length },
-          { researchId, key: `claims-${b + 1}` },
+          // An answer cut off at its limit keeps the verdicts it finished: the rest are asked again.
+          { researchId, key: `claims-${b + 1}`, salvage: salvageVerdicts },
         );
       } catch (err) {
         if (!modelGaveUp(err)) throw err;
@@ -213,6 +229,10 @@ async function askInBatches(
       usage.costUsd += r.usage.costUsd;
       const ids = new Set(batch.map((p) => p.id));
       for (const v of r.output.verdicts) if (ids.has(v.id) && !verdicts.has(v.id)) verdicts.set(v.id, v);
+      // Claims the answer left out (it was cut off, or skipped them) go in a batch of their own,
+      // once the model has answered some of this one: a batch that gives nothing is not sent again.
+      const left = batch.filter((p) => !verdicts.has(p.id));
+      if (left.length && left.length < batch.length) batches.push(left);
     }
   };
   await Promise.all(Array.from({ length: Math.min(limits.parallel, batches.length) }, worker));

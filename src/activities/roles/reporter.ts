@@ -14,12 +14,14 @@ import type { Llm } from '../llm/call';
 import { flag, jsonPrompt, text } from '../llm/prompt-def';
 import { estimateTokens } from '../llm/window';
 import type { Store } from '../store';
-import { modelGaveUp, noteFallback } from '../role-kit/fallbacks';
+import { modelGaveUp, noteCorrection, noteFallback } from '../role-kit/fallbacks';
 import {
   callContext,
   languageOf,
   reportSources,
+  salvageCutReport,
   saveDraft,
+  takeCutMark,
   versionedKey,
   WRITER_BLOCKS,
   WRITER_VARS,
@@ -98,9 +100,9 @@ export async function writeReport(deps: ReporterDeps, input: ReportInput): Promi
   const draft = new DraftStream(deps.store.events, input.researchId, { part: 'report', version: input.version }, 'markdown');
   try {
     const first = await askReport(deps, input, sources, usage, draft);
-    if (!first.problem) return { ...(await saveDraft(deps.store, input, first.title, first.markdown, sources, first)), usage };
+    if (!first.problem) return { ...(await keepDraft(deps, input, sources, first)), usage };
     const second = await askReport(deps, input, sources, usage, draft, first.problem);
-    if (!second.problem) return { ...(await saveDraft(deps.store, input, second.title, second.markdown, sources, second)), usage };
+    if (!second.problem) return { ...(await keepDraft(deps, input, sources, second)), usage };
     reason = `its report was not usable twice: ${second.problem}`;
     err = ApplicationFailure.nonRetryable(`the report ${second.problem}`, ErrorType.LlmInvalidOutput);
   } catch (e) {
@@ -113,6 +115,16 @@ export async function writeReport(deps: ReporterDeps, input: ReportInput): Promi
   await noteFallback(deps.store, input.researchId, 'reporter', key, 'the report was put together by code from the findings', err);
   const fallback = reportFromFindings({ question: input.question, ...sources, reason });
   return { ...(await saveDraft(deps.store, input, fallback.title, fallback.draft, sources, { byCode: true })), usage };
+}
+
+/** Saves an accepted draft; one kept from an answer cut off at its output limit is said so in the notes. */
+async function keepDraft(deps: ReporterDeps, input: ReportInput, sources: ReportSources, d: Awaited<ReturnType<typeof askReport>>) {
+  if (d.cut) {
+    const what =
+      "the model's answer was cut off at its output limit: the report keeps what it finished, its unfinished last paragraph left out";
+    await noteCorrection(deps.store, input.researchId, 'reporter', versionedKey('report-cut', input.version), what);
+  }
+  return saveDraft(deps.store, input, d.title, d.markdown, sources, d);
 }
 
 /** One draft, its usage added to `usage`, with what code finds wanting in it; `rejected` is the
@@ -138,17 +150,19 @@ async function askReport(
         rejected: rejected ?? '',
         ...(await writerVars(deps.store, input)),
       },
-      { ...callContext(input, rejected ? 'rewrite' : undefined), stream: draft },
+      // A report cut off at its limit is kept up to its last finished paragraph, not paid for again.
+      { ...callContext(input, rejected ? 'rewrite' : undefined), stream: draft, salvage: salvageCutReport },
     ),
   );
+  const { markdown, cut } = takeCutMark(r.output.markdown);
   usage.promptTokens += r.usage.promptTokens;
   usage.completionTokens += r.usage.completionTokens;
   usage.costUsd += r.usage.costUsd;
   const problem = reportProblem({
-    draft: groundDraft({ researchId: input.researchId, draft: r.output.markdown, ...sources }),
+    draft: groundDraft({ researchId: input.researchId, draft: markdown, ...sources }),
     findingsChars: findingsChars(sources.findings),
     references: sources.refs.length,
     length,
   });
-  return { ...r.output, problem };
+  return { ...r.output, markdown, cut, problem };
 }
