@@ -329,8 +329,8 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
       { name: 'verify', match: bySchema('CitationVerdicts'), reply: supportAll },
     ]);
     await inActivity('report', () => reporter.writeReport(input(id)));
-    // 200 tokens leave room for two verdicts a call (at 64 each, after 32 for the answer's own).
-    const config = testConfig(server.url, { LLM_MAX_TOKENS_JUDGE: '200' });
+    // 224 tokens leave room for two verdicts a call (at 96 each, after 32 for the answer's own).
+    const config = testConfig(server.url, { LLM_MAX_TOKENS_JUDGE: '224' });
     const client = createLlmClient(config);
     const small = createVerifierActivities({
       llm: createLlm({ config, calls: store.llmCalls, leases: store.llmLeases, client: () => client }),

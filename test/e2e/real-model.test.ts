@@ -37,18 +37,18 @@ const CI = process.env.CI === 'true';
 const RUN_BUDGET_MS = 20 * 60_000;
 
 /** Output limits for this small, slow model: room for each role's answer (a plan of one step, a
- *  turn of tool calls, a brief report) without letting a model that writes on until its limit hold
- *  a call for minutes. Not much lower: an answer cut off is asked again with twice the room, and a
- *  reporter at 512 was cut off four times in one run (4,000 tokens where 1,024 took 800-1,100). The
- *  reporter at 1,024 was cut off in 3 of 6 runs (its brief report in JSON wrote 604-1,012 tokens
- *  otherwise), each cut-off costing its 1,024 tokens again: 1,280 leaves it room. */
+ *  turn of tool calls, a verdict) without letting a model that writes on until its limit hold a
+ *  call for minutes. Not much lower: most answers cut off are asked again with twice the room. The
+ *  reporter and the claim check keep what a cut-off answer finished (its paragraphs, its verdicts)
+ *  instead: the reporter's brief report in JSON ran to 604-1,280 tokens (80-120 s) in six runs, so
+ *  at 768 it is cut off in about half of them, and the run shows that path on the real server. */
 const OUTPUT_LIMITS = {
   LLM_MAX_TOKENS_COORDINATOR: '256',
   LLM_MAX_TOKENS_PLANNER: '384',
   LLM_MAX_TOKENS_RESEARCHER: '512',
   LLM_MAX_TOKENS_CODER: '512',
   LLM_MAX_TOKENS_JUDGE: '384',
-  LLM_MAX_TOKENS_REPORTER: '1280',
+  LLM_MAX_TOKENS_REPORTER: '768',
 };
 
 /** The smallest research that still reads pages and cites them: two hits a query, each tool result

@@ -179,8 +179,8 @@ function salvageVerdicts(raw: string): { verdicts: unknown[] } | undefined {
   return verdicts?.length ? { verdicts } : undefined;
 }
 
-/** A verdict's tokens in the answer at most (id, verdict and a short reason: 35-60 seen), and the answer's own. */
-const VERDICT_TOKENS = 64;
+/** A verdict's tokens in the answer at most (id, verdict and a short reason: 35-120 seen), and the answer's own. */
+const VERDICT_TOKENS = 96;
 const VERDICTS_OVERHEAD_TOKENS = 32;
 
 /** The model's verdicts, `limits.batch` pairs per call and `limits.parallel` calls at once. A batch
