@@ -22,7 +22,13 @@ const REAL_MODEL = 'test/e2e/real-model.test.ts';
 const SUITE_ERRORS_REPORTER = './scripts/vitest-suite-errors.mjs';
 const FUZZ = 'test/api/openapi-fuzz.test.ts';
 const args = process.argv.slice(2);
-const filters = args.filter((a) => !a.startsWith('-'));
+// Options (with the value of those that take one) go to every run; the rest are file filters.
+const flags = [];
+const filters = [];
+for (let i = 0; i < args.length; i++) {
+  if (!args[i].startsWith('-')) filters.push(args[i]);
+  else flags.push(args[i], ...(/^(-t|--testNamePattern|--project)$/.test(args[i]) && i + 1 < args.length ? [args[++i]] : []));
+}
 const wantsReal = filters.length === 0 || filters.some((f) => REAL_MODEL.includes(f));
 const wantsFuzz = filters.length === 0 || filters.some((f) => FUZZ.includes(f));
 // The files that start the built Temporal server themselves run in the real-server pass too, after
@@ -106,11 +112,8 @@ const exitOf = (args) =>
 const suite = wantsRest
   ? vitest('suite', args, { ...process.env, SUITE_EXCLUDE: [REAL_MODEL, FUZZ, ...BUILT_SERVER].join(',') })
   : undefined;
-const fuzz = wantsFuzz
-  ? timed('the OpenAPI fuzz pass', () => vitest('fuzz', [FUZZ, ...args.filter((a) => a.startsWith('-'))], process.env, true))
-  : undefined;
-const realModel = () =>
-  timed('the real-model pass', () => vitest('real-model', ['--maxWorkers=1', ...(filters.length ? args : [REAL_MODEL, ...args])]));
+const fuzz = wantsFuzz ? timed('the OpenAPI fuzz pass', () => vitest('fuzz', [FUZZ, ...flags], process.env, true)) : undefined;
+const realModel = () => timed('the real-model pass', () => vitest('real-model', ['--maxWorkers=1', REAL_MODEL, ...flags]));
 // On a fresh machine the Temporal server's build (nice 19, started by .ci/run) outlasts the suite.
 // The real-model pass then goes first: the model writes with one thread of the two cores (see
 // scripts/local-llm.ts), and the build takes the other; the real-server pass follows it, never
@@ -130,12 +133,14 @@ const realServer = serverBuild
   ? (async () => {
       await serverBuild;
       if (modelFirst) runs.push(await modelFirst);
-      return timed('the real-server pass', () => vitest('real-server', REAL_SERVER, { ...process.env, TEST_TEMPORAL: 'server' }, true));
+      return timed('the real-server pass', () =>
+        vitest('real-server', [...REAL_SERVER, ...flags], { ...process.env, TEST_TEMPORAL: 'server' }, true),
+      );
     })()
   : undefined;
 if (suite) runs.push(await suite);
 if (wantsReal && serverBuild && !built) {
-  console.log('the Temporal server is still building: the real-model pass goes first');
+  console.log('the Temporal server is not ready yet: the real-model pass goes first');
   modelFirst = realModel();
 }
 for (const pass of [realServer, fuzz]) {
