@@ -18,14 +18,16 @@ export async function coderWorkflow(input: StepInput): Promise<StepOutput> {
   const maxAttempts = input.maxCodeAttempts ?? 3;
   let usage = ZERO_USAGE;
   let previous: FailedRun | undefined;
-  let draft!: Program;
-  let run!: SandboxResult;
+  let draft: Program = { code: '', explanation: '' };
+  let run: SandboxResult | undefined;
   let programs = 0;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     // A fix is one more model call: not when the budget the run had left is spent.
     if (previous && stepBudgetSpent(input.budget, usage, Date.now())) break;
     const written = await writeProgram(llm, input, attempt, previous);
     usage = addUsage(usage, written.usage);
+    // No usable program from the model (its fallback is noted): the findings say what ran, if anything.
+    if (written.gaveUp) break;
     draft = written;
     // Sandbox run ids stay unique across reflection attempts of the step: attempt * 100 + program.
     run = await runCode(`sandbox ${input.step.id}: program ${attempt}`, {
@@ -58,9 +60,10 @@ function writeProgram(llm: Calls['llm'], input: StepInput, attempt: number, prev
   ]);
 }
 
-/** The last program's output as the step's cited findings, judged in the same activity. */
-function writeFindings(llm: Calls['llm'], input: StepInput, draft: Program, run: SandboxResult, programs: number) {
-  return llm.finishCoderStep.executeWithOptions({ summary: `coder ${input.step.id}: findings (${run.status})` }, [
+/** The last program's output as the step's cited findings (or, when none ran, what could not be
+ *  computed), judged in the same activity. */
+function writeFindings(llm: Calls['llm'], input: StepInput, draft: Program, run: SandboxResult | undefined, programs: number) {
+  return llm.finishCoderStep.executeWithOptions({ summary: `coder ${input.step.id}: findings (${run?.status ?? 'no program'})` }, [
     {
       ...stepTask(input),
       code: draft.code,

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { promptExamples } from '../../src/activities/llm/render';
 import { createLlm } from '../../src/activities/llm/call';
 import { createLlmClient } from '../../src/activities/llm/client';
 import { createCoordinatorActivities } from '../../src/activities/roles/coordinator';
@@ -205,6 +206,40 @@ describe.skipIf(!ready)(`role fallbacks (${ready ? 'live' : missingReason()})`, 
     expect(r.plan.steps).toEqual([expect.objectContaining({ id: 'research', type: 'research', needSearch: true, dependsOn: [] })]);
     expect(r.plan.steps[0]!.description).toContain(QUESTION);
     expect(await fallbackNotes(store, id)).toEqual([expect.stringMatching(/^Fallback \(planner\): a one-step research plan was built/)]);
+  });
+
+  it("planner: a copy of the prompt's example plan on another topic is asked for again, then replaced by the question", async () => {
+    // The prompt's own example, as a small model copied it for a question about an alloy.
+    const example = promptExamples('planner')[0]!;
+    server.script([{ match: bySchema('Plan'), reply: { json: example } }]);
+    const question = 'Which properties make the Varnholt nickel-cobalt alloy suitable for turbine blades?';
+    const ask = (problems: string[]) =>
+      asActivity(id, () => planner().planResearch({ researchId: id, question, locale: 'en-US', maxSteps: 4, feedback: '', problems }));
+    const id = newRun();
+    const first = await ask([]);
+    expect(first.problems[0]).toMatch(/^the plan is not about the question: none of its steps \("[^"]+", "[^"]+"\) shares a word with it/);
+    expect(await fallbackNotes(store, id)).toEqual([]);
+    // The workflow asks again with that problem quoted; the same copy again: the question, researched as asked.
+    const second = await ask(first.problems);
+    expect(
+      server.requests
+        .at(-1)!
+        .body.messages.map((m) => m.content)
+        .join('\n'),
+    ).toContain('the plan is not about the question');
+    expect(second.problems).toEqual([]);
+    expect(second.plan.steps).toEqual([expect.objectContaining({ id: 'research', type: 'research' })]);
+    expect(second.plan.steps[0]!.description).toContain(question);
+    expect(await fallbackNotes(store, id)).toEqual([
+      'Fallback (planner): a one-step research plan was built from the question, because the model twice wrote a plan that is not about the question.',
+    ]);
+    // The same example for a question it is about stands.
+    const onTopic = newRun();
+    const r = await asActivity(onTopic, () =>
+      planner().planResearch({ researchId: onTopic, question: QUESTION, locale: 'en-US', maxSteps: 4, feedback: '', problems: [] }),
+    );
+    expect(r.problems).toEqual([]);
+    expect(r.plan.steps.map((s) => s.title)).toEqual((example.steps as { title: string }[]).map((s) => s.title));
   });
 
   it('planner: "enough context" on a thin background does not skip research', async () => {

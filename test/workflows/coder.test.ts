@@ -164,6 +164,45 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
     expect(rows[0]).toEqual({ n: 2, all_failed: true });
   });
 
+  it('goes on when the model writes no usable program: the step says what it could not compute, the report says why', async () => {
+    const { id, result } = await run({ coder: { content: 'I would rather not write code.' } }, { maxReflectionAttempts: 0 });
+    expect(result.status).toBe('completed');
+    expect(result.steps?.[1]).toEqual({ id: 'calc', status: 'completed', attempts: 1 });
+    // The answer and its two repairs, once: no program, so nothing ran and nothing was written up by the model.
+    expect(requestsFor('coder')).toHaveLength(3);
+    expect(requestsFor('analyst')).toHaveLength(0);
+    const runs = await h.pool.query('SELECT count(*)::int AS n FROM sandbox_runs WHERE research_id = $1', [id]);
+    expect(runs.rows[0].n).toBe(0);
+    const step = await h.pool.query("SELECT content, meta FROM documents WHERE research_id = $1 AND key LIKE 'step/calc/%'", [id]);
+    expect(step.rows[0].content).toMatch(
+      /^This processing step was not computed: no usable program could be written for it\. What it was to compute: /,
+    );
+    expect(step.rows[0].meta).toMatchObject({ sandboxStatus: 'none', attempts: 0 });
+    const report = await request(h.app).get(`/v1/research/${id}/report?format=json`).expect(200);
+    expect(report.body.markdown).toMatch(
+      /Fallback \(coder\): no program was written for "[^"]+": its findings say what it could not compute, because the model/,
+    );
+  });
+
+  it("quotes the program's output when the model cannot write the findings up", async () => {
+    const { id, result } = await run({ analyst: { content: 'no findings from me' } }, { maxReflectionAttempts: 0 });
+    expect(result.steps?.[1]).toEqual({ id: 'calc', status: 'completed', attempts: 1 });
+    const step = await h.pool.query("SELECT content, summary FROM documents WHERE research_id = $1 AND key LIKE 'step/calc/%'", [id]);
+    const content = step.rows[0].content as string;
+    expect(content).toMatch(
+      /^The step's program ran \(Tabulates the cost figures and plots them\.\)\. What it printed:\n\n```text\ninput files: /,
+    );
+    expect(content).toContain('| 2022 | 0.049 |');
+    // The chart it kept and the program itself are there as with the model's findings.
+    expect(content).toMatch(/!\[lcoe\.png\]\(artifact:/);
+    expect(content).toContain('<details><summary>Program (ok)</summary>');
+    expect(step.rows[0].summary).toMatch(/its program ran; its output is quoted as printed/);
+    const report = await request(h.app).get(`/v1/research/${id}/report?format=json`).expect(200);
+    expect(report.body.markdown).toMatch(
+      /Fallback \(coder\): the findings of "[^"]+" give its program's output as it printed it, because the model/,
+    );
+  });
+
   it('kills the container when the run is cancelled', async () => {
     h.llm.script(
       researchRules(

@@ -77,6 +77,21 @@ export function parseTemplate(text: string, name = 'template'): TemplateFile {
   return file;
 }
 
+/** The example answers a prompt file shows its model: each line of its system part that is a JSON object. */
+export function promptExamples(name: string, dir = PROMPTS_DIR): Record<string, unknown>[] {
+  return loadParsed(name, dir)
+    .system.split('\n')
+    .filter((line) => line.startsWith('{') && line.endsWith('}'))
+    .flatMap((line) => {
+      try {
+        const value: unknown = JSON.parse(line);
+        return value && typeof value === 'object' && !Array.isArray(value) ? [value as Record<string, unknown>] : [];
+      } catch {
+        return [];
+      }
+    });
+}
+
 const VARIABLE = /\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}/g;
 const SECTION_TAG = /\{\{\s*[#^/]\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}/g;
 /** A section with no section inside it: sections are resolved from the innermost out. */

@@ -7,9 +7,10 @@ import path from 'node:path';
 import { z } from 'zod';
 import { PROJECT_ROOT } from '../../infra/paths';
 import { type PlanStep, type Usage } from '../../shared/schemas';
-import { summarize } from '../../shared/plain';
+import { summarize, ZERO_USAGE } from '../../shared/plain';
 import { count, jsonPrompt, text } from '../llm/prompt-def';
 import type { SandboxResult } from '../sandbox';
+import { activityKey, modelGaveUp, noteFallback } from '../role-kit/fallbacks';
 import { defineRole, type RoleDeps } from '../role-kit/role';
 import { dependencyFiles, filesBlock } from '../role-kit/step-files';
 
@@ -87,12 +88,37 @@ export const coder = defineRole({
   activities: createCoderActivities,
 });
 
-async function writeCode(
+export interface WrittenCode {
+  code: string;
+  explanation: string;
+  files: { name: string; content: string }[];
+  usage: Usage;
+  /** The model gave no usable program (noted as a fallback): the step goes on to its findings
+   *  with what ran before, or says what it could not compute. */
+  gaveUp?: true;
+}
+
+async function writeCode(deps: CoderDeps, packages: string[], input: WriteCodeInput): Promise<WrittenCode> {
+  const files = await dependencyFiles(deps.store, input.researchId, input.dependencyKeys);
+  const previous = input.previous;
+  try {
+    return await askProgram(deps, packages, input, files);
+  } catch (err) {
+    if (!modelGaveUp(err)) throw err;
+    const what = previous
+      ? `no fix was written for the failed program of "${input.step.title}": its findings say what that program got to`
+      : `no program was written for "${input.step.title}": its findings say what it could not compute`;
+    await noteFallback(deps.store, input.researchId, 'coder', activityKey(), what, err);
+    return { code: '', explanation: '', files: [], usage: { ...ZERO_USAGE }, gaveUp: true };
+  }
+}
+
+async function askProgram(
   deps: CoderDeps,
   packages: string[],
   input: WriteCodeInput,
-): Promise<{ code: string; explanation: string; files: { name: string; content: string }[]; usage: Usage }> {
-  const files = await dependencyFiles(deps.store, input.researchId, input.dependencyKeys);
+  files: Awaited<ReturnType<typeof dependencyFiles>>,
+): Promise<WrittenCode> {
   const previous = input.previous;
   const r = await deps.llm.structured(
     CODER_PROMPT,

@@ -8,12 +8,12 @@ import { planProblems } from '../../shared/plan-edits';
 import type { Plan, Usage } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
 import { count, flag, jsonPrompt, promptPart, text } from '../llm/prompt-def';
-import { renderPart } from '../llm/render';
+import { promptExamples, renderPart } from '../llm/render';
 import type { StoredDocument } from '../store';
 import { DOC_CHARS } from '../role-kit/cited';
 import { activityKey, BACKGROUND_FALLBACK_NOTE, modelGaveUp, noteCorrection, noteFallback } from '../role-kit/fallbacks';
 import type { MemoryOwner } from '../../shared/memory';
-import { codeRuns, repairPlan, type PlannerDeps } from '../role-kit/plan-repair';
+import { codeRuns, OFF_TOPIC, offTopicPlan, repairPlan, type PlannerDeps } from '../role-kit/plan-repair';
 import { readUserMemory } from '../role-kit/memory-block';
 import { defineRole } from '../role-kit/role';
 
@@ -46,6 +46,11 @@ export const PLANNER_PROMPT = jsonPrompt(
   // A draft that code repairs into a Plan; still named Plan.
   'Plan',
   PlanDraft,
+);
+
+/** The step titles of the prompt's example plan: a plan that repeats one may be a copy (offTopicPlan). */
+const EXAMPLE_STEPS = promptExamples(PLANNER_PROMPT.file).flatMap((e) =>
+  Array.isArray(e.steps) ? e.steps.flatMap((st: unknown) => (st && typeof st === 'object' && 'title' in st ? [String(st.title)] : [])) : [],
 );
 
 /** The session's memory after the background, in the planner's prompt. */
@@ -103,6 +108,22 @@ export function createPlannerActivities(deps: PlannerDeps) {
     }
     const repaired = repairPlan(draft, { question: input.question, locale: input.locale, maxSteps: input.maxSteps, processing });
     const plan = settleContext(repaired.plan, briefWritten ? background : undefined, input.question, repaired.repairs);
+    // A plan about something else (a small model's copy of the prompt's example) is never
+    // researched: asked for again once with the reason, then the question is researched as asked.
+    const offTopic = offTopicPlan(plan, {
+      question: input.question,
+      // Not the background brief: a model that copies one example may copy the brief's too.
+      context: [input.feedback],
+      exampleSteps: EXAMPLE_STEPS,
+    });
+    if (offTopic && !input.problems.some((p) => p.startsWith(OFF_TOPIC)))
+      return { plan, problems: [offTopic, ...planProblems(plan, input.maxSteps)], usage };
+    if (offTopic) {
+      const fallback = oneStepPlan(input.question, input.locale);
+      const what = 'a one-step research plan was built from the question';
+      await noteFallback(store, input.researchId, 'planner', activityKey(), what, 'twice wrote a plan that is not about the question');
+      return { plan: fallback, problems: planProblems(fallback, input.maxSteps), usage };
+    }
     if (repaired.repairs.length) {
       await noteCorrection(
         store,
