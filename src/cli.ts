@@ -5,6 +5,7 @@ import path from 'node:path';
 import readline from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig, llmConfigured, type Config } from './config';
+import { describeSearch } from './config/search';
 import { createLogger, type Logger } from './infra/logger';
 import { metricsText, METRICS_CONTENT_TYPE, nameTenantsInMetrics } from './infra/metrics';
 import { startTracing } from './infra/tracing';
@@ -171,6 +172,7 @@ async function runDev(given: Config, log: Logger): Promise<void> {
           ? `${config.llm.baseUrl ?? 'https://api.openai.com/v1'} (model ${config.llm.models.planner})${describeModels(probe.models)}`
           : 'NOT CONFIGURED: research requests will be refused until it is'
       }`,
+      `  Search       ${describeSearch(config.search.providers)}`,
       `  Knowledge    vectors: ${db.vectors === 'pgvector' ? 'pgvector (HNSW index)' : 'exact scan (pgvector is not installed in this PostgreSQL)'}; embeddings: ${describeEmbeddings(
         probe.embeddings,
         config.knowledge.embedding,

@@ -57,7 +57,7 @@ export const searchArea = area(
     checkNamed(v.SEARCH_PROVIDERS ?? [], settings);
     return {
       search: {
-        /** Enabled providers; by default the keyless ones (plus SearXNG when SEARXNG_URL is set). */
+        /** Enabled providers; by default the keyless ones, SearXNG when SEARXNG_URL is set and each keyed one whose key is. */
         providers,
         maxResults: v.SEARCH_MAX_RESULTS,
         timeoutMs: v.SEARCH_TIMEOUT_MS,
@@ -72,3 +72,11 @@ export const searchArea = area(
     };
   },
 );
+
+/** The banner's line about search: the providers on, and how to add the web when none searches it. */
+export function describeSearch(providers: string[]): string {
+  const on = providers.join(', ') || 'none';
+  if (providers.some((name) => web.some((p) => p.name === name))) return on;
+  const ways = SEARCH_PROVIDERS.filter((p) => p.turnedOnBy && web.includes(p)).map((p) => p.turnedOnBy!);
+  return `${on}; no general web search: set ${ways.slice(0, -1).join(', ')} or ${ways.at(-1)}`;
+}

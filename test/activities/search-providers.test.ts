@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergeHits } from '../../src/activities/search/sources';
 import { buildProviders } from '../../src/activities/search/providers';
+import { describeSearch } from '../../src/config/search';
 import { classifyQuery, routeQuery } from '../../src/activities/search/router';
 import { arxivProvider } from '../../src/infra/search/arxiv';
 import { braveProvider } from '../../src/infra/search/brave';
@@ -237,6 +238,17 @@ describe('merging, routing and configuration', () => {
     const keyless = ['wikipedia', 'openalex', 'arxiv', 'pubmed', 'semanticscholar'];
     expect(loadConfig({}).search.providers).toEqual(keyless);
     expect(loadConfig({ SEARXNG_URL: 'http://searx.local' }).search.providers).toEqual(['searxng', ...keyless]);
+    // A provider's key alone turns it on; SEARCH_PROVIDERS still decides when it is set.
+    expect(loadConfig({ TAVILY_API_KEY: 'tvly-x', SERPER_API_KEY: 's-x' }).search.providers).toEqual(['tavily', 'serper', ...keyless]);
+    expect(loadConfig({ BRAVE_API_KEY: 'b-x', EXA_API_KEY: 'e-x' }).search.providers).toEqual(['brave', 'exa', ...keyless]);
+    expect(loadConfig({ TAVILY_API_KEY: 'tvly-x', SEARCH_PROVIDERS: 'wikipedia' }).search.providers).toEqual(['wikipedia']);
+    // The banner says which are on, and how to add the web when none searches it.
+    expect(describeSearch(loadConfig({}).search.providers)).toBe(
+      'wikipedia, openalex, arxiv, pubmed, semanticscholar; no general web search: set SEARXNG_URL, TAVILY_API_KEY, BRAVE_API_KEY, EXA_API_KEY or SERPER_API_KEY',
+    );
+    expect(describeSearch(loadConfig({ TAVILY_API_KEY: 'tvly-x' }).search.providers)).toBe(
+      'tavily, wikipedia, openalex, arxiv, pubmed, semanticscholar',
+    );
     let err: unknown;
     try {
       loadConfig({ SEARCH_PROVIDERS: 'tavily,bing' });

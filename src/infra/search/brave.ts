@@ -51,7 +51,8 @@ export const brave = defineProvider({
     BRAVE_BASE_URL: z.url().default('https://api.search.brave.com').describe("Brave Search's API"),
   },
   needs: { variable: 'BRAVE_API_KEY', what: 'a Brave key' },
-  onByDefault: () => false,
+  onByDefault: (s) => s.BRAVE_API_KEY !== undefined,
+  turnedOnBy: 'BRAVE_API_KEY',
   rate: fixedRate(1),
   make: (s, c) => braveProvider({ apiKey: s.BRAVE_API_KEY!, baseUrl: s.BRAVE_BASE_URL, timeoutMs: c.timeoutMs }),
 });

@@ -74,7 +74,8 @@ export const exa = defineProvider({
     EXA_BASE_URL: z.url().default('https://api.exa.ai').describe("Exa's API"),
   },
   needs: { variable: 'EXA_API_KEY', what: 'an Exa key' },
-  onByDefault: () => false,
+  onByDefault: (s) => s.EXA_API_KEY !== undefined,
+  turnedOnBy: 'EXA_API_KEY',
   rate: fixedRate(5),
   make: (s, c) => exaProvider({ apiKey: s.EXA_API_KEY!, baseUrl: s.EXA_BASE_URL, timeoutMs: c.timeoutMs }),
 });

@@ -118,7 +118,8 @@ export const serper = defineProvider({
     SERPER_BASE_URL: z.url().default('https://google.serper.dev').describe("Serper's API"),
   },
   needs: { variable: 'SERPER_API_KEY', what: 'a Serper key' },
-  onByDefault: () => false,
+  onByDefault: (s) => s.SERPER_API_KEY !== undefined,
+  turnedOnBy: 'SERPER_API_KEY',
   rate: fixedRate(5),
   make: (s, c) => serperProvider({ apiKey: s.SERPER_API_KEY!, baseUrl: s.SERPER_BASE_URL, timeoutMs: c.timeoutMs }),
 });

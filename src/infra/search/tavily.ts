@@ -44,7 +44,8 @@ export const tavily = defineProvider({
     TAVILY_BASE_URL: z.url().default('https://api.tavily.com').describe("Tavily's API"),
   },
   needs: { variable: 'TAVILY_API_KEY', what: 'a Tavily key' },
-  onByDefault: () => false,
+  onByDefault: (s) => s.TAVILY_API_KEY !== undefined,
+  turnedOnBy: 'TAVILY_API_KEY',
   rate: fixedRate(5),
   make: (s, c) => tavilyProvider({ apiKey: s.TAVILY_API_KEY!, baseUrl: s.TAVILY_BASE_URL, timeoutMs: c.timeoutMs }),
 });
