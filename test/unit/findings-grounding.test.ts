@@ -2,6 +2,8 @@
 // right are put in the tool's shape; tool calls written as text are found, answers are left alone.
 import { describe, expect, it } from 'vitest';
 import { groundFindings } from '../../src/shared/citations';
+import { leadSentences, sourcesListed } from '../../src/activities/role-kit/cited';
+import type { StoredSource } from '../../src/activities/store';
 import { looseArgs, parseToolCalls } from '../../src/activities/role-kit/researcher-tools';
 import { toolCallsInText } from '../../src/activities/llm/text-tools';
 import { fitRequest, messageTokens, nextScale, promptTokensFromError, windowFromError } from '../../src/activities/llm/window';
@@ -25,6 +27,27 @@ describe('findings grounding', () => {
     expect(g.cited.sort()).toEqual(['S1a2b3c4d', 'S5e6f7a8b']);
     expect(g.dropped).toEqual(['S0f93beef']);
     expect(g.removedLinks.map((l) => l.url)).toEqual(['https://fabricated.example/x']);
+  });
+});
+
+describe('evidence listed by code', () => {
+  it('lists whole sentences, never a cut word or a tag', () => {
+    const page =
+      '<p>The levelised cost of solar power fell by about 89% between 2010 and 2022.</p> Module prices collapsed. ' +
+      'Cheaper balance-of-system hardware accounts for the rest of the decline across the decade.';
+    expect(leadSentences(page, 120)).toBe(
+      'The levelised cost of solar power fell by about 89% between 2010 and 2022. Module prices collapsed.',
+    );
+    expect(leadSentences(page, 400)).toMatch(
+      /Module prices collapsed\. Cheaper balance-of-system hardware accounts for the rest of the decline across the decade\.$/,
+    );
+    // One sentence longer than the room: cut at a word, and marked.
+    expect(leadSentences(page, 40)).toBe('The levelised cost of solar power fell…');
+    const listed = sourcesListed([
+      { sourceId: 'S1a2b3c4d', url: 'http://site.test/a', title: 'Solar [costs]', content: page, provider: 'crawl' } as StoredSource,
+    ]);
+    expect(listed.text).toBe(`- **Solar costs**: ${leadSentences(page, 400)} [S1a2b3c4d]`);
+    expect(listed.text).not.toMatch(/<\/?p>/);
   });
 });
 

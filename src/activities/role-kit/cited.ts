@@ -1,5 +1,6 @@
 // What the writing roles share: source and dependency blocks for prompts, and a cited document
 // written by a model, with every citation checked against the sources it was shown.
+import { sentencesOf } from '../../shared/summary';
 import { groundFindings } from '../../shared/citations';
 import { type PlanStep, type StepOutput } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
@@ -26,10 +27,23 @@ const LISTED_CHARS = 400;
 /** A cited text written by code from the sources: one line each, with its id. */
 export function sourcesListed(sources: StoredSource[]): { text: string; summary: string } {
   if (!sources.length) return { text: 'No sources were found.', summary: 'No sources were found.' };
-  const lines = sources.map(
-    (s) => `- **${s.title.replace(/[[\]*]/g, '')}**: ${s.content.replace(/\s+/g, ' ').trim().slice(0, LISTED_CHARS)} [${s.sourceId}]`,
-  );
+  const lines = sources.map((s) => `- **${s.title.replace(/[[\]*]/g, '')}**: ${leadSentences(s.content, LISTED_CHARS)} [${s.sourceId}]`);
   return { text: lines.join('\n'), summary: `${sources.length} source(s) found.` };
+}
+
+/**
+ * The whole sentences a text begins with, up to `max` characters (a first sentence longer than
+ * that cut at a word, marked …), without HTML tags: what code lists reads as text, not as a cut.
+ */
+export function leadSentences(text: string, max: number): string {
+  let out = '';
+  for (const sentence of sentencesOf(text.replace(/<\/?[a-z][^<>]{0,200}>/gi, ' '))) {
+    if (out && out.length + 1 + sentence.length > max) break;
+    out = out ? `${out} ${sentence}` : sentence;
+  }
+  if (out.length <= max) return out;
+  const cut = out.lastIndexOf(' ', max - 1);
+  return `${out.slice(0, cut > max / 2 ? cut : max - 1).replace(/[\s,;:]+$/, '')}…`;
 }
 
 /**
