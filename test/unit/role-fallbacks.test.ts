@@ -132,6 +132,27 @@ describe.skipIf(!ready)(`role fallbacks (${ready ? 'live' : missingReason()})`, 
     expect(await fallbackNotes(store, id)).toEqual([expect.stringMatching(/^Fallback \(rewrite\): the question itself was researched/)]);
   });
 
+  it("rewrite: its prompt's example copied for another topic is left out, and the question searched instead", async () => {
+    const example = promptExamples('rewrite')[0] as { researchQuestion: string; queries: string[] };
+    const alloy = 'Which properties make the Varnholt nickel-cobalt alloy suitable for turbine blades?';
+    // The example whole, and one query of the model's own.
+    const copy = { researchQuestion: example.researchQuestion, queries: [...example.queries, 'Varnholt alloy creep resistance'] };
+    server.script([{ match: bySchema('QueryExpansion'), reply: { json: copy } }]);
+    const id = newRun();
+    const r = await asActivity(id, () => planner().expandQueries({ researchId: id, question: alloy, locale: 'en-US', count: 3 }));
+    expect(r.expansion).toEqual({ researchQuestion: alloy, queries: ['Varnholt alloy creep resistance'] });
+    expect(await fallbackNotes(store, id)).toEqual([
+      `Correction (rewrite): ${example.queries.length + 1} text(s) of the rewrite repeated its prompt's example about another topic and were left out.`,
+    ]);
+    // For a question the example is about, the same answer stands.
+    const onTopic = newRun();
+    const same = await asActivity(onTopic, () =>
+      planner().expandQueries({ researchId: onTopic, question: QUESTION, locale: 'en-US', count: 3 }),
+    );
+    expect(same.expansion.queries).toEqual(example.queries);
+    expect(await fallbackNotes(store, onTopic)).toEqual([]);
+  });
+
   it('rewrite: a long answer is cut to the count asked for, not refused', async () => {
     const queries = Array.from({ length: 14 }, (_, i) => `solar query ${i}`);
     server.script([{ match: bySchema('QueryExpansion'), reply: { json: { researchQuestion: QUESTION, queries } } }]);

@@ -4,6 +4,7 @@
 import { LIMITS, type PlanStepDraft } from '../../shared/llm-outputs';
 import { type Plan, type PlanStep } from '../../shared/schemas';
 import { summarize } from '../../shared/plain';
+import { comparable, isExample, sharesTopic } from './prompt-copies';
 import type { Llm } from '../llm/call';
 import type { Store } from '../store';
 
@@ -122,23 +123,6 @@ function breakCycles(steps: PlanStep[], repairs: string[]): void {
   for (const s of steps) if (!state.has(s.id)) visit(s);
 }
 
-/** Words too common to show what a text is about (English; other languages' are rarely 4+ letters and this common). */
-const COMMON_WORDS = new Set(
-  (
-    'about after also been before between could does doing each find from have into just like made main many more most much ' +
-    'only other over same should since some such than that their them then there these they this those what when where which ' +
-    'while will with would your research sources source question answer step steps plan find know today year years'
-  ).split(' '),
-);
-/** Scripts written without spaces between words: no word-level comparison there. */
-const UNSPACED_SCRIPT = /[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/;
-
-/** A text's words that show what it is about: letters only, four or more, compared by their first five. */
-function topicWords(text: string): Set<string> {
-  const words = text.toLowerCase().match(/\p{L}{4,}/gu) ?? [];
-  return new Set(words.filter((w) => !COMMON_WORDS.has(w)).map((w) => w.slice(0, 5)));
-}
-
 /** How offTopicPlan's reason begins (a planner asked again knows it by it). */
 export const OFF_TOPIC = 'the plan is not about the question';
 
@@ -150,13 +134,9 @@ export const OFF_TOPIC = 'the plan is not about the question';
  * few words to compare.
  */
 export function offTopicPlan(plan: Plan, about: { question: string; context: string[]; exampleSteps: string[] }): string | undefined {
-  const example = new Set(about.exampleSteps.map((t) => t.trim().toLowerCase()));
-  if (!plan.steps.some((s) => example.has(s.title.trim().toLowerCase()))) return undefined;
+  if (!plan.steps.some((s) => isExample(s.title, about.exampleSteps))) return undefined;
   const reference = [about.question, ...about.context].join('\n');
-  if (UNSPACED_SCRIPT.test(reference)) return undefined;
-  const words = topicWords(reference);
-  if (topicWords(about.question).size < 2) return undefined;
-  const stray = plan.steps.filter((s) => ![...topicWords(`${s.title} ${s.description}`)].some((w) => words.has(w)));
-  if (stray.length < plan.steps.length) return undefined;
+  if (!comparable(reference)) return undefined;
+  if (plan.steps.some((s) => sharesTopic(`${s.title} ${s.description}`, reference))) return undefined;
   return `${OFF_TOPIC}: none of its steps (${plan.steps.map((s) => `"${summarize(s.title, 60)}"`).join(', ')}) shares a word with it; plan steps that research the question itself`;
 }

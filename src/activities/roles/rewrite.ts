@@ -8,8 +8,10 @@ import { type Usage } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { count, jsonPrompt, text } from '../llm/prompt-def';
+import { promptExamples } from '../llm/render';
 import type { Store } from '../store';
-import { activityKey, modelGaveUp, noteFallback } from '../role-kit/fallbacks';
+import { activityKey, modelGaveUp, noteCorrection, noteFallback } from '../role-kit/fallbacks';
+import { copiedOffTopic } from '../role-kit/prompt-copies';
 import { defineRole } from '../role-kit/role';
 
 /** The answer: a precise research question and diverse search queries. */
@@ -46,8 +48,19 @@ export function createRewriteActivities(deps: { llm: Llm; store: Pick<Store, 'ge
         { question: input.question, locale: input.locale, count: input.count, memory: memory?.content ?? '(no earlier questions)' },
         { researchId: input.researchId },
       );
-      const queries = distinct(r.output.queries).slice(0, input.count);
-      const researchQuestion = r.output.researchQuestion.trim() || userQuestion(input.question);
+      // The prompt's example copied for a question about something else is left out, said in the notes.
+      const asked = userQuestion(input.question);
+      const copied = (t: string) => copiedOffTopic(t, EXAMPLE_TEXTS, asked);
+      const kept = r.output.queries.filter((q) => !copied(q));
+      const written = r.output.researchQuestion.trim();
+      const copiedQuestion = written !== '' && copied(written);
+      const researchQuestion = written && !copiedQuestion ? written : asked;
+      const queries = distinct(kept).slice(0, input.count);
+      const left = r.output.queries.length - kept.length + (copiedQuestion ? 1 : 0);
+      if (left) {
+        const what = `${left} text(s) of the rewrite repeated its prompt's example about another topic and were left out`;
+        await noteCorrection(store, input.researchId, 'rewrite', activityKey(), what);
+      }
       return {
         expansion: { researchQuestion, queries: queries.length ? queries : fallbackQueries(researchQuestion, input.count) },
         usage: r.usage,
@@ -77,6 +90,12 @@ export const rewrite = defineRole({
   activities: () => ({}),
   answeredIn: { activity: 'researchBackground', module: 'src/activities/phases/background-phase.ts' },
 });
+
+/** The prompt's example answer, its research question and queries: what a copy of it repeats. */
+const EXAMPLE_TEXTS = promptExamples(REWRITE_PROMPT.file).flatMap((e) => [
+  ...(typeof e.researchQuestion === 'string' ? [e.researchQuestion] : []),
+  ...(Array.isArray(e.queries) ? e.queries.filter((q): q is string => typeof q === 'string') : []),
+]);
 
 /** The user's question out of the rewrite's input (the workflow appends the coordinator's reading). */
 function userQuestion(input: string): string {
