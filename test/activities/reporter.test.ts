@@ -264,7 +264,7 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
     expect(report.markdown).toContain('## Why\n\nModule prices collapsed and plants grew larger [1].');
     expect(report.markdown).not.toMatch(/Outlook|keep fal|cut off at the output limit -->/);
     expect(report.markdown).toContain(
-      "> Correction (reporter): the model's answer was cut off at its output limit: the report keeps what it finished, its unfinished last paragraph left out.",
+      "> Correction (reporter): the model's answer was cut off at its output limit: the report keeps the paragraphs it finished.",
     );
   });
 

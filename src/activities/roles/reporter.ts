@@ -120,8 +120,7 @@ export async function writeReport(deps: ReporterDeps, input: ReportInput): Promi
 /** Saves an accepted draft; one kept from an answer cut off at its output limit is said so in the notes. */
 async function keepDraft(deps: ReporterDeps, input: ReportInput, sources: ReportSources, d: Awaited<ReturnType<typeof askReport>>) {
   if (d.cut) {
-    const what =
-      "the model's answer was cut off at its output limit: the report keeps what it finished, its unfinished last paragraph left out";
+    const what = "the model's answer was cut off at its output limit: the report keeps the paragraphs it finished";
     await noteCorrection(deps.store, input.researchId, 'reporter', versionedKey('report-cut', input.version), what);
   }
   return saveDraft(deps.store, input, d.title, d.markdown, sources, d);
