@@ -197,6 +197,10 @@ async function askInBatches(
   const size = Math.max(1, Math.min(limits.batch, room));
   const batches: Pair[][] = [];
   for (let i = 0; i < pairs.length; i += size) batches.push(pairs.slice(i, i + size));
+  // A left-over batch is keyed by what it holds, not by when it was queued (parallel calls finish
+  // in any order): a retried activity reuses each logged answer for the claims it answered.
+  const first = batches.length;
+  const keyOf = (b: number, batch: Pair[]) => (b < first ? `claims-${b + 1}` : `claims-rest-${batch[0]!.id}-${batch.length}`);
   const verdicts = new Map<string, Verdict>();
   const usage: Usage = { promptTokens: 0, completionTokens: 0, costUsd: 0 };
   let next = 0;
@@ -210,7 +214,7 @@ async function askInBatches(
           CITATION_CHECK_PROMPT,
           { claims: batch.map(renderPair).join('\n\n'), count: batch.length },
           // An answer cut off at its limit keeps the verdicts it finished: the rest are asked again.
-          { researchId, key: `claims-${b + 1}`, salvage: salvageVerdicts },
+          { researchId, key: keyOf(b, batch), salvage: salvageVerdicts },
         );
       } catch (err) {
         if (!modelGaveUp(err)) throw err;
@@ -218,7 +222,7 @@ async function askInBatches(
           deps.store,
           researchId,
           'claim-check',
-          versionedKey(`batch-${b + 1}`, version),
+          versionedKey(keyOf(b, batch).replace('claims', 'batch'), version),
           `${batch.length} citation(s) were left unchecked`,
           err,
         );
