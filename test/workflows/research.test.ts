@@ -491,9 +491,11 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
   });
 
   it('counts the deadline from the start of the research, not from the time the plan waited for review', async () => {
-    const id = await start({ deadline: '3s' });
+    const id = await start({ deadline: '30s' });
     await waitFor(id, (s) => s.phase === 'reviewing');
-    await new Promise((r) => setTimeout(r, 3_500));
+    // The plan waits for review: a deadline counted from the submit would lose this time.
+    await new Promise((r) => setTimeout(r, 2_000));
+    const approvedAt = Date.now();
     await request(h.app).post(`/v1/research/${id}/plan/approve`).send({ planVersion: 1 }).expect(200);
     const r = await result(id);
     expect(r.steps).toEqual([
@@ -501,6 +503,11 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
       { id: 'b', status: 'completed', attempts: 1 },
     ]);
     expect(r.notes.join('\n')).not.toMatch(/time budget/);
+    // The steps were handed the deadline counted from the approval, whatever the machine's speed.
+    const history = await h.client.workflow.getHandle(`${id}/step/a`).fetchHistory();
+    const payload = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+    const { deadlineAt } = (JSON.parse(Buffer.from(payload.data!).toString()) as StepInput).budget!;
+    expect(deadlineAt).toBeGreaterThanOrEqual(approvedAt + 30_000);
   });
 
   it('hands a step what is left of the budget: the researcher answers once it has spent it', async () => {
