@@ -139,8 +139,9 @@ describe.skipIf(!ready)(
       const port = await freePort();
       const apiProc = spawnCli(['api'], { ...common(), API_HOST: '127.0.0.1', API_PORT: String(port), API_KEYS: `${KEY}=acme` });
       procs.push(apiProc);
-      apiUrl = (await apiProc.waitFor(/API listening on (http:\/\/\S+)/, 60_000))[1]!;
-    }, 240_000);
+      // Generous: the real server, the suite and two other passes share two cores while it starts.
+      apiUrl = (await apiProc.waitFor(/API listening on (http:\/\/\S+)/, 180_000))[1]!;
+    }, 300_000);
 
     afterAll(async () => {
       for (const p of procs) p.child.kill('SIGKILL');
