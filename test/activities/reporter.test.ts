@@ -28,6 +28,14 @@ const B = 'Sb1b2c3d4';
 const SOLAR = 'Solar LCOE fell 89% from 2010 to 2022 as module prices collapsed and plants grew larger. ';
 const WIND = 'Onshore wind costs fell by about 70% over the same years, with taller turbines. ';
 
+/** A report's key points citing both sources. */
+const KEY_POINTS = [
+  '## Key points',
+  '',
+  `- Solar LCOE fell 89% from 2010 to 2022 [${A}].`,
+  `- Onshore wind costs fell by about 70% [${B}].`,
+];
+
 /** Every claim supported: the verdicts name the ids the request shows. */
 const supportAll = (req: ChatRequest): Reply => ({
   json: {
@@ -168,12 +176,7 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
 
   it("keeps the model's cited summary on top, and the claim check removes an unsupported citation from it like any other", async () => {
     const id = await seed();
-    const markdown = [
-      '## Key points',
-      '',
-      `- Solar LCOE fell 89% from 2010 to 2022 [${A}].`,
-      `- Onshore wind costs fell by about 70% [${B}].`,
-    ].join('\n');
+    const markdown = KEY_POINTS.join('\n');
     const summary = `Wind costs fell 99% in a year [${B}]. Solar LCOE fell 89% from 2010 to 2022 [${A}].`;
     const rumourRejected = (req: ChatRequest): Reply => ({
       json: {
@@ -239,16 +242,7 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
 
   it('keeps a report cut off at its output limit up to its last finished paragraph, says so, and asks nothing again', async () => {
     const id = await seed();
-    const finished = [
-      '## Key points',
-      '',
-      `- Solar LCOE fell 89% from 2010 to 2022 [${A}].`,
-      `- Onshore wind costs fell by about 70% [${B}].`,
-      '',
-      '## Why',
-      '',
-      `Module prices collapsed and plants grew larger [${A}].`,
-    ].join('\n');
+    const finished = [...KEY_POINTS, '', '## Why', '', `Module prices collapsed and plants grew larger [${A}].`].join('\n');
     // The summary came first and was finished; the body stopped in a section that had only begun.
     const json = JSON.stringify({ title: 'Cheaper power', summary: `Solar and wind got far cheaper [${A}].`, markdown: finished });
     const cut = `${json.slice(0, -2)}\\n\\n## Outlook\\n\\nCosts will keep fal`;
