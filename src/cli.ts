@@ -25,7 +25,7 @@ import { findTemporalCli, startTemporalDevServer, type DevServer } from './infra
 import { ConfigError, LLM_NOT_CONFIGURED_MESSAGE } from './shared/errors';
 import { describeEmbeddings, describeModels, probeLlmServer } from './activities/knowledge/probe';
 import { startApiServer } from './server';
-import { bundleWorkflows, createWorker, workerVersion } from './worker';
+import { bundleWorkflows, createWorker, workerVersion, type WorkerGroup } from './worker';
 import { deploymentRouting, describeRouting } from './infra/deployment';
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
@@ -70,6 +70,21 @@ function onShutdown(log: Logger, cleanups: Cleanup[]): Promise<void> & { stopNow
     process.on('SIGTERM', () => void stop('SIGTERM'));
   });
   return Object.assign(done, { stopNow: (reason: string) => stopFn(reason) });
+}
+
+/** Stops the workers, saying what a stop waits for: the activities in flight may finish first,
+ *  within the grace time; a second Ctrl-C exits at once (their next attempt retries them). */
+async function stopWorker(worker: WorkerGroup, running: Promise<void>, config: Config, log: Logger): Promise<void> {
+  const busy = worker.inFlight();
+  if (busy) {
+    const grace = Math.round(config.worker.shutdownGraceMs / 1000);
+    log.warn(
+      `stopping: ${busy === 1 ? 'an activity' : `${busy} activities`} in flight may finish first (up to ${grace} s, WORKER_SHUTDOWN_GRACE_MS); ` +
+        'press Ctrl-C again to stop now (what is cut off is retried by the next worker)',
+    );
+  }
+  worker.shutdown();
+  await running;
 }
 
 async function startTemporal(config: Config, log: Logger): Promise<{ settings: TemporalConnectionSettings; dev?: DevServer }> {
@@ -135,10 +150,7 @@ async function runDev(given: Config, log: Logger): Promise<void> {
     cleanups.push(() => conns.close());
     const worker = await createWorker({ config, connection: conns.nativeConnection, pool: db.pool, workflowBundle, plugins });
     const running = worker.run();
-    cleanups.push(async () => {
-      worker.shutdown();
-      await running;
-    });
+    cleanups.push(() => stopWorker(worker, running, config, log));
     running.catch((err: unknown) => log.error('worker stopped', { err }));
     const builds = new EarlierBuilds({
       client: conns.client,
@@ -205,10 +217,7 @@ async function runWorker(config: Config, log: Logger): Promise<void> {
   }
   const worker = await createWorker({ config, connection: conns.nativeConnection, pool: db.pool, workflowBundle, plugins });
   const running = worker.run();
-  cleanups.push(async () => {
-    worker.shutdown();
-    await running;
-  });
+  cleanups.push(() => stopWorker(worker, running, config, log));
   const metricsServer = await serveMetrics(config.metrics.host, config.metrics.port);
   cleanups.push(() => new Promise<void>((r) => metricsServer.close(() => r())));
   log.info('worker polling', { taskQueue: config.temporal.taskQueue });

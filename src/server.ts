@@ -12,6 +12,8 @@ import { createRetriever } from './activities/knowledge/retrieve';
 import { createScheduleService } from './api/schedule-service';
 import { durationToMs } from './shared/plain';
 import { createStore } from './activities/store';
+import { listedModels } from './activities/knowledge/probe';
+import { modelCatalog } from './api/model-check';
 import type { Logger } from './infra/logger';
 import type { Config } from './config';
 import type { RetrySettings } from './shared/schemas';
@@ -38,7 +40,8 @@ export interface ApiServerDeps {
   log: Logger;
   preflight?: () => string | undefined;
   retry?: RetrySettings;
-  llm?: Pick<Config['llm'], 'models' | 'prices'>;
+  /** The LLM settings: prices for cost budgets, and the models a request may name. */
+  llm?: Config['llm'];
   /** WEBHOOK_*: webhooks are refused unless there is a secret to sign them with. */
   webhook?: Config['webhook'];
   knowledge: Config['knowledge'];
@@ -71,7 +74,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
     taskQueue: deps.taskQueue,
     store,
     ...(deps.retry ? { retry: deps.retry } : {}),
-    ...(deps.llm ? { llm: deps.llm } : {}),
+    ...(deps.llm ? { llm: deps.llm, modelCatalog: modelCatalog(deps.llm, () => listedModels({ llm: deps.llm! })) } : {}),
     webhook: { enabled: Boolean(deps.webhook?.secret), allowHosts: deps.webhook?.allowHosts ?? [] },
     fairness: deps.api.fairness,
     ...(deps.searchProviders ? { searchProviders: deps.searchProviders } : {}),

@@ -65,6 +65,11 @@ export class WorkerGroup {
     }
   }
 
+  /** Activities in flight on the group's workers. */
+  inFlight(): number {
+    return this.workers.reduce((n, w) => n + w.getStatus().numInFlightActivities, 0);
+  }
+
   shutdown(): void {
     clearInterval(this.sweeper);
     for (const w of this.workers) if (w.getState() === 'RUNNING') w.shutdown();

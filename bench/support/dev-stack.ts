@@ -36,9 +36,34 @@ export interface BenchStack {
   close(): Promise<void>;
 }
 
-export async function startBenchStack(opts: BenchStackOptions): Promise<BenchStack> {
+/** `deep-research dev` on fresh ports, with its data in `dir`, the given settings on top. */
+export async function spawnDev(
+  dir: string,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+  root?: string,
+): Promise<{ dev: Spawned; apiUrl: string; temporalAddress: string }> {
   const cli = findTemporalCli({ envPath: process.env.PATH, explicitPath: process.env.TEMPORAL_CLI_PATH, install: true });
-  if (!cli) throw new Error('no Temporal CLI');
+  if (!cli) throw new Error('no Temporal CLI (npm run temporal:install)');
+  const [tp, up, ap, pp] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const dev = spawnCli(
+    ['dev'],
+    {
+      DATA_DIR: dir,
+      TEMPORAL_CLI_PATH: cli.path,
+      TEMPORAL_PORT: String(tp),
+      TEMPORAL_UI_PORT: String(up),
+      API_PORT: String(ap),
+      PGLITE_PORT: String(pp),
+      ...env,
+    },
+    nodeArgs,
+    root,
+  );
+  return { dev, apiUrl: `http://127.0.0.1:${ap}`, temporalAddress: `127.0.0.1:${tp}` };
+}
+
+export async function startBenchStack(opts: BenchStackOptions): Promise<BenchStack> {
   const site = await new FixtureSite().start();
   const llm = await new ScriptedLlmServer().start();
   llm.latencyMs = opts.latencyMs;
@@ -49,17 +74,10 @@ export async function startBenchStack(opts: BenchStackOptions): Promise<BenchSta
     await db?.drop();
     await Promise.all([llm.close(), search.close(), site.close()]);
   };
-  const [tp, up, ap, pp] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const rate = opts.callRate ?? '1000';
-  const dev = spawnCli(
-    ['dev'],
+  const { dev, apiUrl, temporalAddress } = await spawnDev(
+    dir,
     {
-      DATA_DIR: dir,
-      TEMPORAL_CLI_PATH: cli.path,
-      TEMPORAL_PORT: String(tp),
-      TEMPORAL_UI_PORT: String(up),
-      API_PORT: String(ap),
-      PGLITE_PORT: String(pp),
       OPENAI_BASE_URL: llm.url,
       OPENAI_API_KEY: 'sk-bench',
       LOG_LEVEL: 'warn',
@@ -83,5 +101,5 @@ export async function startBenchStack(opts: BenchStackOptions): Promise<BenchSta
     await close();
     throw err;
   });
-  return { dev, apiUrl: `http://127.0.0.1:${ap}`, temporalAddress: `127.0.0.1:${tp}`, dir, llm, close };
+  return { dev, apiUrl, temporalAddress, dir, llm, close };
 }

@@ -13,6 +13,8 @@ const FLAGS = {
   json: { type: 'boolean' },
   'auto-approve': { type: 'boolean' },
   effort: { type: 'string' },
+  mode: { type: 'string' },
+  models: { type: 'string' },
   option: { type: 'string', multiple: true },
   out: { type: 'string' },
   status: { type: 'string' },

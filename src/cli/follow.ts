@@ -104,7 +104,11 @@ function eventLines(e: RunEvent): string[] {
       return [`  check of step ${d.step}: ${d.passed ? 'passed' : `sent back${d.feedback ? ` (${short(d.feedback, 100)})` : ''}`}`];
     }
     case 'think':
-      return [`  supervisor (after wave ${e.data.wave}): ${short(e.data.thought, 160)}`];
+      return [
+        e.data.wave !== undefined
+          ? `  supervisor (after wave ${e.data.wave}): ${short(e.data.thought, 160)}`
+          : `  step ${e.data.step} thinks: ${short(e.data.thought, 160)}`,
+      ];
     case 'usage':
       return [`  ${money(e.data)}`];
     case 'moved':

@@ -9,7 +9,8 @@ import { money, short } from './format';
 import { resolveCollection } from './kb';
 import type { ListedRun } from '../api/contract';
 import type { ListRunsQuery, PlanEditInput } from '../client';
-import { Effort } from '../shared/schemas';
+import { Effort, ResearchMode, type RunModels } from '../shared/schemas';
+import { LLM_ROLES } from '../shared/constants';
 import type { ResearchView, SteerInput } from '../shared/messages';
 
 const runId = ({ positionals, need }: CommandLine) => positionals[0] ?? need('a run id');
@@ -20,6 +21,8 @@ export const runCommand = defineCommand({
   name: 'run',
   usage: `  run "<question>" [--auto-approve] [--option k=v]... [--out FILE]   follow a run live, review at the prompt
       [--effort quick|standard|deep]   how much the run searches, plans and writes (a preset; --option overrides its parts)
+      [--mode plan|supervisor]         after the plan's steps: follow-up steps for gaps, or a supervisor's waves (deep's default)
+      [--models ROLE=MODEL,...]        the run's model for a role (researcher, reporter, ...): one the server allows
       [--session ID|new] [--collection NAME|ID]...   follow up in a session; search your documents
       [--user ID]                      whose memory the run reads and teaches (default: your key's; --option memory=false: none)`,
   parse: ({ positionals, flags, need }) => ({
@@ -29,6 +32,8 @@ export const runCommand = defineCommand({
     collections: flags.collection ?? [],
     options: {
       ...effortOption(flags.effort),
+      ...modeOption(flags.mode),
+      ...modelsOption(flags.models),
       ...parseOptions(flags.option ?? []),
       ...(flags['auto-approve'] ? { autoAcceptPlan: true } : {}),
     },
@@ -58,6 +63,32 @@ function effortOption(effort: string | undefined): { effort?: Effort } {
   const parsed = Effort.safeParse(effort);
   if (!parsed.success) throw new UsageError(`--effort must be ${Effort.options.join(', ')}, not "${effort}"`);
   return { effort: parsed.data };
+}
+
+/** --mode: how the run goes on after the plan's steps, checked before anything is sent. */
+function modeOption(mode: string | undefined): { researchMode?: ResearchMode } {
+  if (mode === undefined) return {};
+  const parsed = ResearchMode.safeParse(mode);
+  if (!parsed.success) throw new UsageError(`--mode must be ${ResearchMode.options.join(' or ')}, not "${mode}"`);
+  return { researchMode: parsed.data };
+}
+
+/** --models role=model,...: each role one of the roles, checked before anything is sent (the
+ *  server checks the models). */
+function modelsOption(models: string | undefined): { models?: RunModels } {
+  if (models === undefined) return {};
+  const out: Record<string, string> = {};
+  for (const pair of models
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    const role = pair.slice(0, Math.max(eq, 0)).trim();
+    if (eq < 1 || !(LLM_ROLES as readonly string[]).includes(role) || !pair.slice(eq + 1).trim())
+      throw new UsageError(`--models takes role=model pairs, a role being one of ${LLM_ROLES.join(', ')}; not "${pair}"`);
+    out[role] = pair.slice(eq + 1).trim();
+  }
+  return { models: out as RunModels };
 }
 
 export const statusCommand = defineCommand({

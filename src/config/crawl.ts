@@ -14,6 +14,11 @@ const crawlSettings = {
     .min(1)
     .default('deep-research-bot/0.1 (+https://github.com/deep-research)')
     .describe('the user agent pages are read as, and robots.txt is read for'),
+  CRAWL_PAGE_PARTS: int(1, 16)
+    .default(4)
+    .describe(
+      "parts a page longer than one extraction's budget (derived from the model's context window) is read in, each for the goal; a longer page is first reduced to the passages that bear most on the goal. `1`: reduce every long page to one extraction",
+    ),
   MCP_CONFIG: optionalString.describe('JSON file of MCP servers (see [MCP tools](tools.md#mcp-tools))'),
 };
 
@@ -25,6 +30,8 @@ export const crawlArea = area('Crawling and MCP tools', crawlSettings, (v) => ({
     connectTimeoutMs: v.CRAWL_CONNECT_TIMEOUT_MS,
     respectRobots: v.CRAWL_RESPECT_ROBOTS,
     userAgent: v.CRAWL_USER_AGENT,
+    /** Parts a long page is read in (CRAWL_PAGE_PARTS). */
+    pageParts: v.CRAWL_PAGE_PARTS,
   },
   /** JSON file listing MCP servers (stdio or streamable HTTP) and the roles that may use them. */
   mcp: { configPath: v.MCP_CONFIG },

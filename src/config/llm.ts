@@ -113,9 +113,10 @@ const llmSettings = {
       "the tokenizer family budgets are counted in: `auto` takes `o200k` for OpenAI's gpt-4o, gpt-4.1, gpt-5, o-series and gpt-oss models and `cl100k` for the rest (gpt-4, Qwen and Llama 3 descend from it)",
     ),
   LLM_PRICES: priceTable.describe('`model=input/output` USD per million tokens, comma-separated, for cost estimates'),
-  LLM_REWRITE_MODELS: hostList.describe(
-    "comma-separated models a report rewrite (`POST /v1/research/:id/report`, `model`) may name besides the roles' own models",
+  LLM_REQUEST_MODELS: hostList.describe(
+    "comma-separated models a request may name (a run's `options.models`, a rewrite's `model`) besides the roles' and the fallback's own and those the provider's models list serves",
   ),
+  LLM_REWRITE_MODELS: hostList.describe('deprecated: `LLM_REQUEST_MODELS`'),
   LLM_QUEUE_RATE: z.coerce
     .number()
     .positive()
@@ -152,8 +153,8 @@ export const llmArea = area('LLM', llmSettings, (v) => {
     apiKey: v.OPENAI_API_KEY,
     baseUrl: v.OPENAI_BASE_URL,
     models,
-    /** Models a report rewrite may name besides the roles' (LLM_REWRITE_MODELS). */
-    rewriteModels: v.LLM_REWRITE_MODELS,
+    /** Models a request may name besides the roles' own and the provider's list (LLM_REQUEST_MODELS). */
+    requestModels: [...v.LLM_REQUEST_MODELS, ...v.LLM_REWRITE_MODELS],
     /** The default time one model request may take (LLM_TIMEOUT_MS). */
     timeoutMs: v.LLM_TIMEOUT_MS,
     /** Per role (LLM_TIMEOUT_MS_<ROLE>, else LLM_TIMEOUT_MS): a request that takes longer while

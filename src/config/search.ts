@@ -8,7 +8,16 @@ import { area, int, invalidConfiguration, namedNumbers, optionalString, type Con
 const names = SEARCH_PROVIDERS.map((p) => p.name);
 const listed = (ps: readonly RegisteredProvider[]) => ps.map((p) => `\`${p.name}\``).join(', ');
 const web = SEARCH_PROVIDERS.filter((p) => p.topics.includes('general'));
-const onByDefault = SEARCH_PROVIDERS.filter((p) => p.onByDefault({}));
+const onByDefault = SEARCH_PROVIDERS.filter((p) => p.onByDefault({}) && !p.standsIn);
+const standIns = SEARCH_PROVIDERS.filter((p) => p.standsIn);
+
+/** The providers on when SEARCH_PROVIDERS is unset: each whose settings turn it on, a stand-in
+ *  for the web only while no other web provider is. */
+export function defaultProviders(settings: Record<string, Record<string, unknown>>): string[] {
+  const on = SEARCH_PROVIDERS.filter((p) => p.onByDefault(settings[p.name]!));
+  const otherWeb = on.some((p) => !p.standsIn && web.includes(p));
+  return on.filter((p) => !(p.standsIn && otherWeb)).map((p) => p.name);
+}
 const onBySetting = SEARCH_PROVIDERS.filter((p) => p.turnedOnBy).map((p) => `\`${p.name}\` when \`${p.turnedOnBy}\` is set`);
 const rates = SEARCH_PROVIDERS.map((p) => `\`${p.name}=${p.rate.of({})}\`${p.rate.note ? ` (${p.rate.note})` : ''}`).join(', ');
 
@@ -38,7 +47,7 @@ const searchSettings = {
             .filter(Boolean),
     )
     .describe(
-      `enabled providers: ${listed(web)} (the web), ${listed(SEARCH_PROVIDERS.filter((p) => !web.includes(p)))}; each query goes to those of its topic (see [Search providers](tools.md#search-providers)); unset: ${[listed(onByDefault), ...onBySetting].join(', and ')}`,
+      `enabled providers: ${listed(web)} (the web), ${listed(SEARCH_PROVIDERS.filter((p) => !web.includes(p)))}; each query goes to those of its topic (see [Search providers](tools.md#search-providers)); unset: ${[listed(onByDefault), ...onBySetting].join(', and ')}, and ${listed(standIns)} while no other web provider is on`,
     ),
   SEARCH_MAX_RESULTS: int(1, 20).default(5).describe('results kept per query'),
   SEARCH_TIMEOUT_MS: int(500, 120_000).default(15_000).describe('one provider request'),
@@ -53,11 +62,12 @@ export const searchArea = area(
   /** `values`: every provider's variables, parsed with their own schemas (`providerSettings`). */
   (v, values: Record<string, unknown>) => {
     const settings = Object.fromEntries(SEARCH_PROVIDERS.map((p) => [p.name, valuesOf(p, values)]));
-    const providers = v.SEARCH_PROVIDERS ?? SEARCH_PROVIDERS.filter((p) => p.onByDefault(settings[p.name]!)).map((p) => p.name);
+    const providers = v.SEARCH_PROVIDERS ?? defaultProviders(settings);
     checkNamed(v.SEARCH_PROVIDERS ?? [], settings);
     return {
       search: {
-        /** Enabled providers; by default the keyless ones, SearXNG when SEARXNG_URL is set and each keyed one whose key is. */
+        /** Enabled providers; by default the keyless ones, SearXNG when SEARXNG_URL is set, each keyed one
+         *  whose key is, and DuckDuckGo while none of those searches the web. */
         providers,
         maxResults: v.SEARCH_MAX_RESULTS,
         timeoutMs: v.SEARCH_TIMEOUT_MS,
@@ -73,10 +83,15 @@ export const searchArea = area(
   },
 );
 
-/** The banner's line about search: the providers on, and how to add the web when none searches it. */
+/** The banner's line about search: the providers on, and how to add (or better) the web when
+ *  none or only a keyless stand-in searches it. */
 export function describeSearch(providers: string[]): string {
   const on = providers.join(', ') || 'none';
-  if (providers.some((name) => web.some((p) => p.name === name))) return on;
+  const webOn = web.filter((p) => providers.includes(p.name));
+  if (webOn.some((p) => !p.standsIn)) return on;
   const ways = SEARCH_PROVIDERS.filter((p) => p.turnedOnBy && web.includes(p)).map((p) => p.turnedOnBy!);
-  return `${on}; no general web search: set ${ways.slice(0, -1).join(', ')} or ${ways.at(-1)}`;
+  const set = `set ${ways.slice(0, -1).join(', ')} or ${ways.at(-1)}`;
+  return webOn.length
+    ? `${on}; the web from ${webOn.map((p) => p.name).join(', ')}'s results page, keyless and rate-limited: ${set} for a search API`
+    : `${on}; no general web search: ${set}`;
 }

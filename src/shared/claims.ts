@@ -128,6 +128,9 @@ export function evidenceFor(sentence: string, evidence: string, maxChars = 1800)
     .join('\n[…]\n');
 }
 
+/** Citations side by side, with the blank before them: "[1][2]", " [1], [3]". Not links. */
+const CITATION_GROUP = /(\s*)\[\d+\](?!\()(?:[ \t]*[,;]?[ \t]*\[\d+\](?!\())*/g;
+
 /**
  * Removes the citations `drop` names (claim index → numbers) from their sentences and nothing else;
  * a sentence keeps its text and its other citations.
@@ -138,9 +141,15 @@ export function removeCitations(body: string, claims: CitedClaim[], drop: Map<nu
   for (const i of order) {
     const c = claims[i]!;
     const numbers = drop.get(i)!;
-    const piece = out
-      .slice(c.start, c.end)
-      .replace(/(\s*)\[(\d+)\](?!\()/g, (m, _space: string, n: string) => (numbers.has(Number(n)) ? '' : m));
+    // A group of citations ("[1], [2], [3]") keeps its other numbers with its own separator: no
+    // ",," or ", ," is left where one went.
+    const piece = out.slice(c.start, c.end).replace(CITATION_GROUP, (group: string, space: string) => {
+      const all = [...group.matchAll(/\[(\d+)\]/g)].map((m) => m[1]!);
+      const kept = all.filter((n) => !numbers.has(Number(n)));
+      if (kept.length === all.length) return group;
+      const sep = /\]([ \t]*[,;]?[ \t]*)\[/.exec(group)?.[1] ?? '';
+      return kept.length ? `${space}${kept.map((n) => `[${n}]`).join(sep)}` : '';
+    });
     out = out.slice(0, c.start) + piece + out.slice(c.end);
   }
   return out;

@@ -103,8 +103,14 @@ export const VerdictEventData = z.object({
 });
 export type VerdictEventData = z.infer<typeof VerdictEventData>;
 
-/** `think`: a reflection the supervisor wrote after a wave of steps (researchMode `supervisor`). */
-export const ThinkEventData = z.object({ wave: z.number().int(), thought: z.string() });
+/** `think`: a reflection written down: by the supervisor after a wave of steps (researchMode
+ *  `supervisor`, with the wave), or by a researcher between its tool calls (with the step). */
+export const ThinkEventData = z.object({
+  wave: z.number().int().optional(),
+  step: z.string().optional(),
+  attempt: z.number().int().optional(),
+  thought: z.string(),
+});
 export type ThinkEventData = z.infer<typeof ThinkEventData>;
 
 /** `steer`: a steering message the run took, and what it did (the note it wrote). */

@@ -67,6 +67,9 @@ export const CrawlArgs = z
     goal: z.string().min(1).describe('What to look for on these pages'),
   })
   .strict();
+/** A reflection written down between tool calls (the researcher's and the supervisor's `think`):
+ *  nothing is searched; it is recorded in the run's timeline. */
+export const ThinkArgs = z.object({ reflection: cappedText(2_000).describe('What the findings show, what is missing, what to do next') });
 export const KnowledgeSearchArgs = z
   .object({
     query: z.string().trim().min(1),
@@ -116,5 +119,6 @@ export type ToolCall =
   | { id: string; name: 'web_search'; args: z.infer<typeof WebSearchArgs> }
   | { id: string; name: 'crawl'; args: z.infer<typeof CrawlArgs> }
   | { id: string; name: 'knowledge_search'; args: z.infer<typeof KnowledgeSearchArgs> }
+  | { id: string; name: 'think'; args: z.infer<typeof ThinkArgs> }
   | { id: string; name: 'python'; args: z.infer<typeof PythonArgs> }
   | { id: string; name: 'mcp'; server: string; tool: string; args: Record<string, unknown> };

@@ -57,6 +57,10 @@ export function summarize(text: string, max = SUMMARY_MAX_CHARS): string {
 /** Python calls of one researcher step attempt are numbered by their place in the conversation,
  *  far below this (at most 30 rounds of a few calls each). */
 export const PYTHON_RUNS_PER_ATTEMPT = 100_000;
+
+/** The fewest tool rounds (maxToolRounds) a step needs to be offered the researcher's `think`: a
+ *  quick run's 4 go to searching and reading. */
+export const THINK_MIN_TOOL_ROUNDS = 5;
 /** The sandbox run number (SandboxInput.attempt) of the python call at conversation position `seq`:
  *  unique in the step across its attempts, and so are its artifacts' ids. */
 export function pythonRunNumber(attempt: number, seq: number): number {

@@ -31,7 +31,9 @@ export const RewriteOptions = z
       .trim()
       .regex(/^[\x21-\x7e]{1,200}$/, 'model must be a model name')
       .optional()
-      .describe("the model that writes this version: one the operator allows (the roles' models and LLM_REWRITE_MODELS)"),
+      .describe(
+        "the model that writes this version: one the server allows (the roles' and fallback's models, LLM_REQUEST_MODELS, the provider's list)",
+      ),
   })
   .strict()
   .refine((o) => REWRITE_FIELDS.some((f) => o[f] !== undefined), {

@@ -349,3 +349,66 @@ export function reportFromFindings(args: { question: string; findings: Finding[]
   const sections = parts.map((f) => `## ${findingHeading(f)}\n\n${findingText(f)}`);
   return { title, draft: [`## Overview\n\n${overview}`, ...sections].join('\n\n') };
 }
+
+/**
+ * A draft that goes on to repeat its own prompt, as small models do once they run out of report:
+ * the prompt's data blocks (`<findings>`, `<finding key=…>`, a block's label as a heading, "User
+ * message" for `user_message`) or its date line. The draft is kept up to where that starts (a
+ * heading that introduces it included); `cut` says whether anything was left out.
+ */
+export function cutPromptEcho(markdown: string, blockLabels: readonly string[]): { markdown: string; cut: boolean } {
+  const labels = [...new Set([...blockLabels, 'finding', 'source'])];
+  const tag = new RegExp(`^\\s*</?(?:${labels.join('|')})\\b`, 'i');
+  const named = labels.filter((l) => l.includes('_')).map((l) => l.replace(/_/g, ' '));
+  const heading = new RegExp(`^#{1,6}\\s*(?:${[...named, 'current date and time'].join('|')})\\s*:?\\s*$`, 'i');
+  const lines = markdown.split('\n');
+  const at = lines.findIndex((l) => tag.test(l) || heading.test(l.trim()) || /^\s*current date and time:/i.test(l));
+  if (at < 0) return { markdown, cut: false };
+  let from = at;
+  while (from > 0 && !lines[from - 1]!.trim()) from--;
+  if (from > 0 && /^#{1,6}\s/.test(lines[from - 1]!.trim()) && !heading.test(lines[from - 1]!.trim())) from--;
+  return { markdown: lines.slice(0, from).join('\n').trimEnd(), cut: true };
+}
+
+const squeeze = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[`*_]/g, '')
+    .replace(/\s+/g, ' ')
+    .replace(/[\s.:;,]+$/, '')
+    .trim();
+
+/**
+ * Headings as a reader expects them from a model that copied its prompt's layout: a heading that
+ * goes on with the prompt's own words after a colon ("## Key points: 3 to 6 bullets, each …")
+ * keeps its name, a trailing colon goes, and a heading left with nothing under it before the next
+ * heading of its level or above is dropped; so is a last line cut off inside its Markdown (an
+ * unclosed bold or link). `promptText`: the prompt the draft was written from.
+ */
+export function tidyHeadings(markdown: string, promptText: string): { markdown: string; changed: boolean } {
+  const prompt = squeeze(promptText);
+  const all = markdown.split('\n');
+  // A last line cut off mid-Markdown ("- **Velmar", an open link) ends the draft as no reader would.
+  const broken = (l: string) => (l.match(/\*\*/g)?.length ?? 0) % 2 === 1 || /\[[^\]]*$|\]\([^)]*$/.test(l);
+  const ends = (l: string) => !l.trim() || broken(l) || /^#{1,6}\s/.test(l.trim());
+  while (all.length && ends(all.at(-1)!)) all.pop();
+  const lines = all.map((line) => {
+    const m = /^(#{1,6})\s+([^:\n]{1,80}?)\s*:\s*(.*)$/.exec(line.trim());
+    if (!m) return line;
+    const rest = squeeze(m[3]!);
+    return !rest || (rest.length >= 12 && prompt.includes(rest)) ? `${m[1]} ${m[2]}` : line;
+  });
+  const level = (l: string) => /^(#{1,6})\s/.exec(l.trim())?.[1]!.length;
+  const kept = lines.filter((l, i) => {
+    const own = level(l);
+    if (own === undefined) return true;
+    const next = lines.slice(i + 1).find((x) => x.trim());
+    const nextLevel = next === undefined ? 0 : level(next);
+    return !(nextLevel !== undefined && nextLevel <= own);
+  });
+  const out = kept
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .replace(/^\n+/, '');
+  return { markdown: out, changed: out !== markdown };
+}

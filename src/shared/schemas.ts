@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PlanEdit as PlanEditSchema } from './update-schemas';
 import { NotifyWhen } from './changes';
-import { DEFAULT_MAX_OUTAGE, SUMMARY_MAX_CHARS } from './constants';
+import { DEFAULT_MAX_OUTAGE, LLM_ROLES, SUMMARY_MAX_CHARS } from './constants';
 import { canonicalLocale } from './locale';
 import { RunUser, UserId, UserWords } from './memory';
 
@@ -62,6 +62,20 @@ export type TimeRange = z.infer<typeof TimeRange>;
 /** How the research is organised: a plan reviewed up front (with gap reflection after the team),
  *  or a supervisor that decides after each wave of steps whether to delegate more. */
 export const ResearchMode = z.enum(['plan', 'supervisor']);
+
+/** A model name as a client gives it (printable ASCII, no spaces). */
+export const ModelName = z
+  .string()
+  .trim()
+  .regex(/^[\x21-\x7e]{1,200}$/, 'model must be a model name');
+
+/** A run's models by role (`{"researcher": "gpt-4.1-mini", "reporter": "gpt-4.1"}`): each must
+ *  be one the server allows (its roles' and fallback's models, LLM_REQUEST_MODELS, and what its
+ *  provider lists). */
+export const RunModels = z.partialRecord(z.enum(LLM_ROLES), ModelName).refine((m) => Object.keys(m).length > 0, {
+  message: 'name a model for at least one role',
+});
+export type RunModels = z.infer<typeof RunModels>;
 export type ResearchMode = z.infer<typeof ResearchMode>;
 
 export const ResearchOptions = z
@@ -111,17 +125,30 @@ export const ResearchOptions = z
       .optional(),
     /** Absent: `plan`. */
     researchMode: ResearchMode.optional(),
+    /** The model of each role this run names (others: the server's); each one the server allows. */
+    models: RunModels.optional(),
     /** False: the run neither reads nor teaches the user's memory (absent: on, unless the key is off). */
     memory: z.boolean().optional(),
   })
   .strict();
 export type ResearchOptions = z.infer<typeof ResearchOptions>;
 
-/** What each effort sets: search queries, plan size, tool rounds, reruns, gap loops, report length. */
+/** What each effort sets: search queries, plan size, tool rounds, reruns, gap loops, report length,
+ *  and for a deep run the supervisor. */
 export const EFFORT_PRESETS = {
   quick: { queryCount: 2, maxSteps: 2, maxToolRounds: 4, maxReflectionAttempts: 0, maxResearchLoops: 0, reportLength: 'brief' },
   standard: { queryCount: 3, maxSteps: 4, maxToolRounds: 8, maxReflectionAttempts: 2, maxResearchLoops: 1, reportLength: 'standard' },
-  deep: { queryCount: 5, maxSteps: 8, maxToolRounds: 14, maxReflectionAttempts: 3, maxResearchLoops: 2, reportLength: 'long' },
+  // A deep run is led by the supervisor (think, delegate a wave, decide when done); `researchMode:
+  // "plan"` in the request keeps gap reflection instead.
+  deep: {
+    queryCount: 5,
+    maxSteps: 8,
+    maxToolRounds: 14,
+    maxReflectionAttempts: 3,
+    maxResearchLoops: 2,
+    reportLength: 'long',
+    researchMode: 'supervisor',
+  },
 } as const satisfies Record<Effort, Partial<ResearchOptions>>;
 
 /** The request's options with its effort preset under them: what the request sets wins. */

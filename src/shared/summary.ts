@@ -128,7 +128,10 @@ export function summaryFromDraft(grounded: string, references: number): string {
     .replace(/```[\s\S]*?```/g, '')
     .split('\n')
     .filter((l) => !/^\s*(?:#{1,6}\s|\||>)/.test(l));
-  const items = blocks.filter((l) => /^\s*(?:[-*+]|\d+[.)])\s+/.test(l)).map(plainText);
+  // An item code listed ("- **Page title**: what it says") gives what it says, not its title.
+  const items = blocks
+    .filter((l) => /^\s*(?:[-*+]|\d+[.)])\s+/.test(l))
+    .map((l) => plainText(l.replace(/^\s*(?:[-*+]|\d+[.)])\s+\*\*[^*\n]{1,200}\*\*\s*:\s*/, '')));
   const prose = blocks
     .filter((l) => !/^\s*(?:[-*+]|\d+[.)])\s+/.test(l))
     .join('\n')
@@ -140,10 +143,28 @@ export function summaryFromDraft(grounded: string, references: number): string {
     if (wordCount([...picked, s].join(' ')) > SUMMARY_LIMITS.words) return;
     picked.push(s);
   };
-  for (const item of items) take(sentencesOf(item).find(known) ?? '');
-  for (const p of prose) for (const s of sentencesOf(p)) if (known(s)) take(s);
-  if (!picked.length) for (const s of sentencesOf([...items, ...prose].join(' '))) take(s);
+  for (const item of items) take(wholeSentences(item).find(known) ?? '');
+  for (const p of prose) for (const s of wholeSentences(p)) if (known(s)) take(s);
+  if (!picked.length) for (const s of wholeSentences([...items, ...prose].join(' '))) take(s);
   return picked.filter(Boolean).join(' ');
+}
+
+/**
+ * The sentences of a text that read as sentences in a summary: a list run into one line
+ * ("Figures: - Density: 2.71 g/cm³. - …") split at its marks, its lead-in ending in a colon left
+ * out, and so is a label with a value ("Density: 2.71 g/cm³.", a colon in six words or fewer) and
+ * text that does not end as a sentence does (a list of titles and citations).
+ */
+function wholeSentences(text: string): string[] {
+  return sentencesOf(text)
+    .flatMap((s) => s.split(/(?:^|\s)[-*+]\s+(?=\S)/))
+    .map((s) => s.trim())
+    .filter((s) => {
+      const bare = s.replace(/\[\d+\]/g, '').trim();
+      // A sentence ends as one; a list of titles and citations ("Velmar datasheet — [1]") does not.
+      const ended = /[.!?。！？]["'”’)\]]*$/u.test(bare);
+      return ended && !(bare.includes(':') && wordCount(bare) <= 6);
+    });
 }
 
 export interface SummarizedDraft {

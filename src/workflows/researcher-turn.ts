@@ -2,6 +2,7 @@
 // the round's, room for what it may do, and after a context-length error the conversation's old
 // tool results shortened and the turn asked again.
 import { ErrorType } from '../shared/errors';
+import { THINK_MIN_TOOL_ROUNDS } from '../shared/plain';
 import type { StepInput } from '../shared/schemas';
 import type { McpToolSpec } from '../activities/mcp';
 import type { ToolResultInput } from '../activities/role-kit/conversation';
@@ -82,6 +83,7 @@ function turnInputOf(input: StepInput, convKey: string, turn: TurnRequest) {
     mcpTools: turn.mcpTools,
     ...(input.knowledge ? { knowledge: true } : {}),
     python: true,
+    ...((input.maxToolRounds ?? 8) >= THINK_MIN_TOOL_ROUNDS ? { think: true } : {}),
     ...(turn.userPages ? { userPages: turn.userPages } : {}),
     ...(turn.discoverMcp ? { discoverMcp: true } : {}),
     ...(turn.webTools ? { webTools: turn.webTools } : {}),

@@ -121,6 +121,10 @@ export async function runTool(
     case 'mcp':
       await callMcpTool(calls, call, common, notes, keep);
       return ZERO_USAGE;
+    case 'think':
+      // Written down by the next turn (a worker without web tools did not answer it in the turn).
+      keep({ ...common, think: call.args.reflection });
+      return ZERO_USAGE;
     default:
       throw ApplicationFailure.nonRetryable(
         `tool ${(call as { name: string }).name} is not available to this researcher`,

@@ -56,6 +56,11 @@ describe.skipIf(!ready)(`crawl activity (${ready ? 'live' : missingReason()})`, 
         match: bySchema('PageExtract'),
         reply: (req) => {
           const text = userText(req);
+          // As the 0.5B model read a datasheet: nothing found, where the page states every figure.
+          if (text.includes('Velmar'))
+            return {
+              json: { relevant: false, evidence: 'The page does not contain any relevant information.', summary: 'Nothing relevant.' },
+            };
           const figure = /(\d[\d.,]* (?:US dollars per kilowatt-hour|GW))/.exec(text)?.[1] ?? 'nothing';
           return { json: { relevant: figure !== 'nothing', evidence: `The page states ${figure}.`, summary: `Reports ${figure}.` } };
         },
@@ -95,6 +100,28 @@ describe.skipIf(!ready)(`crawl activity (${ready ? 'live' : missingReason()})`, 
     const again = await run(url);
     expect(again).toMatchObject({ status: 'ok', cached: true, sourceId: r.sourceId });
     expect(site.hits.filter((h) => h === '/articles/solar-costs.html').length).toBe(hitsBefore);
+  });
+
+  it("takes a page's own figures for the goal over a reading that found nothing on it", async () => {
+    const body = [
+      '<p>The Velmar alloy datasheet, issued by Korsholm Metals for engineers who cast it.</p>',
+      '<p>Velmar has a tensile strength of 610 MPa after ageing, and a density of 2.71 g/cm3.</p>',
+      '<p>Contact the sales office for samples and the latest terms of delivery in Europe.</p>',
+    ].join('');
+    site.route('/velmar/datasheet.html', (_req, res) => {
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(`<html><head><title>Velmar datasheet</title></head><body><article>${body}</article></body></html>`);
+    });
+    const r = await run(`${site.url}/velmar/datasheet.html`, 'Velmar alloy tensile strength and density');
+    expect(r).toMatchObject({
+      status: 'ok',
+      relevant: true,
+      summary: 'Velmar has a tensile strength of 610 MPa after ageing, and a density of 2.71 g/cm3.',
+    });
+    const { rows } = await pool.query('SELECT content FROM sources WHERE research_id = $1 AND source_id = $2', [researchId, r.sourceId]);
+    expect(rows[0].content).not.toContain('does not contain');
+    expect(rows[0].content).toContain('- Velmar has a tensile strength of 610 MPa after ageing, and a density of 2.71 g/cm3.');
   });
 
   it('reads the text of a PDF', async () => {

@@ -207,6 +207,37 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
     expect(v.grounding).toMatchObject({ removed: 1, supported: 3 });
   });
 
+  it('keeps, flagged, a citation the model calls unsupported when the source states every figure of the sentence', async () => {
+    const id = await seed();
+    const markdown = [...KEY_POINTS, `- Solar fell 75% from 2010 to 2022 [${A}].`].join('\n');
+    const summary = `Solar LCOE fell 89% from 2010 to 2022 [${A}].`;
+    const allRejected = (req: ChatRequest): Reply => ({
+      json: {
+        verdicts: [...String(req.messages.at(-1)?.content ?? '').matchAll(/<claim id="(c\d+)">/g)].map((m) => ({
+          id: m[1],
+          verdict: 'unsupported',
+          reason: 'Not stated.',
+        })),
+      },
+    });
+    server.script([
+      { name: 'reporter', match: bySchema('ReportDraft'), reply: { json: { title: 'Costs', markdown, summary } } },
+      { name: 'verify', match: bySchema('CitationVerdicts'), reply: allRejected },
+    ]);
+    await inActivity('report', () => reporter.writeReport(input(id)));
+    await inActivity('verify', () => verifier.verifyCitations(input(id)));
+    const report = (await store.getReport(id))!;
+    // 89%, 2010 and 2022 are in the source: kept and flagged. 75% is not: removed. Wind's "about 70%" is there too.
+    expect(report.markdown).toContain('Solar LCOE fell 89% from 2010 to 2022 [1].');
+    expect(report.markdown).toContain('- Solar fell 75% from 2010 to 2022.');
+    expect(report.citationChecks).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ claim: 'Solar LCOE fell 89% from 2010 to 2022.', verdict: 'partial', action: 'flagged' }),
+        expect.objectContaining({ claim: 'Solar fell 75% from 2010 to 2022.', verdict: 'unsupported', action: 'removed' }),
+      ]),
+    );
+  });
+
   it('asks again once for a one-sentence report, then publishes the report code puts together, with a note', async () => {
     const id = await seed(30);
     server.script([

@@ -1,8 +1,9 @@
-// PubMed, Semantic Scholar, Exa and Serper against doubles that answer in each API's real shapes
-// (test/support/provider-apis.ts): the hits parsed from their answers with publication dates,
+// PubMed, Semantic Scholar, Exa, Serper and DuckDuckGo's results page against doubles that answer in each API's real shapes
+// (test/support/provider-apis.ts, test/support/duckduckgo.ts): the hits parsed from their answers with publication dates,
 // the requests they make (keys, time ranges), and their error and rate-limit answers kept as a
 // ProviderHttpError with the status (and Retry-After) the webSearch activity decides on.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { duckduckgoProvider, parseResultsPage, resultUrl } from '../../src/infra/search/duckduckgo';
 import { exaProvider } from '../../src/infra/search/exa';
 import { ProviderHttpError } from '../../src/infra/search/http';
 import { buildProviders } from '../../src/activities/search/providers';
@@ -11,6 +12,7 @@ import { semanticScholarProvider } from '../../src/infra/search/semantic-scholar
 import { googleDate, serperProvider, serperTbs } from '../../src/infra/search/serper';
 import { loadConfig } from '../../src/config';
 import { ConfigError } from '../../src/shared/errors';
+import { FakeDuckDuckGo } from '../support/duckduckgo';
 import { FakeProviderApi } from '../support/provider-apis';
 
 const opts = { maxResults: 5 };
@@ -239,7 +241,9 @@ describe('configuration of the new providers', () => {
     expect([...buildProviders({ ...config, userAgent: 'ua' }).keys()]).toEqual(['exa', 'serper', 'pubmed', 'semanticscholar']);
     expect(config.rateLimits).toMatchObject({ pubmed: 4, semanticscholar: 1, exa: 5, serper: 5 });
     expect(loadConfig({}).search.rateLimits.pubmed).toBe(1);
-    expect(loadConfig({}).search.providers).toEqual(['wikipedia', 'openalex', 'arxiv', 'pubmed', 'semanticscholar']);
+    expect(loadConfig({}).search.providers).toEqual(['duckduckgo', 'wikipedia', 'openalex', 'arxiv', 'pubmed', 'semanticscholar']);
+    expect(loadConfig({}).search.rateLimits.duckduckgo).toBe(1);
+    expect(() => loadConfig({ DUCKDUCKGO_REGION: 'English' })).toThrow(/DUCKDUCKGO_REGION/);
     let err: unknown;
     try {
       loadConfig({ SEARCH_PROVIDERS: 'exa,serper' });
@@ -254,5 +258,69 @@ describe('configuration of the new providers', () => {
     expect(() =>
       buildProviders({ ...config, settings: { ...config.settings, exa: { EXA_BASE_URL: 'https://api.exa.ai' } }, userAgent: 'ua' }),
     ).toThrow('search provider exa needs EXA_API_KEY');
+  });
+});
+
+describe("DuckDuckGo (the HTML results page, the defaults' keyless web)", () => {
+  const ddg = new FakeDuckDuckGo((q) =>
+    q === 'nothing at all'
+      ? []
+      : Array.from({ length: 12 }, (_, i) => ({
+          url: `https://example.org/solar/${i}?ref=ddg&x=1`,
+          title: `Solar prices & panels #${i}`,
+          content: `Module prices fell to 0.11 USD/W in 2024 (page ${i}), said "the report".`,
+          ...(i === 0 ? { date: '2024-03-05T00:00:00.0000000' } : {}),
+        })),
+  );
+  beforeAll(async () => void (await ddg.start()));
+  afterAll(() => ddg.close());
+  const provider = () => duckduckgoProvider({ baseUrl: ddg.url, region: 'uk-en', timeoutMs: 2_000, userAgent: 'deep-research-test' });
+
+  it('reads the organic results: the redirect unwrapped, the ad left out, bold and entities gone, the date kept', async () => {
+    const hits = await provider().search('solar module prices', {
+      maxResults: 3,
+      timeRange: { from: new Date(Date.now() - 3 * 86_400_000).toISOString().slice(0, 10) },
+    });
+    expect(hits).toEqual([
+      {
+        title: 'Solar prices & panels #0',
+        url: 'https://example.org/solar/0?ref=ddg&x=1',
+        content: 'Module prices fell to 0.11 USD/W in 2024 (page 0), said "the report".',
+        score: 1,
+        source: 'duckduckgo',
+        published: '2024-03-05',
+      },
+      expect.objectContaining({ url: 'https://example.org/solar/1?ref=ddg&x=1', score: 0.5 }),
+      expect.objectContaining({ url: 'https://example.org/solar/2?ref=ddg&x=1' }),
+    ]);
+    // The form the page itself posts, the region, the last-week filter (a 3-day range), the agent.
+    expect(ddg.requests.at(-1)).toEqual({
+      method: 'POST',
+      form: { q: 'solar module prices', b: '', kl: 'uk-en', df: 'w' },
+      userAgent: 'deep-research-test',
+    });
+    // Ten a page, whatever is asked.
+    expect(await provider().search('solar module prices', { maxResults: 20 })).toHaveLength(10);
+    expect(await provider().search('nothing at all', opts)).toEqual([]);
+  });
+
+  it('takes the bot check (a 202, or the page that carries it) as a rate limit, never as no results', async () => {
+    ddg.botCheckNext();
+    const err = await failure(provider().search('solar', opts));
+    expect(err).toBeInstanceOf(ProviderHttpError);
+    expect(err!.status).toBe(429);
+    expect(err!.message).toBe('DuckDuckGo answered 202 with its bot check instead of results (too many requests)');
+    ddg.botCheckNext(200);
+    expect((await failure(provider().search('solar', opts)))!.status).toBe(429);
+    expect(await provider().search('solar', opts)).toHaveLength(5);
+  });
+
+  it('reads a redirect, a direct link, and refuses an ad or a link that is no web page', () => {
+    expect(resultUrl('//duckduckgo.com/l/?uddg=https%3A%2F%2Fa.example%2Fp%3Fq%3D1&rut=ab')).toBe('https://a.example/p?q=1');
+    expect(resultUrl('https://b.example/x')).toBe('https://b.example/x');
+    expect(resultUrl('https://duckduckgo.com/y.js?ad_domain=ads.example')).toBeUndefined();
+    expect(resultUrl('//duckduckgo.com/l/?uddg=javascript%3Aalert(1)')).toBeUndefined();
+    expect(resultUrl('/html/?q=next')).toBeUndefined();
+    expect(parseResultsPage('<div class="result"><a class="result__a" href="mailto:x@y">x</a></div>')).toEqual([]);
   });
 });

@@ -236,15 +236,20 @@ describe('merging, routing and configuration', () => {
 
   it('uses the keyless providers by default and names what a chosen provider needs', () => {
     const keyless = ['wikipedia', 'openalex', 'arxiv', 'pubmed', 'semanticscholar'];
-    expect(loadConfig({}).search.providers).toEqual(keyless);
+    // DuckDuckGo stands in for the web until another web provider is on.
+    expect(loadConfig({}).search.providers).toEqual(['duckduckgo', ...keyless]);
     expect(loadConfig({ SEARXNG_URL: 'http://searx.local' }).search.providers).toEqual(['searxng', ...keyless]);
     // A provider's key alone turns it on; SEARCH_PROVIDERS still decides when it is set.
     expect(loadConfig({ TAVILY_API_KEY: 'tvly-x', SERPER_API_KEY: 's-x' }).search.providers).toEqual(['tavily', 'serper', ...keyless]);
     expect(loadConfig({ BRAVE_API_KEY: 'b-x', EXA_API_KEY: 'e-x' }).search.providers).toEqual(['brave', 'exa', ...keyless]);
     expect(loadConfig({ TAVILY_API_KEY: 'tvly-x', SEARCH_PROVIDERS: 'wikipedia' }).search.providers).toEqual(['wikipedia']);
-    // The banner says which are on, and how to add the web when none searches it.
+    expect(loadConfig({ SEARCH_PROVIDERS: 'duckduckgo,serper', SERPER_API_KEY: 's-x' }).search.providers).toEqual(['duckduckgo', 'serper']);
+    // The banner says which are on, and how to add the web (or a search API for it).
     expect(describeSearch(loadConfig({}).search.providers)).toBe(
-      'wikipedia, openalex, arxiv, pubmed, semanticscholar; no general web search: set SEARXNG_URL, TAVILY_API_KEY, BRAVE_API_KEY, EXA_API_KEY or SERPER_API_KEY',
+      "duckduckgo, wikipedia, openalex, arxiv, pubmed, semanticscholar; the web from duckduckgo's results page, keyless and rate-limited: set SEARXNG_URL, TAVILY_API_KEY, BRAVE_API_KEY, EXA_API_KEY or SERPER_API_KEY for a search API",
+    );
+    expect(describeSearch(keyless)).toBe(
+      `${keyless.join(', ')}; no general web search: set SEARXNG_URL, TAVILY_API_KEY, BRAVE_API_KEY, EXA_API_KEY or SERPER_API_KEY`,
     );
     expect(describeSearch(loadConfig({ TAVILY_API_KEY: 'tvly-x' }).search.providers)).toBe(
       'tavily, wikipedia, openalex, arxiv, pubmed, semanticscholar',
@@ -260,10 +265,11 @@ describe('merging, routing and configuration', () => {
       { variable: 'TAVILY_API_KEY', reason: 'SEARCH_PROVIDERS includes tavily, which needs a Tavily key' },
       {
         variable: 'SEARCH_PROVIDERS',
-        reason: 'unknown provider "bing" (known: searxng, tavily, brave, exa, serper, wikipedia, openalex, arxiv, pubmed, semanticscholar)',
+        reason:
+          'unknown provider "bing" (known: searxng, tavily, brave, exa, serper, duckduckgo, wikipedia, openalex, arxiv, pubmed, semanticscholar)',
       },
     ]);
-    expect([...buildProviders({ ...loadConfig({}).search, userAgent: 'ua' }).keys()]).toEqual(keyless);
+    expect([...buildProviders({ ...loadConfig({}).search, userAgent: 'ua' }).keys()]).toEqual(['duckduckgo', ...keyless]);
     expect(invertedIndexToText(null)).toBe('');
   });
 });

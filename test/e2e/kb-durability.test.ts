@@ -18,6 +18,8 @@ describe.skipIf(!ready)(`knowledge base durability (${ready ? 'live' : missingRe
     KB_CHUNK_OVERLAP: '0',
     RETRY_INITIAL_INTERVAL: '200ms',
     RETRY_MAX_INTERVAL: '1s',
+    // A killed worker's embedding batch is noticed in seconds, not the default 15.
+    LLM_HEARTBEAT_TIMEOUT: '3s',
   };
   const f = workerProcesses('kb-durability', env);
   const pool = createPool(databaseUrl() ?? 'postgres://unused', 3);

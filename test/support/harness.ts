@@ -8,6 +8,7 @@ import { NativeConnection } from '@temporalio/worker';
 import type express from 'express';
 import type pg from 'pg';
 import { createApp } from '../../src/api/app';
+import { modelCatalog } from '../../src/api/model-check';
 import { createResearchService } from '../../src/api/research-service';
 import { createKnowledgeService } from '../../src/api/knowledge-service';
 import { createScheduleService } from '../../src/api/schedule-service';
@@ -101,6 +102,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     store,
     retry: config.retry,
     llm: config.llm,
+    modelCatalog: modelCatalog(config.llm),
     webhook: { enabled: Boolean(config.webhook.secret), allowHosts: config.webhook.allowHosts },
     fairness: config.api.fairness,
     searchProviders: config.search.providers,

@@ -53,6 +53,13 @@ describe('cited sentences', () => {
     );
     expect(out).toBe('A fell 10% [1]. B rose [1]. C held.');
   });
+
+  it('leaves a list of citations with its separators whole where some of it goes', () => {
+    const body = 'Costs fell about 89%. [1], [2], [3], [4]. Wind fell [2], [5] too.';
+    const claims = citedClaims(body);
+    const drop = new Map(claims.map((c, i) => [i, new Set([2, 3, 5])]));
+    expect(removeCitations(body, claims, drop)).toBe('Costs fell about 89%. [1], [4]. Wind fell too.');
+  });
 });
 
 describe('evidence for a sentence', () => {

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { CLIENT_COMMANDS, CLIENT_USAGE, clientCommandHelp, runClientCommand } from '../../src/cli/commands';
 import type { Io } from '../../src/cli/io';
+import { ResearchRequest } from '../../src/shared/schemas';
 
 const CLOSED = { api: 'http://127.0.0.1:9', key: undefined };
 
@@ -63,6 +64,11 @@ describe('the client command table', () => {
     [['run'], 'run needs a question: deep-research run "<question>"'],
     [['run', 'why?', '--option', 'nope'], '--option nope is not k=v'],
     [['run', 'why?', '--effort', 'extreme'], '--effort must be quick, standard, deep, not "extreme"'],
+    [['run', 'why?', '--mode', 'swarm'], '--mode must be plan or supervisor, not "swarm"'],
+    [
+      ['run', 'why?', '--models', 'writer=gpt-4.1'],
+      '--models takes role=model pairs, a role being one of coordinator, planner, researcher, coder, judge, reporter; not "writer=gpt-4.1"',
+    ],
     [['report', 'research-1', '--format', 'odt'], '--format must be md, json, html, pdf, docx, pptx, not "odt"'],
     [['report', 'research-1', '--version', '0'], '--version must be a report version (1, 2, ...), not "0"'],
     [['rewrite'], 'rewrite needs a run id'],
@@ -179,7 +185,7 @@ describe('the client command table', () => {
     }
   });
 
-  it('sends --effort as the run option effort, under what --option sets', async () => {
+  it('sends --effort as the run option effort, under what --option sets; --mode as researchMode', async () => {
     const bodies: unknown[] = [];
     // Answers the submit as the API does when no worker is there to run it.
     const server = createServer((req, res) => {
@@ -199,13 +205,34 @@ describe('the client command table', () => {
       const code = await runClientCommand('run', ['why?', '--effort', 'deep', '--option', 'maxSteps=2'], { api, key: undefined }, io);
       expect(code).toBe(1);
       expect(err).toBe('error: no worker is polling the task queue (503 no_worker)\n');
+      await runClientCommand(
+        'run',
+        ['why?', '--effort', 'deep', '--mode', 'plan', '--models', 'researcher=m-small, reporter=m-large'],
+        { api, key: undefined },
+        io,
+      );
       expect(bodies).toEqual([
         { method: 'POST', url: '/v1/research', body: { question: 'why?', options: { effort: 'deep', maxSteps: 2 } } },
+        {
+          method: 'POST',
+          url: '/v1/research',
+          body: {
+            question: 'why?',
+            options: { effort: 'deep', researchMode: 'plan', models: { researcher: 'm-small', reporter: 'm-large' } },
+          },
+        },
       ]);
+      // The API puts the preset under the request: deep runs the supervisor unless the request says plan.
+      expect(ResearchRequest.parse({ question: 'q', options: { effort: 'deep' } }).options?.researchMode).toBe('supervisor');
+      expect(ResearchRequest.parse({ question: 'q', options: { effort: 'deep', researchMode: 'plan' } }).options?.researchMode).toBe(
+        'plan',
+      );
+      expect(ResearchRequest.parse({ question: 'q', options: { effort: 'standard' } }).options?.researchMode).toBeUndefined();
     } finally {
       server.close();
     }
     expect(clientCommandHelp('run')).toContain('[--effort quick|standard|deep]');
+    expect(clientCommandHelp('run')).toContain('[--mode plan|supervisor]');
   });
 
   it('refuses a flag no command has', async () => {

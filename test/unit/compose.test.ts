@@ -1,9 +1,10 @@
 // docker-compose.yml is valid for Compose and has the production shape: Temporal on PostgreSQL and
 // its UI, PostgreSQL with pgvector, two workers with metrics and health checks, the API (which
-// needs API_KEYS), the sandbox image build.
+// needs API_KEYS), the sandbox image build; web search with nothing but an LLM configured.
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { TEMPORAL_SERVER_VERSION } from '../../scripts/temporal-server';
+import { loadConfig } from '../../src/config';
 import { ROOT } from '../support/spawn';
 
 const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
@@ -50,6 +51,24 @@ describe.skipIf(!available)(`docker-compose.yml (${available ? 'compose found' :
     expect(r.stdout).toMatch(/TEMPORAL_WORKER_BUILD_ID: auto\n/);
     expect(r.stdout).toMatch(/TEMPORAL_WORKER_PROMOTE: "true"\n/);
     expect(r.stdout.match(/healthcheck:/g)?.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it("searches the web as configured: DuckDuckGo's keyless page by default, a key's provider instead", () => {
+    /** The worker's configuration from the environment Compose gives it. */
+    const workerSearch = (extra: Record<string, string>) => {
+      const r = compose(['config'], { API_KEYS: 'compose-check-key-0123456789=acme', ...extra });
+      const block = /^ {2}worker:\n[\s\S]*?^ {4}environment:\n((?: {6}.*\n)+)/m.exec(r.stdout)?.[1] ?? '';
+      const environment = Object.fromEntries(
+        [...block.matchAll(/^ {6}([A-Z_0-9]+): (.*)$/gm)].map((m) => [m[1]!, m[2]!.replace(/^'(.*)'$|^"(.*)"$/, '$1$2')]),
+      );
+      expect(environment.DATABASE_URL).toMatch(/^postgres:/);
+      return loadConfig(environment).search.providers;
+    };
+    expect(workerSearch({})).toContain('duckduckgo');
+    const withKey = workerSearch({ BRAVE_API_KEY: 'brave-key' });
+    expect(withKey).toEqual(expect.arrayContaining(['brave', 'wikipedia']));
+    expect(withKey).not.toContain('duckduckgo');
+    expect(workerSearch({ SEARCH_PROVIDERS: 'searxng', SEARXNG_URL: 'http://searxng:8080' })).toEqual(['searxng']);
   });
 
   it('refuses to configure an API without keys, naming API_KEYS', () => {

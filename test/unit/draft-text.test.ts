@@ -5,6 +5,7 @@ import { completeItems, partialField } from '../../src/activities/llm/partial-js
 import { CompletionAssembly, estimatedUsage } from '../../src/activities/llm/stream';
 import { Draft, DraftTranscript } from '../../src/shared/draft';
 import type { DraftEventData } from '../../src/shared/events';
+import { cutPromptEcho, tidyHeadings } from '../../src/shared/report';
 
 const answer = {
   title: 'Heat "pumps": a {review}',
@@ -153,5 +154,48 @@ describe('Draft and DraftTranscript', () => {
       '\n\n---\n\n**The report, its citations checked:**\n\n# Title\n\nCosts fell [1].',
     );
     expect(new DraftTranscript().ending('whole')).toBe('whole');
+  });
+});
+
+describe('cutPromptEcho', () => {
+  const labels = ['user_message', 'findings', 'references'];
+  const report = '## Overview\n\nVelmar is an alloy [1].\n\n## Detailed analysis\n\nIt was developed in 2019 [2].';
+
+  it('keeps a report up to where it starts repeating its prompt (as a small model wrote one)', () => {
+    const echo = `${report}\n\n## Current date and time\n\nMonday, 2026-11-30 20:22 UTC.\n\n## User message\n\nWhat is the Velmar alloy?\n\n## Findings\n\n<finding key=`;
+    expect(cutPromptEcho(echo, labels)).toEqual({ markdown: report, cut: true });
+    // A data block's tag cuts with the heading that introduces it.
+    expect(cutPromptEcho(`${report}\n\n## Findings\n\n<finding key="step/a/1">\nx`, labels)).toEqual({ markdown: report, cut: true });
+    expect(cutPromptEcho(`${report}\n<references>\n1. x`, labels)).toEqual({ markdown: report, cut: true });
+    expect(cutPromptEcho(`${report}\nCurrent date and time: Monday.`, labels)).toEqual({ markdown: report, cut: true });
+  });
+
+  it('leaves a report alone that only uses the same words', () => {
+    const own = `${report}\n\n## Findings\n\nThe findings agree [1]. The user message asked about cost.`;
+    expect(cutPromptEcho(own, labels)).toEqual({ markdown: own, cut: false });
+  });
+});
+
+describe('tidyHeadings', () => {
+  const prompt =
+    '1. `## Key points`: 3 to 6 bullets, each a finding in a full sentence (not a page title), cited.\n2. `## Overview`: one or two paragraphs.';
+
+  it("gives headings that copied the prompt's layout their names back, and drops the empty ones", () => {
+    const draft =
+      '## Key points: 3 to 6 bullets, each a finding in a full sentence (not a page title), cited.\n\n## Overview: one or two paragraphs.\n\nThe line opened in 2022 [1].\n\n## Detailed analysis:\n\n- It has 19 stops [2].';
+    expect(tidyHeadings(draft, prompt)).toEqual({
+      markdown: '## Overview\n\nThe line opened in 2022 [1].\n\n## Detailed analysis\n\n- It has 19 stops [2].',
+      changed: true,
+    });
+  });
+
+  it('drops a last line cut off inside its Markdown, and the heading it leaves empty', () => {
+    const draft = '## Key points\n\n- The alloy is 610 MPa strong [1].\n- **Velmar\n\n## Sources seen\n\n- [Velmar data](http://exa';
+    expect(tidyHeadings(draft, prompt)).toEqual({ markdown: '## Key points\n\n- The alloy is 610 MPa strong [1].', changed: true });
+  });
+
+  it('leaves headings of its own alone, a colon and all', () => {
+    const own = '## Costs: what the audit found\n\nIt cost 312 million kronor [1].\n\n### Overruns\n\nMostly utilities [1].';
+    expect(tidyHeadings(own, prompt)).toEqual({ markdown: own, changed: false });
   });
 });

@@ -6,7 +6,15 @@ import { leadSentences, sourcesListed } from '../../src/activities/role-kit/cite
 import type { StoredSource } from '../../src/activities/store';
 import { looseArgs, parseToolCalls } from '../../src/activities/role-kit/researcher-tools';
 import { toolCallsInText } from '../../src/activities/llm/text-tools';
-import { fitRequest, messageTokens, nextScale, promptTokensFromError, windowFromError } from '../../src/activities/llm/window';
+import {
+  fitRequest,
+  messageTokens,
+  nextScale,
+  promptTokensFromError,
+  publishedWindow,
+  windowFromError,
+} from '../../src/activities/llm/window';
+import { pageBudgetTokens } from '../../src/activities/crawl';
 
 const sources = [
   { sourceId: 'S1a2b3c4d', url: 'http://site.test/articles/solar-costs.html' },
@@ -55,6 +63,7 @@ describe('tool calls from small models', () => {
   it('puts nearly right arguments in shape', () => {
     expect(looseArgs('web_search', { query: 'solar LCOE' })).toEqual({ queries: ['solar LCOE'] });
     expect(looseArgs('crawl', { url: 'http://a.test/x' })).toEqual({ urls: ['http://a.test/x'], goal: 'facts that answer the step' });
+    expect(looseArgs('think', { thought: 'Wind is missing.' })).toEqual({ reflection: 'Wind is missing.' });
     const parsed = parseToolCalls([
       { id: 'c1', type: 'function', function: { name: 'web_search', arguments: '{"query":"x","extra":1}' } },
       { id: 'c2', type: 'function', function: { name: 'crawl', arguments: '{"goal":"prices"}' } },
@@ -84,6 +93,18 @@ describe('tool calls from small models', () => {
 });
 
 describe('context window', () => {
+  it("sizes a page read to the extractor's window, and knows the published windows of common hosted models", () => {
+    expect(pageBudgetTokens(undefined, 1_024)).toBe(6_000);
+    expect(pageBudgetTokens(8_192, 1_024)).toBe(5_731);
+    expect(pageBudgetTokens(128_000, 1_024)).toBe(96_000);
+    expect(pageBudgetTokens(2_048, 1_024)).toBe(500);
+    expect(publishedWindow('gpt-4o-mini')).toBe(128_000);
+    expect(publishedWindow('openai/gpt-4.1-mini')).toBe(1_047_576);
+    expect(publishedWindow('o1-mini')).toBe(128_000);
+    expect(publishedWindow('o3')).toBe(200_000);
+    expect(publishedWindow('qwen2.5')).toBeUndefined();
+  });
+
   it("reads the window from servers' overflow errors", () => {
     expect(windowFromError('request (9030 tokens) exceeds the available context size (8192 tokens), try increasing it')).toBe(8192);
     expect(windowFromError("This model's maximum context length is 16385 tokens. However, you requested 20000")).toBe(16385);

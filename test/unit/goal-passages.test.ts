@@ -1,7 +1,7 @@
 // A long page reduced for its goal (src/activities/crawl/goal-passages.ts), and a tool result's
 // fair shares (src/activities/role-kit/tool-budget.ts), without a model.
 import { describe, expect, it } from 'vitest';
-import { goalTerms, passagesForGoal } from '../../src/activities/crawl/goal-passages';
+import { goalTerms, passagesForGoal, figuresLeftOut } from '../../src/activities/crawl/goal-passages';
 import { tokenCounter, tokenizerFamily } from '../../src/activities/llm/tokens';
 import { fairShares, shareBudget } from '../../src/activities/role-kit/tool-budget';
 
@@ -66,5 +66,31 @@ describe('tool-result shares', () => {
     // The two families count the same Chinese text differently: o200k has more CJK merges.
     const zh = '储能电池价格在二〇二三年下降了百分之十四。';
     expect(tokenCounter('o200k').count(zh)).toBeLessThan(tokenCounter('cl100k').count(zh));
+  });
+});
+
+describe('figures the evidence left out', () => {
+  const page =
+    'Mechanical properties of the Velmar alloy as cast and heat treated.\n\nTensile strength: 610 MPa. Density: 2.71 g/cm3. Elongation at break: 7%.\n\nIt machines like ordinary aluminium alloys.';
+  it("adds the page's own sentences with figures for the goal that a described page left out", () => {
+    const described = 'This page gives the tensile strength, density and elongation of the alloy.';
+    expect(figuresLeftOut(page, 'Velmar alloy tensile strength and density', described)).toEqual([
+      'Tensile strength: 610 MPa.',
+      'Density: 2.71 g/cm3.',
+      'Elongation at break: 7%.',
+    ]);
+    // Evidence with a figure of its own: only the goal's other figures.
+    expect(figuresLeftOut(page, 'Velmar alloy tensile strength and density', 'Its tensile strength is 610 MPa.')).toEqual([
+      'Density: 2.71 g/cm3.',
+    ]);
+    // Figures the evidence has, and sentences that share no word with the goal, are not added.
+    expect(figuresLeftOut(page, 'Velmar alloy tensile strength and density', 'Tensile strength 610 MPa, density 2.71 g/cm3.')).toEqual([]);
+    expect(figuresLeftOut(page, 'who makes the alloy', 'Halvorsen makes it; it costs 38 EUR a kilogram.')).toEqual([]);
+    // A page only described, for a goal that is only its name: its figures all the same, in its order.
+    expect(figuresLeftOut(page, 'Velmar datasheet', described)).toEqual([
+      'Tensile strength: 610 MPa.',
+      'Density: 2.71 g/cm3.',
+      'Elongation at break: 7%.',
+    ]);
   });
 });

@@ -2,6 +2,8 @@
 // is refused with the cap it broke, the thread's measured memory stays under its cap, the
 // calling thread's event loop keeps turning meanwhile, a parse that runs out of memory or time
 // costs its thread (replaced for the next document), and ordinary documents still parse.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PARSE_CAPS, DocumentTooLarge, DocumentUnreadable } from '../../src/activities/knowledge/parse-caps';
 import { chunkDocument } from '../../src/activities/knowledge/chunk';
@@ -9,6 +11,7 @@ import { parseDocument, type DocFormat } from '../../src/activities/knowledge/pa
 import { ParseSandbox } from '../../src/activities/knowledge/parse-thread';
 import * as fx from '../support/kb-fixtures';
 import * as hostile from '../support/hostile-files';
+import { ROOT } from '../support/spawn';
 
 const MEMORY_MB = 256;
 const MB = 1024 * 1024;
@@ -120,6 +123,27 @@ describe('parsing in the parse thread, under caps', () => {
     expect(here.length).toBeGreaterThan(100);
     expect(stallMs).toBeLessThan(1_000);
   });
+
+  it('leaves a process with nothing more to do free to exit, the threads it keeps for later work included', async () => {
+    // Before: a kept thread's port held the process open for good (`dev` never exited on Ctrl-C after an upload).
+    const child = spawn(
+      process.execPath,
+      [path.join(ROOT, 'bin', 'run-ts.mjs'), path.join(ROOT, 'test', 'support', 'threads-then-exit.ts')],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    const code = await new Promise<number | null | 'still running'>((resolve) => {
+      const timer = setTimeout(() => resolve('still running'), 60_000);
+      child.once('exit', (c) => (clearTimeout(timer), resolve(c)));
+    });
+    child.kill('SIGKILL');
+    expect(out).toMatch(/^parsed \d+ chunks and \d+ characters\n$/);
+    expect(code).toBe(0);
+  }, 90_000);
 
   it('reports a file no parser can read as unreadable, not as too large', async () => {
     const err = await sandbox.parse(fx.makeCorruptDocx(), 'docx', 'broken.docx').catch((e: unknown) => e);

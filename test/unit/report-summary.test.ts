@@ -123,6 +123,18 @@ describe('the executive summary', () => {
     expect(reportSummary(legacyDoc('Old', '# Old\n\n## Key points\n\n- A [1].'))).toBeUndefined();
   });
 
+  it('builds it from what code-listed evidence says, never its titles, list lead-ins or label-value fragments', () => {
+    const draft = [
+      '## Key points',
+      '',
+      '- **Velmar alloy datasheet**: Figures the page states (quoted from it): - Tensile strength: 610 MPa. - Density: 2.71 g/cm³. [1]',
+      '- **Ostervik ridership report 2024**: Bus ridership in Ostervik stayed flat in 2024, while the tramway kept growing. [2]',
+      '- **References**: Velmar alloy datasheet — [1] Ostervik ridership report — [2]',
+    ].join('\n');
+    const r = place(undefined, 'en', draft);
+    expect(r.summary).toBe('Bus ridership in Ostervik stayed flat in 2024, while the tramway kept growing. [2]');
+  });
+
   it('leaves code spans alone: a citation inside one is none', () => {
     const r = place(undefined, 'en', 'Costs fell [1]. Made up. Also [2] and `code [7]`.');
     expect(r.summary).toBe('Costs fell [1]. Also [2] and `code [7]`.');

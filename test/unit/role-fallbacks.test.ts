@@ -263,6 +263,87 @@ describe.skipIf(!ready)(`role fallbacks (${ready ? 'live' : missingReason()})`, 
     expect(r.plan.steps.map((s) => s.title)).toEqual((example.steps as { title: string }[]).map((s) => s.title));
   });
 
+  it("planner: the example plan with the question's subject put in is asked for again; a plan the question asks for stands", async () => {
+    // As the 0.5B model wrote it for a question about an alloy: "Solar" became "Velmar".
+    const example = promptExamples('planner')[0]! as { steps: { title: string; description: string }[] };
+    const swapped = {
+      ...example,
+      steps: example.steps.map((st) => ({
+        ...st,
+        title: st.title.replace('Solar', 'Velmar'),
+        description: st.description.replace('solar power', 'Velmar alloy'),
+      })),
+    };
+    server.script([{ match: bySchema('Plan'), reply: { json: swapped } }]);
+    const ask = (question: string) => {
+      const id = newRun();
+      return asActivity(id, () =>
+        planner().planResearch({ researchId: id, question, locale: 'en-US', maxSteps: 4, feedback: '', problems: [] }),
+      );
+    };
+    const alloy = await ask('What is the Velmar alloy made of, how strong and dense is it, and who makes it?');
+    expect(alloy.problems[0]).toBe(
+      `the plan is not about the question: its step "Velmar prices 2010-2024" is the example's "${example.steps[0]!.title}" with another subject put in; plan steps that research what the question asks`,
+    );
+    // A question on Velmar's prices from 2010 to 2024 asks for that very step.
+    const prices = await ask('How did Velmar alloy prices change 2010-2024, and why did prices fell?');
+    expect(prices.problems).toEqual([]);
+    expect(prices.plan.steps.map((st) => st.title)).toEqual(['Velmar prices 2010-2024', example.steps[1]!.title]);
+  });
+
+  it("background: a brief that repeats the prompt's example is not used; the sources are listed, with the reason", async () => {
+    const example = promptExamples('background')[0] as { text: string; summary: string };
+    const id = newRun();
+    const datasheet = 'The Velmar alloy datasheet. Tensile strength: 610 MPa. Density: 2.71 g/cm3. Made by Korsholm Metals.';
+    await store.saveSources(id, [
+      { sourceId: 'S00000003', url: 'https://example.org/velmar', title: 'Velmar datasheet', content: datasheet, provider: 'searxng' },
+    ]);
+    // The example's sentences with the subject swapped, citing the real source.
+    const copy = {
+      text: `Velmar alloy costs fell by about 90% between 2010 and 2023 [S00000003].`,
+      summary: example.summary.replace('Solar', 'Velmar alloy'),
+    };
+    server.script([{ match: bySchema('BackgroundBrief'), reply: { json: copy } }]);
+    const brief = await asActivity(id, () =>
+      planner().writeBackground({
+        researchId: id,
+        question: 'How strong is the Velmar alloy?',
+        locale: 'en-US',
+        sourceIds: ['S00000003'],
+        searchErrors: [],
+      }),
+    );
+    expect(brief.sourceIds).toEqual(['S00000003']);
+    const [doc] = await store.getDocuments(id, ['background']);
+    expect(doc!.content).toContain('- **Velmar datasheet**: The Velmar alloy datasheet.');
+    expect(doc!.content).not.toContain('90%');
+    expect(await fallbackNotes(store, id)).toEqual([
+      expect.stringMatching(
+        /^Fallback \(background\): the background lists the sources found instead of summarising them, because the model repeated its prompt's example \("costs fell by about 90% between 2010 and 2023"\) instead of writing from the sources\.$/,
+      ),
+    ]);
+    // On the example's own topic, with sources that say so, the same sentences are the brief.
+    const solar = newRun();
+    const costs =
+      'Solar power costs fell by about 90% between 2010 and 2023. Cheaper modules drove most of it, mostly through cheaper modules.';
+    await store.saveSources(solar, [
+      { sourceId: 'S3f9a01c2', url: 'https://example.org/solar', title: 'Solar costs', content: costs, provider: 'searxng' },
+    ]);
+    server.script([
+      {
+        match: bySchema('BackgroundBrief'),
+        reply: { json: { text: 'Solar power costs fell by about 90% between 2010 and 2023 [S3f9a01c2].', summary: example.summary } },
+      },
+    ]);
+    await asActivity(solar, () =>
+      planner().writeBackground({ researchId: solar, question: QUESTION, locale: 'en-US', sourceIds: ['S3f9a01c2'], searchErrors: [] }),
+    );
+    expect((await store.getDocuments(solar, ['background']))[0]!.content).toBe(
+      'Solar power costs fell by about 90% between 2010 and 2023 [S3f9a01c2].',
+    );
+    expect(await fallbackNotes(store, solar)).toEqual([]);
+  });
+
   it('planner: "enough context" on a thin background does not skip research', async () => {
     const id = newRun();
     await store.saveDocument(id, {
@@ -402,6 +483,65 @@ describe.skipIf(!ready)(`role fallbacks (${ready ? 'live' : missingReason()})`, 
     );
     expect(r.answered).toBe(false);
     expect(r.steps).toEqual([expect.objectContaining({ id: 'prices-2024', type: 'research', needSearch: true, dependsOn: ['a'] })]);
+  });
+
+  it("the prompt's examples, copied for another subject: a follow-up step is left out, a judge's feedback passes the step, a coordinator's topic gives way to the question", async () => {
+    const question = 'What is the Velmar alloy made of, how strong and dense is it, and who makes it?';
+    const gap = promptExamples('gap-reflection')[0] as { followUpSteps: { title: string }[] };
+    const copied = gap.followUpSteps.map((st) => ({ ...st, id: 'velmar-2024', title: st.title.replace('Solar', 'Velmar') }));
+    const own = { ...copied[0]!, id: 'velmar-maker', title: 'Who makes Velmar', description: 'Find the maker of the alloy.' };
+    server.script([
+      { match: bySchema('GapReflection'), reply: { json: { answered: false, gaps: ['No maker.'], followUpSteps: [...copied, own] } } },
+    ]);
+    const id = newRun();
+    const gaps = await asActivity(id, () =>
+      planner().reflectOnGaps({ researchId: id, question, stepKeys: [], existingIds: ['a'], maxSteps: 3 }),
+    );
+    expect(gaps.steps.map((st) => st.title)).toEqual(['Who makes Velmar']);
+
+    await store.saveDocument(id, {
+      key: 'step/a/1',
+      kind: 'step',
+      content: 'Velmar is 610 MPa strong [S00000003].',
+      summary: '',
+      sourceIds: [],
+      meta: {},
+    });
+    const feedback = (promptExamples('judge') as { feedback: string }[]).find((e) => e.feedback)!.feedback;
+    server.script([{ match: bySchema('JudgeVerdict'), reply: { json: { passed: false, feedback } } }]);
+    const step: PlanStep = {
+      id: 'a',
+      title: 'Strength',
+      description: 'Find its strength',
+      type: 'research',
+      needSearch: true,
+      dependsOn: [],
+    };
+    const judged = await asActivity(id, () => judgeStep({ llm, store }, { researchId: id, key: 'step/a/1', step, question }));
+    expect(judged.verdict).toEqual({ passed: true, feedback: '' });
+
+    const topic = (promptExamples('coordinator')[0] as { researchTopic: string }).researchTopic.replace('solar power', 'the Velmar alloy');
+    server.script([
+      {
+        match: bySchema('CoordinatorDecision'),
+        reply: { json: { action: 'research', locale: 'en-US', directAnswer: null, researchTopic: topic, clarificationQuestion: null } },
+      },
+    ]);
+    const c = await asActivity(id, () =>
+      createCoordinatorActivities({ llm, store }).classifyRequest({
+        researchId: id,
+        question,
+        allowClarification: false,
+        clarifications: '',
+      }),
+    );
+    expect(c.decision.researchTopic).toBe(question);
+    expect([...(await fallbackNotes(store, id))].sort()).toEqual([
+      "Correction (coordinator): the question is researched as asked: the model's reading of it repeated its prompt's example.",
+      expect.stringMatching(
+        /^Fallback \(judge\): step a \(attempt 1\) passed unchecked, because the model repeated its prompt's example \("the 2024 price is missing/,
+      ),
+    ]);
   });
 
   it('knowledge router: no usable choice → every usable collection is searched', async () => {

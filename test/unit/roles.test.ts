@@ -148,21 +148,23 @@ describe('prompt text', () => {
       inputDir: '/work',
       background: '(none)',
     };
-    const web = renderPrompt(PROMPTS.researcherTurn, { ...vars, web: true, knowledge: false, python: true }).system;
+    const web = renderPrompt(PROMPTS.researcherTurn, { ...vars, web: true, knowledge: false, python: true, think: false }).system;
     expect(web).toContain(
       'Tools:\n- `web_search(queries)`: 1-5 short keyword queries. Results carry source ids like [S3f9a01c2].\n' +
         "- `crawl(urls, goal)`: read up to 5 pages from the results, for a goal you state; returns the evidence found, with the page's source id.\n" +
-        '\n- `python(code, files, data)`: runs a Python program in a sandbox without network. Compute with the figures you found ' +
+        '\n\n- `python(code, files, data)`: runs a Python program in a sandbox without network. Compute with the figures you found ' +
         '(totals, shares, growth rates, unit conversions, charts) instead of doing arithmetic yourself. Give it earlier results ' +
         'as `files` by their source ids (the program reads /work/<id>.md) and cite those sources for what it computes.\n\nRules:',
     );
-    const given = renderPrompt(PROMPTS.researcherTurn, { ...vars, web: false, knowledge: true, python: false }).system;
+    const given = renderPrompt(PROMPTS.researcherTurn, { ...vars, web: false, knowledge: true, python: false, think: false }).system;
     expect(given).toContain(
       "not from new web searches, and may look into the user's documents:\n- `knowledge_search(query, alternatives)`: the user's own documents",
     );
     expect(given).not.toContain('python(');
-    const alone = renderPrompt(PROMPTS.researcherTurn, { ...vars, web: false, knowledge: false, python: false }).system;
-    expect(alone).toContain('(the background brief and earlier results), not from new web searches.\n\n\n\nRules:');
+    const thinking = renderPrompt(PROMPTS.researcherTurn, { ...vars, web: true, knowledge: false, python: false, think: true }).system;
+    expect(thinking).toContain("with the page's source id.\n\n- `think(reflection)`: between searches, note in a few sentences");
+    const alone = renderPrompt(PROMPTS.researcherTurn, { ...vars, web: false, knowledge: false, python: false, think: false }).system;
+    expect(alone).toContain('(the background brief and earlier results), not from new web searches.\n\n\n\n\nRules:');
   });
 
   it('renders the flags of the planner, the coordinator, the coder and the reporter as sentences', () => {

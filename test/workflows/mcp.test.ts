@@ -84,8 +84,8 @@ describe.skipIf(!ready)(`MCP tools in the researcher (${ready ? 'live' : missing
     })) as StepOutput;
     const turns = h.llm.requests.filter((r) => r.rule === 'react');
     const offered = turns[0]!.body.tools!.map((t) => t.function.name);
-    expect(offered).toEqual(['web_search', 'crawl', 'mcp__energy__lookup_capacity']);
-    expect(turns[0]!.body.tools![2]!.function.description).toBe('[energy] Installed solar capacity of a country, in GW');
+    expect(offered).toEqual(['web_search', 'crawl', 'think', 'mcp__energy__lookup_capacity']);
+    expect(turns[0]!.body.tools![3]!.function.description).toBe('[energy] Installed solar capacity of a country, in GW');
     const toolMsg = turns[1]!.body.messages.find((m) => m.role === 'tool')!;
     expect(toolMsg.content).toBe('Germany: 82 GW of solar installed (fixture data, 2023).');
     const history = await h.client.workflow.getHandle(id).fetchHistory();

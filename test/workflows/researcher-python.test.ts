@@ -102,7 +102,7 @@ describe.skipIf(!sandboxReady)(`researcher python tool (${sandboxReady ? 'live' 
     const turns = h.llm.requests.filter((r) => r.rule === 'react');
     expect(turns).toHaveLength(4);
     // Offered with what it does and under which limits.
-    expect(toolNames(turns[0]!.body)).toEqual(['web_search', 'crawl', 'python']);
+    expect(toolNames(turns[0]!.body)).toEqual(['web_search', 'crawl', 'python', 'think']);
     const python = turns[0]!.body.tools!.find((t) => t.function.name === 'python')!;
     expect(python.function.description).toMatch(/No network access/);
     expect(python.function.description).toMatch(/20 s wall-clock, 512 MB memory/);
@@ -164,7 +164,7 @@ describe.skipIf(!servicesReady)(`researcher without a sandbox (${servicesReady ?
         : { toolCalls: [{ name: 'python', arguments: { code: 'print(2 + 2)' } }] };
     const { id, out } = await runStep(h, { react });
     const turns = h.llm.requests.filter((r) => r.rule === 'react');
-    expect(toolNames(turns[0]!.body)).toEqual(['web_search', 'crawl']);
+    expect(toolNames(turns[0]!.body)).toEqual(['web_search', 'crawl', 'think']);
     expect(String(turns[0]!.body.messages[0]!.content)).not.toMatch(/python/);
     // The call is sent back for repair; the answer that follows searched nothing, so code searches
     // for the step before the model answers again.

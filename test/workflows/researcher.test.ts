@@ -49,8 +49,9 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
     expect(h.site.hits).toContain('/articles/solar-costs.html');
     const turns = requestsFor('react');
     expect(turns).toHaveLength(3);
-    // knowledge_search is offered only to runs with a knowledge base (test/workflows/knowledge-research.test.ts).
-    expect(turns[0]!.body.tools?.map((t) => t.function.name)).toEqual(['web_search', 'crawl']);
+    // knowledge_search is offered only to runs with a knowledge base (test/workflows/knowledge-research.test.ts);
+    // think to steps with 5 tool rounds or more (8 by default).
+    expect(turns[0]!.body.tools?.map((t) => t.function.name)).toEqual(['web_search', 'crawl', 'think']);
     // Tool results reach the model as tool messages that carry the source ids.
     const toolMsg = turns[1]!.body.messages.find((m) => m.role === 'tool')!;
     expect(toolMsg.content).toMatch(/\[S[0-9a-f]{8}\] Solar costs \(Solar cost decline\) — http/);

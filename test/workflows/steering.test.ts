@@ -137,7 +137,7 @@ describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => 
     // Step a's turn after the wrap-up was offered no tools (answer now): two turns where it takes
     // three (search, crawl, answer) unsteered; then no judge, no gap reflection, the report.
     const turnsOfA = h.llm.requests.slice(from).filter((r) => r.rule === 'react' && stepTitleOf(r.body) === 'Step a');
-    expect(turnsOfA.map((r) => r.body.tools?.length ?? 0)).toEqual([3, 0]);
+    expect(turnsOfA.map((r) => r.body.tools?.length ?? 0)).toEqual([4, 0]);
     expect(after.map((r) => r.rule)).not.toContain('judge');
     expect(after.map((r) => r.rule)).toContain('reporter');
     // Once the run has ended, steering is refused.

@@ -2,11 +2,12 @@
 // supervisor thinks (events of the run), delegates a second wave that the team runs, and ends the
 // research; the report is written from both waves. A supervisor that never stops is bounded by the
 // waves, the steps it may delegate and the budget; one that never calls a tool falls back to complete.
+// It is the default of a deep run, whose researchers get a think tool.
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResearchResult } from '../../src/shared/schemas';
 import type { ChatRequest, Reply } from '../support/llm-server';
-import { findingKeysIn, planJson, researchRules, userText } from '../support/research-script';
+import { findingKeysIn, planJson, researchRules, stepTitleOf, userText } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 import { recordHistories } from '../support/record-history';
@@ -85,6 +86,49 @@ describe.skipIf(!ready)(`supervisor mode (${ready ? 'live' : missingReason()})`,
     const plans = await h.pool.query(`SELECT data FROM run_events WHERE research_id = $1 AND type = 'plan' ORDER BY seq`, [id]);
     expect(plans.rows.map((r) => r.data.steps.length)).toEqual([2, 3]);
     recordHistories([[id, 'supervisor.json']]);
+  });
+
+  it("leads a deep run unless the request says plan; a deep run's researchers think between searches, in the timeline", async () => {
+    // A researcher that writes down a reflection first, then searches, then answers.
+    const thinkThenSearch = (req: ChatRequest): Reply => {
+      const results = req.messages.filter((m) => m.role === 'tool').length;
+      if (results === 0) return { toolCalls: [think(`First the figures for ${stepTitleOf(req)}; then who publishes them.`)] };
+      if (results === 1) return { toolCalls: [{ name: 'web_search', arguments: { queries: [stepTitleOf(req)] } }] };
+      return { content: 'I have what I need.' };
+    };
+    h.llm.script(researchRules({ supervisor: { toolCalls: [complete] }, react: thinkThenSearch }, planJson([{ id: 'a' }])));
+    const res = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'Solar or wind?', options: { autoAcceptPlan: true, effort: 'deep', maxSteps: 1 } })
+      .expect(202);
+    expect(((await h.client.workflow.getHandle(res.body.id).result()) as ResearchResult).outcome).toBe('report');
+    expect(h.llm.requests.filter((r) => r.rule === 'supervisor')).toHaveLength(1);
+    expect(h.llm.requests.filter((r) => r.rule === 'gaps')).toHaveLength(0);
+    const turns = h.llm.requests.filter((r) => r.rule === 'react');
+    expect(turns[0]!.body.tools!.map((t) => t.function.name)).toEqual(expect.arrayContaining(['web_search', 'crawl', 'think']));
+    expect(turns[0]!.body.messages[0]!.content).toContain('- `think(reflection)`: between searches');
+    expect(turns[1]!.body.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([
+      'Reflection recorded. Go on: search, read a page, or write your findings when they answer the step.',
+    ]);
+    expect(turns[2]!.body.messages.filter((m) => m.role === 'tool')).toHaveLength(2);
+    // The reflection is an event of the run: the timelines (page, CLI) and the SSE stream show it.
+    const thoughts = await h.pool.query(`SELECT data FROM run_events WHERE research_id = $1 AND type = 'think' ORDER BY seq`, [
+      res.body.id,
+    ]);
+    expect(thoughts.rows.map((r) => r.data)).toEqual([
+      { step: 'a', attempt: 1, thought: `First the figures for ${stepTitleOf(turns[0]!.body)}; then who publishes them.` },
+    ]);
+
+    // A quick run's researchers spend their four rounds on searching: no think offered.
+    h.llm.script(researchRules({ react: thinkThenSearch }, planJson([{ id: 'a' }])));
+    const quick = await request(h.app)
+      .post('/v1/research')
+      .send({ question: 'Solar or wind?', options: { autoAcceptPlan: true, effort: 'quick', maxSteps: 1 } })
+      .expect(202);
+    await h.client.workflow.getHandle(quick.body.id).result();
+    const quickTurn = h.llm.requests.find((r) => r.rule === 'react')!;
+    expect(quickTurn.body.tools!.map((t) => t.function.name)).not.toContain('think');
+    expect(h.llm.requests.filter((r) => r.rule === 'supervisor')).toHaveLength(0);
   });
 
   it('a supervisor that never stops is bounded by the waves, the steps it may delegate and the budget', async () => {

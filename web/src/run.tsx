@@ -569,7 +569,9 @@ function describe(e: RunEvent): string {
     case 'usage':
       return `${(e.data.promptTokens + e.data.completionTokens).toLocaleString()} tokens · $${e.data.costUsd.toFixed(4)}`;
     case 'think':
-      return `Supervisor thinks, after wave ${e.data.wave}: ${e.data.thought}`;
+      return e.data.wave !== undefined
+        ? `Supervisor thinks, after wave ${e.data.wave}: ${e.data.thought}`
+        : `Step ${e.data.step} thinks: ${e.data.thought}`;
     case 'tool':
       return 'tool' in e.data
         ? `Step ${e.data.step} ran Python: ${e.data.status}, ${e.data.artifacts} file(s) kept`

@@ -170,7 +170,7 @@ export function createBrowserRenderer(limits: RenderLimits) {
       // A popup is another page the research did not ask for; its requests are refused meanwhile.
       context.on('page', (p) => void (p === page ? undefined : p.close().catch(() => undefined)));
       await navigate(page, state, url, { remaining, timeoutMs: limits.timeoutMs });
-      const timedOut = await settle(page, remaining);
+      const timedOut = await settle(page, remaining, state.abort.signal);
       if (state.overCap) throw new SkippedError(state.overCap);
       if (state.crashed) throw new SkippedError(state.crashed);
       if (state.topBlocked) throw new BlockedError(`the page navigated to a blocked address: ${state.topBlocked}`);
@@ -268,7 +268,7 @@ function block(state: PageState, url: string, reason: string): void {
 function watch(page: Page, state: PageState): void {
   page.on('websocket', (ws) => block(state, ws.url(), 'WebSocket connections are not made'));
   page.on('frameattached', () => {
-    if (++state.frames > MAX_FRAMES) state.overCap ??= `the page opened more than ${MAX_FRAMES} frames`;
+    if (++state.frames > MAX_FRAMES) passCap(state, `the page opened more than ${MAX_FRAMES} frames`);
   });
   // alert(), confirm() and prompt() would wait for a person; beforeunload would hold a navigation.
   page.on('dialog', (dialog) => void dialog.dismiss().catch(() => undefined));
@@ -343,7 +343,7 @@ async function intercept(network: PageNetwork, state: PageState, refuse: (url: U
   } catch (err) {
     if (err instanceof BlockedError || err instanceof ByteCapError) {
       block(state, req.url(), err.message);
-      if (err instanceof ByteCapError) state.overCap = err.message;
+      if (err instanceof ByteCapError) passCap(state, err.message);
       else if (top) state.topBlocked = err.message;
     } else if (top) state.topError = err;
     await route.abort(err instanceof BlockedError ? 'blockedbyclient' : 'failed').catch(() => undefined);
@@ -379,13 +379,27 @@ async function navigate(page: Page, state: PageState, url: string, time: { remai
   }
 }
 
-/** Waits for the scripts' requests to end (network idle), up to the time limit; true if it ran out. */
-async function settle(page: Page, remaining: () => number): Promise<boolean> {
-  try {
+/**
+ * Waits for the scripts' requests to end (network idle), up to the time limit; true if it ran out.
+ * Ends at once when the page is stopped (a cap passed, the renderer crashed).
+ */
+async function settle(page: Page, remaining: () => number, stop: AbortSignal): Promise<boolean> {
+  const loaded = (async () => {
     await page.waitForLoadState('load', { timeout: remaining() });
     await page.waitForLoadState('networkidle', { timeout: remaining() });
-    return false;
-  } catch {
-    return true;
-  }
+  })().then(
+    () => false,
+    () => true,
+  );
+  const stopped = new Promise<boolean>((resolve) => {
+    if (stop.aborted) resolve(false);
+    stop.addEventListener('abort', () => resolve(false), { once: true });
+  });
+  return Promise.race([loaded, stopped]);
+}
+
+/** A cap passed: the page is skipped with the first cap's reason, and its loading stops now. */
+function passCap(state: PageState, reason: string): void {
+  state.overCap ??= reason;
+  state.abort.abort();
 }

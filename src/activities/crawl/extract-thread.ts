@@ -50,7 +50,6 @@ class ExtractThread {
   private start(): Worker {
     const worker = new Worker(BOOTSTRAP, { workerData: { entry: ENTRY } });
     this.started++;
-    worker.unref();
     worker.on('message', (m: { id: number; value?: Readable; error?: string }) => {
       const p = this.pending.get(m.id);
       if (!p) return;
@@ -62,6 +61,9 @@ class ExtractThread {
     });
     worker.on('error', (err) => this.stop(worker, new Error(`page extraction thread failed: ${err.message}`)));
     worker.on('exit', (code) => this.stop(worker, new Error(`page extraction thread exited (${code})`)));
+    // After the listeners, which would ref the thread's port again: an idle thread must not keep a
+    // stopping process alive.
+    worker.unref();
     this.worker = worker;
     return worker;
   }

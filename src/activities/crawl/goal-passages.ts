@@ -103,3 +103,73 @@ export function passagesForGoal(markdown: string, goal: string, budget: number, 
   if (kept.at(-1)! < passages.length - 1) text += GAP_MARK.trimEnd();
   return { text, reduced: true };
 }
+
+/** A page to read in parts: each part's text, and whether passages were left out to fit them. */
+export interface PageParts {
+  parts: string[];
+  reduced: boolean;
+}
+
+/**
+ * The page as parts of at most `budget` tokens each, in its order, split between passages (a
+ * single passage longer than a part is cut to one): read one by one, the whole page is read. A
+ * page longer than `maxParts` parts is first reduced to the passages that bear most on the goal
+ * (passagesForGoal) within `maxParts` parts' worth.
+ */
+export function partsForGoal(markdown: string, goal: string, budget: number, maxParts: number, counter: TokenCounter): PageParts {
+  // Packing passages into parts leaves some room in each: a tenth of the parts' worth.
+  const whole = passagesForGoal(markdown, goal, Math.floor(budget * maxParts * 0.9), counter);
+  if (!whole.reduced && markdown.length <= budget * 4 && counter.count(markdown) <= budget) return { parts: [markdown], reduced: false };
+  const parts: string[] = [];
+  let current = '';
+  let used = 0;
+  for (const passage of whole.text.split(/\n{2,}/)) {
+    let text = passage;
+    let cost = counter.count(passage) + 4;
+    if (cost > budget) {
+      text = counter.head(passage, budget - 4);
+      cost = budget;
+    }
+    if (current && used + cost > budget) {
+      parts.push(current);
+      current = '';
+      used = 0;
+    }
+    current += (current ? '\n\n' : '') + text;
+    used += cost;
+  }
+  if (current) parts.push(current);
+  return { parts: parts.slice(0, maxParts), reduced: whole.reduced };
+}
+
+/** The most page sentences with figures code adds to a reading's evidence. */
+const MAX_FIGURE_SENTENCES = 3;
+
+/**
+ * The page's own sentences that state a figure (a number) bearing on the goal (sharing a word with
+ * it) and whose numbers the model's evidence left out, best first, at most three: a small model
+ * often describes a page ("it gives the tensile strength") instead of quoting it, and the figure
+ * is what the reader needs. When the evidence has no figure at all, a sentence with one need not
+ * share a word with the goal (the model's goal is often only the page's name); those come in the
+ * page's order after the ones that do. Verbatim page text, so the source still says what it is
+ * cited for.
+ */
+export function figuresLeftOut(pageText: string, goal: string, evidence: string): string[] {
+  const wanted = new Set(goalTerms(goal));
+  const numbersIn = (s: string) => s.match(/\d+(?:[.,]\d+)*/g) ?? [];
+  const have = new Set(numbersIn(evidence).map((n) => n.replace(/,/g, '')));
+  const described = have.size === 0;
+  const sentences = pageText
+    .replace(/\[…\]/g, ' ')
+    .split(/\n+/)
+    .flatMap((line) => line.replace(/^\s*(?:#{1,6}|[-*+]|\d+[.)]|\|)\s*/, '').split(/(?<=[.!?])\s+(?=\p{Lu})/u))
+    .map((s) => s.replace(/\s+/g, ' ').trim())
+    .filter((s) => s.length >= 12 && s.length <= 400);
+  const scored = sentences.flatMap((s) => {
+    const numbers = numbersIn(s).filter((n) => !/^(19|20)\d\d$/.test(n) || numbersIn(s).length === 1);
+    if (!numbers.length || numbers.every((n) => have.has(n.replace(/,/g, '')))) return [];
+    const overlap = new Set(goalTerms(s).filter((t) => wanted.has(t))).size;
+    return overlap || described ? [{ s, overlap }] : [];
+  });
+  return [...new Set(scored.sort((a, b) => b.overlap - a.overlap).map((x) => x.s))].slice(0, MAX_FIGURE_SENTENCES);
+}

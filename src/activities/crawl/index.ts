@@ -6,7 +6,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Config } from '../../config';
 import { ErrorType } from '../../shared/errors';
 import { type Usage } from '../../shared/schemas';
-import { summarize, ZERO_USAGE } from '../../shared/plain';
+import { addUsage, summarize, ZERO_USAGE } from '../../shared/plain';
 import { sourceIdFor } from '../search/sources';
 import { normalizeUrl } from '../../infra/search/types';
 import type { Store, StoredPage } from '../store';
@@ -21,7 +21,7 @@ import { BlockedError, WEB_PORTS } from './ssrf';
 import { metrics } from '../../infra/metrics';
 import { beating, type Beat } from '../beat';
 import { tokenCounter, type TokenCounter } from '../llm/tokens';
-import { passagesForGoal } from './goal-passages';
+import { figuresLeftOut, goalTerms, partsForGoal } from './goal-passages';
 import { NEEDS_BROWSER_REASON, needsBrowser } from './browser-rule';
 import { describeRange, outsideRange, type DateRange } from '../../shared/time-range';
 
@@ -53,18 +53,52 @@ const PAGE_FETCH_ATTEMPTS = 4;
 /** Beats of a page read (its heartbeat timeout is 30 s): every 10 s while it lasts. */
 const CRAWL_BEAT_MS = 10_000;
 
-/** Tokens of page text given to the extractor (a longer page is reduced to the passages that
- *  serve the goal: goal-passages.ts); halved on each context-length error. */
+/** Tokens of page text one extraction reads when the extractor's context window is not known;
+ *  halved on each context-length error. */
 const PAGE_BUDGET_TOKENS = 6_000;
+/** The line before the figures code adds from the page itself. */
+const FIGURES_FROM_PAGE = 'Figures the page states (quoted from it):';
+/** The most one extraction reads, whatever the window: about what Tongyi's readers take. */
+const MAX_PAGE_BUDGET_TOKENS = 96_000;
+/** What the extractor's instructions, goal, URL and title take beside the page, in tokens. */
+const EXTRACT_PROMPT_TOKENS = 800;
+
+/**
+ * Tokens of page text one extraction reads: nine-tenths (token counts are estimates) of what the
+ * extractor's context window leaves after its instructions and its answer, between 500 and
+ * MAX_PAGE_BUDGET_TOKENS; PAGE_BUDGET_TOKENS while the window is unknown. An 8k window reads about
+ * 5.7k tokens of a page at a time; a 128k window about 96k.
+ */
+export function pageBudgetTokens(window: number | undefined, outputLimit: number): number {
+  if (!window) return PAGE_BUDGET_TOKENS;
+  return Math.max(500, Math.min(MAX_PAGE_BUDGET_TOKENS, Math.floor((window - outputLimit - EXTRACT_PROMPT_TOKENS) * 0.9)));
+}
 
 /** `counter`: the extractor's model's tokenizer family (default cl100k). `parser`: the parse
  *  threads, for PDFs and Office files (without: parsed on the calling thread, as tests do). */
 /** What the crawl asks of the model for a fetched page: the evidence it holds for the goal. The
  *  extractor role's call (src/activities/roles/extractor.ts), given by the worker. */
-export type PageExtractor = (
-  vars: { goal: string; url: string; title: string; page: string; truncated: boolean; shownChars: number; pageChars: number },
+export type PageExtractor = ((
+  vars: {
+    goal: string;
+    url: string;
+    title: string;
+    page: string;
+    truncated: boolean;
+    shownChars: number;
+    pageChars: number;
+    inParts: boolean;
+    part: number;
+    parts: number;
+  },
   ctx: { researchId: string; key: string },
-) => Promise<{ output: { relevant: boolean; evidence: string; summary: string }; usage: Usage }>;
+) => Promise<{ output: PageReading; usage: Usage }>) & {
+  /** Tokens of page text one extraction reads (pageBudgetTokens of its model's window); without:
+   *  PAGE_BUDGET_TOKENS. */
+  pageBudget?: () => Promise<number>;
+};
+
+type PageReading = { relevant: boolean; evidence: string; summary: string };
 
 type CrawlDeps = {
   config: Pick<Config, 'crawl'>;
@@ -217,54 +251,111 @@ export function fetchFailure(err: unknown, url: string, attempt: number): CrawlR
   throw err;
 }
 
-/** Goal-directed extraction; a page too long for the model is cut shorter and tried again. */
+/**
+ * The page read for the goal (a page too long for the model's window is cut shorter and tried again). A page over the extraction's budget is read in parts (at most
+ * `crawl.pageParts`, each read for the goal on its own, their evidence joined), not cut; a page
+ * longer than that is first reduced to the passages that bear most on the goal. A part the model
+ * could not read is left out; when it could read none, the page's opening is the evidence.
+ */
 async function extractForGoal(deps: CrawlDeps, input: CrawlInput, page: StoredPage, cached: boolean, beat: Beat): Promise<CrawlResult> {
-  let budget = PAGE_BUDGET_TOKENS;
+  let budget = deps.extract.pageBudget ? await deps.extract.pageBudget() : PAGE_BUDGET_TOKENS;
+  const counter = deps.counter ?? tokenCounter('cl100k');
   for (let attempt = 1; ; attempt++) {
     beat.say({ stage: 'llm', attempt });
-    const { text, reduced } = passagesForGoal(page.markdown, input.goal, budget, deps.counter ?? tokenCounter('cl100k'));
-    try {
-      const r = await deps.extract(
-        {
-          goal: input.goal,
-          url: page.finalUrl,
-          title: page.title || '(untitled)',
-          page: text,
-          truncated: reduced,
-          shownChars: text.length,
-          pageChars: page.markdown.length,
-        },
-        { researchId: input.researchId, key: `extract-${attempt}` },
-      );
-      const sourceId = sourceIdFor(page.finalUrl);
-      await deps.store.saveSources(input.researchId, [
-        {
-          sourceId,
-          url: page.finalUrl,
-          title: page.title || page.finalUrl,
-          content: `${r.output.summary}\n\n${r.output.evidence}`.trim(),
-          provider: 'crawl',
-        },
-      ]);
-      return {
-        url: input.url,
-        status: 'ok',
-        sourceId,
-        title: summarize(page.title || page.finalUrl, 120),
-        summary: summarize(r.output.summary, 300),
-        relevant: r.output.relevant,
-        cached,
-        usage: r.usage,
-      };
-    } catch (err) {
-      if (err instanceof ApplicationFailure && err.type === ErrorType.LlmContextLength && attempt < 3 && budget > 500) {
-        budget = Math.floor(budget / 2);
-        continue;
-      }
-      if (!modelGaveUp(err)) throw err;
-      return quoteOpening(deps, input, page, cached, err);
+    const { parts, reduced } = partsForGoal(page.markdown, input.goal, budget, deps.config.crawl.pageParts, counter);
+    const settled = await Promise.allSettled(
+      parts.map((text, i) =>
+        deps.extract(
+          {
+            goal: input.goal,
+            url: page.finalUrl,
+            title: page.title || '(untitled)',
+            page: text,
+            truncated: reduced,
+            shownChars: parts.reduce((n, p) => n + p.length, 0),
+            pageChars: page.markdown.length,
+            inParts: parts.length > 1,
+            part: i + 1,
+            parts: parts.length,
+          },
+          // A page read whole keeps the key it always had: a retry finds the logged answer.
+          { researchId: input.researchId, key: parts.length > 1 ? `extract-${attempt}-part-${i + 1}` : `extract-${attempt}` },
+        ),
+      ),
+    );
+    const failed = settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    const tooLong = failed.find((err) => err instanceof ApplicationFailure && err.type === ErrorType.LlmContextLength);
+    if (tooLong && attempt < 3 && budget > 500) {
+      budget = Math.floor(budget / 2);
+      continue;
     }
+    const fault = tooLong ?? failed.find((err) => !modelGaveUp(err));
+    if (fault) throw fault;
+    const read = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    if (!read.length) return quoteOpening(deps, input, page, cached, failed[0]);
+    const reading = withFigures(joinReadings(read.map((r) => r.output)), parts.join('\n\n'), input.goal);
+    const sourceId = sourceIdFor(page.finalUrl);
+    await deps.store.saveSources(input.researchId, [
+      {
+        sourceId,
+        url: page.finalUrl,
+        title: page.title || page.finalUrl,
+        content: `${reading.summary}\n\n${reading.evidence}`.trim(),
+        provider: 'crawl',
+      },
+    ]);
+    return {
+      url: input.url,
+      status: 'ok',
+      sourceId,
+      title: summarize(page.title || page.finalUrl, 120),
+      summary: summarize(reading.summary, 300),
+      relevant: reading.relevant,
+      cached,
+      usage: read.map((r) => r.usage).reduce(addUsage),
+    };
   }
+}
+
+/** The reading with the page's own sentences that state figures for the goal its evidence left out
+ *  (figuresLeftOut), after a line that says where they come from. */
+function withFigures(reading: PageReading, shown: string, goal: string): PageReading {
+  const figures = figuresLeftOut(shown, goal, reading.evidence);
+  if (!figures.length) return reading;
+  const listed = `${FIGURES_FROM_PAGE}\n${figures.map((s) => `- ${s}`).join('\n')}`;
+  // A reading that found nothing for the goal on a page that states figures for it says what is not
+  // so: the page's own sentences stand for it, when one shares a word with the goal.
+  const wanted = new Set(goalTerms(goal));
+  if (!reading.relevant && figures.some((f) => goalTerms(f).some((t) => wanted.has(t))))
+    return { relevant: true, evidence: listed, summary: summarize(figures.join(' '), 300) };
+  return {
+    ...reading,
+    evidence: [reading.evidence.trim(), listed].filter(Boolean).join('\n\n'),
+  };
+}
+
+/** The parts' readings as one: the evidence and summaries of the parts that serve the goal (all
+ *  parts' when none does), in the page's order. */
+function joinReadings(readings: PageReading[]): PageReading {
+  if (readings.length === 1) return readings[0]!;
+  const relevant = readings.filter((r) => r.relevant);
+  const used = relevant.length ? relevant : readings;
+  const joined = (texts: string[]) =>
+    texts
+      .map((t) => t.trim())
+      .filter(Boolean)
+      .join('\n\n');
+  return {
+    relevant: relevant.length > 0,
+    evidence: joined(used.map((r) => r.evidence)),
+    summary: summarize(
+      used
+        .map((r) => r.summary.trim())
+        .filter(Boolean)
+        .join(' '),
+      600,
+    ),
+  };
 }
 
 /** The model could not read the page for the goal: the page's opening is the evidence. */

@@ -135,7 +135,6 @@ export class ParseSandbox {
       workerData: { entry: ENTRY, preload: PRELOAD },
       resourceLimits: { maxOldGenerationSizeMb: this.settings.memoryMb, stackSizeMb: 4 },
     });
-    worker.unref();
     this.threadsStarted++;
     const slot: Slot = { worker };
     worker.on('message', (m: Reply) => this.answer(slot, m));
@@ -146,6 +145,9 @@ export class ParseSandbox {
       ),
     );
     worker.on('exit', (code) => this.stop(slot, new DocumentUnreadable(`the parser stopped (exit code ${code})`)));
+    // After the listeners: a 'message' listener refs the thread's port again, and a thread kept
+    // for the next document must not keep a stopping process alive.
+    worker.unref();
     this.slots.push(slot);
     return slot;
   }

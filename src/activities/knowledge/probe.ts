@@ -50,7 +50,13 @@ function failureReason(err: unknown): string {
   return summarize(err instanceof Error ? err.message : String(err), 120);
 }
 
-async function probeModels(config: ProbeConfig, timeoutMs: number): Promise<ModelsProbe> {
+/** The models the LLM provider's list serves, or undefined when it does not answer with one. */
+export async function listedModels(config: Pick<Config, 'llm'>, timeoutMs = PROBE_TIMEOUT_MS): Promise<string[] | undefined> {
+  const p = await probeModels(config, timeoutMs);
+  return p.state === 'ok' ? p.ids : undefined;
+}
+
+async function probeModels(config: Pick<Config, 'llm'>, timeoutMs: number): Promise<ModelsProbe> {
   if (!llmConfigured(config)) return { state: 'not configured' };
   const client = new OpenAI({
     apiKey: config.llm.apiKey ?? 'not-needed',

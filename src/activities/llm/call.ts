@@ -13,7 +13,7 @@ import type { Usage } from '../../shared/schemas';
 import { metrics } from '../../infra/metrics';
 import { activityCallKey, keep } from '../attempt';
 import type { Message } from '../store';
-import type { LlmCallsTable, LlmLeasesTable, LoggedRequest } from '../store/runs';
+import type { CallClaim, LlmCallsTable, LlmLeasesTable, LoggedRequest } from '../store/runs';
 import { estimateCostUsd } from './client';
 import { createLimiters, type Limiter } from './limiter';
 import { CLIPPED, GUIDANCE } from './model-call';
@@ -154,7 +154,6 @@ async function completeCall<T>(state: LlmState, req: ModelRequest<T>): Promise<M
   const { deps } = state;
   if (!llmConfigured(deps.config)) throw ApplicationFailure.nonRetryable(LLM_NOT_CONFIGURED_MESSAGE, ErrorType.LlmNotConfigured);
   const callKey = activityCallKey(req.key);
-  const model = req.model ?? deps.config.llm.models[req.role];
   const reusable = async (): Promise<ModelResult<T> | undefined> => {
     const earlier = await deps.calls.find(callKey);
     const value = earlier ? req.reuse(earlier.response) : undefined;
@@ -169,13 +168,15 @@ async function completeCall<T>(state: LlmState, req: ModelRequest<T>): Promise<M
   // The claim's round trip also brings the guidance the user gave the run (steering).
   const holder = `${Context.current().info.attempt}/${randomUUID()}`;
   const ttl = leaseTtlMs();
-  let claim: { claimed: boolean; guidance: string[] };
+  let claim: CallClaim;
   while (!(claim = await deps.leases.claim(callKey, holder, ttl, req.researchId)).claimed) {
     Context.current().heartbeat({ waitingFor: 'another attempt of this call' });
     await Context.current().sleep(WAIT_POLL_MS);
     const answered = await reusable();
     if (answered) return answered;
   }
+  // A rewrite's own model, else the one the run named for the role, else the server's.
+  const model = req.model ?? claim.models?.[req.role] ?? deps.config.llm.models[req.role];
   const renew = setInterval(() => void deps.leases.claim(callKey, holder, ttl).catch(() => undefined), ttl / 3);
   // Recording the answer releases the claim in the same statement; otherwise the end does.
   const lease = { holder, released: false };
@@ -184,7 +185,16 @@ async function completeCall<T>(state: LlmState, req: ModelRequest<T>): Promise<M
     return (
       (retry ? await reusable() : undefined) ??
       (await sendRounds(
-        { state, req, callKey, lease, model, priced: model, started: Date.now(), tokens: { promptTokens: 0, completionTokens: 0 } },
+        {
+          state,
+          req: { ...req, model },
+          callKey,
+          lease,
+          model,
+          priced: model,
+          started: Date.now(),
+          tokens: { promptTokens: 0, completionTokens: 0 },
+        },
         retry,
         claim.guidance,
       ))

@@ -16,7 +16,7 @@ import { ANSWER_FUNCTION, JSON_OBJECT } from './model-call';
 import { isOutage, type Provider, type Providers, type Route } from './providers';
 import { renderPart } from './render';
 import { asJsonActions, refusesTools } from './text-tools';
-import { fitRequest, nextScale, probeWindow, promptTokensFromError, windowFromError } from './window';
+import { fitRequest, nextScale, probeWindow, promptTokensFromError, publishedWindow, windowFromError } from './window';
 
 /**
  * How a structured answer is asked for. Servers differ: OpenAI, vLLM, Ollama and LM Studio take
@@ -128,13 +128,14 @@ export function createEndpoints(config: Pick<Config, 'llm'>, providers: Provider
   };
 }
 
-/** The context window of a provider's model, in tokens, when it is known (set, asked or learned). */
+/** The context window of a provider's model, in tokens, when it is known (set, asked, published
+ *  for a common hosted model, or learned). */
 export async function windowOf(e: Endpoints, provider: Provider, modeKey: string, model: string): Promise<number | undefined> {
   if (provider.contextTokens) return provider.contextTokens;
   const known = e.windows.get(modeKey);
   if (known && known.until > Date.now()) return known.tokens;
   const base = provider.baseUrl;
-  const tokens = base ? await probeWindow(base, model, fetchJson) : undefined;
+  const tokens = (base ? await probeWindow(base, model, fetchJson) : undefined) ?? publishedWindow(model);
   e.windows.set(modeKey, { tokens, until: Date.now() + WINDOW_TTL_MS });
   return tokens;
 }

@@ -163,3 +163,24 @@ export async function probeWindow(
   }
   return undefined;
 }
+
+/**
+ * The context windows their makers publish for common hosted models, for an API that does not say
+ * (OpenAI's model listing has no window): matched on the model id without a router's `vendor/`
+ * prefix, most specific first. A model not listed stays unknown until an overflow teaches it.
+ */
+const PUBLISHED_WINDOWS: readonly [RegExp, number][] = [
+  [/^gpt-4\.1/, 1_047_576],
+  [/^gpt-5/, 400_000],
+  [/^gpt-4o/, 128_000],
+  [/^gpt-4-turbo/, 128_000],
+  [/^o1-(mini|preview)/, 128_000],
+  [/^o[134](-|$)/, 200_000],
+  [/^claude-/, 200_000],
+  [/^gemini-(1\.5|2)/, 1_048_576],
+];
+
+export function publishedWindow(model: string): number | undefined {
+  const id = model.slice(model.lastIndexOf('/') + 1).toLowerCase();
+  return PUBLISHED_WINDOWS.find(([re]) => re.test(id))?.[1];
+}

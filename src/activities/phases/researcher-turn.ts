@@ -12,7 +12,7 @@ import { withinCall } from '../attempt';
 import { compressResearch } from '../roles/compressor';
 import { judgeStep } from '../roles/judge';
 import { oneTurn, type ResearcherDeps, type TurnCall, type TurnCallResult } from '../roles/researcher';
-import { isWebTool, runWebTools, type WebToolsInTurn, type WebToolsResult } from './researcher-web';
+import { runsInTurn, runWebTools, type WebToolsInTurn, type WebToolsResult } from './researcher-web';
 
 export interface TurnInput extends TurnCall {
   /** A turn that asks no tools ends the step: it writes the step's findings too, in the same
@@ -126,7 +126,7 @@ async function nextRound(
   spentHere: Usage,
 ): Promise<TurnInput | undefined> {
   const web = turn.web;
-  if (!web || !turn.calls.length || !turn.calls.every(isWebTool)) return undefined;
+  if (!web || !turn.calls.length || !turn.calls.every(runsInTurn)) return undefined;
   if (web.results.some((r) => r.crawl?.some((p) => p.needsBrowser))) return undefined;
   const round = goOn.round + roundsSoFar + 1;
   if (round >= goOn.maxRounds || Date.now() >= goOn.until) return undefined;
@@ -158,7 +158,7 @@ async function oneRound(deps: ResearcherDeps, turnInput: TurnInput): Promise<Tur
  * the model answers its tools' earlier attempt paid for.
  */
 async function withWebTools(deps: ResearcherDeps, input: TurnInput, turn: TurnResult): Promise<TurnResult> {
-  if (!input.webTools || !deps.web || !turn.calls.some(isWebTool)) return turn;
+  if (!input.webTools || !deps.web || !turn.calls.some(runsInTurn)) return turn;
   const conversation = { researchId: input.researchId, convKey: input.convKey, nextSeq: turn.nextSeq, goal: input.step.description };
   return { ...turn, web: await runWebTools(deps.web, conversation, turn.calls, input.webTools) };
 }

@@ -48,8 +48,14 @@ export function isWebTool(call: ToolCall): call is Extract<ToolCall, { name: 'we
   return call.name === 'web_search' || call.name === 'crawl';
 }
 
+/** A call the turn answers itself: its web tools, and `think` (written down, nothing run). */
+export function runsInTurn(call: ToolCall): boolean {
+  return isWebTool(call) || call.name === 'think';
+}
+
 /**
- * Runs the web_search and crawl calls among `calls` (the others are the workflow's), each result
+ * Runs the web_search and crawl calls among `calls` and writes down the think calls (the others
+ * are the workflow's), each result
  * at `nextSeq + <its index in calls>`. `goal`: what the search hits are ranked for (the step's
  * description, as the workflow gives webSearch).
  */
@@ -66,9 +72,10 @@ export async function runWebTools(
       oneSettingsRead(() =>
         allPartsOrThrow(
           calls.map(async (call, i) => {
-            if (!isWebTool(call)) return;
             const seq = conversation.nextSeq + i;
             const common = { researchId: conversation.researchId, convKey: conversation.convKey, seq, toolCallId: call.id };
+            if (call.name === 'think') return void out.results.push({ ...common, think: call.args.reflection });
+            if (!isWebTool(call)) return;
             await withinCall(`tool-${seq}`, async () => {
               if (call.name === 'web_search') {
                 const search = await searchAll(web, conversation, call.args.queries, givenUp, out);

@@ -8,6 +8,7 @@ import type { Llm } from '../llm/call';
 import type { PromptVars, StructuredPrompt } from '../llm/prompt-def';
 import type { Store, StoredSource } from '../store';
 import { modelGaveUp, noteCorrection, noteFallback } from './fallbacks';
+import { echoedExample } from './prompt-copies';
 
 /** Characters of one source's text shown to a writer. */
 const SOURCE_CHARS = 2_000;
@@ -107,27 +108,29 @@ export async function writeCitedDocument<P extends StructuredPrompt>(
     vars: PromptVars<P>;
     sources: StoredSource[];
     meta?: Record<string, unknown>;
+    /** The prompt's example answers' texts: an answer that repeats one (echoedExample) is not used. */
+    examples?: string[];
   },
 ): Promise<StepOutput> {
   let r: { output: unknown; usage: StepOutput['usage'] };
   let listed = false;
+  // The sources themselves, listed and cited by code: what the model would have summarised.
+  const listInstead = async (why: unknown) => {
+    listed = true;
+    const what = `the ${args.kind} lists the sources found instead of summarising them`;
+    await noteFallback(deps.store, args.researchId, args.kind, args.key, what, why);
+    return sourcesListed(args.sources);
+  };
   try {
     r = await deps.llm.structured(args.prompt, args.vars, { researchId: args.researchId });
   } catch (err) {
     if (!modelGaveUp(err)) throw err;
-    // The sources themselves, listed and cited by code: what the model would have summarised.
-    r = { output: sourcesListed(args.sources), usage: ZERO_USAGE };
-    listed = true;
-    await noteFallback(
-      deps.store,
-      args.researchId,
-      args.kind,
-      args.key,
-      `the ${args.kind} lists the sources found instead of summarising them`,
-      err,
-    );
+    r = { output: await listInstead(err), usage: ZERO_USAGE };
   }
-  const output = r.output as { text: string; summary: string };
+  let output = r.output as { text: string; summary: string };
+  const reference = [String((args.vars as Record<string, unknown>).question ?? ''), ...args.sources.map((x) => `${x.title} ${x.content}`)];
+  const echo = listed ? undefined : echoedExample(`${output.text}\n${output.summary}`, args.examples ?? [], reference.join('\n'));
+  if (echo) output = await listInstead(`repeated its prompt's example ("${summarize(echo, 80)}") instead of writing from the sources`);
   const grounded = await groundedFindings(deps.store, args.researchId, args.key, output.text, args.sources);
   const { text, sourceIds, dropped } = grounded;
   await deps.store.saveDocument(args.researchId, {

@@ -22,9 +22,14 @@ export interface ToolResultInput {
   /** A python call's sandbox run, with the input files it was given (source ids, inline names). */
   python?: { run: SandboxResult; sources: string[]; data: string[] };
   text?: string;
+  /** A `think` call's reflection: recorded in the run's timeline; the model is told it is noted. */
+  think?: string;
   /** Pages the user asked the run to read: written as the user's message, not a tool's answer. */
   fromUser?: boolean;
 }
+
+/** A think call's answer: nothing was run. */
+export const THOUGHT_NOTED = promptPart('researcher-react', 'think-noted', {});
 
 /** How the pages the user asked for are put to the researcher. */
 export const USER_PAGES = promptPart('researcher-react', 'user-pages', { pages: text });
@@ -52,6 +57,8 @@ function toolEvent(input: ToolResultInput, sources: number, budget: BudgetReport
     }));
     return { key, type: 'crawl', data: { ...where, pages, sources } };
   }
+  if (input.think !== undefined)
+    return { key, type: 'think', data: { step, attempt: Number(attempt), thought: summarize(input.think, 600) } };
   if (input.python) {
     const { run } = input.python;
     return { key, type: 'tool', data: { ...where, tool: 'python', status: run.status, artifacts: run.artifacts.length } };
@@ -177,6 +184,8 @@ function toolResultMessage(input: ToolResultInput, stored: StoredSource[], budge
     });
   }
   if (input.text) groups.push({ head: '', parts: [{ head: '', body: input.text, sourceIds: [], minTokens: 1, label: 'text' }] });
+  if (input.think !== undefined)
+    groups.push({ head: '', parts: [{ head: '', body: renderPart(THOUGHT_NOTED, {}), sourceIds: [], minTokens: 1, label: 'think' }] });
   const shared = shareBudget(groups, budgets.toolResultTokens, budgets.counter);
   const content = shared.text.trim() || '(no output)';
   const message: Message = input.fromUser

@@ -4,7 +4,7 @@
 import { LIMITS, type PlanStepDraft } from '../../shared/llm-outputs';
 import { type Plan, type PlanStep } from '../../shared/schemas';
 import { summarize } from '../../shared/plain';
-import { comparable, isExample, sharesTopic } from './prompt-copies';
+import { comparable, isExample, sharesTopic, swappedExample } from './prompt-copies';
 import type { Llm } from '../llm/call';
 import type { Store } from '../store';
 
@@ -127,15 +127,21 @@ function breakCycles(steps: PlanStep[], repairs: string[]): void {
 export const OFF_TOPIC = 'the plan is not about the question';
 
 /**
- * Why a plan is not about the question, if it is not: it repeats a step of the prompt's example
- * (`exampleSteps`, their titles), as a small model copies it, and not one of its steps (title and
- * description) shares a word with the question or the reviewer's feedback.
+ * Why a plan is not about the question, if it is not: a step's title is one of the prompt's
+ * example steps (`exampleSteps`, their titles) with the question's subject swapped in
+ * (swappedExample), or it repeats one as a small model copies it and not one of its steps (title
+ * and description) shares a word with the question or the reviewer's feedback.
  * Unsaid for texts whose words cannot be told apart (scripts without spaces) or a question with too
  * few words to compare.
  */
 export function offTopicPlan(plan: Plan, about: { question: string; context: string[]; exampleSteps: string[] }): string | undefined {
-  if (!plan.steps.some((s) => isExample(s.title, about.exampleSteps))) return undefined;
   const reference = [about.question, ...about.context].join('\n');
+  for (const s of plan.steps) {
+    const swapped = swappedExample(s.title, about.exampleSteps, reference);
+    if (swapped)
+      return `${OFF_TOPIC}: its step "${summarize(s.title, 60)}" is the example's "${swapped}" with another subject put in; plan steps that research what the question asks`;
+  }
+  if (!plan.steps.some((s) => isExample(s.title, about.exampleSteps))) return undefined;
   if (!comparable(reference)) return undefined;
   if (plan.steps.some((s) => sharesTopic(`${s.title} ${s.description}`, reference))) return undefined;
   return `${OFF_TOPIC}: none of its steps (${plan.steps.map((s) => `"${summarize(s.title, 60)}"`).join(', ')}) shares a word with it; plan steps that research the question itself`;

@@ -5,7 +5,7 @@ import { readToolArgs } from '../llm/tool-args';
 import type OpenAI from 'openai';
 import { z } from 'zod';
 import { citedSourceIds } from '../../shared/citations';
-import { CrawlArgs, KnowledgeSearchArgs, PythonArgs, WebSearchArgs, type ToolCall } from '../../shared/llm-outputs';
+import { CrawlArgs, KnowledgeSearchArgs, PythonArgs, ThinkArgs, WebSearchArgs, type ToolCall } from '../../shared/llm-outputs';
 import { count, promptPart, text } from '../llm/prompt-def';
 import { renderPart } from '../llm/render';
 import { mcpFunctionName, type McpToolSpec } from '../mcp';
@@ -18,13 +18,20 @@ const TRIMMED_CHARS = 200;
 /** Tokens a chat template adds per message (role markers, separators). */
 const PER_MESSAGE_TOKENS = 8;
 
-const TOOL_SCHEMAS = { web_search: WebSearchArgs, crawl: CrawlArgs, knowledge_search: KnowledgeSearchArgs, python: PythonArgs } as const;
+const TOOL_SCHEMAS = {
+  web_search: WebSearchArgs,
+  crawl: CrawlArgs,
+  knowledge_search: KnowledgeSearchArgs,
+  python: PythonArgs,
+  think: ThinkArgs,
+} as const;
 type ToolName = keyof typeof TOOL_SCHEMAS;
 /** The tools' descriptions: parts of prompts/researcher-tools.md. */
 export const TOOL_DESCRIPTIONS = {
   web_search: promptPart('researcher-tools', 'web-search', {}),
   crawl: promptPart('researcher-tools', 'crawl', {}),
   knowledge_search: promptPart('researcher-tools', 'knowledge-search', {}),
+  think: promptPart('researcher-tools', 'think', {}),
   python: promptPart('researcher-tools', 'python', {
     packages: text,
     timeoutSeconds: count,
@@ -69,16 +76,18 @@ function toolParameters(name: ToolName): Record<string, unknown> {
 }
 
 /** The tools a researcher is offered: knowledge_search only when the run has a knowledge base, the
- *  web unless the step works from given material, python only when a sandbox can run it. */
+ *  web unless the step works from given material, python only when a sandbox can run it, think
+ *  when asked for. */
 export function toolDefinitions(
   mcpTools: McpToolSpec[] = [],
-  opts: { knowledge?: boolean; web?: boolean; python?: PythonToolSpec } = {},
+  opts: { knowledge?: boolean; web?: boolean; python?: PythonToolSpec; think?: boolean } = {},
 ): OpenAI.Chat.ChatCompletionTool[] {
   const offered: Record<ToolName, boolean> = {
     web_search: opts.web !== false,
     crawl: opts.web !== false,
     knowledge_search: opts.knowledge === true,
     python: opts.python !== undefined,
+    think: opts.think === true,
   };
   const names = (Object.keys(TOOL_SCHEMAS) as ToolName[]).filter((n) => offered[n]);
   const builtIn = names.map((name): OpenAI.Chat.ChatCompletionTool => {
@@ -156,6 +165,10 @@ export function looseArgs(name: ToolName, json: unknown): unknown {
       const urls = asList(o.urls ?? o.url ?? o.links ?? o.pages);
       const goal = o.goal ?? o.purpose ?? o.query ?? o.question;
       return urls ? { urls: urls.slice(0, 5), goal: typeof goal === 'string' && goal.trim() ? goal : 'facts that answer the step' } : json;
+    }
+    case 'think': {
+      const said = [o.reflection, o.thought, o.thoughts, o.text, o.content, o.note].find((v) => typeof v === 'string' && v.trim());
+      return said ? { reflection: said } : json;
     }
     case 'knowledge_search': {
       const all = asList(o.query ?? o.queries);

@@ -6,6 +6,7 @@ import { CitedText } from '../../shared/llm-outputs';
 import type { StepOutput } from '../../shared/schemas';
 import type { Llm } from '../llm/call';
 import { jsonPrompt, text } from '../llm/prompt-def';
+import { exampleTexts } from '../role-kit/prompt-copies';
 import type { Store } from '../store';
 import { sourcesBlock, writeCitedDocument } from '../role-kit/cited';
 import { defineRole } from '../role-kit/role';
@@ -20,6 +21,9 @@ export const BACKGROUND_PROMPT = jsonPrompt(
   'BackgroundBrief',
   CitedText,
 );
+
+/** The texts of the prompt's example brief: a brief that repeats them is not used. */
+const EXAMPLE_TEXTS = exampleTexts(BACKGROUND_PROMPT.file, 'text', 'summary');
 
 /** A page read for the brief: its source id when it was read, else why not. */
 export interface BackgroundPage {
@@ -60,6 +64,7 @@ export function createBackgroundActivities(deps: { llm: Llm; store: Store }) {
         searchErrors: input.searchErrors.join('\n') || '(none)',
       },
       sources: all,
+      examples: EXAMPLE_TEXTS,
     });
   }
 

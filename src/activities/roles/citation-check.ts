@@ -254,6 +254,29 @@ interface Judged {
 }
 
 /** What each verdict does: an unsupported citation is removed, a partly supported one flagged. */
+/** What an "unsupported" verdict becomes when the source states every figure of the sentence. */
+const FIGURES_STATED: Verdict = {
+  verdict: 'partial',
+  reason: 'the model found no support, but the source states every figure of the sentence (kept, flagged)',
+};
+
+/** The figures of a text (numbers of two digits or more), "41, 000" read as 41,000, separators dropped. */
+const figuresIn = (text: string) =>
+  (text.replace(/(\d), (\d{3})\b/g, '$1,$2').match(/\d+(?:[.,]\d+)*/g) ?? [])
+    .map((n) => n.replace(/,/g, ''))
+    .filter((n) => n.replace(/\D/g, '').length >= 2);
+
+/**
+ * Whether a cited sentence's figures are all in its source's evidence: a small model's judge often
+ * calls a sentence it cannot parse unsupported, and code can see the source says those numbers. A
+ * sentence without figures is the model's to judge.
+ */
+function statesFigures(claim: string, evidence: string): boolean {
+  const wanted = figuresIn(claim.replace(/\[\d+\]/g, ''));
+  const have = new Set(figuresIn(evidence));
+  return wanted.length > 0 && wanted.every((n) => have.has(n));
+}
+
 function judgeClaims(
   claims: CitedClaim[],
   paired: { pairs: Pair[]; copies: Copy[]; unchecked: number },
@@ -264,8 +287,9 @@ function judgeClaims(
   let { unchecked } = paired;
   let supported = 0;
   const judge = (claim: number, n: number, pair: Pair) => {
-    const v = verdicts.get(pair.id);
-    if (!v) return void unchecked++;
+    const given = verdicts.get(pair.id);
+    if (!given) return void unchecked++;
+    const v = given.verdict === 'unsupported' && statesFigures(claims[claim]!.text, pair.evidence) ? FIGURES_STATED : given;
     if (v.verdict === 'supported') return void supported++;
     const action = v.verdict === 'unsupported' ? 'removed' : 'flagged';
     if (action === 'removed') (drop.get(claim) ?? drop.set(claim, new Set()).get(claim)!).add(n);

@@ -10,6 +10,7 @@ import { type Usage } from '../../shared/schemas';
 import { ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { flag, jsonPrompt, text } from '../llm/prompt-def';
+import { echoedExample, exampleTexts } from '../role-kit/prompt-copies';
 import type { Store } from '../store';
 import type { MemoryOwner } from '../../shared/memory';
 import { modelGaveUp, noteCorrection, noteFallback } from '../role-kit/fallbacks';
@@ -84,6 +85,18 @@ export function createCoordinatorActivities(deps: { llm: Llm; store: Pick<Store,
     if (settled.replaced) {
       await noteCorrection(deps.store, input.researchId, 'coordinator', key, `the report is in ${settled.locale}: ${settled.replaced}`);
     }
+    // A research topic that is the prompt's example (solar costs since 2010) is researched as asked.
+    const echo = decision.researchTopic ? echoedExample(decision.researchTopic, EXAMPLE_TOPICS, input.question) : undefined;
+    if (echo) {
+      decision = { ...decision, researchTopic: input.question };
+      await noteCorrection(
+        deps.store,
+        input.researchId,
+        'coordinator',
+        `${key}/topic`,
+        "the question is researched as asked: the model's reading of it repeated its prompt's example",
+      );
+    }
     return { decision: sane({ ...decision, locale: settled.locale }, input), usage };
   }
 
@@ -96,6 +109,9 @@ export const coordinator = defineRole({
   parts: [],
   activities: createCoordinatorActivities,
 });
+
+/** The research topics of the prompt's examples. */
+const EXAMPLE_TOPICS = exampleTexts(COORDINATOR_PROMPT.file, 'researchTopic');
 
 /** The decision code makes when the model gave none: research the question, no clarification. */
 function researchAsAsked(question: string, locale: string): CoordinatorDecision {

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { Llm } from '../llm/call';
 import { count, flag, jsonPrompt, text, type PromptVars } from '../llm/prompt-def';
-import type { Usage } from '../../shared/schemas';
+import { pageBudgetTokens, type PageExtractor } from '../crawl';
 import { defineRole } from '../role-kit/role';
 
 /** The answer: the evidence a page holds for a goal, quoted or closely paraphrased, and a summary. */
@@ -22,22 +22,34 @@ export const EXTRACTOR_PROMPT = jsonPrompt(
     // A summary and the evidence a page holds for one goal: a small model that loops runs on to
     // the role's limit otherwise (2,048 tokens, minutes on a CPU).
     maxTokens: 1_024,
-    vars: { goal: text, url: text, title: text, page: text, truncated: flag, shownChars: count, pageChars: count },
+    vars: {
+      goal: text,
+      url: text,
+      title: text,
+      page: text,
+      truncated: flag,
+      shownChars: count,
+      pageChars: count,
+      inParts: flag,
+      part: count,
+      parts: count,
+    },
     untrusted: { page: 'page', title: 'title' },
   },
   'PageExtract',
   PageExtract,
 );
 
-/** The extractor's call, which the crawl is given (src/activities/index.ts): one page read for a goal. */
-export function createPageExtractor(llm: Pick<Llm, 'structured'>) {
-  return async (
-    vars: PromptVars<typeof EXTRACTOR_PROMPT>,
-    ctx: { researchId: string; key: string },
-  ): Promise<{ output: PageExtract; usage: Usage }> => {
+/** The extractor's call, which the crawl is given (src/activities/index.ts): one page read for a
+ *  goal, with as much of a page at a time as its model's context window holds. */
+export function createPageExtractor(llm: Pick<Llm, 'structured' | 'contextWindow' | 'outputLimit'>): PageExtractor {
+  const extract = async (vars: PromptVars<typeof EXTRACTOR_PROMPT>, ctx: { researchId: string; key: string }) => {
     const r = await llm.structured(EXTRACTOR_PROMPT, vars, ctx);
     return { output: r.output, usage: r.usage };
   };
+  const { role } = EXTRACTOR_PROMPT;
+  const pageBudget = async () => pageBudgetTokens(await llm.contextWindow(role), EXTRACTOR_PROMPT.maxTokens ?? llm.outputLimit(role));
+  return Object.assign(extract, { pageBudget });
 }
 
 export const extractor = defineRole({

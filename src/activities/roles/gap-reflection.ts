@@ -10,6 +10,7 @@ import { count, flag, jsonPrompt, text } from '../llm/prompt-def';
 import { DOC_CHARS } from '../role-kit/cited';
 import { activityKey, modelGaveUp, noteFallback } from '../role-kit/fallbacks';
 import { codeRuns, repairSteps, stepId, type PlannerDeps } from '../role-kit/plan-repair';
+import { copiedOffTopic, exampleStepTitles, swappedExample } from '../role-kit/prompt-copies';
 import { defineRole } from '../role-kit/role';
 
 /** The answer: whether the findings answer the question, and if not, what next. */
@@ -30,6 +31,9 @@ export const GAP_REFLECTION_PROMPT = jsonPrompt(
   'GapReflection',
   GapReflection,
 );
+
+/** The titles of the prompt's example follow-up steps. */
+const EXAMPLE_TITLES = exampleStepTitles(GAP_REFLECTION_PROMPT.file, 'followUpSteps');
 
 /** What the reflection reads: the question, the findings so far and the plan's step ids. */
 export interface GapInput {
@@ -71,7 +75,13 @@ export function createGapReflectionActivities(deps: PlannerDeps) {
       );
       // A follow-up under the id of a step that ran is that step again: dropped, not renamed.
       const taken = new Set(input.existingIds);
-      const fresh = r.output.followUpSteps.filter((s) => !taken.has(stepId(s.id)));
+      // A follow-up that is the prompt's example with the question's subject put in is left out.
+      const fresh = r.output.followUpSteps.filter(
+        (s) =>
+          !taken.has(stepId(s.id)) &&
+          !swappedExample(s.title, EXAMPLE_TITLES, input.question) &&
+          !copiedOffTopic(s.title, EXAMPLE_TITLES, input.question),
+      );
       const steps = repairSteps(fresh, {
         question: input.question,
         maxSteps: input.maxSteps,

@@ -11,6 +11,7 @@ import { count, jsonPrompt, text } from '../llm/prompt-def';
 import type { Store } from '../store';
 import { DOC_CHARS } from '../role-kit/cited';
 import { modelGaveUp, noteFallback } from '../role-kit/fallbacks';
+import { echoedExample, exampleTexts } from '../role-kit/prompt-copies';
 import { defineRole } from '../role-kit/role';
 
 /** The answer: passed, or what a second attempt must fix. */
@@ -30,6 +31,9 @@ export const JUDGE_PROMPT = jsonPrompt(
   'JudgeVerdict',
   JudgeVerdict,
 );
+
+/** The feedback of the prompt's example verdicts. */
+const EXAMPLE_FEEDBACK = exampleTexts(JUDGE_PROMPT.file, 'feedback');
 
 export interface JudgeInput {
   researchId: string;
@@ -66,6 +70,14 @@ export async function judgeStep(
     const what = `step ${input.step.id} (attempt ${attempt}) passed unchecked`;
     await noteFallback(deps.store, input.researchId, 'judge', input.key, what, err);
     r = { output: { passed: true, feedback: '' }, usage: ZERO_USAGE };
+  }
+  // Feedback that is the prompt's example (a missing 2024 price, a claim about China) asks a rerun
+  // for what the step never had to give: the step passes unchecked, as for no verdict.
+  const echo = r.output.passed ? undefined : echoedExample(r.output.feedback, EXAMPLE_FEEDBACK, `${input.question}\n${doc.content}`);
+  if (echo) {
+    const what = `step ${input.step.id} (attempt ${attempt}) passed unchecked`;
+    await noteFallback(deps.store, input.researchId, 'judge', input.key, what, `repeated its prompt's example ("${summarize(echo, 80)}")`);
+    r = { output: { passed: true, feedback: '' }, usage: r.usage };
   }
   // The run's event log shows each check and its verdict (the web page's and CLI's timelines).
   await deps.store.events.append(input.researchId, [

@@ -8,7 +8,8 @@ import { planProblems } from '../../shared/plan-edits';
 import type { Plan, Usage } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
 import { count, flag, jsonPrompt, promptPart, text } from '../llm/prompt-def';
-import { promptExamples, renderPart } from '../llm/render';
+import { renderPart } from '../llm/render';
+import { exampleStepTitles } from '../role-kit/prompt-copies';
 import type { StoredDocument } from '../store';
 import { DOC_CHARS } from '../role-kit/cited';
 import { activityKey, BACKGROUND_FALLBACK_NOTE, modelGaveUp, noteCorrection, noteFallback } from '../role-kit/fallbacks';
@@ -49,9 +50,7 @@ export const PLANNER_PROMPT = jsonPrompt(
 );
 
 /** The step titles of the prompt's example plan: a plan that repeats one may be a copy (offTopicPlan). */
-const EXAMPLE_STEPS = promptExamples(PLANNER_PROMPT.file).flatMap((e) =>
-  Array.isArray(e.steps) ? e.steps.flatMap((st: unknown) => (st && typeof st === 'object' && 'title' in st ? [String(st.title)] : [])) : [],
-);
+const EXAMPLE_STEPS = exampleStepTitles(PLANNER_PROMPT.file, 'steps');
 
 /** The session's memory after the background, in the planner's prompt. */
 export const EARLIER_SESSION = promptPart('planner', 'earlier-session', { memory: text });

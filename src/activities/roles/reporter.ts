@@ -5,7 +5,15 @@
 // Findings too long for one call are written section by section instead (report-outline.ts,
 // report-section.ts); the claim check (citation-check.ts) starts from the draft stored here.
 import { z } from 'zod';
-import { findingsChars, groundDraft, reportFromFindings, reporterInputs, reportProblem } from '../../shared/report';
+import {
+  findingsChars,
+  groundDraft,
+  reportFromFindings,
+  reporterInputs,
+  reportProblem,
+  cutPromptEcho,
+  tidyHeadings,
+} from '../../shared/report';
 import { ApplicationFailure } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
 import { type Usage } from '../../shared/schemas';
@@ -32,6 +40,7 @@ import {
 } from '../role-kit/report-writing';
 import { defineRole } from '../role-kit/role';
 import { DraftStream } from '../role-kit/draft-stream';
+import { loadTemplate } from '../llm/render';
 
 /** The answer: the report's title and its body. */
 export const ReportDraft = z.object({
@@ -65,6 +74,12 @@ export const REPORTER_PROMPT = jsonPrompt(
   'ReportDraft',
   ReportDraft,
 );
+
+/** The reporter prompt's own text, which a draft's headings may copy (read once). */
+const REPORTER_LAYOUT = (() => {
+  let text: string | undefined;
+  return () => (text ??= loadTemplate(REPORTER_PROMPT.file));
+})();
 
 /** Share of the reporter's window the findings and references may take in a one-call report. */
 const ONE_CALL_SHARE = 0.5;
@@ -123,6 +138,10 @@ async function keepDraft(deps: ReporterDeps, input: ReportInput, sources: Report
     const what = "the model's answer was cut off at its output limit: the report keeps the paragraphs it finished";
     await noteCorrection(deps.store, input.researchId, 'reporter', versionedKey('report-cut', input.version), what);
   }
+  if (d.echoed) {
+    const what = "the model's report went on to repeat its instructions and data blocks: the report ends before that";
+    await noteCorrection(deps.store, input.researchId, 'reporter', versionedKey('report-echo', input.version), what);
+  }
   return saveDraft(deps.store, input, d.title, d.markdown, sources, d);
 }
 
@@ -153,7 +172,16 @@ async function askReport(
       { ...callContext(input, rejected ? 'rewrite' : undefined), stream: draft, salvage: salvageCutReport },
     ),
   );
-  const { markdown, cut } = takeCutMark(r.output.markdown);
+  const taken = takeCutMark(r.output.markdown);
+  // A draft that goes on to repeat its prompt is kept up to where it starts.
+  const echo = cutPromptEcho(
+    taken.markdown,
+    Object.values(REPORTER_PROMPT.untrusted).filter((l): l is string => Boolean(l)),
+  );
+  const cut = taken.cut;
+  const echoed = echo.cut;
+  // Headings that copy the prompt's layout keep their names; empty ones go.
+  const { markdown } = tidyHeadings(echo.markdown, REPORTER_LAYOUT());
   usage.promptTokens += r.usage.promptTokens;
   usage.completionTokens += r.usage.completionTokens;
   usage.costUsd += r.usage.costUsd;
@@ -163,5 +191,5 @@ async function askReport(
     references: sources.refs.length,
     length,
   });
-  return { ...r.output, markdown, cut, problem };
+  return { ...r.output, markdown, cut, echoed, problem };
 }

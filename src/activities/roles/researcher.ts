@@ -17,7 +17,7 @@ import { flag, promptPart, stepVarShape, text, toolPrompt } from '../llm/prompt-
 import { renderPart, renderPrompt } from '../llm/render';
 import type { McpDiscovery, McpToolSpec } from '../mcp';
 import type { Message } from '../store';
-import { createConversationActivities, USER_PAGES, type ToolResultInput } from '../role-kit/conversation';
+import { createConversationActivities, THOUGHT_NOTED, USER_PAGES, type ToolResultInput } from '../role-kit/conversation';
 import { modelGaveUp, noteFallback } from '../role-kit/fallbacks';
 import { defineRole, type RoleDeps } from '../role-kit/role';
 import { parseToolCalls, PYTHON_INPUT_DIR, TOOL_DESCRIPTIONS, toolDefinitions, trimToBudget } from '../role-kit/researcher-tools';
@@ -32,6 +32,7 @@ export const RESEARCHER_TURN_PROMPT = toolPrompt({
     web: flag,
     knowledge: flag,
     python: flag,
+    think: flag,
     inputDir: text,
     background: text,
   },
@@ -68,6 +69,8 @@ export interface TurnCall {
   knowledge?: boolean;
   /** The workflow can run python calls; the worker decides whether a sandbox is there to offer it. */
   python?: boolean;
+  /** `think` is offered: a step with rounds to spare on reflection (not a quick run's). */
+  think?: boolean;
   /** The previous round's tool results, written into the conversation before the model is asked
    *  (no activity of their own per tool call). */
   toolResults?: ToolResultInput[];
@@ -98,7 +101,7 @@ export type ResearcherDeps = Pick<RoleDeps, 'llm' | 'store' | 'budgets' | 'pytho
 export const researcher = defineRole({
   does: 'One round of a research step: the model calls tools (search, crawl, documents, python, MCP) or writes its findings.',
   prompts: { researcherTurn: RESEARCHER_TURN_PROMPT },
-  parts: [FORCED_ANSWER, TURN_REPAIR, GAVE_UP, USER_PAGES, ...Object.values(TOOL_DESCRIPTIONS)],
+  parts: [FORCED_ANSWER, TURN_REPAIR, GAVE_UP, USER_PAGES, THOUGHT_NOTED, ...Object.values(TOOL_DESCRIPTIONS)],
   activities: () => ({}),
   answeredIn: { activity: 'researcherTurn', module: 'src/activities/phases/researcher-turn.ts' },
 });
@@ -143,12 +146,13 @@ export async function oneTurn(deps: ResearcherDeps, turnInput: TurnCall): Promis
 const offers = (tools: Tools, name: string) => tools.some((t) => t.type === 'function' && t.function.name === name);
 
 /** The step's tools: no web for a step that works from given material (needSearch: false),
- *  python when the workflow can run it and a sandbox is there. */
+ *  python when the workflow can run it and a sandbox is there, think when the workflow offers it. */
 async function offeredTools(deps: ResearcherDeps, input: TurnCall): Promise<Tools> {
   const python = input.python && deps.python && (await deps.python.usable()) ? deps.python.spec : undefined;
   return toolDefinitions(input.mcpTools, {
     knowledge: input.knowledge ?? false,
     web: input.step.needSearch,
+    think: input.think ?? false,
     ...(python ? { python } : {}),
   });
 }
@@ -190,6 +194,7 @@ async function taskMessages(deps: ResearcherDeps, input: TurnCall, tools: Tools)
     web: input.step.needSearch,
     knowledge: input.knowledge ?? false,
     python: offers(tools, 'python'),
+    think: offers(tools, 'think'),
     inputDir: PYTHON_INPUT_DIR,
     background: background ? background.content.slice(0, DEPENDENCY_CHARS) : '(none)',
     dependencies:

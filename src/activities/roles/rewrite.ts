@@ -8,10 +8,9 @@ import { type Usage } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { count, jsonPrompt, text } from '../llm/prompt-def';
-import { promptExamples } from '../llm/render';
 import type { Store } from '../store';
 import { activityKey, modelGaveUp, noteCorrection, noteFallback } from '../role-kit/fallbacks';
-import { copiedOffTopic } from '../role-kit/prompt-copies';
+import { copiedOffTopic, exampleTexts } from '../role-kit/prompt-copies';
 import { defineRole } from '../role-kit/role';
 
 /** The answer: a precise research question and diverse search queries. */
@@ -92,10 +91,7 @@ export const rewrite = defineRole({
 });
 
 /** The prompt's example answer, its research question and queries: what a copy of it repeats. */
-const EXAMPLE_TEXTS = promptExamples(REWRITE_PROMPT.file).flatMap((e) => [
-  ...(typeof e.researchQuestion === 'string' ? [e.researchQuestion] : []),
-  ...(Array.isArray(e.queries) ? e.queries.filter((q): q is string => typeof q === 'string') : []),
-]);
+const EXAMPLE_TEXTS = exampleTexts(REWRITE_PROMPT.file, 'researchQuestion', 'queries');
 
 /** The user's question out of the rewrite's input (the workflow appends the coordinator's reading). */
 function userQuestion(input: string): string {

@@ -7,7 +7,7 @@
 import { readToolArgs } from '../llm/tool-args';
 import type OpenAI from 'openai';
 import { z } from 'zod';
-import { cappedList, cappedText, LIMITS } from '../../shared/llm-outputs';
+import { cappedList, cappedText, LIMITS, ThinkArgs } from '../../shared/llm-outputs';
 import type { PlanStep, Usage } from '../../shared/schemas';
 import { addUsage, summarize, ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
@@ -19,7 +19,6 @@ import { codeRuns, repairSteps, stepId, type PlannerDeps } from '../role-kit/pla
 import { defineRole } from '../role-kit/role';
 
 /** The tools' arguments, as the model sees them (JSON Schema from these) and as code checks them. */
-const ThinkArgs = z.object({ reflection: cappedText(2_000).describe('What the findings show, what is missing, what to do next') });
 const ConductResearchArgs = z.object({
   steps: cappedList(
     z.object({

@@ -3,6 +3,14 @@
 import type pg from 'pg';
 import type { ResearchStatusView } from '../../shared/messages';
 import type { RunStatus, Usage } from '../../shared/schemas';
+import type { LlmRole } from '../../shared/constants';
+
+/** A claim on an LLM call, with what the run says about it: the user's guidance, the models it named. */
+export interface CallClaim {
+  claimed: boolean;
+  guidance: string[];
+  models?: Partial<Record<LlmRole, string>>;
+}
 
 export interface RunRecord {
   id: string;
@@ -25,6 +33,8 @@ export interface RunRecord {
   /** The run's search settings (options.timeRange resolved against the run's start, and
    *  options.searchProviders); the search and crawl activities read them (bansTable.settings). */
   search?: { from?: string | undefined; to?: string | undefined; providers?: string[] | undefined } | undefined;
+  /** The models the run named for its roles (options.models); its LLM calls read them with their claim. */
+  models?: Partial<Record<LlmRole, string>> | undefined;
 }
 
 export interface LlmCallRecord {
@@ -88,8 +98,9 @@ export function runsTable(pool: pg.Pool) {
       const terminal = run.status === 'completed' || run.status === 'failed' || run.status === 'cancelled';
       const { rowCount } = await pool.query(
         `INSERT INTO research_runs (id, tenant, question, status, outcome, locale, answer, error, prompt_tokens, completion_tokens, cost_usd,
-                                    completed_at, phase, plan, plan_version, write_seq, final_view, search_from, search_to, search_providers)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 THEN now() END, $13, $14, $15, $16, $17, $18, $19, $20)
+                                    completed_at, phase, plan, plan_version, write_seq, final_view, search_from, search_to, search_providers,
+                                    llm_models)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 THEN now() END, $13, $14, $15, $16, $17, $18, $19, $20, $21)
          ON CONFLICT (id) DO UPDATE SET
            status = EXCLUDED.status, outcome = COALESCE(EXCLUDED.outcome, research_runs.outcome),
            locale = COALESCE(EXCLUDED.locale, research_runs.locale), answer = COALESCE(EXCLUDED.answer, research_runs.answer),
@@ -99,7 +110,8 @@ export function runsTable(pool: pg.Pool) {
            cost_usd = EXCLUDED.cost_usd, updated_at = now(), write_seq = EXCLUDED.write_seq,
            completed_at = COALESCE(research_runs.completed_at, EXCLUDED.completed_at), final_view = EXCLUDED.final_view,
            search_from = COALESCE(EXCLUDED.search_from, research_runs.search_from), search_to = COALESCE(EXCLUDED.search_to, research_runs.search_to),
-           search_providers = COALESCE(EXCLUDED.search_providers, research_runs.search_providers)
+           search_providers = COALESCE(EXCLUDED.search_providers, research_runs.search_providers),
+           llm_models = COALESCE(EXCLUDED.llm_models, research_runs.llm_models)
          WHERE research_runs.status NOT IN ('completed', 'failed', 'cancelled') AND research_runs.write_seq <= EXCLUDED.write_seq`,
         [
           run.id,
@@ -122,6 +134,7 @@ export function runsTable(pool: pg.Pool) {
           run.search?.from ?? null,
           run.search?.to ?? null,
           run.search?.providers ?? null,
+          run.models ? JSON.stringify(run.models) : null,
         ],
       );
       return (rowCount ?? 0) > 0;
@@ -259,20 +272,22 @@ export function llmLeasesTable(pool: pg.Pool) {
     /**
      * Takes the claim, or renews it for its holder; `claimed` is false while another holder's claim
      * is live. With a research id, the same round trip reads the guidance the user gave that run
-     * (steering), which the call about to be paid for must follow.
+     * (steering), which the call about to be paid for must follow, and the models the run named.
      */
-    async claim(callKey: string, holder: string, ttlMs: number, researchId?: string): Promise<{ claimed: boolean; guidance: string[] }> {
-      const { rows } = await pool.query<{ claimed: number; guidance: string[] | null }>(
+    async claim(callKey: string, holder: string, ttlMs: number, researchId?: string): Promise<CallClaim> {
+      const { rows } = await pool.query<{ claimed: number; guidance: string[] | null; models: Partial<Record<LlmRole, string>> | null }>(
         `WITH claim AS (
            INSERT INTO llm_call_leases (call_key, holder, expires_at) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
            ON CONFLICT (call_key) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
            WHERE llm_call_leases.expires_at < now() OR llm_call_leases.holder = EXCLUDED.holder
            RETURNING holder)
          SELECT (SELECT count(*) FROM claim)::int AS claimed,
-                ARRAY(SELECT text FROM run_guidance WHERE research_id = $4 ORDER BY seq) AS guidance`,
+                ARRAY(SELECT text FROM run_guidance WHERE research_id = $4 ORDER BY seq) AS guidance,
+                (SELECT llm_models FROM research_runs WHERE id = $4) AS models`,
         [callKey, holder, ttlMs, researchId ?? null],
       );
-      return { claimed: rows[0]!.claimed === 1, guidance: rows[0]!.guidance ?? [] };
+      const r = rows[0]!;
+      return { claimed: r.claimed === 1, guidance: r.guidance ?? [], ...(r.models ? { models: r.models } : {}) };
     },
     async release(callKey: string, holder: string): Promise<void> {
       await pool.query('DELETE FROM llm_call_leases WHERE call_key = $1 AND holder = $2', [callKey, holder]);

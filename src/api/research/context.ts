@@ -9,6 +9,7 @@ import { summarize } from '../../shared/plain';
 import type { Store } from '../../activities/store';
 import type { Config, Fairness } from '../../config';
 import { NO_QUOTAS, type TenantQuotas } from '../quotas';
+import type { ModelCatalog } from '../model-check';
 import type { Caller } from '../auth';
 import { RunsInFlight } from './in-flight';
 import { closedRuns, OpenRuns } from './open-runs';
@@ -18,7 +19,9 @@ export interface ResearchServiceDeps {
   taskQueue: string;
   store: Pick<Store, 'getReport' | 'listArtifacts' | 'getArtifact' | 'getSources' | 'runs' | 'knowledge' | 'reportVersions'>;
   /** Models per role and their prices: a cost budget needs a price for every model it would spend on. */
-  llm?: Pick<Config['llm'], 'models' | 'prices'> & { rewriteModels?: string[] };
+  llm?: Pick<Config['llm'], 'models' | 'prices'>;
+  /** The models a request may name (a run's options.models, a rewrite's model); absent: not checked. */
+  modelCatalog?: ModelCatalog;
   /** How long a status query may take before the API answers from what was recorded (no worker polling). */
   queryTimeoutMs?: number;
   /** How long a run seen open is taken to be open without describing it again, and without a sweep of closed runs since (open-runs.ts). */

@@ -20,6 +20,7 @@ import type { ResearchContext } from './context';
 import { searchWords } from './list';
 import { readStatus } from './status';
 import { checkProviders } from '../provider-check';
+import { checkModels } from '../model-check';
 
 export interface StartResult {
   id: string;
@@ -80,10 +81,11 @@ export async function checkRequest(ctx: ResearchContext, req: ResearchRequest, t
   if (caller) memoryUserOf(caller, req.userId);
   const options = withRunBudget(ctx, ResearchOptions.parse(req.options ?? {}));
   checkMaxOutage(ctx, options.maxOutage);
-  if (options.maxCostUsd !== undefined) checkPrices(ctx);
+  if (options.maxCostUsd !== undefined) checkPrices(ctx, options.models);
   await checkKnowledge(ctx, req.sessionId, options.collections, tenant);
   if (options.webhook) checkWebhook(ctx, options.webhook.url);
   if (ctx.deps.searchProviders) checkProviders(options.searchProviders, ctx.deps.searchProviders, 'options.searchProviders');
+  await checkModels(ctx.deps.modelCatalog, Object.values(options.models ?? {}), 'options.models');
   return options;
 }
 
@@ -117,10 +119,10 @@ function checkMaxOutage(ctx: ResearchContext, maxOutage: Duration): void {
 }
 
 /** A cost budget needs the price of every model the run may call. */
-function checkPrices(ctx: ResearchContext): void {
+function checkPrices(ctx: ResearchContext, named: ResearchOptions['models']): void {
   const llm = ctx.deps.llm;
   if (!llm) return;
-  const unpriced = [...new Set(Object.values(llm.models))].filter((m) => !llm.prices[m]);
+  const unpriced = [...new Set(Object.values({ ...llm.models, ...named }))].filter((m) => !llm.prices[m]);
   if (unpriced.length) {
     throw new ApiError(
       400,

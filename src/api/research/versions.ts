@@ -9,6 +9,7 @@ import { rewriteWorkflowId, type RewriteInput, type RewriteOptions } from '../..
 import type { reportRewriteWorkflow } from '../../workflows/rewrite';
 import type { Caller } from '../auth';
 import { tenantRun, type ResearchContext } from './context';
+import { checkModels } from '../model-check';
 
 export interface RewriteStarted {
   id: string;
@@ -16,12 +17,6 @@ export interface RewriteStarted {
   status: 'writing' | 'ready' | 'failed';
   /** False when an Idempotency-Key matched a version asked for before. */
   created: boolean;
-}
-
-/** The models a rewrite may name: the roles' own and LLM_REWRITE_MODELS. Undefined: not checked (no LLM config given). */
-export function rewriteModels(ctx: ResearchContext): Set<string> | undefined {
-  const llm = ctx.deps.llm;
-  return llm ? new Set([...Object.values(llm.models), ...(llm.rewriteModels ?? [])]) : undefined;
 }
 
 /** Starts a rewrite of the tenant's finished run: 404 for another's run, 409 while it has no report. */
@@ -33,12 +28,7 @@ export async function rewrite(
   idempotencyKey?: string,
   caller?: Caller,
 ): Promise<RewriteStarted> {
-  const allowed = rewriteModels(ctx);
-  if (options.model && allowed && !allowed.has(options.model)) {
-    throw new ApiError(400, 'unknown_model', `model ${options.model} is not one this server allows: ${[...allowed].sort().join(', ')}`, {
-      allowed: [...allowed].sort(),
-    });
-  }
+  if (options.model) await checkModels(ctx.deps.modelCatalog, [options.model], 'model');
   const { desc } = await tenantRun(ctx, id, tenant);
   if (desc.status.name !== 'COMPLETED' || !(await ctx.deps.store.getReport(id))) {
     throw new ApiError(409, 'no_report', `research run ${id} has no finished report to rewrite (${desc.status.name.toLowerCase()})`);

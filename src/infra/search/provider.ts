@@ -29,6 +29,9 @@ export interface ProviderDefinition<S extends z.ZodRawShape = z.ZodRawShape> {
   onByDefault(s: ProviderSettings<S>): boolean;
   /** The variable whose setting turns it on when SEARCH_PROVIDERS is unset, for the documentation. */
   turnedOnBy?: keyof S & string;
+  /** A keyless stand-in for the web: on by default only while no other web provider is (a key or
+   *  SEARXNG_URL turns that one on, and this one off). */
+  standsIn?: boolean;
   /** Requests per second in one worker unless SEARCH_RATE_LIMITS says otherwise (`of({})`: with no
    *  setting of its own), and what the documentation adds when it depends on a setting. */
   rate: { of(s: Partial<ProviderSettings<S>>): number; note?: string };
@@ -43,6 +46,7 @@ export interface RegisteredProvider {
   needs?: { variable: string; what: string };
   onByDefault(values: Record<string, unknown>): boolean;
   turnedOnBy?: string;
+  standsIn?: boolean;
   rate: { of(values: Record<string, unknown>): number; note?: string };
   make(values: Record<string, unknown>, context: ProviderContext): SearchProvider;
 }

@@ -5,6 +5,7 @@ import { tavily } from './tavily';
 import { brave } from './brave';
 import { exa } from './exa';
 import { serper } from './serper';
+import { duckduckgo } from './duckduckgo';
 import { wikipedia } from './wikipedia';
 import { openalex } from './openalex';
 import { arxiv } from './arxiv';
@@ -17,6 +18,7 @@ export const SEARCH_PROVIDERS: readonly RegisteredProvider[] = [
   brave,
   exa,
   serper,
+  duckduckgo,
   wikipedia,
   openalex,
   arxiv,

@@ -33,6 +33,7 @@ export function recordRun(run: RunState, status: RunStatus, extra: RunExtra = {}
       seq,
       view: run.view(),
       ...searchSettings(run),
+      ...(run.options.models ? { models: run.options.models } : {}),
       ...extra,
     },
   ]);
