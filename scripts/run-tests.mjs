@@ -7,7 +7,7 @@
 // of its files is not started.
 //
 // The OpenAPI fuzzer (test/api/openapi-fuzz.test.ts: schemathesis against a live API, a time-boxed
-// few minutes) runs beside the suite, and so do a few tests again with TEST_TEMPORAL=server: on the
+// few minutes) runs after the suite, beside the real-model pass; beside the suite run a few tests again with TEST_TEMPORAL=server: on the
 // real Temporal server on PostgreSQL (scripts/temporal-server.ts) instead of the dev server (the
 // run list and its search attributes, status reads (the visibility query of runs closed lately),
 // schedules, priority and fairness, the review by update), with the files that start that server
@@ -34,17 +34,19 @@ const wantsFuzz = filters.length === 0 || filters.some((f) => FUZZ.includes(f));
 // The files that start the built Temporal server themselves run in the real-server pass too, after
 // the suite: .ci/run builds the server in the background while the suite runs.
 const BUILT_SERVER = ['test/e2e/temporal-server.test.ts', 'test/e2e/production-shape.test.ts', 'test/e2e/temporal-tls.test.ts'];
+// Fairness is about Temporal's fairness keys, which the real server (the production shape) has:
+// it runs in the real-server pass only, not again on the dev server in the suite.
+const SERVER_ONLY = [...BUILT_SERVER, 'test/workflows/fairness.test.ts'];
 const wantsRest =
   filters.length === 0 ||
-  filters.some((f) => !f.includes('real-model') && !FUZZ.includes(f) && !BUILT_SERVER.some((file) => file.includes(f)));
+  filters.some((f) => !f.includes('real-model') && !FUZZ.includes(f) && !SERVER_ONLY.some((file) => file.includes(f)));
 // One vitest run (one server of its global setup, one bundle): a test that should run here too is
 // a file of its own, not a -t filter, which would take a second run.
 const REAL_SERVER = [
-  ...BUILT_SERVER,
+  ...SERVER_ONLY,
   'test/api/list.test.ts',
   'test/api/status-reads.test.ts',
   'test/workflows/schedules.test.ts',
-  'test/workflows/fairness.test.ts',
   'test/workflows/review-update.test.ts',
 ].filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
 
@@ -102,17 +104,24 @@ const timed = async (what, run) => {
 /** A child process's exit code, its output shown as it comes. */
 const exitOf = (args) =>
   new Promise((resolve) => spawn(process.execPath, args, { stdio: 'inherit' }).once('close', (code) => resolve(code)));
-// The suite, the fuzz pass and the real-server pass go side by side: the suite alone keeps the two
-// cores about three-quarters busy (its files wait on timers and servers), the other two about
-// half, and each passes with two busy loops beside it. They print their output when the suite is
-// done, so that their lines do not interleave with its. The real-model pass comes last (or when
-// the suite is done, see below), alone: beside the rest (with the model's server ahead of it, see test/support/real-llm.ts) the two cores
-// were asked for about five at once, and timing tests of the real-server pass failed.
+// The suite and the real-server pass go side by side: the suite alone keeps the two cores about
+// three-quarters busy (its files wait on timers and servers), the other about half. The quiet
+// passes print their output at the end, so that their lines do not interleave with the live one's.
+// The real-model pass comes after the suite and never beside the real-server pass (with the model's
+// server ahead of it, see test/support/real-llm.ts, timing tests of the real-server pass failed);
+// the fuzz pass runs beside it.
 // The files of the other passes are left out through the config (vitest.config.ts, SUITE_EXCLUDE).
 const suite = wantsRest
-  ? vitest('suite', args, { ...process.env, SUITE_EXCLUDE: [REAL_MODEL, FUZZ, ...BUILT_SERVER].join(',') })
+  ? vitest('suite', args, { ...process.env, SUITE_EXCLUDE: [REAL_MODEL, FUZZ, ...SERVER_ONLY].join(',') })
   : undefined;
-const fuzz = wantsFuzz ? timed('the OpenAPI fuzz pass', () => vitest('fuzz', [FUZZ, ...flags], process.env, true)) : undefined;
+// The fuzz pass waits for the suite: beside it, it took the core the suite's files needed; after it,
+// it runs beside the real-model pass, whose server writes with one thread.
+const fuzz = wantsFuzz
+  ? (async () => {
+      await suite;
+      return timed('the OpenAPI fuzz pass', () => vitest('fuzz', [FUZZ, ...flags], process.env, true));
+    })()
+  : undefined;
 const realModel = () => timed('the real-model pass', () => vitest('real-model', ['--maxWorkers=1', REAL_MODEL, ...flags]));
 // On a fresh machine the Temporal server's build (nice 19, started by .ci/run) outlasts the suite.
 // The real-model pass then goes first: the model writes with one thread of the two cores (see
@@ -143,13 +152,12 @@ if (wantsReal && serverBuild && !built) {
   console.log('the Temporal server is not ready yet: the real-model pass goes first');
   modelFirst = realModel();
 }
-for (const pass of [realServer, fuzz]) {
-  if (!pass) continue;
-  const r = await pass;
-  runs.push(r);
-  if (r.log) console.log(r.log);
-}
-if (wantsReal && !modelFirst) runs.push(await realModel());
+// Otherwise the real-model pass follows the real-server pass (never beside it), beside the fuzz pass.
+const modelLast = wantsReal && !modelFirst ? (async () => (await realServer, realModel()))() : undefined;
+const passes = await Promise.all([realServer, fuzz, modelLast].filter(Boolean));
+runs.push(...passes);
+// The quiet passes' output, once the live one is done.
+for (const r of passes) if (r.log) console.log(r.log);
 
 let code = runs.some((r) => r.status !== 0 || !r.res) ? 1 : 0;
 const sum = (key) => runs.reduce((n, r) => n + (r.res?.[key] ?? 0), 0);

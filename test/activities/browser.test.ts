@@ -320,9 +320,17 @@ describe.skipIf(!ready)(
       const renderCapped = (url: string): Promise<CrawlResult> => env().run(capped.renderPage, { researchId, url });
       beforeAll(async () => {
         capped = ownBrowser({ BROWSER_TIMEOUT_MS: String(TIME_CAP_MS) });
-        // Its host and Chromium started: a page the guard blocks at once, whatever the machine's load.
-        expect(await renderCapped(`${site.url}/apps/redirect-private`)).toMatchObject({ status: 'blocked' });
-      }, 60_000);
+        // Its host and Chromium started: a page the guard blocks at once. A cold Chromium's first
+        // navigation (renderer and network service starting) can outlast the cap on a loaded machine,
+        // and the page is then skipped for time instead; warm-up ends when the guard's block is what
+        // ends the page (the product's rule stays: a page's time starts after Chromium's launch).
+        const outcomes: string[] = [];
+        for (let attempt = 0; attempt < 5 && outcomes.at(-1) !== 'blocked'; attempt += 1) {
+          const r = await renderCapped(`${site.url}/apps/redirect-private`);
+          outcomes.push(r.status === 'blocked' ? 'blocked' : `${r.status}: ${r.reason}`);
+        }
+        expect(outcomes.at(-1), outcomes.join(' | ')).toBe('blocked');
+      }, 120_000);
       afterAll(async () => capped?.closeBrowser());
 
       it('ends a page at the time cap', async () => {

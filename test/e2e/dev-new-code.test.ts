@@ -6,7 +6,7 @@
 // - B -> C, A's bundle gone: the step's history does not replay on C, so it goes back to where C
 //   replays to, with a line in its timeline; the waiting run moves from B to C at its wait.
 // Both complete on C, and no model call that had finished is made again.
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -17,13 +17,14 @@ import { FakeSearxng } from '../support/search-server';
 import { missingReason } from '../support/services';
 import { devEnv } from '../support/dev-env';
 import { ROOT, spawnCli, type Spawned } from '../support/spawn';
+import { cachedBundlePath, workflowBundleKey } from '../../src/infra/workflow-bundle';
 
 const cli = inject('temporalCliPath');
 const RESEARCHER = 'src/workflows/researcher.ts';
 
 /** A copy of the project whose src/ can change: its own src/, and bin/ and scripts/ (which load
- *  src/ relative to where they really are: the bundler among them), its own (empty) bundle cache,
- *  everything else linked. */
+ *  src/ relative to where they really are: the bundler among them), its own bundle cache (holding
+ *  this code's bundle only), everything else linked. */
 function copyProject(): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dr-newcode-'));
   for (const entry of readdirSync(ROOT)) {
@@ -35,6 +36,13 @@ function copyProject(): string {
   mkdirSync(path.join(dir, 'node_modules'));
   for (const entry of readdirSync(path.join(ROOT, 'node_modules'))) {
     if (entry !== '.cache') symlinkSync(path.join(ROOT, 'node_modules', entry), path.join(dir, 'node_modules', entry));
+  }
+  // Build A is this code: its bundle (built once for the test run, before the suite) is copied in.
+  // B and C, the changed code, are bundled by dev.
+  const bundle = cachedBundlePath(workflowBundleKey(ROOT));
+  if (existsSync(bundle)) {
+    mkdirSync(path.join(dir, 'node_modules', '.cache', 'deep-research'), { recursive: true });
+    cpSync(bundle, path.join(dir, 'node_modules', '.cache', 'deep-research', path.basename(bundle)));
   }
   return dir;
 }

@@ -38,17 +38,18 @@ const RUN_BUDGET_MS = 20 * 60_000;
 
 /** Output limits for this small, slow model: room for each role's answer (a plan of one step, a
  *  turn of tool calls, a verdict) without letting a model that writes on until its limit hold a
- *  call for minutes. Not much lower: most answers cut off are asked again with twice the room. The
- *  reporter and the claim check keep what a cut-off answer finished (its paragraphs, its verdicts)
- *  instead: the reporter's brief report in JSON ran to 604-1,280 tokens (80-120 s) in six runs, so
- *  at 768 it is cut off in about half of them, and the run shows that path on the real server. */
+ *  call for minutes. A plan or a verdict cut off is asked again with twice the room, so those are
+ *  not much lower. The researcher (its answer, its findings), the reporter and the claim check keep
+ *  what a cut-off answer finished (role-kit/cut-answer.ts) instead, so theirs are low: the
+ *  reporter's brief report in JSON ran to 604-1,280 tokens (80-120 s) in six runs, and at 640 it is
+ *  cut off in most of them, so the run shows that path on the real server. */
 const OUTPUT_LIMITS = {
   LLM_MAX_TOKENS_COORDINATOR: '256',
   LLM_MAX_TOKENS_PLANNER: '384',
-  LLM_MAX_TOKENS_RESEARCHER: '512',
+  LLM_MAX_TOKENS_RESEARCHER: '384',
   LLM_MAX_TOKENS_CODER: '512',
   LLM_MAX_TOKENS_JUDGE: '384',
-  LLM_MAX_TOKENS_REPORTER: '768',
+  LLM_MAX_TOKENS_REPORTER: '640',
 };
 
 /** The smallest research that still reads pages and cites them: two hits a query, each tool result

@@ -78,33 +78,32 @@ describe.skipIf(!ready)(`scale-out (${ready ? 'live' : missingReason()})`, () =>
     expect(byWorker(seen.workflowTasks)).toEqual([true, true]);
   }, 120_000);
 
-  it.each([0, 1])(
-    'finishes a run when worker %i of two is killed mid-run',
-    async (victim) => {
-      f.llm.latencyMs = 0;
-      // Every researcher answer takes a while: the run is mid-step when a worker dies.
-      f.llm.script(
-        researchRules(
-          { researcher: (req) => ({ json: { text: `Findings for ${stepTitleOf(req)}.`, summary: 'ok' }, delayMs: 1_500 }) },
-          planJson([{ id: 'a' }, { id: 'b' }]),
-        ),
-      );
-      const workers = await twoWorkers();
-      const handle = await start(`kill-${victim}`);
-      const deadline = Date.now() + 30_000;
-      while (!f.llm.requests.some((r) => r.rule === 'researcher')) {
-        if (Date.now() > deadline) throw new Error('no step reached its researcher call');
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      workers[victim]!.child.kill('SIGKILL');
-      await workers[victim]!.exited(10_000);
-      const result = (await handle.result()) as ResearchResult;
-      expect(result).toMatchObject({ status: 'completed', outcome: 'report' });
-      expect(result.steps?.map((s) => s.status)).toEqual(['completed', 'completed']);
-      const after = await identities(f.client, handle.workflowId, ['a', 'b']);
-      // The survivor did work of this run.
-      expect([...after.activities].some((id) => id.startsWith(`${pidOf(workers[1 - victim]!)}@`))).toBe(true);
-    },
-    120_000,
-  );
+  // One kill: the two workers run the same program, and which one holds the run's calls is chance
+  // (production-shape.test.ts kills the very worker that holds a step's call, by its identity).
+  it('finishes a run when one worker of two is killed mid-run', async () => {
+    const victim = 0;
+    f.llm.latencyMs = 0;
+    // Every researcher answer takes a while: the run is mid-step when a worker dies.
+    f.llm.script(
+      researchRules(
+        { researcher: (req) => ({ json: { text: `Findings for ${stepTitleOf(req)}.`, summary: 'ok' }, delayMs: 1_500 }) },
+        planJson([{ id: 'a' }, { id: 'b' }]),
+      ),
+    );
+    const workers = await twoWorkers();
+    const handle = await start('kill');
+    const deadline = Date.now() + 30_000;
+    while (!f.llm.requests.some((r) => r.rule === 'researcher')) {
+      if (Date.now() > deadline) throw new Error('no step reached its researcher call');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    workers[victim]!.child.kill('SIGKILL');
+    await workers[victim]!.exited(10_000);
+    const result = (await handle.result()) as ResearchResult;
+    expect(result).toMatchObject({ status: 'completed', outcome: 'report' });
+    expect(result.steps?.map((s) => s.status)).toEqual(['completed', 'completed']);
+    const after = await identities(f.client, handle.workflowId, ['a', 'b']);
+    // The survivor did work of this run.
+    expect([...after.activities].some((id) => id.startsWith(`${pidOf(workers[1 - victim]!)}@`))).toBe(true);
+  }, 120_000);
 });

@@ -1,6 +1,7 @@
 // One Temporal dev server, one fresh PostgreSQL database and one workflow bundle per test run.
 // TEST_TEMPORAL=server runs the real Temporal server on PostgreSQL instead of the dev server
 // (scripts/temporal-server.ts); the CLI is still found, for tests that use it as a client.
+import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
 import pg from 'pg';
@@ -8,7 +9,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../../src/infra/migrate';
 import { dynamicConfigArgs, findTemporalCli } from '../../src/infra/temporal-cli';
-import { bundleWorkflows } from '../../src/worker';
+import { cachedWorkflowBundle } from '../../src/infra/workflow-bundle';
 import { SEARCH_ATTRIBUTES } from '../../src/shared/constants';
 import { ensureTemporalServer, startTemporalServer } from '../../scripts/temporal-server';
 import {
@@ -121,9 +122,17 @@ async function dockerPing(): Promise<string | undefined> {
   }
 }
 
+/** The workflow bundle of this code: the one `npm test` built into the cache before the suite (the
+ *  cache every `dev` and `worker` the tests spawn starts on), built there now when it is not. */
+async function workflowBundle(): Promise<string> {
+  const cached = await cachedWorkflowBundle();
+  if (!('codePath' in cached) || !cached.codePath) throw new Error('the workflow bundle cache gave no file');
+  return readFileSync(cached.codePath, 'utf8');
+}
+
 export default async function setup(project: TestProject) {
   const missing: string[] = [];
-  const [temporal, db, dockerProblem, bundle] = await Promise.all([startTemporal(), createDatabase(), dockerPing(), bundleWorkflows()]);
+  const [temporal, db, dockerProblem, bundle] = await Promise.all([startTemporal(), createDatabase(), dockerPing(), workflowBundle()]);
   if (typeof temporal === 'string') missing.push(temporal);
   if (typeof db === 'string') missing.push(db);
   if (dockerProblem) missing.push(dockerProblem);
@@ -137,7 +146,7 @@ export default async function setup(project: TestProject) {
   project.provide('temporalCliPath', typeof temporal === 'string' ? null : temporal.cli);
   project.provide('databaseUrl', typeof db === 'string' ? null : db.url);
   project.provide('dockerAvailable', !dockerProblem);
-  project.provide('workflowBundleCode', bundle.code);
+  project.provide('workflowBundleCode', bundle);
   project.provide('missing', missing);
   return async () => {
     if (typeof temporal !== 'string') await temporal.teardown();

@@ -142,6 +142,36 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
     expect(requestsFor('react')[1]!.body.messages.at(-1)!.content).toMatch(/cut off \(finish_reason: length\)/);
   });
 
+  it('keeps what a cut-off answer and cut-off findings finished, says so, and asks neither again', async () => {
+    const finished = [
+      'Utility-scale solar fell from 0.445 to 0.049 USD per kWh between 2010 and 2022 in the fixture data.',
+      'Module prices did most of the work, and installation costs followed a few years later.',
+    ];
+    // The third turn answers in words and is cut off inside its third paragraph.
+    const react = (req: ChatRequest, n: number): Reply =>
+      n < 2 ? defaultReact(req) : { content: `${finished.join('\n\n')}\n\nBattery packs fell over the same`, finishReason: 'length' };
+    // The findings are cut off too, inside their text, before their summary came.
+    const researcher = (req: ChatRequest): Reply => {
+      const id = /\[(S[0-9a-f]{8})\]/.exec(userText(req))![1]!;
+      const text = `${finished[0]} [${id}]\n\n${finished[1]} [${id}]\n\nBattery packs cost`;
+      return { content: `{"text": ${JSON.stringify(text).slice(0, -1)}`, finishReason: 'length' };
+    };
+    const { id, out } = await research({ react, researcher });
+    expect(requestsFor('react')).toHaveLength(3);
+    expect(requestsFor('researcher')).toHaveLength(1);
+    const turn = await h.pool.query('SELECT message FROM conversation_messages WHERE research_id = $1 ORDER BY seq DESC LIMIT 1', [id]);
+    expect(turn.rows[0].message.content).toBe(finished.join('\n\n'));
+    const doc = await h.pool.query('SELECT content FROM documents WHERE research_id = $1 AND key = $2', [id, out.key]);
+    expect(doc.rows[0].content).toContain(finished[1]);
+    expect(doc.rows[0].content).not.toMatch(/Battery packs cost|cut off at the output limit/);
+    expect(out.sourceIds).toHaveLength(1);
+    const notes = await h.pool.query("SELECT content FROM documents WHERE research_id = $1 AND kind = 'fallback' ORDER BY key", [id]);
+    expect(notes.rows.map((r) => r.content)).toEqual([
+      `Correction (researcher): the model's answer for "${step.title}" was cut off at its output limit: the step keeps the paragraphs it finished.`,
+      `Correction (researcher): the model's findings for "${step.title}" were cut off at its output limit: the step keeps the paragraphs it finished.`,
+    ]);
+  });
+
   it('gives the researcher the background brief, and no web tools to a step that works from given material', async () => {
     const id = `researcher-${randomUUID()}`;
     await createStore(h.pool).saveDocument(id, {

@@ -14,6 +14,7 @@ import { outsideRange } from '../../shared/time-range';
 import { partialField } from '../llm/partial-json';
 import { text } from '../llm/prompt-def';
 import type { Store } from '../store';
+import { finishedPart, markedCut } from './cut-answer';
 import { fallbackNotes, noteCorrection } from './fallbacks';
 import { readUserMemory } from './memory-block';
 
@@ -125,35 +126,20 @@ export interface ReportInput {
 
 export type ReportSources = { findings: Finding[]; refs: Reference[] };
 
-/** Ends the body of a report kept from an answer cut off at its output limit, until the writer
- *  takes it out (takeCutMark) and says so in the notes. In the text, so a retried activity that
- *  reuses the logged answer sees it too. */
-const CUT_MARK = '\n\n<!-- cut off at the output limit -->';
-
 /**
  * What a report answer cut off at its output limit still gives (the `salvage` of a structured
- * call): its title, its summary when that was finished, and its body up to the last paragraph the
- * model finished, with a dangling heading left out. Nothing when the body has no finished
- * paragraph: the answer is then asked for again, as any cut-off answer is.
+ * call): its title, its summary when that was finished, and the part of its body the model
+ * finished (role-kit/cut-answer.ts). Nothing when it finished too little: the answer is then asked
+ * for again, as any cut-off answer is.
  */
 export function salvageCutReport(raw: string): { title: string; markdown: string; summary: string | null } | undefined {
   const title = partialField(raw, 'title');
   const body = partialField(raw, 'markdown');
   if (!title?.complete || !title.text.trim() || !body) return undefined;
   const summary = partialField(raw, 'summary');
-  let kept = body.complete ? body.text : body.text.slice(0, Math.max(0, body.text.lastIndexOf('\n\n')));
-  // A heading whose section never came, and the blank lines before it.
-  for (let prev = ''; prev !== kept;) {
-    prev = kept;
-    kept = kept.replace(/(?:^|\n)#{1,6} [^\n]*\s*$/, '').trimEnd();
-  }
-  if (!kept.trim()) return undefined;
-  return { title: title.text, markdown: `${kept}${CUT_MARK}`, summary: summary?.complete ? summary.text : null };
-}
-
-/** A body without the cut-off mark, and whether it had one. */
-export function takeCutMark(markdown: string): { markdown: string; cut: boolean } {
-  return markdown.endsWith(CUT_MARK) ? { markdown: markdown.slice(0, -CUT_MARK.length), cut: true } : { markdown, cut: false };
+  const kept = body.complete ? body.text : finishedPart(body.text);
+  if (!kept?.trim()) return undefined;
+  return { title: title.text, markdown: markedCut(kept), summary: summary?.complete ? summary.text : null };
 }
 
 /** Saves the draft (for the claim check) and the assembled report; what the workflow is told. The

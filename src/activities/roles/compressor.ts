@@ -10,7 +10,8 @@ import { jsonPrompt, stepVarShape, text } from '../llm/prompt-def';
 import type { ArtifactRef, SandboxResult } from '../sandbox';
 import type { Message, Store } from '../store';
 import { groundedFindings, sourcesListed } from '../role-kit/cited';
-import { modelGaveUp, noteFallback } from '../role-kit/fallbacks';
+import { salvageCitedText, takeCutMark } from '../role-kit/cut-answer';
+import { modelGaveUp, noteCorrection, noteFallback } from '../role-kit/fallbacks';
 import { defineRole } from '../role-kit/role';
 
 export const COMPRESSOR_PROMPT = jsonPrompt(
@@ -66,8 +67,10 @@ export async function compressResearch(deps: { llm: Llm; store: Store }, input: 
         stepDescription: input.step.description,
         transcript: transcriptOf(rows.map((row) => row.message)).slice(-TRANSCRIPT_CHARS),
       },
-      { researchId: input.researchId, ...(callKey ? { key: callKey } : {}) },
+      // Findings cut off at their limit keep what the model finished, not paid for again.
+      { researchId: input.researchId, ...(callKey ? { key: callKey } : {}), salvage: salvageCitedText },
     );
+    r = await keptIfCut(deps.store, input, r);
   } catch (err) {
     if (!modelGaveUp(err)) throw err;
     const listed = sourcesListed(retrieved);
@@ -107,6 +110,15 @@ export async function compressResearch(deps: { llm: Llm; store: Store }, input: 
     usage: r.usage,
     ...(input.cutShort ? { cutShort: input.cutShort } : {}),
   };
+}
+
+/** Findings kept from an answer cut off at its output limit: the mark taken out, the cut noted. */
+async function keptIfCut<T extends { output: { text: string; summary: string } }>(store: Store, input: CompressInput, r: T): Promise<T> {
+  const { text, cut } = takeCutMark(r.output.text);
+  if (!cut) return r;
+  const what = `the model's findings for "${summarize(input.step.title, 80)}" were cut off at its output limit: the step keeps the paragraphs it finished`;
+  await noteCorrection(store, input.researchId, 'researcher', `${input.key}/cut`, what);
+  return { ...r, output: { ...r.output, text } };
 }
 
 /** Files the step attempt's python programs kept (those that ran to the end); the last one of a name wins. */

@@ -22,6 +22,7 @@ import type { Llm } from '../llm/call';
 import { flag, jsonPrompt, text } from '../llm/prompt-def';
 import { estimateTokens } from '../llm/window';
 import type { Store } from '../store';
+import { takeCutMark } from '../role-kit/cut-answer';
 import { modelGaveUp, noteCorrection, noteFallback } from '../role-kit/fallbacks';
 import {
   callContext,
@@ -29,7 +30,6 @@ import {
   reportSources,
   salvageCutReport,
   saveDraft,
-  takeCutMark,
   versionedKey,
   WRITER_BLOCKS,
   WRITER_VARS,
@@ -172,13 +172,12 @@ async function askReport(
       { ...callContext(input, rejected ? 'rewrite' : undefined), stream: draft, salvage: salvageCutReport },
     ),
   );
-  const taken = takeCutMark(r.output.markdown);
+  const { text: kept, cut } = takeCutMark(r.output.markdown);
   // A draft that goes on to repeat its prompt is kept up to where it starts.
   const echo = cutPromptEcho(
-    taken.markdown,
+    kept,
     Object.values(REPORTER_PROMPT.untrusted).filter((l): l is string => Boolean(l)),
   );
-  const cut = taken.cut;
   const echoed = echo.cut;
   // Headings that copy the prompt's layout keep their names; empty ones go.
   const { markdown } = tidyHeadings(echo.markdown, REPORTER_LAYOUT());

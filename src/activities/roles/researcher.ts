@@ -18,7 +18,8 @@ import { renderPart, renderPrompt } from '../llm/render';
 import type { McpDiscovery, McpToolSpec } from '../mcp';
 import type { Message } from '../store';
 import { createConversationActivities, THOUGHT_NOTED, USER_PAGES, type ToolResultInput } from '../role-kit/conversation';
-import { modelGaveUp, noteFallback } from '../role-kit/fallbacks';
+import { finishedPart } from '../role-kit/cut-answer';
+import { modelGaveUp, noteCorrection, noteFallback } from '../role-kit/fallbacks';
 import { defineRole, type RoleDeps } from '../role-kit/role';
 import { parseToolCalls, PYTHON_INPUT_DIR, TOOL_DESCRIPTIONS, toolDefinitions, trimToBudget } from '../role-kit/researcher-tools';
 
@@ -95,7 +96,8 @@ export interface TurnCallResult {
 type AssistantMessage = OpenAI.Chat.ChatCompletionAssistantMessageParam;
 type Tools = OpenAI.Chat.ChatCompletionTool[];
 type Row = { seq: number; message: Message };
-type Turn = { output: { message: AssistantMessage; calls: ToolCall[] }; usage: Usage };
+/** `cut`: an answer cut off at its output limit, kept up to where it finished. */
+type Turn = { output: { message: AssistantMessage; calls: ToolCall[]; cut?: boolean }; usage: Usage };
 export type ResearcherDeps = Pick<RoleDeps, 'llm' | 'store' | 'budgets' | 'python' | 'discoverMcp' | 'web'>;
 
 export const researcher = defineRole({
@@ -233,6 +235,10 @@ async function askModel(
       read: (choice) =>
         readTurn(choice, input.mcpTools, forcedAnswer, new Set(tools.map((t) => (t.type === 'function' ? t.function.name : '')))),
     });
+    if (turn.output.cut) {
+      const what = `the model's answer for "${summarize(input.step.title, 80)}" was cut off at its output limit: the step keeps the paragraphs it finished`;
+      await noteCorrection(deps.store, input.researchId, 'researcher', `${input.convKey}/${seq}/cut`, what);
+    }
     return { ...turn, gaveUp: false };
   } catch (err) {
     if (!modelGaveUp(err) || err.type === ErrorType.LlmContextLength) throw err;
@@ -280,15 +286,21 @@ function readTurn(
   mcpTools: McpToolSpec[] | undefined,
   forcedAnswer: string | undefined,
   offered: Set<string>,
-): ReplyReading<{ message: AssistantMessage; calls: ToolCall[] }> {
+): ReplyReading<Turn['output']> {
   const msg = choice?.message;
   // A turn that must answer was offered no tools; tool calls some servers send anyway are dropped.
   const parsed = parseToolCalls(forcedAnswer ? [] : (msg?.tool_calls ?? []), mcpTools);
   const problems = parsed.problems;
   // A tool this step was not offered (web search in a step that works from given material).
   for (const c of parsed.calls) if (c.name !== 'mcp' && !offered.has(c.name)) problems.push(`${c.name} is not a tool of this step`);
-  // A cut-off reply is the last problem: the repair asks for a shorter one after the list.
+  // A cut-off reply is the last problem: the repair asks for a shorter one after the list. An answer
+  // in words that finished enough is kept up to where it finished instead (not paid for again).
   const cutOff = choice?.finish_reason === 'length' && parsed.calls.length === 0;
+  const finished = cutOff && problems.length === 0 ? finishedPart(msg?.content ?? '') : undefined;
+  if (finished !== undefined) {
+    const message: AssistantMessage = { role: 'assistant', content: finished };
+    return { value: { message, calls: [], cut: true }, logged: message };
+  }
   if (cutOff) problems.push('the reply was cut off (finish_reason: length)');
   if (!msg || (parsed.calls.length === 0 && !msg.content && problems.length === 0)) problems.push('the reply was empty');
   if (problems.length) {
