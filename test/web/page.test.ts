@@ -182,9 +182,13 @@ describe.skipIf(!webReady)(`the web page (${webState})`, () => {
   }, 120_000);
 
   it('steers a running run from the page: guidance, a dropped step, wrap up', async () => {
-    let slow = 0;
+    // Step a's first turn is held until the page has sent every steering, wrap-up included: the run
+    // is mid-step whatever the machine's speed (a step racing the clicks finished first once).
+    let steered!: () => void;
+    const allSent = new Promise<void>((resolve) => (steered = resolve));
+    let held = 0;
     const react = (req: Parameters<typeof defaultReact>[0]) =>
-      stepTitleOf(req) === 'Step a' && slow++ === 0 ? { ...defaultReact(req), delayMs: 4_000 } : defaultReact(req);
+      stepTitleOf(req) === 'Step a' && held++ === 0 ? { ...defaultReact(req), until: allSent } : defaultReact(req);
     h.llm.script(researchRules({ react }, planJson([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }])));
     const made = await request(h.app)
       .post('/v1/collections')
@@ -210,6 +214,10 @@ describe.skipIf(!webReady)(`the web page (${webState})`, () => {
     await page.getByRole('button', { name: 'Search these collections' }).click();
     await page.getByText(`Steered: The user asked the run to search collection(s) ${made.body.id as string}.`).waitFor({ timeout: 15_000 });
     await page.getByRole('button', { name: 'Wrap up now' }).click();
+    await page
+      .getByText('Steered: The user asked to wrap up: the report is written from what was found so far.')
+      .waitFor({ timeout: 15_000 });
+    steered();
     await page.getByText(/^.*Run completed$/).waitFor({ timeout: 60_000 });
     await page.getByRole('article', { name: 'Report' }).waitFor({ timeout: 30_000 });
     expect(await page.getByText('Step b skipped: skipped: dropped by the user').count()).toBeGreaterThan(0);
