@@ -4,11 +4,20 @@
 // at once. Every answer must be 200 and hold only its own tenant's collections (issue 38: statements
 // of one connection once ran with another's parameters, giving 401s to valid keys, another query's
 // rows, and "vanished" inserts).
+//
+// The same `dev` traces by the standard OTEL_* variables: it sends spans over OTLP/HTTP to a
+// collector (a fake here), and one trace follows a run from the API's HTTP request through the
+// workflow and its step children to the activities (one `dev` start for both: the load and the
+// traced run share nothing else).
 import { mkdtempSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ScriptedLlmServer } from '../support/llm-server';
+import { planJson, researchRules, searchResults } from '../support/research-script';
+import { FakeSearxng } from '../support/search-server';
 import { missingReason } from '../support/services';
 import { freePort, spawnCli, type Spawned } from '../support/spawn';
 
@@ -21,8 +30,35 @@ interface Answer {
   body: unknown;
 }
 
-describe.skipIf(!cli)(`the embedded database under two tenants (${cli ? 'live' : missingReason()})`, () => {
+interface Span {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+}
+
+/** An OTLP/HTTP trace receiver (JSON), like a collector's. */
+async function fakeCollector() {
+  const spans: Span[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      if (req.url === '/v1/traces') {
+        const data = JSON.parse(body) as { resourceSpans?: { scopeSpans?: { spans?: Span[] }[] }[] };
+        for (const rs of data.resourceSpans ?? []) for (const ss of rs.scopeSpans ?? []) spans.push(...(ss.spans ?? []));
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, close: () => server.close() };
+}
+
+describe.skipIf(!cli)(`dev on its embedded database: two tenants under load, a traced run (${cli ? 'live' : missingReason()})`, () => {
   const llm = new ScriptedLlmServer();
+  const search = new FakeSearxng({}, searchResults('http://fixture.invalid'));
+  let collector: Awaited<ReturnType<typeof fakeCollector>>;
   let env: Record<string, string>;
   let dev: Spawned | undefined;
   let api = '';
@@ -30,6 +66,9 @@ describe.skipIf(!cli)(`the embedded database under two tenants (${cli ? 'live' :
 
   beforeAll(async () => {
     await llm.start();
+    await search.start();
+    collector = await fakeCollector();
+    llm.script(researchRules({}, planJson([{ id: 'a' }])));
     llm.embeddingDelayMs = 400; // the ingestion is still embedding while the requests arrive
     env = {
       DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'dr-tenants-')),
@@ -44,7 +83,11 @@ describe.skipIf(!cli)(`the embedded database under two tenants (${cli ? 'live' :
       EMBEDDING_BATCH: '2',
       KB_CHUNK_TOKENS: '60',
       KB_CHUNK_OVERLAP: '0',
+      SEARCH_PROVIDERS: 'searxng',
+      SEARXNG_URL: search.url,
       LOG_LEVEL: 'warn',
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_SERVICE_NAME: 'deep-research-test',
     };
     dev = spawnCli(['dev'], env);
     api = (await dev.waitFor(/API\s+(http:\/\/\S+)/, 120_000))[1]!;
@@ -58,7 +101,9 @@ describe.skipIf(!cli)(`the embedded database under two tenants (${cli ? 'live' :
     // Ctrl-C after an upload: the parse thread kept for the next document once held it open for good.
     dev?.child.kill('SIGINT');
     expect(await dev?.exited(30_000)).toBe(0);
+    collector?.close();
     await llm.close();
+    await search.close();
   });
 
   const call = async (key: string, method: string, route: string, body?: BodyInit, json?: unknown): Promise<Answer> => {
@@ -142,4 +187,44 @@ describe.skipIf(!cli)(`the embedded database under two tenants (${cli ? 'live' :
     expect((await call(keyB, 'GET', `/collections/${mine['tenant-a']![0]}/documents/${docId}`)).status).toBe(404);
     expect(dev!.output()).not.toMatch(/vanished after its insert|bind message supplies/);
   }, 240_000);
+
+  it('follows a run in one trace: HTTP request, workflow, step child, activities', async () => {
+    const started = await call(KEY_A, 'POST', '/research', undefined, {
+      question: 'How much cheaper has solar power become?',
+      options: { autoAcceptPlan: true },
+    });
+    expect(started.status, JSON.stringify(started.body)).toBe(202);
+    const { id } = started.body as { id: string };
+    for (const end = Date.now() + 60_000; ;) {
+      const s = (await call(KEY_A, 'GET', `/research/${id}`)).body as { status: string };
+      if (s.status === 'completed') break;
+      if (Date.now() > end) throw new Error(`the run did not complete: ${JSON.stringify(s)}\n${dev!.output()}`);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    const wanted = [
+      'RunWorkflow:researchWorkflow',
+      'RunWorkflow:researcherWorkflow',
+      'RunActivity:researcherTurn',
+      // The gap reflection and the report, one activity.
+      'RunActivity:reflectThenReport',
+    ];
+    let trace: Span[] = [];
+    for (const end = Date.now() + 20_000; ;) {
+      const root = collector.spans.find((s) => s.name === 'POST /v1/research' && !s.parentSpanId);
+      trace = root ? collector.spans.filter((s) => s.traceId === root.traceId) : [];
+      if (wanted.every((w) => trace.some((s) => s.name.startsWith(w)))) break;
+      if (Date.now() > end) {
+        throw new Error(`spans missing from the trace; got ${JSON.stringify([...new Set(collector.spans.map((s) => s.name))])}`);
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const names = new Set(trace.map((s) => s.name));
+    expect(names).toContain('StartWorkflow:researchWorkflow');
+    expect([...names].some((n) => n.startsWith('StartChildWorkflow:researcherWorkflow'))).toBe(true);
+    expect([...names].some((n) => n.startsWith('RunActivity:classifyThenBackground'))).toBe(true);
+    // Every span of the trace hangs from another span of it (nothing is cut off).
+    const ids = new Set(trace.map((s) => s.spanId));
+    const orphans = trace.filter((s) => s.parentSpanId && !ids.has(s.parentSpanId));
+    expect(orphans).toEqual([]);
+  }, 120_000);
 });
