@@ -36,7 +36,7 @@ export const LAYERS: { name: string; paths: string[] }[] = [
   { name: 'activities', paths: ['src/activities/'] },
   { name: 'workflows', paths: ['src/workflows/'] },
   { name: 'api and cli', paths: ['src/api/', 'src/client/', 'src/cli/', 'src/mcp/'] },
-  { name: 'entry points', paths: ['src/cli.ts', 'src/server.ts', 'src/worker.ts'] },
+  { name: 'entry points', paths: ['src/cli.ts', 'src/serve.ts', 'src/server.ts', 'src/worker.ts'] },
 ];
 
 export interface Import {

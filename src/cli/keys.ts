@@ -7,15 +7,7 @@ import type { Config } from '../config';
 import { createPool, redactUrl } from '../infra/postgres';
 import { migrate } from '../infra/migrate';
 import { TENANT_PATTERN } from '../shared/schemas';
-
-export const KEYS_USAGE = `Usage:
-  deep-research keys create --tenant <tenant> [--name <label>] [--no-memory] [--admin]
-                                                                  print a new key (shown once); --no-memory:
-                                                                  its requests neither use nor teach user memory;
-                                                                  --admin: it acts on every user's memory of the
-                                                                  tenant and every key's memory setting
-  deep-research keys list [--tenant <tenant>] [--json]           ids, tenants, created, revoked
-  deep-research keys revoke <id>                                  the key stops working at once`;
+import { KEYS_USAGE } from './keys-usage';
 
 /** Returns the process exit code. */
 export async function runKeys(config: Config, argv: string[], out: (s: string) => void): Promise<number> {

@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli';
 import { CLIENT_COMMANDS, CLIENT_USAGE, clientCommandHelp } from '../../src/cli/commands';
-import { KEYS_USAGE } from '../../src/cli/keys';
+import { KEYS_USAGE } from '../../src/cli/keys-usage';
 
 let written = '';
 beforeEach(() => {
