@@ -83,14 +83,18 @@ export interface MarkdownOptions {
   base?: string;
 }
 
+/** The heading of the section that keeps the run's own notes (fallbacks taken, corrections, what
+ *  grounding removed), after the findings: the report's audience reads the findings first. */
+export const NOTES_HEADING = 'Notes on this run';
+
 /**
- * The report as Markdown: the title, the notes quoted under it, the body, the charts the body does
- * not show, the references and the sources consulted.
+ * The report as Markdown: the title, the body, the charts the body does not show, the run's notes
+ * in a section of their own, the references and the sources consulted.
  */
 export function reportMarkdown(doc: ReportDoc, opts: MarkdownOptions = {}): string {
   const { cited, consulted } = referenceLists(doc);
   const notes = doc.notes.map((n) => n.text);
-  const noteBlock = notes.length ? `\n\n${notes.map((n) => `> ${n}`).join('\n>\n')}\n` : '';
+  const noteBlock = notes.length ? `\n\n## ${NOTES_HEADING}\n\n${notes.map((n) => `> ${n}`).join('\n>\n')}` : '';
   const chartMd = doc.charts.length ? `\n\n## Charts\n\n${doc.charts.map((c) => `![${c.artifactId}](${c.path})`).join('\n\n')}` : '';
   // A source's URL and title come from the web: escaped, each entry is one link and plain text.
   const entry = (x: Reference) => markdownLink(x.title, x.url);
@@ -99,7 +103,7 @@ export function reportMarkdown(doc: ReportDoc, opts: MarkdownOptions = {}): stri
       ? ''
       : (cited.length ? `\n\n## References\n\n${cited.map((x) => `${x.n}. ${entry(x)}`).join('\n')}\n` : '') +
         (consulted.length ? `\n${cited.length ? '' : '\n'}## Also consulted\n\n${consulted.map((x) => `- ${entry(x)}`).join('\n')}\n` : '');
-  const markdown = `# ${doc.title}${noteBlock}\n\n${bodyMarkdown(doc)}${chartMd}${refMd}`;
+  const markdown = `# ${doc.title}\n\n${bodyMarkdown(doc)}${chartMd}${noteBlock}${refMd}`;
   return opts.base ? absoluteLinks(markdown, opts.base) : markdown;
 }
 

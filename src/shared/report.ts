@@ -152,9 +152,9 @@ export interface AssembledReport {
 
 /**
  * Builds the stored report from a draft: citations grounded (see groundDraft) and renumbered in
- * order of first citation, every PNG chart a step produced linked once, the run's notes quoted
- * under the title (model text: grounded the same way; a citation of a source the body does not
- * cite is dropped), and the references. `earlier` carries what a first grounding of the same
+ * order of first citation, every PNG chart a step produced linked once, the run's notes (in a
+ * section after the findings; model text: grounded the same way; a citation of a source the body
+ * does not cite is dropped), and the references. `earlier` carries what a first grounding of the same
  * draft removed (the claim check grounds before it cuts citations out).
  */
 export function assembleReport(args: {

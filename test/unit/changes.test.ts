@@ -1,5 +1,5 @@
-// "What changed since": figures are compared as written, and the section sits under the title and
-// notes, replaced (not repeated) when a retried activity writes it again.
+// "What changed since": figures are compared as written, and the section sits under the title (the
+// run's notes stay at the end), replaced (not repeated) when a retried activity writes it again.
 import { describe, expect, it } from 'vitest';
 import { dayOf, figuresIn, withChangesSection } from '../../src/activities/roles/changes';
 import { reportMarkdown, type ReportDoc } from '../../src/shared/report-doc';
@@ -11,7 +11,7 @@ describe('what changed since', () => {
     expect(figuresIn('no figures here')).toEqual([]);
   });
 
-  it('puts the section under the title and notes, and replaces an earlier one', () => {
+  it("puts the section under the title, before the body (the run's notes at the end), and replaces an earlier one", () => {
     const report: ReportDoc = {
       title: 'Solar costs',
       notes: [{ text: 'A note.', kind: 'run' }],
@@ -21,7 +21,7 @@ describe('what changed since', () => {
     };
     const once = withChangesSection(report, '## What changed since May 1, 2026\n\n- first');
     expect(reportMarkdown(once)).toBe(
-      '# Solar costs\n\n> A note.\n\n\n## What changed since May 1, 2026\n\n- first\n\n## Key points\n\n- Costs fell [1].\n\n## References\n\n1. [A](https://a.example/)\n',
+      '# Solar costs\n\n## What changed since May 1, 2026\n\n- first\n\n## Key points\n\n- Costs fell [1].\n\n## Notes on this run\n\n> A note.\n\n## References\n\n1. [A](https://a.example/)\n',
     );
     const twice = reportMarkdown(withChangesSection(once, '## What changed since May 1, 2026\n\n- second'));
     expect(twice.match(/What changed since/g)).toHaveLength(1);

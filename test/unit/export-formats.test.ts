@@ -60,9 +60,12 @@ describe('the HTML export of a report as data', () => {
       'Executive summary',
       'Analysis',
       'Charts',
+      // The run's notes after the findings, in a section of their own.
+      'Notes on this run',
       'References',
       'Also consulted',
     ]);
+    expect(page.querySelector('h2 + blockquote')?.textContent?.trim()).toBe('A note of the run.');
   });
 
   it('inlines the charts listed after the body and keeps the title escaped and the program collapsible', () => {
