@@ -1,6 +1,7 @@
 // The activity that writes the run's own row (status, phase, plan, usage): the workflow calls it at
 // each milestone, so PostgreSQL holds the run even when Temporal's visibility is not at hand.
 import type { Usage } from '../shared/schemas';
+import { maxUsage } from '../shared/plain';
 import { metrics } from '../infra/metrics';
 import { runEvents } from './run-events';
 import type { RunRecord, Store } from './store';
@@ -21,11 +22,7 @@ export function createPersistActivities(deps: { store: Store }) {
     let written = run;
     if (terminal) {
       const logged = await deps.store.llmCalls.spent(run.id);
-      const usage = {
-        promptTokens: Math.max(run.usage.promptTokens, logged.promptTokens),
-        completionTokens: Math.max(run.usage.completionTokens, logged.completionTokens),
-        costUsd: Math.max(run.usage.costUsd, logged.costUsd),
-      };
+      const usage = maxUsage(run.usage, logged);
       // The view keeps what the workflow's own view will say once it takes this usage.
       written = { ...run, usage, ...(run.view ? { view: { ...run.view, usage } } : {}) };
     }

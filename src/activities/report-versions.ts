@@ -3,6 +3,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ErrorType } from '../shared/errors';
 import type { Usage } from '../shared/schemas';
+import { maxUsage } from '../shared/plain';
 import type { ReportBasis, Store } from './store';
 
 export interface RewriteBasis extends ReportBasis {
@@ -75,11 +76,7 @@ export function createReportVersionActivities(deps: { store: Store }) {
   }): Promise<Usage> {
     const runId = Context.current().info.workflowExecution?.runId ?? 'standalone';
     const logged = await store.reportVersions.spentByCalls(input.researchId, `${runId}/`);
-    const usage = {
-      promptTokens: Math.max(input.usage.promptTokens, logged.promptTokens),
-      completionTokens: Math.max(input.usage.completionTokens, logged.completionTokens),
-      costUsd: Math.max(input.usage.costUsd, logged.costUsd),
-    };
+    const usage = maxUsage(input.usage, logged);
     await store.reportVersions.finish(input.researchId, input.version, input.status, usage, input.error);
     return usage;
   }

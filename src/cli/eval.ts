@@ -59,7 +59,8 @@ export interface EvalRow {
   linksRemoved: number;
   references: number;
   tokens: number;
-  costUsd: number;
+  /** Null when some of the run's tokens had no price (its cost is not known). */
+  costUsd: number | null;
   wallSeconds: number;
 }
 
@@ -109,7 +110,7 @@ export function gradeRun(item: EvalItem, runId: string, status: RunState, report
     runId,
     status: status.status,
     tokens: usage.promptTokens + usage.completionTokens,
-    costUsd: usage.costUsd,
+    costUsd: usage.unpricedTokens ? null : usage.costUsd,
     wallSeconds,
   };
   if (!report) {
@@ -182,7 +183,8 @@ export function summarizeRows(rows: EvalRow[]): Record<string, number | string |
     linksRemoved: mean(done.map((r) => r.linksRemoved)),
     references: mean(done.map((r) => r.references)),
     tokens: mean(done.map((r) => r.tokens)),
-    costUsd: mean(done.map((r) => r.costUsd)),
+    // Unknown when any run's cost is: a mean over the priced ones alone would read as the whole.
+    costUsd: done.some((r) => r.costUsd === null) ? null : mean(done.map((r) => r.costUsd)),
     wallSeconds: mean(done.map((r) => r.wallSeconds)),
   };
 }

@@ -53,6 +53,7 @@ import { ClientError, http, type ClientOptions, type Http } from './http';
 export { ClientError, type ClientOptions, type FollowOptions };
 /** A run's draft as its `draft` events build it: each part's text so far. */
 export { Draft, draftMarkdown, type DraftPart } from '../shared/draft';
+export { costText } from '../shared/cost-text';
 export type {
   RunEvent,
   ResearchView,

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { LLM_ROLES, type LlmRole } from '../shared/constants';
 import { Duration } from '../shared/schemas';
 import { durationToMs } from '../shared/plain';
+import { BUILT_IN_PRICES } from './prices';
 import { area, hostList, int, optionalString, optionalUrl, roleSettings, type Settings } from './setting-kit';
 
 /** Output limits by role: room for the longest answer each role should write (a plan, a turn of
@@ -112,7 +113,9 @@ const llmSettings = {
     .describe(
       "the tokenizer family budgets are counted in: `auto` takes `o200k` for OpenAI's gpt-4o, gpt-4.1, gpt-5, o-series and gpt-oss models and `cl100k` for the rest (gpt-4, Qwen and Llama 3 descend from it)",
     ),
-  LLM_PRICES: priceTable.describe('`model=input/output` USD per million tokens, comma-separated, for cost estimates'),
+  LLM_PRICES: priceTable.describe(
+    '`model=input/output` USD per million tokens, comma-separated, for cost estimates; over a built-in table of common OpenAI, Google and Anthropic models (src/config/prices.ts). A model priced in neither has its tokens counted as unpriced and its cost shown as unknown',
+  ),
   LLM_REQUEST_MODELS: hostList.describe(
     "comma-separated models a request may name (a run's `options.models`, a rewrite's `model`) besides the roles' and the fallback's own and those the provider's models list serves",
   ),
@@ -164,7 +167,8 @@ export const llmArea = area('LLM', llmSettings, (v) => {
     maxTokens: byRole((role) => v[`LLM_MAX_TOKENS_${upper(role)}`] ?? DEFAULT_MAX_TOKENS[role]),
     /** LLM_CONTEXT_TOKENS, when the operator sets the window instead of letting it be learned. */
     contextTokens: v.LLM_CONTEXT_TOKENS,
-    prices: v.LLM_PRICES,
+    /** USD per million tokens: the built-in table of common models, LLM_PRICES over it (config/prices.ts). */
+    prices: { ...BUILT_IN_PRICES, ...v.LLM_PRICES },
     /** Tokens of conversation a researcher may send before it must answer. */
     conversationTokens: v.RESEARCHER_CONTEXT_TOKENS ?? (v.LLM_CONTEXT_CHARS ? Math.floor(v.LLM_CONTEXT_CHARS / 4) : 50_000),
     /** Tokens one researcher tool result may hold, shared among its pages and hits. */

@@ -16,10 +16,24 @@ export const DEFAULT_RETRY: Readonly<RetrySettings> = Object.freeze({ initialInt
 
 export const ZERO_USAGE: Readonly<Usage> = Object.freeze({ promptTokens: 0, completionTokens: 0, costUsd: 0 });
 export function addUsage(a: Usage, b: Usage): Usage {
+  const unpriced = (a.unpricedTokens ?? 0) + (b.unpricedTokens ?? 0);
   return {
     promptTokens: a.promptTokens + b.promptTokens,
     completionTokens: a.completionTokens + b.completionTokens,
     costUsd: Math.round((a.costUsd + b.costUsd) * 1e6) / 1e6,
+    ...(unpriced ? { unpricedTokens: unpriced } : {}),
+  };
+}
+
+/** Each count at its larger: the usage a workflow summed, and what the request log has (a request
+ *  whose activity did not live to report it is still counted). */
+export function maxUsage(a: Usage, b: Usage): Usage {
+  const unpriced = Math.max(a.unpricedTokens ?? 0, b.unpricedTokens ?? 0);
+  return {
+    promptTokens: Math.max(a.promptTokens, b.promptTokens),
+    completionTokens: Math.max(a.completionTokens, b.completionTokens),
+    costUsd: Math.max(a.costUsd, b.costUsd),
+    ...(unpriced ? { unpricedTokens: unpriced } : {}),
   };
 }
 

@@ -252,7 +252,10 @@ export type Plan = z.infer<typeof Plan>;
 export const Usage = z.object({
   promptTokens: z.number().int().nonnegative(),
   completionTokens: z.number().int().nonnegative(),
+  /** The estimated cost of the priced tokens (LLM_PRICES and the built-in table). */
   costUsd: z.number().nonnegative(),
+  /** Tokens of requests to a model without a price: their cost is not in costUsd (unknown). */
+  unpricedTokens: z.number().int().nonnegative().optional(),
 });
 export type Usage = z.infer<typeof Usage>;
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig, llmConfigured } from '../../src/config';
 import { ConfigError } from '../../src/shared/errors';
+import { BUILT_IN_PRICES } from '../../src/config/prices';
 
 describe('loadConfig', () => {
   it('has working defaults for an empty environment', () => {
@@ -35,11 +36,14 @@ describe('loadConfig', () => {
     expect(c.database.url).toBeUndefined();
   });
 
-  it('parses the price table', () => {
-    expect(loadConfig({ LLM_PRICES: 'gpt-4o=2.5/10, small=0.1/0.4' }).llm.prices).toEqual({
-      'gpt-4o': { input: 2.5, output: 10 },
+  it('parses the price table, over the built-in one', () => {
+    const prices = loadConfig({ LLM_PRICES: 'gpt-4o=3/12, small=0.1/0.4' }).llm.prices;
+    expect(prices).toMatchObject({
+      'gpt-4o': { input: 3, output: 12 },
       small: { input: 0.1, output: 0.4 },
+      'gpt-4o-mini': { input: 0.15, output: 0.6 },
     });
+    expect(loadConfig({}).llm.prices).toEqual(BUILT_IN_PRICES);
   });
 
   it('names every bad variable and the reason', () => {

@@ -555,6 +555,18 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     );
     expect(rows[0].n).toBe(h.llm.completed().filter((q) => userText(q.body).length > 0).length);
     expect(r.usage).toMatchObject({ promptTokens: rows[0].prompt, completionTokens: rows[0].completion });
+    // Only the coordinator's model has a price here (LLM_PRICES in the harness): the cost is its
+    // tokens', and every other token is counted as unpriced, so no surface shows the run as free.
+    const split = await h.pool.query(
+      `SELECT coalesce(sum(prompt_tokens + completion_tokens) FILTER (WHERE model <> 'scripted-coordinator'), 0)::int AS unpriced,
+              coalesce(sum(cost_usd), 0)::float AS cost FROM llm_requests WHERE research_id = $1`,
+      [id],
+    );
+    expect(split.rows[0].unpriced).toBeGreaterThan(0);
+    expect(r.usage).toMatchObject({ unpricedTokens: split.rows[0].unpriced, costUsd: split.rows[0].cost });
+    expect(r.usage.costUsd).toBeGreaterThan(0);
+    const view = await request(h.app).get(`/v1/research/${id}`).expect(200);
+    expect(view.body.usage.unpricedTokens).toBe(split.rows[0].unpriced);
   });
 
   it('counts the requests that gave no usable answer: a judge whose repairs failed too', async () => {

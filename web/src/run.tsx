@@ -1,7 +1,7 @@
 // One run: its live timeline (from the events stream), the plan under review with approve and
 // revise, the clarifying question, what it waits for, and the report when it is written.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, client, Draft, follow, type DraftPart, type PlanEditInput, type RunEvent } from './api';
+import { ApiError, client, costText, Draft, follow, type DraftPart, type PlanEditInput, type RunEvent } from './api';
 import { DraftView, Report } from './report';
 import type { ArtifactList } from '../../src/api/contract';
 import type { CollectionView } from '../../src/shared/knowledge';
@@ -111,7 +111,7 @@ function RunHeader({ s, link }: { s: ResearchView; link: 'live' | 'reconnecting'
     <>
       <p class="meta" role="status" aria-live="polite">
         <span class={`badge ${s.status}`}>{s.status.replace('_', ' ')}</span> phase <strong>{s.phase}</strong> · {tokens.toLocaleString()}{' '}
-        tokens · ${(s.usage?.costUsd ?? 0).toFixed(4)}
+        tokens · {costText(s.usage ?? { costUsd: 0 })}
         {link === 'reconnecting' && <span class="muted"> · reconnecting…</span>}
       </p>
       {s.status === 'awaiting_review' && s.phase === 'reviewing' && <p class="notice">The plan waits for your review below.</p>}
@@ -567,7 +567,7 @@ function describe(e: RunEvent): string {
       return `Check of step ${d.step} (attempt ${d.attempt}): ${d.passed ? 'passed' : `sent back${d.feedback ? `: ${d.feedback}` : ''}`}`;
     }
     case 'usage':
-      return `${(e.data.promptTokens + e.data.completionTokens).toLocaleString()} tokens · $${e.data.costUsd.toFixed(4)}`;
+      return `${(e.data.promptTokens + e.data.completionTokens).toLocaleString()} tokens · ${costText(e.data)}`;
     case 'think':
       return e.data.wave !== undefined
         ? `Supervisor thinks, after wave ${e.data.wave}: ${e.data.thought}`

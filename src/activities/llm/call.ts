@@ -14,7 +14,7 @@ import { metrics } from '../../infra/metrics';
 import { activityCallKey, keep } from '../attempt';
 import type { Message } from '../store';
 import type { CallClaim, LlmCallsTable, LlmLeasesTable, LoggedRequest } from '../store/runs';
-import { estimateCostUsd } from './client';
+import { pricedUsage } from './client';
 import { createLimiters, type Limiter } from './limiter';
 import { CLIPPED, GUIDANCE } from './model-call';
 import type { PromptVars, StructuredPrompt } from './prompt-def';
@@ -157,7 +157,8 @@ async function completeCall<T>(state: LlmState, req: ModelRequest<T>): Promise<M
   const reusable = async (): Promise<ModelResult<T> | undefined> => {
     const earlier = await deps.calls.find(callKey);
     const value = earlier ? req.reuse(earlier.response) : undefined;
-    return earlier && value !== undefined ? { output: value, model: earlier.model, usage: earlier.usage, reused: true } : undefined;
+    if (!earlier || value === undefined) return undefined;
+    return { output: value, model: earlier.model, usage: pricedUsage(deps.config.llm.prices, earlier.model, earlier.usage), reused: true };
   };
   // Only a retry can find an earlier attempt's answer: the first attempt skips the lookups.
   const retry = Context.current().info.attempt > 1;
@@ -301,14 +302,14 @@ async function askRound<T>(
   const spent = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
   call.tokens.promptTokens += spent.promptTokens;
   call.tokens.completionTokens += spent.completionTokens;
-  const spentCost = estimateCostUsd(prices, call.priced, spent.promptTokens, spent.completionTokens);
+  const usage = pricedUsage(prices, call.priced, spent);
   metrics.llmRequests.inc({ ...labels, outcome: round === 0 ? 'ok' : 'repair' });
   metrics.llmTokens.inc({ ...labels, kind: 'prompt' }, spent.promptTokens);
   metrics.llmTokens.inc({ ...labels, kind: 'completion' }, spent.completionTokens);
-  metrics.llmCost.inc(labels, spentCost);
+  metrics.llmCost.inc(labels, usage.costUsd);
   const choice = completion.choices?.[0];
   if (choice?.message) normalizeChoice(req, choice, mode);
-  return { choice, request: { model: completion.model || call.priced, usage: { ...spent, costUsd: spentCost }, answer: choice ?? null } };
+  return { choice, request: { model: completion.model || call.priced, usage, answer: choice ?? null } };
 }
 
 /** An answer as callers read it: a forced function call's JSON as content, no reasoning, no clipped
@@ -346,7 +347,7 @@ async function finish<T>(
 ): Promise<ModelResult<T>> {
   const { deps } = call.state;
   const { tokens, req } = call;
-  const usage = { ...tokens, costUsd: estimateCostUsd(deps.config.llm.prices, call.priced, tokens.promptTokens, tokens.completionTokens) };
+  const usage = pricedUsage(deps.config.llm.prices, call.priced, tokens);
   const record = {
     callKey: call.callKey,
     researchId: req.researchId,

@@ -4,6 +4,8 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Config } from '../../config';
+import { priceOf } from '../../config/prices';
+import type { Usage } from '../../shared/schemas';
 import { ErrorType } from '../../shared/errors';
 import { shutdownFailure } from '../attempt';
 import { startBeat } from '../beat';
@@ -12,9 +14,26 @@ import { leanFetch } from '../../infra/http';
 import { readStream } from './stream';
 
 export function estimateCostUsd(prices: Config['llm']['prices'], model: string, promptTokens: number, completionTokens: number): number {
-  const p = prices[model];
+  const p = priceOf(prices, model);
   if (!p) return 0;
   return Math.round(((promptTokens * p.input + completionTokens * p.output) / 1e6) * 1e6) / 1e6;
+}
+
+/** A call's usage: its tokens, their estimated cost, and the tokens whose model has no price
+ *  (their cost is unknown: not in costUsd). */
+export function pricedUsage(
+  prices: Config['llm']['prices'],
+  model: string,
+  tokens: { promptTokens: number; completionTokens: number },
+): Usage {
+  const costUsd = estimateCostUsd(prices, model, tokens.promptTokens, tokens.completionTokens);
+  const all = tokens.promptTokens + tokens.completionTokens;
+  return {
+    promptTokens: tokens.promptTokens,
+    completionTokens: tokens.completionTokens,
+    costUsd,
+    ...(all > 0 && !priceOf(prices, model) ? { unpricedTokens: all } : {}),
+  };
 }
 
 /** A request the client gave up on after its timeout. Transient as such; the call path asks

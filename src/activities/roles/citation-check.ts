@@ -11,7 +11,7 @@ import { ErrorType } from '../../shared/errors';
 import type { Grounding } from '../../shared/messages';
 import { assembleReport, groundDraft, type CitationCheckRecord, type Reference } from '../../shared/report';
 import { type Usage } from '../../shared/schemas';
-import { summarize } from '../../shared/plain';
+import { addUsage, summarize } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { completeItems } from '../llm/partial-json';
 import { count, jsonPrompt, text } from '../llm/prompt-def';
@@ -228,9 +228,7 @@ async function askInBatches(
         );
         continue;
       }
-      usage.promptTokens += r.usage.promptTokens;
-      usage.completionTokens += r.usage.completionTokens;
-      usage.costUsd += r.usage.costUsd;
+      Object.assign(usage, addUsage(usage, r.usage));
       const ids = new Set(batch.map((p) => p.id));
       for (const v of r.output.verdicts) if (ids.has(v.id) && !verdicts.has(v.id)) verdicts.set(v.id, v);
       // Claims the answer left out (it was cut off, or skipped them) go in a batch of their own,

@@ -17,7 +17,7 @@ import {
 import { ApplicationFailure } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
 import { type Usage } from '../../shared/schemas';
-import { ZERO_USAGE } from '../../shared/plain';
+import { addUsage, ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
 import { flag, jsonPrompt, text } from '../llm/prompt-def';
 import { estimateTokens } from '../llm/window';
@@ -181,9 +181,7 @@ async function askReport(
   const echoed = echo.cut;
   // Headings that copy the prompt's layout keep their names; empty ones go.
   const { markdown } = tidyHeadings(echo.markdown, REPORTER_LAYOUT());
-  usage.promptTokens += r.usage.promptTokens;
-  usage.completionTokens += r.usage.completionTokens;
-  usage.costUsd += r.usage.costUsd;
+  Object.assign(usage, addUsage(usage, r.usage));
   const problem = reportProblem({
     draft: groundDraft({ researchId: input.researchId, draft: markdown, ...sources }),
     findingsChars: findingsChars(sources.findings),

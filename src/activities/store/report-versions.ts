@@ -4,6 +4,7 @@
 import type pg from 'pg';
 import type { Usage } from '../../shared/schemas';
 import { inTransaction } from './knowledge/transaction';
+import { usageOfSums } from './runs';
 
 export type VersionStatus = 'writing' | 'ready' | 'failed';
 
@@ -29,11 +30,13 @@ type Row = {
   prompt_tokens: number;
   completion_tokens: number;
   cost_usd: string;
+  unpriced_tokens: number;
   request_hash: string;
   created_at: Date;
 };
 
-const COLUMNS = 'version, tenant, status, options, title, error, prompt_tokens, completion_tokens, cost_usd, request_hash, created_at';
+const COLUMNS =
+  'version, tenant, status, options, title, error, prompt_tokens, completion_tokens, cost_usd, unpriced_tokens, request_hash, created_at';
 
 function rowOf(r: Row): ReportVersionRow {
   return {
@@ -43,7 +46,7 @@ function rowOf(r: Row): ReportVersionRow {
     options: r.options,
     title: r.title,
     error: r.error,
-    usage: { promptTokens: r.prompt_tokens, completionTokens: r.completion_tokens, costUsd: Number(r.cost_usd) },
+    usage: usageOfSums({ prompt: r.prompt_tokens, completion: r.completion_tokens, cost: r.cost_usd, unpriced: r.unpriced_tokens }),
     requestHash: r.request_hash,
     createdAt: r.created_at.toISOString(),
   };
@@ -108,21 +111,21 @@ export function reportVersionsTable(pool: pg.Pool) {
     /** The rewrite's end: ready or failed, with what it spent. A version that ended stays as it ended. */
     async finish(researchId: string, version: number, status: 'ready' | 'failed', usage: Usage, error?: string): Promise<void> {
       await pool.query(
-        `UPDATE report_versions SET status = $3, prompt_tokens = $4, completion_tokens = $5, cost_usd = $6, error = $7, updated_at = now()
+        `UPDATE report_versions SET status = $3, prompt_tokens = $4, completion_tokens = $5, cost_usd = $6, error = $7,
+                unpriced_tokens = $8, updated_at = now()
           WHERE research_id = $1 AND version = $2 AND status = 'writing'`,
-        [researchId, version, status, usage.promptTokens, usage.completionTokens, usage.costUsd, error ?? null],
+        [researchId, version, status, usage.promptTokens, usage.completionTokens, usage.costUsd, error ?? null, usage.unpricedTokens ?? 0],
       );
     },
     /** What the requests of the calls whose keys start with `prefix` (one workflow run's) cost, as the request log has them. */
     async spentByCalls(researchId: string, prefix: string): Promise<Usage> {
       const { rows } = await pool.query(
         `SELECT coalesce(sum(prompt_tokens), 0)::bigint AS prompt, coalesce(sum(completion_tokens), 0)::bigint AS completion,
-                coalesce(sum(cost_usd), 0) AS cost
+                coalesce(sum(cost_usd), 0) AS cost, coalesce(sum(unpriced_tokens), 0)::bigint AS unpriced
            FROM llm_requests WHERE research_id = $1 AND starts_with(call_key, $2)`,
         [researchId, prefix],
       );
-      const r = rows[0];
-      return { promptTokens: Number(r.prompt), completionTokens: Number(r.completion), costUsd: Number(r.cost) };
+      return usageOfSums(rows[0]);
     },
   };
 }

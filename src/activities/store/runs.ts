@@ -149,6 +149,17 @@ export interface LoggedRequest {
   answer?: unknown;
 }
 
+/** A usage from summed request columns (`prompt`, `completion`, `cost`, `unpriced`). */
+export function usageOfSums(r: { prompt: unknown; completion: unknown; cost: unknown; unpriced: unknown }): Usage {
+  const unpriced = Number(r.unpriced);
+  return {
+    promptTokens: Number(r.prompt),
+    completionTokens: Number(r.completion),
+    costUsd: Number(r.cost),
+    ...(unpriced ? { unpricedTokens: unpriced } : {}),
+  };
+}
+
 export function llmCallsTable(pool: pg.Pool) {
   return {
     async find(callKey: string): Promise<{ model: string; response: unknown; usage: Usage } | undefined> {
@@ -180,18 +191,17 @@ export function llmCallsTable(pool: pg.Pool) {
     async spent(researchId: string): Promise<Usage> {
       const { rows } = await pool.query(
         `SELECT coalesce(sum(prompt_tokens), 0)::bigint AS prompt, coalesce(sum(completion_tokens), 0)::bigint AS completion,
-                coalesce(sum(cost_usd), 0) AS cost
+                coalesce(sum(cost_usd), 0) AS cost, coalesce(sum(unpriced_tokens), 0)::bigint AS unpriced
            FROM llm_requests WHERE research_id = $1`,
         [researchId],
       );
-      const r = rows[0];
-      return { promptTokens: Number(r.prompt), completionTokens: Number(r.completion), costUsd: Number(r.cost) };
+      return usageOfSums(rows[0]);
     },
     /** One HTTP request, the usage it reported and its answer (append-only). */
     async logRequest(r: { researchId: string; callKey: string } & LoggedRequest): Promise<void> {
       await pool.query(
-        `INSERT INTO llm_requests (research_id, call_key, model, prompt_tokens, completion_tokens, cost_usd, answer)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        `INSERT INTO llm_requests (research_id, call_key, model, prompt_tokens, completion_tokens, cost_usd, unpriced_tokens, answer)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
         [
           r.researchId,
           r.callKey,
@@ -199,6 +209,7 @@ export function llmCallsTable(pool: pg.Pool) {
           r.usage.promptTokens,
           r.usage.completionTokens,
           r.usage.costUsd,
+          r.usage.unpricedTokens ?? 0,
           r.answer === undefined ? null : JSON.stringify(r.answer),
         ],
       );
@@ -210,15 +221,21 @@ export function llmCallsTable(pool: pg.Pool) {
         prompt_tokens: number;
         completion_tokens: number;
         cost_usd: string;
+        unpriced_tokens: number;
         answer: unknown;
       }>(
-        `SELECT model, prompt_tokens, completion_tokens, cost_usd, answer FROM llm_requests
+        `SELECT model, prompt_tokens, completion_tokens, cost_usd, unpriced_tokens, answer FROM llm_requests
           WHERE call_key = $1 AND answer IS NOT NULL ORDER BY id`,
         [callKey],
       );
       return rows.map((r) => ({
         model: r.model,
-        usage: { promptTokens: r.prompt_tokens, completionTokens: r.completion_tokens, costUsd: Number(r.cost_usd) },
+        usage: {
+          promptTokens: r.prompt_tokens,
+          completionTokens: r.completion_tokens,
+          costUsd: Number(r.cost_usd),
+          ...(r.unpriced_tokens ? { unpricedTokens: r.unpriced_tokens } : {}),
+        },
         answer: r.answer,
       }));
     },
@@ -249,11 +266,12 @@ function recordStatement(c: LlmCallRecord, also: { request?: LoggedRequest; rele
       r.usage.promptTokens,
       r.usage.completionTokens,
       r.usage.costUsd,
+      r.usage.unpricedTokens ?? 0,
       r.answer === undefined ? null : JSON.stringify(r.answer),
     );
     ctes.push(
-      `request AS (INSERT INTO llm_requests (research_id, call_key, model, prompt_tokens, completion_tokens, cost_usd, answer)
-       VALUES ($2, $1, $${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}))`,
+      `request AS (INSERT INTO llm_requests (research_id, call_key, model, prompt_tokens, completion_tokens, cost_usd, unpriced_tokens, answer)
+       VALUES ($2, $1, $${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}, $${at + 6}))`,
     );
   }
   if (also.release !== undefined) {

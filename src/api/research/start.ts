@@ -6,6 +6,7 @@ import type { Priority } from '@temporalio/common';
 import { BlockedError, checkUrl, WEB_PORTS } from '../../activities/crawl/ssrf';
 import { countRunStarted } from '../../infra/metrics';
 import type { Fairness } from '../../config';
+import { priceOf } from '../../config/prices';
 import { DEFAULT_MIN_OUTAGE, RESEARCH_ID_PREFIX } from '../../shared/constants';
 import { ApiError } from '../../shared/errors';
 import type { RunUser } from '../../shared/memory';
@@ -122,7 +123,7 @@ function checkMaxOutage(ctx: ResearchContext, maxOutage: Duration): void {
 function checkPrices(ctx: ResearchContext, named: ResearchOptions['models']): void {
   const llm = ctx.deps.llm;
   if (!llm) return;
-  const unpriced = [...new Set(Object.values({ ...llm.models, ...named }))].filter((m) => !llm.prices[m]);
+  const unpriced = [...new Set(Object.values({ ...llm.models, ...named }))].filter((m) => !priceOf(llm.prices, m));
   if (unpriced.length) {
     throw new ApiError(
       400,

@@ -9,6 +9,7 @@ import type { NotifyWhen, RunChanges } from '../../shared/changes';
 import type { CallWait, Grounding, ReportView, ResearchStatusView, Steer } from '../../shared/messages';
 import { checkSteer } from '../../shared/updates';
 import { durationToMs, summarize } from '../../shared/plain';
+import { costText } from '../../shared/cost-text';
 import type { MemoryOwner } from '../../shared/memory';
 import type {
   CarriedRun,
@@ -359,7 +360,7 @@ export class RunState {
   publish(): void {
     const u = this.usage;
     const lines = [
-      `**${this.status}** · phase **${this.phase}** · tokens ${u.promptTokens + u.completionTokens} · $${u.costUsd.toFixed(4)}`,
+      `**${this.status}** · phase **${this.phase}** · tokens ${u.promptTokens + u.completionTokens} · ${costText(u)}`,
       '',
       `Question: ${summarize(this.userQuestion, 200)}`,
     ];
