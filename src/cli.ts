@@ -3,7 +3,7 @@
 // --help and the client commands never load the worker, the API server and the bundler.
 import readline from 'node:readline/promises';
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from './config';
+import type { Config } from './config';
 import { ConfigError } from './shared/errors';
 import { KEYS_USAGE } from './cli/keys-usage';
 import { CLIENT_COMMANDS, CLIENT_USAGE, clientCommandHelp, runClientCommand } from './cli/commands';
@@ -91,7 +91,9 @@ function commandHelp(name: string): string | undefined {
 }
 
 /** The environment's configuration; undefined (the reason printed, exit 2) when it is invalid. */
-function configOrExit(): Config | undefined {
+async function configOrExit(): Promise<Config | undefined> {
+  // Loaded here, not at the top: --help reads no configuration and should not pay for loading it.
+  const { loadConfig } = await import('./config');
   try {
     return loadConfig();
   } catch (err) {
@@ -114,7 +116,7 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(help);
     return;
   }
-  const config = configOrExit();
+  const config = await configOrExit();
   if (!config) return;
   // Commands that only talk to the API or the database need no Temporal runtime.
   if (CLIENT_COMMANDS.includes(command)) {

@@ -172,9 +172,14 @@ let settled: Extract<StartOutcome, { kind: 'settled' }> | undefined;
  * (bin/deep-research.mjs) calls it before it loads the program, which the replaced process would
  * load again.
  */
-export function settleProcess(s: StartSettings, argv: readonly string[], a: ProcessFacts = thisProcess()): void {
+/** Whether the command line runs a command whose process is settled at start (dev, worker, api). */
+export function settles(argv: readonly string[]): boolean {
   const [command, ...rest] = argv;
-  if (!command || !SETTLED_COMMANDS.has(command) || rest.includes('--help') || rest.includes('-h')) return;
+  return Boolean(command && SETTLED_COMMANDS.has(command) && !rest.includes('--help') && !rest.includes('-h'));
+}
+
+export function settleProcess(s: StartSettings, argv: readonly string[], a: ProcessFacts = thisProcess()): void {
+  if (!settles(argv)) return;
   const plan = planStart(s, a);
   if (plan.kind === 'replace') a.execve!(a.execPath, [a.execPath, ...plan.args], plan.env);
   else settled = plan;
