@@ -22,6 +22,7 @@ import {
   type TemporalConnectionSettings,
 } from './infra/temporal-connection';
 import { findTemporalCli, startTemporalDevServer, type DevServer } from './infra/temporal-cli';
+import { ensureSearchAttributes } from './infra/search-attributes';
 import { ConfigError, LLM_NOT_CONFIGURED_MESSAGE } from './shared/errors';
 import { describeEmbeddings, describeModels, probeLlmServer } from './activities/knowledge/probe';
 import { startApiServer } from './server';
@@ -145,6 +146,8 @@ async function runDev(given: Config, log: Logger): Promise<void> {
     const workflowBundle = (bundleR as PromiseFulfilledResult<Awaited<ReturnType<typeof workflowBundleFor>>>).value;
     const conns = await connectTemporal(temporal.settings, plugins);
     cleanups.push(() => conns.close());
+    // Its own dev server has them from its start; an outside one is checked.
+    if (!temporal.dev) await ensureSearchAttributes(conns.connection, temporal.settings, log);
     const worker = await createWorker({ config, connection: conns.nativeConnection, pool: db.pool, workflowBundle, plugins });
     const running = worker.run();
     cleanups.push(() => stopWorker(worker, running, config, log));
@@ -290,6 +293,7 @@ async function openServices(
   cleanups.push(() => db.close());
   const conns = await connectTemporal(temporal, plugins);
   cleanups.push(() => conns.close());
+  await ensureSearchAttributes(conns.connection, temporal, log);
   log.info('connected to Temporal', temporalLogFields(temporal));
   process.stdout.write(`Temporal ${describeTemporalConnection(temporal)}\n`);
   return { conns, db };

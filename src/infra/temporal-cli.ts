@@ -159,6 +159,8 @@ export interface DevServerOptions {
   namespace: string;
   log: Logger;
   readyTimeoutMs?: number;
+  /** False: without the project's search attributes (a plain server, for the start-up check's test). */
+  searchAttributes?: boolean;
 }
 
 /** Starts `temporal server start-dev` with the project's search attributes and waits until it serves. */
@@ -182,7 +184,7 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
     'warn',
     ...(opts.uiPort === undefined ? ['--headless'] : ['--ui-port', String(opts.uiPort)]),
     ...(opts.metricsPort === undefined ? [] : ['--metrics-port', String(opts.metricsPort)]),
-    ...searchAttributeArgs(),
+    ...(opts.searchAttributes === false ? [] : searchAttributeArgs()),
     ...dynamicConfigArgs(),
     ...sqlitePragmaArgs(),
   ];
