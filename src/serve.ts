@@ -167,7 +167,8 @@ async function runDev(given: Config, log: Logger): Promise<void> {
     await builds.start();
     cleanups.push(() => builds.stop());
     // dev's worker is in this process: runs are refused while it has no LLM to call.
-    const api = await startApi(config, conns, db, log, () => (llmConfigured(config) ? undefined : LLM_NOT_CONFIGURED_MESSAGE));
+    // dev's API: keyless requests stay tenant default's after a key is made (loopback only).
+    const api = await startApi(config, conns, db, log, () => (llmConfigured(config) ? undefined : LLM_NOT_CONFIGURED_MESSAGE), true);
     cleanups.push(() => api.close());
 
     const probe = await probing;
@@ -261,6 +262,7 @@ function startApi(
   db: Pick<Database, 'pool'>,
   log: Logger,
   preflight?: () => string | undefined,
+  localOpen = false,
 ) {
   nameTenantsInMetrics(config.metrics.tenantNames);
   return startApiServer({
@@ -277,6 +279,7 @@ function startApi(
     knowledge: config.knowledge,
     schedules: config.schedules,
     searchProviders: config.search.providers,
+    localOpen,
   });
 }
 

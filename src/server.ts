@@ -49,19 +49,24 @@ export interface ApiServerDeps {
   schedules?: Config['schedules'];
   /** SEARCH_PROVIDERS: what runs and tenants may choose from (absent: not checked, no preference routes). */
   searchProviders?: string[];
+  /** `dev`'s API: on loopback, a request without a key acts for tenant `default` even once keys
+   *  exist, so creating a key (for an OpenAI client, say) never locks out the runs made before it. */
+  localOpen?: boolean;
 }
 
 export interface ApiServer {
   url: string;
-  /** True when the API runs without keys (no keys anywhere, loopback only). */
+  /** True when a request without a key is let in (as tenant `default`): loopback only, with no
+   *  keys anywhere, or on `dev`'s API (localOpen). */
   open: boolean;
   server: http.Server;
   close(): Promise<void>;
 }
 
-export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
-  const store = createStore(deps.pool);
-  const { host, port, keys, rateLimits } = deps.api;
+/** Whether a request without a key is let in (as tenant default): only on loopback, when no key
+ *  exists anywhere or on dev's API (localOpen). No key on another address refuses to start. */
+async function openness(deps: ApiServerDeps, store: ReturnType<typeof createStore>): Promise<{ open: boolean; keyless: boolean }> {
+  const { host, keys } = deps.api;
   const keyless = keys.length === 0 && (await store.apiKeys.countLive()) === 0;
   if (keyless && !isLoopback(host)) {
     throw new Error(
@@ -69,6 +74,13 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
         'or create a key with `deep-research keys create --tenant <name>`, or listen on 127.0.0.1',
     );
   }
+  return { open: isLoopback(host) && (keyless || Boolean(deps.localOpen)), keyless };
+}
+
+export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
+  const store = createStore(deps.pool);
+  const { host, port, keys, rateLimits } = deps.api;
+  const { open, keyless } = await openness(deps, store);
   const research = createResearchService({
     client: deps.client,
     taskQueue: deps.taskQueue,
@@ -84,7 +96,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
   });
   const wakeups = store.events.wakeups(deps.log);
   const app = createApp({
-    auth: { envKeys: keys, table: store.apiKeys, open: keyless },
+    auth: { envKeys: keys, table: store.apiKeys, open },
     allowedHosts: deps.api.allowedHosts ?? [],
     keys: store.apiKeys,
     memory: store.memory,
@@ -143,9 +155,11 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
   const addr = server.address() as AddressInfo;
   const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
   if (keyless) deps.log.warn('the API runs without keys: anyone on this machine can use it (create one with `deep-research keys create`)');
+  else if (open)
+    deps.log.info("dev's API on loopback: a request without a key acts for tenant default, one with a key for the key's tenant");
   return {
     url: `http://${shown}:${addr.port}`,
-    open: keyless,
+    open,
     server,
     close: async () => {
       await new Promise<void>((resolve) => {

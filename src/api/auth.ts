@@ -1,7 +1,8 @@
 // Who is calling: every /v1 request carries `Authorization: Bearer <key>`, and the key decides the
 // tenant. Keys come from API_KEYS or from PostgreSQL (`deep-research keys create`); only their
 // SHA-256 is compared or stored. An API that started without any key on a loopback address is
-// open (the embedded dev default): a request without a key acts for X-Tenant-Id or "default".
+// open (the embedded dev default), and so is `dev`'s on loopback once keys exist: a request
+// without a key acts for X-Tenant-Id or "default", one with a key for the key's tenant.
 // The key also names the user whose memory a request reads and teaches, and says whether it may act
 // for the tenant's other users too (an admin key; see Caller and memoryUserOf).
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -92,7 +93,11 @@ export function authenticate(deps: AuthDeps): RequestHandler {
       if (header === undefined) {
         if (!deps.open) {
           res.set('WWW-Authenticate', 'Bearer');
-          throw new ApiError(401, 'missing_key', 'this API needs a key: send Authorization: Bearer <key>');
+          throw new ApiError(
+            401,
+            'missing_key',
+            'this API needs a key: send Authorization: Bearer <key>. Make one on the server with `npx deep-research keys create --tenant default` (runs started without a key belong to tenant default), or ask its operator',
+          );
         }
         res.locals.tenant = asked === undefined ? 'default' : TenantHeader.parse(asked);
         res.locals.caller = { userId: 'default', memory: true, admin: true } satisfies Caller;
@@ -107,7 +112,11 @@ export function authenticate(deps: AuthDeps): RequestHandler {
       const owner = fromEnv(hash) ?? (await deps.table.ownerOf(hash));
       if (!owner) {
         res.set('WWW-Authenticate', 'Bearer error="invalid_token"');
-        throw new ApiError(401, 'invalid_key', 'this API key is not known or was revoked');
+        throw new ApiError(
+          401,
+          'invalid_key',
+          'this API key is not known or was revoked: `deep-research keys list` shows the live ones, `deep-research keys create --tenant <tenant>` makes one',
+        );
       }
       if (asked !== undefined && asked !== owner.tenant) {
         throw new ApiError(400, 'tenant_mismatch', 'X-Tenant-Id differs from the tenant of the API key; leave it out, the key decides');

@@ -107,6 +107,50 @@ describe.skipIf(!ready)(`keys and tenants (${ready ? 'live' : missingReason()})`
     }
   });
 
+  it("keeps dev's loopback API open to tenant default's requests once keys exist; `api` then needs a key and says how to make one", async () => {
+    const base = {
+      client: h.client,
+      pool: h.pool,
+      taskQueue: h.taskQueue,
+      namespace: 'default',
+      log: createLogger('error'),
+      knowledge: h.config.knowledge,
+    };
+    const api = {
+      ...h.config.api,
+      host: '127.0.0.1',
+      port: 0,
+      keys: [{ key: ACME, tenant: 'acme' }],
+      rateLimits: { submits: 10, reads: 10, uploads: 10 },
+    };
+    const dev = await startApiServer({ ...base, api, localOpen: true });
+    const plain = await startApiServer({ ...base, api });
+    try {
+      expect([dev.open, plain.open]).toEqual([true, false]);
+      // dev: no key is tenant default (the runs made before any key), a key is its tenant.
+      const keyless = (await (await fetch(`${dev.url}/v1/keys/self`)).json()) as { tenant: string };
+      expect(keyless.tenant).toBe('default');
+      const keyed = (await (await fetch(`${dev.url}/v1/keys/self`, { headers: { authorization: bearer(ACME) } })).json()) as {
+        tenant: string;
+      };
+      expect(keyed.tenant).toBe('acme');
+      const unknown = await fetch(`${dev.url}/v1/keys/self`, { headers: { authorization: bearer('no-such-key-000000') } });
+      expect(unknown.status).toBe(401);
+      expect(((await unknown.json()) as { error: { message: string } }).error.message).toMatch(
+        /not known or was revoked: `deep-research keys list` shows the live ones, `deep-research keys create --tenant <tenant>` makes one/,
+      );
+      // api: a key is needed, and the refusal says how to make one for tenant default's runs.
+      const refused = await fetch(`${plain.url}/v1/keys/self`);
+      expect(refused.status).toBe(401);
+      expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(
+        /this API needs a key: send Authorization: Bearer <key>\. Make one on the server with `npx deep-research keys create --tenant default` \(runs started without a key belong to tenant default\)/,
+      );
+    } finally {
+      await dev.close();
+      await plain.close();
+    }
+  });
+
   it('accepts a key kept (hashed) in PostgreSQL until it is revoked', async () => {
     const store = createStore(h.pool);
     const { id, key } = generateKey();

@@ -7,6 +7,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { generateKey, hashKey } from '../../src/api/auth';
+import { createStore } from '../../src/activities/store';
 import { planJson, researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { webReady, webState } from '../support/web-page';
@@ -73,6 +76,40 @@ describe.skipIf(!webReady)(`open mode in a browser (${webState})`, () => {
     );
     expect(seen.filter((r) => r.status === 403 || r.status === 421)).toEqual([]);
   });
+
+  it('opens a run a key started once the page uses that key: the page without a key says whose runs it sees and where to switch', async () => {
+    // A key made for an OpenAI client, say: its runs are its tenant's, and the API stays open to
+    // requests without a key (tenant default's runs stay reachable).
+    const store = createStore(h.pool);
+    const { id: keyId, key } = generateKey();
+    await store.apiKeys.create({ id: keyId, tenant: 'laptop-client', keyHash: hashKey(key), name: 'openai client' });
+    h.llm.script(researchRules({ planner: () => ({ json: planJson([{ id: 'a' }]) }) }));
+    const question = 'Which run does a key own?';
+    const made = await request(h.app)
+      .post('/v1/research')
+      .set('authorization', `Bearer ${key}`)
+      .send({ question, options: { autoAcceptPlan: true } })
+      .expect(202);
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${base}/#/run/${made.body.id as string}`);
+      await page
+        .getByText(
+          'No such run, or not yours: a run belongs to the tenant of the key that started it, and this page uses no key (tenant default).',
+        )
+        .waitFor({ timeout: 15_000 });
+      await page.getByRole('link', { name: 'Use another key' }).click();
+      await page.getByRole('heading', { name: 'Use another key on this page' }).waitFor();
+      await page.getByLabel('Key', { exact: true }).fill(key);
+      await page.getByRole('button', { name: 'Use this key on this page' }).click();
+      await page.getByRole('link', { name: question }).click();
+      await page.getByRole('heading', { name: question }).waitFor({ timeout: 15_000 });
+      expect(await page.getByText('No such run').count()).toBe(0);
+    } finally {
+      await page.close();
+      await store.apiKeys.revoke(keyId);
+    }
+  }, 60_000);
 
   it('refuses no-cors POSTs from a page of another site: the run is not cancelled, no document is planted', async () => {
     h.llm.script(researchRules());

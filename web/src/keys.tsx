@@ -1,6 +1,7 @@
 // Keys at #/keys: the tenant's stored API keys (ids, names, dates; never secrets) and revoking one.
 import { useEffect, useState } from 'preact/hooks';
 import { client, keyStore } from './api';
+import { KeyForm } from './key-form';
 import type { OwnKeys } from '../../src/api/routes/keys';
 
 export function Keys() {
@@ -47,6 +48,18 @@ export function Keys() {
           New keys are made with <code>deep-research keys create</code>.
         </p>
       )}
+      <h2>Use another key on this page</h2>
+      <p class="muted">
+        A run belongs to the tenant of the key that started it (no key: tenant default). To see the runs of a key, from an OpenAI client
+        say, use it here; it is kept in this browser only, until “Forget key”.
+      </p>
+      <KeyForm
+        label="Use this key on this page"
+        onKey={() => {
+          location.hash = '#/';
+          location.reload();
+        }}
+      />
       {message && <p role="status">{message}</p>}
       {keys?.keys.length === 0 && <p>No stored keys for this tenant.</p>}
       {keys && keys.keys.length > 0 && (

@@ -5,6 +5,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, client, keyStore } from './api';
+import { DEFAULT_KEY_COMMAND, KeyForm } from './key-form';
 import { AskForm } from './ask';
 import { Runs } from './runs';
 import { RunPage } from './run';
@@ -64,7 +65,6 @@ function useRoute(): string {
 /** Asks for an API key when the API wants one (401), and keeps it in this browser. */
 function KeyGate({ children }: { children: preact.ComponentChildren }) {
   const [state, setState] = useState<'checking' | 'ok' | 'needed'>('checking');
-  const [draft, setDraft] = useState('');
   const [error, setError] = useState('');
   const check = async () => {
     try {
@@ -81,26 +81,20 @@ function KeyGate({ children }: { children: preact.ComponentChildren }) {
   if (state === 'checking') return <p role="status">Connecting…</p>;
   if (state === 'needed')
     return (
-      <form
-        class="card key-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          keyStore.set(draft.trim());
-          setError('');
-          void check();
-        }}
-      >
-        <h2>API key</h2>
-        <p>This server needs a key. It is kept in this browser only.</p>
-        <label for="api-key">Key</label>
-        <input id="api-key" type="password" autocomplete="off" required value={draft} onInput={(e) => setDraft(e.currentTarget.value)} />
-        {error && (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        )}
-        <button type="submit">Use this key</button>
-      </form>
+      <section class="card" aria-labelledby="key-title">
+        <h2 id="key-title">API key</h2>
+        <p>
+          This server needs a key; it is kept in this browser only. On the server's machine, <code>{DEFAULT_KEY_COMMAND}</code> makes one
+          for the runs started without a key (tenant default); another tenant's key shows that tenant's runs.
+        </p>
+        <KeyForm
+          error={error}
+          onKey={() => {
+            setError('');
+            void check();
+          }}
+        />
+      </section>
     );
   return <>{children}</>;
 }

@@ -1,7 +1,7 @@
 // One run: its live timeline (from the events stream), the plan under review with approve and
 // revise, the clarifying question, what it waits for, and the report when it is written.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, client, costText, Draft, follow, type DraftPart, type PlanEditInput, type RunEvent } from './api';
+import { ApiError, client, costText, Draft, follow, keyStore, type DraftPart, type PlanEditInput, type RunEvent } from './api';
 import { DraftView, Report } from './report';
 import type { ArtifactList } from '../../src/api/contract';
 import type { CollectionView } from '../../src/shared/knowledge';
@@ -24,7 +24,9 @@ export function RunPage({ id }: { id: string }) {
   useEffect(() => {
     const abort = new AbortController();
     const notYours = (err: unknown) =>
-      err instanceof ApiError && err.status === 404 ? 'No such run (or not yours).' : String((err as Error).message ?? err);
+      err instanceof ApiError && err.status === 404
+        ? `No such run, or not yours: a run belongs to the tenant of the key that started it, and this page uses ${keyStore.get() ? 'a key of another tenant' : 'no key (tenant default)'}.`
+        : String((err as Error).message ?? err);
     const load = () =>
       client.research
         .get(id)
@@ -68,6 +70,12 @@ export function RunPage({ id }: { id: string }) {
         {error && (
           <p class="error" role="alert">
             {error}
+            {error.startsWith('No such run') && (
+              <>
+                {' '}
+                <a href="#/keys">Use another key</a>
+              </>
+            )}
           </p>
         )}
         {status && !done && (status.status === 'running' || status.status === 'awaiting_review') && (
