@@ -135,6 +135,15 @@ const CITATION_GROUP = /(\s*)\[\d+\](?!\()(?:[ \t]*[,;]?[ \t]*\[\d+\](?!\())*/g;
  * Removes the citations `drop` names (claim index → numbers) from their sentences and nothing else;
  * a sentence keeps its text and its other citations.
  */
+/** What a removed citation leaves inside parentheses, tidied: "([3]: IEA)" → "(IEA)",
+ *  "(IEA, [3])" → "(IEA)", "([3])" → nothing. */
+function tidyBrackets(text: string): string {
+  return text
+    .replace(/\(\s*[,;:]\s*/g, '(')
+    .replace(/\s*[,;:]\s*\)/g, ')')
+    .replace(/\s*\(\s*\)/g, '');
+}
+
 export function removeCitations(body: string, claims: CitedClaim[], drop: Map<number, Set<number>>): string {
   let out = body;
   const order = [...drop.keys()].sort((a, b) => claims[b]!.start - claims[a]!.start);
@@ -150,7 +159,7 @@ export function removeCitations(body: string, claims: CitedClaim[], drop: Map<nu
       const sep = /\]([ \t]*[,;]?[ \t]*)\[/.exec(group)?.[1] ?? '';
       return kept.length ? `${space}${kept.map((n) => `[${n}]`).join(sep)}` : '';
     });
-    out = out.slice(0, c.start) + piece + out.slice(c.end);
+    out = out.slice(0, c.start) + tidyBrackets(piece) + out.slice(c.end);
   }
   return out;
 }

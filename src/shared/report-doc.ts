@@ -6,6 +6,7 @@
 // references back out of the Markdown: they are here.
 import { z } from 'zod';
 import { markdownLink } from './markdown-link';
+import { SNIPPET_LABEL } from './source-kinds';
 
 /** One entry of a report's reference list, as the report is stored and its JSON export lists it. */
 export const Reference = z.object({
@@ -16,6 +17,8 @@ export const Reference = z.object({
   /** In a stored report: true for the sources the text cites (numbered 1..k under References),
    *  false for those listed under "Also consulted" (numbered after them). */
   cited: z.boolean().optional(),
+  /** True when the run has only a web search engine's snippet of it: its page was not read. */
+  snippet: z.boolean().optional(),
 });
 export type Reference = z.infer<typeof Reference>;
 
@@ -97,7 +100,7 @@ export function reportMarkdown(doc: ReportDoc, opts: MarkdownOptions = {}): stri
   const noteBlock = notes.length ? `\n\n## ${NOTES_HEADING}\n\n${notes.map((n) => `> ${n}`).join('\n>\n')}` : '';
   const chartMd = doc.charts.length ? `\n\n## Charts\n\n${doc.charts.map((c) => `![${c.artifactId}](${c.path})`).join('\n\n')}` : '';
   // A source's URL and title come from the web: escaped, each entry is one link and plain text.
-  const entry = (x: Reference) => markdownLink(x.title, x.url);
+  const entry = (x: Reference) => `${markdownLink(x.title, x.url)}${x.snippet ? ` (${SNIPPET_LABEL})` : ''}`;
   const refMd =
     opts.references === false
       ? ''

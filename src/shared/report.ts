@@ -4,6 +4,7 @@
 // charts, the run's notes (grounded the same way) and the reference list.
 import { groundCitations, renumberCitations, sourceIdsToNumbers, type GroundedCitations, type RemovedLink } from './citations';
 import { reportMarkdown, sectionsOf, type Reference, type ReportDoc, type ReportNote } from './report-doc';
+import { isSnippetOnly, SNIPPET_LABEL } from './source-kinds';
 
 export type { RemovedLink } from './citations';
 export { Reference } from './report-doc';
@@ -33,11 +34,17 @@ export function citationOrder(findings: Finding[]): string[] {
 }
 
 /** Numbers the sources that exist, in citation order; ids with no stored source get no number. */
-export function numberReferences(order: string[], sources: { sourceId: string; url: string; title: string }[]): Reference[] {
+export function numberReferences(
+  order: string[],
+  sources: { sourceId: string; url: string; title: string; provider?: string }[],
+): Reference[] {
   const byId = new Map(sources.map((s) => [s.sourceId, s]));
   return order
     .filter((id) => byId.has(id))
-    .map((id, i) => ({ n: i + 1, sourceId: id, url: byId.get(id)!.url, title: byId.get(id)!.title }));
+    .map((id, i) => {
+      const s = byId.get(id)!;
+      return { n: i + 1, sourceId: id, url: s.url, title: s.title, ...(isSnippetOnly(s.provider) ? { snippet: true } : {}) };
+    });
 }
 
 /** The reporter's inputs: findings citing [n], and the reference list those numbers point at. */
@@ -48,7 +55,7 @@ export function reporterInputs(findings: Finding[], refs: Reference[]): { findin
       findings
         .map((f) => `<finding key="${f.key}">\n${sourceIdsToNumbers(f.content, numberOf).slice(0, FINDING_CHARS)}\n</finding>`)
         .join('\n') || '(no findings)',
-    references: refs.map((r) => `[${r.n}] ${r.title} — ${r.url}`).join('\n') || '(no sources)',
+    references: refs.map((r) => `[${r.n}] ${r.title} — ${r.url}${r.snippet ? ` (${SNIPPET_LABEL})` : ''}`).join('\n') || '(no sources)',
   };
 }
 

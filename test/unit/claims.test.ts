@@ -54,6 +54,13 @@ describe('cited sentences', () => {
     expect(out).toBe('A fell 10% [1]. B rose [1]. C held.');
   });
 
+  it('leaves no dangling "(:" or "()" where a citation in parentheses went', () => {
+    const body = 'Costs fell 89% ([3]: IEA 2023). Wind rose (Ember, [4]). Storage grew ([5]). Hydro held [6].';
+    const claims = citedClaims(body);
+    const drop = new Map(claims.map((c, i) => [i, new Set([3, 4, 5])]));
+    expect(removeCitations(body, claims, drop)).toBe('Costs fell 89% (IEA 2023). Wind rose (Ember). Storage grew. Hydro held [6].');
+  });
+
   it('leaves a list of citations with its separators whole where some of it goes', () => {
     const body = 'Costs fell about 89%. [1], [2], [3], [4]. Wind fell [2], [5] too.';
     const claims = citedClaims(body);

@@ -5,6 +5,7 @@
 import { marked, type Token } from 'marked';
 import { linkDestination, markdownText } from '../../shared/markdown-link';
 import { referenceLists, reportMarkdown, type ReportDoc } from '../../shared/report-doc';
+import { SNIPPET_LABEL } from '../../shared/source-kinds';
 
 /** The report's title (as plain text, its markup characters escaped), notes, body and charts as
  *  Markdown, without the reference lists. */
@@ -30,11 +31,10 @@ export interface ReferenceEntry {
  *  the numbers a citation `[n]` may link to. */
 export function referenceEntries(doc: ReportDoc): { cited: ReferenceEntry[]; consulted: ReferenceEntry[]; citable: ReadonlySet<number> } {
   const { cited, consulted } = referenceLists(doc);
-  const entry = (r: { n: number; title: string; url: string }): ReferenceEntry => ({
-    n: r.n,
-    title: r.title.replace(/\s+/g, ' ').trim() || r.url.trim(),
-    href: linkDestination(r.url),
-  });
+  const entry = (r: { n: number; title: string; url: string; snippet?: boolean | undefined }): ReferenceEntry => {
+    const title = r.title.replace(/\s+/g, ' ').trim() || r.url.trim();
+    return { n: r.n, title: r.snippet ? `${title} (${SNIPPET_LABEL})` : title, href: linkDestination(r.url) };
+  };
   return { cited: cited.map(entry), consulted: consulted.map(entry), citable: new Set(cited.map((r) => r.n)) };
 }
 

@@ -1,0 +1,25 @@
+// What a source's text is: the page itself as the run read it (a crawl), a document's or a paper's
+// own text (the knowledge base, Wikipedia's extracts, the scholarly APIs' abstracts), or only a
+// web search engine's snippet of a page the run never read. A reference to a snippet says so, so
+// a reader can tell it from a page that was read (issue 57).
+
+/** Providers whose hits carry a search engine's snippet of the page, not the page. */
+export const SNIPPET_PROVIDERS: ReadonlySet<string> = new Set(['searxng', 'duckduckgo', 'brave', 'serper', 'tavily', 'exa']);
+
+/** Providers whose text is the source's own: a page read, a document, an article's extract or abstract. */
+export const TEXT_PROVIDERS: ReadonlySet<string> = new Set([
+  'crawl',
+  'knowledge',
+  'session',
+  'wikipedia',
+  'openalex',
+  'arxiv',
+  'pubmed',
+  'semanticscholar',
+]);
+
+/** True when all the run has of a source is a search engine's snippet. */
+export const isSnippetOnly = (provider: string | undefined): boolean => provider !== undefined && SNIPPET_PROVIDERS.has(provider);
+
+/** How a reference to a snippet is labelled after its title, in every format. */
+export const SNIPPET_LABEL = 'search result snippet; the page was not read';
