@@ -379,7 +379,7 @@ export type ServiceName = keyof typeof STARTS;
 
 /** Runs dev, worker or api: a logger, a tuned heap and the Temporal runtime, then the command. */
 export async function runService(name: ServiceName, config: Config): Promise<void> {
-  const log = createLogger(config.logLevel, { cmd: name });
+  const log = createLogger(config.logLevel, { cmd: name }, config.logFormat);
   installLastResortHandlers(log);
   const started = settledStart();
   const a = started.allocator;
@@ -389,7 +389,7 @@ export async function runService(name: ServiceName, config: Config): Promise<voi
   );
   // Before any worker thread starts: its young generation is sized when it is made.
   tuneHeap(config.heap);
-  await installTemporalRuntime(config.logLevel, [
+  await installTemporalRuntime(log, config.logLevel, [
     config.api.port,
     config.temporal.port,
     config.temporal.uiPort,

@@ -4,6 +4,12 @@ import { area, int, optionalString, trueOrFalse } from './setting-kit';
 
 const observabilitySettings = {
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info').describe('`debug`, `info`, `warn`, `error`'),
+  LOG_FORMAT: z
+    .enum(['text', 'json'])
+    .default('text')
+    .describe(
+      '`text`: one readable line per event; `json`: one JSON object per line (time, level, msg and the fields), for a log collector',
+    ),
   /** A worker's /metrics port (0: any free port, printed at start). */
   METRICS_PORT: int(0, 65_535)
     .default(9464)
@@ -30,6 +36,7 @@ const observabilitySettings = {
 export const observabilityArea = area('Logs, metrics and tracing', observabilitySettings, (v) => ({
   env: v.NODE_ENV,
   logLevel: v.LOG_LEVEL,
+  logFormat: v.LOG_FORMAT,
   /** Where a standalone worker serves /metrics. */
   metrics: { host: v.METRICS_HOST, port: v.METRICS_PORT, tenantNames: v.METRICS_TENANT_NAMES },
   /** OpenTelemetry tracing (src/infra/tracing.ts). */

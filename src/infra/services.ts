@@ -3,10 +3,10 @@ import net from 'node:net';
 import path from 'node:path';
 import { setSdkMetricsAddress } from './metrics';
 import { Client, Connection, type ClientPlugin } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection, Runtime } from '@temporalio/worker';
 import type pg from 'pg';
 import type { Config } from '../config';
-import type { Logger } from './logger';
+import { sdkLogger, type Logger } from './logger';
 import { migrate } from './migrate';
 import { resolveDataDir } from './paths';
 import { createPool, redactUrl, startEmbeddedPostgres, vectorSearchMode, type EmbeddedPostgres } from './postgres';
@@ -14,7 +14,7 @@ import { explainTemporalConnectError, type TemporalConnectionSettings } from './
 
 let runtimeInstalled = false;
 /** The SDK must not install its own SIGINT/SIGTERM handlers: entry points shut down in order. */
-export async function installTemporalRuntime(level: Config['logLevel'], avoidPorts: number[] = []): Promise<void> {
+export async function installTemporalRuntime(log: Logger, level: Config['logLevel'], avoidPorts: number[] = []): Promise<void> {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   // The SDK's metrics are served by its core on a loopback port; /metrics appends them. The port
@@ -24,7 +24,8 @@ export async function installTemporalRuntime(level: Config['logLevel'], avoidPor
   const bindAddress = `127.0.0.1:${port}`;
   Runtime.install({
     shutdownSignals: [],
-    logger: new DefaultLogger(level === 'debug' ? 'DEBUG' : 'WARN'),
+    // The SDK's lines in this process's own format, its expected start notices left out.
+    logger: sdkLogger(log, level),
     telemetryOptions: { metrics: { prometheus: { bindAddress, countersTotalSuffix: true } } },
   });
   setSdkMetricsAddress(bindAddress);
