@@ -12,6 +12,7 @@ const OTHER_ROUTES: [string, string][] = [
   ['/', 'GET'],
   ['/app.js', 'GET'],
   ['/app.css', 'GET'],
+  ['/favicon.svg', 'GET'],
   ['/metrics', 'GET'],
   ['/v1/openapi.json', 'GET'],
   ['/docs', 'GET'],

@@ -15,6 +15,7 @@ interface Bundle {
   js: string;
   css: string;
   html: string;
+  icon: string;
 }
 
 let bundling: Promise<Bundle> | undefined;
@@ -35,6 +36,7 @@ export function webBundle(): Promise<Bundle> {
     js: r.outputFiles[0]!.text,
     css: readFileSync(path.join(WEB_DIR, 'app.css'), 'utf8'),
     html: readFileSync(path.join(WEB_DIR, 'index.html'), 'utf8'),
+    icon: readFileSync(path.join(WEB_DIR, 'favicon.svg'), 'utf8'),
   }));
   bundling.catch(() => (bundling = undefined));
   return bundling;
@@ -61,6 +63,11 @@ export function webRoutes(): Router {
   r.get(
     '/app.css',
     send('css', (b) => b.css),
+  );
+  // The tab's icon (index.html links it; without one, browsers ask for /favicon.ico and get a 404).
+  r.get(
+    '/favicon.svg',
+    send('image/svg+xml', (b) => b.icon),
   );
   return r;
 }

@@ -2,6 +2,7 @@
 // with the quotes they came from, a correction, a deletion, or forgetting everything.
 import { defineCommand, UsageError } from './command-table';
 import type { MemoryFact, MemoryView } from '../client';
+import { plural } from '../shared/plural';
 
 function describe(m: MemoryView): string {
   const head = `memory of ${m.userId} (tenant ${m.tenant})${m.enabled ? '' : ' — off for this key: its runs neither use nor teach it'}`;
@@ -67,7 +68,7 @@ export const memoryCommand = defineCommand<MemoryArgs>({
       case 'forget-all': {
         const r = await client.memory.forgetAll(args.userId);
         if (json) printJson(r);
-        else io.out(`${r.deleted} fact(s) about ${r.userId} deleted\n`);
+        else io.out(`${plural(r.deleted, 'fact')} about ${r.userId} deleted\n`);
         return 0;
       }
     }

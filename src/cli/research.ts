@@ -12,6 +12,7 @@ import type { ListRunsQuery, PlanEditInput } from '../client';
 import { Effort, ResearchMode, type RunModels } from '../shared/schemas';
 import { LLM_ROLES } from '../shared/constants';
 import type { ResearchView, SteerInput } from '../shared/messages';
+import { plural } from '../shared/plural';
 
 const runId = ({ positionals, need }: CommandLine) => positionals[0] ?? need('a run id');
 const collectionIds = (client: ApiClient, refs: string[]) =>
@@ -98,25 +99,26 @@ export const statusCommand = defineCommand({
   async handle({ client, io, json, printJson }, { id }) {
     const v = await client.research.get(id);
     if (json) printJson(v);
-    else io.out(describe(v));
+    else io.out(describeStatus(v));
     return 0;
   },
 });
 
 /** The status as a person reads it. */
-function describe(v: ResearchView): string {
+export function describeStatus(v: ResearchView): string {
   const lines = [`${v.id} · ${v.status} · phase ${v.phase}`, `Question: ${v.question}`];
   if (v.clarificationQuestion) lines.push(`Asks: ${v.clarificationQuestion}`);
   if (v.plan) {
     lines.push(`Plan v${v.plan.version}: ${v.plan.title}`);
     for (const s of v.plan.steps)
-      lines.push(`  ${s.id.padEnd(8)} ${s.type.padEnd(10)} ${s.status.padEnd(10)} ${s.attempts} attempt(s)  ${short(s.title, 60)}`);
+      lines.push(`  ${s.id.padEnd(8)} ${s.type.padEnd(10)} ${s.status.padEnd(10)} ${plural(s.attempts, 'attempt')}  ${short(s.title, 60)}`);
   }
   if (v.usage) lines.push(`Usage: ${money(v.usage)}`);
   for (const w of v.waiting ?? [])
     lines.push(`Waiting: ${w.activity}${w.step ? ` (step ${w.step})` : ''}, attempt ${w.attempt}: ${w.lastError ?? ''}`);
   if (v.answer) lines.push(`Answer: ${v.answer}`);
-  if (v.error) lines.push(`Error: ${v.error}`);
+  // A cancelled run's "error" is only why it ended: said as such, not as an error.
+  if (v.error) lines.push(v.status === 'cancelled' ? `Ended: ${v.error}` : `Error: ${v.error}`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -4,6 +4,7 @@ import { defineCommand, parseOptions } from './command-table';
 import type { Io } from './io';
 import type { ScheduleList, ScheduleView } from '../api/contract';
 import { NotifyWhen } from '../shared/changes';
+import { plural } from '../shared/plural';
 
 export const scheduleCommand = defineCommand({
   name: 'schedule',
@@ -52,8 +53,8 @@ function changed(r: ScheduleView['recentRuns'][number]): string {
   const c = r.changes;
   if (!c) return '';
   const what = [
-    c.newSourceCount ? `${c.newSourceCount} new source(s)` : '',
-    c.changedClaimCount ? `${c.changedClaimCount} changed claim(s)` : '',
+    c.newSourceCount ? plural(c.newSourceCount, 'new source') : '',
+    c.changedClaimCount ? plural(c.changedClaimCount, 'changed claim') : '',
   ].filter(Boolean);
   return `  ${what.length ? `changed: ${what.join(', ')}` : 'no change'}${c.claimsCompared ? '' : ' (claims not compared)'}`;
 }

@@ -54,6 +54,7 @@ export { ClientError, type ClientOptions, type FollowOptions };
 /** A run's draft as its `draft` events build it: each part's text so far. */
 export { Draft, draftMarkdown, type DraftPart } from '../shared/draft';
 export { costText } from '../shared/cost-text';
+export { plural } from '../shared/plural';
 export type {
   RunEvent,
   ResearchView,

@@ -5,6 +5,7 @@
 // whole run.
 import type { ApiClient, RunEvent } from '../cli/api-client';
 import { Draft } from '../shared/draft';
+import { plural } from '../shared/plural';
 
 /** Seconds a follow waits when the caller does not say, and the most it may ask for. */
 export const FOLLOW_DEFAULT_SECONDS = 60;
@@ -38,7 +39,7 @@ export function describeEvent(e: RunEvent): string {
     case 'search':
       return `searched: ${e.data.queries.map((q) => q.query).join('; ')}`;
     case 'crawl':
-      return `read ${e.data.pages.length} page(s): ${e.data.pages.map((p) => p.url).join(' ')}`;
+      return `read ${plural(e.data.pages.length, 'page')}: ${e.data.pages.map((p) => p.url).join(' ')}`;
     case 'draft':
       return `${e.data.restart ? `${e.data.part} starts again (${e.data.reason ?? 'written again'}); ` : ''}${e.data.part} as written: ${e.data.text}`;
     case 'report':

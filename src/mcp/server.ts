@@ -80,10 +80,15 @@ function steerBody(a: {
   }
 }
 
+/** What a client may tell its user about a tool (MCP tool annotations): the tools that only read
+ *  this service's runs and collections change nothing and ask nothing of the outside world. */
+const READS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+
 function registerRunTools(server: McpServer, client: ApiClient): void {
   server.registerTool(
     'start_research',
     {
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       title: 'Start a research run',
       description:
         'Starts a deep research run and returns its id at once (the run takes minutes). Then call follow_research to wait for it. ' +
@@ -120,6 +125,7 @@ function registerRunTools(server: McpServer, client: ApiClient): void {
   server.registerTool(
     'get_research',
     {
+      annotations: READS,
       title: 'Status and plan of a run',
       description: "A run's status, phase, plan (with its version, for approve_plan / revise_plan), steps, usage and what it waits for.",
       inputSchema: { id: RunIdInput },
@@ -130,6 +136,7 @@ function registerRunTools(server: McpServer, client: ApiClient): void {
   server.registerTool(
     'list_research',
     {
+      annotations: READS,
       title: 'List runs',
       description: 'Your runs: running ones first (newest first), then ended ones. Filter by status or by words of the question.',
       inputSchema: {
@@ -151,6 +158,7 @@ function registerFollowTool(server: McpServer, client: ApiClient): void {
   server.registerTool(
     'follow_research',
     {
+      annotations: READS,
       title: 'Wait for a run to move on',
       description:
         `Waits up to timeoutSeconds (default ${FOLLOW_DEFAULT_SECONDS}, at most ${FOLLOW_MAX_SECONDS}) for the run's next events, ` +
@@ -193,6 +201,7 @@ function registerReviewTools(server: McpServer, client: ApiClient): void {
   server.registerTool(
     'approve_plan',
     {
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
       title: 'Approve the plan',
       description: 'Approves the plan under review; the research starts.',
       inputSchema: { id: RunIdInput, planVersion },
@@ -202,6 +211,7 @@ function registerReviewTools(server: McpServer, client: ApiClient): void {
   server.registerTool(
     'revise_plan',
     {
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       title: 'Revise the plan',
       description:
         'Sends the plan under review back: feedback for the planner (it plans again), and/or edits of its steps made as given ' +
@@ -224,6 +234,7 @@ function registerReviewTools(server: McpServer, client: ApiClient): void {
   server.registerTool(
     'answer_clarification',
     {
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       title: 'Answer a clarifying question',
       description: "Answers the question the run asked before planning (get_research shows it under 'waitingFor').",
       inputSchema: { id: RunIdInput, answer: z.string().min(1).max(4000) },
@@ -233,6 +244,7 @@ function registerReviewTools(server: McpServer, client: ApiClient): void {
   server.registerTool(
     'steer_research',
     {
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
       title: 'Steer a running run',
       description:
         'One change to a running run: guidance (text) for every later model call; wrapUp to stop researching and write the report; ' +
@@ -260,6 +272,7 @@ function registerReportTools(server: McpServer, client: ApiClient): void {
   server.registerTool(
     'get_report',
     {
+      annotations: READS,
       title: "A run's report",
       description: 'The finished report: Markdown (default), or JSON with the Markdown and its numbered references (title, URL).',
       inputSchema: { id: RunIdInput, format: z.enum(['markdown', 'json']).optional() },
@@ -285,6 +298,7 @@ function registerKnowledgeTools(server: McpServer, client: ApiClient): void {
   server.registerTool(
     'list_collections',
     {
+      annotations: READS,
       title: 'Knowledge base collections',
       description: 'Your knowledge base collections: id, name, description, documents and passages.',
       inputSchema: {},
@@ -294,6 +308,7 @@ function registerKnowledgeTools(server: McpServer, client: ApiClient): void {
   server.registerTool(
     'search_collection',
     {
+      annotations: READS,
       title: 'Search a knowledge base collection',
       description:
         "A collection's passages for a query, best first, found as a run's knowledge_search finds them (full text and, when configured, embeddings).",

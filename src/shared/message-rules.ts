@@ -3,6 +3,7 @@
 // them here, and update-schemas.ts builds the API's zod schemas (and the OpenAPI document) from
 // them. No zod here: a workflow evaluates its imports each time one starts, and building zod
 // schemas cost a sixth of the workflow thread's CPU.
+import { plural } from './plural';
 
 /** What one value must be. An httpUrl is absolute and written with "://", as zod's z.url wants. */
 export type Rule =
@@ -101,7 +102,7 @@ function readText(rule: TextRule, v: unknown, at: At): string | undefined {
   if (typeof v !== 'string') return fail(at, 'expected a string');
   const trimmed = rule.trim ? v.trim() : v;
   const t = rule.lowerCase ? trimmed.toLowerCase() : trimmed;
-  if (t.length < (rule.min ?? 0)) return fail(at, rule.tooShort ?? `at least ${rule.min} character(s)`);
+  if (t.length < (rule.min ?? 0)) return fail(at, rule.tooShort ?? `at least ${plural(rule.min ?? 0, 'character')}`);
   if (t.length > (rule.max ?? Infinity)) return fail(at, `at most ${rule.max} characters`);
   return !rule.pattern || rule.pattern.regex.test(t) ? t : fail(at, rule.pattern.message);
 }
@@ -123,7 +124,7 @@ function readHttpUrl(rule: RuleOf<'httpUrl'>, v: unknown, at: At): string | unde
 
 function readList(rule: RuleOf<'list'>, v: unknown, at: At): unknown[] | undefined {
   if (!Array.isArray(v)) return fail(at, 'expected an array');
-  if (v.length < (rule.min ?? 0)) return fail(at, `at least ${rule.min} item(s)`);
+  if (v.length < (rule.min ?? 0)) return fail(at, `at least ${plural(rule.min ?? 0, 'item')}`);
   if (v.length > rule.max) return fail(at, `at most ${rule.max} items`);
   const out = v.map((x, i) => read(rule.item, x, inside(at, i)));
   return out.every((x) => x !== undefined) ? out : undefined;
@@ -135,7 +136,7 @@ function readObject(rule: ObjectRule, v: unknown, at: At): Record<string, unknow
   if (!isObject(v)) return fail(at, 'expected an object');
   const before = at.issues.length;
   const extra = rule.strict ? Object.keys(v).filter((k) => !Object.hasOwn(rule.fields, k)) : [];
-  if (extra.length) fail(at, `unrecognized key(s): ${extra.join(', ')}`);
+  if (extra.length) fail(at, `unrecognized ${extra.length === 1 ? 'key' : 'keys'}: ${extra.join(', ')}`);
   const out = Object.fromEntries(Object.entries(rule.fields).map(([k, r]) => [k, read(r, v[k], inside(at, k))]));
   if (at.issues.length > before) return undefined;
   const needs = rule.needsOneOf;

@@ -2,6 +2,7 @@
 // findings it reads (with [S…] ids turned into [n]), and the final Markdown: every citation the
 // model wrote, in whatever form, grounded and renumbered 1..k in order of first citation, linked
 // charts, the run's notes (grounded the same way) and the reference list.
+import { plural } from './plural';
 import { groundCitations, renumberCitations, sourceIdsToNumbers, type GroundedCitations, type RemovedLink } from './citations';
 import { reportMarkdown, sectionsOf, type Reference, type ReportDoc, type ReportNote } from './report-doc';
 import { isSnippetOnly, SNIPPET_LABEL } from './source-kinds';
@@ -209,12 +210,12 @@ export function assembleReport(args: {
   const links = [...g.removedLinks, ...extra.links];
   const ids = [...new Set([...g.removedIds, ...extra.ids])];
   const grounding = (text: string) => notes.push({ text, kind: 'grounding' });
-  if (links.length) grounding(`Removed ${links.length} link(s) to addresses this run never retrieved.`);
+  if (links.length) grounding(`Removed ${plural(links.length, 'link')} to addresses this run never retrieved.`);
   // The made-up ids themselves are not repeated: they would be made-up text in the report.
-  if (ids.length) grounding(`Removed citation(s) of ${ids.length} source id(s) that name no source of this run.`);
+  if (ids.length) grounding(`Removed the citations of ${plural(ids.length, 'source id')} naming no source of this run.`);
   if (references.length && !cited.length) {
     grounding(
-      `The report cites none of the ${references.length} source(s) the research retrieved; they are listed under "Also consulted".`,
+      `The report cites none of the ${plural(references.length, 'source')} the research retrieved; they are listed under "Also consulted".`,
     );
   }
   const doc: ReportDoc = {
@@ -350,7 +351,7 @@ export function reportFromFindings(args: { question: string; findings: Finding[]
   const overview = [
     `This report was put together by code from the research findings, because the model did not write a usable report (${args.reason}).`,
     parts.length
-      ? `It gives ${parts.some((f) => f.key === 'background') ? 'the background search and ' : ''}the findings of ${steps} research step(s) as the research team wrote them, citing ${cited} source(s); it has no analysis beyond them, and its summary repeats their first cited sentences.`
+      ? `It gives ${parts.some((f) => f.key === 'background') ? 'the background search and ' : ''}the findings of ${plural(steps, 'research step')} as the research team wrote them, citing ${plural(cited, 'source')}; it has no analysis beyond them, and its summary repeats their first cited sentences.`
       : 'The research produced no findings to report.',
   ].join(' ');
   const sections = parts.map((f) => `## ${findingHeading(f)}\n\n${findingText(f)}`);

@@ -4,6 +4,7 @@
 // when it is not usable, builds one from the report's own cited key points. It is placed in the
 // draft as the first section, so grounding, renumbering and the claim check treat its sentences
 // like every other.
+import { plural } from './plural';
 import type { GroundedCitations } from './citations';
 import { sentenceSpans } from './claims';
 import type { ReportDoc } from './report-doc';
@@ -90,7 +91,7 @@ export function summaryProblem(text: string | undefined, cited: number, referenc
   const sentences = sentencesOf(plain).length;
   const words = wordCount(plain);
   if (sentences > SUMMARY_LIMITS.sentences || words > SUMMARY_LIMITS.words) {
-    return `wrote one of ${sentences} sentence(s) and ${words} words (at most ${SUMMARY_LIMITS.sentences} and ${SUMMARY_LIMITS.words})`;
+    return `wrote one of ${plural(sentences, 'sentence')} and ${plural(words, 'word')} (at most ${SUMMARY_LIMITS.sentences} and ${SUMMARY_LIMITS.words})`;
   }
   if (references > 0 && cited === 0) return 'wrote one that cites none of the references';
   return undefined;

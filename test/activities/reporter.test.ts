@@ -159,7 +159,7 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
     const quoted = report.markdown.split('\n').filter((l) => l.startsWith('> ') && l.length > 2);
     expect(quoted[0]).toBe('> Gap reflection 1: wind unclear; solar covered [1].');
     expect(quoted[1]).toMatch(/^> Fallback \(planner\): the plan has one step per query, because the model did not answer/);
-    expect(quoted.join('\n')).toContain('Removed citation(s) of 2 source id(s) that name no source of this run.');
+    expect(quoted.join('\n')).toContain('Removed the citations of 2 source ids naming no source of this run.');
     expect(report.removedLinks!.map((l) => l.url)).toEqual(['https://fabricated.example/rumour', 'https://fabricated.example/x']);
     // The model wrote no executive summary: code took the cited sentences of its key points and
     // text, noted it, and the claim check checked the summary's citations like the others.
@@ -334,9 +334,7 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
     // (the same sentence and source make one pair to check: the note counts 2).
     expect(v.grounding).toMatchObject({ citations: 4, checked: 0, unchecked: 4 });
     const report = (await store.getReport(id))!;
-    expect(report.markdown).toContain(
-      '> Fallback (claim-check): 2 citation(s) were left unchecked, because the model gave no usable answer',
-    );
+    expect(report.markdown).toContain('> Fallback (claim-check): 2 citations were left unchecked, because the model gave no usable answer');
     expect(report.markdown).toContain('> Fallback (reporter): the report was put together by code');
     expect(report.markdown).not.toContain('cannot write JSON');
   });

@@ -69,7 +69,19 @@ describe.skipIf(!ready)(`MCP server (${ready ? 'live' : missingReason()})`, () =
 
   it('starts a run, follows it with progress to the report, reads the report resource; another tenant sees none of it', async () => {
     const acme = await httpClient(url, ACME);
-    const tools = (await acme.listTools()).tools.map((t) => t.name);
+    const toolList = (await acme.listTools()).tools;
+    const tools = toolList.map((t) => t.name);
+    // Each tool says what it does to the world (MCP annotations): reads are read-only, a start
+    // reaches the open web, steering may drop planned work.
+    const hints = Object.fromEntries(toolList.map((t) => [t.name, t.annotations]));
+    for (const read of ['get_research', 'list_research', 'follow_research', 'get_report', 'list_collections', 'search_collection'])
+      expect([read, hints[read]]).toEqual([
+        read,
+        { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      ]);
+    expect(hints.start_research).toMatchObject({ readOnlyHint: false, openWorldHint: true });
+    expect(hints.steer_research).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(toolList.every((t) => t.annotations !== undefined)).toBe(true);
     expect(tools).toEqual(
       expect.arrayContaining([
         'start_research',

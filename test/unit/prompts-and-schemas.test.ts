@@ -8,9 +8,7 @@ import { durationToMs, summarize } from '../../src/shared/plain';
 describe('prompt rendering', () => {
   it('fills variables and fails on a missing one', () => {
     expect(renderTemplate('Hi {{ name }}, {{n}}', { name: 'Ada', n: 3 })).toBe('Hi Ada, 3');
-    expect(() => renderTemplate('Hi {{name}} {{other}}', { name: 'Ada' }, 'greeting')).toThrow(
-      /prompt "greeting" needs variable\(s\) other/,
-    );
+    expect(() => renderTemplate('Hi {{name}} {{other}}', { name: 'Ada' }, 'greeting')).toThrow(/prompt "greeting" needs variable other/);
   });
 
   it('renders the coordinator prompt in a system and a user part, wrapping the untrusted variables', () => {
@@ -36,7 +34,7 @@ describe('prompt rendering', () => {
 
   it('fails on a variable of a section left out, and on a section without its end', () => {
     expect(() => renderTemplate('{{#on}}{{missing}}{{/on}}', { on: false }, 'sections')).toThrow(
-      /prompt "sections" needs variable\(s\) missing/,
+      /prompt "sections" needs variable missing/,
     );
     expect(() => renderTemplate('{{#on}}open', { on: true }, 'unpaired')).toThrow(/prompt "unpaired" has a section tag without its pair/);
   });

@@ -82,7 +82,7 @@ describe('report assembly', () => {
     expect(r.markdown).toContain('See, [2] and.');
     expect(r.markdown).toContain('## References\n\n1. [A](https://a.example/)\n2. [B \\[draft\\]](https://b.example/)\n');
     expect(r.markdown).toContain(`Chart: ![c](${chart}). Code keeps \`https://code.example\`.`);
-    expect(r.markdown).toContain('> Removed 3 link(s) to addresses this run never retrieved.');
+    expect(r.markdown).toContain('> Removed 3 links to addresses this run never retrieved.');
   });
 
   it('adds a chart the reporter did not link', () => {

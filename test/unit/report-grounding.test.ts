@@ -103,12 +103,12 @@ describe('assembleReport with what real models write', () => {
     expect(r.removedIds).toEqual(['S0f93beef', 'Sf7c0beef']);
     expect(r.removedLinks.map((l) => l.url)).toEqual(['https://fabricated.example/y', 'https://fabricated.example/x']);
     expect(r.unresolved).toBe(2);
-    expect(r.markdown).toContain('> Removed citation(s) of 2 source id(s) that name no source of this run.');
+    expect(r.markdown).toContain('> Removed the citations of 2 source ids naming no source of this run.');
   });
 
   it('says so when the report cites none of the sources the research retrieved', () => {
     const r = assembleReport({ researchId: 'r', title: 'T', draft: 'Nothing cited here.', findings, refs, notes: [] });
-    expect(r.markdown).toContain('> The report cites none of the 2 source(s) the research retrieved');
+    expect(r.markdown).toContain('> The report cites none of the 2 sources the research retrieved');
     expect(r.markdown).not.toContain('## References');
     const cited = assembleReport({ researchId: 'r', title: 'T', draft: 'Cited [1].', findings, refs, notes: [] });
     expect(cited.markdown).not.toContain('cites none');
@@ -167,7 +167,7 @@ describe('reportFromFindings', () => {
     expect(made.title).toBe('How far did solar costs fall?');
     const r = assembleReport({ researchId: 'r', title: made.title, draft: made.draft, findings, refs, notes: [] });
     expect(r.markdown).toContain('## Overview\n\nThis report was put together by code from the research findings');
-    expect(r.markdown).toContain('the findings of 1 research step(s)');
+    expect(r.markdown).toContain('the findings of 1 research step as');
     expect(r.markdown).toContain('## Background\n\nWind got cheaper [1].');
     expect(r.markdown).toContain('## Solar costs since 2010\n\nSolar LCOE fell 89% [2].');
     expect(r.markdown).toContain('## References\n\n1. [Wind costs](https://b.example/wind)\n2. [Solar costs](https://a.example/solar)\n');

@@ -142,7 +142,7 @@ describe.skipIf(!ready)(`role fallbacks (${ready ? 'live' : missingReason()})`, 
     const r = await asActivity(id, () => planner().expandQueries({ researchId: id, question: alloy, locale: 'en-US', count: 3 }));
     expect(r.expansion).toEqual({ researchQuestion: alloy, queries: ['Varnholt alloy creep resistance'] });
     expect(await fallbackNotes(store, id)).toEqual([
-      `Correction (rewrite): ${example.queries.length + 1} text(s) of the rewrite repeated its prompt's example about another topic and were left out.`,
+      `Correction (rewrite): ${example.queries.length + 1} texts of the rewrite repeated its prompt's example about another topic and were left out.`,
     ]);
     // For a question the example is about, the same answer stands.
     const onTopic = newRun();
@@ -210,7 +210,7 @@ describe.skipIf(!ready)(`role fallbacks (${ready ? 'live' : missingReason()})`, 
     expect(server.requests[0]!.body.messages[0]!.content).toMatch(/No code sandbox is available/);
     const [note] = await fallbackNotes(store, id);
     expect(note).toMatch(/^Correction \(planner\): code adjusted the planner's plan: /);
-    expect(note).toMatch(/1 step\(s\) beyond the 5 allowed were cut/);
+    expect(note).toMatch(/1 step beyond the 5 allowed was cut/);
     expect(note).toMatch(/step "prices": unknown dependencies dropped \(S3f9a01c2, prices, step-9\)/);
     expect(note).toMatch(/dependency on "causes-of-decline" dropped to break a cycle/);
     expect(note).toMatch(/step "calc" became a research step/);

@@ -52,7 +52,7 @@ describe('time range', () => {
       range,
     );
     expect(kept.map((h) => h.url.split('/').pop())).toEqual(['first', 'last', 'undated', 'garbled']);
-    expect(note).toMatch(/2 result\(s\) published outside the run's time range \(2026-01-01 to 2026-01-31\)/);
+    expect(note).toMatch(/2 results published outside the run's time range \(2026-01-01 to 2026-01-31\) were dropped/);
   });
 
   it('reads publication dates as providers give them', () => {

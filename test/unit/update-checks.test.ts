@@ -180,7 +180,7 @@ describe('update checks without zod', () => {
     });
     expect(checkSteer({ kind: 'addStep', step: { ...step, id: 'C', extra: 1 } })).toEqual({
       ok: false,
-      error: 'step: unrecognized key(s): extra; step.id: step id must be 1-32 lowercase letters, digits or "-"',
+      error: 'step: unrecognized key: extra; step.id: step id must be 1-32 lowercase letters, digits or "-"',
     });
   });
 });

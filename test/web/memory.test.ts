@@ -81,4 +81,24 @@ describe.skipIf(!webReady)(`the memory screen (${webState})`, () => {
     expect(page.errors).toEqual([]);
     await page.context().close();
   }, 90_000);
+
+  it('leaves memory out of one run when the asker clears its box, as the screen says', async () => {
+    const page = await h.signedIn(KEY);
+    await page.getByRole('link', { name: 'Memory' }).click();
+    await page.getByText(/clear “Use and add to what runs remember about me”/).waitFor();
+    await page.getByRole('link', { name: 'deep-research' }).click();
+    await page.getByLabel('Question', { exact: true }).fill('Which aquifers recharge fastest?');
+    await page.getByText('Review, budget and language').click();
+    const box = page.getByRole('checkbox', { name: 'Use and add to what runs remember about me (the Memory screen)' });
+    expect(await box.isChecked()).toBe(true);
+    await box.uncheck();
+    const sent = page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === '/v1/research');
+    await page.getByRole('button', { name: 'Start research' }).click();
+    const body = (await sent).postDataJSON() as { options: Record<string, unknown> };
+    expect(body.options).toMatchObject({ memory: false });
+    // The run itself is not this test's: cancelled.
+    const { id } = (await (await (await sent).response())!.json()) as { id: string };
+    await request(h.app).post(`/v1/research/${id}/cancel`).set('Authorization', `Bearer ${KEY}`).expect(202);
+    await page.context().close();
+  }, 60_000);
 });

@@ -212,7 +212,7 @@ describe.skipIf(!webReady)(`the web page (${webState})`, () => {
     await page.getByText('Steered: The user dropped step b.').waitFor({ timeout: 15_000 });
     await page.getByRole('checkbox', { name: 'Heat pump notes' }).check();
     await page.getByRole('button', { name: 'Search these collections' }).click();
-    await page.getByText(`Steered: The user asked the run to search collection(s) ${made.body.id as string}.`).waitFor({ timeout: 15_000 });
+    await page.getByText(`Steered: The user asked the run to search collection ${made.body.id as string}.`).waitFor({ timeout: 15_000 });
     await page.getByRole('button', { name: 'Wrap up now' }).click();
     await page
       .getByText('Steered: The user asked to wrap up: the report is written from what was found so far.')
@@ -253,5 +253,17 @@ describe.skipIf(!webReady)(`the web page (${webState})`, () => {
     expect(await res.text()).not.toMatch(/https?:\/\//);
     const js = await fetch(`${h.base}/app.js`);
     expect(js.headers.get('content-type')).toMatch(/^application\/javascript/);
+    // The tab's icon is the page's own: no request of the page ends in a 404 (browsers ask for
+    // /favicon.ico when a page names no icon).
+    const icon = await fetch(`${h.base}/favicon.svg`);
+    expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml; charset=utf-8']);
+    const page = await h.signedIn(ACME);
+    const missing: string[] = [];
+    page.on('response', (r) => void (r.status() === 404 && missing.push(r.url())));
+    await page.goto(h.base);
+    await page.getByRole('heading', { name: 'Your runs' }).waitFor();
+    await page.waitForLoadState('networkidle');
+    expect(missing).toEqual([]);
+    await page.close();
   });
 });

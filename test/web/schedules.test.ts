@@ -60,6 +60,8 @@ describe.skipIf(!webReady)(`the schedules screen (${webState})`, () => {
     await page.getByRole('heading', { name: 'Research that repeats' }).waitFor();
     const question = 'Have module prices changed since the last check?';
     await page.getByRole('textbox', { name: 'Question', exact: true }).fill(question);
+    // When the first run comes is said where the interval is set.
+    await page.getByText(/An interval counts from midnight UTC: .* The first run comes at the next such time/).waitFor();
     await page.getByLabel('Interval').fill('30d');
     await page.getByLabel('Note').fill('weekly check');
     await page.getByLabel('Alert').selectOption('on_change');

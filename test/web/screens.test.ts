@@ -118,7 +118,7 @@ describe.skipIf(!webReady)(`the page's screens (${webState})`, () => {
     await page.getByRole('button', { name: 'Search passages' }).click();
     await page
       .getByRole('status')
-      .filter({ hasText: /passage\(s\) for/ })
+      .filter({ hasText: /passages? for/ })
       .getByText(PDF_FACTS.page1)
       .waitFor();
     await noSeriousAxeProblems(page, 'collection');
@@ -252,7 +252,7 @@ describe.skipIf(!webReady)(`the page's screens (${webState})`, () => {
       await page.getByRole('checkbox', { name: /without waiting for my review/ }).check();
       await page.getByRole('button', { name: 'Start research' }).click();
       await orSayWhy(page, page.getByText(/Run (completed|failed)/).waitFor({ timeout: 150_000 }));
-      expect(await page.locator('.timeline').textContent()).toMatch(/Step a ran Python: ok, [1-9]\d* file\(s\) kept/);
+      expect(await page.locator('.timeline').textContent()).toMatch(/Step a ran Python: ok, [1-9]\d* files? kept/);
       const python = page.locator('.timeline li.python');
       const chart = python.getByRole('img', { name: 'Chart from Python: lcoe.png' });
       await chart.waitFor({ timeout: 15_000 });

@@ -53,9 +53,7 @@ describe.skipIf(!ready)(`background pages (${ready ? 'live' : missingReason()})`
     const phase = scheduled.find((e) => e.activityTaskScheduledEventAttributes!.activityType!.name === 'classifyThenBackground')!;
     expect(phase.activityTaskScheduledEventAttributes!.taskQueue!.name).toBe(`${h.taskQueue}-llm`);
     const summary = phase.userMetadata?.summary?.data;
-    expect(summary && JSON.parse(Buffer.from(summary).toString())).toBe(
-      'coordinator, then background: 3 queries, 3 page(s), then the plan',
-    );
+    expect(summary && JSON.parse(Buffer.from(summary).toString())).toBe('coordinator, then background: 3 queries, 3 pages, then the plan');
     // Three queries, three distinct first hits (the solar page, once per query).
     // Read in parallel: in any order.
     expect(reads.map((r) => /^URL: .*\?q=(.*)$/m.exec(userText(r.body))?.[1]).sort()).toEqual([
@@ -94,7 +92,7 @@ describe.skipIf(!ready)(`background pages (${ready ? 'live' : missingReason()})`
       const { status, reads } = await run({});
       expect(reads).toHaveLength(2);
       expect(status.notes.join('\n')).toContain(
-        `Background: 1 of 3 page(s) could not be read (${app}: skipped, it needs a browser, which the background does not use (the research steps do))`,
+        `Background: 1 of 3 pages could not be read (${app}: skipped, it needs a browser, which the background does not use (the research steps do))`,
       );
     } finally {
       h.search.setFallback(searchResults(h.site.url));
@@ -110,7 +108,7 @@ describe.skipIf(!ready)(`background pages (${ready ? 'live' : missingReason()})`
       const { status, reads, brief } = await run({});
       expect(reads).toHaveLength(2);
       expect(status.notes.join('\n')).toMatch(
-        /Background: 1 of 3 page\(s\) could not be read \(http:\/\/[^ ]+\/articles\/gone\.html: failed, /,
+        /Background: 1 of 3 pages could not be read \(http:\/\/[^ ]+\/articles\/gone\.html: failed, /,
       );
       expect([...pagesIn(brief).matchAll(/<source id=/g)]).toHaveLength(2);
       expect(snippetsIn(brief)).toContain('A page that is gone.');

@@ -58,7 +58,7 @@ describe.skipIf(!ready)(`gap reflection (${ready ? 'live' : missingReason()})`, 
       ['b', 'completed'],
       ['gap-1', 'completed'],
     ]);
-    expect(status.notes.join('\n')).toMatch(/Gap reflection 1: No figures for wind \(round 1\)\.; added step\(s\) gap-1\./);
+    expect(status.notes.join('\n')).toMatch(/Gap reflection 1: No figures for wind \(round 1\)\.; added step gap-1\./);
     // The reflection saw the findings; the reporter saw the follow-up step's result.
     const reflection = h.llm.requests.find((r) => r.rule === 'gaps')!;
     expect(JSON.stringify(reflection.body.messages)).toMatch(/step\/a\/1[\s\S]*step\/b\/1/);

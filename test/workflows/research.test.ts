@@ -81,7 +81,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     const r = await result(id);
     expect(r.steps).toEqual([{ id: 'a', status: 'completed', attempts: 1 }]);
     expect(requestsFor('planner')).toHaveLength(1);
-    expect((await fallbackDocs(id)).join('\n')).toMatch(/1 step\(s\) beyond the 1 allowed were cut/);
+    expect((await fallbackDocs(id)).join('\n')).toMatch(/1 step beyond the 1 allowed was cut/);
   });
 
   it('waits for review, then runs the approved plan', async () => {
@@ -443,7 +443,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     const report = await request(h.app).get(`/v1/research/${id}/report`).expect(200);
     expect(report.text).toMatch(/Costs fell \[1\]\. Made up\. Also \[2\] and `code \[7\]`\./);
     expect(report.text).not.toMatch(/\[42\]|\[99\]/);
-    expect(r.notes.join('\n')).toMatch(/Removed 2 citation\(s\) that pointed at no retrieved source: \[42\], \[99\]/);
+    expect(r.notes.join('\n')).toMatch(/Removed 2 citations that pointed at no retrieved source: \[42\], \[99\]/);
   });
 
   it('cancels a run mid-research: children stop, the run ends cancelled, stored rows stay', async () => {

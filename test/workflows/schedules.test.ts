@@ -153,9 +153,7 @@ describe.skipIf(!ready)(`schedules (${ready ? 'live' : missingReason()})`, () =>
     expect(section).toContain(`(${newUrl}) [${n}]`);
 
     const status = (await request(h.app).get(`/v1/research/${second.workflowId}`).expect(200)).body as ResearchView;
-    expect(status.notes?.join('\n')).toMatch(
-      /What changed since .*1 new source\(s\), 1 changed claim\(s\).*1 change\(s\) the model named were left out/,
-    );
+    expect(status.notes?.join('\n')).toMatch(/What changed since .*1 new source, 1 changed claim.*1 change the model named was left out/);
     const firstStatus = (await request(h.app).get(`/v1/research/${first.workflowId}`).expect(200)).body as ResearchView;
     expect(firstStatus.notes?.join('\n')).toContain(`First report of schedule ${id}`);
     recordHistories([[second.workflowId, 'scheduled.json']]);

@@ -211,7 +211,7 @@ describe.skipIf(!ready)(`steering (${ready ? 'live' : missingReason()})`, () => 
     // Step a's researcher, running when the message came, never read the page.
     const aTurns = h.llm.requests.slice(from).filter((r) => r.rule === 'react' && stepTitleOf(r.body) === 'Step a');
     expect(aTurns.every((r) => !JSON.stringify(r.body.messages).includes(page))).toBe(true);
-    expect(status.notes.join('\n')).toContain('The user asked the run to read 1 page(s)');
+    expect(status.notes.join('\n')).toContain('The user asked the run to read 1 page');
     recordHistories([
       [id, 'mustread.json'],
       [`${id}/step/pages-1`, 'researcher-pages.json'],

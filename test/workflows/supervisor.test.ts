@@ -73,7 +73,7 @@ describe.skipIf(!ready)(`supervisor mode (${ready ? 'live' : missingReason()})`,
       ['wind-cost-figures', 'completed'],
     ]);
     const notes = status.notes.join('\n');
-    expect(notes).toContain('Supervisor after wave 1: delegated step(s) wind-cost-figures.');
+    expect(notes).toContain('Supervisor after wave 1: delegated step wind-cost-figures.');
     expect(notes).toContain('Supervisor after wave 2: research complete (Both waves answer the question.).');
     const reporter = h.llm.requests.filter((r) => r.rule === 'reporter').at(-1)!;
     expect(findingKeysIn(reporter.body)).toEqual(expect.arrayContaining(['step/a/1', 'step/b/1', 'step/wind-cost-figures/1']));

@@ -140,7 +140,7 @@ describe.skipIf(!ready)(`time range (${ready ? 'live' : missingReason()})`, () =
     expect(toolMessages.join('\n')).toMatch(/Solar auction prices this month \(published \d{4}-\d{2}-\d{2}\)/);
     // The search told it that a result was dropped as too old.
     expect(toolMessages.join('\n')).toMatch(
-      /Search "[^"]+": \(\d result\(s\) published outside the run's time range \(since [\d-]+\) were dropped\)/,
+      /Search "[^"]+": \(\d results? published outside the run's time range \(since [\d-]+\) (was|were) dropped\)/,
     );
 
     // The report cites the recent pages only.

@@ -205,7 +205,7 @@ describe.skipIf(!ready)(`user memory (${ready ? 'live' : missingReason()})`, () 
       expect(await activityTypes(r.id)).not.toContain('learnAboutUser');
       expect(texts((await memory(W)).facts)).toEqual([FIELD, SOURCES].sort());
       const notes = (await request(h.app).get(`/v1/research/${r.id}`).set('X-Tenant-Id', TENANT).expect(200)).body.notes as string[];
-      expect(notes.join('\n')).toMatch(/User memory: 2 fact\(s\) about the user learned/);
+      expect(notes.join('\n')).toMatch(/User memory: 2 facts about the user learned/);
     } finally {
       h.llm.script(researchRules({ memory: repeatsRunOne }, planJson([{ id: 'a' }])));
     }

@@ -5,7 +5,7 @@
 import { ClientError, createClient, type RunEvent } from '../../src/client';
 
 export type { RunEvent };
-export { costText, Draft, draftMarkdown, type DraftPart, type PlanEditInput } from '../../src/client';
+export { costText, plural, Draft, draftMarkdown, type DraftPart, type PlanEditInput } from '../../src/client';
 
 const KEY_ITEM = 'deep-research.key';
 

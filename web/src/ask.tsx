@@ -52,6 +52,7 @@ export function AskForm() {
   const [reportLength, setReportLength] = useState<ReportLength>('standard');
   const [mode, setMode] = useState<ResearchMode>('plan');
   const [autoAccept, setAutoAccept] = useState(false);
+  const [memory, setMemory] = useState(true);
   const [maxTokens, setMaxTokens] = useState('');
   const [maxCostUsd, setMaxCostUsd] = useState('');
   const [deadline, setDeadline] = useState('');
@@ -71,6 +72,7 @@ export function AskForm() {
         reportLength,
         researchMode: mode,
         autoAcceptPlan: autoAccept,
+        ...(memory ? {} : { memory: false }),
       };
       if (maxTokens) options.maxTokens = Number(maxTokens);
       if (maxCostUsd) options.maxCostUsd = Number(maxCostUsd);
@@ -145,6 +147,10 @@ export function AskForm() {
         <label class="choice">
           <input type="checkbox" checked={autoAccept} onChange={(e) => setAutoAccept(e.currentTarget.checked)} />
           Start researching without waiting for my review of the plan
+        </label>
+        <label class="choice">
+          <input type="checkbox" checked={memory} onChange={(e) => setMemory(e.currentTarget.checked)} />
+          Use and add to what runs remember about me (the Memory screen)
         </label>
         <div class="grid">
           <label>

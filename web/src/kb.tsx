@@ -2,7 +2,7 @@
 // upload by drag and drop or the file picker, each file's progress (upload, then ingestion until
 // ready or failed with the reason), its documents, and a document's passages.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { client } from './api';
+import { client, plural } from './api';
 import { uploadDocument } from './calls';
 import type { DocumentDetail } from '../../src/api/contract';
 import type { CollectionSearchResult, CollectionView, DocumentView } from '../../src/shared/knowledge';
@@ -69,7 +69,7 @@ export function Collections() {
             <li key={c.id}>
               <a href={`#/kb/${encodeURIComponent(c.id)}`}>{c.name}</a>
               <span class="muted">
-                {c.documents} document(s) · {c.chunks} passages · {c.language}
+                {plural(c.documents, 'document')} · {plural(c.chunks, 'passage')} · {c.language}
               </span>
               <button
                 type="button"
@@ -157,7 +157,7 @@ export function CollectionPage({ id }: { id: string }) {
         <h1 id="collection-title">{c?.name ?? id}</h1>
         {c && (
           <p class="muted">
-            {c.description || 'No description.'} · {c.language} · {c.documents} document(s), {c.chunks} passages
+            {c.description || 'No description.'} · {c.language} · {plural(c.documents, 'document')}, {plural(c.chunks, 'passage')}
           </p>
         )}
         {error && (
@@ -321,7 +321,7 @@ function Search({ collectionId }: { collectionId: string }) {
       {found && (
         <div role="status">
           <p class="muted">
-            {found.passages.length} passage(s) for “{found.query}”
+            {plural(found.passages.length, 'passage')} for “{found.query}”
             {found.vectors === 'off' || found.vectors === 'unavailable' ? ' (full text only)' : ''}
           </p>
           <ol class="passages" tabIndex={0} aria-label="Passages found">

@@ -1,7 +1,7 @@
 // Memory at #/memory: what the service remembers about you (the user of this page's key), each
 // fact with the words it was learned from; correct one, delete one, or forget everything.
 import { useEffect, useState } from 'preact/hooks';
-import { client } from './api';
+import { client, plural } from './api';
 import type { MemoryFact, MemoryView } from '../../src/api/contract';
 import type { FactCategory } from '../../src/shared/memory';
 
@@ -67,13 +67,14 @@ export function Memory() {
     });
   const forgetAll = () =>
     confirm('Delete everything remembered about you?') &&
-    void act(async () => `${(await client.memory.forgetAll()).deleted} fact(s) deleted.`);
+    void act(async () => `${plural((await client.memory.forgetAll()).deleted, 'fact')} deleted.`);
   return (
     <section class="card" aria-labelledby="memory-title">
       <h1 id="memory-title">Memory</h1>
       <p class="muted">
         What runs learned about you from your questions, plan feedback, answers and steering: the planner, the coordinator and the reporter
-        read it. Send <code>"options": {'{"memory": false}'}</code> with a question to leave it out of one run.
+        read it. To leave it out of one run, clear “Use and add to what runs remember about me” under “Review, budget and language” when you
+        ask (<code>deep-research run --option memory=false</code> on the command line).
         {memory && !memory.enabled && ' This key was made with memory off: its runs neither use nor teach it.'}
       </p>
       {message && <p role="status">{message}</p>}

@@ -4,7 +4,7 @@
 import DOMPurify from 'dompurify';
 import { marked } from 'marked';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { client, draftMarkdown, type DraftPart } from './api';
+import { client, draftMarkdown, plural, type DraftPart } from './api';
 import type { ReportJson, SourceView } from '../../src/api/contract';
 import { Versions } from './versions';
 
@@ -173,7 +173,7 @@ function Grounding({ report }: { report: ReportJson }) {
     <details class="grounding">
       <summary>
         {g.checked} of {g.citations} citations checked against their sources: {g.supported} supported, {g.flagged} flagged,{' '}
-        {g.removed + g.unresolved} removed; {g.linksRemoved} made-up link(s) removed
+        {g.removed + g.unresolved} removed; {plural(g.linksRemoved, 'made-up link')} removed
       </summary>
       {changes.length ? (
         <ul>

@@ -1,7 +1,7 @@
 // One run: its live timeline (from the events stream), the plan under review with approve and
 // revise, the clarifying question, what it waits for, and the report when it is written.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, client, costText, Draft, follow, keyStore, type DraftPart, type PlanEditInput, type RunEvent } from './api';
+import { ApiError, client, costText, Draft, follow, keyStore, plural, type DraftPart, type PlanEditInput, type RunEvent } from './api';
 import { DraftView, Report } from './report';
 import type { ArtifactList } from '../../src/api/contract';
 import type { CollectionView } from '../../src/shared/knowledge';
@@ -582,7 +582,7 @@ function describe(e: RunEvent): string {
         : `Step ${e.data.step} thinks: ${e.data.thought}`;
     case 'tool':
       return 'tool' in e.data
-        ? `Step ${e.data.step} ran Python: ${e.data.status}, ${e.data.artifacts} file(s) kept`
+        ? `Step ${e.data.step} ran Python: ${e.data.status}, ${plural(e.data.artifacts, 'file')} kept`
         : `Step ${e.data.step} used a tool (${e.data.chars.toLocaleString()} characters back)`;
     case 'steer':
       return `Steered: ${e.data.summary}`;

@@ -4,7 +4,7 @@
 import DOMPurify from 'dompurify';
 import { marked } from 'marked';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { client } from './api';
+import { client, plural } from './api';
 import type { ScheduleRequest } from '../../src/client';
 import type { ReportJson, ScheduleList, ScheduleView } from '../../src/api/contract';
 import type { NotifyWhen } from '../../src/shared/changes';
@@ -17,6 +17,8 @@ export function Schedules() {
   const [note, setNote] = useState('');
   const [notify, setNotify] = useState<NotifyWhen>('always');
   const [webhook, setWebhook] = useState('');
+  // A cron's hours are this browser's time zone's unless changed (the API's default is UTC).
+  const [timezone, setTimezone] = useState(() => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
   const [error, setError] = useState('');
   const load = () =>
     client.schedules.list().then(
@@ -34,7 +36,7 @@ export function Schedules() {
           try {
             const body = {
               question,
-              ...(kind === 'every' ? { every: when } : { cron: when }),
+              ...(kind === 'every' ? { every: when } : { cron: when, timezone: timezone.trim() || 'UTC' }),
               ...(note ? { note } : {}),
               ...(notify !== 'always' ? { notify } : {}),
               ...(webhook.trim() ? { options: { webhook: { url: webhook.trim() } } } : {}),
@@ -68,10 +70,22 @@ export function Schedules() {
           </label>
           <label class="choice">
             <input type="radio" name="schedule-kind" checked={kind === 'cron'} onChange={() => (setKind('cron'), setWhen('0 8 * * 1'))} />
-            cron (minute hour day month weekday, UTC)
+            cron (minute hour day month weekday)
           </label>
           <label for="schedule-when">{kind === 'every' ? 'Interval' : 'Cron expression'}</label>
           <input id="schedule-when" required value={when} onInput={(e) => setWhen(e.currentTarget.value)} />
+          {kind === 'cron' && (
+            <>
+              <label for="schedule-timezone">Time zone of the cron's hours</label>
+              <input id="schedule-timezone" value={timezone} onInput={(e) => setTimezone(e.currentTarget.value)} />
+            </>
+          )}
+          <p class="muted" id="schedule-rules">
+            {kind === 'every'
+              ? 'An interval counts from midnight UTC: 1d runs at 00:00 UTC each day, 12h at 00:00 and 12:00 UTC. The first run comes at the next such time, not when the schedule is made (“Run now” starts one at once).'
+              : 'The cron runs at its times in the time zone above (an IANA name such as Europe/Berlin; UTC when empty). The first run comes at the next matching time, not when the schedule is made (“Run now” starts one at once).'}{' '}
+            Each schedule shows its next run below.
+          </p>
         </fieldset>
         <label for="schedule-note">Note</label>
         <input id="schedule-note" maxLength={500} value={note} onInput={(e) => setNote(e.currentTarget.value)} />
@@ -136,7 +150,8 @@ function Schedule({ id, onGone }: { id: string; onGone: () => void }) {
       <h3 id={`${id}-q`}>{s.question}</h3>
       <p class="muted">
         {s.every ? `every ${s.every}` : `cron ${s.cron}${s.timezone ? ` (${s.timezone})` : ''}`} · {s.paused ? 'paused' : 'active'}
-        {s.nextRunsAt[0] && !s.paused ? ` · next ${new Date(s.nextRunsAt[0]).toLocaleString()}` : ''} · {s.runsStarted} run(s) started
+        {s.nextRunsAt[0] && !s.paused ? ` · next ${new Date(s.nextRunsAt[0]).toLocaleString()}` : ''} · {plural(s.runsStarted, 'run')}{' '}
+        started
         {s.runsSkipped ? `, ${s.runsSkipped} skipped` : ''}
         {s.note ? ` · ${s.note}` : ''}
         {s.notify === 'on_change' ? ' · alerts only on a change' : ''}

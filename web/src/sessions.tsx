@@ -1,7 +1,7 @@
 // Sessions: the tenant's sessions at #/sessions (and a new one), one session at #/session/<id>: its
 // runs in order with their reports, and a follow-up question that starts a run in it.
 import { useEffect, useState } from 'preact/hooks';
-import { client } from './api';
+import { client, plural } from './api';
 import type { CollectionView, SessionList, SessionView } from '../../src/shared/knowledge';
 import type { ResearchRequest } from '../../src/shared/schemas';
 
@@ -49,7 +49,7 @@ export function Sessions() {
             <li key={s.id}>
               <a href={`#/session/${encodeURIComponent(s.id)}`}>{s.title || s.id}</a>
               <span class="muted">
-                {s.runCount} question(s) · {new Date(s.createdAt).toLocaleString()}
+                {plural(s.runCount, 'question')} · {new Date(s.createdAt).toLocaleString()}
               </span>
             </li>
           ))}

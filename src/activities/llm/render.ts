@@ -16,6 +16,7 @@ import { ErrorType } from '../../shared/errors';
 import { PROMPTS_DIR } from '../../infra/paths';
 import { DATE_LINE } from './model-call';
 import type { AnyPart, AnyPrompt, PromptVars, VarValue } from './prompt-def';
+import { wasWere } from '../../shared/plural';
 
 export interface RenderedPrompt {
   system: string;
@@ -120,7 +121,10 @@ export function renderTemplate(
   wrap: (key: string, value: string) => string = (_, value) => value,
 ): string {
   const missing = templateVariables(template).filter((key) => vars[key] === undefined);
-  if (missing.length > 0) throw promptError(`prompt "${name}" needs variable(s) ${missing.join(', ')} that were not given`);
+  if (missing.length > 0)
+    throw promptError(
+      `prompt "${name}" needs ${missing.length === 1 ? 'variable' : 'variables'} ${missing.join(', ')} that ${wasWere(missing.length)} not given`,
+    );
   let out = template;
   for (let before = ''; before !== out;) {
     before = out;

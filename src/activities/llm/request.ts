@@ -2,6 +2,7 @@
 // rounds of a call from these). What the endpoints teach (the way of asking for JSON they accept,
 // JSON actions for a server that refuses tools, their context windows and how far their token
 // counts run above the estimate) is kept per createLlm, which the worker makes once.
+import { plural } from '../../shared/plural';
 import type OpenAI from 'openai';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Config } from '../../config';
@@ -367,7 +368,7 @@ class RequestRun {
     this.slow++;
     if (this.slow >= SLOW_TRIES || attemptTimeLeft() < 10_000) {
       throw ApplicationFailure.nonRetryable(
-        `model ${this.model} did not answer the ${role} role within ${Math.round(p.timeoutMs / 1000)} s (${this.slow} time(s), the last with ` +
+        `model ${this.model} did not answer the ${role} role within ${Math.round(p.timeoutMs / 1000)} s (${plural(this.slow, 'time')}, the last with ` +
           `max_tokens ${p.fitted.maxTokens}) while its server answered: too slow. Raise LLM_TIMEOUT_MS_${role.toUpperCase()} ` +
           `or lower LLM_MAX_TOKENS_${role.toUpperCase()}, or use a faster model.`,
         ErrorType.LlmTooSlow,

@@ -9,6 +9,7 @@ import type { PromptVars, StructuredPrompt } from '../llm/prompt-def';
 import type { Store, StoredSource } from '../store';
 import { modelGaveUp, noteCorrection, noteFallback } from './fallbacks';
 import { echoedExample } from './prompt-copies';
+import { plural } from '../../shared/plural';
 
 /** Characters of one source's text shown to a writer. */
 const SOURCE_CHARS = 2_000;
@@ -29,7 +30,7 @@ const LISTED_CHARS = 400;
 export function sourcesListed(sources: StoredSource[]): { text: string; summary: string } {
   if (!sources.length) return { text: 'No sources were found.', summary: 'No sources were found.' };
   const lines = sources.map((s) => `- **${s.title.replace(/[[\]*]/g, '')}**: ${leadSentences(s.content, LISTED_CHARS)} [${s.sourceId}]`);
-  return { text: lines.join('\n'), summary: `${sources.length} source(s) found.` };
+  return { text: lines.join('\n'), summary: `${plural(sources.length, 'source')} found.` };
 }
 
 /**

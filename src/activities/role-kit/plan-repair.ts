@@ -7,6 +7,7 @@ import { summarize } from '../../shared/plain';
 import { comparable, isExample, sharesTopic, swappedExample } from './prompt-copies';
 import type { Llm } from '../llm/call';
 import type { Store } from '../store';
+import { plural, wasWere } from '../../shared/plural';
 
 /** What repairPlan needs of a plan the model wrote (the planner's answer, PlanDraft). */
 export interface DraftPlan {
@@ -58,7 +59,10 @@ export function repairSteps(
   opts: { question: string; maxSteps: number; processing: boolean; taken: string[]; repairs: string[] },
 ): PlanStep[] {
   const { repairs } = opts;
-  if (drafts.length > opts.maxSteps) repairs.push(`${drafts.length - opts.maxSteps} step(s) beyond the ${opts.maxSteps} allowed were cut`);
+  if (drafts.length > opts.maxSteps)
+    repairs.push(
+      `${plural(drafts.length - opts.maxSteps, 'step')} beyond the ${opts.maxSteps} allowed ${wasWere(drafts.length - opts.maxSteps)} cut`,
+    );
   const kept = drafts.slice(0, Math.max(0, opts.maxSteps));
   const used = new Set(opts.taken);
   /** First new id of each id the model wrote, for its dependencies. */

@@ -19,6 +19,7 @@ import type { Store, StoredSource } from '../store';
 import { modelGaveUp, noteFallback } from '../role-kit/fallbacks';
 import { REPORT_DRAFT_KEY, reportNotes, reportSources, versionedKey } from '../role-kit/report-writing';
 import { defineRole } from '../role-kit/role';
+import { plural, wasWere } from '../../shared/plural';
 
 /** The answer: for each cited sentence and source, whether the source's evidence says it. */
 export const CitationVerdicts = z.object({
@@ -118,7 +119,7 @@ export async function verifyCitations(deps: VerifierDeps, input: VerifyInput): P
   if (judged.removed || judged.flagged) {
     notes.push({
       text:
-        `The claim check removed ${judged.removed} citation(s) whose source did not support the sentence` +
+        `The claim check removed ${plural(judged.removed, 'citation')} whose source did not support the sentence` +
         (judged.flagged ? ` and flagged ${judged.flagged} as only partly supported.` : '.'),
       kind: 'grounding',
     });
@@ -223,7 +224,7 @@ async function askInBatches(
           researchId,
           'claim-check',
           versionedKey(keyOf(b, batch).replace('claims', 'batch'), version),
-          `${batch.length} citation(s) were left unchecked`,
+          `${plural(batch.length, 'citation')} ${wasWere(batch.length)} left unchecked`,
           err,
         );
         continue;
@@ -344,7 +345,7 @@ async function publish(
   });
   return {
     grounding,
-    summary: `${grounding.checked} of ${grounding.citations} citation(s) checked: ${supported} supported, ${flagged} flagged, ${removed} removed`,
+    summary: `${grounding.checked} of ${plural(grounding.citations, 'citation')} checked: ${supported} supported, ${flagged} flagged, ${removed} removed`,
     usage,
   };
 }

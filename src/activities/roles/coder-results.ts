@@ -12,6 +12,7 @@ import type { Store } from '../store';
 import { activityKey, modelGaveUp, noteFallback } from '../role-kit/fallbacks';
 import { defineRole } from '../role-kit/role';
 import { dependencyFiles, filesBlock } from '../role-kit/step-files';
+import { plural } from '../../shared/plural';
 
 export const CODER_RESULTS_PROMPT = jsonPrompt(
   {
@@ -70,7 +71,7 @@ function printedOutput(input: FinishCoderInput, run: SandboxResult): string {
   const outcome =
     run.status === 'ok'
       ? `The step's program ran (${input.explanation.trim() || 'no explanation given'}). What it printed:`
-      : `The step's program failed after ${input.attempts} attempt(s) (${run.status}: ${run.message}), so its results are incomplete. What it printed:`;
+      : `The step's program failed after ${plural(input.attempts, 'attempt')} (${run.status}: ${run.message}), so its results are incomplete. What it printed:`;
   const printed = `${run.stdout.trim() ? run.stdout.slice(0, PRINTED_CHARS) : '(nothing)'}${run.stdout.length > PRINTED_CHARS || run.stdoutTruncated ? '\n[output truncated]' : ''}`;
   // A fence longer than any run of backticks the output holds.
   const fence = '`'.repeat(Math.max(3, ...[...printed.matchAll(/`+/g)].map((m) => m[0].length + 1)));

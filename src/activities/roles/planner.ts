@@ -17,6 +17,7 @@ import type { MemoryOwner } from '../../shared/memory';
 import { codeRuns, OFF_TOPIC, offTopicPlan, repairPlan, type PlannerDeps } from '../role-kit/plan-repair';
 import { readUserMemory } from '../role-kit/memory-block';
 import { defineRole } from '../role-kit/role';
+import { plural, wasWere } from '../../shared/plural';
 
 /** The answer, which code repairs into a Plan (src/shared/schemas.ts). */
 export const PlanDraft = z.object({
@@ -183,7 +184,9 @@ export function backgroundIsEnough(background: StoredDocument | undefined): bool
 function settleContext(plan: Plan, background: StoredDocument | undefined, question: string, repairs: string[]): Plan {
   if (plan.hasEnoughContext) {
     if (backgroundIsEnough(background)) {
-      const dropped = plan.steps.length ? `, and its ${plan.steps.length} planned step(s) were dropped` : '';
+      const dropped = plan.steps.length
+        ? `, and its ${plural(plan.steps.length, 'planned step')} ${wasWere(plan.steps.length)} dropped`
+        : '';
       repairs.push(`the planner found that the background brief answers the question, so no research steps ran${dropped}`);
       return { ...plan, steps: [] };
     }

@@ -27,6 +27,7 @@ import {
 } from '../role-kit/report-writing';
 import { defineRole } from '../role-kit/role';
 import { DraftStream } from '../role-kit/draft-stream';
+import { plural } from '../../shared/plural';
 
 /** The answer: one section's body. */
 export const ReportSection = z.object({
@@ -176,7 +177,10 @@ async function assembleSections(store: Store, input: ReportInput & { sections: n
     Array.from({ length: input.sections }, (_, i) => sectionKey(i, input.version)),
   );
   if (docs.length !== input.sections) {
-    throw ApplicationFailure.nonRetryable(`${input.sections - docs.length} section(s) of the report are not stored`, ErrorType.NotFound);
+    throw ApplicationFailure.nonRetryable(
+      `${plural(input.sections - docs.length, 'section')} of the report ${input.sections - docs.length === 1 ? 'is' : 'are'} not stored`,
+      ErrorType.NotFound,
+    );
   }
   const draft = docs.map((d, i) => `## ${outline.sections[i]!.heading}\n\n${d.content.trim()}`).join('\n\n');
   const sources = await reportSources(store, input.researchId, input.stepKeys);

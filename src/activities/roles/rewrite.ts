@@ -12,6 +12,7 @@ import type { Store } from '../store';
 import { activityKey, modelGaveUp, noteCorrection, noteFallback } from '../role-kit/fallbacks';
 import { copiedOffTopic, exampleTexts } from '../role-kit/prompt-copies';
 import { defineRole } from '../role-kit/role';
+import { plural, wasWere } from '../../shared/plural';
 
 /** The answer: a precise research question and diverse search queries. */
 export const QueryExpansion = z.object({
@@ -57,7 +58,7 @@ export function createRewriteActivities(deps: { llm: Llm; store: Pick<Store, 'ge
       const queries = distinct(kept).slice(0, input.count);
       const left = r.output.queries.length - kept.length + (copiedQuestion ? 1 : 0);
       if (left) {
-        const what = `${left} text(s) of the rewrite repeated its prompt's example about another topic and were left out`;
+        const what = `${plural(left, 'text')} of the rewrite repeated its prompt's example about another topic and ${wasWere(left)} left out`;
         await noteCorrection(store, input.researchId, 'rewrite', activityKey(), what);
       }
       return {

@@ -5,6 +5,7 @@
 import { bannedDomainOf } from '../../shared/domains';
 import { describeRange, outsideRange, publicationDay, type DateRange } from '../../shared/time-range';
 import type { SearchHit } from '../../infra/search/types';
+import { plural, wasWere } from '../../shared/plural';
 
 /** Which providers a query may use: the run's choice, else its tenant's, else every configured
  *  one. Names this worker does not have are left out, and said so. */
@@ -34,7 +35,10 @@ export function filterByTime(hits: SearchHit[], range: DateRange | undefined): {
   const kept = hits.filter((h) => !outsideRange(publicationDay(h.published), range));
   const dropped = hits.length - kept.length;
   return dropped
-    ? { kept, note: `${dropped} result(s) published outside the run's time range (${describeRange(range)}) were dropped` }
+    ? {
+        kept,
+        note: `${plural(dropped, 'result')} published outside the run's time range (${describeRange(range)}) ${wasWere(dropped)} dropped`,
+      }
     : { kept };
 }
 

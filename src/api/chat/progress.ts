@@ -2,6 +2,7 @@
 // searches, pages read, checks. Events without anything to say (usage) give none.
 import type { StoredEvent } from '../../activities/store/events';
 import { summarize } from '../../shared/plain';
+import { plural } from '../../shared/plural';
 
 const PHASES: Record<string, string> = {
   coordinating: 'Reading the question…',
@@ -36,7 +37,7 @@ const LINES: Record<string, (d: Data) => string | undefined> = {
     `Read: ${list(d.pages)
       .map((p) => `${summarize(str(p.url), 160)}${p.status === 'ok' ? '' : ` (${str(p.status)})`}`)
       .join(', ')}`,
-  tool: (d) => (d.tool === 'python' ? `Ran Python (${str(d.status)}, ${String(d.artifacts)} file(s) kept)` : undefined),
+  tool: (d) => (d.tool === 'python' ? `Ran Python (${str(d.status)}, ${plural(Number(d.artifacts), 'file')} kept)` : undefined),
   verdict: (d) => `Check of step ${str(d.step)}: ${d.passed ? 'passed' : `sent back — ${summarize(str(d.feedback), 200)}`}`,
   think: (d) => `Supervisor: ${summarize(str(d.thought), 300)}`,
   steer: (d) => `Steering: ${summarize(str(d.summary), 200)}`,

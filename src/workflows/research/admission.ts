@@ -1,6 +1,7 @@
 // The run's place in its tenant's admission queue (TENANT_MAX_RUNS, see ../admission.ts): after
 // the plan is accepted the run asks for a slot, waits in phase `queued` until it has one, and gives
 // it back when it ends, however it ends. Runs started without a limit skip all of this.
+import { plural } from '../../shared/plural';
 import {
   CancellationScope,
   getExternalWorkflowHandle,
@@ -43,7 +44,7 @@ export async function takeSlot(run: RunState, researchQuestion: string, plan: Pl
     () => ({ at: 'queue', researchQuestion, plan, queuedAt, granted: slot.granted }),
   );
   const waited = Math.round((Date.now() - queuedAt) / 1000);
-  if (waited >= 1) run.note(`Waited ${waited} s for a slot: tenant ${run.tenant} may research ${maxRuns} run(s) at once.`);
+  if (waited >= 1) run.note(`Waited ${waited} s for a slot: tenant ${run.tenant} may research ${plural(maxRuns, 'run')} at once.`);
 }
 
 /** Asks the tenant's queue for a slot, starting the queue when nobody runs it. */
@@ -63,7 +64,7 @@ async function askForSlot(run: RunState, slot: Slot, maxRuns: number): Promise<v
         workflowId: slot.queueId,
         args: [{ tenant: run.tenant, maxRuns, running: [], waiting: [] }],
         parentClosePolicy: ParentClosePolicy.ABANDON,
-        staticSummary: `Admission queue of tenant ${run.tenant}: ${maxRuns} run(s) at once`,
+        staticSummary: `Admission queue of tenant ${run.tenant}: ${plural(maxRuns, 'run')} at once`,
       });
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -1,6 +1,7 @@
 // After the report of a run a schedule started: what changed since the schedule's previous report
 // (new sources, sources no longer found, claims and figures that moved), computed by an activity
 // from the stored sources and findings of both runs and put at the top of the report.
+import { plural, wasWere } from '../../shared/plural';
 import { workflowInfo } from '@temporalio/workflow';
 import type { Plan, StepOutput } from '../../shared/schemas';
 import { acceptedKeys } from './report';
@@ -34,9 +35,11 @@ export async function compareWithPrevious(
     return;
   }
   run.note(
-    `What changed since ${c.since!.slice(0, 10)} (${c.previousId}): ${c.newSources} new source(s), ${c.changedClaims} changed claim(s)` +
-      `, ${c.goneSources} source(s) no longer found` +
-      (c.droppedClaims ? `; ${c.droppedClaims} change(s) the model named were left out: the stored texts do not bear them out.` : '.') +
+    `What changed since ${c.since!.slice(0, 10)} (${c.previousId}): ${plural(c.newSources, 'new source')}, ${plural(c.changedClaims, 'changed claim')}` +
+      `, ${plural(c.goneSources, 'source')} no longer found` +
+      (c.droppedClaims
+        ? `; ${plural(c.droppedClaims, 'change')} the model named ${wasWere(c.droppedClaims)} left out: the stored texts do not bear them out.`
+        : '.') +
       (c.changes?.claimsCompared === false ? ' Claims and figures were not compared: the model gave no usable comparison.' : ''),
   );
 }

@@ -41,7 +41,7 @@ export async function closeGaps(
       if (r.answered) break;
     }
     run.note(
-      `Gap reflection ${loop}: ${r.gaps.length ? summarize(r.gaps.join('; '), 300) : 'the findings leave gaps'}; added step(s) ${r.steps.map((s) => s.id).join(', ')}.`,
+      `Gap reflection ${loop}: ${r.gaps.length ? summarize(r.gaps.join('; '), 300) : 'the findings leave gaps'}; added ${r.steps.length === 1 ? 'step' : 'steps'} ${r.steps.map((s) => s.id).join(', ')}.`,
     );
     current = { ...current, steps: [...current.steps, ...r.steps] };
     run.board.extend(r.steps);

@@ -2,6 +2,7 @@
 // parallel, read the best few pages they found, and write a background brief for the planner
 // from the snippets and those pages, then the planner's first answer: all of it in one activity
 // on the model queue (researchBackground).
+import { plural } from '../../shared/plural';
 import { BACKGROUND_PAGES, withCoordinatorReading } from '../../shared/background';
 import { summarize } from '../../shared/plain';
 import type { BackgroundPhaseResult } from '../../activities/phases/background-phase';
@@ -32,7 +33,7 @@ export async function investigate(run: RunState, topic: string): Promise<Investi
   const wanted = BACKGROUND_PAGES[opts.effort ?? 'standard'];
   const r = await run.calls.llm.researchBackground.executeWithOptions(
     {
-      summary: `background: ${opts.queryCount} queries, ${wanted} page(s), then the plan`,
+      summary: `background: ${opts.queryCount} queries, ${plural(wanted, 'page')}, then the plan`,
       ...backgroundPhaseOptions(run.retry),
       startToCloseTimeout: BACKGROUND_AND_PLAN_TIMEOUT,
     },
@@ -77,7 +78,7 @@ export async function classifyThenInvestigate(run: RunState): Promise<Opening> {
   const wanted = BACKGROUND_PAGES[opts.effort ?? 'standard'];
   const r = await run.calls.llm.classifyThenBackground.executeWithOptions(
     {
-      summary: `coordinator, then background: ${opts.queryCount} queries, ${wanted} page(s), then the plan`,
+      summary: `coordinator, then background: ${opts.queryCount} queries, ${plural(wanted, 'page')}, then the plan`,
       ...backgroundPhaseOptions(run.retry),
       startToCloseTimeout: CLASSIFY_AND_BACKGROUND_TIMEOUT,
     },
@@ -119,7 +120,7 @@ function noteSearches(run: RunState, queries: number, searchErrors: string[], pr
     run.note(`Background search failed for ${searchErrors.length} of ${queries} queries: ${summarize(searchErrors[0]!, 160)}`);
   if (providerErrors.length)
     run.note(
-      `Background search: a provider failed ${providerErrors.length} time(s) while others answered: ${summarize(providerErrors[0]!, 160)}`,
+      `Background search: a provider failed ${plural(providerErrors.length, 'time')} while others answered: ${summarize(providerErrors[0]!, 160)}`,
     );
 }
 
@@ -140,7 +141,7 @@ function noteUnread(run: RunState, pages: UnreadPage[]): void {
   const unread = pages.filter((p) => p.status !== 'ok');
   if (unread.length)
     run.note(
-      `Background: ${unread.length} of ${pages.length} page(s) could not be read (${unread.map(unreadReason).join('; ')}); the brief uses the others and the snippets.`,
+      `Background: ${unread.length} of ${plural(pages.length, 'page')} could not be read (${unread.map(unreadReason).join('; ')}); the brief uses the others and the snippets.`,
     );
 }
 

@@ -1,6 +1,7 @@
 // The knowledge base in a run: the session's memory (earlier questions and reports) and the
 // collections it searches, named in the options or picked by the knowledge-base decision from
 // the tenant's collections.
+import { plural } from '../../shared/plural';
 import { isCancellation } from '@temporalio/workflow';
 import { failureMessage } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
@@ -12,7 +13,7 @@ export async function chooseKnowledge(run: RunState): Promise<void> {
     const memory = await run.calls.knowledge.loadSessionMemory.executeWithOptions({ summary: 'session memory' }, [
       { researchId: run.id, sessionId, ...(run.scheduleId ? { join: run.userQuestion } : {}) },
     ]);
-    if (memory.turns) run.note(`Follow-up in a session: the run saw ${memory.turns} earlier question(s) and their reports.`);
+    if (memory.turns) run.note(`Follow-up in a session: the run saw ${plural(memory.turns, 'earlier question')} and their reports.`);
   }
   let collectionIds = run.options.collections;
   if (collectionIds === undefined) {

@@ -4,6 +4,7 @@
 // then code puts them together, so no single completion's length cuts it. Then the claim check:
 // each cited sentence is compared with its source's stored evidence, and a
 // citation the evidence does not support is removed; the figures go into the status and report.
+import { plural } from '../../shared/plural';
 import type { CheckedReportOutput, LearnedInReport } from '../../activities/phases/report';
 import type { GapAnswer, GapInput } from '../../activities/roles/gap-reflection';
 import type { LearnInput } from '../../activities/roles/user-memory';
@@ -113,7 +114,7 @@ async function takeReport(run: RunState, prepared: PreparedReport, oneCall: Chec
   run.setReport({ title: report.title, references: report.references, removedCitations: report.removedCitations });
   if (report.removedCitations.length) {
     run.note(
-      `Removed ${report.removedCitations.length} citation(s) that pointed at no retrieved source: [${report.removedCitations.join('], [')}].`,
+      `Removed ${plural(report.removedCitations.length, 'citation')} that pointed at no retrieved source: [${report.removedCitations.join('], [')}].`,
     );
   }
   if (oneCall?.claims) applyClaims(run, oneCall.claims);

@@ -3,6 +3,7 @@
 // report is written), and changes to the steps not yet started (add, drop, edit). The validator
 // refuses what cannot be done now, with the reason; the handler applies the change, stores the
 // guidance before it answers (so the next call reads it), and tells the running steps to wrap up.
+import { plural } from '../../shared/plural';
 import { getExternalWorkflowHandle, isCancellation } from '@temporalio/workflow';
 import type { Steer, SteerAnswer } from '../../shared/messages';
 import { checkSteer } from '../../shared/updates';
@@ -100,7 +101,7 @@ async function mustRead(run: RunState, urls: string[], collections: string[]): P
     };
     steering.addPagesStep(step, fresh);
     run.board.extend([step]);
-    said.push(`to read ${fresh.length} page(s) (step ${step.id})`);
+    said.push(`to read ${plural(fresh.length, 'page')} (step ${step.id})`);
   }
   if (collections.length) {
     const known = run.knowledge?.collectionIds ?? [];
@@ -109,7 +110,7 @@ async function mustRead(run: RunState, urls: string[], collections: string[]): P
     run.useKnowledge(knowledge);
     const running = run.board.steps.filter((s) => s.status === 'running' && s.type === 'research');
     await Promise.all(running.map((s) => tell(`${run.id}/step/${s.id}`, (h) => h.signal(knowledgeSignal, { knowledge }))));
-    said.push(`to search collection(s) ${collections.join(', ')}`);
+    said.push(`to search ${collections.length === 1 ? 'collection' : 'collections'} ${collections.join(', ')}`);
   }
   run.note(`The user asked the run ${said.join(' and ')}.`);
 }

@@ -32,7 +32,7 @@ export async function supervise(run: RunState, plan: Plan, researchQuestion: str
     // The user asked to wrap up while the supervisor was deciding: no new wave starts.
     if (!decision || run.steering.wrappingUp) break;
     run.note(
-      `Supervisor after wave ${wave}: delegated step(s) ${decision.steps.map((s) => s.id).join(', ')}` +
+      `Supervisor after wave ${wave}: delegated ${decision.steps.length === 1 ? 'step' : 'steps'} ${decision.steps.map((s) => s.id).join(', ')}` +
         (decision.repairs.length ? ` (${summarize(decision.repairs.join('; '), 200)})` : '') +
         '.',
     );

@@ -4,6 +4,7 @@
 // whose budget is spent).
 // Memory is read by the activities themselves, at call time, from the owner the run passes them; a
 // run whose request or key turned memory off passes none and learns nothing.
+import { plural } from '../../shared/plural';
 import { isCancellation } from '@temporalio/workflow';
 import { failureMessage } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
@@ -43,7 +44,7 @@ export async function learnAboutUser(run: RunState, inReport?: LearnedInReport):
 
 function noteLearned(run: RunState, r: { learned: number; usage: Usage }): void {
   run.addUsage(r.usage);
-  if (r.learned) run.note(`User memory: ${r.learned} fact(s) about the user learned or confirmed (GET /v1/memory lists them).`);
+  if (r.learned) run.note(`User memory: ${plural(r.learned, 'fact')} about the user learned or confirmed (GET /v1/memory lists them).`);
 }
 
 function noteNothingLearned(run: RunState, why: string): void {
