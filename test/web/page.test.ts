@@ -176,7 +176,12 @@ describe.skipIf(!webReady)(`the web page (${webState})`, () => {
 
     const other = await signedIn(GLOBEX);
     await other.goto(`${h.base}/#/run/${encodeURIComponent(id)}`);
-    await other.getByText('No such run (or not yours).').waitFor({ timeout: 15_000 });
+    await other
+      .getByText(
+        'No such run, or not yours: a run belongs to the tenant of the key that started it, and this page uses a key of another tenant.',
+      )
+      .waitFor({ timeout: 15_000 });
+    await other.getByRole('link', { name: 'Use another key' }).waitFor();
     await other.close();
     await page.close();
   }, 120_000);

@@ -81,8 +81,8 @@ function KeyGate({ children }: { children: preact.ComponentChildren }) {
   if (state === 'checking') return <p role="status">Connecting…</p>;
   if (state === 'needed')
     return (
-      <section class="card" aria-labelledby="key-title">
-        <h2 id="key-title">API key</h2>
+      <section class="card">
+        <h2>API key</h2>
         <p>
           This server needs a key; it is kept in this browser only. On the server's machine, <code>{DEFAULT_KEY_COMMAND}</code> makes one
           for the runs started without a key (tenant default); another tenant's key shows that tenant's runs.

@@ -6,6 +6,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { ApiError, failureMessage } from '../../shared/errors';
 import { summarize } from '../../shared/plain';
 import { rewriteWorkflowId, type RewriteInput, type RewriteOptions } from '../../shared/report-versions';
+import { Usage } from '../../shared/schemas';
 import type { reportRewriteWorkflow } from '../../workflows/rewrite';
 import type { Caller } from '../auth';
 import { tenantRun, type ResearchContext } from './context';
@@ -73,6 +74,12 @@ async function startRewrite(ctx: ResearchContext, ref: Omit<RewriteInput, 'retry
   }
 }
 
+/** A run's usage: its status view's (which counts its unpriced tokens too), else the row's columns. */
+function runUsage(run: { view: unknown; usage: Usage }): Usage {
+  const fromView = Usage.safeParse((run.view as { usage?: unknown } | null)?.usage);
+  return fromView.success ? fromView.data : run.usage;
+}
+
 /** The run's report versions: its own report (version 1, with the run's usage), then its rewrites. */
 export async function reportVersions(ctx: ResearchContext, id: string, tenant: string) {
   await tenantRun(ctx, id, tenant);
@@ -86,7 +93,7 @@ export async function reportVersions(ctx: ResearchContext, id: string, tenant: s
           options: {},
           title: own.title,
           createdAt: own.createdAt,
-          ...(run ? { usage: run.usage } : {}),
+          ...(run ? { usage: runUsage(run) } : {}),
         },
       ]
     : [];
