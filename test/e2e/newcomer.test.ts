@@ -16,6 +16,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ScriptedLlmServer } from '../support/llm-server';
 import { planJson, researchRules, searchResults } from '../support/research-script';
@@ -191,8 +192,11 @@ describe.skipIf(!cli)(`the README's path on a clean clone (${cli ? 'live' : miss
     await cliRun.waitFor(/Approve plan v1 \(a\), revise it \(r\), edit a step \(e\) or cancel the run \(c\)\? /, 120_000);
     cliRun.child.stdin!.write('a\n');
     expect(await cliRun.exited(180_000)).toBe(0);
-    const cliOut = cliRun.output().replace(/\r/g, '');
-    said(run, cliOut.split('\n').slice(-6).join('\n'));
+    // Without the terminal's control sequences (npx's spinner among them).
+    const cliOut = stripVTControlCharacters(cliRun.output())
+      .replace(/\r/g, '')
+      .replace(/^[|/\\-]+(?=\S)/, '');
+    said(`${run}   (answered "a" at the plan's prompt)`, cliOut.split('\n').slice(0, 40).join('\n'));
     const cliRunId = /Research (research-[\w-]+) started\./.exec(cliOut)?.[1];
     const written = /Report written to (\S+\/report-[\w-]+\.md)/.exec(cliOut)?.[1];
     expect([cliRunId, written], cliOut).toEqual([expect.any(String), expect.stringContaining(dir)]);
