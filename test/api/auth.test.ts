@@ -29,6 +29,16 @@ describe.skipIf(!ready)(`keys and tenants (${ready ? 'live' : missingReason()})`
   });
   afterAll(async () => h?.close());
 
+  /** What a standalone API server of these tests runs on: the harness's Temporal and database. */
+  const serverBase = () => ({
+    client: h.client,
+    pool: h.pool,
+    taskQueue: h.taskQueue,
+    namespace: 'default',
+    log: createLogger('error'),
+    knowledge: h.config.knowledge,
+  });
+
   it('answers 401 without a key, with a wrong key and with a malformed header', async () => {
     const none = await request(h.app).get('/v1/research/research-x').expect(401);
     expect(none.headers['www-authenticate']).toBe('Bearer');
@@ -85,14 +95,7 @@ describe.skipIf(!ready)(`keys and tenants (${ready ? 'live' : missingReason()})`
   });
 
   it('refuses to listen on a non-loopback address without any key, and runs open on loopback', async () => {
-    const base = {
-      client: h.client,
-      pool: h.pool,
-      taskQueue: h.taskQueue,
-      namespace: 'default',
-      log: createLogger('error'),
-      knowledge: h.config.knowledge,
-    };
+    const base = serverBase();
     const rateLimits = { submits: 10, reads: 10, uploads: 10 };
     await expect(startApiServer({ ...base, api: { ...h.config.api, host: '0.0.0.0', port: 0, keys: [], rateLimits } })).rejects.toThrow(
       /without any API key.*set API_KEYS.*deep-research keys create/,
@@ -108,14 +111,7 @@ describe.skipIf(!ready)(`keys and tenants (${ready ? 'live' : missingReason()})`
   });
 
   it("keeps dev's loopback API open to tenant default's requests once keys exist; `api` then needs a key and says how to make one", async () => {
-    const base = {
-      client: h.client,
-      pool: h.pool,
-      taskQueue: h.taskQueue,
-      namespace: 'default',
-      log: createLogger('error'),
-      knowledge: h.config.knowledge,
-    };
+    const base = serverBase();
     const api = {
       ...h.config.api,
       host: '127.0.0.1',

@@ -22,7 +22,7 @@ import { ScriptedLlmServer } from '../support/llm-server';
 import { planJson, researchRules, searchResults } from '../support/research-script';
 import { FakeSearxng } from '../support/search-server';
 import { missingReason } from '../support/services';
-import { freePort, ROOT } from '../support/spawn';
+import { freePort, ROOT, watched, type Spawned } from '../support/spawn';
 
 const cli = inject('temporalCliPath');
 const QUESTION = 'How much cheaper has solar power become since 2010?';
@@ -40,31 +40,8 @@ function sh(command: string, cwd: string, env: NodeJS.ProcessEnv, timeoutMs = 12
 }
 
 /** A long-running command in its own process group, its output kept. */
-function start(command: string, cwd: string, env: NodeJS.ProcessEnv, stdin: 'pipe' | 'ignore' = 'ignore') {
-  const child = spawn('bash', ['-c', command], { cwd, env, detached: true, stdio: [stdin, 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return {
-    child,
-    output: () => out,
-    async waitFor(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
-      for (const end = Date.now() + timeoutMs; ;) {
-        const m = out.match(pattern);
-        if (m) return m;
-        if (child.exitCode !== null) throw new Error(`\`${command}\` exited (${child.exitCode}) before ${pattern}:\n${out}`);
-        if (Date.now() > end) throw new Error(`\`${command}\`: no ${pattern} within ${timeoutMs} ms:\n${out}`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    },
-    async exited(timeoutMs: number): Promise<number | null> {
-      const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), timeoutMs));
-      const r = await Promise.race([exit, timer]);
-      if (r === 'timeout') throw new Error(`\`${command}\` did not end within ${timeoutMs} ms:\n${out}`);
-      return r;
-    },
-  };
+function start(command: string, cwd: string, env: NodeJS.ProcessEnv, stdin: 'pipe' | 'ignore' = 'ignore'): Spawned {
+  return watched(spawn('bash', ['-c', command], { cwd, env, detached: true, stdio: [stdin, 'pipe', 'pipe'] }));
 }
 
 const stopGroup = (child: ChildProcess, signal: NodeJS.Signals) => {
@@ -101,7 +78,7 @@ describe.skipIf(!cli)(`the README's path on a clean clone (${cli ? 'live' : miss
   let dir = '';
   let env: NodeJS.ProcessEnv = {};
   let apiPort = 0;
-  let dev: ReturnType<typeof start> | undefined;
+  let dev: Spawned | undefined;
   const said = (what: string, out: string) => transcript.push(`$ ${what}\n${out.trimEnd()}\n`);
 
   beforeAll(async () => {

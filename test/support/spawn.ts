@@ -55,6 +55,11 @@ export function spawnCli(args: string[], env: Record<string, string>, nodeArgs: 
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return watched(child);
+}
+
+/** A child process's output collected, what it printed waited for, and its end. */
+export function watched(child: ChildProcess): Spawned {
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));

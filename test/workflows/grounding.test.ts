@@ -3,10 +3,10 @@
 // each is recorded (removedLinks, removedCitations, citationChecks) and counted in `grounding`.
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResearchResult } from '../../src/shared/schemas';
 import type { ChatRequest, Reply } from '../support/llm-server';
 import { claimsIn, researchRules } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
+import { runToReport } from '../support/run-to-report';
 import { recordHistories } from '../support/record-history';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
@@ -42,17 +42,6 @@ const strictChecker = (req: ChatRequest): Reply => {
     },
   };
 };
-
-/** A run of the scripted question, auto-approved, that ends with a report; its start's response. */
-async function runToReport(h: Harness) {
-  const res = await request(h.app)
-    .post('/v1/research')
-    .send({ question: 'How far did solar costs fall?', options: { autoAcceptPlan: true } })
-    .expect(202);
-  const result = (await h.client.workflow.getHandle(res.body.id).result()) as ResearchResult;
-  expect(result.outcome).toBe('report');
-  return res;
-}
 
 describe.skipIf(!ready)(`grounding by code (${ready ? 'live' : missingReason()})`, () => {
   let h: Harness;

@@ -5,10 +5,10 @@
 // that refuses, so that no test reaches the internet.
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResearchResult } from '../../src/shared/schemas';
 import { FakeDuckDuckGo } from '../support/duckduckgo';
 import { planJson, researchRules, searchResults } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
+import { runToReport } from '../support/run-to-report';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 
 const ready = Boolean(temporalAddress() && databaseUrl());
@@ -45,12 +45,7 @@ describe.skipIf(!ready)(`the open web by default (${ready ? 'live' : missingReas
     // The first request meets the bot check: waited out and asked again, not read as "no results".
     ddg.botCheckNext();
     h.llm.script(researchRules({}, planJson([{ id: 'a' }])));
-    const res = await request(h.app)
-      .post('/v1/research')
-      .send({ question: 'How far did solar costs fall?', options: { autoAcceptPlan: true } })
-      .expect(202);
-    const result = (await h.client.workflow.getHandle(res.body.id).result()) as ResearchResult;
-    expect(result.outcome).toBe('report');
+    const res = await runToReport(h);
     expect(ddg.requests.length).toBeGreaterThan(1);
     expect(h.search.queries).toEqual([]);
     const md = (await request(h.app).get(`/v1/research/${res.body.id}/report`).expect(200)).text;
