@@ -1,7 +1,7 @@
 // The newcomer's path, as README.md writes it, on a clean clone of this commit: `npm install`,
-// `npm start`, the first-run curl commands (read from the README itself), the plan approved as the
-// README says, the CLI's `run` with the review answered at its prompt (in a terminal: `script`
-// gives it one), and one export of each format. Any error, warning or wrong turn a newcomer would
+// `npm start`, `npm link`, the first-run curl commands (read from the README itself), the plan
+// approved as the README says, the README's `deep-research run` with the review answered at its
+// prompt (in a terminal: `script` gives it one), and one export of each format. Any error, warning or wrong turn a newcomer would
 // meet fails it: an npm error or engine warning, a line logged at WARN or ERROR (but the one that
 // says the keyless dev API is open to this machine), a Node warning, a command that fails.
 //
@@ -10,7 +10,9 @@
 // API_PORT as it would from DEEP_RESEARCH_API); the scripted model and search servers of the suite
 // (no internet here: OPENAI_BASE_URL and SEARXNG_URL as the README says, SEARCH_PROVIDERS=searxng
 // so the keyless web providers are not tried); the suite's Temporal CLI (TEMPORAL_CLI_PATH, the
-// first place the README says it is looked for); npm told to prefer its cache.
+// first place the README says it is looked for); npm told to prefer its cache, and `npm link` to
+// link into a prefix of the test's own (on the PATH as a user's prefix would be), not this
+// machine's Node.
 // The transcript goes to .data/newcomer-transcript.md.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -52,11 +54,12 @@ const stopGroup = (child: ChildProcess, signal: NodeJS.Signals) => {
   }
 };
 
-/** The shell commands of the README's section headed `heading` (continuation lines joined). */
-function readmeCommands(readme: string, heading: string): string[] {
+/** The shell commands of the README's section headed `heading`, in its `nth` sh block
+ *  (continuation lines joined). */
+function readmeCommands(readme: string, heading: string, nth = 0): string[] {
   const section = readme.split(/^## /m).find((s) => s.startsWith(heading));
   if (!section) throw new Error(`README.md has no section "${heading}"`);
-  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  const block = [...section.matchAll(/```sh\n([\s\S]*?)```/g)][nth]?.[1] ?? '';
   return block
     .replace(/\\\n\s*/g, '')
     .split('\n')
@@ -87,8 +90,10 @@ describe.skipIf(!cli)(`the README's path on a clean clone (${cli ? 'live' : miss
     llm.script(researchRules({}, planJson([{ id: 'a' }])));
     dir = mkdtempSync(path.join(os.tmpdir(), 'dr-newcomer-'));
     apiPort = await freePort();
+    const prefix = path.join(dir, '..', `${path.basename(dir)}-prefix`);
     env = {
-      PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+      PATH: `${path.join(prefix, 'bin')}:${path.dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+      npm_config_prefix: prefix,
       HOME: process.env.HOME ?? '/tmp',
       API_PORT: String(apiPort),
       TEMPORAL_PORT: String(await freePort()),
@@ -112,13 +117,14 @@ describe.skipIf(!cli)(`the README's path on a clean clone (${cli ? 'live' : miss
     await search.close();
     mkdirSync(path.join(ROOT, '.data'), { recursive: true });
     writeFileSync(path.join(ROOT, '.data', 'newcomer-transcript.md'), transcript.join('\n'));
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    if (dir) for (const d of [dir, `${dir}-prefix`]) rmSync(d, { recursive: true, force: true });
   });
 
   it('installs, starts, runs the first-run commands, reviews at the CLI prompt and exports every format, with no wrong turn', async () => {
-    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     const clone = `git clone --quiet ${ROOT} ${dir}`;
     said(clone, sh(clone, os.tmpdir(), env));
+    // The clone's README: the commands of the commit under test.
+    const readme = readFileSync(path.join(dir, 'README.md'), 'utf8');
 
     // `npm install && npm start`, the README's first command, in two parts to watch each.
     const [install, startCommand] = readmeCommands(readme, 'Quick start')[0]!.replace(/#.*$/, '').trim().split(' && ');
@@ -126,6 +132,14 @@ describe.skipIf(!cli)(`the README's path on a clean clone (${cli ? 'live' : miss
     const installed = sh(`${install} 2>&1`, dir, env, 300_000);
     said(install!, installed.split('\n').slice(-4).join('\n'));
     expect(installed).not.toMatch(/EBADENGINE|npm error|ERR!/);
+
+    // Once, for the command line on the PATH.
+    const [link] = readmeCommands(readme, 'Quick start', 1);
+    expect(link).toBe('npm link');
+    const linked = sh(`${link} 2>&1`, dir, env, 120_000);
+    said(link!, linked.trim());
+    expect(linked).not.toMatch(/npm error|ERR!|EBADENGINE/);
+    expect(sh('command -v deep-research', dir, env).trim()).toBe(path.join(`${dir}-prefix`, 'bin', 'deep-research'));
 
     dev = start(startCommand!, dir, env);
     const banner = await dev.waitFor(/deep-research is running[\s\S]*?Temporal UI\s+\S+/, 240_000);
@@ -164,7 +178,8 @@ describe.skipIf(!cli)(`the README's path on a clean clone (${cli ? 'live' : miss
     said(report, code);
 
     // The command line, as the README says, with the plan reviewed at its prompt in a terminal.
-    const run = `npx deep-research run "${QUESTION}"`;
+    const run = /\*\*the command line\*\*: `(deep-research run "[^"]+")`/.exec(readme)?.[1];
+    expect(run).toBe(`deep-research run "${QUESTION}"`);
     const cliRun = start(`script -qefc '${run}' /dev/null`, dir, env, 'pipe');
     await cliRun.waitFor(/Approve plan v1 \(a\), revise it \(r\), edit a step \(e\) or cancel the run \(c\)\? /, 120_000);
     cliRun.child.stdin!.write('a\n');
