@@ -78,7 +78,7 @@ describe.skipIf(!ready)(`webSearch activity (${ready ? 'live' : missingReason()}
     expect(r.route).toEqual({ topic: 'general', decidedBy: 'rules' });
     // The agency's page once (https), then the preferred news site; the 2015 result and the avoided farm are gone.
     expect(r.results.map((x) => x.url)).toEqual(['https://agency.example/battery', 'https://news.example/wind']);
-    expect(r.notes).toEqual([expect.stringMatching(/1 result\(s\) published outside the run's time range \(since 2025-01-01\)/)]);
+    expect(r.notes).toEqual([expect.stringMatching(/1 result published outside the run's time range \(since 2025-01-01\) was dropped/)]);
     const stored = await store.getSources(id);
     expect(stored.map((s) => s.content)).toEqual([
       '(publication date unknown) Battery pack prices fell to 139 USD/kWh.',

@@ -58,8 +58,8 @@ function servedRoutes(): string[] {
   return out;
 }
 
-/** Served and rightly not in the document: the web page, the metrics, the document itself. */
-const NOT_API = ['GET /', 'GET /app.js', 'GET /app.css', 'GET /metrics', 'GET /v1/openapi.json', 'GET /docs'];
+/** Served and rightly not in the document: the web page (and its icon), the metrics, the document itself. */
+const NOT_API = ['GET /', 'GET /app.js', 'GET /app.css', 'GET /favicon.svg', 'GET /metrics', 'GET /v1/openapi.json', 'GET /docs'];
 
 describe('OpenAPI', () => {
   it('serves a valid OpenAPI 3.1 document without a key', async () => {

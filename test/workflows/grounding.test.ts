@@ -92,7 +92,7 @@ describe.skipIf(!ready)(`grounding by code (${ready ? 'live' : missingReason()})
       unchecked: 0,
       linksRemoved: 2,
     });
-    expect(report.markdown).toMatch(/The claim check removed 2 citation\(s\) whose source did not support the sentence\./);
+    expect(report.markdown).toMatch(/The claim check removed 2 citations whose source did not support the sentence\./);
 
     // The checker saw the source's stored evidence, not the report's words about it.
     const checks = h.llm.requests.filter((r) => r.rule === 'verify');
