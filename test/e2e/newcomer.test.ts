@@ -63,7 +63,7 @@ function readmeCommands(readme: string, heading: string, nth = 0): string[] {
   return block
     .replace(/\\\n\s*/g, '')
     .split('\n')
-    .map((l) => l.trim())
+    .map((l) => l.replace(/\s+#.*$/, '').trim())
     .filter((l) => l && !l.startsWith('#'));
 }
 
@@ -127,7 +127,7 @@ describe.skipIf(!cli)(`the README's path on a clean clone (${cli ? 'live' : miss
     const readme = readFileSync(path.join(dir, 'README.md'), 'utf8');
 
     // `npm install && npm start`, the README's first command, in two parts to watch each.
-    const [install, startCommand] = readmeCommands(readme, 'Quick start')[0]!.replace(/#.*$/, '').trim().split(' && ');
+    const [install, startCommand] = readmeCommands(readme, 'Quick start')[0]!.split(' && ');
     expect([install, startCommand]).toEqual(['npm install', 'npm start']);
     const installed = sh(`${install} 2>&1`, dir, env, 300_000);
     said(install!, installed.split('\n').slice(-4).join('\n'));
