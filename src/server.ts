@@ -50,7 +50,8 @@ export interface ApiServerDeps {
   /** SEARCH_PROVIDERS: what runs and tenants may choose from (absent: not checked, no preference routes). */
   searchProviders?: string[];
   /** `dev`'s API: on loopback, a request without a key acts for tenant `default` even once keys
-   *  exist, so creating a key (for an OpenAI client, say) never locks out the runs made before it. */
+   *  were made with `keys create`, so creating one (for an OpenAI client, say) never locks out the
+   *  runs made before it. Not with API_KEYS: the operator asked for keys. */
   localOpen?: boolean;
 }
 
@@ -64,7 +65,8 @@ export interface ApiServer {
 }
 
 /** Whether a request without a key is let in (as tenant default): only on loopback, when no key
- *  exists anywhere or on dev's API (localOpen). No key on another address refuses to start. */
+ *  exists anywhere, or on dev's API (localOpen) without API_KEYS. No key on another address
+ *  refuses to start. */
 async function openness(deps: ApiServerDeps, store: ReturnType<typeof createStore>): Promise<{ open: boolean; keyless: boolean }> {
   const { host, keys } = deps.api;
   const keyless = keys.length === 0 && (await store.apiKeys.countLive()) === 0;
@@ -74,7 +76,9 @@ async function openness(deps: ApiServerDeps, store: ReturnType<typeof createStor
         'or create a key with `deep-research keys create --tenant <name>`, or listen on 127.0.0.1',
     );
   }
-  return { open: isLoopback(host) && (keyless || Boolean(deps.localOpen)), keyless };
+  // dev stays open once keys were made with `keys create`; API_KEYS set by the operator is a
+  // choice to need a key, and the 401 then says how to get one.
+  return { open: isLoopback(host) && (keyless || (Boolean(deps.localOpen) && keys.length === 0)), keyless };
 }
 
 export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {

@@ -110,23 +110,21 @@ describe.skipIf(!ready)(`keys and tenants (${ready ? 'live' : missingReason()})`
     }
   });
 
-  it("keeps dev's loopback API open to tenant default's requests once keys exist; `api` then needs a key and says how to make one", async () => {
+  it("keeps dev's loopback API open to tenant default's requests once keys are made; `api`, and dev with API_KEYS, then need a key and say how to make one", async () => {
     const base = serverBase();
-    const api = {
-      ...h.config.api,
-      host: '127.0.0.1',
-      port: 0,
-      keys: [{ key: ACME, tenant: 'acme' }],
-      rateLimits: { submits: 10, reads: 10, uploads: 10 },
-    };
+    // A key made with `keys create` (for an OpenAI client, say).
+    const { id: keyId, key: made } = generateKey();
+    await createStore(h.pool).apiKeys.create({ id: keyId, tenant: 'acme', keyHash: hashKey(made), name: 'client' });
+    const api = { ...h.config.api, host: '127.0.0.1', port: 0, keys: [], rateLimits: { submits: 10, reads: 10, uploads: 10 } };
     const dev = await startApiServer({ ...base, api, localOpen: true });
     const plain = await startApiServer({ ...base, api });
+    const devWithEnvKeys = await startApiServer({ ...base, api: { ...api, keys: [{ key: ACME, tenant: 'acme' }] }, localOpen: true });
     try {
-      expect([dev.open, plain.open]).toEqual([true, false]);
+      expect([dev.open, plain.open, devWithEnvKeys.open]).toEqual([true, false, false]);
       // dev: no key is tenant default (the runs made before any key), a key is its tenant.
       const keyless = (await (await fetch(`${dev.url}/v1/keys/self`)).json()) as { tenant: string };
       expect(keyless.tenant).toBe('default');
-      const keyed = (await (await fetch(`${dev.url}/v1/keys/self`, { headers: { authorization: bearer(ACME) } })).json()) as {
+      const keyed = (await (await fetch(`${dev.url}/v1/keys/self`, { headers: { authorization: bearer(made) } })).json()) as {
         tenant: string;
       };
       expect(keyed.tenant).toBe('acme');
@@ -135,15 +133,20 @@ describe.skipIf(!ready)(`keys and tenants (${ready ? 'live' : missingReason()})`
       expect(((await unknown.json()) as { error: { message: string } }).error.message).toMatch(
         /not known or was revoked: `deep-research keys list` shows the live ones, `deep-research keys create --tenant <tenant>` makes one/,
       );
-      // api: a key is needed, and the refusal says how to make one for tenant default's runs.
-      const refused = await fetch(`${plain.url}/v1/keys/self`);
-      expect(refused.status).toBe(401);
-      expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(
-        /this API needs a key: send Authorization: Bearer <key>\. Make one on the server with `npx deep-research keys create --tenant default` \(runs started without a key belong to tenant default\)/,
-      );
+      // api, and dev with API_KEYS: a key is needed, and the refusal says how to make one for
+      // tenant default's runs.
+      for (const closed of [plain, devWithEnvKeys]) {
+        const refused = await fetch(`${closed.url}/v1/keys/self`);
+        expect(refused.status).toBe(401);
+        expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(
+          /this API needs a key: send Authorization: Bearer <key>\. Make one on the server with `npx deep-research keys create --tenant default` \(runs started without a key belong to tenant default\)/,
+        );
+      }
     } finally {
       await dev.close();
       await plain.close();
+      await devWithEnvKeys.close();
+      await createStore(h.pool).apiKeys.revoke(keyId);
     }
   });
 
