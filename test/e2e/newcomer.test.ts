@@ -9,7 +9,9 @@
 // suite runs beside it; the README's commands are rewritten to the port, and the CLI reads it from
 // API_PORT as it would from DEEP_RESEARCH_API); the scripted model and search servers of the suite
 // (no internet here: OPENAI_BASE_URL and SEARXNG_URL as the README says, SEARCH_PROVIDERS=searxng
-// so the keyless web providers are not tried); the suite's Temporal CLI (TEMPORAL_CLI_PATH, the
+// so the keyless web providers are not tried; its hits point at fixture.invalid, so each page read
+// ends "host not found", a line of the double's making, not a newcomer's wrong turn: the crawler's
+// own tests read real pages); the suite's Temporal CLI (TEMPORAL_CLI_PATH, the
 // first place the README says it is looked for); npm told to prefer its cache, and `npm link` to
 // link into a prefix of the test's own (on the PATH as a user's prefix would be), not this
 // machine's Node.
