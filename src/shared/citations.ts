@@ -25,9 +25,10 @@ export function keepKnownSourceIds(text: string, known: Set<string>): { text: st
 
 /** Rewrites [S…] ids to the report's reference numbers [n]. */
 export function sourceIdsToNumbers(text: string, numberOf: Map<string, number>): string {
-  return text.replace(/\[((?:\s*S[0-9a-f]{8}\s*,?)+)\]/g, (_m, inner: string) => {
+  return text.replace(/([ \t]*)\[((?:\s*S[0-9a-f]{8}\s*,?)+)\]/g, (_m, space: string, inner: string) => {
     const nums = (inner.match(SOURCE_ID) ?? []).map((id) => numberOf.get(id)).filter((n): n is number => n !== undefined);
-    return nums.length ? nums.map((n) => `[${n}]`).join('') : '';
+    // A citation of nothing numbered goes with the space before it.
+    return nums.length ? `${space}${nums.map((n) => `[${n}]`).join('')}` : '';
   });
 }
 
@@ -42,6 +43,9 @@ export interface CitableSource {
   n: number;
   sourceId: string;
   url: string;
+  /** All the run has of it is a search engine's snippet: the page was not read, so a text may not
+   *  cite it. Its citations are known (not made up) and removed, counted as `uncited`. */
+  snippet?: boolean | undefined;
 }
 
 export interface GroundedCitations {
@@ -51,6 +55,8 @@ export interface GroundedCitations {
   marks: number;
   /** Marks that named no known source (an unknown number, id or footnote): removed. */
   unresolved: number;
+  /** Marks that named a source whose page the run did not read (a snippet): removed. */
+  uncited: number;
   removedNumbers: number[];
   removedIds: string[];
   removedLinks: RemovedLink[];
@@ -128,6 +134,7 @@ class Grounding {
   private readonly removedLinks: RemovedLink[] = [];
   private marks = 0;
   private unresolved = 0;
+  private uncited = 0;
 
   constructor(
     sources: CitableSource[],
@@ -244,7 +251,9 @@ class Grounding {
 
   private cite(s: CitableSource): string {
     this.marks++;
-    return `${CITE}${s.n}${CITE}`;
+    if (!s.snippet) return `${CITE}${s.n}${CITE}`;
+    this.uncited++;
+    return GONE;
   }
 
   /** A citation of nothing known: a number, an id, or (null) a footnote that names no source. */
@@ -266,6 +275,7 @@ class Grounding {
       markdown: text.replace(new RegExp(`${HELD}(\\d+)${HELD}`, 'g'), (_m, k: string) => this.held[Number(k)]!),
       marks: this.marks,
       unresolved: this.unresolved,
+      uncited: this.uncited,
       removedNumbers: [...this.removedNumbers].sort((a, b) => a - b),
       removedIds: [...this.removedIds],
       removedLinks: this.removedLinks,

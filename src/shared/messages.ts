@@ -114,8 +114,11 @@ export type PlanView = z.infer<typeof PlanView>;
 
 /** What code found when it checked a report's citations and links (report JSON, status, eval). */
 export const Grounding = z.object({
-  /** [n] markers the draft had, valid or not. */
+  /** [n] markers the draft had, valid or not, but those of snippets (`snippetCitations`). */
   citations: z.number().int(),
+  /** Citations of sources the run has only a search engine's snippet of (their pages were not
+   *  read): removed, as a report cites only what the run read. */
+  snippetCitations: z.number().int().optional(),
   /** Markers whose number named no retrieved source: removed. */
   unresolved: z.number().int(),
   /** Sentence–source pairs the verifier compared with the source's stored evidence. */

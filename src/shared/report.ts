@@ -5,7 +5,7 @@
 import { plural } from './plural';
 import { groundCitations, renumberCitations, sourceIdsToNumbers, type GroundedCitations, type RemovedLink } from './citations';
 import { reportMarkdown, sectionsOf, type Reference, type ReportDoc, type ReportNote } from './report-doc';
-import { isSnippetOnly, SNIPPET_LABEL } from './source-kinds';
+import { isSnippetOnly } from './source-kinds';
 
 export type { RemovedLink } from './citations';
 export { Reference } from './report-doc';
@@ -48,15 +48,24 @@ export function numberReferences(
     });
 }
 
-/** The reporter's inputs: findings citing [n], and the reference list those numbers point at. */
+/** The references a report may cite: those whose text the run read (a page, a document, an
+ *  abstract), not those it has only a search engine's snippet of. */
+export function citable(refs: Reference[]): Reference[] {
+  return refs.filter((r) => !r.snippet);
+}
+
+/** The reporter's inputs: findings citing [n], and the reference list those numbers point at. Only
+ *  the citable references are numbered for it: a finding's citation of a snippet is left out, and
+ *  the report lists that source under "Also consulted" (grounding removes any citation of it). */
 export function reporterInputs(findings: Finding[], refs: Reference[]): { findings: string; references: string } {
-  const numberOf = new Map(refs.map((r) => [r.sourceId, r.n]));
+  const numbered = citable(refs);
+  const numberOf = new Map(numbered.map((r) => [r.sourceId, r.n]));
   return {
     findings:
       findings
         .map((f) => `<finding key="${f.key}">\n${sourceIdsToNumbers(f.content, numberOf).slice(0, FINDING_CHARS)}\n</finding>`)
         .join('\n') || '(no findings)',
-    references: refs.map((r) => `[${r.n}] ${r.title} — ${r.url}${r.snippet ? ` (${SNIPPET_LABEL})` : ''}`).join('\n') || '(no sources)',
+    references: numbered.map((r) => `[${r.n}] ${r.title} — ${r.url}`).join('\n') || '(no sources)',
   };
 }
 
@@ -156,6 +165,8 @@ export interface AssembledReport {
   marks: number;
   /** Of those, the ones that named nothing known: removed. */
   unresolved: number;
+  /** Of those, the ones that named a source the run has only a search snippet of: removed. */
+  uncited: number;
 }
 
 /**
@@ -186,11 +197,12 @@ export function assembleReport(args: {
   const charts = [...artifactIdsOf(args.findings)].filter((id) => id.toLowerCase().endsWith('.png') && !body.includes(path(id)));
 
   // Notes and the title are model text too: their citations become the body's numbers, or go.
-  const extra = { marks: 0, unresolved: 0, links: [] as RemovedLink[], ids: [] as string[] };
+  const extra = { marks: 0, unresolved: 0, uncited: 0, links: [] as RemovedLink[], ids: [] as string[] };
   const plain = (text: string, keepCitations: boolean) => {
     const n = groundCitations(text, args.refs);
     extra.marks += n.marks;
     extra.unresolved += n.unresolved;
+    extra.uncited += n.uncited;
     extra.links.push(...n.removedLinks);
     extra.ids.push(...n.removedIds);
     return n.markdown
@@ -213,6 +225,13 @@ export function assembleReport(args: {
   if (links.length) grounding(`Removed ${plural(links.length, 'link')} to addresses this run never retrieved.`);
   // The made-up ids themselves are not repeated: they would be made-up text in the report.
   if (ids.length) grounding(`Removed the citations of ${plural(ids.length, 'source id')} naming no source of this run.`);
+  const snippets = args.refs.filter((r) => r.snippet).length;
+  if (snippets) {
+    const them = snippets === 1 ? 'it' : 'them';
+    grounding(
+      `The run has only a search result snippet of ${plural(snippets, 'source')} the findings drew on (${snippets === 1 ? 'its page was' : 'their pages were'} not read): the report does not cite ${them}, and "Also consulted" lists ${them}, labelled.`,
+    );
+  }
   if (references.length && !cited.length) {
     grounding(
       `The report cites none of the ${plural(references.length, 'source')} the research retrieved; they are listed under "Also consulted".`,
@@ -236,6 +255,7 @@ export function assembleReport(args: {
     removedLinks: links,
     marks: g.marks + extra.marks,
     unresolved: g.unresolved + extra.unresolved,
+    uncited: g.uncited + extra.uncited,
   };
 }
 
@@ -246,6 +266,7 @@ function merge(first: GroundedCitations | undefined, second: GroundedCitations):
     markdown: second.markdown,
     marks: first.marks + second.unresolved,
     unresolved: first.unresolved + second.unresolved,
+    uncited: first.uncited + second.uncited,
     removedNumbers: [...new Set([...first.removedNumbers, ...second.removedNumbers])].sort((a, b) => a - b),
     removedIds: [...new Set([...first.removedIds, ...second.removedIds])],
     removedLinks: [...first.removedLinks, ...second.removedLinks],
@@ -286,7 +307,7 @@ export function reportProblem(args: {
   if (chars < least) {
     return `it has ${chars} characters of text, too short for findings of ${args.findingsChars} characters (at least ${least} expected)`;
   }
-  if (args.references > 0 && args.draft.marks - args.draft.unresolved === 0) {
+  if (args.references > 0 && args.draft.marks - args.draft.unresolved - args.draft.uncited === 0) {
     return `it cites none of the ${args.references} numbered references, although the findings cite them`;
   }
   const repeated = repeatedLine(args.draft.markdown);

@@ -122,9 +122,9 @@ export function takeSummarySection(draft: string): { draft: string; section?: st
  * list's items) that cites a known reference, then cited sentences of the text, up to three; with
  * no citation anywhere, the text's first sentences. Bounded like a model's summary.
  */
-export function summaryFromDraft(grounded: string, references: number): string {
-  const known = (s: string) =>
-    [...s.replace(/`[^`\n]*`/g, '').matchAll(/\[(\d+)\]/g)].some((m) => Number(m[1]) >= 1 && Number(m[1]) <= references);
+export function summaryFromDraft(grounded: string): string {
+  // Grounding left only the numbers of citable references.
+  const known = (s: string) => /\[\d+\]/.test(s.replace(/`[^`\n]*`/g, ''));
   const blocks = grounded
     .replace(/```[\s\S]*?```/g, '')
     .split('\n')
@@ -181,7 +181,7 @@ export interface SummarizedDraft {
  * Puts the executive summary at the top of a draft: the model's (its `summary` field, or a summary
  * section it wrote into the draft) when it is usable, else one code builds from the draft's cited
  * key points. `ground` grounds a text the way the draft is grounded (citations to [n], links checked);
- * `references`: how many numbers the reporter was shown.
+ * `references`: how many references the reporter was shown (the citable ones).
  */
 export function withSummary(args: {
   draft: string;
@@ -193,8 +193,9 @@ export function withSummary(args: {
   const taken = takeSummarySection(args.draft);
   const candidate = plainText(args.summary?.trim() || taken.section || '');
   const grounded = candidate ? args.ground(candidate) : undefined;
-  const problem = summaryProblem(grounded?.markdown, grounded ? grounded.marks - grounded.unresolved : 0, args.references);
-  const summary = problem ? summaryFromDraft(args.ground(taken.draft).markdown, args.references) : grounded!.markdown.trim();
+  const cited = grounded ? grounded.marks - grounded.unresolved - grounded.uncited : 0;
+  const problem = summaryProblem(grounded?.markdown, cited, args.references);
+  const summary = problem ? summaryFromDraft(args.ground(taken.draft).markdown) : grounded!.markdown.trim();
   const top = summary ? `## ${summaryHeading(args.locale)}\n\n${summary}\n\n` : '';
   return { draft: `${top}${taken.draft}`, summary, ...(problem ? { problem } : {}) };
 }

@@ -11,6 +11,7 @@ import { createLlm } from '../../src/activities/llm/call';
 import { createLlmClient } from '../../src/activities/llm/client';
 import { createPageExtractor } from '../../src/activities/roles/extractor';
 import { createStore } from '../../src/activities/store';
+import { sourceIdFor } from '../../src/activities/search/sources';
 import { createPool } from '../../src/infra/postgres';
 import { FixtureSite } from '../support/fixture-site';
 import { makeDocxBomb } from '../support/hostile-files';
@@ -122,6 +123,26 @@ describe.skipIf(!ready)(`crawl activity (${ready ? 'live' : missingReason()})`, 
     const { rows } = await pool.query('SELECT content FROM sources WHERE research_id = $1 AND source_id = $2', [researchId, r.sourceId]);
     expect(rows[0].content).not.toContain('does not contain');
     expect(rows[0].content).toContain('- Velmar has a tensile strength of 610 MPa after ageing, and a density of 2.71 g/cm3.');
+  });
+
+  it('counts a search hit that redirected to a page the run read as read (the report may cite it); a hit never read stays a snippet', async () => {
+    site.route('/moved/solar', (_req, res) => void res.writeHead(301, { location: '/articles/solar-costs.html' }).end());
+    const hit = `${site.url}/moved/solar`;
+    const unread = `${site.url}/never/read`;
+    await createStore(pool).saveSources(researchId, [
+      { sourceId: sourceIdFor(hit), url: hit, title: 'Moved', content: 'A search snippet.', provider: 'searxng' },
+      { sourceId: sourceIdFor(unread), url: unread, title: 'Unread', content: 'Another snippet.', provider: 'searxng' },
+    ]);
+    const r = await run(hit);
+    expect(r).toMatchObject({ status: 'ok', sourceId: sourceIdFor(`${site.url}/articles/solar-costs.html`) });
+    const { rows } = await pool.query(
+      'SELECT source_id, url, provider, content FROM sources WHERE research_id = $1 AND source_id = ANY($2)',
+      [researchId, [sourceIdFor(hit), sourceIdFor(unread)]],
+    );
+    const byId = new Map(rows.map((row) => [row.source_id, row]));
+    expect(byId.get(sourceIdFor(hit))).toMatchObject({ url: hit, provider: 'crawl' });
+    expect(byId.get(sourceIdFor(hit)).content).toMatch(/The page states 0\.049 US dollars per kilowatt-hour\./);
+    expect(byId.get(sourceIdFor(unread))).toMatchObject({ provider: 'searxng', content: 'Another snippet.' });
   });
 
   it('reads the text of a PDF', async () => {

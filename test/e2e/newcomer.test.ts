@@ -9,9 +9,8 @@
 // suite runs beside it; the README's commands are rewritten to the port, and the CLI reads it from
 // API_PORT as it would from DEEP_RESEARCH_API); the scripted model and search servers of the suite
 // (no internet here: OPENAI_BASE_URL and SEARXNG_URL as the README says, SEARCH_PROVIDERS=searxng
-// so the keyless web providers are not tried; its hits point at fixture.invalid, so each page read
-// ends "host not found", a line of the double's making, not a newcomer's wrong turn: the crawler's
-// own tests read real pages); the suite's Temporal CLI (TEMPORAL_CLI_PATH, the
+// so the keyless web providers are not tried; its hits are pages of the suite's fixture site, on
+// loopback, which CRAWL_ALLOW_HOSTS lets the crawler read); the suite's Temporal CLI (TEMPORAL_CLI_PATH, the
 // first place the README says it is looked for); npm told to prefer its cache, and `npm link` to
 // link into a prefix of the test's own (on the PATH as a user's prefix would be), not this
 // machine's Node.
@@ -24,6 +23,7 @@ import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ScriptedLlmServer } from '../support/llm-server';
 import { planJson, researchRules, searchResults } from '../support/research-script';
+import { FixtureSite } from '../support/fixture-site';
 import { FakeSearxng } from '../support/search-server';
 import { missingReason } from '../support/services';
 import { freePort, ROOT, watched, type Spawned } from '../support/spawn';
@@ -78,7 +78,8 @@ const wrongTurns = (output: string) =>
 
 describe.skipIf(!cli)(`the README's path on a clean clone (${cli ? 'live' : missingReason()})`, () => {
   const llm = new ScriptedLlmServer();
-  const search = new FakeSearxng({}, searchResults('http://fixture.invalid'));
+  const site = new FixtureSite();
+  let search: FakeSearxng | undefined;
   const transcript: string[] = [];
   let dir = '';
   let env: NodeJS.ProcessEnv = {};
@@ -88,7 +89,8 @@ describe.skipIf(!cli)(`the README's path on a clean clone (${cli ? 'live' : miss
 
   beforeAll(async () => {
     await llm.start();
-    await search.start();
+    await site.start();
+    search = await new FakeSearxng({}, searchResults(site.url)).start();
     llm.script(researchRules({}, planJson([{ id: 'a' }])));
     dir = mkdtempSync(path.join(os.tmpdir(), 'dr-newcomer-'));
     apiPort = await freePort();
@@ -106,6 +108,7 @@ describe.skipIf(!cli)(`the README's path on a clean clone (${cli ? 'live' : miss
       OPENAI_API_KEY: 'sk-newcomer',
       SEARXNG_URL: search.url,
       SEARCH_PROVIDERS: 'searxng',
+      CRAWL_ALLOW_HOSTS: new URL(site.url).host,
       npm_config_prefer_offline: 'true',
       npm_config_audit: 'false',
       npm_config_fund: 'false',
@@ -116,7 +119,8 @@ describe.skipIf(!cli)(`the README's path on a clean clone (${cli ? 'live' : miss
   afterAll(async () => {
     if (dev && dev.child.exitCode === null) stopGroup(dev.child, 'SIGKILL');
     await llm.close();
-    await search.close();
+    await search?.close();
+    await site.close();
     mkdirSync(path.join(ROOT, '.data'), { recursive: true });
     writeFileSync(path.join(ROOT, '.data', 'newcomer-transcript.md'), transcript.join('\n'));
     if (dir) for (const d of [dir, `${dir}-prefix`]) rmSync(d, { recursive: true, force: true });
@@ -213,6 +217,13 @@ describe.skipIf(!cli)(`the README's path on a clean clone (${cli ? 'live' : miss
       expect(got, format).toMatch(/^200 /);
       expect(readFileSync(file).subarray(0, 32).toString('latin1'), format).toMatch(start);
     }
+    // The report cites pages the run read (the fixture site's), none it has only a snippet of.
+    const exported = JSON.parse(readFileSync(path.join(dir, 'export.json'), 'utf8')) as {
+      references: { url: string; cited?: boolean; snippet?: boolean }[];
+    };
+    const cited = exported.references.filter((r) => r.cited);
+    expect(cited.length, JSON.stringify(exported.references)).toBeGreaterThan(0);
+    for (const r of cited) expect([r.url.startsWith(site.url), r.snippet]).toEqual([true, undefined]);
 
     // Ctrl-C stops everything in order.
     stopGroup(dev.child, 'SIGINT');

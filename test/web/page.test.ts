@@ -121,9 +121,10 @@ describe.skipIf(!webReady)(`the web page (${webState})`, () => {
     for (let i = 1; i < texts.length; i++) expect(texts[i]!.length).toBeGreaterThan(texts[i - 1]!.length);
     expect(drafts[0]).toMatch(/^Draft, as the model writes it\. Citations are checked/);
     expect(await page.locator('article.draft').count()).toBe(0);
-    // The claim check's figures: the scripted checker supports every claim.
+    // The claim check's figures: the scripted checker supports every claim. The scripted draft also
+    // cites a search result the run never read: that citation is removed and counted on its own.
     expect(await page.locator('.grounding summary').textContent()).toMatch(
-      /(\d+) of \1 citations checked against their sources: \1 supported, 0 flagged, 0 removed/,
+      /(\d+) of \1 citations checked against their sources: \1 supported, 0 flagged, 0 removed; 0 made-up links removed; 1 citation of a search snippet removed \(the page was not read\)$/,
     );
 
     const cite = page.getByRole('button', { name: 'Source 1' }).first();

@@ -174,6 +174,7 @@ function Grounding({ report }: { report: ReportJson }) {
       <summary>
         {g.checked} of {g.citations} citations checked against their sources: {g.supported} supported, {g.flagged} flagged,{' '}
         {g.removed + g.unresolved} removed; {plural(g.linksRemoved, 'made-up link')} removed
+        {g.snippetCitations ? `; ${plural(g.snippetCitations, 'citation')} of a search snippet removed (the page was not read)` : ''}
       </summary>
       {changes.length ? (
         <ul>

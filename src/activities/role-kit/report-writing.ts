@@ -2,7 +2,7 @@
 // rewrites): the inputs and outputs of a report call, the blocks every writing prompt holds, the
 // sources and notes a report is written from, and how a draft is saved. Code, not a model call.
 import { ApplicationFailure } from '@temporalio/activity';
-import { assembleReport, citationOrder, groundDraft, numberReferences, type Finding, type Reference } from '../../shared/report';
+import { assembleReport, citable, citationOrder, groundDraft, numberReferences, type Finding, type Reference } from '../../shared/report';
 import type { ReportNote } from '../../shared/report-doc';
 import { bannedDomainOf } from '../../shared/domains';
 import { ErrorType } from '../../shared/errors';
@@ -154,7 +154,13 @@ export async function saveDraft(
   given: { summary?: string | null | undefined; byCode?: boolean; length?: ReportLength } = {},
 ) {
   const ground = (text: string) => groundDraft({ researchId: input.researchId, draft: text, ...sources });
-  const top = withSummary({ draft: written, summary: given.summary, locale: input.locale, references: sources.refs.length, ground });
+  const top = withSummary({
+    draft: written,
+    summary: given.summary,
+    locale: input.locale,
+    references: citable(sources.refs).length,
+    ground,
+  });
   if (top.problem && !given.byCode) {
     const what = `the executive summary was taken from the report's cited key points, because the model ${top.problem}`;
     await noteCorrection(store, input.researchId, 'reporter', versionedKey('summary', input.version), what);

@@ -320,8 +320,10 @@ async function publish(
   const published = new Map(report.references.map((r) => [r.sourceId, r.n]));
   for (const r of records) r.n = published.get(r.sourceId) ?? r.n;
   const grounding: Grounding = {
-    citations: report.marks,
+    // The citations of pages the run read; those of snippets are counted on their own.
+    citations: report.marks - report.uncited,
     unresolved: report.unresolved,
+    ...(report.uncited ? { snippetCitations: report.uncited } : {}),
     checked: supported + records.length,
     supported,
     flagged,

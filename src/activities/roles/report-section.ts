@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { ApplicationFailure } from '@temporalio/activity';
 import { ErrorType } from '../../shared/errors';
-import { findingsChars, findingText, groundDraft, reporterInputs, reportProblem, type Finding } from '../../shared/report';
+import { citable, findingsChars, findingText, groundDraft, reporterInputs, reportProblem, type Finding } from '../../shared/report';
 import { type Usage } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
@@ -127,7 +127,7 @@ async function writeSection(deps: SectionDeps, input: SectionInput): Promise<{ c
     const problem = reportProblem({
       draft: groundDraft({ researchId: input.researchId, draft: markdown, findings: own, refs }),
       findingsChars: findingsChars(own),
-      references: refs.length,
+      references: citable(refs).length,
       length: 'section',
     });
     if (problem) {

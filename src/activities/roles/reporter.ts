@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import {
   findingsChars,
+  citable,
   groundDraft,
   reportFromFindings,
   reporterInputs,
@@ -185,7 +186,7 @@ async function askReport(
   const problem = reportProblem({
     draft: groundDraft({ researchId: input.researchId, draft: markdown, ...sources }),
     findingsChars: findingsChars(sources.findings),
-    references: sources.refs.length,
+    references: citable(sources.refs).length,
     length,
   });
   return { ...r.output, markdown, cut, echoed, problem };

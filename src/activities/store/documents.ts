@@ -4,6 +4,7 @@ import type pg from 'pg';
 import type { Grounding } from '../../shared/messages';
 import type { CitationCheckRecord, Reference, RemovedLink } from '../../shared/report';
 import { legacyDoc, type ReportDoc } from '../../shared/report-doc';
+import { SNIPPET_PROVIDERS } from '../../shared/source-kinds';
 import type { ReportLength } from '../../shared/schemas';
 
 export interface StoredSource {
@@ -118,6 +119,14 @@ function sourcesTable(pool: pg.Pool) {
           rows.map((r) => r.provider),
           rows.map((r) => r.published ?? null),
         ],
+      );
+    },
+    /** A search hit's source read after all (its address redirected to a page the run read): it
+     *  takes the reading's text and counts as read. Other sources are left as they are. */
+    async markSnippetRead(researchId: string, sourceId: string, content: string): Promise<void> {
+      await pool.query(
+        `UPDATE sources SET provider = 'crawl', content = $3 WHERE research_id = $1 AND source_id = $2 AND provider = ANY($4)`,
+        [researchId, sourceId, content, [...SNIPPET_PROVIDERS]],
       );
     },
     /** The publication date a read page states, on its source. */
