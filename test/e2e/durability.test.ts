@@ -144,7 +144,10 @@ describe.skipIf(!ready)(`durability (${ready ? 'live' : missingReason()})`, () =
     expect(llm.requests.filter((r) => r.rule === 'reporter').map((r) => Boolean(r.aborted))).toEqual([true, false]);
     const stored = (await pool.query<{ markdown: string }>('SELECT markdown FROM reports WHERE research_id = $1', [id])).rows[0]!.markdown;
     expect(stored).toContain('A killed worker costs a heartbeat timeout');
-    expect(stored).toMatch(/## References\n\n1\. \[/);
+    // The search double's hits are at fixture.invalid: no page was read, so the report cites none of
+    // them and lists them as the snippets they are (the assembled report, not a fallback).
+    expect(stored).toMatch(/## Also consulted\n\n- \[[^\n]+\(search result snippet; the page was not read\)\n/);
+    expect(stored).not.toMatch(/\[\d+\]/);
     expect(stored).not.toMatch(/\bS[0-9a-f]{8}\b/);
 
     // The last worker's /metrics: its own counters and the Temporal SDK's.
