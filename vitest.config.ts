@@ -15,7 +15,7 @@ export default defineConfig({
     // Three files at a time on two cores: about 1.4 s of each file is its fork's start and its
     // modules' loading, mostly waiting on the main process, and a third file fills that wait. The
     // API and workflow files (57, 334 tests) took 263-266 s with two and 199-201 s with three on a
-    // quiet machine here, alternated; more than that would crowd the shared dev server and PostgreSQL.
+    // quiet machine here, alternated (four was not tried: the shared dev server and PostgreSQL serve them all).
     poolOptions: { forks: { maxForks: 3, minForks: 1 } },
     reporters: ['default'],
     projects: [
