@@ -294,8 +294,7 @@ async function extractForGoal(deps: CrawlDeps, input: CrawlInput, page: StoredPa
     const read = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     if (!read.length) return quoteOpening(deps, input, page, cached, failed[0]);
     const reading = withFigures(joinReadings(read.map((r) => r.output)), parts.join('\n\n'), input.goal);
-    const sourceId = sourceIdFor(page.finalUrl);
-    await saveReading(deps.store, input, page, `${reading.summary}\n\n${reading.evidence}`.trim());
+    const sourceId = await saveReading(deps.store, input, page, `${reading.summary}\n\n${reading.evidence}`.trim());
     return {
       url: input.url,
       status: 'ok',
@@ -350,23 +349,23 @@ function joinReadings(readings: PageReading[]): PageReading {
   };
 }
 
-/** What a read of a page found, as the source of its final address. A search hit whose address
+/** What a read of a page found, as the source of its final address (its id returned). A search hit whose address
  *  redirected there was read too: its source becomes a read page with the same text (a citation of
  *  either is then a citation of a page the run read). */
-async function saveReading(store: Store, input: CrawlInput, page: StoredPage, content: string): Promise<void> {
+async function saveReading(store: Store, input: CrawlInput, page: StoredPage, content: string): Promise<string> {
   const sourceId = sourceIdFor(page.finalUrl);
   await store.saveSources(input.researchId, [
     { sourceId, url: page.finalUrl, title: page.title || page.finalUrl, content, provider: 'crawl' },
   ]);
   const asked = sourceIdFor(input.url);
   if (asked !== sourceId) await store.markSnippetRead(input.researchId, asked, content);
+  return sourceId;
 }
 
 /** The model could not read the page for the goal: the page's opening is the evidence. */
 async function quoteOpening(deps: CrawlDeps, input: CrawlInput, page: StoredPage, cached: boolean, err: unknown): Promise<CrawlResult> {
-  const sourceId = sourceIdFor(page.finalUrl);
   const opening = page.markdown.replace(/\s+/g, ' ').trim().slice(0, FALLBACK_EVIDENCE_CHARS);
-  await saveReading(deps.store, input, page, opening);
+  const sourceId = await saveReading(deps.store, input, page, opening);
   await noteFallback(
     deps.store,
     input.researchId,
