@@ -11,6 +11,7 @@
 //   node bin/run-ts.mjs bench/quality.ts [--llm http://127.0.0.1:8088/v1] [--questions tramway,alloy]
 //        [--effort quick] [--repeat N] [--out .data/quality.json] [--label NAME] [--reports DIR]
 //        [--app ../an-earlier-checkout]   # measure another build with this scorer
+//        [--baseline ../an-earlier-checkout [--baseline-label NAME]]   # and this one, round by round
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,7 +38,12 @@ function readOptions() {
       // Another checkout whose service is measured (an earlier build: before and after in one
       // scorer); its dependencies installed. Default: this one.
       app: { type: 'string' },
-      // Where each run's report is written (<question>-<round>.md).
+      // A second build measured in the same rounds (its dependencies installed): each round runs
+      // every question on both builds, which goes first alternating, so a drift of the machine or
+      // the model server falls on both; the comparison is printed last.
+      baseline: { type: 'string' },
+      'baseline-label': { type: 'string', default: 'baseline' },
+      // Where each run's report is written (<build>-<question>-<round>.md).
       reports: { type: 'string' },
     },
   }).values;
@@ -107,6 +113,14 @@ export function scoreReport(
   return { recalled, cited, citations: all.length, madeUp, words };
 }
 
+/** A build under measurement: its `deep-research dev` and the runs scored so far. */
+interface Build {
+  label: string;
+  dev: Awaited<ReturnType<typeof spawnDev>>['dev'];
+  api: string;
+  scores: Score[];
+}
+
 async function main(): Promise<void> {
   const values = readOptions();
   const questions = values.questions ? QUESTIONS.filter((q) => values.questions!.split(',').includes(q.id)) : QUESTIONS;
@@ -117,36 +131,53 @@ async function main(): Promise<void> {
     res.end(html ?? '<html><body>Not found</body></html>');
   });
   const search = await new FakeSearxng({}, (q) => searchCorpus(q, site.url)).start();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'quality-bench-'));
-  const reports = values.reports ?? dir;
+  const reports = values.reports ?? mkdtempSync(path.join(os.tmpdir(), 'quality-bench-reports-'));
   mkdirSync(reports, { recursive: true });
-  const { dev, apiUrl: api } = await spawnDev(
-    dir,
-    {
-      OPENAI_BASE_URL: values.llm,
-      OPENAI_API_KEY: 'sk-local',
-      LLM_MODEL: values.model,
-      LOG_LEVEL: 'warn',
-      SEARCH_PROVIDERS: 'searxng',
-      SEARXNG_URL: search.url,
-      CRAWL_ALLOW_HOSTS: new URL(site.url).host,
-    },
-    [],
-    values.app && path.resolve(values.app),
-  );
-  const scores: Score[] = [];
+  const start = async (label: string, app: string | undefined): Promise<Build> => {
+    const { dev, apiUrl } = await spawnDev(
+      mkdtempSync(path.join(os.tmpdir(), 'quality-bench-')),
+      {
+        OPENAI_BASE_URL: values.llm,
+        OPENAI_API_KEY: 'sk-local',
+        LLM_MODEL: values.model,
+        LOG_LEVEL: 'warn',
+        SEARCH_PROVIDERS: 'searxng',
+        SEARXNG_URL: search.url,
+        CRAWL_ALLOW_HOSTS: new URL(site.url).host,
+      },
+      [],
+      app && path.resolve(app),
+    );
+    return { label, dev, api: apiUrl, scores: [] };
+  };
+  const builds = [await start(values.label, values.app)];
+  if (values.baseline) builds.unshift(await start(values['baseline-label'], values.baseline));
   try {
-    await dev.waitFor(/deep-research is running/, 180_000);
+    for (const b of builds) await b.dev.waitFor(/deep-research is running/, 180_000);
     for (let round = 0; round < Number(values.repeat); round++)
-      for (const q of questions) scores.push(await research(values, api, q, site.url, path.join(reports, `${q.id}-${round + 1}.md`)));
+      for (const q of questions)
+        for (const b of round % 2 ? [...builds].reverse() : builds) {
+          const file = path.join(reports, `${builds.length > 1 ? `${slug(b.label)}-` : ''}${q.id}-${round + 1}.md`);
+          b.scores.push(await research(values, b.api, q, site.url, file));
+          console.log(`round ${round + 1}, ${q.id} on ${b.label}: ${summaryOf(b.scores.slice(-1))}`);
+        }
   } finally {
-    dev.child.kill('SIGINT');
-    await new Promise((r) => dev.child.once('exit', r));
+    for (const b of builds) b.dev.child.kill('SIGINT');
+    await Promise.all(builds.map((b) => new Promise((r) => b.dev.child.once('exit', r))));
     await Promise.all([site.close(), search.close()]);
   }
-  print(values, scores);
-  if (values.out) writeFileSync(values.out, JSON.stringify({ label: values.label, effort: values.effort, scores }, null, 2));
+  for (const b of builds) print(values, b);
+  if (builds.length > 1) compare(builds);
+  if (values.out)
+    writeFileSync(
+      values.out,
+      JSON.stringify({ effort: values.effort, builds: builds.map((b) => ({ label: b.label, scores: b.scores })) }, null, 2),
+    );
 }
+
+const slug = (label: string) => label.replace(/[^\w.-]+/g, '-');
+
+const ACTIVE = ['running', 'awaiting_review', 'awaiting_clarification'];
 
 async function research(values: Options, api: string, q: BenchQuestion, siteUrl: string, reportFile: string): Promise<Score> {
   const started = Date.now();
@@ -161,10 +192,12 @@ async function research(values: Options, api: string, q: BenchQuestion, siteUrl:
   let status = 'running';
   while (Date.now() < deadline) {
     status = ((await (await fetch(`${api}/v1/research/${id}`)).json()) as { status: string }).status;
-    if (!['running', 'awaiting_review', 'awaiting_clarification'].includes(status)) break;
+    if (!ACTIVE.includes(status)) break;
     await new Promise((r) => setTimeout(r, 5_000));
   }
   const seconds = Math.round((Date.now() - started) / 1000);
+  // A run out of time stops, so the next one does not share the model server with it.
+  if (ACTIVE.includes(status)) await fetch(`${api}/v1/research/${id}/cancel`, { method: 'POST' });
   const empty = { facts: q.facts.length, recalled: [], cited: [], citations: 0, madeUp: 0, words: 0 };
   if (status !== 'completed') return { id: q.id, status, seconds, ...empty };
   const report = (await (await fetch(`${api}/v1/research/${id}/report?format=json`)).json()) as ReportJson;
@@ -172,8 +205,16 @@ async function research(values: Options, api: string, q: BenchQuestion, siteUrl:
   return { id: q.id, status, seconds, facts: q.facts.length, ...scoreReport(q, report, siteUrl) };
 }
 
-function print(values: Options, scores: Score[]): void {
-  const rows = scores.map((s) => [
+const total = (scores: Score[], f: (s: Score) => number) => scores.reduce((n, s) => n + f(s), 0);
+
+/** Recall, cited and made-up citations summed over runs. */
+function summaryOf(scores: Score[]): string {
+  const facts = total(scores, (s) => s.facts);
+  return `recall ${total(scores, (s) => s.recalled.length)}/${facts}, cited ${total(scores, (s) => s.cited.length)}/${facts}, made-up citations ${total(scores, (s) => s.madeUp)}`;
+}
+
+function print(values: Options, build: Build): void {
+  const rows = build.scores.map((s) => [
     s.id,
     s.status,
     `${s.recalled.length}/${s.facts}`,
@@ -185,17 +226,42 @@ function print(values: Options, scores: Score[]): void {
     s.recalled.filter((f) => !s.cited.includes(f)).join(' ') || '-',
   ]);
   const head = ['question', 'status', 'recall', 'cited', 'citations', 'made up', 'words', 'seconds', 'stated, not cited'];
+  console.log(`\nquality of ${build.label} (effort ${values.effort}, model at ${values.llm})`);
+  console.log(table(head, rows));
+  console.log(`all: ${summaryOf(build.scores)}`);
+}
+
+function table(head: string[], rows: string[][]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-  console.log(`\nquality of ${values.label} (effort ${values.effort}, model at ${values.llm})`);
-  console.log(line(head));
-  console.log(`| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`);
-  for (const r of rows) console.log(line(r));
-  const facts = scores.reduce((n, s) => n + s.facts, 0);
-  const sum = (f: (s: Score) => number) => scores.reduce((n, s) => n + f(s), 0);
-  console.log(
-    `all: recall ${sum((s) => s.recalled.length)}/${facts}, cited ${sum((s) => s.cited.length)}/${facts}, made-up citations ${sum((s) => s.madeUp)}`,
+  return [line(head), `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`, ...rows.map(line)].join('\n');
+}
+
+/** The builds side by side, per question and over all: facts recalled and cited per run (mean, and
+ *  the lowest and highest run), completed runs, made-up citations. */
+function compare(builds: Build[]): void {
+  const ids = [...new Set(builds.flatMap((b) => b.scores.map((s) => s.id)))];
+  const spread = (xs: number[]) => {
+    const mean = xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+    return `${mean.toFixed(1)} (${Math.min(...xs)}-${Math.max(...xs)})`;
+  };
+  const rows = builds.flatMap((b) =>
+    [...ids, 'all'].map((id) => {
+      const runs = b.scores.filter((s) => id === 'all' || s.id === id);
+      const of = (f: (s: Score) => number) => `${total(runs, f)}/${total(runs, (s) => s.facts)}, a run ${spread(runs.map(f))}`;
+      return [
+        b.label,
+        id,
+        `${runs.filter((s) => s.status === 'completed').length}/${runs.length}`,
+        of((s) => s.recalled.length),
+        of((s) => s.cited.length),
+        String(total(runs, (s) => s.madeUp)),
+        spread(runs.map((s) => s.seconds)),
+      ];
+    }),
   );
+  console.log('\nthe builds compared (a run: mean, lowest-highest)');
+  console.log(table(['build', 'question', 'completed', 'recall', 'cited', 'made up', 'seconds'], rows));
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]).endsWith(path.join('bench', 'quality.ts'))) await main();
