@@ -37,7 +37,7 @@ import { BenchApi, type Follow } from './support/api-client';
 import { startBenchStack } from './support/dev-stack';
 import { readHistories } from './support/histories';
 import { idleReview, type IdleFigures } from './support/idle-review';
-import { modelCallFigures, tokenTable } from './support/model-calls';
+import { modelCallFigures, tokenTable, type RunWindow } from './support/model-calls';
 import { childrenOf, commandName, cpuSeconds, machineJiffies, PeakRss, rssMb, StackCpu, threadCpu } from './support/procs';
 import { questionOf, workloadRules, type WorkloadName } from './support/workload';
 import { perRunLines, readCounters } from './support/temporal-metrics';
@@ -120,19 +120,21 @@ llm.script(workloadRules(workload, sandboxReady));
 const batch = randomUUID().slice(0, 8);
 const keyOf = (label: string, i: number) => `bench-${batch}-${label}-${i}`;
 
-/** Runs `count` runs, `concurrency` at a time; returns each run's id, final status and time. */
-async function drive(count: number, label: string): Promise<{ ids: string[]; statuses: string[]; times: number[] }> {
-  const out = { ids: [] as string[], statuses: [] as string[], times: [] as number[] };
+/** Runs `count` runs, `concurrency` at a time; returns each run's id, final status, time and window. */
+async function drive(count: number, label: string): Promise<{ ids: string[]; statuses: string[]; times: number[]; windows: RunWindow[] }> {
+  const out = { ids: [] as string[], statuses: [] as string[], times: [] as number[], windows: [] as RunWindow[] };
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(concurrency, count) }, async () => {
       while (next < count) {
         const i = next++;
         const s0 = performance.now();
+        const start = Date.now();
         const id = await api.submit(questionOf(label, i), { autoAcceptPlan: true }, keyOf(label, i));
         out.ids.push(id);
         out.statuses.push(await api.finished(id, follow, pollMs));
         out.times.push(performance.now() - s0);
+        out.windows.push({ start, end: Date.now() });
       }
     }),
   );
@@ -184,7 +186,7 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   const bench0 = process.cpuUsage();
   const counters0 = metricsPort ? await readCounters(metricsPort) : undefined;
   const t0 = performance.now();
-  const { ids, statuses, times } = await drive(runs, 'load');
+  const { ids, statuses, times, windows } = await drive(runs, 'load');
   const counters1 = metricsPort ? await readCounters(metricsPort) : undefined;
   const wallMs = performance.now() - t0;
   const wallS = wallMs / 1000;
@@ -194,7 +196,7 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   const benchCpu = process.cpuUsage(bench0);
   const threads1 = threadCpu(devPid);
   const used = cpu.used();
-  const calls = modelCallFigures(llm.requests.slice(firstRequest), runs, wallMs);
+  const calls = modelCallFigures(llm.requests.slice(firstRequest), runs, wallMs, windows);
 
   const connection = await Connection.connect({ address: stack.temporalAddress });
   const h = await readHistories(new Client({ connection }), ids);
@@ -265,6 +267,9 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   console.log(
     `prefix reuse:     ${(100 * calls.prefixReuseResearcher).toFixed(0)}% of the researcher conversations' prompt text, ${(100 * calls.prefixReuseAll).toFixed(0)}% of all requests' (longest prefix shared with an earlier request of the same conversation)`,
   );
+  console.log(
+    `  against any earlier request: of its run ${calls.prefixReuseRun === undefined ? 'not told (runs overlapped: --concurrency 1 tells them apart)' : `${(100 * calls.prefixReuseRun).toFixed(0)}%`}, of the load ${(100 * calls.prefixReuseLoad).toFixed(0)}% (a provider caching across runs)`,
+  );
   const d = calls.divergence;
   const researcherRequests = (calls.byRole.react?.calls ?? 0) * runs;
   console.log(
@@ -309,6 +314,8 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
         completionTokensPerRun: Object.values(calls.byRole).reduce((a, t) => a + t.completion, 0),
         prefixReuseResearcher: calls.prefixReuseResearcher,
         prefixReuseAll: calls.prefixReuseAll,
+        ...(calls.prefixReuseRun === undefined ? {} : { prefixReuseRun: calls.prefixReuseRun }),
+        prefixReuseLoad: calls.prefixReuseLoad,
         tokensByRole: calls.byRole,
         ...(warmup ? { warmupDevCpuPerRun: warmupCpuPerRun } : {}),
       }),

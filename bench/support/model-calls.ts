@@ -15,7 +15,13 @@ export interface ModelCallFigures {
   /** Per run, by role. */
   byRole: Record<string, RoleTokens>;
   prefixReuseResearcher: number;
+  /** Every request, each against the earlier requests of its conversation. */
   prefixReuseAll: number;
+  /** Every request, each against every earlier request of its run (any role); undefined when the
+   *  requests could not be told apart by run (runs overlapping in time). */
+  prefixReuseRun: number | undefined;
+  /** Every request, each against every earlier request of the load: a provider caching across runs. */
+  prefixReuseLoad: number;
   /** The share of the researcher conversations' text in their first requests (which nothing before could cache). */
   researcherFirstShare: number;
   /** How many researcher conversations there were. */
@@ -26,7 +32,21 @@ export interface ModelCallFigures {
   meanInFlight: number;
 }
 
-export function modelCallFigures(log: LoggedRequest[], runs: number, wallMs: number): ModelCallFigures {
+/** When each run was in flight (from its submit to its end), in Date.now() milliseconds. */
+export interface RunWindow {
+  start: number;
+  end: number;
+}
+
+/** The run each request belongs to, by the window it started in; undefined unless the windows are
+ *  disjoint (one run at a time). */
+export function requestRuns(log: LoggedRequest[], windows: RunWindow[]): string[] | undefined {
+  const sorted = [...windows].sort((a, b) => a.start - b.start);
+  if (sorted.some((w, i) => i > 0 && w.start < sorted[i - 1]!.end)) return undefined;
+  return log.map((r) => String(sorted.findIndex((w) => r.startedAt >= w.start && r.startedAt <= w.end)));
+}
+
+export function modelCallFigures(log: LoggedRequest[], runs: number, wallMs: number, windows: RunWindow[] = []): ModelCallFigures {
   const answered = log.filter((r) => r.status !== undefined && r.status < 300 && !r.aborted);
   const byRole: Record<string, RoleTokens> = {};
   for (const r of answered) {
@@ -39,12 +59,16 @@ export function modelCallFigures(log: LoggedRequest[], runs: number, wallMs: num
   // Every request the provider saw, answered or not, in the order it saw them.
   const reuse = prefixReuse(log.map((r) => r.body));
   const researcher = conversationsOf(reuse, (i) => log[i]!.rule === 'react');
+  const runOf = requestRuns(log, windows);
+  const bodies = log.map((r) => r.body);
   const busyMs = log.reduce((a, r) => a + Math.max(0, (r.endedAt ?? r.startedAt) - r.startedAt), 0);
   return {
     callsPerRun: answered.length / runs,
     byRole,
     prefixReuseResearcher: reuseShare(researcher),
     prefixReuseAll: reuseShare(reuse),
+    prefixReuseRun: runOf && windows.length ? reuseShare(prefixReuse(bodies, (_r, i) => runOf[i]!)) : undefined,
+    prefixReuseLoad: reuseShare(prefixReuse(bodies, () => 'load')),
     researcherFirstShare: firstRequestShare(researcher),
     researcherConversations: new Set(researcher.map((r) => r.conversation)).size,
     divergence: worstDivergence(researcher, (i) => renderPrompt(log[i]!.body)),

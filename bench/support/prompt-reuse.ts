@@ -1,10 +1,12 @@
 // How much of each prompt a provider's prefix cache could reuse, from the fake model's request log.
 // A provider caches the rendered prompt's prefix (OpenAI, DeepSeek, vLLM's prefix caching all do):
 // a request pays in full only for what follows the longest prefix it shares with something it has
-// already seen. Here that is measured per conversation: requests whose first two messages (the
-// system prompt and the first user message) are the same. Each request's reusable part is its
-// longest common prefix with any earlier request of its conversation; the share is the sum of
-// those over the sum of the prompts' lengths, in characters.
+// already seen. Each request's reusable part is its longest common prefix with any earlier request
+// of its group; the share is the sum of those over the sum of the prompts' lengths, in characters.
+// The group is by default a conversation: requests whose first two messages (the system prompt and
+// the first user message) are the same. Grouped by run, it is what one run's requests could reuse
+// of each other's (a role's stable instructions sent again by its next call); as one group, what a
+// provider that caches across runs could.
 
 /** The parts of a chat request that a provider renders into the prompt. */
 export interface PromptRequest {
@@ -39,6 +41,7 @@ export function commonPrefix(a: string, b: string): number {
 export interface PromptReuse {
   /** Index of the request in the input. */
   index: number;
+  /** Its group: the conversation, unless prefixReuse was given another grouping. */
   conversation: string;
   /** The rendered prompt's length in characters. */
   length: number;
@@ -54,11 +57,14 @@ export interface PromptReuse {
  * the set's sorted order, so each conversation keeps its earlier prompts sorted and compares each
  * new one with two of them, not with all.
  */
-export function prefixReuse(requests: PromptRequest[]): PromptReuse[] {
+export function prefixReuse(
+  requests: PromptRequest[],
+  groupOf: (req: PromptRequest, index: number) => string = conversationKey,
+): PromptReuse[] {
   const seen = new Map<string, { sorted: string[]; last: { index: number; prompt: string } }>();
   return requests.map((req, index) => {
     const prompt = renderPrompt(req);
-    const conversation = conversationKey(req);
+    const conversation = groupOf(req, index);
     const c = seen.get(conversation);
     if (!c) {
       seen.set(conversation, { sorted: [prompt], last: { index, prompt } });

@@ -1,5 +1,5 @@
 // The load bench's prefix-reuse share: how much of each prompt a provider's prefix cache could
-// reuse from earlier requests of the same conversation.
+// reuse from earlier requests of the same conversation (or run, or load).
 import { describe, expect, it } from 'vitest';
 import {
   commonPrefix,
@@ -12,6 +12,8 @@ import {
   worstDivergence,
   type PromptRequest,
 } from '../../bench/support/prompt-reuse';
+import { requestRuns } from '../../bench/support/model-calls';
+import type { LoggedRequest } from '../support/llm-server';
 
 const system = { role: 'system', content: 'You are a researcher. Use the tools.' };
 const task = { role: 'user', content: 'Step: find the 2022 solar cost.' };
@@ -114,6 +116,43 @@ describe('prompt prefix reuse', () => {
     const pair = [requests[0]!, grown];
     const extending = prefixReuse(pair);
     expect(worstDivergence(extending, (i) => renderPrompt(pair[i]!))).toBeUndefined();
+  });
+
+  it('compares every request of a run with every earlier one when grouped by run, and tells runs apart by when they ran', () => {
+    const a = { tools, messages: [system, task] };
+    const b = { tools, messages: [system, { role: 'user', content: 'Step: find the 2023 battery price.' }] };
+    const c = { tools, messages: [system, task] };
+    const at = (startedAt: number, body: PromptRequest) =>
+      ({ seq: 0, rule: undefined, authorization: undefined, startedAt, body }) as LoggedRequest;
+    const log = [at(100, a), at(150, b), at(300, c)];
+    // Two runs one after the other: a and b are the first run's, c the second's.
+    const runs = requestRuns(log, [
+      { start: 90, end: 200 },
+      { start: 250, end: 400 },
+    ])!;
+    expect(runs).toEqual(['0', '0', '1']);
+    const byRun = prefixReuse(
+      log.map((r) => r.body),
+      (_r, i) => runs[i]!,
+    );
+    // b shares the tools and the system prompt with a, in the same run; c starts the second run.
+    expect(byRun[1]!.reusable).toBe(commonPrefix(renderPrompt(a), renderPrompt(b)));
+    expect(byRun[1]!.reusable).toBeGreaterThan(JSON.stringify(tools).length + system.content.length);
+    expect(byRun[2]!.reusable).toBe(0);
+    // As one group (a provider caching across runs), c reuses all of a.
+    expect(
+      prefixReuse(
+        log.map((r) => r.body),
+        () => 'load',
+      )[2]!.reusable,
+    ).toBe(renderPrompt(c).length);
+    // Runs that overlap in time cannot be told apart by it.
+    expect(
+      requestRuns(log, [
+        { start: 90, end: 300 },
+        { start: 250, end: 400 },
+      ]),
+    ).toBeUndefined();
   });
 
   it('counts the text of first requests as what no layout can reuse', () => {
