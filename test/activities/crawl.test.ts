@@ -94,7 +94,7 @@ describe.skipIf(!ready)(`crawl activity (${ready ? 'live' : missingReason()})`, 
     expect(rows[0].content).toMatch(/The page states 0\.049 US dollars per kilowatt-hour\./);
     // The extractor saw the readable article, inside a delimited block, with the goal.
     const sent = llm.requests.at(-1)!.body;
-    expect(sent.messages[0]!.content).toMatch(/Goal: solar cost decline/);
+    expect(userText(sent)).toMatch(/Goal: solar cost decline/);
     expect(userText(sent)).toMatch(/<page>[\s\S]*fell by about 89%[\s\S]*<\/page>/);
 
     const hitsBefore = site.hits.filter((h) => h === '/articles/solar-costs.html').length;

@@ -19,7 +19,10 @@ export const userText = (req: ChatRequest) =>
     .map((m) => m.content ?? '')
     .join('\n');
 export const sourceIdsIn = (req: ChatRequest) => [...userText(req).matchAll(/<source id="(S[0-9a-f]{8})"/g)].map((m) => m[1]!);
-export const stepTitleOf = (req: ChatRequest) => /Step: (.*)/.exec(req.messages[0]?.content ?? '')?.[1] ?? '';
+/** The step a request is for: the researcher's, compressor's and judge's user message names it
+ *  first, the coder's system prompt. */
+export const stepTitleOf = (req: ChatRequest) =>
+  /^Step: (.*)/m.exec(`${userText(req)}\n${req.messages[0]?.role === 'system' ? (req.messages[0].content ?? '') : ''}`)?.[1] ?? '';
 
 export interface PlanSpec {
   id: string;

@@ -33,7 +33,7 @@ describe.skipIf(!ready)(`background pages (${ready ? 'live' : missingReason()})`
     // The page reads come before the brief, with the research question as their goal.
     const background = h.llm.requests.findIndex((r) => r.rule === 'background');
     const reads = h.llm.requests.slice(0, background).filter((r) => r.rule === 'extractor');
-    for (const r of reads) expect(r.body.messages[0]!.content).toContain(`Goal: ${RESEARCH_QUESTION}`);
+    for (const r of reads) expect(userText(r.body)).toContain(`Goal: ${RESEARCH_QUESTION}`);
     return { id: res.body.id as string, status, reads, brief: h.llm.requests[background]!.body };
   }
   const pagesIn = (brief: ChatRequest) => /<pages>([\s\S]*)<\/pages>/.exec(userText(brief))?.[1] ?? '';

@@ -80,7 +80,7 @@ describe.skipIf(!ready)(`long pages (${ready ? 'live' : missingReason()})`, () =
     expect(reads.length).toBeGreaterThan(0);
     for (const r of reads) {
       expect(userText(r.body)).toContain(FACT);
-      expect(r.body.messages[0]!.content).not.toMatch(/read in \d+ parts/);
+      expect(userText(r.body)).not.toMatch(/read in \d+ parts/);
     }
     expect(evidence.join('\n')).toContain(FACT);
     expect(references).toContain(PATH);
@@ -89,9 +89,9 @@ describe.skipIf(!ready)(`long pages (${ready ? 'live' : missingReason()})`, () =
   it('a small window reads it in parts, each for the goal, none of it cut: the fact found and the page cited', async () => {
     const { reads, evidence, references } = await researchWith(8_192);
     // One page read (by the background and by the step, from the page cache both) in parts.
-    const parts = reads.map((r) => /this is part (\d+)\./.exec(r.body.messages[0]!.content as string)?.[1]);
+    const parts = reads.map((r) => /this is part (\d+)\./.exec(userText(r.body))?.[1]);
     expect(parts.every(Boolean)).toBe(true);
-    const firstRead = reads.slice(0, Number(/read in (\d+) parts/.exec(reads[0]!.body.messages[0]!.content as string)![1]));
+    const firstRead = reads.slice(0, Number(/read in (\d+) parts/.exec(userText(reads[0]!.body))![1]));
     expect(firstRead.length).toBeGreaterThanOrEqual(2);
     // Every section of the page is in one of the parts: nothing was cut or left out.
     const shown = firstRead.map((r) => userText(r.body)).join('\n');

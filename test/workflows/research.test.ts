@@ -381,7 +381,7 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     });
     // The second attempt's first turn takes a while: the API is asked meanwhile.
     const react = (req: ChatRequest): Reply => {
-      const again = /Add the 2022 figure/.test(String(req.messages[0]?.content)) && !req.messages.some((m) => m.role === 'tool');
+      const again = /Add the 2022 figure/.test(userText(req)) && !req.messages.some((m) => m.role === 'tool');
       return again ? { ...defaultReact(req), delayMs: 2_000 } : defaultReact(req);
     };
     const id = await start({ autoAcceptPlan: true }, { judge, react }, planJson([{ id: 'a' }]));
@@ -398,8 +398,8 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     expect(requestsFor('researcher')).toHaveLength(2);
     const firstTurns = requestsFor('react').filter((q) => !q.body.messages.some((m) => m.role === 'tool'));
     expect(firstTurns).toHaveLength(2);
-    expect(firstTurns[0]!.body.messages[0]!.content).toMatch(/\(address it\): \(none\)/);
-    expect(firstTurns[1]!.body.messages[0]!.content).toMatch(
+    expect(userText(firstTurns[0]!.body)).toMatch(/\(address it\): \(none\)/);
+    expect(userText(firstTurns[1]!.body)).toMatch(
       /Reviewer feedback on an earlier attempt of this step \(address it\): Add the 2022 figure/,
     );
     const { rows } = await h.pool.query("SELECT key FROM documents WHERE research_id = $1 AND kind = 'step' ORDER BY key", [id]);
