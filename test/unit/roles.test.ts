@@ -193,13 +193,18 @@ describe('prompt text', () => {
       dependencies: '(none)',
     };
     const fix = { previousStatus: 'error', previousMessage: 'exit 1', previousCode: 'print(x)', previousStderr: 'NameError' };
-    expect(renderPrompt(PROMPTS.coder, { ...code, ...fix, feedback: 'More.' }).system).toContain(
-      'Your previous program failed (error: exit 1). Fix it.\nPrevious program:\n```python\nprint(x)\n```\nError output (end):\nNameError\n',
+    expect(renderPrompt(PROMPTS.coder, { ...code, ...fix, feedback: 'More.' }).user).toContain(
+      'Your previous program failed (error: exit 1). Fix it.\nPrevious program:\n```python\nprint(x)\n```\nError output (end):\nNameError',
     );
     const none = { previousStatus: '', previousMessage: '', previousCode: '', previousStderr: '' };
-    expect(renderPrompt(PROMPTS.coder, { ...code, ...none, feedback: 'More.' }).system).toContain(
-      '\n\nA reviewer rejected an earlier attempt of this step: More.\n\n',
+    expect(renderPrompt(PROMPTS.coder, { ...code, ...none, feedback: 'More.' }).user).toMatch(
+      /\n\nA reviewer rejected an earlier attempt of this step: More\.$/,
     );
+    // The attempt's own text comes last: every attempt of a step sends the same text before it.
+    const first = renderPrompt(PROMPTS.coder, { ...code, ...none, feedback: '' });
+    const again = renderPrompt(PROMPTS.coder, { ...code, ...fix, feedback: '' });
+    expect(again.system.split('Current date')[0]).toBe(first.system.split('Current date')[0]);
+    expect(again.user!.startsWith(first.user!.trimEnd())).toBe(true);
     const report = {
       question: 'q',
       locale: 'English',

@@ -42,7 +42,7 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
     ]);
     // The program saw the research step's findings as a file, and the package list.
     const coder = requestsFor('coder')[0]!;
-    expect(coder.body.messages[0]!.content).toMatch(/Input files in the working directory \/work: step_a_1\.md/);
+    expect(userText(coder.body)).toMatch(/Input files in the working directory \/work: step_a_1\.md/);
     expect(coder.body.messages[0]!.content).toMatch(/Available packages .*numpy, pandas, matplotlib, scipy, scikit-learn/);
     // Its output reached the results writer.
     expect(userText(requestsFor('analyst')[0]!.body)).toMatch(/input files: 1\n\| year \| usd\/kWh \|\n\| 2010 \| 0\.445 \|/);
@@ -140,10 +140,10 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
     expect(result.steps?.[1]).toEqual({ id: 'calc', status: 'completed', attempts: 1 });
     const calls = requestsFor('coder');
     expect(calls).toHaveLength(2);
-    expect(calls[1]!.body.messages[0]!.content).toMatch(
+    expect(userText(calls[1]!.body)).toMatch(
       /Your previous program failed \(error: exit code 1: ZeroDivisionError: division by zero\)\. Fix it\./,
     );
-    expect(calls[1]!.body.messages[0]!.content).toMatch(/print\(1\/0\)/);
+    expect(userText(calls[1]!.body)).toMatch(/print\(1\/0\)/);
     recordHistories([[`${id}/step/calc`, 'coder-fix.json']]);
   });
 
