@@ -4,6 +4,7 @@
 // charts, the run's notes (grounded the same way) and the reference list.
 import { plural } from './plural';
 import { groundCitations, renumberCitations, sourceIdsToNumbers, type GroundedCitations, type RemovedLink } from './citations';
+import { citeRepeatedSentences } from './repeated-citations';
 import { reportMarkdown, sectionsOf, type Reference, type ReportDoc, type ReportNote } from './report-doc';
 import { isSnippetOnly } from './source-kinds';
 
@@ -188,7 +189,8 @@ export function assembleReport(args: {
 }): AssembledReport {
   const now = groundDraft(args);
   const g = merge(args.earlier, now);
-  const numbered = renumberCitations(now.markdown, args.refs);
+  const repeated = citeRepeatedSentences(now.markdown, args.findings, new Map(citable(args.refs).map((r) => [r.sourceId, r.n])));
+  const numbered = renumberCitations(repeated.markdown, args.refs);
   const body = numbered.markdown.trim();
   const references = numbered.sources;
   const cited = references.filter((r) => r.cited);
@@ -225,6 +227,10 @@ export function assembleReport(args: {
   if (links.length) grounding(`Removed ${plural(links.length, 'link')} to addresses this run never retrieved.`);
   // The made-up ids themselves are not repeated: they would be made-up text in the report.
   if (ids.length) grounding(`Removed the citations of ${plural(ids.length, 'source id')} naming no source of this run.`);
+  if (repeated.added)
+    grounding(
+      `Code cited ${plural(repeated.added, 'sentence')} that repeat${repeated.added === 1 ? 's' : ''} a finding's sentence word for word to the source that finding cites.`,
+    );
   const snippets = args.refs.filter((r) => r.snippet).length;
   if (snippets) {
     const them = snippets === 1 ? 'it' : 'them';

@@ -1,0 +1,94 @@
+// A report sentence that repeats a finding's sentence word for word keeps the finding's citation.
+// A small model copies sentences of the findings into the report and drops their [n] marks (the
+// quality bench's reports: facts stated, none cited); the words are the finding's, and so is the
+// source. Only a long repeat counts (MIN_WORDS), only a sentence that cites nothing gets one, and
+// only a source the report may cite (a page the run read) is added.
+import { sentenceSpans } from './claims';
+import { SOURCE_ID } from './citations';
+
+/** Fewer words than this repeat by chance ("Solar costs fell sharply."). */
+const MIN_WORDS = 8;
+
+/** Lower-case words and figures, without citations, Markdown marks or punctuation between them. */
+function normalized(text: string): string {
+  return text
+    .replace(/\[[^\]]*\]/g, ' ')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}%]+/gu, ' ')
+    .trim();
+}
+
+interface CitedSentence {
+  words: string;
+  sourceIds: string[];
+}
+
+/** The findings' sentences with the sources each cites: its own ids, else its paragraph's or list
+ *  item's when that cites exactly one source. An id after a full stop ("… in 2022. [S…]") is the
+ *  sentence's it follows (written as a number for the split, which keeps [n] with its sentence). */
+function citedSentences(findings: { content: string }[]): CitedSentence[] {
+  const out: CitedSentence[] = [];
+  for (const f of findings)
+    for (const block of f.content.split(/\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)/)) {
+      const ids: string[] = [];
+      const line = block
+        .replace(/\s+/g, ' ')
+        .replace(/\[((?:\s*S[0-9a-f]{8}\s*,?)+)\]/g, (_m, inner: string) =>
+          (inner.match(SOURCE_ID) ?? []).map((id) => `[${ids.push(id) - 1}]`).join(''),
+        );
+      const blockIds = [...new Set(ids)];
+      for (const [start, end] of sentenceSpans(line)) {
+        const sentence = line.slice(start, end);
+        const own = [...new Set([...sentence.matchAll(/\[(\d+)\]/g)].map((m) => ids[Number(m[1])]!))];
+        const cited = own.length ? own : blockIds.length === 1 ? blockIds : [];
+        const words = normalized(sentence);
+        if (cited.length && words.split(' ').length >= MIN_WORDS) out.push({ words, sourceIds: cited });
+      }
+    }
+  return out;
+}
+
+/**
+ * Adds to each sentence of a draft (citations as [n]) that cites nothing the numbers of the
+ * sources of a finding sentence it repeats: the whole draft sentence is in it, or it is in the draft
+ * sentence, at least MIN_WORDS words long. Headings, code and table rows are left alone. `numberOf`
+ * maps the sources the report may cite to their numbers; others are never added.
+ */
+export function citeRepeatedSentences(
+  draft: string,
+  findings: { content: string }[],
+  numberOf: Map<string, number>,
+): { markdown: string; added: number } {
+  const known = citedSentences(findings)
+    .map((s) => ({ ...s, numbers: [...new Set(s.sourceIds.map((id) => numberOf.get(id)).filter((n): n is number => n !== undefined))] }))
+    .filter((s) => s.numbers.length);
+  if (!known.length) return { markdown: draft, added: 0 };
+  let added = 0;
+  let inFence = false;
+  const lines = draft.split('\n').map((line) => {
+    if (/^\s*(```|~~~)/.test(line)) inFence = !inFence;
+    if (inFence || /^\s*(```|~~~|#|\|)/.test(line)) return line;
+    let out = '';
+    let from = 0;
+    for (const [start, end] of sentenceSpans(line)) {
+      const sentence = line.slice(start, end);
+      out += line.slice(from, start);
+      from = end;
+      const words = normalized(sentence);
+      const source =
+        !/\[\d+(?:\s*,\s*\d+)*\]/.test(sentence) && words.split(' ').length >= MIN_WORDS
+          ? known.find((k) => ` ${k.words} `.includes(` ${words} `) || ` ${words} `.includes(` ${k.words} `))
+          : undefined;
+      if (!source) {
+        out += sentence;
+        continue;
+      }
+      added++;
+      // The mark goes before the sentence's full stop, as the reporter writes it.
+      const m = /^([\s\S]*?)([.!?…]+["'”’»)]*)?(\s*)$/.exec(sentence)!;
+      out += `${m[1]!.replace(/\s+$/, '')} [${source.numbers.join(', ')}]${m[2] ?? ''}${m[3] ?? ''}`;
+    }
+    return out + line.slice(from);
+  });
+  return { markdown: lines.join('\n'), added };
+}

@@ -1,0 +1,81 @@
+// A report sentence that repeats a finding's cited sentence word for word gets its citation
+// (src/shared/repeated-citations.ts), as the quality bench's small-model reports needed: they copied
+// the findings' sentences and dropped every mark.
+import { describe, expect, it } from 'vitest';
+import { citeRepeatedSentences } from '../../src/shared/repeated-citations';
+import { assembleReport } from '../../src/shared/report';
+
+const TRAM = 'Sa1a1a1a1';
+const RIDERS = 'Sb2b2b2b2';
+const SNIPPET = 'Sc3c3c3c3';
+// A step's findings as code lists the evidence when the writer cited nothing: the id closes the item.
+const findings = [
+  {
+    key: 'step/tram/1',
+    content: [
+      'The tramway opened in 2022.',
+      '',
+      'Evidence retrieved (listed by code, as the text above cites no source):',
+      `- **Crosstown Tramway - Ostervik transit authority**: The line opened to passengers on 14 March 2022, after three years of construction. It is 11.2 km long and serves 19 stops, with trams every six minutes at peak hours. [${TRAM}]`,
+      `- **Ridership report**: Weekday ridership on the Crosstown Tramway reached 41,000 trips in 2024, up from 28,500. [${RIDERS}]`,
+      `Bus ridership in Ostervik stayed flat in 2024 while the tramway kept growing [${SNIPPET}].`,
+    ].join('\n'),
+    sourceIds: [TRAM, RIDERS, SNIPPET],
+  },
+];
+const numberOf = new Map([
+  [TRAM, 1],
+  [RIDERS, 2],
+]);
+
+describe('sentences that repeat a finding', () => {
+  it("cite the finding's source when they repeat its sentence word for word, marks and Markdown aside", () => {
+    const draft = [
+      '## Key points',
+      '',
+      '- The line opened to passengers on 14 March 2022, after three years of construction.',
+      '- It is 11.2 km long and serves 19 stops, with trams every six minutes at peak hours!',
+      'Weekday ridership on the **Crosstown Tramway** reached 41,000 trips in 2024, up from 28,500.',
+    ].join('\n');
+    const r = citeRepeatedSentences(draft, findings, numberOf);
+    expect(r.added).toBe(3);
+    expect(r.markdown).toBe(
+      [
+        '## Key points',
+        '',
+        '- The line opened to passengers on 14 March 2022, after three years of construction [1].',
+        '- It is 11.2 km long and serves 19 stops, with trams every six minutes at peak hours [1]!',
+        'Weekday ridership on the **Crosstown Tramway** reached 41,000 trips in 2024, up from 28,500 [2].',
+      ].join('\n'),
+    );
+  });
+
+  it('leaves alone short repeats, sentences that cite already, other words, headings, tables and code, and sources it may not cite', () => {
+    const draft = [
+      '# The line opened to passengers on 14 March 2022, after three years of construction',
+      'The tramway opened in 2022.',
+      'The line opened to passengers on 14 March 2022, after three years of construction [2].',
+      'The line opened to passengers in 2023, after four years of building the old corridor.',
+      '| The line opened to passengers on 14 March 2022, after three years of construction. |',
+      '```',
+      'The line opened to passengers on 14 March 2022, after three years of construction.',
+      '```',
+      'Bus ridership in Ostervik stayed flat in 2024 while the tramway kept growing.',
+    ].join('\n');
+    expect(citeRepeatedSentences(draft, findings, numberOf)).toEqual({ markdown: draft, added: 0 });
+  });
+
+  it('are cited in the assembled report, counted in a note, and their source listed as cited', () => {
+    const refs = [
+      { n: 1, sourceId: TRAM, url: 'https://tram.example/line', title: 'Crosstown Tramway' },
+      { n: 2, sourceId: RIDERS, url: 'https://tram.example/riders', title: 'Ridership report' },
+    ];
+    const draft = '## Findings\n\nWeekday ridership on the Crosstown Tramway reached 41,000 trips in 2024, up from 28,500.';
+    const r = assembleReport({ researchId: 'r', title: 'Tram', draft, findings, refs, notes: [] });
+    expect(r.body).toContain('up from 28,500 [1].');
+    expect(r.references.filter((x) => x.cited).map((x) => x.sourceId)).toEqual([RIDERS]);
+    expect(r.doc.notes.map((n) => n.text)).toContain(
+      "Code cited 1 sentence that repeats a finding's sentence word for word to the source that finding cites.",
+    );
+  });
+});
