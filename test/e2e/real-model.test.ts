@@ -120,7 +120,7 @@ async function groundingOf(h: Harness, id: string) {
 async function expectGroundedReport(h: Harness, id: string) {
   const json = await request(h.app).get(`/v1/research/${id}/report?format=json`).expect(200);
   const markdown: string = json.body.markdown;
-  const references: { n: number; url: string; sourceId: string }[] = json.body.references;
+  const references: { n: number; url: string; sourceId: string; snippet?: boolean }[] = json.body.references;
   // No raw source id survives, and no address the run did not retrieve.
   expect(markdown).not.toMatch(/\bS[0-9a-f]{8}\b|\[\s*S[0-9a-f]{5,16}\s*\]/);
   const retrieved = new Set((await h.pool.query('SELECT url FROM sources WHERE research_id = $1', [id])).rows.map((r) => r.url));
@@ -139,7 +139,7 @@ async function expectGroundedReport(h: Harness, id: string) {
     expect(retrieved.has(ref.url), `reference ${ref.n} ${ref.url} was retrieved`).toBe(true);
     expect(new URL(ref.url).host).toBe(siteHost);
   }
-  return { markdown, cited: cited.size, references: listed.length };
+  return { markdown, cited: cited.size, references: listed.length, pagesRead: references.filter((r) => !r.snippet).length };
 }
 
 function table(proxy: LlmProxy, fallbacks: { role: string; note: string }[], calls: Map<string, number>): string {
@@ -283,20 +283,31 @@ describe.skipIf(!ready && !CI)(`a real model (${!services ? missingReason() : (m
           JSON.stringify(result.steps),
         ).toBe(true);
         expect(proxy.requests.filter((r) => r.status === 400).length).toBeLessThanOrEqual(3);
-        const { cited, references, markdown } = await expectGroundedReport(h, id);
+        const { cited, references, markdown, pagesRead } = await expectGroundedReport(h, id);
         console.log(`\n[real model: jinja] the report:\n${markdown}\n`);
-        // The run read pages of the fixture site and the reporter's draft cited what it
-        // retrieved. The claim check (asked of the same small model) may remove citations it
-        // finds unsupported; the report keeps at least one unless the check removed each of
-        // them, every removal recorded with its verdict.
-        const grounding = await groundingOf(h, id);
-        expect(grounding.citations - grounding.unresolved, JSON.stringify(grounding)).toBeGreaterThan(0);
-        if (references === 0 || cited === 0) {
-          expect(grounding.removed, JSON.stringify(grounding)).toBeGreaterThan(0);
-          expect(grounding.records.filter((r) => r.action === 'removed').length).toBe(grounding.removed);
-          console.log(`[real model: jinja] the claim check removed every citation: ${JSON.stringify(grounding)}`);
+        if (pagesRead === 0) {
+          // The run read no page (the step's one tool round went to searching, and the background's
+          // reads ended without a page: seen once in four runs on a loaded machine). Then there is
+          // nothing it may cite (issue 57): the report cites nothing and says why, and lists what the
+          // search engine showed as snippets.
+          expect(cited).toBe(0);
+          expect(markdown).toMatch(/The run has only a search result snippet of \d+ sources?/);
+          expect(markdown).toMatch(/\(search result snippet; the page was not read\)/);
+          console.log('[real model: jinja] the run read no page: the report cites none and says so');
         } else {
-          expect(cited).toBeGreaterThan(0);
+          // The run read pages of the fixture site and the reporter's draft cited what it
+          // retrieved. The claim check (asked of the same small model) may remove citations it
+          // finds unsupported; the report keeps at least one unless the check removed each of
+          // them, every removal recorded with its verdict.
+          const grounding = await groundingOf(h, id);
+          expect(grounding.citations - grounding.unresolved, JSON.stringify(grounding)).toBeGreaterThan(0);
+          if (references === 0 || cited === 0) {
+            expect(grounding.removed, JSON.stringify(grounding)).toBeGreaterThan(0);
+            expect(grounding.records.filter((r) => r.action === 'removed').length).toBe(grounding.removed);
+            console.log(`[real model: jinja] the claim check removed every citation: ${JSON.stringify(grounding)}`);
+          } else {
+            expect(cited).toBeGreaterThan(0);
+          }
         }
         // The server's native tool calls were used.
         expect(proxy.requests.some((r) => r.status === 200 && r.tools)).toBe(true);
