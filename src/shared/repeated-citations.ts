@@ -6,6 +6,8 @@
 import { sentenceSpans } from './claims';
 import { SOURCE_ID } from './citations';
 
+const CITATION = /\[\d+(?:\s*,\s*\d+)*\](?!\()/;
+
 /** Fewer words than this repeat by chance ("Solar costs fell sharply."). */
 const MIN_WORDS = 8;
 
@@ -49,7 +51,7 @@ function citedSentences(findings: { content: string }[]): CitedSentence[] {
 }
 
 /**
- * Adds to each sentence of a draft (citations as [n]) that cites nothing the numbers of the
+ * Adds to each sentence of a draft (citations as [n]) whose line cites nothing the numbers of the
  * sources of a finding sentence it repeats: the whole draft sentence is in it, or it is in the draft
  * sentence, at least MIN_WORDS words long. Headings, code and table rows are left alone. `numberOf`
  * maps the sources the report may cite to their numbers; others are never added.
@@ -67,7 +69,8 @@ export function citeRepeatedSentences(
   let inFence = false;
   const lines = draft.split('\n').map((line) => {
     if (/^\s*(```|~~~)/.test(line)) inFence = !inFence;
-    if (inFence || /^\s*(```|~~~|#|\|)/.test(line)) return line;
+    // A line (a paragraph or list item as models write them) that cites anything is left as written.
+    if (inFence || /^\s*(```|~~~|#|\|)/.test(line) || CITATION.test(line)) return line;
     let out = '';
     let from = 0;
     for (const [start, end] of sentenceSpans(line)) {
@@ -76,7 +79,7 @@ export function citeRepeatedSentences(
       from = end;
       const words = normalized(sentence);
       const source =
-        !/\[\d+(?:\s*,\s*\d+)*\]/.test(sentence) && words.split(' ').length >= MIN_WORDS
+        words.split(' ').length >= MIN_WORDS
           ? known.find((k) => ` ${k.words} `.includes(` ${words} `) || ` ${words} `.includes(` ${k.words} `))
           : undefined;
       if (!source) {

@@ -186,10 +186,16 @@ export function assembleReport(args: {
   /** A plain string is the run's own note. */
   notes: (string | ReportNote)[];
   earlier?: GroundedCitations;
+  /** How many sentences the caller already cited as repeats of the findings (citeRepeats, before
+   *  its claim check, whose removals then stand); unset: they are cited here. */
+  repeatsCited?: number;
 }): AssembledReport {
   const now = groundDraft(args);
   const g = merge(args.earlier, now);
-  const repeated = citeRepeatedSentences(now.markdown, args.findings, new Map(citable(args.refs).map((r) => [r.sourceId, r.n])));
+  const repeated =
+    args.repeatsCited === undefined
+      ? citeRepeats(now.markdown, args.findings, args.refs)
+      : { markdown: now.markdown, added: args.repeatsCited };
   const numbered = renumberCitations(repeated.markdown, args.refs);
   const body = numbered.markdown.trim();
   const references = numbered.sources;
@@ -263,6 +269,12 @@ export function assembleReport(args: {
     unresolved: g.unresolved + extra.unresolved,
     uncited: g.uncited + extra.uncited,
   };
+}
+
+/** Each sentence of a grounded draft that cites nothing and repeats a finding's cited sentence
+ *  word for word, given that finding's source where the report may cite it (shared/repeated-citations.ts). */
+export function citeRepeats(draft: string, findings: Finding[], refs: Reference[]): { markdown: string; added: number } {
+  return citeRepeatedSentences(draft, findings, new Map(citable(refs).map((r) => [r.sourceId, r.n])));
 }
 
 /** What two groundings of one draft removed together; marks are the first one's (it saw them all). */

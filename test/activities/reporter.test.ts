@@ -207,6 +207,47 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
     expect(v.grounding).toMatchObject({ removed: 1, supported: 3 });
   });
 
+  it("cites a sentence that repeats a finding word for word, and the claim check's verdict on it stands", async () => {
+    const id = await seed();
+    // The model copies the step's sentence and drops its mark; a second sentence it cites itself.
+    const markdown = [...KEY_POINTS, '', 'Solar LCOE fell 89% from 2010 to 2022 as module prices collapsed and plants grew larger.'].join(
+      '\n',
+    );
+    const judgeRepeat =
+      (verdict: string) =>
+      (req: ChatRequest): Reply => ({
+        json: {
+          verdicts: [...String(req.messages.at(-1)?.content ?? '').matchAll(/<claim id="(c\d+)">\n([^\n]*)/g)].map((m) => ({
+            id: m[1],
+            verdict: m[2]!.includes('module prices collapsed') ? verdict : 'supported',
+            reason: 'As judged.',
+          })),
+        },
+      });
+    for (const verdict of ['supported', 'unsupported']) {
+      server.script([
+        { name: 'reporter', match: bySchema('ReportDraft'), reply: { json: { title: 'Costs', markdown } } },
+        { name: 'verify', match: bySchema('CitationVerdicts'), reply: judgeRepeat(verdict) },
+      ]);
+      await inActivity('report', () => reporter.writeReport(input(id)));
+      await inActivity('verify', () => verifier.verifyCitations(input(id)));
+      const report = (await store.getReport(id))!;
+      const repeated = /Solar LCOE fell 89% from 2010 to 2022 as module prices collapsed and plants grew larger( \[\d\])?\./.exec(
+        report.markdown,
+      );
+      expect(repeated, report.markdown).not.toBeNull();
+      // Judged like any citation: kept when supported; called unsupported, it is flagged (its source
+      // states every figure of the sentence, so the check keeps it), and the verdict is recorded.
+      expect(repeated![1], verdict).toBeDefined();
+      expect((report.citationChecks ?? []).some((c) => c.claim.includes('module prices collapsed') && c.action === 'flagged')).toBe(
+        verdict === 'unsupported',
+      );
+      expect(report.markdown).toContain(
+        "Code cited 1 sentence that repeats a finding's sentence word for word to the source that finding cites.",
+      );
+    }
+  });
+
   it('keeps, flagged, a citation the model calls unsupported when the source states every figure of the sentence', async () => {
     const id = await seed();
     const markdown = [...KEY_POINTS, `- Solar fell 75% from 2010 to 2022 [${A}].`].join('\n');

@@ -50,11 +50,13 @@ describe('sentences that repeat a finding', () => {
     );
   });
 
-  it('leaves alone short repeats, sentences that cite already, other words, headings, tables and code, and sources it may not cite', () => {
+  it('leaves alone short repeats, paragraphs that cite already, other words, headings, tables and code, and sources it may not cite', () => {
     const draft = [
       '# The line opened to passengers on 14 March 2022, after three years of construction',
       'The tramway opened in 2022.',
       'The line opened to passengers on 14 March 2022, after three years of construction [2].',
+      // A paragraph that cites already keeps its citations where the writer put them.
+      'The tramway opened in 2022 [1]. It is 11.2 km long and serves 19 stops, with trams every six minutes at peak hours.',
       'The line opened to passengers in 2023, after four years of building the old corridor.',
       '| The line opened to passengers on 14 March 2022, after three years of construction. |',
       '```',

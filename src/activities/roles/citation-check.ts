@@ -9,7 +9,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { citedClaims, evidenceFor, removeCitations, type CitedClaim } from '../../shared/claims';
 import { ErrorType } from '../../shared/errors';
 import type { Grounding } from '../../shared/messages';
-import { assembleReport, groundDraft, type CitationCheckRecord, type Reference } from '../../shared/report';
+import { assembleReport, citeRepeats, groundDraft, type CitationCheckRecord, type Reference } from '../../shared/report';
 import { type Usage } from '../../shared/schemas';
 import { addUsage, summarize } from '../../shared/plain';
 import type { Llm } from '../llm/call';
@@ -100,8 +100,11 @@ export async function verifyCitations(deps: VerifierDeps, input: VerifyInput): P
   if (!draft) throw ApplicationFailure.nonRetryable(`no report draft stored for ${researchId}`, ErrorType.NotFound);
   const title = typeof draft.meta.title === 'string' ? draft.meta.title : draft.summary;
   const { findings, refs } = await reportSources(deps.store, researchId, input.stepKeys);
-  // Citations in whatever form the model wrote them become [n] of the numbers it was shown.
-  const checked = groundDraft({ researchId, draft: draft.content, findings, refs });
+  // Citations in whatever form the model wrote them become [n] of the numbers it was shown, and a
+  // sentence that repeats a finding's gets its source: the check below judges those too.
+  const grounded = groundDraft({ researchId, draft: draft.content, findings, refs });
+  const repeats = citeRepeats(grounded.markdown, findings, refs);
+  const checked = { ...grounded, markdown: repeats.markdown };
   const claims = citedClaims(checked.markdown);
   const sources = new Map(
     (refs.length
@@ -132,6 +135,7 @@ export async function verifyCitations(deps: VerifierDeps, input: VerifyInput): P
     refs,
     notes,
     earlier: checked,
+    repeatsCited: repeats.added,
   });
   return publish(deps.store, { researchId, version }, report, judged, usage);
 }
