@@ -58,6 +58,9 @@ function stillRunningText(l: RunLinks, view: ResearchView | undefined): string {
   );
 }
 
+/** Reads of a run's view, 250 ms apart, waiting for the plan a review event announced. */
+const REVIEW_READS = 20;
+
 /** The answer's text, the run's status view (for usage), read once the follow ended. */
 export async function finalAnswer(
   research: ResearchService,
@@ -65,7 +68,14 @@ export async function finalAnswer(
   tenant: string,
   end: FollowEnd,
 ): Promise<{ content: string; view: ResearchView | undefined }> {
-  const view = await research.get(l.runId, tenant).catch(() => undefined);
+  const read = () => research.get(l.runId, tenant).catch(() => undefined);
+  let view = await read();
+  // The review event that ended the follow can come before the run's view shows the plan (a loaded
+  // machine answered one review with an empty plan): the view is read again, for a few seconds.
+  for (let i = 0; end === 'awaiting_review' && !view?.plan && !view?.clarificationQuestion && i < REVIEW_READS; i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    view = await read();
+  }
   const text =
     end === 'awaiting_review'
       ? reviewText(l, view)
