@@ -21,6 +21,7 @@ const normalize = (text) =>
   text
     .replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g, '<time>')
     .replace(/Current date and time: [^.]*UTC/g, 'Current date and time: <now>')
+    .replace(/Current date: \w+, \d{4}-\d{2}-\d{2} \(UTC\)/g, 'Current date: <today>')
     .replace(/\bcall_\d+_\d+\b/g, 'call_<n>')
     .replace(/\bin \d+ ms\b/g, 'in <n> ms')
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '<uuid>')

@@ -407,9 +407,9 @@ export function cutPromptEcho(markdown: string, blockLabels: readonly string[]):
   const labels = [...new Set([...blockLabels, 'finding', 'source'])];
   const tag = new RegExp(`^\\s*</?(?:${labels.join('|')})\\b`, 'i');
   const named = labels.filter((l) => l.includes('_')).map((l) => l.replace(/_/g, ' '));
-  const heading = new RegExp(`^#{1,6}\\s*(?:${[...named, 'current date and time'].join('|')})\\s*:?\\s*$`, 'i');
+  const heading = new RegExp(`^#{1,6}\\s*(?:${[...named, 'current date(?: and time)?'].join('|')})\\s*:?\\s*$`, 'i');
   const lines = markdown.split('\n');
-  const at = lines.findIndex((l) => tag.test(l) || heading.test(l.trim()) || /^\s*current date and time:/i.test(l));
+  const at = lines.findIndex((l) => tag.test(l) || heading.test(l.trim()) || /^\s*current date(?: and time)?:/i.test(l));
   if (at < 0) return { markdown, cut: false };
   let from = at;
   while (from > 0 && !lines[from - 1]!.trim()) from--;

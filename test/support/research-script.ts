@@ -118,7 +118,7 @@ export const defaultOutline = (req: ChatRequest): Reply => {
 
 /** A section that cites every reference it was given and names the findings it saw. */
 export const defaultSection = (req: ChatRequest): Reply => {
-  const heading = /Your section: \*\*(.*?)\*\*/.exec(req.messages[0]?.content ?? '')?.[1] ?? '?';
+  const heading = /Your section: \*\*(.*?)\*\*/.exec(userText(req))?.[1] ?? '?';
   const refs = [...userText(req).matchAll(/^\[(\d+)\] /gm)].map((m) => Number(m[1]));
   return {
     json: { markdown: `Section ${heading} draws on ${findingKeysIn(req).join(', ')}. Costs fell ${refs.map((n) => `[${n}]`).join('')}.` },

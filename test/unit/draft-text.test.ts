@@ -168,6 +168,7 @@ describe('cutPromptEcho', () => {
     expect(cutPromptEcho(`${report}\n\n## Findings\n\n<finding key="step/a/1">\nx`, labels)).toEqual({ markdown: report, cut: true });
     expect(cutPromptEcho(`${report}\n<references>\n1. x`, labels)).toEqual({ markdown: report, cut: true });
     expect(cutPromptEcho(`${report}\nCurrent date and time: Monday.`, labels)).toEqual({ markdown: report, cut: true });
+    expect(cutPromptEcho(`${report}\n\n## Current date\n\nMonday, 2026-11-30 (UTC).`, labels)).toEqual({ markdown: report, cut: true });
   });
 
   it('leaves a report alone that only uses the same words', () => {

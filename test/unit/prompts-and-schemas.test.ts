@@ -78,12 +78,12 @@ describe('prompt rendering', () => {
     expect(() => loadTemplate('no-such-prompt')).toThrow(/prompt "no-such-prompt" not found/);
   });
 
-  it('states the date, weekday and time in UTC, and the locale when given', () => {
-    expect(dateLine(Date.UTC(2026, 10, 22, 12, 34, 56))).toBe('Current date and time: Sunday, 2026-11-22 12:34 UTC.');
+  it('states the date and weekday in UTC, the same all day, and the locale when given', () => {
+    expect(dateLine(Date.UTC(2026, 10, 22, 12, 34, 56))).toBe('Current date: Sunday, 2026-11-22 (UTC).');
+    // A role's calls of one day send the same line, so a prefix cache reuses what follows it.
+    expect(dateLine(Date.UTC(2026, 10, 22, 0, 0))).toBe(dateLine(Date.UTC(2026, 10, 22, 23, 59, 59)));
     // Just before midnight UTC is still that day, whatever the host's time zone.
-    expect(dateLine(Date.UTC(2027, 0, 1, 23, 59), 'de-DE')).toBe(
-      "Current date and time: Friday, 2027-01-01 23:59 UTC. The user's locale: de-DE.",
-    );
+    expect(dateLine(Date.UTC(2027, 0, 1, 23, 59), 'de-DE')).toBe("Current date: Friday, 2027-01-01 (UTC). The user's locale: de-DE.");
   });
 
   it('keeps untrusted text from closing its own block', () => {

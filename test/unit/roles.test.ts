@@ -12,6 +12,7 @@ import { loadTemplate, parseTemplate, renderPart, renderPrompt, templateVariable
 import { createPhaseActivities } from '../../src/activities/phases';
 import { createRoleActivities, PARTS, PROMPTS, ROLES } from '../../src/activities/roles';
 import type { RoleDeps } from '../../src/activities/role-kit/role';
+import type { AnyPrompt } from '../../src/activities/llm/prompt-def';
 import { ROOT } from '../support/spawn';
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -45,6 +46,16 @@ describe('the roles registry', () => {
     const file = parseTemplate(loadTemplate(def.file), def.file);
     expect(templateVariables(`${file.system}\n${file.user}`).sort()).toEqual(Object.keys(def.vars.shape).sort());
   });
+
+  it.each(Object.entries(PROMPTS))(
+    'prompt %s: its system part names only its settings (per-call text goes in the user part)',
+    (_name, def) => {
+      const file = parseTemplate(loadTemplate(def.file), def.file);
+      const settings: readonly string[] = (def as AnyPrompt).settings ?? [];
+      expect(templateVariables(file.system).filter((v) => !settings.includes(v))).toEqual([]);
+      expect(settings.filter((v) => !(v in def.vars.shape))).toEqual([]);
+    },
+  );
 
   it.each(PARTS.map((p) => [`${p.file}#${p.part}`, p] as const))('part %s: is in its file and uses exactly its variables', (_n, def) => {
     const template = parseTemplate(loadTemplate(def.file), def.file).parts[def.part];
@@ -169,11 +180,17 @@ describe('prompt text', () => {
 
   it('renders the flags of the planner, the coordinator, the coder and the reporter as sentences', () => {
     const plan = { question: 'q', locale: 'en-US', maxSteps: 3, background: 'b', feedback: '(none)', userMemory: '' };
-    expect(renderPrompt(PROMPTS.planner, { ...plan, processing: false, problems: 'x; y' }).system).toMatch(
-      /- Every step has `type` `research` \(web search and reading\)\. No code sandbox is available in this deployment, so plan no `processing` steps\.\n[\s\S]*\nYour previous plan was invalid: x; y\. Fix these problems\.\n/,
+    const invalid = renderPrompt(PROMPTS.planner, { ...plan, processing: false, problems: 'x; y' });
+    expect(invalid.system).toMatch(
+      /- Every step has `type` `research` \(web search and reading\)\. No code sandbox is available in this deployment, so plan no `processing` steps\.\n/,
     );
+    // The repair request comes last: the planner's second attempt sends its first's text before it.
+    expect(invalid.user).toMatch(/\n\nYour previous plan was invalid: x; y\. Fix these problems\.$/);
+    const valid = renderPrompt(PROMPTS.planner, { ...plan, processing: false, problems: '' });
+    expect(invalid.user.startsWith(valid.user)).toBe(true);
+    expect(invalid.system.split('Current date')[0]).toBe(valid.system.split('Current date')[0]);
     expect(renderPrompt(PROMPTS.planner, { ...plan, processing: true, problems: '' }).system).toMatch(
-      /- `type` is `research` for finding information[\s\S]*follow it\.\n\n\nThe question/,
+      /- `type` is `research` for finding information[\s\S]*follow it\.\n\nThe question/,
     );
     const ask = { question: 'q', clarifications: '(none)', userMemory: '' };
     expect(renderPrompt(PROMPTS.coordinator, { ...ask, requestedLocale: 'de-DE', allowClarification: true }).system).toMatch(
@@ -215,10 +232,15 @@ describe('prompt text', () => {
       instructions: '',
       userMemory: '',
     };
-    expect(renderPrompt(PROMPTS.reporter, { ...report, brief: true, rejected: 'it cites nothing' }).system).toContain(
-      'Length: brief: about 250 to 500 words, key points and a short overview; no long analysis.\n\n' +
-        'Your previous report was not accepted, because it cites nothing. Write the whole report again and fix this.\n',
+    const rejected = renderPrompt(PROMPTS.reporter, { ...report, brief: true, rejected: 'it cites nothing' });
+    expect(rejected.system).toContain('Length: brief: about 250 to 500 words, key points and a short overview; no long analysis.\n\n');
+    expect(rejected.user).toMatch(
+      /\n\nNotes about this run: \(none\)\n\nYour previous report was not accepted, because it cites nothing\. Write the whole report again and fix this\.$/,
     );
+    // A second draft sends the first's text before its reason.
+    const draft = renderPrompt(PROMPTS.reporter, { ...report, brief: true, rejected: '' });
+    expect(rejected.user.startsWith(draft.user)).toBe(true);
+    expect(rejected.system.split('Current date')[0]).toBe(draft.system.split('Current date')[0]);
   });
 
   it('renders a part with its flags, and wraps its untrusted variables', () => {

@@ -20,6 +20,8 @@ export interface PromptDef<S extends VarShape = VarShape, O extends z.ZodType = 
   vars: z.ZodObject<S>;
   /** Variables holding outside text (user, web, model output), by the label of their block. */
   untrusted: { [K in keyof S]?: string };
+  /** The variables its system part may name (see PromptSpec); none when absent. */
+  settings?: readonly (keyof S & string)[];
   /** The answer's schema and its name; absent for the tool-calling researcher turn. */
   output?: { name: string; schema: O };
   /** An output limit below the role's (see PromptSpec). */
@@ -32,6 +34,7 @@ export interface AnyPrompt {
   role: LlmRole;
   vars: z.ZodType<Record<string, VarValue>>;
   untrusted: Partial<Record<string, string>>;
+  settings?: readonly string[];
   output?: { name: string; schema: z.ZodType };
   maxTokens?: number;
 }
@@ -44,6 +47,13 @@ interface PromptSpec<S extends VarShape> {
   role: LlmRole;
   vars: S;
   untrusted: { [K in keyof S]?: string };
+  /**
+   * The variables its system part may name: those the same on every call of the prompt in a run
+   * (the run's locale, a deployment's limits, flags for the run's options). Per-call text goes in
+   * the user part, after the stable instructions, so a provider's prefix cache reuses the whole
+   * system part from one call to the next (a test holds every prompt file to this).
+   */
+  settings?: readonly (keyof S & string)[];
   /** An output limit below the role's, for a prompt whose answer is short whatever the role. */
   maxTokens?: number;
 }

@@ -201,11 +201,13 @@ export function promptTime(): number {
 
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
-/** "Current date and time: Sunday, 2026-11-22 12:34 UTC." and the run's locale when the prompt has one.
+/** "Current date: Sunday, 2026-11-22 (UTC)." and the run's locale when the prompt has one. The day, not
+ *  the time: every call of a role on one day then sends the same system message, which a provider's
+ *  prefix cache reuses with what follows it (a minute in it made a retry a minute later start anew).
  *  (No toLocaleDateString: it builds an Intl formatter per call, a visible cost at every LLM call.) */
 export function dateLine(ms: number, locale?: string): string {
   const d = new Date(ms);
   const weekday = WEEKDAYS[d.getUTCDay()]!;
-  const stamp = `${d.toISOString().slice(0, 10)} ${d.toISOString().slice(11, 16)} UTC`;
+  const stamp = `${d.toISOString().slice(0, 10)} (UTC)`;
   return renderPart(DATE_LINE, { weekday, stamp, locale: locale ?? '' });
 }

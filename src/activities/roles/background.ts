@@ -16,6 +16,7 @@ export const BACKGROUND_PROMPT = jsonPrompt(
     file: 'background',
     role: 'planner',
     vars: { question: text, locale: text, sources: text, pages: text, searchErrors: text },
+    settings: ['locale'],
     untrusted: { question: 'user_message', sources: 'sources', pages: 'pages' },
   },
   'BackgroundBrief',

@@ -19,6 +19,7 @@ export const CODER_RESULTS_PROMPT = jsonPrompt(
     file: 'coder-results',
     role: 'coder',
     vars: { ...stepVarShape, explanation: text, ran: flag, runMessage: text, attempts: count, output: text, dependencies: text },
+    settings: ['locale'],
     untrusted: { question: 'user_message', output: 'output', dependencies: 'dependencies' },
   },
   'CodeFindings',

@@ -40,6 +40,7 @@ export const CODER_PROMPT = jsonPrompt(
       feedback: text,
       dependencies: text,
     },
+    settings: ['memoryMb', 'packages', 'timeoutSeconds'],
     untrusted: { question: 'user_message', dependencies: 'dependencies' },
   },
   'CodeDraft',

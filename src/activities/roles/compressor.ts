@@ -19,6 +19,7 @@ export const COMPRESSOR_PROMPT = jsonPrompt(
     file: 'compressor',
     role: 'researcher',
     vars: { ...stepVarShape, transcript: text },
+    settings: ['locale'],
     untrusted: { question: 'user_message', transcript: 'transcript' },
   },
   'ResearchFindings',

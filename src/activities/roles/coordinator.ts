@@ -38,6 +38,7 @@ export const COORDINATOR_PROMPT = jsonPrompt(
     file: 'coordinator',
     role: 'coordinator',
     vars: { question: text, requestedLocale: text, allowClarification: flag, clarifications: text, userMemory: text },
+    settings: ['allowClarification', 'requestedLocale', 'userMemory'],
     untrusted: { question: 'user_message', clarifications: 'clarifications', userMemory: 'user_memory' },
   },
   'CoordinatorDecision',

@@ -26,6 +26,7 @@ export const GAP_REFLECTION_PROMPT = jsonPrompt(
     file: 'gap-reflection',
     role: 'planner',
     vars: { question: text, findings: text, maxSteps: count, existingIds: text, processing: flag },
+    settings: ['maxSteps', 'processing'],
     untrusted: { question: 'user_message', findings: 'findings' },
   },
   'GapReflection',

@@ -43,6 +43,7 @@ export const PLANNER_PROMPT = jsonPrompt(
       problems: text,
       userMemory: text,
     },
+    settings: ['locale', 'maxSteps', 'processing', 'userMemory'],
     untrusted: { question: 'user_message', background: 'background', feedback: 'feedback', userMemory: 'user_memory' },
   },
   // A draft that code repairs into a Plan; still named Plan.

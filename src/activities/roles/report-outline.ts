@@ -51,6 +51,7 @@ export const REPORT_OUTLINE_PROMPT = jsonPrompt(
       maxSections: count,
       ...WRITER_VARS,
     },
+    settings: ['audience', 'instructions', 'locale', 'maxSections', 'userMemory'],
     untrusted: {
       question: 'user_message',
       findings: 'findings',

@@ -51,6 +51,7 @@ export const REPORT_SECTION_PROMPT = jsonPrompt(
       first: flag,
       ...WRITER_VARS,
     },
+    settings: ['audience', 'instructions', 'locale', 'userMemory'],
     untrusted: {
       question: 'user_message',
       findings: 'findings',

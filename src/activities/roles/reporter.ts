@@ -65,6 +65,7 @@ export const REPORTER_PROMPT = jsonPrompt(
       rejected: text,
       ...WRITER_VARS,
     },
+    settings: ['audience', 'brief', 'instructions', 'locale', 'userMemory'],
     untrusted: {
       question: 'user_message',
       findings: 'findings',

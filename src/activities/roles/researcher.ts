@@ -37,6 +37,7 @@ export const RESEARCHER_TURN_PROMPT = toolPrompt({
     inputDir: text,
     background: text,
   },
+  settings: ['inputDir', 'knowledge', 'locale', 'python', 'think', 'web'],
   untrusted: { question: 'user_message', dependencies: 'dependencies', background: 'background' },
 });
 

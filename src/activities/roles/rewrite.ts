@@ -26,6 +26,7 @@ export const REWRITE_PROMPT = jsonPrompt(
     file: 'rewrite',
     role: 'planner',
     vars: { question: text, locale: text, count, memory: text },
+    settings: ['count', 'locale'],
     untrusted: { question: 'user_message', memory: 'session_memory' },
   },
   'QueryExpansion',

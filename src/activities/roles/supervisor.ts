@@ -40,6 +40,7 @@ export const SUPERVISOR_PROMPT = toolPrompt({
   file: 'supervisor',
   role: 'planner',
   vars: { question: text, plan: text, findings: text, wave: count, maxWaves: count, maxNewSteps: count, processing: flag },
+  settings: ['maxNewSteps', 'maxWaves', 'processing'],
   untrusted: { question: 'user_message', plan: 'plan', findings: 'findings' },
 });
 const TOOL_DESCRIPTIONS: Record<ToolName, ReturnType<typeof promptPart<Record<string, never>>>> = {
