@@ -262,8 +262,10 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
       .map(([k, v]) => `${k} ${(v / runs).toFixed(1)}`)
       .join(', ')}`,
   );
-  console.log(`model calls/run:  ${calls.callsPerRun.toFixed(1)}; tokens per run by role (the fake's counts: its usage answers):`);
-  for (const line of tokenTable(calls.byRole)) console.log(line);
+  console.log(
+    `model calls/run:  ${calls.callsPerRun.toFixed(1)}; tokens per run by role (the fake's counts: its usage answers), and the share of the role's prompt text reusable from earlier requests of its ${calls.prefixReuseRun === undefined ? 'load (runs overlapped)' : 'run'}:`,
+  );
+  for (const line of tokenTable(calls.byRole, calls.prefixReuseRun ?? calls.prefixReuseLoad)) console.log(line);
   console.log(
     `prefix reuse:     ${(100 * calls.prefixReuseResearcher).toFixed(0)}% of the researcher conversations' prompt text, ${(100 * calls.prefixReuseAll).toFixed(0)}% of all requests' (longest prefix shared with an earlier request of the same conversation)`,
   );

@@ -8,6 +8,9 @@ export interface RoleTokens {
   calls: number;
   prompt: number;
   completion: number;
+  /** The share of the role's prompt text a prefix cache could reuse from earlier requests of its
+   *  run (of the load when runs overlapped, which cannot tell runs apart). */
+  reuse?: number;
 }
 
 export interface ModelCallFigures {
@@ -61,14 +64,20 @@ export function modelCallFigures(log: LoggedRequest[], runs: number, wallMs: num
   const researcher = conversationsOf(reuse, (i) => log[i]!.rule === 'react');
   const runOf = requestRuns(log, windows);
   const bodies = log.map((r) => r.body);
+  const inRun = runOf && windows.length ? prefixReuse(bodies, (_r, i) => runOf[i]!) : undefined;
+  const ofLoad = prefixReuse(bodies, () => 'load');
+  for (const [role, t] of Object.entries(byRole)) {
+    const mine = (inRun ?? ofLoad).filter((r) => (log[r.index]!.rule ?? '(no rule)') === role);
+    t.reuse = reuseShare(mine);
+  }
   const busyMs = log.reduce((a, r) => a + Math.max(0, (r.endedAt ?? r.startedAt) - r.startedAt), 0);
   return {
     callsPerRun: answered.length / runs,
     byRole,
     prefixReuseResearcher: reuseShare(researcher),
     prefixReuseAll: reuseShare(reuse),
-    prefixReuseRun: runOf && windows.length ? reuseShare(prefixReuse(bodies, (_r, i) => runOf[i]!)) : undefined,
-    prefixReuseLoad: reuseShare(prefixReuse(bodies, () => 'load')),
+    prefixReuseRun: inRun ? reuseShare(inRun) : undefined,
+    prefixReuseLoad: reuseShare(ofLoad),
     researcherFirstShare: firstRequestShare(researcher),
     researcherConversations: new Set(researcher.map((r) => r.conversation)).size,
     divergence: worstDivergence(researcher, (i) => renderPrompt(log[i]!.body)),
@@ -76,8 +85,9 @@ export function modelCallFigures(log: LoggedRequest[], runs: number, wallMs: num
   };
 }
 
-/** The token table, one line per role, most prompt tokens first, and the total. */
-export function tokenTable(byRole: Record<string, RoleTokens>): string[] {
+/** The token table, one line per role, most prompt tokens first, and the total; each role's
+ *  prefix reuse (within its run when runs were told apart) when the figures hold it. */
+export function tokenTable(byRole: Record<string, RoleTokens>, overallReuse?: number): string[] {
   const rows = Object.entries(byRole).sort((a, b) => b[1].prompt - a[1].prompt);
   const total = rows.reduce(
     (a, [, t]) => ({ calls: a.calls + t.calls, prompt: a.prompt + t.prompt, completion: a.completion + t.completion }),
@@ -87,11 +97,13 @@ export function tokenTable(byRole: Record<string, RoleTokens>): string[] {
       completion: 0,
     },
   );
+  const reuse = (t: RoleTokens) => (t.reuse === undefined ? '' : `${(100 * t.reuse).toFixed(0)}%`.padStart(8));
   const line = (role: string, t: RoleTokens) =>
-    `  ${role.padEnd(18)}${t.calls.toFixed(2).padStart(8)}${t.prompt.toFixed(0).padStart(10)}${t.completion.toFixed(0).padStart(12)}`;
+    `  ${role.padEnd(18)}${t.calls.toFixed(2).padStart(8)}${t.prompt.toFixed(0).padStart(10)}${t.completion.toFixed(0).padStart(12)}${reuse(t)}`;
+  const withReuse = rows.some(([, t]) => t.reuse !== undefined);
   return [
-    `  ${'role'.padEnd(18)}${'calls'.padStart(8)}${'prompt'.padStart(10)}${'completion'.padStart(12)}`,
+    `  ${'role'.padEnd(18)}${'calls'.padStart(8)}${'prompt'.padStart(10)}${'completion'.padStart(12)}${withReuse ? 'reuse'.padStart(8) : ''}`,
     ...rows.map(([k, t]) => line(k, t)),
-    line('all', total),
+    line('all', overallReuse === undefined ? total : { ...total, reuse: overallReuse }),
   ];
 }

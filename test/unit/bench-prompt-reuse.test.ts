@@ -12,7 +12,7 @@ import {
   worstDivergence,
   type PromptRequest,
 } from '../../bench/support/prompt-reuse';
-import { requestRuns } from '../../bench/support/model-calls';
+import { modelCallFigures, requestRuns, tokenTable } from '../../bench/support/model-calls';
 import type { LoggedRequest } from '../support/llm-server';
 
 const system = { role: 'system', content: 'You are a researcher. Use the tools.' };
@@ -153,6 +153,23 @@ describe('prompt prefix reuse', () => {
         { start: 250, end: 400 },
       ]),
     ).toBeUndefined();
+  });
+
+  it("gives each role's share of reusable prompt text within its run, and prints it in the token table", () => {
+    const judge = { tools, messages: [system, task] };
+    const extractor = { tools, messages: [system, { role: 'user', content: 'Page: a page about batteries.' }] };
+    const answered = (rule: string, startedAt: number, body: PromptRequest) =>
+      ({ seq: 0, rule, authorization: undefined, startedAt, endedAt: startedAt + 5, status: 200, body }) as unknown as LoggedRequest;
+    const log = [answered('judge', 100, judge), answered('extractor', 110, extractor), answered('judge', 120, judge)];
+    const figures = modelCallFigures(log, 1, 100, [{ start: 90, end: 200 }]);
+    // The second judge call reuses all of the first; the extractor the tools and system prompt it shares with it.
+    expect(figures.byRole.judge!.reuse).toBeCloseTo(0.5, 5);
+    const shared = commonPrefix(renderPrompt(judge), renderPrompt(extractor));
+    expect(figures.byRole.extractor!.reuse).toBeCloseTo(shared / renderPrompt(extractor).length, 5);
+    const table = tokenTable(figures.byRole, figures.prefixReuseRun);
+    expect(table[0]).toMatch(/reuse$/);
+    expect(table.find((l) => l.trim().startsWith('judge'))).toMatch(/ 50%$/);
+    expect(table.at(-1)).toMatch(new RegExp(` ${(100 * figures.prefixReuseRun!).toFixed(0)}%$`));
   });
 
   it('counts the text of first requests as what no layout can reuse', () => {
