@@ -106,43 +106,63 @@ export function groundDraft(args: { researchId: string; draft: string; findings:
 const PROMPT_TAG =
   /<\/?(?:findings?|references|notes|background|sources?|source|result|dependencies|user_message|question|outline|transcript)(?:\s[^>]*)?>/gi;
 
+/** The line code writes before the evidence it lists for a writer's text that cited none of its
+ *  sources (src/activities/role-kit/cited.ts). */
+export const LISTED_BY_CODE = 'Evidence retrieved (listed by code, as the text above cites no source):';
+const LISTED_BY_CODE_LINE = new RegExp(`^[ \\t>*_-]*${LISTED_BY_CODE.replace(/[()]/g, '\\$&')}[ \\t*_]*$`, 'gim');
+
 /**
  * The draft without the prompt's own markup: the tags go, and an echoed `<references>` block with
  * them (code writes the list); the text a finding tag wrapped stays, to be grounded like the rest.
+ * So does code's label before evidence it listed in a finding, which a small model copies with
+ * the evidence (the evidence stays: its sentences are the finding's).
  */
 export function withoutPromptTags(draft: string): string {
   return draft
+    .replace(LISTED_BY_CODE_LINE, '')
     .replace(/<references>[\s\S]*?(?:<\/references>|(?=\n#{1,6}\s)|$)/gi, '')
     .replace(PROMPT_TAG, '')
     .replace(/\n{3,}/g, '\n\n');
 }
 
-/** A heading of a reference list, in the languages reports are asked in. */
-const REFERENCE_HEADING =
-  /^(#{1,6})[ \t]*\**[ \t]*(?:references?|sources?|bibliography|works cited|citations|further reading|参考文献|参考资料|来源|出典|참고 ?문헌|quellen|literatur|références|sources et références|fuentes|referencias|fonti|riferimenti|referências|источники|литература)[ \t]*:?\**[ \t]*$/i;
+/** The name of a reference list, in the languages reports are asked in. */
+const REFERENCE_WORDS =
+  '(?:references?|sources?|bibliography|works cited|citations|further reading|参考文献|参考资料|来源|出典|참고 ?문헌|quellen|literatur|références|sources et références|fuentes|referencias|fonti|riferimenti|referências|источники|литература)';
+/** A heading of a reference list. */
+const REFERENCE_HEADING = new RegExp(`^(#{1,6})[ \\t]*\\**[ \\t]*${REFERENCE_WORDS}[ \\t]*:?\\**[ \\t]*$`, 'i');
+/** The same name on a line of its own without `#` ("References", "**Sources:**"). */
+const REFERENCE_LINE = new RegExp(`^\\**[ \\t]*${REFERENCE_WORDS}[ \\t]*:?[ \\t]*\\**$`, 'i');
+/** An entry of a numbered reference list: "[1] Title — …". */
+const REFERENCE_ENTRY = /^\s*\[\d+\]\s/;
 
 /**
  * The draft without a reference list of its own: code writes the report's list from the sources
  * the run retrieved. A model's list would show numbers as citations that no sentence makes, and
- * titles and addresses of its own making. The section ends at the next heading of its level or above.
+ * titles and addresses of its own making. The section ends at the next heading of its level or
+ * above. A list under a name that is no heading ("References" on its own line) goes when its
+ * entries are numbered like the report's ("[1] …"), up to the first line that is not one.
  */
 export function withoutReferenceList(draft: string): string {
   const lines = draft.split('\n');
   const out: string[] = [];
   let skipping = 0;
-  for (const line of lines) {
+  let entries = false;
+  for (const [i, line] of lines.entries()) {
     const heading = /^(#{1,6})\s/.exec(line);
     if (skipping && heading && heading[1]!.length <= skipping) skipping = 0;
-    if (!skipping) {
-      const ref = REFERENCE_HEADING.exec(line.trim());
-      if (ref) {
-        skipping = ref[1]!.length;
-        continue;
-      }
-      out.push(line);
-    }
+    if (skipping || (entries && REFERENCE_ENTRY.test(line))) continue;
+    entries = REFERENCE_LINE.test(line.trim()) && REFERENCE_ENTRY.test(lines[i + 1] ?? '');
+    const ref = REFERENCE_HEADING.exec(line.trim());
+    if (ref) skipping = ref[1]!.length;
+    else if (!entries) out.push(line);
   }
-  return out.join('\n').trimEnd();
+  // The blank lines around a list that went, made one.
+  return out.length < lines.length
+    ? out
+        .join('\n')
+        .replace(/\n{3,}/g, '\n\n')
+        .trimEnd()
+    : draft.trimEnd();
 }
 
 export interface AssembledReport {

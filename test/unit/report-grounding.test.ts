@@ -8,6 +8,7 @@ import {
   assembleReport,
   withoutPromptTags,
   withoutReferenceList,
+  LISTED_BY_CODE,
   citationOrder,
   findingsChars,
   groundDraft,
@@ -199,6 +200,13 @@ describe('a reference list the model wrote itself', () => {
     expect(withoutReferenceList(draft)).toBe('## Key points\n\nSolar fell 89% [1].\n\n## Outlook\n\nMore to come.');
     expect(withoutReferenceList('Text.\n\n**Sources:**\n- a')).toBe('Text.\n\n**Sources:**\n- a');
     expect(withoutReferenceList('# Title\n\n## Quellen\n[1] x')).toBe('# Title');
+    // A list under a name on a line of its own, as a small model copied one, when numbered like the report's.
+    expect(withoutReferenceList('Solar fell [1].\n\nReferences\n[1] Solar costs — [1]\n[2] x\n\nMore text.')).toBe(
+      'Solar fell [1].\n\nMore text.',
+    );
+    expect(withoutReferenceList('Solar fell [1].\n\n**Sources:**\n[1] Solar costs')).toBe('Solar fell [1].');
+    // The word alone, or before text that is no numbered entry, stays.
+    expect(withoutReferenceList('Sources\nare many [1].')).toBe('Sources\nare many [1].');
   });
 });
 
@@ -212,5 +220,15 @@ describe('what a small model copies from its prompt', () => {
     expect(g.markdown).toContain('Prices fell [1] and.');
     expect(g.unresolved).toBe(1);
     expect(g.removedIds).toEqual(['Se0a1644e9']);
+  });
+
+  it("drops code's label before evidence it listed, copied with the evidence, and keeps the evidence", () => {
+    const draft = `The alloy is light.\n\n${LISTED_BY_CODE}\n- **Datasheet**: Tensile strength: 610 MPa.\n\n**${LISTED_BY_CODE}**\n- **Overview**: It is light.`;
+    expect(withoutPromptTags(draft)).toBe(
+      'The alloy is light.\n\n- **Datasheet**: Tensile strength: 610 MPa.\n\n- **Overview**: It is light.',
+    );
+    // The same words inside a sentence are the writer's own.
+    const own = 'We kept the line "Evidence retrieved (listed by code, as the text above cites no source):" out.';
+    expect(withoutPromptTags(own)).toBe(own);
   });
 });

@@ -2,6 +2,7 @@
 // written by a model, with every citation checked against the sources it was shown.
 import { sentencesOf } from '../../shared/summary';
 import { groundFindings } from '../../shared/citations';
+import { LISTED_BY_CODE } from '../../shared/report';
 import { type PlanStep, type StepOutput } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
@@ -72,7 +73,7 @@ export async function groundedFindings(
     `the text written for ${key} cited none of its sources, so the evidence retrieved is listed with it`,
   );
   return {
-    text: `${g.text.trim()}\n\nEvidence retrieved (listed by code, as the text above cites no source):\n${listed.text}`,
+    text: `${g.text.trim()}\n\n${LISTED_BY_CODE}\n${listed.text}`,
     sourceIds: sources.map((s) => s.sourceId),
     dropped: g.dropped,
     listedByCode: true,
