@@ -117,10 +117,23 @@ export function takeSummarySection(draft: string): { draft: string; section?: st
   return { draft: rest, ...(section ? { section } : {}) };
 }
 
+/** An English sentence that leans on the one before it ("Its cost fell…", "It also…"): alone in a
+ *  summary it reads as a fragment. */
+const LEANS_BACK =
+  /^(?:it|its|this|these|that|those|they|their|them|he|she|his|her|also|moreover|however|furthermore|additionally|in addition|but|and|so|thus|therefore|then)\b/i;
+
+/** The key point's sentence `k`, with the sentences before it that it leans on. */
+function withItsLead(sentences: string[], k: number): string {
+  let from = k;
+  while (from > 0 && LEANS_BACK.test(sentences[from]!)) from--;
+  return sentences.slice(from, k + 1).join(' ');
+}
+
 /**
  * A summary code builds from a grounded draft: the first sentence of each key point (the first
- * list's items) that cites a known reference, then cited sentences of the text, up to three; with
- * no citation anywhere, the text's first sentences. Bounded like a model's summary.
+ * list's items) that cites a known reference (with the sentences of the point it leans on: "Its
+ * cost fell…" comes with what "its" is), then cited sentences of the text, up to three; with no
+ * citation anywhere, the text's first sentences. Bounded like a model's summary.
  */
 export function summaryFromDraft(grounded: string): string {
   // Grounding left only the numbers of citable references.
@@ -141,10 +154,15 @@ export function summaryFromDraft(grounded: string): string {
   const picked: string[] = [];
   const take = (s: string) => {
     if (picked.length >= FALLBACK_SENTENCES || picked.includes(s)) return;
-    if (wordCount([...picked, s].join(' ')) > SUMMARY_LIMITS.words) return;
+    const text = [...picked, s].join(' ');
+    if (wordCount(text) > SUMMARY_LIMITS.words || sentencesOf(text).length > SUMMARY_LIMITS.sentences) return;
     picked.push(s);
   };
-  for (const item of items) take(wholeSentences(item).find(known) ?? '');
+  for (const item of items) {
+    const sentences = wholeSentences(item);
+    const k = sentences.findIndex(known);
+    if (k >= 0) take(withItsLead(sentences, k));
+  }
   for (const p of prose) for (const s of wholeSentences(p)) if (known(s)) take(s);
   if (!picked.length) for (const s of wholeSentences([...items, ...prose].join(' '))) take(s);
   return picked.filter(Boolean).join(' ');

@@ -54,7 +54,10 @@ describe('the executive summary', () => {
   it('builds one from the cited key points when the model wrote none, the first cited sentence of each', () => {
     const r = place(undefined);
     expect(r.problem).toBe('wrote none');
-    expect(r.summary).toBe('Its cost fell 89% in a decade [1]. Onshore wind costs fell by 70% over the same period [2].');
+    // "Its cost fell…" comes with the sentence that says what "its" is.
+    expect(r.summary).toBe(
+      'Solar power became the cheapest new electricity in most markets. Its cost fell 89% in a decade [1]. Onshore wind costs fell by 70% over the same period [2].',
+    );
     expect(r.summary).not.toContain('Storage');
   });
 
@@ -121,6 +124,24 @@ describe('the executive summary', () => {
     expect(reportSummary(report.doc)).toBe('Wind got cheaper [1].');
     expect(report.markdown.indexOf('## Executive summary')).toBeLessThan(report.markdown.indexOf('## Key points'));
     expect(reportSummary(legacyDoc('Old', '# Old\n\n## Key points\n\n- A [1].'))).toBeUndefined();
+  });
+
+  it('takes a cited sentence that leans on the one before it with that one, within the bounds', () => {
+    const draft = [
+      '## Key points',
+      '',
+      "- The Velmar datasheet gives the alloy's mechanical figures. It also explains how it can be welded [1].",
+      '- Bus ridership stayed flat. It rose later. However it fell again [2].',
+    ].join('\n');
+    expect(place(undefined, 'en', draft).summary).toBe(
+      "The Velmar datasheet gives the alloy's mechanical figures. It also explains how it can be welded [1]. Bus ridership stayed flat. It rose later. However it fell again [2].",
+    );
+    // A lead that would pass the summary's word limit leaves the point out.
+    const long = `- ${'Word '.repeat(119).trim()}. It fell [1].\n- Wind fell 70% [2].`;
+    expect(place(undefined, 'en', long).summary).toBe('Wind fell 70% [2].');
+    // So does one that would pass its sentence limit.
+    const many = '- A rose [1].\n- B rose. It fell. Then it rose. It fell. It rose again [2].\n- C fell [1].';
+    expect(place(undefined, 'en', many).summary).toBe('A rose [1]. C fell [1].');
   });
 
   it('builds it from what code-listed evidence says, never its titles, list lead-ins or label-value fragments', () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResearchResult } from '../../src/shared/schemas';
 import { getStatusQuery } from '../../src/workflows/messages';
 import type { ChatRequest, Reply } from '../support/llm-server';
-import { planJson, researchRules } from '../support/research-script';
+import { planJson, researchRules, userText } from '../support/research-script';
 import { startHarness, type Harness } from '../support/harness';
 import { databaseUrl, missingReason, temporalAddress } from '../support/services';
 import { freePort } from '../support/spawn';
@@ -50,6 +50,6 @@ describe.skipIf(!ready)(`failures worked around are recorded (${ready ? 'live' :
     );
     // The reporter was told.
     const reporter = h.llm.requests.find((r) => r.rule === 'reporter')!;
-    expect(reporter.body.messages[0]!.content).toMatch(/Step a: search provider wikipedia failed 2 times/);
+    expect(userText(reporter.body)).toMatch(/Notes about this run: [\s\S]*Step a: search provider wikipedia failed 2 times/);
   });
 });

@@ -484,7 +484,9 @@ describe.skipIf(!ready)(`research workflow (${ready ? 'live' : missingReason()})
     ]);
     expect(r.notes.join('\n')).toMatch(/Research stopped early: the token budget \(4000\) was spent/);
     const reporter = requestsFor('reporter')[0]!;
-    expect(reporter.body.messages[0]!.content).toMatch(/Research stopped early: the token budget/);
+    // The run's notes end the reporter's user message: per-run text, after the stable instructions.
+    expect(userText(reporter.body)).toMatch(/Notes about this run: [\s\S]*Research stopped early: the token budget/);
+    expect(reporter.body.messages[0]!.content).not.toMatch(/Research stopped early/);
     const report = await request(h.app).get(`/v1/research/${id}/report`).expect(200);
     expect(report.text).toMatch(/> Research stopped early/);
     recordHistories([[id, 'budget.json']]);
