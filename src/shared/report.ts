@@ -110,16 +110,20 @@ const PROMPT_TAG =
  *  sources (src/activities/role-kit/cited.ts). */
 export const LISTED_BY_CODE = 'Evidence retrieved (listed by code, as the text above cites no source):';
 const LISTED_BY_CODE_LINE = new RegExp(`^[ \\t>*_-]*${LISTED_BY_CODE.replace(/[()]/g, '\\$&')}[ \\t*_]*$`, 'gim');
+/** A sentence that works the label's words into itself ("Evidence retrieved (listed by code, …) supports this."). */
+const LISTED_BY_CODE_SENTENCE = /[^.!?\n]*\(listed by code, as the text above cites no source\)[^.!?\n]*[.!?:]?[ \t]*/gi;
 
 /**
  * The draft without the prompt's own markup: the tags go, and an echoed `<references>` block with
  * them (code writes the list); the text a finding tag wrapped stays, to be grounded like the rest.
  * So does code's label before evidence it listed in a finding, which a small model copies with
- * the evidence (the evidence stays: its sentences are the finding's).
+ * the evidence (the evidence stays: its sentences are the finding's), and a sentence it worked
+ * the label into.
  */
 export function withoutPromptTags(draft: string): string {
   return draft
     .replace(LISTED_BY_CODE_LINE, '')
+    .replace(LISTED_BY_CODE_SENTENCE, '')
     .replace(/<references>[\s\S]*?(?:<\/references>|(?=\n#{1,6}\s)|$)/gi, '')
     .replace(PROMPT_TAG, '')
     .replace(/\n{3,}/g, '\n\n');

@@ -227,8 +227,12 @@ describe('what a small model copies from its prompt', () => {
     expect(withoutPromptTags(draft)).toBe(
       'The alloy is light.\n\n- **Datasheet**: Tensile strength: 610 MPa.\n\n- **Overview**: It is light.',
     );
-    // The same words inside a sentence are the writer's own.
-    const own = 'We kept the line "Evidence retrieved (listed by code, as the text above cites no source):" out.';
-    expect(withoutPromptTags(own)).toBe(own);
+    // A sentence that works the label in (as a small model's summary did) goes; the others stay.
+    expect(
+      withoutPromptTags(
+        'It has 440 trams. Evidence retrieved (listed by code, as the text above cites no source) supports this information.',
+      ),
+    ).toBe('It has 440 trams.');
+    expect(withoutPromptTags('Evidence was retrieved and listed by code.')).toBe('Evidence was retrieved and listed by code.');
   });
 });
