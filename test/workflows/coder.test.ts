@@ -154,7 +154,7 @@ describe.skipIf(!ready)(`coder steps (${ready ? 'live' : missingReason()})`, () 
     );
     expect(result.steps?.[1]).toEqual({ id: 'calc', status: 'completed', attempts: 1 });
     expect(requestsFor('coder')).toHaveLength(2);
-    expect(requestsFor('analyst')[0]!.body.messages[0]!.content).toMatch(
+    expect(userText(requestsFor('analyst')[0]!.body)).toMatch(
       /the program failed after 2 attempt\(s\): exit code 1: ModuleNotFoundError: No module named 'nonexistent_package'/,
     );
     const { rows } = await h.pool.query(
