@@ -259,7 +259,7 @@ export function assembleReport(args: {
   if (ids.length) grounding(`Removed the citations of ${plural(ids.length, 'source id')} naming no source of this run.`);
   if (repeated.added)
     grounding(
-      `Code cited ${plural(repeated.added, 'sentence')} that repeat${repeated.added === 1 ? 's' : ''} a finding's sentence word for word to the source that finding cites.`,
+      `Code cited ${plural(repeated.added, 'sentence')} that repeat${repeated.added === 1 ? 's' : ''} a finding's words or figures to the source that finding cites.`,
     );
   const snippets = args.refs.filter((r) => r.snippet).length;
   if (snippets) {

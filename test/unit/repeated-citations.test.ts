@@ -1,6 +1,6 @@
-// A report sentence that repeats a finding's cited sentence word for word gets its citation
-// (src/shared/repeated-citations.ts), as the quality bench's small-model reports needed: they copied
-// the findings' sentences and dropped every mark.
+// A report sentence that repeats a finding's cited sentence word for word, or states its figures in
+// other words, gets its citation (src/shared/repeated-citations.ts), as the quality bench's
+// small-model reports needed: they copied the findings' sentences and dropped every mark.
 import { describe, expect, it } from 'vitest';
 import { citeRepeatedSentences } from '../../src/shared/repeated-citations';
 import { assembleReport } from '../../src/shared/report';
@@ -67,6 +67,29 @@ describe('sentences that repeat a finding', () => {
     expect(citeRepeatedSentences(draft, findings, numberOf)).toEqual({ markdown: draft, added: 0 });
   });
 
+  it('cite the one source whose finding sentences state every figure of a sentence in other words, at least two figures', () => {
+    const draft = [
+      'The tramway is 11.2 km long, with 19 stops.',
+      '- Ridership hit 41000 trips, up from 28,500.',
+      // Figures of two sources, one figure, or a figure no finding states: left alone.
+      'It opened in 2022 and carried 41,000 trips in 2024.',
+      'It is 11.2 km long.',
+      'It is 11.2 km long and has 20 stops.',
+    ].join('\n');
+    const r = citeRepeatedSentences(draft, findings, numberOf);
+    expect(r.added).toBe(2);
+    expect(r.markdown.split('\n')).toEqual([
+      'The tramway is 11.2 km long, with 19 stops [1].',
+      '- Ridership hit 41000 trips, up from 28,500 [2].',
+      'It opened in 2022 and carried 41,000 trips in 2024.',
+      'It is 11.2 km long.',
+      'It is 11.2 km long and has 20 stops.',
+    ]);
+    // Figures both sources state name neither.
+    const both = [...findings, { key: 'step/b/1', content: `The line is 11.2 km long and has 19 stops [${RIDERS}].` }];
+    expect(citeRepeatedSentences('The tramway is 11.2 km long, with 19 stops.', both, numberOf).added).toBe(0);
+  });
+
   it('are cited in the assembled report, counted in a note, and their source listed as cited', () => {
     const refs = [
       { n: 1, sourceId: TRAM, url: 'https://tram.example/line', title: 'Crosstown Tramway' },
@@ -77,7 +100,7 @@ describe('sentences that repeat a finding', () => {
     expect(r.body).toContain('up from 28,500 [1].');
     expect(r.references.filter((x) => x.cited).map((x) => x.sourceId)).toEqual([RIDERS]);
     expect(r.doc.notes.map((n) => n.text)).toContain(
-      "Code cited 1 sentence that repeats a finding's sentence word for word to the source that finding cites.",
+      "Code cited 1 sentence that repeats a finding's words or figures to the source that finding cites.",
     );
   });
 });
