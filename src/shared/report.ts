@@ -111,7 +111,10 @@ const PROMPT_TAG =
 export const LISTED_BY_CODE = 'Evidence retrieved (listed by code, as the text above cites no source):';
 const LISTED_BY_CODE_LINE = new RegExp(`^[ \\t>*_-]*${LISTED_BY_CODE.replace(/[()]/g, '\\$&')}[ \\t*_]*$`, 'gim');
 /** A sentence that works the label's words into itself ("Evidence retrieved (listed by code, …) supports this."). */
-const LISTED_BY_CODE_SENTENCE = /[^.!?\n]*\(listed by code, as the text above cites no source\)[^.!?\n]*[.!?:]?[ \t]*/gi;
+const LISTED_BY_CODE_SENTENCE = new RegExp(
+  `[^.!?\\n]*${/\(.*\)/.exec(LISTED_BY_CODE)![0].replace(/[()]/g, '\\$&')}[^.!?\\n]*[.!?:]?[ \\t]*`,
+  'gi',
+);
 
 /**
  * The draft without the prompt's own markup: the tags go, and an echoed `<references>` block with
