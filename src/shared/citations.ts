@@ -361,3 +361,37 @@ export function groundFindings(
   });
   return { text: back, cited: [...cited], dropped: grounded.removedIds, removedLinks: grounded.removedLinks };
 }
+
+/** Lower-case letters and digits of a title, the rest as single spaces. */
+const titleKey = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+
+/**
+ * The text without lines that repeat the head code writes before a source ("[S1a2b3c4d] Title —
+ * https://…", and "[1] Title — https://…" in the reporter's reference list): a small model copies
+ * it into its answer, where it reads as a title glued to the sentences after it. A line goes when,
+ * list marks and emphasis aside, it is a source's title (a citation before it or not), a dash and that
+ * source's address or a citation; or a citation and a title alone. A sentence that names a source stays.
+ */
+export function withoutSourceHeads(text: string, sources: { title: string; url: string }[]): string {
+  const titles = new Set(sources.map((s) => titleKey(s.title)).filter((t) => t.length >= 3));
+  if (!titles.size) return text;
+  const urls = new Set(sources.map((s) => normalizeUrl(s.url)));
+  const CITED = `\\[\\s*(?:${ID}|\\d+)\\s*\\]`;
+  const head = new RegExp(`^[ \\t>]*(?:[-*+][ \\t]+)?[*_]*(${CITED})?[ \\t]*(.+?)[ \\t]+[—–-][ \\t]+[*_]*(\\S+?)[*_]*[ \\t]*$`);
+  const bare = new RegExp(`^[ \\t>]*(?:[-*+][ \\t]+)?[*_]*${CITED}[ \\t]*(.+?)[*_]*[ \\t]*:?[ \\t]*$`);
+  const cited = new RegExp(`^${CITED}$`);
+  const named = (title: string) => titles.has(titleKey(title.replace(/[*_]+/g, '')));
+  const isHead = (line: string): boolean => {
+    const h = head.exec(line);
+    if (h && named(h[2]!) && (cited.test(h[3]!) || urls.has(normalizeUrl(h[3]!.replace(/^<|>$/g, ''))))) return true;
+    const b = bare.exec(line);
+    return Boolean(b && named(b[1]!));
+  };
+  const lines = text.split('\n');
+  const kept = lines.filter((line) => !isHead(line));
+  return kept.length === lines.length ? text : kept.join('\n').replace(/\n{3,}/g, '\n\n');
+}

@@ -3,7 +3,14 @@
 // model wrote, in whatever form, grounded and renumbered 1..k in order of first citation, linked
 // charts, the run's notes (grounded the same way) and the reference list.
 import { plural } from './plural';
-import { groundCitations, renumberCitations, sourceIdsToNumbers, type GroundedCitations, type RemovedLink } from './citations';
+import {
+  groundCitations,
+  renumberCitations,
+  sourceIdsToNumbers,
+  withoutSourceHeads,
+  type GroundedCitations,
+  type RemovedLink,
+} from './citations';
 import { citeRepeatedSentences } from './repeated-citations';
 import { reportMarkdown, sectionsOf, type Reference, type ReportDoc, type ReportNote } from './report-doc';
 import { isSnippetOnly } from './source-kinds';
@@ -95,8 +102,9 @@ function artifactIdsOf(findings: Finding[]): Set<string> {
 export function groundDraft(args: { researchId: string; draft: string; findings: Finding[]; refs: Reference[] }): GroundedCitations {
   const artifactIds = artifactIdsOf(args.findings);
   const path = (id: string) => artifactPath(args.researchId, id);
-  const linked = withoutReferenceList(withoutPromptTags(args.draft)).replace(ARTIFACT_LINK, (_m, id: string) =>
-    artifactIds.has(id) ? `(${path(id)})` : '(#)',
+  const linked = withoutSourceHeads(withoutReferenceList(withoutPromptTags(args.draft)), args.refs).replace(
+    ARTIFACT_LINK,
+    (_m, id: string) => (artifactIds.has(id) ? `(${path(id)})` : '(#)'),
   );
   const artifacts = new Set([...artifactIds].map(path));
   return groundCitations(linked, args.refs, (url) => url === '#' || artifacts.has(url));
@@ -213,6 +221,8 @@ export function assembleReport(args: {
   /** A plain string is the run's own note. */
   notes: (string | ReportNote)[];
   earlier?: GroundedCitations;
+  /** The referenced sources' stored texts by id (citeRepeats). */
+  stored?: Map<string, { content: string }>;
   /** How many sentences the caller already cited as repeats of the findings (citeRepeats, before
    *  its claim check, whose removals then stand); unset: they are cited here. */
   repeatsCited?: number;
@@ -221,7 +231,7 @@ export function assembleReport(args: {
   const g = merge(args.earlier, now);
   const repeated =
     args.repeatsCited === undefined
-      ? citeRepeats(now.markdown, args.findings, args.refs)
+      ? citeRepeats(now.markdown, args.findings, args.refs, args.stored)
       : { markdown: now.markdown, added: args.repeatsCited };
   const numbered = renumberCitations(repeated.markdown, args.refs);
   const body = numbered.markdown.trim();
@@ -262,7 +272,7 @@ export function assembleReport(args: {
   if (ids.length) grounding(`Removed the citations of ${plural(ids.length, 'source id')} naming no source of this run.`);
   if (repeated.added)
     grounding(
-      `Code cited ${plural(repeated.added, 'sentence')} that repeat${repeated.added === 1 ? 's' : ''} a finding's words or figures to the source that finding cites.`,
+      `Code cited ${plural(repeated.added, 'sentence')} that repeat${repeated.added === 1 ? 's' : ''} the words or figures of a finding or of a page the run read to that source.`,
     );
   const snippets = args.refs.filter((r) => r.snippet).length;
   if (snippets) {
@@ -299,9 +309,16 @@ export function assembleReport(args: {
 }
 
 /** Each sentence of a grounded draft that cites nothing and repeats a finding's cited sentence
- *  word for word, given that finding's source where the report may cite it (shared/repeated-citations.ts). */
-export function citeRepeats(draft: string, findings: Finding[], refs: Reference[]): { markdown: string; added: number } {
-  return citeRepeatedSentences(draft, findings, new Map(citable(refs).map((r) => [r.sourceId, r.n])));
+ *  word for word, or states the figures of one source, given that source where the report may cite
+ *  it (shared/repeated-citations.ts); `stored`, the sources' texts, for figures and quotes of them. */
+export function citeRepeats(
+  draft: string,
+  findings: Finding[],
+  refs: Reference[],
+  stored: Map<string, { content: string }> = new Map(),
+): { markdown: string; added: number } {
+  const texts = new Map([...stored].map(([id, s]) => [id, s.content]));
+  return citeRepeatedSentences(draft, findings, new Map(citable(refs).map((r) => [r.sourceId, r.n])), texts);
 }
 
 /** What two groundings of one draft removed together; marks are the first one's (it saw them all). */

@@ -243,7 +243,7 @@ describe.skipIf(!ready)(`reporter and claim check activities (${ready ? 'live' :
         verdict === 'unsupported',
       );
       expect(report.markdown).toContain(
-        "Code cited 1 sentence that repeats a finding's words or figures to the source that finding cites.",
+        'Code cited 1 sentence that repeats the words or figures of a finding or of a page the run read to that source.',
       );
     }
   });

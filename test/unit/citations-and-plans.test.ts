@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { citedSourceIds, groundCitations, keepKnownSourceIds, sourceIdsToNumbers } from '../../src/shared/citations';
+import { citedSourceIds, groundCitations, keepKnownSourceIds, sourceIdsToNumbers, withoutSourceHeads } from '../../src/shared/citations';
 import { planProblems } from '../../src/shared/plan-edits';
 import type { Plan } from '../../src/shared/schemas';
 
@@ -32,6 +32,40 @@ describe('source ids', () => {
         ]),
       ),
     ).toBe('X [1]. Y [2]. Z [not-an-id].');
+  });
+});
+
+describe('withoutSourceHeads', () => {
+  const sources = [
+    { title: 'Velmar alloy datasheet', url: 'http://127.0.0.1:41123/velmar/datasheet.html' },
+    { title: 'Crosstown Tramway: one year on', url: 'https://tram.example/one-year' },
+  ];
+  it('drops the heads code writes before a source that a small model copied, and keeps sentences that name a source', () => {
+    const text = [
+      // The head of a tool result, as the researcher was shown it, and with the address cited.
+      '[Sa1b2c3d4] Velmar alloy datasheet — http://127.0.0.1:41123/velmar/datasheet.html',
+      'The alloy has a tensile strength of 610 MPa [Sa1b2c3d4].',
+      '',
+      '- **[1] Crosstown Tramway: one year on — [1]**',
+      '[1] Velmar alloy datasheet — [1]',
+      '[2] crosstown tramway one year on',
+      'Velmar alloy datasheet - http://127.0.0.1:41123/velmar/datasheet.html/',
+      '',
+      // Kept: a sentence naming a source, a head of a page not among the sources, a title without a citation or address.
+      'The Velmar alloy datasheet — the maker’s own — gives 610 MPa [1].',
+      '[3] Another page — https://other.example/',
+      'Velmar alloy datasheet — revised',
+      'Velmar alloy datasheet',
+    ].join('\n');
+    expect(withoutSourceHeads(text, sources).split('\n')).toEqual([
+      'The alloy has a tensile strength of 610 MPa [Sa1b2c3d4].',
+      '',
+      'The Velmar alloy datasheet — the maker’s own — gives 610 MPa [1].',
+      '[3] Another page — https://other.example/',
+      'Velmar alloy datasheet — revised',
+      'Velmar alloy datasheet',
+    ]);
+    expect(withoutSourceHeads('No head here.', sources)).toBe('No head here.');
   });
 });
 

@@ -90,6 +90,40 @@ describe('sentences that repeat a finding', () => {
     expect(citeRepeatedSentences('The tramway is 11.2 km long, with 19 stops.', both, numberOf).added).toBe(0);
   });
 
+  it("given the pages' texts, cite the one page that states a sentence's figures, or a short line with a figure word for word", () => {
+    // What the run stored for each page: its reading, with the figures code quotes from the page.
+    const stored = new Map([
+      [TRAM, 'The Crosstown line opened in 2022.\n\nFigures the page states (quoted from it):\n- Length: 11.2 km.\n- Stops: 19.'],
+      [RIDERS, 'Weekday ridership reached 41,000 trips in 2024.\n\nFigures the page states (quoted from it):\n- Trams per hour: 10.'],
+      [SNIPPET, 'Bus ridership fell to 9,000 trips; the line runs 12 trams.'],
+    ]);
+    const none: { content: string }[] = [];
+    const draft = [
+      // Figures no finding states, one page's text does.
+      'Its line of 11.2 km serves 19 stops.',
+      // A line code quoted from a page, copied by the model: one figure, the page's words.
+      '- Length: 11.2 km.',
+      '- Trams per hour: 10',
+      // Too short to name a page, a source the report may not cite, two pages' figures: left alone.
+      '- Stops: 19.',
+      'Bus ridership fell to 9,000 trips.',
+      'It is 11.2 km long and carried 41,000 trips.',
+    ].join('\n');
+    const r = citeRepeatedSentences(draft, none, numberOf, stored);
+    expect(r.markdown.split('\n')).toEqual([
+      'Its line of 11.2 km serves 19 stops [1].',
+      '- Length: 11.2 km [1].',
+      '- Trams per hour: 10 [2]',
+      '- Stops: 19.',
+      'Bus ridership fell to 9,000 trips.',
+      'It is 11.2 km long and carried 41,000 trips.',
+    ]);
+    expect(r.added).toBe(3);
+    // A line two pages state word for word names neither.
+    const twice = new Map([...stored, [RIDERS, 'Length: 11.2 km.']]);
+    expect(citeRepeatedSentences('- Length: 11.2 km.', none, numberOf, twice).added).toBe(0);
+  });
+
   it('are cited in the assembled report, counted in a note, and their source listed as cited', () => {
     const refs = [
       { n: 1, sourceId: TRAM, url: 'https://tram.example/line', title: 'Crosstown Tramway' },
@@ -100,7 +134,7 @@ describe('sentences that repeat a finding', () => {
     expect(r.body).toContain('up from 28,500 [1].');
     expect(r.references.filter((x) => x.cited).map((x) => x.sourceId)).toEqual([RIDERS]);
     expect(r.doc.notes.map((n) => n.text)).toContain(
-      "Code cited 1 sentence that repeats a finding's words or figures to the source that finding cites.",
+      'Code cited 1 sentence that repeats the words or figures of a finding or of a page the run read to that source.',
     );
   });
 });

@@ -1,7 +1,7 @@
 // What the writing roles share: source and dependency blocks for prompts, and a cited document
 // written by a model, with every citation checked against the sources it was shown.
 import { sentencesOf } from '../../shared/summary';
-import { groundFindings } from '../../shared/citations';
+import { groundFindings, withoutSourceHeads } from '../../shared/citations';
 import { LISTED_BY_CODE } from '../../shared/report';
 import { type PlanStep, type StepOutput } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
@@ -62,7 +62,8 @@ export async function groundedFindings(
   written: string,
   sources: StoredSource[],
 ): Promise<{ text: string; sourceIds: string[]; dropped: string[]; listedByCode: boolean }> {
-  const g = groundFindings(written, sources);
+  // A copied source head ("[S…] Title — https://…") goes first: it would read as a title glued to text.
+  const g = groundFindings(withoutSourceHeads(written, sources), sources);
   if (g.cited.length || !sources.length) return { text: g.text, sourceIds: g.cited, dropped: g.dropped, listedByCode: false };
   const listed = sourcesListed(sources);
   await noteCorrection(

@@ -2,7 +2,16 @@
 // rewrites): the inputs and outputs of a report call, the blocks every writing prompt holds, the
 // sources and notes a report is written from, and how a draft is saved. Code, not a model call.
 import { ApplicationFailure } from '@temporalio/activity';
-import { assembleReport, citable, citationOrder, groundDraft, numberReferences, type Finding, type Reference } from '../../shared/report';
+import {
+  assembleReport,
+  citable,
+  citationOrder,
+  citeRepeats,
+  groundDraft,
+  numberReferences,
+  type Finding,
+  type Reference,
+} from '../../shared/report';
 import type { ReportNote } from '../../shared/report-doc';
 import { bannedDomainOf } from '../../shared/domains';
 import { ErrorType } from '../../shared/errors';
@@ -13,7 +22,7 @@ import { withSummary } from '../../shared/summary';
 import { outsideRange } from '../../shared/time-range';
 import { partialField } from '../llm/partial-json';
 import { text } from '../llm/prompt-def';
-import type { Store } from '../store';
+import type { Store, StoredSource } from '../store';
 import { finishedPart, markedCut } from './cut-answer';
 import { fallbackNotes, noteCorrection } from './fallbacks';
 import { readUserMemory } from './memory-block';
@@ -58,25 +67,19 @@ export function callContext(input: Pick<ReportInput, 'researchId' | 'model'>, ke
   return { researchId: input.researchId, ...(key ? { key } : {}), ...(input.model ? { model: input.model } : {}) };
 }
 
-/** What the report is written from: the findings and the numbered references they cite. The
- *  session's memory (earlier reports, citing their sources) comes last: this run's own findings
- *  take the first reference numbers. */
-export async function reportSources(
-  store: Store,
-  researchId: string,
-  stepKeys: string[],
-): Promise<{ findings: Finding[]; refs: Reference[] }> {
+/** What the report is written from: the findings, the numbered references they cite and those
+ *  sources as stored. The session's memory (earlier reports, citing their sources) comes last: this
+ *  run's own findings take the first reference numbers. */
+export async function reportSources(store: Store, researchId: string, stepKeys: string[]): Promise<ReportSources> {
   const findings = await store.getDocuments(researchId, ['background', ...stepKeys, 'memory']);
   const order = citationOrder(findings);
   // Sources on domains the user banned mid-run, and sources a read showed to be published outside
   // the run's time range, are left out: their citations resolve to nothing.
   const { banned, timeRange } = await store.bans.settings(researchId);
   const sources = order.length ? await store.getSources(researchId, order) : [];
-  const refs = numberReferences(
-    order,
-    sources.filter((s) => !bannedDomainOf(s.url, banned) && !outsideRange(s.published, timeRange)),
-  );
-  return { findings, refs };
+  const kept = sources.filter((s) => !bannedDomainOf(s.url, banned) && !outsideRange(s.published, timeRange));
+  const refs = numberReferences(order, kept);
+  return { findings, refs, stored: new Map(kept.map((s) => [s.sourceId, s])) };
 }
 
 /** The notes a report carries: the workflow's, then every fallback the run took, then what code
@@ -124,7 +127,12 @@ export interface ReportInput {
   memoryOf?: MemoryOwner | undefined;
 }
 
-export type ReportSources = { findings: Finding[]; refs: Reference[] };
+export type ReportSources = {
+  findings: Finding[];
+  refs: Reference[];
+  /** The referenced sources as stored, by id: what each states, for citing sentences that repeat it. */
+  stored: Map<string, StoredSource>;
+};
 
 /**
  * What a report answer cut off at its output limit still gives (the `salvage` of a structured
@@ -153,7 +161,11 @@ export async function saveDraft(
   sources: ReportSources,
   given: { summary?: string | null | undefined; byCode?: boolean; length?: ReportLength } = {},
 ) {
-  const ground = (text: string) => groundDraft({ researchId: input.researchId, draft: text, ...sources });
+  // Grounded as the claim check grounds it, so code's summary may take sentences that repeat a source.
+  const ground = (text: string) => {
+    const g = groundDraft({ researchId: input.researchId, draft: text, ...sources });
+    return { ...g, markdown: citeRepeats(g.markdown, sources.findings, sources.refs, sources.stored).markdown };
+  };
   const top = withSummary({
     draft: written,
     summary: given.summary,
@@ -172,6 +184,7 @@ export async function saveDraft(
     draft,
     findings: sources.findings,
     refs: sources.refs,
+    stored: sources.stored,
     notes: await reportNotes(store, input),
   });
   // The draft as written, for the claim check to start from (on any of its attempts).

@@ -99,22 +99,13 @@ export async function verifyCitations(deps: VerifierDeps, input: VerifyInput): P
   const [draft] = await deps.store.getDocuments(researchId, [versionedKey(REPORT_DRAFT_KEY, version)]);
   if (!draft) throw ApplicationFailure.nonRetryable(`no report draft stored for ${researchId}`, ErrorType.NotFound);
   const title = typeof draft.meta.title === 'string' ? draft.meta.title : draft.summary;
-  const { findings, refs } = await reportSources(deps.store, researchId, input.stepKeys);
+  const { findings, refs, stored: sources } = await reportSources(deps.store, researchId, input.stepKeys);
   // Citations in whatever form the model wrote them become [n] of the numbers it was shown, and a
   // sentence that repeats a finding's gets its source: the check below judges those too.
   const grounded = groundDraft({ researchId, draft: draft.content, findings, refs });
-  const repeats = citeRepeats(grounded.markdown, findings, refs);
+  const repeats = citeRepeats(grounded.markdown, findings, refs, sources);
   const checked = { ...grounded, markdown: repeats.markdown };
   const claims = citedClaims(checked.markdown);
-  const sources = new Map(
-    (refs.length
-      ? await deps.store.getSources(
-          researchId,
-          refs.map((r) => r.sourceId),
-        )
-      : []
-    ).map((s) => [s.sourceId, s]),
-  );
   const paired = pairUp(claims, refs, sources, limits.maxPairs);
   const { verdicts, usage } = await askInBatches(deps, { researchId, version }, paired.pairs, limits);
   const judged = judgeClaims(claims, paired, verdicts);
