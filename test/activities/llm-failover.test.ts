@@ -193,8 +193,9 @@ describe.skipIf(!ready)(`provider failover and adaptive concurrency (${ready ? '
       await primary.up();
       throw err;
     });
-    // Transient failures (Temporal retries them) until the primary had been failing for 1 s.
-    expect(during.failures.length).toBeGreaterThanOrEqual(3);
+    // Transient failures (Temporal retries them) until the primary had been failing for 1 s: how
+    // many fit in that second depends on the machine's load, so only that there were some is asked.
+    expect(during.failures.length).toBeGreaterThanOrEqual(1);
     for (const f of during.failures) {
       expect(f).not.toBeInstanceOf(ApplicationFailure);
       expect(f.name).toBe('LlmUnavailable');

@@ -13,9 +13,17 @@ export const SOLAR_STEP = {
   dependsOn: [],
 };
 
+/** What the model was given to read: the user's messages and the tools' results (a conversation's
+ *  findings are asked at its end, with its tool results before them). */
 export const userText = (req: ChatRequest) =>
   req.messages
-    .filter((m) => m.role === 'user')
+    .filter((m) => m.role === 'user' || m.role === 'tool')
+    .map((m) => m.content ?? '')
+    .join('\n');
+/** What the tools returned in a conversation (the compressor asks for findings at its end). */
+export const toolText = (req: ChatRequest) =>
+  req.messages
+    .filter((m) => m.role === 'tool')
     .map((m) => m.content ?? '')
     .join('\n');
 export const sourceIdsIn = (req: ChatRequest) => [...userText(req).matchAll(/<source id="(S[0-9a-f]{8})"/g)].map((m) => m[1]!);
@@ -151,7 +159,8 @@ export const defaultReact = (req: ChatRequest): Reply => {
 export function researchRules(o: RoleOverrides = {}, plan = planJson([{ id: 'a' }, { id: 'b' }])): Rule[] {
   const cited = (req: ChatRequest): Reply => {
     const ids = sourceIdsIn(req);
-    const deps = [...userText(req).matchAll(/\[(S[0-9a-f]{8})\]/g)].map((m) => m[1]!);
+    // A conversation's tool results first: the ids its step retrieved.
+    const deps = [...`${toolText(req)}\n${userText(req)}`.matchAll(/\[(S[0-9a-f]{8})\]/g)].map((m) => m[1]!);
     const cite = [...new Set([...ids, ...deps])].slice(0, 2);
     return {
       json: {

@@ -93,7 +93,7 @@ describe.skipIf(!sandboxReady)(`researcher python tool (${sandboxReady ? 'live' 
       }
       return { content: `The plants have ${/TOTAL=(\d+)/.exec(results.at(-1)!)?.[1] ?? '?'} MW in all [${sourceId}].` };
     };
-    // The compressor writes down the figure the transcript holds, whatever it is.
+    // The compressor writes down the figure the tool results hold, whatever it is.
     const researcher = (req: ChatRequest): Reply => ({
       json: { text: `Computed total: ${/TOTAL=(\d+)/.exec(userText(req))?.[1] ?? 'none'} MW [${sourceId}].`, summary: 'A total.' },
     });

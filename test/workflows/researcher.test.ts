@@ -77,6 +77,35 @@ describe.skipIf(!ready)(`researcher (${ready ? 'live' : missingReason()})`, () =
     );
     expect(findings).toHaveLength(1);
     expect(findings[0]!.seq).toBeGreaterThan(turns[2]!.seq);
+    // The findings are asked at the end of the conversation: the last turn's request, its answer,
+    // then the ask, with the same tools (not to be called), so a provider's cache of it is reused.
+    const last = turns[2]!.body;
+    const asked = findings[0]!.body;
+    expect(asked.messages.slice(0, last.messages.length)).toEqual(last.messages);
+    expect(asked.messages.slice(last.messages.length).map((m) => m.role)).toEqual(['assistant', 'user']);
+    expect(asked.messages.at(-2)!.content).toBe('I have what I need.');
+    expect(asked.messages.at(-1)!.content).toMatch(/^Your tool use for this step is over: call no more tools\./);
+    expect(asked.tools).toEqual(last.tools);
+    expect(asked.tool_choice).toBe('none');
+    expect(asked.response_format?.json_schema?.name).toBe('ResearchFindings');
+  });
+
+  it('asks for the findings from a transcript when the conversation and the ask are too long for the model', async () => {
+    const refusal = { status: 400, error: { message: 'This prompt is too long for the model.', code: 'context_length_exceeded' } };
+    // The findings' request refuses while it carries the conversation, and answers as a transcript.
+    const researcher = (req: ChatRequest): Reply => {
+      if (req.messages.some((m) => m.role === 'tool')) return refusal;
+      const id = /\[(S[0-9a-f]{8})\]/.exec(userText(req))![1]!;
+      return { json: { text: `Solar fell 89% [${id}].`, summary: 'Solar fell.' } };
+    };
+    const { out } = await research({ researcher });
+    const asked = requestsFor('researcher');
+    // As sent, then trimmed twice, then once as the transcript.
+    expect(asked.map((r) => r.body.messages.some((m) => m.role === 'tool'))).toEqual([true, true, true, false]);
+    expect(String(asked.at(-1)!.body.messages[0]!.content)).toMatch(/^You turn a researcher's working notes/);
+    expect(String(asked.at(-1)!.body.messages[1]!.content)).toMatch(/TOOL RESULT:\n\[S[0-9a-f]{8}\]/);
+    expect(asked.at(-1)!.body.tools).toBeUndefined();
+    expect(out.sourceIds).toHaveLength(1);
   });
 
   it('records blocked and skipped pages in the tool result and goes on', async () => {

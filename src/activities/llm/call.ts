@@ -21,7 +21,7 @@ import type { PromptVars, StructuredPrompt } from './prompt-def';
 import { Providers } from './providers';
 import { renderPart } from './render';
 import { ask, createEndpoints, windowOf, type Endpoints, type StructuredMode } from './request';
-import { structuredRequest, type StructuredContext } from './structured';
+import { followUpRequest, structuredRequest, type StructuredContext } from './structured';
 import type { ModelRequest, ReplyReading } from './model-request';
 import { toolCallsInText, toolNames } from './text-tools';
 
@@ -134,6 +134,17 @@ export function createLlm(deps: LlmDeps) {
     return complete(structuredRequest(def, vars, ctx));
   }
 
+  /** A registered prompt's JSON answer asked at the end of a conversation the model had with tools
+   *  (followUpRequest): the conversation's cached prefix is reused. */
+  function followUp<P extends StructuredPrompt>(
+    def: P,
+    conversation: Parameters<typeof followUpRequest>[1],
+    ask: string,
+    ctx: StructuredContext,
+  ) {
+    return complete(followUpRequest(def, conversation, ask, ctx));
+  }
+
   /** The context window of the role's model, in tokens, when it is known (set or learned). */
   async function contextWindow(role: LlmRole): Promise<number | undefined> {
     if (!llmConfigured(deps.config)) return undefined;
@@ -146,7 +157,7 @@ export function createLlm(deps: LlmDeps) {
     return deps.config.llm.maxTokens[role];
   }
 
-  return { complete, structured, contextWindow, outputLimit };
+  return { complete, structured, followUp, contextWindow, outputLimit };
 }
 export type Llm = ReturnType<typeof createLlm>;
 
@@ -325,7 +336,7 @@ function normalizeChoice(req: ModelRequest<unknown>, choice: Choice, mode: Struc
   if (typeof choice.message.content === 'string') choice.message.content = stripReasoning(choice.message.content).replaceAll(clipped(), '');
   // A tool call written as text (JSON-action mode, or a model that ignores native tools) is
   // a tool call, never an answer.
-  const offered = toolNames(req.tools);
+  const offered = toolNames(req.toolChoice === 'none' ? [] : req.tools);
   if (offered.size && !choice.message.tool_calls?.length && choice.message.content) {
     const calls = toolCallsInText(choice.message.content, offered);
     if (calls) {

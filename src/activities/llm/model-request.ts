@@ -20,6 +20,9 @@ export interface ModelRequest<T> {
   model?: string | undefined;
   messages: Message[];
   tools?: OpenAI.Chat.ChatCompletionTool[];
+  /** 'none': the tools go with the request as the conversation had them (the prefix a provider's
+   *  cache holds), but the answer may not call them. */
+  toolChoice?: 'none';
   responseFormat?: OpenAI.ResponseFormatJSONSchema;
   /** An output limit below the role's (a prompt whose answer is short). */
   maxTokens?: number | undefined;

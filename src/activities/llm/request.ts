@@ -70,6 +70,20 @@ export function structuredParams(
   return { messages: withNote, response_format: { type: 'json_object' } };
 }
 
+/**
+ * The tools of a request that has them: offered to the model ('auto'), or sent as the conversation
+ * had them while the answer may not call them ('none'), beside the function a structured answer is
+ * forced into when the server takes JSON only that way.
+ */
+function toolParams(
+  base: Prepared['base'],
+  tools: OpenAI.Chat.ChatCompletionTool[],
+  choice: 'none' | undefined,
+): Pick<OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, 'tools' | 'tool_choice'> {
+  if ('tool_choice' in base && base.tool_choice) return { tools: [...tools, ...(base.tools ?? [])], tool_choice: base.tool_choice };
+  return { tools, tool_choice: choice ?? 'auto' };
+}
+
 /** Whether the server answers at all (any HTTP status), within a few seconds: tells "slow" from "down". */
 async function answers(baseUrl: string | undefined): Promise<boolean> {
   try {
@@ -269,7 +283,7 @@ class RequestRun {
           model,
           ...p.base,
           messages: p.fitted.messages,
-          ...(p.tools ? { tools: p.tools, tool_choice: 'auto' as const } : {}),
+          ...(p.tools ? toolParams(p.base, p.tools, this.req.toolChoice) : {}),
           [p.limitKey]: p.fitted.maxTokens,
         },
         {

@@ -1,7 +1,9 @@
 // A registered prompt asked as a model call whose answer is JSON its schema accepts: the request
 // (rendered prompt, response format from the zod schema), and how a reply is read: parsed with
 // the schema, or sent back once with what was wrong (prompts/model-call.md, repair-json).
+import type OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
+import type { Message } from '../store';
 import type { ModelRequest, ReplyReading, TextSink } from './model-request';
 import { REPAIR_JSON } from './model-call';
 import type { PromptOutput, PromptVars, StructuredPrompt } from './prompt-def';
@@ -52,6 +54,32 @@ export function structuredRequest<P extends StructuredPrompt>(
   ctx: StructuredContext,
 ): ModelRequest<PromptOutput<P>> {
   const prompt = renderPrompt(def, vars);
+  return answerRequest(
+    def,
+    [
+      { role: 'system', content: prompt.system },
+      { role: 'user', content: prompt.user },
+    ],
+    ctx,
+  );
+}
+
+/**
+ * A structured answer asked at the end of a conversation the model had with tools: its messages,
+ * then `ask` as the user's; the tools go as they went (what a provider cached of the conversation
+ * is reused), and the answer may not call them. Read as `def`'s answer.
+ */
+export function followUpRequest<P extends StructuredPrompt>(
+  def: P,
+  conversation: { messages: Message[]; tools: OpenAI.Chat.ChatCompletionTool[] },
+  ask: string,
+  ctx: StructuredContext,
+): ModelRequest<PromptOutput<P>> {
+  const req = answerRequest(def, [...conversation.messages, { role: 'user', content: ask }], ctx);
+  return conversation.tools.length ? { ...req, tools: conversation.tools, toolChoice: 'none' } : req;
+}
+
+function answerRequest<P extends StructuredPrompt>(def: P, messages: Message[], ctx: StructuredContext): ModelRequest<PromptOutput<P>> {
   const schema = def.output.schema;
   const parse = (json: unknown) => schema.safeParse(json);
   return {
@@ -62,10 +90,7 @@ export function structuredRequest<P extends StructuredPrompt>(
     key: ctx.key,
     ...(ctx.model ? { model: ctx.model } : {}),
     ...(ctx.stream ? { stream: ctx.stream } : {}),
-    messages: [
-      { role: 'system', content: prompt.system },
-      { role: 'user', content: prompt.user },
-    ],
+    messages,
     responseFormat: responseFormatOf(schema, def.output.name),
     expected: def.output.name,
     reuse: (logged) => {

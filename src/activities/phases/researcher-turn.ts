@@ -11,7 +11,7 @@ import { stepBudgetSpent, type StepBudget } from '../../shared/step-budget';
 import { withinCall } from '../attempt';
 import { compressResearch } from '../roles/compressor';
 import { judgeStep } from '../roles/judge';
-import { oneTurn, type ResearcherDeps, type TurnCall, type TurnCallResult } from '../roles/researcher';
+import { offeredTools, oneTurn, type ResearcherDeps, type TurnCall, type TurnCallResult } from '../roles/researcher';
 import { runsInTurn, runWebTools, type WebToolsInTurn, type WebToolsResult } from './researcher-web';
 
 export interface TurnInput extends TurnCall {
@@ -145,7 +145,9 @@ async function oneRound(deps: ResearcherDeps, turnInput: TurnInput): Promise<Tur
   const forced = turn.forcedAnswer && !turnInput.mustAnswer ? forcedAnswerCut(turn.forcedAnswer) : undefined;
   const cutShort = end.cutShort ?? forced;
   const { researchId, convKey, question, locale, step } = turnInput;
-  const input = { researchId, convKey, key: end.key, question, locale, step, ...(cutShort ? { cutShort } : {}) };
+  // The findings are asked at the end of the conversation, with the tools it was offered.
+  const tools = await offeredTools(deps, turnInput);
+  const input = { researchId, convKey, key: end.key, question, locale, step, tools, ...(cutShort ? { cutShort } : {}) };
   const compressed = await compressResearch(deps, input, 'compress');
   if (!end.judge) return { ...turn, compressed };
   const judged = await judgeStep(deps, { researchId, key: end.key, step, question }, 'judge');

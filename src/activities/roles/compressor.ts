@@ -1,12 +1,20 @@
 // The compressor: a researcher step's conversation (its tool calls and what they returned) becomes
 // the step's findings, citing only the sources its tools retrieved; files its python programs kept
-// are linked. A model that gives no usable findings: the evidence retrieved, listed by code.
+// are linked. The findings are asked at the end of the conversation itself, so that a provider's
+// cache of it is reused; a conversation too long for one more request is sent as a transcript
+// instead. A model that gives no usable findings: the evidence retrieved, listed by code.
+import type OpenAI from 'openai';
+import { ApplicationFailure } from '@temporalio/activity';
 import { citedSourceIds } from '../../shared/citations';
 import { CitedText, PYTHON_RUNS_PER_ATTEMPT, pythonRunNumber } from '../../shared/llm-outputs';
 import { type PlanStep, type StepOutput, type Usage } from '../../shared/schemas';
 import { summarize, ZERO_USAGE } from '../../shared/plain';
 import type { Llm } from '../llm/call';
-import { jsonPrompt, stepVarShape, text } from '../llm/prompt-def';
+import { jsonPrompt, promptPart, stepVarShape, text } from '../llm/prompt-def';
+import { renderPart } from '../llm/render';
+import { ErrorType } from '../../shared/errors';
+import type { ResearcherBudgets } from '../role-kit/role';
+import { trimToBudget } from '../role-kit/researcher-tools';
 import type { ArtifactRef, SandboxResult } from '../sandbox';
 import type { Message, Store } from '../store';
 import { groundedFindings, sourcesListed } from '../role-kit/cited';
@@ -26,6 +34,9 @@ export const COMPRESSOR_PROMPT = jsonPrompt(
   CitedText,
 );
 
+/** What the compressor asks at the end of the step's conversation. */
+const FROM_CONVERSATION = promptPart('compressor', 'from-conversation', { locale: text });
+
 /** Characters of transcript the compressor reads (the most recent). */
 const TRANSCRIPT_CHARS = 60_000;
 
@@ -38,12 +49,17 @@ export interface CompressInput {
   step: PlanStep;
   /** Why the step answered before it was done (StepOutput.cutShort); kept in the findings' meta. */
   cutShort?: string;
+  /** The tools the step's conversation offered: with them, the findings are asked at its end. */
+  tools?: OpenAI.Chat.ChatCompletionTool[];
 }
+
+type CompressDeps = { llm: Llm; store: Store; budgets?: ResearcherBudgets };
+type Findings = { output: { text: string; summary: string }; usage: Usage };
 
 export const compressor = defineRole({
   does: "Turns a researcher step's tool calls and results into the step's findings, citing only what its tools retrieved.",
   prompts: { compressor: COMPRESSOR_PROMPT },
-  parts: [],
+  parts: [FROM_CONVERSATION],
   // The step's last researcherTurn writes its findings.
   activities: () => ({}),
   answeredIn: { activity: 'researcherTurn', module: 'src/activities/phases/researcher-turn.ts' },
@@ -52,26 +68,14 @@ export const compressor = defineRole({
 /** Compresses the conversation into the step's findings, citing only sources it retrieved.
  *  `callKey`: the model call's key within its activity, when the activity makes another call
  *  before this one (the researcher's last turn). */
-export async function compressResearch(deps: { llm: Llm; store: Store }, input: CompressInput, callKey?: string): Promise<StepOutput> {
+export async function compressResearch(deps: CompressDeps, input: CompressInput, callKey?: string): Promise<StepOutput> {
   const rows = await deps.store.conversations.load(input.researchId, input.convKey);
   const ids = [...new Set(rows.filter((r) => r.message.role === 'tool').flatMap((r) => citedSourceIds(String(r.message.content ?? ''))))];
   const retrieved = await deps.store.getSources(input.researchId, ids);
   const known = new Set(retrieved.map((s) => s.sourceId));
-  let r: { output: { text: string; summary: string }; usage: Usage };
+  let r: Findings;
   try {
-    r = await deps.llm.structured(
-      COMPRESSOR_PROMPT,
-      {
-        question: input.question,
-        locale: input.locale,
-        stepTitle: input.step.title,
-        stepDescription: input.step.description,
-        transcript: transcriptOf(rows.map((row) => row.message)).slice(-TRANSCRIPT_CHARS),
-      },
-      // Findings cut off at their limit keep what the model finished, not paid for again.
-      { researchId: input.researchId, ...(callKey ? { key: callKey } : {}), salvage: salvageCitedText },
-    );
-    r = await keptIfCut(deps.store, input, r);
+    r = await keptIfCut(deps.store, input, await askFindings(deps, input, rows, callKey));
   } catch (err) {
     if (!modelGaveUp(err)) throw err;
     const listed = sourcesListed(retrieved);
@@ -111,6 +115,43 @@ export async function compressResearch(deps: { llm: Llm; store: Store }, input: 
     usage: r.usage,
     ...(input.cutShort ? { cutShort: input.cutShort } : {}),
   };
+}
+
+/**
+ * The model's findings: asked at the end of the step's conversation (trimmed as its turns were),
+ * with its tools, when the step gave them and the budgets are known; else, or when that is too long
+ * for the model, from the conversation's transcript.
+ */
+async function askFindings(deps: CompressDeps, input: CompressInput, rows: { message: Message }[], callKey?: string): Promise<Findings> {
+  // Findings cut off at their limit keep what the model finished, not paid for again.
+  const ctx = (suffix: string) => ({
+    researchId: input.researchId,
+    ...(callKey || suffix ? { key: `${callKey ?? ''}${suffix}` } : {}),
+    salvage: salvageCitedText,
+  });
+  const messages = rows.map((row) => row.message);
+  if (input.tools && deps.budgets) {
+    // The turns were trimmed without their answer: so is this, and the answer goes after.
+    const last = messages.at(-1)?.role === 'assistant' ? messages.slice(-1) : [];
+    const before = trimToBudget(messages.slice(0, messages.length - last.length), deps.budgets.conversationTokens, deps.budgets.counter);
+    const conversation = { messages: [...before.messages, ...last], tools: input.tools };
+    try {
+      return await deps.llm.followUp(COMPRESSOR_PROMPT, conversation, renderPart(FROM_CONVERSATION, { locale: input.locale }), ctx(''));
+    } catch (err) {
+      if (!(err instanceof ApplicationFailure) || err.type !== ErrorType.LlmContextLength) throw err;
+    }
+  }
+  return deps.llm.structured(
+    COMPRESSOR_PROMPT,
+    {
+      question: input.question,
+      locale: input.locale,
+      stepTitle: input.step.title,
+      stepDescription: input.step.description,
+      transcript: transcriptOf(messages).slice(-TRANSCRIPT_CHARS),
+    },
+    ctx(input.tools && deps.budgets ? '/transcript' : ''),
+  );
 }
 
 /** Findings kept from an answer cut off at its output limit: the mark taken out, the cut noted. */

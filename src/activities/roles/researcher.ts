@@ -150,7 +150,7 @@ const offers = (tools: Tools, name: string) => tools.some((t) => t.type === 'fun
 
 /** The step's tools: no web for a step that works from given material (needSearch: false),
  *  python when the workflow can run it and a sandbox is there, think when the workflow offers it. */
-async function offeredTools(deps: ResearcherDeps, input: TurnCall): Promise<Tools> {
+export async function offeredTools(deps: ResearcherDeps, input: TurnCall): Promise<Tools> {
   const python = input.python && deps.python && (await deps.python.usable()) ? deps.python.spec : undefined;
   return toolDefinitions(input.mcpTools, {
     knowledge: input.knowledge ?? false,
