@@ -15,10 +15,10 @@
 //   slow:  `run` whose model activities take as long as a run's model calls at the load bench's
 //          latency (22 calls of 200 ms over 6 activities: 730 ms each), 16 at a time (the worker's
 //          default LLM_CONCURRENCY), so that they wait in the queue as a run's do.
-//   npm run bench:temporal-floor -- [--runs 100] [--concurrency 100] [--rounds 3] [--warmup 100] [--temporal-metrics]
+//   npm run bench:temporal-floor -- [--runs 100] [--concurrency 100] [--rounds 3] [--warmup 100] [--temporal-metrics] [--json FILE]
 // --temporal-metrics: the server's requests and persistence calls per run of each shape in the last
 // round, to set beside those `bench:load --temporal-metrics` prints for real runs.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -40,6 +40,7 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '100' },
     'temporal-metrics': { type: 'boolean' },
     shapes: { type: 'string' },
+    json: { type: 'string' },
   },
 });
 const runs = Number(values.runs);
@@ -177,6 +178,8 @@ try {
       `${s.padEnd(5)} Temporal server ${median(f.server).toFixed(3)} (median), ${median(ratios).toFixed(2)}× run; the bench's worker (SDK only) ${median(f.worker).toFixed(3)}`,
     );
   }
+  // --json FILE: each shape's CPU per run in each round, for bench/floor-ratio.ts.
+  if (values.json) writeFileSync(values.json, JSON.stringify({ runs, concurrency, shapes: Object.fromEntries(results) }));
 } finally {
   for (const w of workers) w.shutdown();
   await running;
