@@ -162,6 +162,16 @@ describe.skipIf(!ready)(`sandbox attack suite (${ready ? 'live' : missingReason(
     expect(r.stdout).not.toMatch(/ALLOWED/);
   });
 
+  it('fails a program that ends well but prints nothing and keeps no file, and says what to do', async () => {
+    // What a small model wrote as its program: a bare name, which Python evaluates and exits 0.
+    const r = await run('SyntaxError');
+    expect(r).toMatchObject({ status: 'error', exitCode: 0, stdout: '', artifacts: [] });
+    expect(r.message).toMatch(/^ran in \d+ ms but printed nothing and saved no file: print the results/);
+    // A file alone is a result.
+    const chart = await run("open('/output/note.txt', 'w').write('x')");
+    expect(chart.status).toBe('ok');
+  });
+
   it('reports a full /tmp as no space left', async () => {
     const r = await run("with open('/tmp/fill', 'wb') as f:\n    f.write(b'x' * 40 * 1024 * 1024)");
     expect(r.status).toBe('error');

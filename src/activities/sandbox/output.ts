@@ -143,13 +143,19 @@ export function resultOfRun(
   rejected: SandboxResult['rejected'],
 ): SandboxResult {
   const oom = oomKilled || /MemoryError/.test(r.stderr);
-  const status: SandboxResult['status'] = r.timedOut ? 'timeout' : oom && r.exitCode !== 0 ? 'oom' : r.exitCode === 0 ? 'ok' : 'error';
+  const ended = r.timedOut ? 'timeout' : oom && r.exitCode !== 0 ? 'oom' : r.exitCode === 0 ? 'ok' : 'error';
+  // A program that ended well but printed nothing and kept no file computed nothing anyone can use
+  // (a small model's "program" may be a bare name, `SyntaxError`): a failure the model can fix.
+  const silent = ended === 'ok' && !r.stdout.trim() && !artifacts.length;
+  const status: SandboxResult['status'] = silent ? 'error' : ended;
   const lastLine = r.stderr.trim().split('\n').at(-1) ?? '';
   const messages: Record<SandboxResult['status'], string> = {
     ok: `ran in ${r.durationMs} ms`,
     timeout: `killed after ${limits.timeoutSeconds} s (wall-clock limit)`,
     oom: `out of memory: the code used more than ${limits.memoryMb} MB`,
-    error: `exit code ${r.exitCode}: ${summarize(lastLine || 'no error output', 300)}`,
+    error: silent
+      ? `ran in ${r.durationMs} ms but printed nothing and saved no file: print the results (or save a chart)`
+      : `exit code ${r.exitCode}: ${summarize(lastLine || 'no error output', 300)}`,
     crashed: '',
   };
   return {
