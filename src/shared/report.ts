@@ -400,10 +400,13 @@ export function findingsChars(findings: Finding[]): number {
   return findings.filter((f) => f.key !== 'memory').reduce((sum, f) => sum + Math.min(f.content.length, FINDING_CHARS), 0);
 }
 
-/** A heading for a finding: the background, or the step's summary (its first sentence). */
+/** A heading for a finding: the background, or its step's title as the plan gave it (findings
+ *  stored before they kept it: the step's summary, its first sentence, when that is short). */
 export function findingHeading(f: Finding): string {
   if (f.key === 'background') return 'Background';
   if (f.key === 'memory') return 'Earlier in this conversation';
+  const title = typeof f.meta?.stepTitle === 'string' ? f.meta.stepTitle.replace(/\s+/g, ' ').trim() : '';
+  if (title && title.length <= 120) return title;
   const stepId = typeof f.meta?.stepId === 'string' ? f.meta.stepId : (/^step\/([^/]+)/.exec(f.key)?.[1] ?? f.key);
   const first = (f.summary ?? '')
     .split(/(?<=[.!?])\s/)[0]!

@@ -181,6 +181,28 @@ describe('reportFromFindings', () => {
       }),
     ).toBeUndefined();
   });
+
+  it("heads a step's section with its plan title when the findings keep it, the summary's first sentence otherwise", () => {
+    const titled: Finding[] = [
+      ...findings,
+      {
+        key: 'step/b/1',
+        content: `Wind fell too [${B}].`,
+        sourceIds: [B],
+        summary: 'The program failed to compute the input file due to its syntax errors.',
+        meta: { stepId: 'b', stepTitle: 'Wind\ncost  decline' },
+      },
+      { key: 'step/c/1', content: 'Nothing.', sourceIds: [], summary: `${'A very long summary '.repeat(8)}.`, meta: { stepId: 'c' } },
+    ];
+    const { draft } = reportFromFindings({ question: 'q', findings: titled, refs, reason: 'none' });
+    expect(draft.match(/^## .*/gm)).toEqual([
+      '## Overview',
+      '## Background',
+      '## Solar costs since 2010',
+      '## Wind cost decline',
+      '## Research step c',
+    ]);
+  });
 });
 
 describe('"What changed" words', () => {

@@ -131,6 +131,7 @@ async function saveFindings(
     sourceIds,
     meta: {
       stepId: input.step.id,
+      stepTitle: input.step.title,
       sandboxStatus: run?.status ?? 'none',
       artifacts: artifacts.map((a) => a.artifactId),
       attempts: input.attempts,

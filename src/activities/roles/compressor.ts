@@ -102,6 +102,7 @@ export async function compressResearch(deps: CompressDeps, input: CompressInput,
     sourceIds,
     meta: {
       stepId: input.step.id,
+      stepTitle: input.step.title,
       droppedSourceIds: dropped,
       retrievedSourceIds: [...known],
       ...(input.cutShort ? { cutShort: input.cutShort } : {}),
