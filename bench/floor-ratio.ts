@@ -4,7 +4,8 @@
 // and the SDK alone) and bench:load (the standard workload through the API: service, Temporal
 // server and, with --pg, PostgreSQL), in turn, the one that goes first alternating, and prints
 // each process's CPU per run, the stack's sum, the floor's sum and their ratio, then the medians.
-//   npm run bench:floor-ratio -- [--rounds 4] [--runs 100] [--concurrency 100] [--warmup 100] [-- <more bench:load arguments>]
+//   npm run bench:floor-ratio -- [--rounds 4] [--runs 100] [--concurrency 100] [--warmup 100]
+//        [--temporal real --pg <admin URL>] [-- <more bench:load arguments>]
 // The machine's speed drifts by tens of percent over minutes: only a ratio of the same round means
 // anything, and the median of those is the figure.
 import { spawnSync } from 'node:child_process';
@@ -20,12 +21,20 @@ const { values, positionals } = parseArgs({
     runs: { type: 'string', default: '100' },
     concurrency: { type: 'string', default: '100' },
     warmup: { type: 'string', default: '100' },
+    temporal: { type: 'string', default: 'dev' },
+    pg: { type: 'string' },
   },
   allowPositionals: true,
 });
 const rounds = Number(values.rounds);
 if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds is a number of rounds, not ${values.rounds}`);
 const size = ['--runs', values.runs, '--concurrency', values.concurrency, '--warmup', values.warmup];
+// --temporal real --pg <admin URL>: both benches on the real Temporal server on PostgreSQL (the
+// production shape); PostgreSQL's CPU counts on both sides (the floor's is the server's persistence).
+const real = values.temporal === 'real';
+if (!real && values.temporal !== 'dev') throw new Error(`--temporal is dev or real, not ${values.temporal}`);
+if (real && !values.pg) throw new Error('--temporal real needs --pg <admin URL>');
+const production = real ? ['--temporal', 'real', '--pg', values.pg!] : values.pg ? ['--pg', values.pg] : [];
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'floor-ratio-'));
 
@@ -46,6 +55,7 @@ function bench(script: string, args: string[], label: string): Record<string, un
 
 interface Round {
   floorServer: number;
+  floorPostgres: number;
   floorSdk: number;
   dev: number;
   temporal: number;
@@ -53,15 +63,15 @@ interface Round {
   completed: number;
 }
 
-function floorRound(r: number): Pick<Round, 'floorServer' | 'floorSdk'> {
-  const f = bench('bench/temporal-floor.ts', [...size, '--shapes', 'run', '--rounds', '1'], `floor-${r}`) as {
-    shapes: { run: { server: number[]; worker: number[] } };
+function floorRound(r: number): Pick<Round, 'floorServer' | 'floorPostgres' | 'floorSdk'> {
+  const f = bench('bench/temporal-floor.ts', [...size, ...production, '--shapes', 'run', '--rounds', '1'], `floor-${r}`) as {
+    shapes: { run: { server: number[]; worker: number[]; postgres: number[] } };
   };
-  return { floorServer: f.shapes.run.server[0]!, floorSdk: f.shapes.run.worker[0]! };
+  return { floorServer: f.shapes.run.server[0]!, floorPostgres: f.shapes.run.postgres[0]!, floorSdk: f.shapes.run.worker[0]! };
 }
 
 function loadRound(r: number): Pick<Round, 'dev' | 'temporal' | 'postgres' | 'completed'> {
-  const l = bench('bench/load.ts', [...size, '--workload', 'standard', ...positionals], `load-${r}`) as {
+  const l = bench('bench/load.ts', [...size, ...production, '--workload', 'standard', ...positionals], `load-${r}`) as {
     devCpuPerRun: number;
     temporalCpuPerRun: number;
     postgresCpuPerRun?: number;
@@ -73,7 +83,7 @@ function loadRound(r: number): Pick<Round, 'dev' | 'temporal' | 'postgres' | 'co
 }
 
 const stackOf = (x: Round) => x.dev + x.temporal + x.postgres;
-const floorOf = (x: Round) => x.floorServer + x.floorSdk;
+const floorOf = (x: Round) => x.floorServer + x.floorPostgres + x.floorSdk;
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
@@ -93,18 +103,25 @@ try {
 }
 
 const pg = done.some((x) => x.postgres > 0);
+// Columns: the floor's processes, its sum, the stack's processes, its sum, the ratio.
+const columns: [string, (x: Round) => number][] = [
+  ['floor: Temporal server', (x) => x.floorServer],
+  ...(real ? ([['floor: its PostgreSQL', (x: Round) => x.floorPostgres]] as [string, (x: Round) => number][]) : []),
+  ['floor: SDK', (x) => x.floorSdk],
+  ['floor', floorOf],
+  [`service (worker + API${pg ? '' : ' + PGlite'})`, (x) => x.dev],
+  ['Temporal server', (x) => x.temporal],
+  ...(pg ? ([['PostgreSQL', (x: Round) => x.postgres]] as [string, (x: Round) => number][]) : []),
+  ['stack', stackOf],
+];
+const row = (label: string, cells: string[]) => `| ${[label, ...cells].join(' | ')} |`;
 console.log(
-  `\nfloor ratio: ${rounds} round(s), ${values.runs} runs each, ${values.concurrency} at once, after ${values.warmup} warm-up runs; CPU-s per run`,
+  `\nfloor ratio${real ? ' (the real Temporal server on PostgreSQL)' : ' (the dev server)'}: ${rounds} round(s), ${values.runs} runs each, ${values.concurrency} at once, after ${values.warmup} warm-up runs; CPU-s per run`,
 );
+console.log(row('round', [...columns.map(([name]) => name), 'stack ÷ floor']));
+console.log(row('---', [...columns.map(() => '---'), '---']));
+for (const [i, x] of done.entries())
+  console.log(row(String(i + 1), [...columns.map(([, f]) => f3(f(x))), `${(stackOf(x) / floorOf(x)).toFixed(2)}×`]));
 console.log(
-  `| round | floor: Temporal server | floor: SDK | floor | service (worker + API${pg ? '' : ' + PGlite'}) | Temporal server |${pg ? ' PostgreSQL |' : ''} stack | stack ÷ floor |`,
-);
-console.log(`| --- | --- | --- | --- | --- | --- |${pg ? ' --- |' : ''} --- | --- |`);
-for (const [i, x] of done.entries()) {
-  console.log(
-    `| ${i + 1} | ${f3(x.floorServer)} | ${f3(x.floorSdk)} | ${f3(floorOf(x))} | ${f3(x.dev)} | ${f3(x.temporal)} |${pg ? ` ${f3(x.postgres)} |` : ''} ${f3(stackOf(x))} | ${(stackOf(x) / floorOf(x)).toFixed(2)}× |`,
-  );
-}
-console.log(
-  `| median | ${f3(median(done.map((x) => x.floorServer)))} | ${f3(median(done.map((x) => x.floorSdk)))} | ${f3(median(done.map(floorOf)))} | ${f3(median(done.map((x) => x.dev)))} | ${f3(median(done.map((x) => x.temporal)))} |${pg ? ` ${f3(median(done.map((x) => x.postgres)))} |` : ''} ${f3(median(done.map(stackOf)))} | ${median(done.map((x) => stackOf(x) / floorOf(x))).toFixed(2)}× |`,
+  row('median', [...columns.map(([, f]) => f3(median(done.map(f)))), `${median(done.map((x) => stackOf(x) / floorOf(x))).toFixed(2)}×`]),
 );

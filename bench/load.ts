@@ -32,6 +32,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../src/config';
+import { SEARCH_ATTRIBUTES } from '../src/shared/constants';
+import { startTemporalServer } from '../scripts/temporal-server';
 import { freePort } from '../test/support/spawn';
 import { BenchApi, type Follow } from './support/api-client';
 import { startBenchStack } from './support/dev-stack';
@@ -60,6 +62,7 @@ const { values } = parseArgs({
     env: { type: 'string', multiple: true },
     json: { type: 'string' },
     'temporal-metrics': { type: 'boolean' },
+    temporal: { type: 'string', default: 'dev' },
   },
 });
 const runs = Number(values.runs);
@@ -73,6 +76,12 @@ if (values.review !== 'off' && values.review !== 'idle') throw new Error(`--revi
 const idleMinutes = Number(values['idle-minutes']);
 if (!(idleMinutes > 0)) throw new Error(`--idle-minutes is a number of minutes, not ${values['idle-minutes']}`);
 const pollMs = Number(values['poll-ms']);
+// --temporal real: the production shape, the real Temporal server (the one CI builds) on the
+// PostgreSQL of --pg, which its persistence and visibility use too (PostgreSQL's CPU counts them).
+const realTemporal = values.temporal === 'real';
+if (!realTemporal && values.temporal !== 'dev') throw new Error(`--temporal is dev or real, not ${values.temporal}`);
+if (realTemporal && !values.pg) throw new Error('--temporal real needs --pg <admin URL>: the server keeps its databases there');
+if (realTemporal && values['temporal-metrics']) throw new Error('--temporal-metrics reads the dev server only');
 const warmup = Number(values.warmup);
 if (!Number.isInteger(warmup) || warmup < 0) throw new Error(`--warmup is a number of runs, not ${values.warmup}`);
 // --env K=V: any other setting of the dev process (e.g. LLM_CONCURRENCY=64), printed below.
@@ -85,6 +94,7 @@ const llmSlots = loadConfig(extraEnv.LLM_CONCURRENCY ? { LLM_CONCURRENCY: extraE
 // --temporal-metrics: the dev server serves its own counters (TEMPORAL_METRICS_PORT, a setting this
 // bench's baseline commits may not know), read before and after the load.
 const metricsPort = values['temporal-metrics'] ? await freePort() : undefined;
+const server = realTemporal ? await startTemporalServer({ adminUrl: values.pg!, searchAttributes: SEARCH_ATTRIBUTES }) : undefined;
 const stack = await startBenchStack({
   name: 'bench-load',
   latencyMs: latency,
@@ -93,13 +103,14 @@ const stack = await startBenchStack({
   env: {
     ...(values['no-coder'] ? { RESEARCHER_PYTHON: 'false' } : {}),
     ...(metricsPort ? { TEMPORAL_METRICS_PORT: String(metricsPort) } : {}),
+    ...(server ? { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace } : {}),
     ...extraEnv,
   },
   nodeArgs: values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(os.tmpdir(), 'bench-load-profiles')}`] : [],
 });
 const { dev, llm } = stack;
 const devPid = dev.child.pid!;
-const temporalPid = childrenOf(devPid).find((p) => commandName(p).startsWith('temporal'));
+const temporalPid = server?.pid ?? childrenOf(devPid).find((p) => commandName(p).startsWith('temporal'));
 if (!temporalPid) throw new Error('the Temporal dev server process was not found');
 const api = new BenchApi(stack.apiUrl);
 
@@ -149,7 +160,7 @@ async function warmUp(): Promise<number> {
   return (cpuSeconds(devPid) - before) / warmup;
 }
 
-const setting = `${values.pg ? 'PostgreSQL' : 'PGlite'}, ${workload} workload${sandboxReady ? '' : ' (no sandbox image: research steps only)'}, LLM latency ${latency} ms, LLM_CONCURRENCY ${llmSlots}${warmup ? `, after ${warmup} warm-up runs` : ', a fresh process'}${values.env?.length ? `, ${values.env.join(' ')}` : ''}`;
+const setting = `${server ? 'the real Temporal server on PostgreSQL' : 'the dev server'}, ${values.pg ? 'PostgreSQL' : 'PGlite'}, ${workload} workload${sandboxReady ? '' : ' (no sandbox image: research steps only)'}, LLM latency ${latency} ms, LLM_CONCURRENCY ${llmSlots}${warmup ? `, after ${warmup} warm-up runs` : ', a fresh process'}${values.env?.length ? `, ${values.env.join(' ')}` : ''}`;
 
 // Whatever fails, the dev process and its Temporal server are stopped: on a shared machine a
 // bench that dies must not leave them running.
@@ -198,7 +209,7 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   const used = cpu.used();
   const calls = modelCallFigures(llm.requests.slice(firstRequest), runs, wallMs, windows);
 
-  const connection = await Connection.connect({ address: stack.temporalAddress });
+  const connection = await Connection.connect({ address: server?.address ?? stack.temporalAddress });
   const h = await readHistories(new Client({ connection }), ids);
   await connection.close();
 
@@ -329,6 +340,7 @@ async function shutdown(): Promise<void> {
   await api.close();
   dev.child.kill('SIGINT');
   await dev.exited(60_000);
+  await server?.stop();
   await stack.close();
   if (values['cpu-prof']) console.log(`CPU profile(s):   ${path.join(os.tmpdir(), 'bench-load-profiles')}`);
 }

@@ -16,6 +16,7 @@
 //          latency (22 calls of 200 ms over 6 activities: 730 ms each), 16 at a time (the worker's
 //          default LLM_CONCURRENCY), so that they wait in the queue as a run's do.
 //   npm run bench:temporal-floor -- [--runs 100] [--concurrency 100] [--rounds 3] [--warmup 100] [--temporal-metrics] [--json FILE]
+//        [--temporal real --pg <admin URL>]
 // --temporal-metrics: the server's requests and persistence calls per run of each shape in the last
 // round, to set beside those `bench:load --temporal-metrics` prints for real runs.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,7 +30,9 @@ import { findTemporalCli, startTemporalDevServer } from '../src/infra/temporal-c
 import { freePort } from '../test/support/spawn';
 import * as activities from './support/floor/activities';
 import type { FloorInput } from './support/floor/workflows';
-import { cpuSeconds } from './support/procs';
+import { cpuSeconds, postgresCpu } from './support/procs';
+import { SEARCH_ATTRIBUTES } from '../src/shared/constants';
+import { startTemporalServer } from '../scripts/temporal-server';
 import { perRunLines, readCounters } from './support/temporal-metrics';
 
 const { values } = parseArgs({
@@ -41,6 +44,8 @@ const { values } = parseArgs({
     'temporal-metrics': { type: 'boolean' },
     shapes: { type: 'string' },
     json: { type: 'string' },
+    temporal: { type: 'string', default: 'dev' },
+    pg: { type: 'string' },
   },
 });
 const runs = Number(values.runs);
@@ -61,16 +66,24 @@ if (!cli) throw new Error('no Temporal CLI');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-floor-'));
 const quiet = { debug: () => {}, info: () => {}, warn: console.warn, error: console.error } as never;
 const metricsPort = values['temporal-metrics'] ? await freePort() : undefined;
-const server = await startTemporalDevServer({
-  cliPath: cli.path,
-  port: await freePort(),
-  metricsPort,
-  uiPort: undefined,
-  dbFile: path.join(dir, 'temporal.db'),
-  namespace,
-  log: quiet,
-});
-const serverPid = server.process.pid!;
+// --temporal real --pg <admin URL>: the production shape, the real Temporal server (the one CI
+// builds) on PostgreSQL; its database's CPU (every PostgreSQL process) is counted with it.
+const realTemporal = values.temporal === 'real';
+if (!realTemporal && values.temporal !== 'dev') throw new Error(`--temporal is dev or real, not ${values.temporal}`);
+if (realTemporal && !values.pg) throw new Error('--temporal real needs --pg <admin URL>: the server keeps its databases there');
+if (realTemporal && metricsPort) throw new Error('--temporal-metrics reads the dev server only');
+const server = realTemporal
+  ? await startTemporalServer({ adminUrl: values.pg!, namespace, searchAttributes: SEARCH_ATTRIBUTES })
+  : await startTemporalDevServer({
+      cliPath: cli.path,
+      port: await freePort(),
+      metricsPort,
+      uiPort: undefined,
+      dbFile: path.join(dir, 'temporal.db'),
+      namespace,
+      log: quiet,
+    });
+const serverPid = 'pid' in server ? server.pid : server.process.pid!;
 Runtime.install({ logger: new DefaultLogger('WARN') });
 const native = await NativeConnection.connect({ address: server.address });
 /** The slow shape's model activities take this long; its model queue's worker runs 16 at once. */
@@ -143,7 +156,11 @@ const workerCpu = () => {
   return (u.user + u.system) / 1e6;
 };
 
-const results = new Map<Shape, { server: number[]; worker: number[] }>(SHAPES.map((s) => [s, { server: [], worker: [] }]));
+const results = new Map<Shape, { server: number[]; worker: number[]; postgres: number[] }>(
+  SHAPES.map((s) => [s, { server: [], worker: [], postgres: [] }]),
+);
+/** PostgreSQL's CPU-seconds so far (with the real server; 0 on the dev server's SQLite). */
+const pgCpu = () => (realTemporal ? [...postgresCpu().values()].reduce((a, b) => a + b, 0) : 0);
 const metrics = new Map<Shape, string[]>();
 try {
   if (warmup) for (const s of SHAPES) await drive(s, Math.ceil(warmup / SHAPES.length));
@@ -154,18 +171,21 @@ try {
     for (const s of order) {
       const s0 = cpuSeconds(serverPid);
       const w0 = workerCpu();
+      const p0 = pgCpu();
       const last = r === rounds - 1 && metricsPort;
       const c0 = last ? await readCounters(metricsPort) : undefined;
       await drive(s, runs);
       if (c0) metrics.set(s, perRunLines(c0, await readCounters(metricsPort!), runs, 40));
       results.get(s)!.server.push((cpuSeconds(serverPid) - s0) / runs);
       results.get(s)!.worker.push((workerCpu() - w0) / runs);
+      results.get(s)!.postgres.push((pgCpu() - p0) / runs);
     }
     console.log(
       `round ${r + 1}: ` +
-        SHAPES.map((s) => `${s} server ${results.get(s)!.server[r]!.toFixed(3)} worker ${results.get(s)!.worker[r]!.toFixed(3)}`).join(
-          ' | ',
-        ),
+        SHAPES.map(
+          (s) =>
+            `${s} server ${results.get(s)!.server[r]!.toFixed(3)}${realTemporal ? ` PostgreSQL ${results.get(s)!.postgres[r]!.toFixed(3)}` : ''} worker ${results.get(s)!.worker[r]!.toFixed(3)}`,
+        ).join(' | '),
     );
   }
   for (const [s, lines] of metrics) console.log(`${s}:\n  ${lines.join('\n  ')}`);
@@ -175,7 +195,7 @@ try {
     const f = results.get(s)!;
     const ratios = f.server.map((x, k) => x / base.server[k]!);
     console.log(
-      `${s.padEnd(5)} Temporal server ${median(f.server).toFixed(3)} (median), ${median(ratios).toFixed(2)}× run; the bench's worker (SDK only) ${median(f.worker).toFixed(3)}`,
+      `${s.padEnd(5)} Temporal server ${median(f.server).toFixed(3)} (median)${realTemporal ? `, its PostgreSQL ${median(f.postgres).toFixed(3)}` : ''}, ${median(ratios).toFixed(2)}× run; the bench's worker (SDK only) ${median(f.worker).toFixed(3)}`,
     );
   }
   // --json FILE: each shape's CPU per run in each round, for bench/floor-ratio.ts.
