@@ -155,7 +155,8 @@ const REFERENCE_ENTRY = /^\s*\[\d+\]\s/;
  * the run retrieved. A model's list would show numbers as citations that no sentence makes, and
  * titles and addresses of its own making. The section ends at the next heading of its level or
  * above. A list under a name that is no heading ("References" on its own line) goes when its
- * entries are numbered like the report's ("[1] …"), up to the first line that is not one.
+ * entries are numbered like the report's ("[1] …"), blank lines between them included, up to the
+ * first line that is not one.
  */
 export function withoutReferenceList(draft: string): string {
   const lines = draft.split('\n');
@@ -165,8 +166,10 @@ export function withoutReferenceList(draft: string): string {
   for (const [i, line] of lines.entries()) {
     const heading = /^(#{1,6})\s/.exec(line);
     if (skipping && heading && heading[1]!.length <= skipping) skipping = 0;
-    if (skipping || (entries && REFERENCE_ENTRY.test(line))) continue;
-    entries = REFERENCE_LINE.test(line.trim()) && REFERENCE_ENTRY.test(lines[i + 1] ?? '');
+    if (skipping || (entries && (REFERENCE_ENTRY.test(line) || !line.trim()))) continue;
+    // The entries may follow the name after blank lines.
+    const next = lines.slice(i + 1).find((l) => l.trim()) ?? '';
+    entries = REFERENCE_LINE.test(line.trim()) && REFERENCE_ENTRY.test(next);
     const ref = REFERENCE_HEADING.exec(line.trim());
     if (ref) skipping = ref[1]!.length;
     else if (!entries) out.push(line);

@@ -216,6 +216,11 @@ describe('"What changed" words', () => {
 });
 
 describe('a reference list the model wrote itself', () => {
+  it('is dropped under a name that is no heading, blank lines before and between its entries included', () => {
+    const draft = 'Solar fell 89% [1].\n\nReferences\n\n[1] Solar costs — https://a.example/solar\n\n[2] Wind costs — [2]\n\nMore to come.';
+    expect(withoutReferenceList(draft)).toBe('Solar fell 89% [1].\n\nMore to come.');
+  });
+
   it('is dropped: code writes the list, and numbers in it are no citations', () => {
     const draft =
       '## Key points\n\nSolar fell 89% [1].\n\n## References\n\n[1] Solar costs — [1]\n[2] Battery prices — [2]\n\n### Notes\n\nstill the list\n\n## Outlook\n\nMore to come.';
