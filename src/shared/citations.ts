@@ -69,7 +69,9 @@ const GONE = '\uE002';
 const HELD = '\uE003';
 const CODE = /(```[\s\S]*?```|~~~[\s\S]*?~~~|`[^`\n]*`)/g;
 const ID = 'S[0-9a-fA-F]{8}';
-const ITEM = `(?:${ID}|\\d+(?:\\s*[-–]\\s*\\d+)?)`;
+/** An id whose S the model left out (`[S1a2b3c4d; 5e6f7a8b]`): eight hex digits, a letter among them. */
+const HEX_ID = '(?=\\d*[a-fA-F])[0-9a-fA-F]{8}';
+const ITEM = `(?:${ID}|${HEX_ID}|\\d+(?:\\s*[-–]\\s*\\d+)?)`;
 const PREFIX = '(?:(?:sources?|refs?|references?)\\s*:?\\s*)?';
 /** [1], [1, 2], [1-3], [S…], [S…; S…], [S…/S…], [Source: S…]; not a link's text. */
 const BRACKETS = new RegExp(`\\[\\s*${PREFIX}(${ITEM}(?:\\s*[,;/]\\s*${ITEM})*)\\s*\\](?!\\()`, 'gi');
@@ -230,6 +232,7 @@ class Grounding {
     for (const piece of inner.split(/[,;/]/)) {
       const item = piece.trim();
       if (new RegExp(`^${ID}$`).test(item)) out += this.id(item);
+      else if (new RegExp(`^${HEX_ID}$`).test(item)) out += this.id(`S${item}`);
       else for (const n of rangeNumbers(item)) out += this.number(n);
     }
     return out;

@@ -153,7 +153,7 @@ export function summaryFromDraft(grounded: string): string {
     .map(plainText);
   const picked: string[] = [];
   const take = (s: string) => {
-    if (picked.length >= FALLBACK_SENTENCES || picked.includes(s)) return;
+    if (picked.length >= FALLBACK_SENTENCES || picked.some((p) => nearlySame(p, s))) return;
     const text = [...picked, s].join(' ');
     if (wordCount(text) > SUMMARY_LIMITS.words || sentencesOf(text).length > SUMMARY_LIMITS.sentences) return;
     picked.push(s);
@@ -166,6 +166,27 @@ export function summaryFromDraft(grounded: string): string {
   for (const p of prose) for (const s of wholeSentences(p)) if (known(s)) take(s);
   if (!picked.length) for (const s of wholeSentences([...items, ...prose].join(' '))) take(s);
   return picked.filter(Boolean).join(' ');
+}
+
+/** Words of a text, lower case, citations left out. */
+const wordsOf = (text: string) =>
+  new Set(
+    text
+      .replace(/\[\d+\]/g, ' ')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? [],
+  );
+
+/** Two sentences that say the same in nearly the same words (the findings repeat themselves: "The
+ *  tramway opened on 14 March 2022." and "The Ostervik tramway opened on 14 March 2022."): at least
+ *  NEARLY_SAME of the shorter one's words are in the other. */
+const NEARLY_SAME = 0.8;
+function nearlySame(a: string, b: string): boolean {
+  const [x, y] = [wordsOf(a), wordsOf(b)];
+  const shorter = x.size <= y.size ? x : y;
+  const longer = shorter === x ? y : x;
+  if (!shorter.size) return a === b;
+  return [...shorter].filter((w) => longer.has(w)).length / shorter.size >= NEARLY_SAME;
 }
 
 /**

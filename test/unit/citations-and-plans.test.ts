@@ -17,6 +17,17 @@ describe('groundCitations (numbers)', () => {
   });
 });
 
+describe('groundCitations (an id without its S)', () => {
+  it('reads eight hex digits beside an id in one citation as an id whose S the model left out', () => {
+    const two = [
+      { n: 1, sourceId: 'Sa1b2c3d4', url: 'https://a.example/' },
+      { n: 2, sourceId: 'S15fe2053', url: 'https://b.example/' },
+    ];
+    const r = groundCitations('Riders rose [Sa1b2c3d4; 15fe2053]. Made up [Sa1b2c3d4, 99fe2053]. A year [2019].', two);
+    expect(r.markdown).toBe('Riders rose [1][2]. Made up [1]. A year.');
+  });
+});
+
 describe('source ids', () => {
   it('finds cited ids, drops unknown ones and maps the rest to numbers', () => {
     const text = 'X [Saaaaaaaa]. Y [Sbbbbbbbb, Scccccccc]. Z [not-an-id].';

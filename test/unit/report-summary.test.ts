@@ -61,6 +61,21 @@ describe('the executive summary', () => {
     expect(r.summary).not.toContain('Storage');
   });
 
+  it('takes a sentence once when the findings repeat it in nearly the same words', () => {
+    const draft = [
+      '## Background',
+      '',
+      'The tramway opened on 14 March 2022, after three years of construction [1].',
+      '',
+      '## Riders',
+      '',
+      'The Ostervik tramway opened on 14 March 2022, after three years of construction [1]. Wind fell 70% [2].',
+    ].join('\n');
+    expect(place(undefined, 'en', draft).summary).toBe(
+      'The tramway opened on 14 March 2022, after three years of construction [1]. Wind fell 70% [2].',
+    );
+  });
+
   it('replaces an uncited summary, and one whose only citation names no reference', () => {
     expect(place('Renewables are cheap. Very cheap.').problem).toBe('wrote one that cites none of the references');
     const unknown = place('Renewables are cheap [7].');
