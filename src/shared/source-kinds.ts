@@ -23,3 +23,21 @@ export const isSnippetOnly = (provider: string | undefined): boolean => provider
 
 /** How a reference to a snippet is labelled after its title, in every format. */
 export const SNIPPET_LABEL = 'search result snippet; the page was not read';
+
+/** The line before the figures the crawler quotes from a page its reading left out
+ *  (src/activities/crawl/index.ts); what follows it, one `- ` line each, is the page's own words. */
+export const FIGURES_FROM_PAGE = 'Figures the page states (quoted from it):';
+
+/** The figure lines a read page's stored text quotes after FIGURES_FROM_PAGE, without their marks. */
+export function quotedFigures(content: string): string[] {
+  const at = content.indexOf(FIGURES_FROM_PAGE);
+  if (at < 0) return [];
+  const lines = content.slice(at + FIGURES_FROM_PAGE.length).split('\n');
+  const out: string[] = [];
+  for (const line of lines.slice(1)) {
+    const m = /^\s*-\s+(.+?)\s*$/.exec(line);
+    if (!m) break;
+    out.push(m[1]!);
+  }
+  return out;
+}

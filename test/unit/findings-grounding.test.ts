@@ -57,6 +57,23 @@ describe('evidence listed by code', () => {
     expect(listed.text).toBe(`- **Solar costs**: ${leadSentences(page, 400)} [S1a2b3c4d]`);
     expect(listed.text).not.toMatch(/<\/?p>/);
   });
+
+  it("lists the figures a read page's reading quoted from it, which its opening does not reach", () => {
+    const content = [
+      'The Velmar alloy datasheet gives the mechanical properties of the alloy, including its tensile strength and density.',
+      '',
+      'Figures the page states (quoted from it):',
+      '- Tensile strength: 610 MPa.',
+      '- Density: 2.71 g/cm3.',
+      '- Elongation at break: 7%',
+    ].join('\n');
+    const listed = sourcesListed([
+      { sourceId: 'S1a2b3c4d', url: 'http://site.test/d', title: 'Velmar alloy datasheet', content, provider: 'crawl' } as StoredSource,
+    ]);
+    expect(listed.text).toBe(
+      '- **Velmar alloy datasheet**: The Velmar alloy datasheet gives the mechanical properties of the alloy, including its tensile strength and density. The page states: Tensile strength: 610 MPa; Density: 2.71 g/cm3; Elongation at break: 7%. [S1a2b3c4d]',
+    );
+  });
 });
 
 describe('tool calls from small models', () => {

@@ -24,6 +24,7 @@ import { tokenCounter, type TokenCounter } from '../llm/tokens';
 import { figuresLeftOut, goalTerms, partsForGoal } from './goal-passages';
 import { NEEDS_BROWSER_REASON, needsBrowser } from './browser-rule';
 import { describeRange, outsideRange, type DateRange } from '../../shared/time-range';
+import { FIGURES_FROM_PAGE } from '../../shared/source-kinds';
 
 export interface CrawlResult {
   url: string;
@@ -56,8 +57,6 @@ const CRAWL_BEAT_MS = 10_000;
 /** Tokens of page text one extraction reads when the extractor's context window is not known;
  *  halved on each context-length error. */
 const PAGE_BUDGET_TOKENS = 6_000;
-/** The line before the figures code adds from the page itself. */
-const FIGURES_FROM_PAGE = 'Figures the page states (quoted from it):';
 /** The most one extraction reads, whatever the window: about what Tongyi's readers take. */
 const MAX_PAGE_BUDGET_TOKENS = 96_000;
 /** What the extractor's instructions, goal, URL and title take beside the page, in tokens. */

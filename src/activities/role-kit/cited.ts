@@ -11,6 +11,7 @@ import type { Store, StoredSource } from '../store';
 import { modelGaveUp, noteCorrection, noteFallback } from './fallbacks';
 import { echoedExample } from './prompt-copies';
 import { plural } from '../../shared/plural';
+import { FIGURES_FROM_PAGE, quotedFigures } from '../../shared/source-kinds';
 
 /** Characters of one source's text shown to a writer. */
 const SOURCE_CHARS = 2_000;
@@ -27,10 +28,24 @@ export function sourcesBlock(sources: StoredSource[]): string {
 /** Characters of one source in a list written by code. */
 const LISTED_CHARS = 400;
 
-/** A cited text written by code from the sources: one line each, with its id. */
+/** Figure lines of one source in a list written by code, and characters of them. */
+const LISTED_FIGURES = 6;
+const LISTED_FIGURE_CHARS = 300;
+
+/** A cited text written by code from the sources: one line each, with its id: its opening
+ *  sentences, and the figures a read page states when its reading quoted them (they come after the
+ *  reading's own words, where the opening would not reach them). */
 export function sourcesListed(sources: StoredSource[]): { text: string; summary: string } {
   if (!sources.length) return { text: 'No sources were found.', summary: 'No sources were found.' };
-  const lines = sources.map((s) => `- **${s.title.replace(/[[\]*]/g, '')}**: ${leadSentences(s.content, LISTED_CHARS)} [${s.sourceId}]`);
+  const lines = sources.map((s) => {
+    const figures = quotedFigures(s.content)
+      .slice(0, LISTED_FIGURES)
+      .map((f) => f.replace(/[.;]+$/, ''))
+      .join('; ');
+    const lead = leadSentences(s.content.split(FIGURES_FROM_PAGE)[0]!, LISTED_CHARS);
+    const stated = figures ? ` The page states: ${summarize(figures, LISTED_FIGURE_CHARS)}.` : '';
+    return `- **${s.title.replace(/[[\]*]/g, '')}**: ${lead}${stated} [${s.sourceId}]`;
+  });
   return { text: lines.join('\n'), summary: `${plural(sources.length, 'source')} found.` };
 }
 
