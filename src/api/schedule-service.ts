@@ -183,11 +183,13 @@ function researchRequestOf(body: ScheduleBody): ResearchRequest {
 
 /**
  * The schedules quota. Listing schedules is eventually consistent, so the ones made here a moment
- * ago count whether listed or not, and a tenant's creations are checked one at a time.
+ * ago count whether listed or not, the ones deleted here a moment ago do not count though still
+ * listed, and a tenant's creations are checked one at a time.
  */
-class ScheduleQuota {
+export class ScheduleQuota {
   private readonly locks = new TenantLocks();
   private readonly recent = new RecentlyMade();
+  private readonly gone = new RecentlyMade();
 
   constructor(
     private readonly quotas: TenantQuotas | undefined,
@@ -199,16 +201,21 @@ class ScheduleQuota {
     const quotas = this.quotas;
     if (!quotas?.schedules) return create();
     return this.locks.run(tenant, async () => {
-      const ids = new Set([...this.recent.of(tenant), ...(await this.listed(tenant))]);
+      const gone = new Set(this.gone.of(tenant));
+      const ids = new Set([...this.recent.of(tenant), ...(await this.listed(tenant))].filter((x) => !gone.has(x)));
       if (!ids.has(id)) checkQuota(quotas, 'schedules', ids.size);
       const made = await create();
-      if (made.created) this.recent.add(id, tenant);
+      if (made.created) {
+        this.gone.remove(id);
+        this.recent.add(id, tenant);
+      }
       return made;
     });
   }
 
-  deleted(id: string): void {
+  deleted(id: string, tenant: string): void {
     this.recent.remove(id);
+    this.gone.add(id, tenant);
   }
 }
 
@@ -301,7 +308,7 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
   async function remove(id: string, tenant: string): Promise<void> {
     const { handle } = await owned(id, tenant);
     await handle.delete();
-    quota.deleted(id);
+    quota.deleted(id, tenant);
   }
 
   return { create, get, list, pause, resume, trigger, remove };
