@@ -1,4 +1,5 @@
 // Citation bookkeeping done by code, not by the prompt: source ids in findings, numbers in reports.
+import { normalize } from './memory';
 
 /** Source ids look like S + 8 hex digits; the model cites them as [S1a2b3c4d] (several: [Sa, Sb]). */
 export const SOURCE_ID = /\bS[0-9a-f]{8}\b/g;
@@ -365,13 +366,6 @@ export function groundFindings(
   return { text: back, cited: [...cited], dropped: grounded.removedIds, removedLinks: grounded.removedLinks };
 }
 
-/** Lower-case letters and digits of a title, the rest as single spaces. */
-const titleKey = (text: string) =>
-  text
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, ' ')
-    .trim();
-
 /**
  * The text without lines that repeat the head code writes before a source ("[S1a2b3c4d] Title —
  * https://…", and "[1] Title — https://…" in the reporter's reference list): a small model copies
@@ -380,14 +374,14 @@ const titleKey = (text: string) =>
  * source's address or a citation; or a citation and a title alone. A sentence that names a source stays.
  */
 export function withoutSourceHeads(text: string, sources: { title: string; url: string }[]): string {
-  const titles = new Set(sources.map((s) => titleKey(s.title)).filter((t) => t.length >= 3));
+  const titles = new Set(sources.map((s) => normalize(s.title)).filter((t) => t.length >= 3));
   if (!titles.size) return text;
   const urls = new Set(sources.map((s) => normalizeUrl(s.url)));
   const CITED = `\\[\\s*(?:${ID}|\\d+)\\s*\\]`;
   const head = new RegExp(`^[ \\t>]*(?:[-*+][ \\t]+)?[*_]*(${CITED})?[ \\t]*(.+?)[ \\t]+[—–-][ \\t]+[*_]*(\\S+?)[*_]*[ \\t]*$`);
   const bare = new RegExp(`^[ \\t>]*(?:[-*+][ \\t]+)?[*_]*${CITED}[ \\t]*(.+?)[*_]*[ \\t]*:?[ \\t]*$`);
   const cited = new RegExp(`^${CITED}$`);
-  const named = (title: string) => titles.has(titleKey(title.replace(/[*_]+/g, '')));
+  const named = (title: string) => titles.has(normalize(title.replace(/[*_]+/g, '')));
   const isHead = (line: string): boolean => {
     const h = head.exec(line);
     if (h && named(h[2]!) && (cited.test(h[3]!) || urls.has(normalizeUrl(h[3]!.replace(/^<|>$/g, ''))))) return true;
