@@ -1,6 +1,7 @@
 // Composition root for a worker: connects to Temporal and PostgreSQL and polls the task queue.
 import {
   NativeConnection,
+  Runtime,
   Worker,
   bundleWorkflowCode,
   type BundlerPlugin,
@@ -17,6 +18,7 @@ import { reportWaits } from './activities/waits';
 import type { Config } from './config';
 import { WORKFLOWS_ENTRY } from './infra/paths';
 import { codeBuildId } from './infra/workflow-bundle';
+import { GatedWorker } from './infra/gated-worker';
 import { browserExecutable } from './activities/crawl/browser-activities';
 import { BROWSER_QUEUE_SUFFIX, LLM_QUEUE_SUFFIX, SANDBOX_QUEUE_SUFFIX } from './shared/constants';
 
@@ -33,6 +35,9 @@ export interface WorkerDeps {
   plugins?: WorkerPlugin[];
 }
 
+/** A worker of the group: a Temporal worker, or one that polls only while it can serve (GatedWorker). */
+type GroupMember = Pick<Worker, 'run' | 'shutdown' | 'getState'> & { getStatus(): { numInFlightActivities: number } };
+
 /** The workers of one process: workflows and most activities, and the model-call, sandbox and browser queues. */
 export class WorkerGroup {
   private sweeper: NodeJS.Timeout | undefined;
@@ -40,7 +45,7 @@ export class WorkerGroup {
   /** `sweep` removes sandbox containers a crashed worker left: at start, then every minute.
    *  `release` frees what the activities hold (the browser) once every worker has stopped. */
   constructor(
-    readonly workers: Worker[],
+    readonly workers: GroupMember[],
     private readonly sweep?: () => Promise<number>,
     private readonly release?: () => Promise<void>,
   ) {}
@@ -144,21 +149,40 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     shutdownGraceTime: deps.config.worker.shutdownGraceMs,
     ...versioning,
   });
-  // Sandboxes are heavy: their own queue, and a small number at once per worker.
-  const sandbox = await Worker.create({
-    connection: deps.connection,
-    namespace: deps.config.temporal.namespace,
-    taskQueue: `${taskQueue}${SANDBOX_QUEUE_SUFFIX}`,
-    activities: groups.sandbox,
-    interceptors,
-    plugins,
-    ...(deps.identity ? { identity: `${deps.identity}-sandbox` } : {}),
-    maxConcurrentActivityTaskExecutions: deps.config.sandbox.concurrency,
-    shutdownGraceTime: deps.config.worker.shutdownGraceMs,
-    ...versioning,
-  });
+  // Sandboxes are heavy: their own queue, and a small number at once per worker, polled only while
+  // this worker's Docker engine answers and has the image (so a worker without them leaves the
+  // runs to workers that have them instead of taking runs it would fail).
+  const sandbox = new GatedWorker(
+    () =>
+      Worker.create({
+        connection: deps.connection,
+        namespace: deps.config.temporal.namespace,
+        taskQueue: `${taskQueue}${SANDBOX_QUEUE_SUFFIX}`,
+        activities: groups.sandbox,
+        interceptors,
+        plugins,
+        ...(deps.identity ? { identity: `${deps.identity}-sandbox` } : {}),
+        maxConcurrentActivityTaskExecutions: deps.config.sandbox.concurrency,
+        shutdownGraceTime: deps.config.worker.shutdownGraceMs,
+        ...versioning,
+      }),
+    groups.dockerReady,
+    { intervalMs: SANDBOX_GATE_CHECK_MS, downChecks: 3, onChange: (polling) => sandboxGateNotice(polling, deps.config.sandbox.image) },
+  );
   const browser = await browserWorker(deps, taskQueue, groups, { interceptors, plugins, ...versioning });
   return new WorkerGroup([main, llm, sandbox, ...(browser ? [browser] : [])], groups.sweepSandboxes, groups.closeBrowser);
+}
+
+/** How often a worker checks that its Docker engine can run sandboxes (the probe keeps an answer a minute). */
+const SANDBOX_GATE_CHECK_MS = 60_000;
+
+function sandboxGateNotice(polling: boolean, image: string): void {
+  const log = Runtime.instance().logger;
+  if (polling) log.info(`sandbox queue: polling (this worker's Docker engine has ${image})`);
+  else
+    log.warn(
+      `sandbox queue: not polling: this worker's Docker engine does not answer or lacks ${image}; workers that have it run the programs`,
+    );
 }
 
 /**

@@ -54,18 +54,13 @@ function researcherPython(sb: ActivityDeps['config']['sandbox'], sandboxUsable: 
 }
 
 /**
- * Whether sandbox runs (coder steps, the python tool) can be served. Every worker polls the
- * sandbox queue, Docker or not, so the queue's pollers (describeTaskQueue) say nothing about it;
- * what can be known is this worker's own Docker engine and image (probed, cached for a minute),
- * or the operator's word (RESEARCHER_PYTHON=true: the sandbox queue's workers have Docker, this
- * one need not). A deployment whose model workers lack Docker while its sandbox workers have it
- * says so with RESEARCHER_PYTHON=true; otherwise the planner plans research steps only.
+ * The sandbox's activities on this worker's Docker engine; whether that engine answers and has the
+ * image (probed, kept for a minute: this worker polls the sandbox queue only while it does); and
+ * whether sandbox runs (coder steps, the python tool) can be served: this worker's engine, or the
+ * operator's word (RESEARCHER_PYTHON=true: the sandbox queue's workers have Docker, this one need
+ * not). A deployment whose model workers lack Docker while its sandbox workers have it says so
+ * with RESEARCHER_PYTHON=true; otherwise the planner plans research steps only.
  */
-function sandboxUsable(sb: ActivityDeps['config']['sandbox'], docker: Docker): () => Promise<boolean> {
-  return sb.researcherPython === 'true' ? async () => true : createSandboxProbe(docker, sb.image);
-}
-
-/** The sandbox's activities on this worker's Docker engine, and whether sandbox runs can be served. */
 function sandboxOf(sb: ActivityDeps['config']['sandbox'], store: ReturnType<typeof createStore>) {
   const docker = new Docker({ socketPath: sb.dockerSocket });
   const sandbox = createSandboxActivities({
@@ -73,7 +68,8 @@ function sandboxOf(sb: ActivityDeps['config']['sandbox'], store: ReturnType<type
     store,
     limits: { image: sb.image, memoryMb: sb.memoryMb, cpus: sb.cpus, pids: sb.pids, timeoutSeconds: sb.timeoutSeconds, ...SANDBOX_CAPS },
   });
-  return { sandbox, canRunCode: sandboxUsable(sb, docker) };
+  const dockerReady = createSandboxProbe(docker, sb.image);
+  return { sandbox, dockerReady, canRunCode: sb.researcherPython === 'true' ? async () => true : dockerReady };
 }
 
 /** Documents added by URL are fetched like crawled pages: SSRF guard, size and time limits. */
@@ -101,7 +97,7 @@ export function createActivities(deps: ActivityDeps) {
     client: () => (client ??= createLlmClient(deps.config)),
   });
   const sb = deps.config.sandbox;
-  const { sandbox, canRunCode } = sandboxOf(sb, store);
+  const { sandbox, dockerReady, canRunCode } = sandboxOf(sb, store);
   // (Tests that need no model pass an empty llm section.)
   const budgets = researcherBudgets({ ...deps.config.llm, model: deps.config.llm.models?.researcher ?? '' });
   const conversation = createConversationActivities({ store, budgets });
@@ -184,6 +180,8 @@ export function createActivities(deps: ActivityDeps) {
     web,
     /** Not an activity: the worker's sweep of containers a crashed worker left behind. */
     sweepSandboxes: sandbox.sweepSandboxes,
+    /** Not an activity: whether this worker's Docker engine answers and has the sandbox image. */
+    dockerReady,
     ...browserGroup(deps, store),
   };
 }

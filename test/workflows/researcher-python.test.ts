@@ -6,8 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StepInput, StepOutput } from '../../src/shared/schemas';
 import type { ChatRequest, Reply } from '../support/llm-server';
 import { researchRules, userText, type RoleOverrides } from '../support/research-script';
-import { startHarness, type Harness } from '../support/harness';
-import { databaseUrl, dockerAvailable, missingReason, temporalAddress } from '../support/services';
+import { NativeConnection } from '@temporalio/worker';
+import proto from '@temporalio/proto';
+import { createWorker, type WorkerGroup } from '../../src/worker';
+import { startHarness, testConfig, type Harness } from '../support/harness';
+import { databaseUrl, dockerAvailable, missingReason, temporalAddress, workflowBundle } from '../support/services';
 import { recordHistories } from '../support/record-history';
 
 const servicesReady = Boolean(temporalAddress() && databaseUrl());
@@ -174,3 +177,68 @@ describe.skipIf(!servicesReady)(`researcher without a sandbox (${servicesReady ?
     expect(history.events!.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runCode')).toBe(false);
   });
 });
+
+describe.skipIf(!sandboxReady)(
+  `a worker without Docker beside one with it (${sandboxReady ? 'live' : missingReason() || 'Docker missing'})`,
+  () => {
+    let h: Harness;
+    let docker: { group: WorkerGroup; running: Promise<void>; connection: NativeConnection };
+    beforeAll(async () => {
+      // The harness's worker has no Docker engine; the operator says the sandbox queue's workers do.
+      h = await startHarness({ env: { DOCKER_SOCKET: '/nonexistent/docker.sock', RESEARCHER_PYTHON: 'true' } });
+      const connection = await NativeConnection.connect({ address: temporalAddress()! });
+      const config = { ...h.config, sandbox: { ...h.config.sandbox, dockerSocket: testConfig(undefined).sandbox.dockerSocket } };
+      const group = await createWorker({
+        config,
+        connection,
+        pool: h.pool,
+        taskQueue: h.taskQueue,
+        workflowBundle: workflowBundle(),
+        identity: 'docker-host',
+      });
+      docker = { group, running: group.run(), connection };
+    });
+    afterAll(async () => {
+      docker?.group.shutdown();
+      await docker?.running;
+      await docker?.connection.close();
+      await h?.close();
+    });
+
+    it('leaves the sandbox queue to the worker with Docker: every program runs there at its first attempt', async () => {
+      // Only the worker with Docker polls the sandbox queue (the other checks its engine and stays off it).
+      const pollers = async () =>
+        (
+          await h.client.workflowService.describeTaskQueue({
+            namespace: 'default',
+            taskQueue: { name: `${h.taskQueue}-sandbox` },
+            taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+          })
+        ).pollers?.map((p) => p.identity) ?? [];
+      await expect.poll(pollers, { timeout: 10_000 }).toEqual(['docker-host-sandbox']);
+      const react = (req: ChatRequest): Reply => {
+        const done = toolMessages(req).length;
+        if (done < 3) return { toolCalls: [{ name: 'python', arguments: { code: `print(${done} * 7)` } }] };
+        return {
+          content: `The programs printed ${toolMessages(req)
+            .map((m) => /stdout:\n(\d+)/.exec(m)?.[1])
+            .join(', ')}.`,
+        };
+      };
+      const { id } = await runStep(h, { react });
+      const results = toolMessages(h.llm.requests.filter((r) => r.rule === 'react').at(-1)!.body);
+      expect(results.map((m) => /stdout:\n(\d+)/.exec(m)?.[1])).toEqual(['0', '7', '14']);
+      const history = await h.client.workflow.getHandle(id).fetchHistory();
+      const scheduled = new Set(
+        history
+          .events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runCode')
+          .map((e) => String(e.eventId)),
+      );
+      const started = history.events!.flatMap((e) => {
+        const a = e.activityTaskStartedEventAttributes;
+        return a && scheduled.has(String(a.scheduledEventId)) ? [{ identity: a.identity, attempt: a.attempt }] : [];
+      });
+      expect(started).toEqual(Array.from({ length: 3 }, () => ({ identity: 'docker-host-sandbox', attempt: 1 })));
+    });
+  },
+);
