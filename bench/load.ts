@@ -197,6 +197,7 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   const bench0 = process.cpuUsage();
   const counters0 = metricsPort ? await readCounters(metricsPort) : undefined;
   const t0 = performance.now();
+  const startedAt = Date.now();
   const { ids, statuses, times, windows } = await drive(runs, 'load');
   const counters1 = metricsPort ? await readCounters(metricsPort) : undefined;
   const wallMs = performance.now() - t0;
@@ -257,6 +258,15 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
       .map(([k, xs]) => `${k} ${q(xs, 50).toFixed(0)}/${q(xs, 95).toFixed(0)}`)
       .join(', ')}`,
   );
+  // Over the load's tenths: when the waits and the memory come (a burst of starts, a steady state).
+  const tenth = wallMs / 10;
+  const slices = Array.from({ length: 10 }, (_, i) => {
+    const [from, to] = [startedAt + i * tenth, startedAt + (i + 1) * tenth];
+    const waits = h.workflowTaskWaits.filter((w) => w.at >= from && w.at < to).map((w) => w.ms);
+    const mb = rss.samples.filter((r) => r.at >= from && r.at < to).map((r) => r.mb.dev ?? 0);
+    return `${waits.length ? q(waits, 95).toFixed(0) : '-'}/${mb.length ? Math.max(...mb).toFixed(0) : '-'}`;
+  });
+  console.log(`by tenth of the load (${(tenth / 1000).toFixed(0)} s each): workflow task schedule-to-start p95 ms / dev peak RSS MB: ${slices.join(', ')}`);
   console.log(
     `history per run:  ${(h.events / runs).toFixed(0)} events, ${(h.workflowTasks / runs).toFixed(1)} workflow tasks, ${(h.activityTasks / runs).toFixed(1)} activity tasks, ${(h.bytes / runs / 1024).toFixed(1)} KB (run and its ${((h.workflows - runs) / runs).toFixed(1)} child workflows)`,
   );

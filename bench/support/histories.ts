@@ -16,6 +16,8 @@ export interface HistoryFigures {
   eventTypes: Map<string, number>;
   /** Waits and durations in ms, by what they measure. */
   waits: Map<string, number[]>;
+  /** Each workflow task's schedule-to-start: when it was scheduled (ms since the epoch) and the wait. */
+  workflowTaskWaits: { at: number; ms: number }[];
 }
 
 const ms = (t: unknown) =>
@@ -36,6 +38,7 @@ export async function readHistories(client: Client, ids: string[], parallel = 8)
     activities: new Map(),
     eventTypes: new Map(),
     waits: new Map(),
+    workflowTaskWaits: [],
   };
   const addWait = (k: string, v: number) => {
     const xs = f.waits.get(k);
@@ -76,7 +79,9 @@ export async function readHistories(client: Client, ids: string[], parallel = 8)
       if (done) addWait('activity run', t - at.get(String(done.startedEventId))!);
       if (e.workflowTaskStartedEventAttributes) {
         f.workflowTasks++;
-        addWait('workflow task schedule-to-start', t - at.get(String(Number(e.eventId) - 1))!);
+        const scheduled = at.get(String(Number(e.eventId) - 1))!;
+        addWait('workflow task schedule-to-start', t - scheduled);
+        f.workflowTaskWaits.push({ at: scheduled, ms: t - scheduled });
       }
       const wftDone = e.workflowTaskCompletedEventAttributes;
       if (wftDone) addWait('workflow task run', t - at.get(String(wftDone.startedEventId))!);

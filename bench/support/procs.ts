@@ -122,6 +122,8 @@ export function machineJiffies(): [number, number] {
 /** Samples the peak RSS of some processes every 250 ms until stopped. */
 export class PeakRss {
   readonly peak: Record<string, number>;
+  /** Every sample: its time (ms since the epoch) and each process's RSS in MB. */
+  readonly samples: { at: number; mb: Record<string, number> }[] = [];
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly pids: Record<string, number>) {
@@ -130,7 +132,9 @@ export class PeakRss {
   }
 
   private sample(): void {
-    for (const [k, p] of Object.entries(this.pids)) this.peak[k] = Math.max(this.peak[k] ?? 0, rssMb(p));
+    const mb = Object.fromEntries(Object.entries(this.pids).map(([k, p]) => [k, rssMb(p)]));
+    this.samples.push({ at: Date.now(), mb });
+    for (const [k, v] of Object.entries(mb)) this.peak[k] = Math.max(this.peak[k] ?? 0, v);
   }
 
   stop(): Record<string, number> {
