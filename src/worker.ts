@@ -167,14 +167,21 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
         ...versioning,
       }),
     groups.dockerReady,
-    { intervalMs: SANDBOX_GATE_CHECK_MS, downChecks: 3, onChange: (polling) => sandboxGateNotice(polling, deps.config.sandbox.image) },
+    {
+      intervalMs: SANDBOX_GATE_CHECK_MS,
+      retryMs: SANDBOX_GATE_RETRY_MS,
+      downChecks: 3,
+      onChange: (polling) => sandboxGateNotice(polling, deps.config.sandbox.image),
+    },
   );
   const browser = await browserWorker(deps, taskQueue, groups, { interceptors, plugins, ...versioning });
   return new WorkerGroup([main, llm, sandbox, ...(browser ? [browser] : [])], groups.sweepSandboxes, groups.closeBrowser);
 }
 
-/** How often a worker checks that its Docker engine can run sandboxes (the probe keeps an answer a minute). */
+/** How often a worker that polls the sandbox queue checks that its Docker engine still can run
+ *  sandboxes (the probe keeps a yes a minute), and how often one that does not checks again. */
 const SANDBOX_GATE_CHECK_MS = 60_000;
+const SANDBOX_GATE_RETRY_MS = 5_000;
 
 function sandboxGateNotice(polling: boolean, image: string): void {
   const log = Runtime.instance().logger;

@@ -11,7 +11,7 @@ const sandboxSettings = {
   SANDBOX_CONCURRENCY: int(1, 64).default(2).describe('sandbox runs at once per worker (they have their own `<queue>-sandbox` task queue)'),
   DOCKER_SOCKET: z.string().min(1).default('/var/run/docker.sock').describe('the Docker engine the worker starts sandboxes with'),
   RESEARCHER_PYTHON: autoTrueFalse.describe(
-    "the researcher's `python` tool: `auto` offers it while this worker's Docker engine answers and has the image (checked at most once a minute), `true` always (the sandbox queue's workers have Docker, this one need not), `false` never",
+    "the researcher's `python` tool: `auto` offers it while this worker's Docker engine answers and has the image (a yes is kept a minute, a no 5 s), `true` always (the sandbox queue's workers have Docker, this one need not), `false` never",
   ),
 };
 

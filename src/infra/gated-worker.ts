@@ -13,8 +13,10 @@ export interface GatedInner {
 }
 
 export interface GateOptions {
-  /** How often `usable` is asked again, while polling and while not. */
+  /** How often `usable` is asked again while the worker polls. */
   intervalMs: number;
+  /** How often while it does not (sooner: a worker that could serve should not stay idle long). */
+  retryMs: number;
   /** Failed checks in a row after which a polling worker stops (one slow answer is not an outage). */
   downChecks: number;
   /** Told when the worker starts or stops polling. */
@@ -113,7 +115,7 @@ export class GatedWorker {
     let timer: NodeJS.Timeout | undefined;
     const woken = new Promise<void>((resolve) => {
       this.wake = resolve;
-      timer = setTimeout(resolve, this.opts.intervalMs);
+      timer = setTimeout(resolve, this.inner ? this.opts.intervalMs : this.opts.retryMs);
     });
     try {
       await (this.innerFailure ? Promise.race([woken, this.innerFailure]) : woken);

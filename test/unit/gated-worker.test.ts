@@ -56,7 +56,7 @@ function gate(answers: boolean[]) {
       pollingAtCheck.push(g.polling);
       return answers[Math.min(checks++, answers.length - 1)]!;
     },
-    { intervalMs: 2, downChecks: 3, onChange: (p) => changes.push(p) },
+    { intervalMs: 2, retryMs: 2, downChecks: 3, onChange: (p) => changes.push(p) },
   );
   return { g, made, changes, pollingAtCheck, checks: () => checks };
 }

@@ -4,15 +4,23 @@
 // never comes. The answer is kept for a while: it is asked on every researcher turn.
 import type Docker from 'dockerode';
 
-/** How long one answer is kept; Docker that comes up later is noticed within this time. */
+/** How long a yes is kept. */
 const TTL_MS = 60_000;
+/** How long a no is kept: Docker that comes up later (or answered slowly once) is noticed within this time. */
+const NO_TTL_MS = 5_000;
 /** An engine that takes longer than this to answer counts as unusable for now. */
 const PROBE_TIMEOUT_MS = 3_000;
 
 export function createSandboxProbe(docker: Docker, image: string, now: () => number = Date.now): () => Promise<boolean> {
-  let cached: { at: number; usable: Promise<boolean> } | undefined;
+  let cached: { at: number; usable: Promise<boolean>; ttl: number } | undefined;
   return () => {
-    if (!cached || now() - cached.at > TTL_MS) cached = { at: now(), usable: probe(docker, image) };
+    if (!cached || now() - cached.at > cached.ttl) {
+      const entry = { at: now(), usable: probe(docker, image), ttl: TTL_MS };
+      void entry.usable.then((ok) => {
+        if (!ok) entry.ttl = NO_TTL_MS;
+      });
+      cached = entry;
+    }
     return cached.usable;
   };
 }
