@@ -266,7 +266,9 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
     const mb = rss.samples.filter((r) => r.at >= from && r.at < to).map((r) => r.mb.dev ?? 0);
     return `${waits.length ? q(waits, 95).toFixed(0) : '-'}/${mb.length ? Math.max(...mb).toFixed(0) : '-'}`;
   });
-  console.log(`by tenth of the load (${(tenth / 1000).toFixed(0)} s each): workflow task schedule-to-start p95 ms / dev peak RSS MB: ${slices.join(', ')}`);
+  console.log(
+    `by tenth of the load (${(tenth / 1000).toFixed(0)} s each): workflow task schedule-to-start p95 ms / dev peak RSS MB: ${slices.join(', ')}`,
+  );
   console.log(
     `history per run:  ${(h.events / runs).toFixed(0)} events, ${(h.workflowTasks / runs).toFixed(1)} workflow tasks, ${(h.activityTasks / runs).toFixed(1)} activity tasks, ${(h.bytes / runs / 1024).toFixed(1)} KB (run and its ${((h.workflows - runs) / runs).toFixed(1)} child workflows)`,
   );
