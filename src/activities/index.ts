@@ -55,7 +55,8 @@ function researcherPython(sb: ActivityDeps['config']['sandbox'], sandboxUsable: 
 
 /**
  * The sandbox's activities on this worker's Docker engine; whether that engine answers and has the
- * image (probed, kept for a minute: this worker polls the sandbox queue only while it does); and
+ * image (probed; a yes kept a minute, a no 5 s: this worker polls the sandbox queue only while it
+ * does); and
  * whether sandbox runs (coder steps, the python tool) can be served: this worker's engine, or the
  * operator's word (RESEARCHER_PYTHON=true: the sandbox queue's workers have Docker, this one need
  * not). A deployment whose model workers lack Docker while its sandbox workers have it says so

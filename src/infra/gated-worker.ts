@@ -46,10 +46,13 @@ export class GatedWorker {
   async run(): Promise<void> {
     this.state = 'RUNNING';
     let failed = 0;
+    let checks = 0;
     try {
       while (this.state === 'RUNNING') {
         const ok = await this.usable().catch(() => false);
         failed = ok ? 0 : failed + 1;
+        // A worker that cannot serve from the start says so once.
+        if (checks++ === 0 && !ok) this.opts.onChange?.(false);
         // A worker that stopped by itself (not failed: that ends this run) is made again.
         if (this.inner?.getState() === 'STOPPED') this.forget();
         if (ok && !this.inner && this.state === 'RUNNING') await this.open();

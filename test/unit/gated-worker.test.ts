@@ -77,17 +77,19 @@ describe('a worker gated on what its activities need', () => {
     g.shutdown();
     await running;
     expect(made[1]!.state).toBe('STOPPED');
-    expect(changes).toEqual([true, false, true, false]);
+    // Not polling at first (said once), then on, off, on, and off at the shutdown.
+    expect(changes).toEqual([false, true, false, true, false]);
     expect(g.getState()).toBe('STOPPED');
   });
 
   it('never makes a worker while the check fails, and stops at once when shut down', async () => {
-    const { g, made, checks } = gate([false]);
+    const { g, made, checks, changes } = gate([false]);
     const running = g.run();
     await until(() => checks() >= 5);
     g.shutdown();
     await running;
     expect(made).toHaveLength(0);
+    expect(changes).toEqual([false]);
     expect(g.getStatus().numInFlightActivities).toBe(0);
   });
 
