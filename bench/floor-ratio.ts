@@ -5,7 +5,7 @@
 // server and, with --pg, PostgreSQL), in turn, the one that goes first alternating, and prints
 // each process's CPU per run, the stack's sum, the floor's sum and their ratio, then the medians.
 //   npm run bench:floor-ratio -- [--rounds 4] [--runs 100] [--concurrency 100] [--warmup 100]
-//        [--temporal real --pg <admin URL>] [-- <more bench:load arguments>]
+//        [--temporal real --pg <admin URL> [--history-shards N]] [-- <more bench:load arguments>]
 // The machine's speed drifts by tens of percent over minutes: only a ratio of the same round means
 // anything, and the median of those is the figure.
 import { spawnSync } from 'node:child_process';
@@ -23,6 +23,7 @@ const { values, positionals } = parseArgs({
     warmup: { type: 'string', default: '100' },
     temporal: { type: 'string', default: 'dev' },
     pg: { type: 'string' },
+    'history-shards': { type: 'string', default: '4' },
   },
   allowPositionals: true,
 });
@@ -34,7 +35,11 @@ const size = ['--runs', values.runs, '--concurrency', values.concurrency, '--war
 const real = values.temporal === 'real';
 if (!real && values.temporal !== 'dev') throw new Error(`--temporal is dev or real, not ${values.temporal}`);
 if (real && !values.pg) throw new Error('--temporal real needs --pg <admin URL>');
-const production = real ? ['--temporal', 'real', '--pg', values.pg!] : values.pg ? ['--pg', values.pg] : [];
+const production = real
+  ? ['--temporal', 'real', '--pg', values.pg!, '--history-shards', values['history-shards']!]
+  : values.pg
+    ? ['--pg', values.pg]
+    : [];
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'floor-ratio-'));
 

@@ -33,7 +33,7 @@ import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../src/config';
 import { SEARCH_ATTRIBUTES } from '../src/shared/constants';
-import { startTemporalServer } from '../scripts/temporal-server';
+import { CLUSTER_SEARCH_ATTRIBUTE_CACHE, startTemporalServer } from '../scripts/temporal-server';
 import { freePort } from '../test/support/spawn';
 import { BenchApi, type Follow } from './support/api-client';
 import { startBenchStack } from './support/dev-stack';
@@ -63,6 +63,7 @@ const { values } = parseArgs({
     json: { type: 'string' },
     'temporal-metrics': { type: 'boolean' },
     temporal: { type: 'string', default: 'dev' },
+    'history-shards': { type: 'string', default: '4' },
   },
 });
 const runs = Number(values.runs);
@@ -79,9 +80,11 @@ const pollMs = Number(values['poll-ms']);
 // --temporal real: the production shape, the real Temporal server (the one CI builds) on the
 // PostgreSQL of --pg, which its persistence and visibility use too (PostgreSQL's CPU counts them).
 const realTemporal = values.temporal === 'real';
+const historyShards = Number(values['history-shards']);
+if (!Number.isInteger(historyShards) || historyShards < 1)
+  throw new Error(`--history-shards is a number of shards, not ${values['history-shards']}`);
 if (!realTemporal && values.temporal !== 'dev') throw new Error(`--temporal is dev or real, not ${values.temporal}`);
 if (realTemporal && !values.pg) throw new Error('--temporal real needs --pg <admin URL>: the server keeps its databases there');
-if (realTemporal && values['temporal-metrics']) throw new Error('--temporal-metrics reads the dev server only');
 const warmup = Number(values.warmup);
 if (!Number.isInteger(warmup) || warmup < 0) throw new Error(`--warmup is a number of runs, not ${values.warmup}`);
 // --env K=V: any other setting of the dev process (e.g. LLM_CONCURRENCY=64), printed below.
@@ -94,7 +97,15 @@ const llmSlots = loadConfig(extraEnv.LLM_CONCURRENCY ? { LLM_CONCURRENCY: extraE
 // --temporal-metrics: the dev server serves its own counters (TEMPORAL_METRICS_PORT, a setting this
 // bench's baseline commits may not know), read before and after the load.
 const metricsPort = values['temporal-metrics'] ? await freePort() : undefined;
-const server = realTemporal ? await startTemporalServer({ adminUrl: values.pg!, searchAttributes: SEARCH_ATTRIBUTES }) : undefined;
+const server = realTemporal
+  ? await startTemporalServer({
+      adminUrl: values.pg!,
+      searchAttributes: SEARCH_ATTRIBUTES,
+      dynamicConfig: CLUSTER_SEARCH_ATTRIBUTE_CACHE,
+      historyShards,
+      ...(metricsPort ? { metricsPort } : {}),
+    })
+  : undefined;
 const stack = await startBenchStack({
   name: 'bench-load',
   latencyMs: latency,
@@ -102,7 +113,7 @@ const stack = await startBenchStack({
   callRate: values['llm-rate'],
   env: {
     ...(values['no-coder'] ? { RESEARCHER_PYTHON: 'false' } : {}),
-    ...(metricsPort ? { TEMPORAL_METRICS_PORT: String(metricsPort) } : {}),
+    ...(metricsPort && !server ? { TEMPORAL_METRICS_PORT: String(metricsPort) } : {}),
     ...(server ? { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace } : {}),
     ...extraEnv,
   },

@@ -32,7 +32,7 @@ import * as activities from './support/floor/activities';
 import type { FloorInput } from './support/floor/workflows';
 import { cpuSeconds, postgresCpu } from './support/procs';
 import { SEARCH_ATTRIBUTES } from '../src/shared/constants';
-import { startTemporalServer } from '../scripts/temporal-server';
+import { CLUSTER_SEARCH_ATTRIBUTE_CACHE, startTemporalServer } from '../scripts/temporal-server';
 import { perRunLines, readCounters } from './support/temporal-metrics';
 
 const { values } = parseArgs({
@@ -42,6 +42,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '100' },
     'temporal-metrics': { type: 'boolean' },
+    'history-shards': { type: 'string', default: '4' },
     shapes: { type: 'string' },
     json: { type: 'string' },
     temporal: { type: 'string', default: 'dev' },
@@ -69,11 +70,20 @@ const metricsPort = values['temporal-metrics'] ? await freePort() : undefined;
 // --temporal real --pg <admin URL>: the production shape, the real Temporal server (the one CI
 // builds) on PostgreSQL; its database's CPU (every PostgreSQL process) is counted with it.
 const realTemporal = values.temporal === 'real';
+const historyShards = Number(values['history-shards']);
+if (!Number.isInteger(historyShards) || historyShards < 1)
+  throw new Error(`--history-shards is a number of shards, not ${values['history-shards']}`);
 if (!realTemporal && values.temporal !== 'dev') throw new Error(`--temporal is dev or real, not ${values.temporal}`);
 if (realTemporal && !values.pg) throw new Error('--temporal real needs --pg <admin URL>: the server keeps its databases there');
-if (realTemporal && metricsPort) throw new Error('--temporal-metrics reads the dev server only');
 const server = realTemporal
-  ? await startTemporalServer({ adminUrl: values.pg!, namespace, searchAttributes: SEARCH_ATTRIBUTES })
+  ? await startTemporalServer({
+      adminUrl: values.pg!,
+      namespace,
+      searchAttributes: SEARCH_ATTRIBUTES,
+      dynamicConfig: CLUSTER_SEARCH_ATTRIBUTE_CACHE,
+      historyShards,
+      ...(metricsPort ? { metricsPort } : {}),
+    })
   : await startTemporalDevServer({
       cliPath: cli.path,
       port: await freePort(),

@@ -171,7 +171,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
       intervalMs: SANDBOX_GATE_CHECK_MS,
       retryMs: SANDBOX_GATE_RETRY_MS,
       downChecks: 3,
-      onChange: (polling) => sandboxGateNotice(polling, deps.config.sandbox.image),
+      onChange: sandboxGateNotice(deps.config.sandbox.image),
     },
   );
   const browser = await browserWorker(deps, taskQueue, groups, { interceptors, plugins, ...versioning });
@@ -183,13 +183,18 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
 const SANDBOX_GATE_CHECK_MS = 60_000;
 const SANDBOX_GATE_RETRY_MS = 5_000;
 
-function sandboxGateNotice(polling: boolean, image: string): void {
-  const log = Runtime.instance().logger;
-  if (polling) log.info(`sandbox queue: polling (this worker's Docker engine has ${image})`);
-  else
-    log.warn(
-      `sandbox queue: not polling: this worker's Docker engine does not answer or lacks ${image}; workers that have it run the programs`,
-    );
+/** What the log says when the sandbox gate opens or closes: a worker without Docker from its start
+ *  is a normal setup (info); one whose engine went away after it polled is not (warn). */
+function sandboxGateNotice(image: string): (polling: boolean) => void {
+  let polled = false;
+  return (polling) => {
+    const log = Runtime.instance().logger;
+    const missing = `this worker's Docker engine does not answer or lacks ${image}; workers that have it run the programs`;
+    if (polling) log.info(`sandbox queue: polling (this worker's Docker engine has ${image})`);
+    else if (polled) log.warn(`sandbox queue: stopped polling: ${missing}`);
+    else log.info(`sandbox queue: not polling: ${missing}`);
+    polled ||= polling;
+  };
 }
 
 /**
