@@ -110,7 +110,8 @@ export class GatedWorker {
     this.inner = undefined;
     this.innerRun = undefined;
     this.innerFailure = undefined;
-    this.opts.onChange?.(false);
+    // Stopping with the process is not news; stopping while it runs is.
+    if (this.state === 'RUNNING') this.opts.onChange?.(false);
   }
 
   /** Waits for the next check, a shutdown, or the inner worker's failure (which it rethrows). */

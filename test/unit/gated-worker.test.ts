@@ -77,8 +77,8 @@ describe('a worker gated on what its activities need', () => {
     g.shutdown();
     await running;
     expect(made[1]!.state).toBe('STOPPED');
-    // Not polling at first (said once), then on, off, on, and off at the shutdown.
-    expect(changes).toEqual([false, true, false, true, false]);
+    // Not polling at first (said once), then on, off and on; the shutdown is not reported.
+    expect(changes).toEqual([false, true, false, true]);
     expect(g.getState()).toBe('STOPPED');
   });
 
