@@ -94,8 +94,9 @@ const llmSlots = loadConfig(extraEnv.LLM_CONCURRENCY ? { LLM_CONCURRENCY: extraE
 
 // ---- the stack ---------------------------------------------------------------------------------
 
-// --temporal-metrics: the dev server serves its own counters (TEMPORAL_METRICS_PORT, a setting this
-// bench's baseline commits may not know), read before and after the load.
+// --temporal-metrics: the server serves its own counters (the dev server on TEMPORAL_METRICS_PORT, a
+// setting this bench's baseline commits may not know; the real server on its Prometheus listener),
+// read before and after the load.
 const metricsPort = values['temporal-metrics'] ? await freePort() : undefined;
 const server = realTemporal
   ? await startTemporalServer({
