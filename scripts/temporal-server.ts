@@ -286,6 +286,29 @@ async function adminQuery(adminUrl: string, sql: string, timeoutMs?: number): Pr
   }
 }
 
+/**
+ * Drops a database, FORCE ending the sessions still on it. Cleanup runs beside other tests that
+ * hold many connections: a refused or slow try (too many clients, a busy machine, an autovacuum
+ * worker that PostgreSQL 15 will not let FORCE end for a role without pg_signal_backend) is tried
+ * again until `deadline` (80 s from now by default), each try bounded (a drop waits for a
+ * checkpoint), before it fails saying which statement and why.
+ */
+export async function dropDatabase(adminUrl: string, name: string, deadline = Date.now() + 80_000): Promise<void> {
+  const sql = `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`;
+  for (let attempt = 1; ; attempt++) {
+    const started = Date.now();
+    try {
+      await adminQuery(adminUrl, sql, 30_000);
+      return;
+    } catch (err) {
+      const failure = `${sql}: ${(err as Error).message} (try ${attempt}, ${((Date.now() - started) / 1000).toFixed(1)} s)`;
+      if (Date.now() + 2_000 * attempt > deadline) throw new Error(failure);
+      defaultLog(`${failure}; trying again`);
+      await sleep(2_000 * attempt);
+    }
+  }
+}
+
 function sqlTool(tool: string, db: Db, database: string, args: string[]): Promise<void> {
   const base = ['--plugin', 'postgres12', '--ep', db.host, '--port', String(db.port), '--user', db.user, '--db', database];
   return new Promise((resolve, reject) => {
@@ -478,26 +501,9 @@ export async function startTemporalServer(opts: TemporalServerOptions): Promise<
   const namespace = opts.namespace ?? 'default';
   const db = dbFromUrl(opts.adminUrl);
   const databases = [`${prefix}_temporal`, `${prefix}_visibility`];
-  // Cleanup runs beside other tests that hold many connections: a refused or slow connection
-  // (too many clients, a busy machine) is tried again for up to 80 s, each try bounded (a drop
-  // waits for a checkpoint), before the stop fails saying which statement and why.
   const dropDatabases = async () => {
     const deadline = Date.now() + 80_000;
-    for (const name of databases) {
-      const sql = `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`;
-      for (let attempt = 1; ; attempt++) {
-        const started = Date.now();
-        try {
-          await adminQuery(opts.adminUrl, sql, 30_000);
-          break;
-        } catch (err) {
-          const failure = `${sql}: ${(err as Error).message} (try ${attempt}, ${((Date.now() - started) / 1000).toFixed(1)} s)`;
-          if (Date.now() + 2_000 * attempt > deadline) throw new Error(failure);
-          defaultLog(`${failure}; trying again`);
-          await sleep(2_000 * attempt);
-        }
-      }
-    }
+    for (const name of databases) await dropDatabase(opts.adminUrl, name, deadline);
   };
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'temporal-server-'));
   const t0 = Date.now();

@@ -4,6 +4,7 @@
 // suite's (CREATEDB), not write access to the server's `postgres` database.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { dropDatabase } from '../../scripts/temporal-server';
 
 export async function benchDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `bench_load_${randomBytes(4).toString('hex')}`;
@@ -19,5 +20,5 @@ export async function benchDatabase(serverUrl: string): Promise<{ url: string; d
   await admin(`CREATE DATABASE ${name}`);
   const u = new URL(serverUrl);
   u.pathname = `/${name}`;
-  return { url: u.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return { url: u.toString(), drop: () => dropDatabase(serverUrl, name) };
 }

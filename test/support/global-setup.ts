@@ -11,7 +11,7 @@ import { migrate } from '../../src/infra/migrate';
 import { dynamicConfigArgs, findTemporalCli } from '../../src/infra/temporal-cli';
 import { cachedWorkflowBundle } from '../../src/infra/workflow-bundle';
 import { SEARCH_ATTRIBUTES } from '../../src/shared/constants';
-import { ensureTemporalServer, startTemporalServer } from '../../scripts/temporal-server';
+import { dropDatabase, ensureTemporalServer, startTemporalServer } from '../../scripts/temporal-server';
 import {
   ResearchPhaseKey,
   ResearchQuestionKey,
@@ -104,26 +104,9 @@ async function createDatabase(): Promise<{ url: string; drop: () => Promise<void
   await pool.end();
   return {
     url: u.toString(),
-    // FORCE terminates the sessions still on the database, but PostgreSQL 15 refuses to terminate
-    // an autovacuum worker for a role without pg_signal_backend (error 42501): one vacuuming the
-    // database at the end of the suite failed a green run. It finishes within moments: try again.
-    drop: async () => {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      try {
-        for (let attempt = 1; ; attempt++) {
-          try {
-            await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-            return;
-          } catch (err) {
-            if ((err as { code?: string }).code !== '42501' || attempt >= 10) throw err;
-            await new Promise((r) => setTimeout(r, 1_000));
-          }
-        }
-      } finally {
-        await c.end();
-      }
-    },
+    // The same drop as the test server's: tried again while something holds the database (an
+    // autovacuum worker FORCE may not end failed a green run).
+    drop: () => dropDatabase(adminUrl, name),
   };
 }
 
