@@ -291,6 +291,7 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
       .map(([k, v]) => `${k.toLowerCase()} ${(v / runs).toFixed(1)}`)
       .join(', ')}`,
   );
+  for (const [why, n] of [...h.workflowTaskFailures].sort((x, y) => y[1] - x[1])) console.log(`workflow task failed ${n}×: ${why}`);
   console.log(
     `activities/run:   ${[...h.activities.entries()]
       .sort((a, b) => b[1] - a[1])

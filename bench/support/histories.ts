@@ -18,6 +18,8 @@ export interface HistoryFigures {
   waits: Map<string, number[]>;
   /** Each workflow task's schedule-to-start: when it was scheduled (ms since the epoch) and the wait. */
   workflowTaskWaits: { at: number; ms: number }[];
+  /** Failed workflow tasks, by cause and the first line of their failure. */
+  workflowTaskFailures: Map<string, number>;
 }
 
 const ms = (t: unknown) =>
@@ -39,6 +41,7 @@ export async function readHistories(client: Client, ids: string[], parallel = 8)
     eventTypes: new Map(),
     waits: new Map(),
     workflowTaskWaits: [],
+    workflowTaskFailures: new Map(),
   };
   const addWait = (k: string, v: number) => {
     const xs = f.waits.get(k);
@@ -85,6 +88,12 @@ export async function readHistories(client: Client, ids: string[], parallel = 8)
       }
       const wftDone = e.workflowTaskCompletedEventAttributes;
       if (wftDone) addWait('workflow task run', t - at.get(String(wftDone.startedEventId))!);
+      const wftFailed = e.workflowTaskFailedEventAttributes;
+      if (wftFailed) {
+        const cause = proto.temporal.api.enums.v1.WorkflowTaskFailedCause[Number(wftFailed.cause)] ?? String(wftFailed.cause);
+        const key = `${cause.replace(/^WORKFLOW_TASK_FAILED_CAUSE_/, '')}: ${(wftFailed.failure?.message ?? '').split('\n')[0]!.slice(0, 160)}`;
+        f.workflowTaskFailures.set(key, (f.workflowTaskFailures.get(key) ?? 0) + 1);
+      }
       const child = e.childWorkflowExecutionStartedEventAttributes?.workflowExecution?.workflowId;
       if (child) children.push(child);
     }
