@@ -132,7 +132,7 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
     maxConcurrentActivityTaskExecutions: 64,
     shutdownGraceTime: deps.config.worker.shutdownGraceMs,
     ...versioning,
-    ...(deps.config.worker.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: deps.config.worker.maxCachedWorkflows } : {}),
+    maxCachedWorkflows: deps.config.worker.maxCachedWorkflows,
   });
   // Model calls (and page extraction, which is one) have their own queue: a hundred runs on one
   // API key slow down together under the server-side rate instead of each collecting 429s.

@@ -19,11 +19,11 @@ const workersSettings = {
     .describe(
       'on SIGTERM, how long activities in flight may finish; what still runs then goes back to Temporal as retryable; unset: `LLM_TIMEOUT_MS` + 15000',
     ),
-  /** Workflows a worker keeps in memory between their tasks (the sticky cache); the SDK sizes it from the heap when unset. */
+  /** Workflows a worker keeps in memory between their tasks (the sticky cache). */
   WORKER_MAX_CACHED_WORKFLOWS: int(0, 100_000)
-    .optional()
+    .default(1_000)
     .describe(
-      "workflows a worker keeps in memory between their tasks; unset: the SDK's, sized from the heap. Smaller is not cheaper: at 100 runs, 60 cost 2.8× the workflow thread's CPU (replays) and saved no memory (`bench:load --env`)",
+      "workflows a worker keeps in memory between their tasks (a run is its workflow and one per step under way). Each costs the worker about 130 KB: the SDK's own sizing (from the heap limit: about 2,300 on a 24 GB machine) let 1,000 runs in flight reach 900 MB, 1,000 held them to about 740 MB. Past it, the least recently used workflow leaves and replays at its next task: at 1,000 runs in flight the workflow thread's CPU went from 0.034 to 0.055 s a run; at 100 runs nothing leaves. Smaller is not cheaper below that: at 100 runs, 60 cost 2.8× the workflow thread's CPU and saved no memory (`bench:load --env`)",
     ),
   /** Workflow stack traces for the `__stack_trace` query (the Web UI's Stack Trace tab): a stack recorded for every promise a workflow makes. */
   WORKFLOW_STACK_TRACES: trueOrFalse(true).describe(
@@ -85,7 +85,7 @@ export const workersArea = area(
     worker: {
       /** How long a stopping worker lets activities in flight finish: by default an LLM request's timeout and 15 s. */
       shutdownGraceMs: v.WORKER_SHUTDOWN_GRACE_MS ?? llmTimeoutMs + 15_000,
-      /** WORKER_MAX_CACHED_WORKFLOWS; undefined: the SDK's own sizing. */
+      /** WORKER_MAX_CACHED_WORKFLOWS: the sticky cache's size. */
       maxCachedWorkflows: v.WORKER_MAX_CACHED_WORKFLOWS,
       /** WORKFLOW_STACK_TRACES: whether workflow threads record the stack traces the Web UI shows (on, as in the SDK; off is an opt-in of the patched SDK that saves about a quarter of those threads' CPU). */
       stackTraces: v.WORKFLOW_STACK_TRACES,
