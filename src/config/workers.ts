@@ -23,7 +23,7 @@ const workersSettings = {
   WORKER_MAX_CACHED_WORKFLOWS: int(0, 100_000)
     .default(1_000)
     .describe(
-      "workflows a worker keeps in memory between their tasks (a run is its workflow and one per step under way). Each costs the worker about 130 KB: the SDK's own sizing (from the heap limit: about 2,300 on a 24 GB machine) let 1,000 runs in flight reach 900 MB, 1,000 held them to about 740 MB. Past it, the least recently used workflow leaves and replays at its next task: at 1,000 runs in flight the workflow thread's CPU went from 0.034 to 0.055 s a run; at 100 runs nothing leaves. Smaller is not cheaper below that: at 100 runs, 60 cost 2.8× the workflow thread's CPU and saved no memory (`bench:load --env`)",
+      "workflows a worker keeps in memory between their tasks (a run is its workflow and one per step under way). Each costs the worker about 130 KB: the SDK's own sizing (from the heap limit: 2,310 on a 24 GB machine) let 1,000 runs in flight reach 900–1,030 MB, 1,000 held them to 740–900 MB. Past it, the least recently used workflow leaves and replays at its next task: at 1,000 runs in flight the worker's CPU per run rose by about a tenth; at 100 runs nothing leaves (see [Running more workers](scaling-and-deploys.md#running-more-workers)). Smaller is not cheaper below that: at 100 runs, 60 cost 2.8× the workflow thread's CPU and saved no memory (`bench:load --env`)",
     ),
   /** Workflow stack traces for the `__stack_trace` query (the Web UI's Stack Trace tab): a stack recorded for every promise a workflow makes. */
   WORKFLOW_STACK_TRACES: trueOrFalse(true).describe(
