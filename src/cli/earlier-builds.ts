@@ -12,6 +12,13 @@
 // - otherwise, or unversioned: if its history replays on the new code it is pinned to the new
 //   build as it is; if not, it goes back to the last point the new code replays to (a reset, its
 //   later signals and updates applied again) and on from there, with a line in its timeline.
+// - a run whose first workflow task is still to come ran no build's code: its first task goes to
+//   the current build, and nothing is replayed.
+//
+// A run found to go on here is not described again while it is open, and the rest are described
+// a few at a time: a worker with a thousand runs in flight looks at the new ones only. A replay
+// runs on the main thread (the SDK's replay worker is in debug mode), beside the API and the
+// activities: none is made that is not needed.
 //
 // `dev` is a version named after its workflow code (`wf-<bundle key>`); a stopped dev leaves no
 // workers behind, so its earlier builds are served from their bundles or moved at once.
@@ -38,6 +45,8 @@ const UNVERSIONED = '';
 const SWEEP_EVERY_MS = 30_000;
 /** How long a start waits for the server to know its version (its workers poll first). */
 const CURRENT_TRIES = 120;
+/** Open runs described at a time by a sweep. */
+const DESCRIBES_AT_ONCE = 16;
 
 /** Workers of one build, as dev runs them. */
 export interface Served {
@@ -77,8 +86,9 @@ interface OpenRun {
 
 export class EarlierBuilds {
   private readonly served = new Map<string, { workers: Served; running: Promise<void> }>();
-  /** Unpinned runs whose history was found to replay on this build: not replayed again. */
-  private readonly replayed = new Set<string>();
+  /** Runs that go on on this build (pinned here, their last task completed here, or their history
+   *  replays here): not described again while they stay open. */
+  private readonly here = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> = Promise.resolve();
 
@@ -143,7 +153,10 @@ export class EarlierBuilds {
 
   /** One open run: left where it is, served by its build here, or moved to this build. */
   private async takeOver(run: OpenRun, running: Set<string>, stillPinned: Set<string>): Promise<void> {
-    if (run.pinnedTo === this.d.buildId) return;
+    if (run.pinnedTo === this.d.buildId || (!run.pinnedTo && run.build === this.d.buildId)) {
+      this.here.add(run.runId);
+      return;
+    }
     if (run.pinnedTo && running.has(run.pinnedTo)) return;
     if (run.pinnedTo && (await this.serveBuild(run.pinnedTo))) {
       stillPinned.add(run.pinnedTo);
@@ -151,7 +164,7 @@ export class EarlierBuilds {
     }
     // Unpinned runs go to this build by themselves: only their history is checked, once (and not
     // while unversioned workers still poll: they may be what runs them).
-    if (!run.pinnedTo && (run.build === this.d.buildId || this.replayed.has(run.runId) || running.has(UNVERSIONED))) return;
+    if (!run.pinnedTo && running.has(UNVERSIONED)) return;
     await this.move(run);
   }
 
@@ -181,29 +194,31 @@ export class EarlierBuilds {
     // This deployment's task queue only: a namespace may hold other applications' workflows.
     const query = `ExecutionStatus = 'Running' AND TaskQueue = '${this.d.taskQueue.replaceAll("'", "\\'")}'`;
     for await (const info of this.d.client.workflow.list({ query })) infos.push(info);
-    const runs = await Promise.all(
-      infos.map(async (info): Promise<OpenRun | undefined> => {
-        try {
-          const v = (await this.d.client.workflow.getHandle(info.workflowId, info.runId).describe()).raw.workflowExecutionInfo
-            ?.versioningInfo;
-          const override = v?.versioningOverride?.pinned?.version?.buildId ?? undefined;
-          const pinned = v?.behavior === VersioningBehavior.VERSIONING_BEHAVIOR_PINNED;
-          const build = v?.deploymentVersion?.buildId ?? undefined;
-          return {
-            workflowId: info.workflowId,
-            runId: info.runId,
-            type: info.type,
-            pinnedTo: override ?? (pinned ? build : undefined),
-            build,
-          };
-        } catch (err) {
-          // Closed between the list and the look.
-          if (isGrpcServiceError(err) && err.code === 5) return undefined;
-          throw err;
-        }
-      }),
-    );
+    // Runs already known to go on here are not described again; closed ones are forgotten.
+    const open = new Set(infos.map((i) => i.runId));
+    for (const runId of this.here) if (!open.has(runId)) this.here.delete(runId);
+    const unknown = infos.filter((i) => !this.here.has(i.runId));
+    const runs: (OpenRun | undefined)[] = [];
+    // A few describes at a time: a worker with a thousand runs in flight is not sent thousands at once.
+    for (let i = 0; i < unknown.length; i += DESCRIBES_AT_ONCE) {
+      runs.push(...(await Promise.all(unknown.slice(i, i + DESCRIBES_AT_ONCE).map((info) => this.describe(info)))));
+    }
     return runs.filter((r): r is OpenRun => r !== undefined);
+  }
+
+  /** One open run's versioning: the build it is pinned to, and the one its last task completed on. */
+  private async describe(info: WorkflowExecutionInfo): Promise<OpenRun | undefined> {
+    try {
+      const v = (await this.d.client.workflow.getHandle(info.workflowId, info.runId).describe()).raw.workflowExecutionInfo?.versioningInfo;
+      const override = v?.versioningOverride?.pinned?.version?.buildId ?? undefined;
+      const pinned = v?.behavior === VersioningBehavior.VERSIONING_BEHAVIOR_PINNED;
+      const build = v?.deploymentVersion?.buildId ?? undefined;
+      return { workflowId: info.workflowId, runId: info.runId, type: info.type, pinnedTo: override ?? (pinned ? build : undefined), build };
+    } catch (err) {
+      // Closed between the list and the look.
+      if (isGrpcServiceError(err) && err.code === 5) return undefined;
+      throw err;
+    }
   }
 
   /** Starts workers of an earlier build when its bundle is still cached; false when it is not. */
@@ -233,12 +248,18 @@ export class EarlierBuilds {
   private async move(run: OpenRun): Promise<void> {
     const handle = this.d.client.workflow.getHandle(run.workflowId, run.runId);
     const events = (await handle.fetchHistory()).events ?? [];
+    // No workflow task completed yet (a run just started, whose first task is still to come): no
+    // build's code ran, and its first task goes to the current build, this one. Nothing to replay.
+    if (!run.pinnedTo && !events.some((e) => e.workflowTaskCompletedEventAttributes)) {
+      this.here.add(run.runId);
+      return;
+    }
     const until = await this.replaysUntil(run.workflowId, events);
     const pin = this.pinHere();
     if (until === events.length) {
       // An unversioned or auto-upgrade run goes to the current build by itself.
       if (!run.pinnedTo) {
-        this.replayed.add(run.runId);
+        this.here.add(run.runId);
         return;
       }
       await this.d.client.workflowService.updateWorkflowExecutionOptions({

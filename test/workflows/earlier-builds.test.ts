@@ -4,8 +4,8 @@
 // over (its history replays on B: pinned to B as it is). Approved, the run completes on B.
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { NativeConnection } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/infra/logger';
 import { EarlierBuilds } from '../../src/cli/earlier-builds';
 import { createWorker, type WorkerGroup } from '../../src/worker';
@@ -92,5 +92,47 @@ describe.skipIf(!ready)(
       expect(result.status).toBe('completed');
       expect(await buildOf(id)).toBe('b');
     }, 120_000);
+
+    it('neither replays a run whose first task is still to come nor describes it again', async () => {
+      // A queue no worker polls: the run's first workflow task never completes.
+      const queue = `untaken-${randomUUID()}`;
+      const id = `untaken-${randomUUID()}`;
+      const handle = await h.client.workflow.start('researchWorkflow', { taskQueue: queue, workflowId: id, args: [] });
+      const query = `ExecutionStatus = 'Running' AND TaskQueue = '${queue}'`;
+      for (let i = 0; i < 100; i++) {
+        const listed = [];
+        for await (const info of h.client.workflow.list({ query })) listed.push(info);
+        if (listed.length) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const replays = vi.spyOn(Worker, 'runReplayHistory');
+      const handles = vi.spyOn(h.client.workflow, 'getHandle');
+      try {
+        const builds = new EarlierBuilds({
+          client: h.client,
+          namespace: h.config.temporal.namespace,
+          deploymentName: deployment,
+          taskQueue: queue,
+          liveWithinMs: 1_000,
+          buildId: 'c',
+          bundle: workflowBundle(),
+          note: async () => {
+            throw new Error('no run should need a reset here');
+          },
+          log: createLogger('warn'),
+        });
+        await builds.sweep();
+        const looks = () => handles.mock.calls.filter(([wid]) => wid === id).length;
+        // Described, and its history read: no completed task, so nothing to replay.
+        expect(looks()).toBe(2);
+        expect(replays).not.toHaveBeenCalled();
+        await builds.sweep();
+        expect(looks()).toBe(2);
+      } finally {
+        replays.mockRestore();
+        handles.mockRestore();
+        await handle.terminate();
+      }
+    }, 60_000);
   },
 );
