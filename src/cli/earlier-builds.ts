@@ -12,8 +12,8 @@
 // - otherwise, or unversioned: if its history replays on the new code it is pinned to the new
 //   build as it is; if not, it goes back to the last point the new code replays to (a reset, its
 //   later signals and updates applied again) and on from there, with a line in its timeline.
-// - a run whose first workflow task is still to come ran no build's code: its first task goes to
-//   the current build, and nothing is replayed.
+// - a run whose workflow tasks so far were all this build's (none yet: its first task is still to
+//   come) is not replayed: its tasks go to the current build, this one.
 //
 // A run found to go on here is not described again while it is open, and the rest are described
 // a few at a time: a worker with a thousand runs in flight looks at the new ones only. A replay
@@ -248,9 +248,13 @@ export class EarlierBuilds {
   private async move(run: OpenRun): Promise<void> {
     const handle = this.d.client.workflow.getHandle(run.workflowId, run.runId);
     const events = (await handle.fetchHistory()).events ?? [];
-    // No workflow task completed yet (a run just started, whose first task is still to come): no
-    // build's code ran, and its first task goes to the current build, this one. Nothing to replay.
-    if (!run.pinnedTo && !events.some((e) => e.workflowTaskCompletedEventAttributes)) {
+    // Every workflow task so far was this build's (none yet: a run whose first task is still to come,
+    // or one that took its first task here since it was described): nothing to replay.
+    const ranHere = events.every(
+      (e) =>
+        !e.workflowTaskCompletedEventAttributes || e.workflowTaskCompletedEventAttributes.deploymentVersion?.buildId === this.d.buildId,
+    );
+    if (!run.pinnedTo && ranHere) {
       this.here.add(run.runId);
       return;
     }
