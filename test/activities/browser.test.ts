@@ -228,10 +228,12 @@ describe.skipIf(!ready)(
         .route(
           '/hostile/frames.html',
           sendHtml(
-            // In batches after load, as an app that keeps adding embeds would: 1,000 created in one
-            // loop wedge the renderer, and on a loaded machine the time limit then came before the
-            // frame events reached the worker (a skip for the time limit, which spin.html tests).
-            `${renders(PROSE)}<script>let made = 0; const more = () => { for (let i = 0; i < 50 && made < 1000; i++, made++) document.body.appendChild(document.createElement('iframe')); if (made < 1000) setTimeout(more, 10); }; addEventListener('load', more);</script>`,
+            // 150 while the page loads, past the cap before its load event (so the page cannot be
+            // read first), then the rest in batches, as an app that keeps adding embeds would: 1,000
+            // created in one loop wedge the renderer, and on a loaded machine the time limit then
+            // came before the frame events reached the worker (a skip for the time limit, which
+            // spin.html tests).
+            `${renders(PROSE)}<script>let made = 0; const more = (n) => { for (let i = 0; i < n && made < 1000; i++, made++) document.body.appendChild(document.createElement('iframe')); if (made < 1000) setTimeout(() => more(50), 10); }; more(150);</script>`,
           ),
         )
         .route('/hostile/webrtc.html', (_req, res) => {
