@@ -8,6 +8,7 @@
 //   npm run bench:load -- --runs 40 --concurrency 40 --latency-ms 200 [--pg URL] [--cpu-prof]
 //        [--workload standard|users] [--follow events|poll] [--poll-ms 2000] [--llm-rate 1000]
 //        [--warmup N] [--env K=V]... [--review idle --idle-minutes N] [--temporal-metrics] [--json FILE]
+//        [--split] [--temporal dev|real [--history-shards N]]
 // --workload: `standard` (the default: 1 to 3 steps in turn, every third run with a processing
 // step), or `users`, closer to users' plans (bench/support/workload.ts).
 // --warmup N: N runs first, not measured, so the figures are those of a worker that has been up a
@@ -24,15 +25,20 @@
 // --review idle: the runs wait for plan review instead (bench/support/idle-review.ts).
 // --temporal-metrics: the Temporal server's own requests and persistence calls per run, by operation
 // (TEMPORAL_METRICS_PORT; bench/support/temporal-metrics.ts), to see where its CPU goes.
+// --split: the production shape of the service, `deep-research worker` and `deep-research api` as
+// two processes (needs --pg), on a Temporal dev server the bench starts as `dev` would (or the real
+// one with --temporal real); each process's CPU and peak RSS is printed, and the service's figures
+// are their sums.
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../src/config';
 import { SEARCH_ATTRIBUTES } from '../src/shared/constants';
+import { findTemporalCli, startTemporalDevServer } from '../src/infra/temporal-cli';
 import { CLUSTER_SEARCH_ATTRIBUTE_CACHE, startTemporalServer } from '../scripts/temporal-server';
 import { freePort } from '../test/support/spawn';
 import { BenchApi, type Follow } from './support/api-client';
@@ -64,6 +70,7 @@ const { values } = parseArgs({
     'temporal-metrics': { type: 'boolean' },
     temporal: { type: 'string', default: 'dev' },
     'history-shards': { type: 'string', default: '4' },
+    split: { type: 'boolean' },
   },
 });
 const runs = Number(values.runs);
@@ -85,6 +92,9 @@ if (!Number.isInteger(historyShards) || historyShards < 1)
   throw new Error(`--history-shards is a number of shards, not ${values['history-shards']}`);
 if (!realTemporal && values.temporal !== 'dev') throw new Error(`--temporal is dev or real, not ${values.temporal}`);
 if (realTemporal && !values.pg) throw new Error('--temporal real needs --pg <admin URL>: the server keeps its databases there');
+const split = Boolean(values.split);
+if (split && !values.pg) throw new Error('--split needs --pg <admin URL>: a separate worker and API share PostgreSQL');
+if (split && values.review !== 'off') throw new Error('--review idle measures `dev` alone: not with --split');
 const warmup = Number(values.warmup);
 if (!Number.isInteger(warmup) || warmup < 0) throw new Error(`--warmup is a number of runs, not ${values.warmup}`);
 // --env K=V: any other setting of the dev process (e.g. LLM_CONCURRENCY=64), printed below.
@@ -98,7 +108,7 @@ const llmSlots = loadConfig(extraEnv.LLM_CONCURRENCY ? { LLM_CONCURRENCY: extraE
 // setting this bench's baseline commits may not know; the real server on its Prometheus listener),
 // read before and after the load.
 const metricsPort = values['temporal-metrics'] ? await freePort() : undefined;
-const server = realTemporal
+const server: { address: string; namespace: string; pid: number; stop(): Promise<void> } | undefined = realTemporal
   ? await startTemporalServer({
       adminUrl: values.pg!,
       searchAttributes: SEARCH_ATTRIBUTES,
@@ -106,7 +116,26 @@ const server = realTemporal
       historyShards,
       ...(metricsPort ? { metricsPort } : {}),
     })
-  : undefined;
+  : split
+    ? await benchDevServer()
+    : undefined;
+/** Split on the dev server: the one `dev` would start (its search attributes, dynamic config and
+ *  SQLite settings), started here since neither `worker` nor `api` starts one. */
+async function benchDevServer() {
+  const cli = findTemporalCli({ envPath: process.env.PATH, explicitPath: process.env.TEMPORAL_CLI_PATH, install: true });
+  if (!cli) throw new Error('no Temporal CLI (npm run temporal:install)');
+  const quiet = { debug: () => {}, info: () => {}, warn: console.warn, error: console.error } as never;
+  const d = await startTemporalDevServer({
+    cliPath: cli.path,
+    port: await freePort(),
+    uiPort: undefined,
+    metricsPort,
+    dbFile: path.join(mkdtempSync(path.join(os.tmpdir(), 'bench-load-temporal-')), 'temporal.db'),
+    namespace: 'default',
+    log: quiet,
+  });
+  return { address: d.address, namespace: 'default', pid: d.process.pid!, stop: () => d.stop() };
+}
 const stack = await startBenchStack({
   name: 'bench-load',
   latencyMs: latency,
@@ -118,10 +147,17 @@ const stack = await startBenchStack({
     ...(server ? { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace } : {}),
     ...extraEnv,
   },
+  ...(split ? { split: { temporalAddress: server!.address, namespace: server!.namespace } } : {}),
   nodeArgs: values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(os.tmpdir(), 'bench-load-profiles')}`] : [],
 });
 const { dev, llm } = stack;
+// `dev`, or the worker when split: the process the thread and sticky-cache figures are about.
 const devPid = dev.child.pid!;
+const apiPid = stack.api?.child.pid;
+const servicePids = apiPid ? [devPid, apiPid] : [devPid];
+const serviceCpu = () => servicePids.reduce((a, p) => a + cpuSeconds(p), 0);
+/** What the figures call the process that runs the worker. */
+const workerLabel = split ? 'worker' : 'dev';
 const temporalPid = server?.pid ?? childrenOf(devPid).find((p) => commandName(p).startsWith('temporal'));
 if (!temporalPid) throw new Error('the Temporal dev server process was not found');
 const api = new BenchApi(stack.apiUrl);
@@ -165,14 +201,14 @@ async function drive(count: number, label: string): Promise<{ ids: string[]; sta
 }
 /** The dev process's CPU-seconds per run over the warm-up, printed against the measured load's. */
 async function warmUp(): Promise<number> {
-  const before = cpuSeconds(devPid);
+  const before = serviceCpu();
   const w = await drive(warmup, 'warm-up');
   const failed = w.statuses.filter((s) => s !== 'completed').length;
   if (failed) throw new Error(`${failed} of ${warmup} warm-up runs did not complete`);
-  return (cpuSeconds(devPid) - before) / warmup;
+  return (serviceCpu() - before) / warmup;
 }
 
-const setting = `${server ? 'the real Temporal server on PostgreSQL' : 'the dev server'}, ${values.pg ? 'PostgreSQL' : 'PGlite'}, ${workload} workload${sandboxReady ? '' : ' (no sandbox image: research steps only)'}, LLM latency ${latency} ms, LLM_CONCURRENCY ${llmSlots}${warmup ? `, after ${warmup} warm-up runs` : ', a fresh process'}${values.env?.length ? `, ${values.env.join(' ')}` : ''}`;
+const setting = `${split ? 'worker and API as two processes, ' : ''}${realTemporal ? 'the real Temporal server on PostgreSQL' : 'the dev server'}, ${values.pg ? 'PostgreSQL' : 'PGlite'}, ${workload} workload${sandboxReady ? '' : ' (no sandbox image: research steps only)'}, LLM latency ${latency} ms, LLM_CONCURRENCY ${llmSlots}${warmup ? `, after ${warmup} warm-up runs` : ', a fresh process'}${values.env?.length ? `, ${values.env.join(' ')}` : ''}`;
 
 // Whatever fails, the dev process and its Temporal server are stopped: on a shared machine a
 // bench that dies must not leave them running.
@@ -201,10 +237,10 @@ try {
 
 async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   const firstRequest = llm.requests.length;
-  const cpu = new StackCpu(devPid, temporalPid!, Boolean(values.pg));
+  const cpu = new StackCpu(servicePids, temporalPid!, Boolean(values.pg));
   const threads0 = threadCpu(devPid);
   const rssAtStart = rssMb(devPid);
-  const rss = new PeakRss({ dev: devPid, temporal: temporalPid! });
+  const rss = new PeakRss({ dev: devPid, temporal: temporalPid!, ...(apiPid ? { api: apiPid } : {}) });
   const machine0 = machineJiffies();
   const bench0 = process.cpuUsage();
   const counters0 = metricsPort ? await readCounters(metricsPort) : undefined;
@@ -244,16 +280,21 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   console.log(
     `saturation:       ${(runsPerMin / allowedPerMin).toFixed(2)} of what LLM_CONCURRENCY ${llmSlots} allows (${allowedPerMin.toFixed(1)} runs/min = ${llmSlots} × 60 ÷ (${calls.callsPerRun.toFixed(1)} calls × ${(latency / 1000).toFixed(2)} s)); model slots busy ${calls.meanInFlight.toFixed(1)} of ${llmSlots} on average. Only meaningful when the runs in flight need more model calls at once than the slots serve (here ${concurrency} runs at once)`,
   );
+  const serviceLine = split
+    ? `service ${perRun(used.service)} (worker ${perRun(used.byProcess[0]!)}, API ${perRun(used.byProcess[1]!)})`
+    : `dev (worker + API${values.pg ? '' : ' + PGlite'}) ${perRun(used.service)}`;
   console.log(
-    `CPU-s per run:    dev (worker + API${values.pg ? '' : ' + PGlite'}) ${perRun(used.dev)}, Temporal server ${perRun(used.temporal)}${values.pg ? `, PostgreSQL ${perRun(used.pg)}` : ''}; stack (their sum) ${perRun(used.stack)}`,
+    `CPU-s per run:    ${serviceLine}, Temporal server ${perRun(used.temporal)}${values.pg ? `, PostgreSQL ${perRun(used.pg)}` : ''}; stack (their sum) ${perRun(used.stack)}`,
   );
   if (warmup > 0)
-    console.log(`warm-up:          dev (worker + API) ${warmupCpuPerRun.toFixed(3)} CPU-s per run over the ${warmup} warm-up runs`);
+    console.log(
+      `warm-up:          ${split ? 'service' : 'dev'} (worker + API) ${warmupCpuPerRun.toFixed(3)} CPU-s per run over the ${warmup} warm-up runs`,
+    );
   console.log(
     `machine:          ${(100 * idleShare).toFixed(0)}% idle over the load; the bench's own fakes used ${((benchCpu.user + benchCpu.system) / 1e6 / runs).toFixed(3)} CPU-s per run`,
   );
   console.log(
-    `dev by thread:    ${[...threads1]
+    `${`${workerLabel} by thread:`.padEnd(18)}${[...threads1]
       .map(([k, v]) => [k, v - (threads0.get(k) ?? 0)] as const)
       .filter(([, v]) => v / runs >= 0.005)
       .sort((a, b) => b[1] - a[1])
@@ -261,7 +302,7 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
       .join(', ')} (CPU-s per run)`,
   );
   console.log(
-    `peak RSS:         dev ${peak.dev!.toFixed(0)} MB (${rssAtStart.toFixed(0)} MB before the load), Temporal server ${peak.temporal!.toFixed(0)} MB`,
+    `peak RSS:         ${workerLabel} ${peak.dev!.toFixed(0)} MB (${rssAtStart.toFixed(0)} MB before the load)${apiPid ? `, API ${peak.api!.toFixed(0)} MB` : ''}, Temporal server ${peak.temporal!.toFixed(0)} MB`,
   );
   const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
   console.log(
@@ -279,7 +320,7 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
     return `${waits.length ? q(waits, 95).toFixed(0) : '-'}/${mb.length ? Math.max(...mb).toFixed(0) : '-'}`;
   });
   console.log(
-    `by tenth of the load (${(tenth / 1000).toFixed(0)} s each): workflow task schedule-to-start p95 ms / dev peak RSS MB: ${slices.join(', ')}`,
+    `by tenth of the load (${(tenth / 1000).toFixed(0)} s each): workflow task schedule-to-start p95 ms / ${workerLabel} peak RSS MB: ${slices.join(', ')}`,
   );
   console.log(
     `history per run:  ${(h.events / runs).toFixed(0)} events, ${(h.workflowTasks / runs).toFixed(1)} workflow tasks, ${(h.activityTasks / runs).toFixed(1)} activity tasks, ${(h.bytes / runs / 1024).toFixed(1)} KB (run and its ${((h.workflows - runs) / runs).toFixed(1)} child workflows)`,
@@ -333,13 +374,14 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
         runsPerMin,
         saturationRatio: runsPerMin / allowedPerMin,
         stackCpuPerRun: used.stack / runs,
-        devCpuPerRun: used.dev / runs,
+        devCpuPerRun: used.service / runs,
+        ...(apiPid ? { workerCpuPerRun: used.byProcess[0]! / runs, apiCpuPerRun: used.byProcess[1]! / runs, apiPeakRssMb: peak.api } : {}),
         temporalCpuPerRun: used.temporal / runs,
         ...(values.pg ? { postgresCpuPerRun: used.pg / runs } : {}),
         // The fakes do the same work per run whatever the commit: their CPU tells how fast the
         // machine ran during this load, and the dev process's CPU in that unit drifts less.
         fakesCpuPerRun: fakesCpu / runs,
-        devCpuPerFakesCpu: used.dev / fakesCpu,
+        devCpuPerFakesCpu: used.service / fakesCpu,
         peakRssMb: peak.dev,
         rssAtStartMb: rssAtStart,
         eventsPerRun: h.events / runs,
@@ -363,6 +405,8 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
 
 async function shutdown(): Promise<void> {
   await api.close();
+  stack.api?.child.kill('SIGINT');
+  await stack.api?.exited(60_000);
   dev.child.kill('SIGINT');
   await dev.exited(60_000);
   await server?.stop();

@@ -1,7 +1,8 @@
 // The stack the load and soak benches drive: a fixture site, a scripted model at a fixed latency, a
 // SearXNG-shaped search server, and `deep-research dev` on fresh ports and a fresh data directory
 // (on a database of its own under --pg), with the limits that would measure the fakes instead of
-// the service lifted.
+// the service lifted. Split, the service is the production shape instead: `deep-research worker`
+// and `deep-research api`, each its own process, on a Temporal server the caller started.
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,10 +25,15 @@ export interface BenchStackOptions {
   /** Set on the dev process after the bench's own settings. */
   env?: Record<string, string>;
   nodeArgs?: string[];
+  /** `worker` and `api` as two processes on this server (and the PostgreSQL of `pg`), instead of `dev`. */
+  split?: { temporalAddress: string; namespace: string };
 }
 
 export interface BenchStack {
+  /** The process that runs the worker: `dev`, or `worker` when split. */
   dev: Spawned;
+  /** The API's own process, when split. */
+  api?: Spawned;
   apiUrl: string;
   temporalAddress: string;
   dir: string;
@@ -75,31 +81,44 @@ export async function startBenchStack(opts: BenchStackOptions): Promise<BenchSta
     await Promise.all([llm.close(), search.close(), site.close()]);
   };
   const rate = opts.callRate ?? '1000';
-  const { dev, apiUrl, temporalAddress } = await spawnDev(
-    dir,
-    {
-      OPENAI_BASE_URL: llm.url,
-      OPENAI_API_KEY: 'sk-bench',
-      LOG_LEVEL: 'warn',
-      SEARCH_PROVIDERS: 'searxng',
-      SEARXNG_URL: search.url,
-      CRAWL_ALLOW_HOSTS: '127.0.0.1',
-      RATE_LIMIT_SUBMITS: '100000',
-      RATE_LIMIT_READS: '1000000',
-      // Hundreds of one tenant's runs at once, each followed by its event stream: no per-tenant quota on those.
-      TENANT_MAX_RUNS_IN_FLIGHT: '0',
-      TENANT_MAX_STREAMS: '0',
-      LLM_QUEUE_RATE: rate,
-      SEARCH_RATE_LIMITS: `searxng=${rate}`,
-      ...(db ? { DATABASE_URL: db.url } : {}),
-      ...opts.env,
-    },
-    opts.nodeArgs ?? [],
-  );
-  await dev.waitFor(/deep-research is running/, 180_000).catch(async (err: unknown) => {
-    dev.child.kill('SIGKILL');
-    await close();
-    throw err;
-  });
+  const env: Record<string, string> = {
+    OPENAI_BASE_URL: llm.url,
+    OPENAI_API_KEY: 'sk-bench',
+    LOG_LEVEL: 'warn',
+    SEARCH_PROVIDERS: 'searxng',
+    SEARXNG_URL: search.url,
+    CRAWL_ALLOW_HOSTS: '127.0.0.1',
+    RATE_LIMIT_SUBMITS: '100000',
+    RATE_LIMIT_READS: '1000000',
+    // Hundreds of one tenant's runs at once, each followed by its event stream: no per-tenant quota on those.
+    TENANT_MAX_RUNS_IN_FLIGHT: '0',
+    TENANT_MAX_STREAMS: '0',
+    LLM_QUEUE_RATE: rate,
+    SEARCH_RATE_LIMITS: `searxng=${rate}`,
+    ...(db ? { DATABASE_URL: db.url } : {}),
+    ...opts.env,
+  };
+  const started: Spawned[] = [];
+  const ready = async (p: Spawned, line: RegExp) => {
+    started.push(p);
+    await p.waitFor(line, 180_000).catch(async (err: unknown) => {
+      for (const s of started) s.child.kill('SIGKILL');
+      await close();
+      throw err;
+    });
+  };
+  if (opts.split) {
+    if (!db) throw new Error('split needs PostgreSQL (--pg): the embedded database lives in `dev`');
+    const shared = { ...env, DATA_DIR: dir, TEMPORAL_ADDRESS: opts.split.temporalAddress, TEMPORAL_NAMESPACE: opts.split.namespace };
+    // The worker first: it applies the database's migrations before the API reads the tables.
+    const worker = spawnCli(['worker'], { ...shared, METRICS_PORT: '0' }, opts.nodeArgs ?? []);
+    await ready(worker, /worker ready on task queue/);
+    const port = await freePort();
+    const api = spawnCli(['api'], { ...shared, API_HOST: '127.0.0.1', API_PORT: String(port) }, opts.nodeArgs ?? []);
+    await ready(api, /API listening on/);
+    return { dev: worker, api, apiUrl: `http://127.0.0.1:${port}`, temporalAddress: opts.split.temporalAddress, dir, llm, close };
+  }
+  const { dev, apiUrl, temporalAddress } = await spawnDev(dir, env, opts.nodeArgs ?? []);
+  await ready(dev, /deep-research is running/);
   return { dev, apiUrl, temporalAddress, dir, llm, close };
 }

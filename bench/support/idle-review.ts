@@ -48,7 +48,7 @@ export async function idleReview(s: IdleSetup): Promise<IdleFigures> {
   // The last run's status changes a moment before its workflow task and activity complete.
   await new Promise((r) => setTimeout(r, SETTLE_MS));
   const rss0 = { dev: rssMb(s.pids.dev), temporal: rssMb(s.pids.temporal) };
-  const cpu = new StackCpu(s.pids.dev, s.pids.temporal, s.withPostgres);
+  const cpu = new StackCpu([s.pids.dev], s.pids.temporal, s.withPostgres);
   await new Promise((r) => setTimeout(r, s.minutes * 60_000));
   const used = cpu.used();
   const rss1 = { dev: rssMb(s.pids.dev), temporal: rssMb(s.pids.temporal) };
@@ -61,7 +61,7 @@ export async function idleReview(s: IdleSetup): Promise<IdleFigures> {
     idleMinutes: s.minutes,
     waitingRuns: ids.length,
     secondsToAllWaiting,
-    idleDevCpuPerMin: perMin(used.dev),
+    idleDevCpuPerMin: perMin(used.service),
     idleTemporalCpuPerMin: perMin(used.temporal),
     ...(s.withPostgres ? { idlePostgresCpuPerMin: perMin(used.pg) } : {}),
     idleStackCpuPerMin: perMin(used.stack),

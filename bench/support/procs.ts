@@ -66,26 +66,29 @@ export function postgresCpu(): Map<number, number> {
 
 /** The CPU-seconds each process of the stack used between two readings. */
 export class StackCpu {
-  private dev0: number;
+  private service0: number[];
   private temporal0: number;
   private pg0: Map<number, number>;
 
+  /** `servicePids`: the service's processes (`dev`, or `worker` and `api`). */
   constructor(
-    private readonly devPid: number,
+    private readonly servicePids: readonly number[],
     private readonly temporalPid: number,
     private readonly withPostgres: boolean,
   ) {
-    this.dev0 = cpuSeconds(devPid);
+    this.service0 = servicePids.map((p) => cpuSeconds(p));
     this.temporal0 = cpuSeconds(temporalPid);
     this.pg0 = withPostgres ? postgresCpu() : new Map();
   }
 
-  /** Since the reading this object was made at: dev, Temporal server, PostgreSQL (0 without --pg) and their sum. */
-  used(): { dev: number; temporal: number; pg: number; stack: number } {
-    const dev = cpuSeconds(this.devPid) - this.dev0;
+  /** Since the reading this object was made at: the service (and each of its processes, in the
+   *  constructor's order), the Temporal server, PostgreSQL (0 without --pg), and their sum. */
+  used(): { service: number; byProcess: number[]; temporal: number; pg: number; stack: number } {
+    const byProcess = this.servicePids.map((p, i) => cpuSeconds(p) - this.service0[i]!);
+    const service = byProcess.reduce((a, b) => a + b, 0);
     const temporal = cpuSeconds(this.temporalPid) - this.temporal0;
     const pg = this.withPostgres ? [...postgresCpu()].reduce((a, [pid, t]) => a + t - (this.pg0.get(pid) ?? 0), 0) : 0;
-    return { dev, temporal, pg, stack: dev + temporal + pg };
+    return { service, byProcess, temporal, pg, stack: service + temporal + pg };
   }
 }
 
