@@ -8,7 +8,7 @@
 //   npm run bench:load -- --runs 40 --concurrency 40 --latency-ms 200 [--pg URL] [--cpu-prof]
 //        [--workload standard|users] [--follow events|poll] [--poll-ms 2000] [--llm-rate 1000]
 //        [--warmup N] [--env K=V]... [--review idle --idle-minutes N] [--temporal-metrics] [--json FILE]
-//        [--split] [--temporal dev|real [--history-shards N]]
+//        [--split] [--temporal dev|real [--history-shards N]] [--ramp-s N]
 // --workload: `standard` (the default: 1 to 3 steps in turn, every third run with a processing
 // step), or `users`, closer to users' plans (bench/support/workload.ts).
 // --warmup N: N runs first, not measured, so the figures are those of a worker that has been up a
@@ -25,6 +25,8 @@
 // --review idle: the runs wait for plan review instead (bench/support/idle-review.ts).
 // --temporal-metrics: the Temporal server's own requests and persistence calls per run, by operation
 // (TEMPORAL_METRICS_PORT; bench/support/temporal-metrics.ts), to see where its CPU goes.
+// --ramp-s N: the first --concurrency runs are submitted evenly over N seconds instead of all at
+// once (the default 0): how the load reaches its runs in flight, a ramp or a burst of starts.
 // --split: the production shape of the service, `deep-research worker` and `deep-research api` as
 // two processes (needs --pg), on a Temporal dev server the bench starts as `dev` would (or the real
 // one with --temporal real); each process's CPU and peak RSS is printed, and the service's figures
@@ -71,6 +73,7 @@ const { values } = parseArgs({
     temporal: { type: 'string', default: 'dev' },
     'history-shards': { type: 'string', default: '4' },
     split: { type: 'boolean' },
+    'ramp-s': { type: 'string', default: '0' },
   },
 });
 const runs = Number(values.runs);
@@ -84,6 +87,8 @@ if (values.review !== 'off' && values.review !== 'idle') throw new Error(`--revi
 const idleMinutes = Number(values['idle-minutes']);
 if (!(idleMinutes > 0)) throw new Error(`--idle-minutes is a number of minutes, not ${values['idle-minutes']}`);
 const pollMs = Number(values['poll-ms']);
+const rampS = Number(values['ramp-s']);
+if (!(rampS >= 0)) throw new Error(`--ramp-s is a number of seconds, not ${values['ramp-s']}`);
 // --temporal real: the production shape, the real Temporal server (the one CI builds) on the
 // PostgreSQL of --pg, which its persistence and visibility use too (PostgreSQL's CPU counts them).
 const realTemporal = values.temporal === 'real';
@@ -183,8 +188,11 @@ const keyOf = (label: string, i: number) => `bench-${batch}-${label}-${i}`;
 async function drive(count: number, label: string): Promise<{ ids: string[]; statuses: string[]; times: number[]; windows: RunWindow[] }> {
   const out = { ids: [] as string[], statuses: [] as string[], times: [] as number[], windows: [] as RunWindow[] };
   let next = 0;
+  const clients = Math.min(concurrency, count);
   await Promise.all(
-    Array.from({ length: Math.min(concurrency, count) }, async () => {
+    Array.from({ length: clients }, async (_, k) => {
+      // --ramp-s: client k makes its first submit k / clients of the ramp in.
+      if (rampS > 0) await new Promise((r) => setTimeout(r, (k * rampS * 1000) / clients));
       while (next < count) {
         const i = next++;
         const s0 = performance.now();
@@ -208,7 +216,7 @@ async function warmUp(): Promise<number> {
   return (serviceCpu() - before) / warmup;
 }
 
-const setting = `${split ? 'worker and API as two processes, ' : ''}${realTemporal ? 'the real Temporal server on PostgreSQL' : 'the dev server'}, ${values.pg ? 'PostgreSQL' : 'PGlite'}, ${workload} workload${sandboxReady ? '' : ' (no sandbox image: research steps only)'}, LLM latency ${latency} ms, LLM_CONCURRENCY ${llmSlots}${warmup ? `, after ${warmup} warm-up runs` : ', a fresh process'}${values.env?.length ? `, ${values.env.join(' ')}` : ''}`;
+const setting = `${split ? 'worker and API as two processes, ' : ''}${realTemporal ? 'the real Temporal server on PostgreSQL' : 'the dev server'}, ${values.pg ? 'PostgreSQL' : 'PGlite'}, ${workload} workload${sandboxReady ? '' : ' (no sandbox image: research steps only)'}, LLM latency ${latency} ms, LLM_CONCURRENCY ${llmSlots}${warmup ? `, after ${warmup} warm-up runs` : ', a fresh process'}${rampS ? `, the first ${concurrency} submitted over ${rampS} s` : ''}${values.env?.length ? `, ${values.env.join(' ')}` : ''}`;
 
 // Whatever fails, the dev process and its Temporal server are stopped: on a shared machine a
 // bench that dies must not leave them running.
