@@ -357,9 +357,10 @@ export function explainTemporalConnectError(err: unknown, s: TemporalConnectionS
   } else if (
     tls &&
     !tls.clientCertPair &&
-    /HandshakeFailure|close_notify|UnexpectedEof|ConnectionReset|BrokenPipe|connection closed/.test(raw)
+    /HandshakeFailure|close_notify|UnexpectedEof|ConnectionReset|BrokenPipe|connection closed|connection was not ready/.test(raw)
   ) {
-    // A Go server (TLS 1.3) that requires client certificates just closes the connection.
+    // A Go server (TLS 1.3) that requires client certificates just closes the connection; the
+    // first request then fails however the close reached it (hyper: "connection was not ready").
     reason = `the server closed the connection, as one that requires a client certificate (mTLS) does when none is sent: set ${setPair}`;
   } else if (
     tls?.clientCertPair &&
