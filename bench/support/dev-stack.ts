@@ -108,7 +108,10 @@ export async function startBenchStack(opts: BenchStackOptions): Promise<BenchSta
     });
   };
   if (opts.split) {
-    if (!db) throw new Error('split needs PostgreSQL (--pg): the embedded database lives in `dev`');
+    if (!db) {
+      await close();
+      throw new Error('split needs PostgreSQL (--pg): the embedded database lives in `dev`');
+    }
     const shared = { ...env, DATA_DIR: dir, TEMPORAL_ADDRESS: opts.split.temporalAddress, TEMPORAL_NAMESPACE: opts.split.namespace };
     // The worker first: it applies the database's migrations before the API reads the tables.
     const worker = spawnCli(['worker'], { ...shared, METRICS_PORT: '0' }, opts.nodeArgs ?? []);
