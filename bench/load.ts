@@ -207,7 +207,7 @@ async function drive(count: number, label: string): Promise<{ ids: string[]; sta
   );
   return out;
 }
-/** The dev process's CPU-seconds per run over the warm-up, printed against the measured load's. */
+/** The service's CPU-seconds per run over the warm-up (dev, or worker + API), printed against the measured load's. */
 async function warmUp(): Promise<number> {
   const before = serviceCpu();
   const w = await drive(warmup, 'warm-up');
