@@ -33,18 +33,17 @@
 // are their sums.
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../src/config';
 import { SEARCH_ATTRIBUTES } from '../src/shared/constants';
-import { findTemporalCli, startTemporalDevServer } from '../src/infra/temporal-cli';
 import { CLUSTER_SEARCH_ATTRIBUTE_CACHE, startTemporalServer } from '../scripts/temporal-server';
 import { freePort } from '../test/support/spawn';
 import { BenchApi, type Follow } from './support/api-client';
-import { startBenchStack } from './support/dev-stack';
+import { startBenchDevServer, startBenchStack } from './support/dev-stack';
 import { readHistories } from './support/histories';
 import { idleReview, type IdleFigures } from './support/idle-review';
 import { modelCallFigures, tokenTable, type RunWindow } from './support/model-calls';
@@ -122,25 +121,9 @@ const server: { address: string; namespace: string; pid: number; stop(): Promise
       ...(metricsPort ? { metricsPort } : {}),
     })
   : split
-    ? await benchDevServer()
+    ? // Split on the dev server: neither `worker` nor `api` starts one, so the bench does, as `dev` would.
+      await startBenchDevServer({ namespace: 'default', metricsPort })
     : undefined;
-/** Split on the dev server: the one `dev` would start (its search attributes, dynamic config and
- *  SQLite settings), started here since neither `worker` nor `api` starts one. */
-async function benchDevServer() {
-  const cli = findTemporalCli({ envPath: process.env.PATH, explicitPath: process.env.TEMPORAL_CLI_PATH, install: true });
-  if (!cli) throw new Error('no Temporal CLI (npm run temporal:install)');
-  const quiet = { debug: () => {}, info: () => {}, warn: console.warn, error: console.error } as never;
-  const d = await startTemporalDevServer({
-    cliPath: cli.path,
-    port: await freePort(),
-    uiPort: undefined,
-    metricsPort,
-    dbFile: path.join(mkdtempSync(path.join(os.tmpdir(), 'bench-load-temporal-')), 'temporal.db'),
-    namespace: 'default',
-    log: quiet,
-  });
-  return { address: d.address, namespace: 'default', pid: d.process.pid!, stop: () => d.stop() };
-}
 const stack = await startBenchStack({
   name: 'bench-load',
   latencyMs: latency,

@@ -19,17 +19,16 @@
 //        [--temporal real --pg <admin URL>]
 // --temporal-metrics: the server's requests and persistence calls per run of each shape in the last
 // round, to set beside those `bench:load --temporal-metrics` prints for real runs.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { ResearchPhaseKey, ResearchQuestionKey, ResearchStatusKey, ResearchTenantKey } from '../src/workflows/search-attributes';
-import { findTemporalCli, startTemporalDevServer } from '../src/infra/temporal-cli';
 import { freePort } from '../test/support/spawn';
 import * as activities from './support/floor/activities';
 import type { FloorInput } from './support/floor/workflows';
+import { startBenchDevServer } from './support/dev-stack';
 import { cpuSeconds, postgresCpu } from './support/procs';
 import { SEARCH_ATTRIBUTES } from '../src/shared/constants';
 import { CLUSTER_SEARCH_ATTRIBUTE_CACHE, startTemporalServer } from '../scripts/temporal-server';
@@ -62,10 +61,6 @@ if (SHAPES[0] !== 'run') throw new Error('--shapes starts with run, the shape th
 const queue = 'floor';
 const namespace = 'default';
 
-const cli = findTemporalCli({ envPath: process.env.PATH, explicitPath: process.env.TEMPORAL_CLI_PATH, install: true });
-if (!cli) throw new Error('no Temporal CLI');
-const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-floor-'));
-const quiet = { debug: () => {}, info: () => {}, warn: console.warn, error: console.error } as never;
 const metricsPort = values['temporal-metrics'] ? await freePort() : undefined;
 // --temporal real --pg <admin URL>: the production shape, the real Temporal server (the one CI
 // builds) on PostgreSQL; its database's CPU (every PostgreSQL process) is counted with it.
@@ -84,16 +79,8 @@ const server = realTemporal
       historyShards,
       ...(metricsPort ? { metricsPort } : {}),
     })
-  : await startTemporalDevServer({
-      cliPath: cli.path,
-      port: await freePort(),
-      metricsPort,
-      uiPort: undefined,
-      dbFile: path.join(dir, 'temporal.db'),
-      namespace,
-      log: quiet,
-    });
-const serverPid = 'pid' in server ? server.pid : server.process.pid!;
+  : await startBenchDevServer({ namespace, metricsPort });
+const serverPid = server.pid;
 Runtime.install({ logger: new DefaultLogger('WARN') });
 const native = await NativeConnection.connect({ address: server.address });
 /** The slow shape's model activities take this long; its model queue's worker runs 16 at once. */
@@ -216,5 +203,4 @@ try {
   await connection.close();
   await native.close();
   await server.stop();
-  rmSync(dir, { recursive: true, force: true });
 }

@@ -3,10 +3,10 @@
 // (on a database of its own under --pg), with the limits that would measure the fakes instead of
 // the service lifted. Split, the service is the production shape instead: `deep-research worker`
 // and `deep-research api`, each its own process, on a Temporal server the caller started.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { findTemporalCli } from '../../src/infra/temporal-cli';
+import { findTemporalCli, startTemporalDevServer } from '../../src/infra/temporal-cli';
 import { FixtureSite } from '../../test/support/fixture-site';
 import { ScriptedLlmServer } from '../../test/support/llm-server';
 import { searchResults } from '../../test/support/research-script';
@@ -40,6 +40,37 @@ export interface BenchStack {
   llm: ScriptedLlmServer;
   /** Stops the fakes and drops the bench's database (the dev process is the caller's to stop). */
   close(): Promise<void>;
+}
+
+/** A Temporal dev server as `dev` starts one (its search attributes, dynamic config and SQLite
+ *  settings), on a fresh port and database, for a bench that runs its own workers; `stop` also
+ *  removes its database. */
+export async function startBenchDevServer(opts: {
+  namespace: string;
+  metricsPort?: number | undefined;
+}): Promise<{ address: string; namespace: string; pid: number; stop(): Promise<void> }> {
+  const cli = findTemporalCli({ envPath: process.env.PATH, explicitPath: process.env.TEMPORAL_CLI_PATH, install: true });
+  if (!cli) throw new Error('no Temporal CLI (npm run temporal:install)');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-temporal-'));
+  const quiet = { debug: () => {}, info: () => {}, warn: console.warn, error: console.error } as never;
+  const server = await startTemporalDevServer({
+    cliPath: cli.path,
+    port: await freePort(),
+    uiPort: undefined,
+    metricsPort: opts.metricsPort,
+    dbFile: path.join(dir, 'temporal.db'),
+    namespace: opts.namespace,
+    log: quiet,
+  });
+  return {
+    address: server.address,
+    namespace: opts.namespace,
+    pid: server.process.pid!,
+    stop: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** `deep-research dev` on fresh ports, with its data in `dir`, the given settings on top. */
