@@ -327,6 +327,10 @@ export function temporalLogFields(s: TemporalConnectionSettings): Record<string,
   };
 }
 
+/** The ways a server's close of the connection during or just after the handshake reaches the
+ *  client; the first request fails with whichever came first (hyper: "connection was not ready"). */
+const SERVER_CLOSED = /close_notify|UnexpectedEof|ConnectionReset|BrokenPipe|connection closed|connection was not ready/;
+
 /** Why a connection failed, in words that say which settings to check; the SDK's text at the end. */
 export function explainTemporalConnectError(err: unknown, s: TemporalConnectionSettings): Error {
   const raw = err instanceof Error ? err.message : String(err);
@@ -354,19 +358,13 @@ export function explainTemporalConnectError(err: unknown, s: TemporalConnectionS
     reason = `${untrusted}. Check ${ca} and ${name}`;
   } else if (/CertificateRequired/.test(raw)) {
     reason = `the server requires a client certificate (mTLS) and none was sent: set ${setPair}`;
-  } else if (
-    tls &&
-    !tls.clientCertPair &&
-    /HandshakeFailure|close_notify|UnexpectedEof|ConnectionReset|BrokenPipe|connection closed|connection was not ready/.test(raw)
-  ) {
-    // A Go server (TLS 1.3) that requires client certificates just closes the connection; the
-    // first request then fails however the close reached it (hyper: "connection was not ready").
+  } else if (tls && !tls.clientCertPair && (/HandshakeFailure/.test(raw) || SERVER_CLOSED.test(raw))) {
+    // A Go server (TLS 1.3) that requires client certificates just closes the connection.
     reason = `the server closed the connection, as one that requires a client certificate (mTLS) does when none is sent: set ${setPair}`;
   } else if (
     tls?.clientCertPair &&
-    /BadCertificate|UnknownCA|CertificateUnknown|UnsupportedCertificate|CertificateRevoked|AccessDenied|DecryptError|close_notify|UnexpectedEof|ConnectionReset|BrokenPipe|connection closed/.test(
-      raw,
-    )
+    (/BadCertificate|UnknownCA|CertificateUnknown|UnsupportedCertificate|CertificateRevoked|AccessDenied|DecryptError/.test(raw) ||
+      SERVER_CLOSED.test(raw))
   ) {
     reason = `the server refused ${clientPair}. Check that it was signed by a CA the server trusts for clients and that it has not expired`;
   } else if (tls && /InvalidContentType|CorruptMessage|InvalidMessage|wrong version number/i.test(raw)) {

@@ -286,6 +286,13 @@ describe('TLS handshake failures', () => {
         `Failed to call GetSystemInfo: code: 'The operation was cancelled', message: "operation was canceled", source: tonic::transport::Error(Transport, hyper::Error(Canceled, "connection was not ready"))`,
       ),
     ).toMatch(/\(TLS\): the server closed the connection, as one that requires a client certificate \(mTLS\) does when none is sent/);
+    // And with a client certificate the server refused (seen once in test/e2e/temporal-tls.test.ts).
+    expect(
+      said(
+        mtls,
+        `Failed to call GetSystemInfo: code: 'The operation was cancelled', message: "operation was canceled", source: tonic::transport::Error(Transport, hyper::Error(Canceled, "connection was not ready"))`,
+      ),
+    ).toMatch(/\(mTLS\): the server refused the client certificate/);
     expect(said(tls, 'InvalidCertificate(Expired)')).toMatch(
       /the server's certificate was not trusted: it has expired or is not valid yet/,
     );
