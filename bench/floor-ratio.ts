@@ -5,7 +5,12 @@
 // server and, with --pg, PostgreSQL), in turn, the one that goes first alternating, and prints
 // each process's CPU per run, the stack's sum, the floor's sum and their ratio, then the medians.
 //   npm run bench:floor-ratio -- [--rounds 4] [--runs 100] [--concurrency 100] [--warmup 100]
-//        [--temporal real --pg <admin URL> [--history-shards N]] [-- <more bench:load arguments>]
+//        [--temporal real --pg <admin URL> [--history-shards N]] [--floor-shape run|slow] [-- <more bench:load arguments>]
+// --floor-shape slow: the floor's model activities take as long as the load's model calls and
+// wait in the queue as theirs do (bench:temporal-floor's `slow`, which matches bench:load's
+// default latency and LLM_CONCURRENCY), instead of returning at once; the floor bench then runs
+// `run` too, and the table gives the ratio to both.
+// With --pg the stack's PostgreSQL is also given apart: the service's own database's backends.
 // The machine's speed drifts by tens of percent over minutes: only a ratio of the same round means
 // anything, and the median of those is the figure.
 import { spawnSync } from 'node:child_process';
@@ -24,6 +29,7 @@ const { values, positionals } = parseArgs({
     temporal: { type: 'string', default: 'dev' },
     pg: { type: 'string' },
     'history-shards': { type: 'string', default: '4' },
+    'floor-shape': { type: 'string', default: 'run' },
   },
   allowPositionals: true,
 });
@@ -40,6 +46,9 @@ const production = real
   : values.pg
     ? ['--pg', values.pg]
     : [];
+
+const shape = values['floor-shape']!;
+if (shape !== 'run' && shape !== 'slow') throw new Error(`--floor-shape is run or slow, not ${shape}`);
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'floor-ratio-'));
 
@@ -65,26 +74,41 @@ interface Round {
   dev: number;
   temporal: number;
   postgres: number;
+  /** Of `postgres`, the service's own database. */
+  postgresService: number;
   completed: number;
+  /** The `run` shape's floor (all its processes), for the second ratio when the floor is `slow`. */
+  runFloor: number;
 }
 
-function floorRound(r: number): Pick<Round, 'floorServer' | 'floorPostgres' | 'floorSdk'> {
-  const f = bench('bench/temporal-floor.ts', [...size, ...production, '--shapes', 'run', '--rounds', '1'], `floor-${r}`) as {
-    shapes: { run: { server: number[]; worker: number[]; postgres: number[] } };
+function floorRound(r: number): Pick<Round, 'floorServer' | 'floorPostgres' | 'floorSdk' | 'runFloor'> {
+  // bench:temporal-floor compares every shape with `run`, so `run` is always among them.
+  const shapes = shape === 'run' ? 'run' : `run,${shape}`;
+  const f = bench('bench/temporal-floor.ts', [...size, ...production, '--shapes', shapes, '--rounds', '1'], `floor-${r}`) as {
+    shapes: Record<string, { server: number[]; worker: number[]; postgres: number[] }>;
   };
-  return { floorServer: f.shapes.run.server[0]!, floorPostgres: f.shapes.run.postgres[0]!, floorSdk: f.shapes.run.worker[0]! };
+  const sum = (s: { server: number[]; worker: number[]; postgres: number[] }) => s.server[0]! + s.postgres[0]! + s.worker[0]!;
+  const s = f.shapes[shape]!;
+  return { floorServer: s.server[0]!, floorPostgres: s.postgres[0]!, floorSdk: s.worker[0]!, runFloor: sum(f.shapes.run!) };
 }
 
-function loadRound(r: number): Pick<Round, 'dev' | 'temporal' | 'postgres' | 'completed'> {
+function loadRound(r: number): Pick<Round, 'dev' | 'temporal' | 'postgres' | 'postgresService' | 'completed'> {
   const l = bench('bench/load.ts', [...size, ...production, '--workload', 'standard', ...positionals], `load-${r}`) as {
     devCpuPerRun: number;
     temporalCpuPerRun: number;
     postgresCpuPerRun?: number;
+    postgresServiceCpuPerRun?: number;
     completed: number;
     runs: number;
   };
   if (l.completed !== l.runs) throw new Error(`bench:load completed ${l.completed} of ${l.runs} runs: no figure`);
-  return { dev: l.devCpuPerRun, temporal: l.temporalCpuPerRun, postgres: l.postgresCpuPerRun ?? 0, completed: l.completed };
+  return {
+    dev: l.devCpuPerRun,
+    temporal: l.temporalCpuPerRun,
+    postgres: l.postgresCpuPerRun ?? 0,
+    postgresService: l.postgresServiceCpuPerRun ?? 0,
+    completed: l.completed,
+  };
 }
 
 const stackOf = (x: Round) => x.dev + x.temporal + x.postgres;
@@ -116,17 +140,35 @@ const columns: [string, (x: Round) => number][] = [
   ['floor', floorOf],
   [`service (worker + API${pg ? '' : ' + PGlite'})`, (x) => x.dev],
   ['Temporal server', (x) => x.temporal],
-  ...(pg ? ([['PostgreSQL', (x: Round) => x.postgres]] as [string, (x: Round) => number][]) : []),
+  ...(pg
+    ? ([
+        ['PostgreSQL', (x: Round) => x.postgres],
+        ["of it the service's database", (x: Round) => x.postgresService],
+      ] as [string, (x: Round) => number][])
+    : []),
   ['stack', stackOf],
+];
+const ratios: [string, (x: Round) => number][] = [
+  ['stack ÷ floor', (x) => stackOf(x) / floorOf(x)],
+  ...(shape === 'run' ? [] : ([['stack ÷ `run` floor', (x: Round) => stackOf(x) / x.runFloor]] as [string, (x: Round) => number][])),
 ];
 const row = (label: string, cells: string[]) => `| ${[label, ...cells].join(' | ')} |`;
 console.log(
-  `\nfloor ratio${real ? ' (the real Temporal server on PostgreSQL)' : ' (the dev server)'}: ${rounds} round(s), ${values.runs} runs each, ${values.concurrency} at once, after ${values.warmup} warm-up runs; CPU-s per run`,
+  `\nfloor ratio${real ? ' (the real Temporal server on PostgreSQL)' : ' (the dev server)'}, the floor's \`${shape}\` shape: ${rounds} round(s), ${values.runs} runs each, ${values.concurrency} at once, after ${values.warmup} warm-up runs; CPU-s per run`,
 );
-console.log(row('round', [...columns.map(([name]) => name), 'stack ÷ floor']));
-console.log(row('---', [...columns.map(() => '---'), '---']));
-for (const [i, x] of done.entries())
-  console.log(row(String(i + 1), [...columns.map(([, f]) => f3(f(x))), `${(stackOf(x) / floorOf(x)).toFixed(2)}×`]));
 console.log(
-  row('median', [...columns.map(([, f]) => f3(median(done.map(f)))), `${median(done.map((x) => stackOf(x) / floorOf(x))).toFixed(2)}×`]),
+  row(
+    'round',
+    [...columns, ...ratios].map(([name]) => name),
+  ),
 );
+console.log(
+  row(
+    '---',
+    [...columns, ...ratios].map(() => '---'),
+  ),
+);
+const times = (x: number) => `${x.toFixed(2)}×`;
+for (const [i, x] of done.entries())
+  console.log(row(String(i + 1), [...columns.map(([, f]) => f3(f(x))), ...ratios.map(([, f]) => times(f(x)))]));
+console.log(row('median', [...columns.map(([, f]) => f3(median(done.map(f)))), ...ratios.map(([, f]) => times(median(done.map(f))))]));

@@ -228,7 +228,7 @@ try {
 
 async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   const firstRequest = llm.requests.length;
-  const cpu = new StackCpu(servicePids, temporalPid!, Boolean(values.pg));
+  const cpu = new StackCpu(servicePids, temporalPid!, Boolean(values.pg), stack.database);
   const threads0 = threadCpu(devPid);
   const rssAtStart = rssMb(devPid);
   const rss = new PeakRss({ dev: devPid, temporal: temporalPid!, ...(apiPid ? { api: apiPid } : {}) });
@@ -275,7 +275,7 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
     ? `service ${perRun(used.service)} (worker ${perRun(used.byProcess[0]!)}, API ${perRun(used.byProcess[1]!)})`
     : `dev (worker + API${values.pg ? '' : ' + PGlite'}) ${perRun(used.service)}`;
   console.log(
-    `CPU-s per run:    ${serviceLine}, Temporal server ${perRun(used.temporal)}${values.pg ? `, PostgreSQL ${perRun(used.pg)}` : ''}; stack (their sum) ${perRun(used.stack)}`,
+    `CPU-s per run:    ${serviceLine}, Temporal server ${perRun(used.temporal)}${values.pg ? `, PostgreSQL ${perRun(used.pg)} (of it the service's database ${perRun(used.pgService)})` : ''}; stack (their sum) ${perRun(used.stack)}`,
   );
   if (warmup > 0)
     console.log(
@@ -368,7 +368,7 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
         devCpuPerRun: used.service / runs,
         ...(apiPid ? { workerCpuPerRun: used.byProcess[0]! / runs, apiCpuPerRun: used.byProcess[1]! / runs, apiPeakRssMb: peak.api } : {}),
         temporalCpuPerRun: used.temporal / runs,
-        ...(values.pg ? { postgresCpuPerRun: used.pg / runs } : {}),
+        ...(values.pg ? { postgresCpuPerRun: used.pg / runs, postgresServiceCpuPerRun: used.pgService / runs } : {}),
         // The fakes do the same work per run whatever the commit: their CPU tells how fast the
         // machine ran during this load, and the dev process's CPU in that unit drifts less.
         fakesCpuPerRun: fakesCpu / runs,

@@ -120,7 +120,7 @@ async function drive(shape: Shape, count: number): Promise<void> {
         const input: FloorInput = {
           steps: n + 1,
           processing: n === 2,
-          foldClassify: shape !== 'run',
+          foldClassify: shape === 'fold' || shape === 'flat',
           attributesAtStart: true,
           flat: shape === 'flat',
           beat: shape === 'beat',

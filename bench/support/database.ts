@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { dropDatabase } from '../../scripts/temporal-server';
 
-export async function benchDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function benchDatabase(serverUrl: string): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
   const name = `bench_load_${randomBytes(4).toString('hex')}`;
   const admin = async (sql: string) => {
     const c = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 5_000 });
@@ -20,5 +20,5 @@ export async function benchDatabase(serverUrl: string): Promise<{ url: string; d
   await admin(`CREATE DATABASE ${name}`);
   const u = new URL(serverUrl);
   u.pathname = `/${name}`;
-  return { url: u.toString(), drop: () => dropDatabase(serverUrl, name) };
+  return { url: u.toString(), name, drop: () => dropDatabase(serverUrl, name) };
 }

@@ -37,6 +37,8 @@ export interface BenchStack {
   apiUrl: string;
   temporalAddress: string;
   dir: string;
+  /** The service's own database on the PostgreSQL of `pg` (undefined: the embedded database). */
+  database?: string;
   llm: ScriptedLlmServer;
   /** Stops the fakes and drops the bench's database (the dev process is the caller's to stop). */
   close(): Promise<void>;
@@ -150,9 +152,18 @@ export async function startBenchStack(opts: BenchStackOptions): Promise<BenchSta
     const port = await freePort();
     const api = spawnCli(['api'], { ...shared, API_HOST: '127.0.0.1', API_PORT: String(port) }, opts.nodeArgs ?? []);
     await ready(api, /API listening on/);
-    return { dev: worker, api, apiUrl: `http://127.0.0.1:${port}`, temporalAddress: opts.split.temporalAddress, dir, llm, close };
+    return {
+      dev: worker,
+      api,
+      apiUrl: `http://127.0.0.1:${port}`,
+      temporalAddress: opts.split.temporalAddress,
+      dir,
+      database: db.name,
+      llm,
+      close,
+    };
   }
   const { dev, apiUrl, temporalAddress } = await spawnDev(dir, env, opts.nodeArgs ?? []);
   await ready(dev, /deep-research is running/);
-  return { dev, apiUrl, temporalAddress, dir, llm, close };
+  return { dev, apiUrl, temporalAddress, dir, ...(db ? { database: db.name } : {}), llm, close };
 }

@@ -64,6 +64,18 @@ export function postgresCpu(): Map<number, number> {
   return new Map(all.map((p) => [p, cpuSeconds(p, postmaster.includes(p))]));
 }
 
+/** The database a PostgreSQL backend serves, from the title PostgreSQL gives its process
+ *  ("postgres: [cluster: ]user database host(port) state"); undefined for the server's own
+ *  processes (postmaster, checkpointer, writers, autovacuum) or a title it does not keep. */
+export function postgresDatabase(pid: number): string | undefined {
+  try {
+    const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+    return /^postgres: (?:\S+: )?\S+ (\S+) (?:\[local\]|\S+\(\d+\))/.exec(title)?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
 /** The CPU-seconds each process of the stack used between two readings. */
 export class StackCpu {
   private service0: number[];
@@ -75,6 +87,8 @@ export class StackCpu {
     private readonly servicePids: readonly number[],
     private readonly temporalPid: number,
     private readonly withPostgres: boolean,
+    /** The service's own database: its backends' CPU is also given apart (`pgService`). */
+    private readonly serviceDatabase?: string,
   ) {
     this.service0 = servicePids.map((p) => cpuSeconds(p));
     this.temporal0 = cpuSeconds(temporalPid);
@@ -82,13 +96,24 @@ export class StackCpu {
   }
 
   /** Since the reading this object was made at: the service (and each of its processes, in the
-   *  constructor's order), the Temporal server, PostgreSQL (0 without --pg), and their sum. */
-  used(): { service: number; byProcess: number[]; temporal: number; pg: number; stack: number } {
+   *  constructor's order), the Temporal server, PostgreSQL (0 without --pg), and their sum; of
+   *  PostgreSQL, `pgService` is what the backends of the service's database used (the rest: the
+   *  Temporal server's databases, PostgreSQL's own processes, and backends that exited meanwhile,
+   *  whose time the postmaster collects without saying whose it was). */
+  used(): { service: number; byProcess: number[]; temporal: number; pg: number; pgService: number; stack: number } {
     const byProcess = this.servicePids.map((p, i) => cpuSeconds(p) - this.service0[i]!);
     const service = byProcess.reduce((a, b) => a + b, 0);
     const temporal = cpuSeconds(this.temporalPid) - this.temporal0;
-    const pg = this.withPostgres ? [...postgresCpu()].reduce((a, [pid, t]) => a + t - (this.pg0.get(pid) ?? 0), 0) : 0;
-    return { service, byProcess, temporal, pg, stack: service + temporal + pg };
+    let pg = 0;
+    let pgService = 0;
+    if (this.withPostgres) {
+      for (const [pid, t] of postgresCpu()) {
+        const used = t - (this.pg0.get(pid) ?? 0);
+        pg += used;
+        if (this.serviceDatabase && postgresDatabase(pid) === this.serviceDatabase) pgService += used;
+      }
+    }
+    return { service, byProcess, temporal, pg, pgService, stack: service + temporal + pg };
   }
 }
 
