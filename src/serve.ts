@@ -21,11 +21,11 @@ import {
   temporalLogFields,
   type TemporalConnectionSettings,
 } from './infra/temporal-connection';
-import { findTemporalCli, startTemporalDevServer, type DevServer } from './infra/temporal-cli';
+import { assertPortFree, findTemporalCli, startTemporalDevServer, type DevServer } from './infra/temporal-cli';
 import { ensureSearchAttributes } from './infra/search-attributes';
 import { ConfigError, LLM_NOT_CONFIGURED_MESSAGE } from './shared/errors';
 import { describeEmbeddings, describeModels, probeLlmServer } from './activities/knowledge/probe';
-import { startApiServer } from './server';
+import { API_PORT_IN_USE, startApiServer } from './server';
 import { bundleWorkflows, createWorker, workerVersion, type WorkerGroup } from './worker';
 import { deploymentRouting, describeRouting } from './infra/deployment';
 import type { Client } from '@temporalio/client';
@@ -126,6 +126,9 @@ async function runDev(given: Config, log: Logger): Promise<void> {
     // One dev per data directory; a Temporal server a killed dev left behind is stopped first.
     const lock = await acquireDevLock(resolveDataDir(config.dataDir), log);
     cleanups.push(async () => lock.release());
+    // A taken API port stops the start before the slow parts, not after them (the API listens
+    // last, and its own bind still says the same if the port is taken in between).
+    await assertPortFree(config.api.port, config.api.host, API_PORT_IN_USE);
     // What the LLM server really serves, for the banner: asked while the slow parts start (it
     // takes at most PROBE_TIMEOUT_MS and never fails), so the start waits no longer for it.
     const probing = probeLlmServer(config);

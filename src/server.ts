@@ -18,6 +18,9 @@ import type { Logger } from './infra/logger';
 import type { Config } from './config';
 import type { RetrySettings } from './shared/schemas';
 
+/** What a start whose API port is taken is told to do. */
+export const API_PORT_IN_USE = 'the HTTP API; set API_PORT to a free port, or stop what listens there';
+
 /**
  * The API's HTTP server. An idle kept-alive connection stays open for 65 s, not Node's 5 s: a
  * client or proxy that reuses a connection the server is closing at that moment gets a reset
@@ -153,7 +156,7 @@ export async function startApiServer(deps: ApiServerDeps): Promise<ApiServer> {
     // failed start's shutdown) would wait for it forever.
     await wakeups.close();
     if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
-      throw new Error(`port ${port} on ${host} is already in use: set API_PORT to a free port, or stop what listens there`);
+      throw new Error(`port ${port} on ${host} is already in use (${API_PORT_IN_USE})`);
     throw err;
   }
   const addr = server.address() as AddressInfo;

@@ -1,6 +1,7 @@
 // Keys and tenants: every /v1 route needs a key, the key decides the tenant, and a tenant sees and
 // acts on its own runs only (another tenant's run is a 404 and nothing reaches its workflow). Keys
 // live in API_KEYS or, hashed, in PostgreSQL; limits per tenant answer 429 with RateLimit headers.
+import net, { type AddressInfo } from 'node:net';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/api/app';
@@ -10,6 +11,7 @@ import { createStore } from '../../src/activities/store';
 import { newFactId } from '../../src/activities/store/memory';
 import { mergeFacts } from '../../src/shared/memory';
 import { createLogger } from '../../src/infra/logger';
+import { createPool } from '../../src/infra/postgres';
 import { startApiServer } from '../../src/server';
 import { researchRules } from '../support/research-script';
 import { spawnCli } from '../support/spawn';
@@ -108,6 +110,30 @@ describe.skipIf(!ready)(`keys and tenants (${ready ? 'live' : missingReason()})`
     } finally {
       await open.close();
     }
+  });
+
+  it('says which port is taken when it cannot listen, and gives back the connection its event streams listen on', async () => {
+    // A failed start's shutdown ends the pool, which waits for every client: the LISTEN client the
+    // API took before its bind failed once kept `dev` from ever exiting.
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as AddressInfo).port;
+    const pool = createPool(databaseUrl()!, 2);
+    try {
+      const api = { ...h.config.api, host: '127.0.0.1', port, keys: [], rateLimits: { submits: 10, reads: 10, uploads: 10 } };
+      await expect(startApiServer({ ...serverBase(), pool, api })).rejects.toThrow(
+        new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use \\(the HTTP API; set API_PORT`),
+      );
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+    // Every client of the pool idle again (or closed) once the listener's connect has settled: a
+    // listening client kept would never be; the bound only turns such a leak into a failure.
+    let given = false;
+    for (const end = Date.now() + 30_000; !given && Date.now() < end; await new Promise((r) => setTimeout(r, 50)))
+      given = pool.totalCount === pool.idleCount;
+    expect(given).toBe(true);
+    await pool.end();
   });
 
   it("keeps dev's loopback API open to tenant default's requests once keys are made; `api`, and dev with API_KEYS, then need a key and say how to make one", async () => {

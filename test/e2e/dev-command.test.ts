@@ -90,7 +90,7 @@ describe.skipIf(!cli)(`deep-research dev (${cli ? 'live' : missingReason()})`, (
     // The restarted dev survives its own kill -9: a second dev on the data directory refuses, a
     // restart stops the orphan and resumes. (One dev per data directory.)
     const second = spawnCli(['dev'], env);
-    expect(await second.exited(30_000)).toBe(1);
+    expect(await second.exited(60_000)).toBe(1);
     expect(second.output()).toMatch(new RegExp(`another \`deep-research dev\` \\(pid ${dev.child.pid}\\) is using the data directory`));
 
     llm.script(
@@ -131,25 +131,29 @@ describe.skipIf(!cli)(`deep-research dev (${cli ? 'live' : missingReason()})`, (
     for (const p of ports) expect(await portIsFree(p)).toBe(true);
   }, 360_000);
 
-  it('stops with the reason when its API port is taken, and leaves nothing running', async () => {
-    // Before: the API's LISTEN connection stayed open, so the failed start's shutdown waited on the
-    // embedded database's pool forever (stop 65's CI: a dev whose free port was taken meanwhile).
+  it('stops with the reason when its API port is taken, before it starts anything, and leaves nothing running', async () => {
+    // The port is looked at before the Temporal server, the database and the workflow bundle start
+    // (stop 77's CI: a start on a loaded machine took a minute to find out, after all of them). The
+    // API's own bind, last, says the same if the port is taken in between (test/api/auth.test.ts).
     const api = Number(env.API_PORT);
     const holder = net.createServer();
     await new Promise<void>((resolve) => holder.listen(api, '127.0.0.1', resolve));
     try {
-      const taken = spawnCli(['dev'], env);
-      expect(await taken.exited(60_000)).toBe(1);
-      expect(taken.output()).toMatch(new RegExp(`port ${api} on 127\\.0\\.0\\.1 is already in use: set API_PORT`));
+      const taken = spawnCli(['dev'], { ...env, LOG_LEVEL: 'info' });
+      expect(await taken.exited(90_000)).toBe(1);
+      expect(taken.output()).toMatch(new RegExp(`port ${api} on 127\\.0\\.0\\.1 is already in use \\(the HTTP API; set API_PORT`));
+      // At level info a start says when it starts the Temporal server and the workers: neither began.
+      expect(taken.output()).toMatch(/ERROR port/);
+      expect(taken.output()).not.toMatch(/starting Temporal dev server|Worker state changed|database migrated/);
     } finally {
       await new Promise((resolve) => holder.close(resolve));
     }
     for (const p of ports) expect(await portIsFree(p)).toBe(true);
-  }, 90_000);
+  }, 120_000);
 
   it('stops with the variable name when the configuration is wrong', async () => {
     const bad = spawnCli(['dev'], { ...env, API_PORT: 'not-a-port' });
-    expect(await bad.exited(30_000)).toBe(2);
+    expect(await bad.exited(60_000)).toBe(2);
     expect(bad.output()).toMatch(/API_PORT: /);
   });
 });
