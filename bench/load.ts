@@ -25,6 +25,9 @@
 // --review idle: the runs wait for plan review instead (bench/support/idle-review.ts).
 // --temporal-metrics: the Temporal server's own requests and persistence calls per run, by operation
 // (TEMPORAL_METRICS_PORT; bench/support/temporal-metrics.ts), to see where its CPU goes.
+// With --pg, where the server loads pg_stat_statements and the admin URL's database has its view,
+// the statements the service's database ran per run, the most frequent named
+// (bench/support/pg-statements.ts); otherwise a line says why they were not counted.
 // --ramp-s N: the first --concurrency runs are submitted evenly over N seconds instead of all at
 // once (the default 0): how the load reaches its runs in flight, a ramp or a burst of starts.
 // --split: the production shape of the service, `deep-research worker` and `deep-research api` as
@@ -47,6 +50,7 @@ import { startBenchDevServer, startBenchStack } from './support/dev-stack';
 import { readHistories } from './support/histories';
 import { idleReview, type IdleFigures } from './support/idle-review';
 import { modelCallFigures, tokenTable, type RunWindow } from './support/model-calls';
+import { statementSnapshot, statementsBetween, type StatementCounts } from './support/pg-statements';
 import { childrenOf, commandName, cpuSeconds, machineJiffies, PeakRss, rssMb, StackCpu, threadCpu } from './support/procs';
 import { questionOf, workloadRules, type WorkloadName } from './support/workload';
 import { perRunLines, readCounters } from './support/temporal-metrics';
@@ -228,6 +232,7 @@ try {
 
 async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   const firstRequest = llm.requests.length;
+  const statements0 = values.pg && stack.database ? await statementSnapshot(values.pg, stack.database) : undefined;
   const cpu = new StackCpu(servicePids, temporalPid!, Boolean(values.pg), stack.database);
   const threads0 = threadCpu(devPid);
   const rssAtStart = rssMb(devPid);
@@ -247,6 +252,12 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   const benchCpu = process.cpuUsage(bench0);
   const threads1 = threadCpu(devPid);
   const used = cpu.used();
+  // The statements' counts, or why there are none (undefined without --pg).
+  let sql: StatementCounts | string | undefined = statements0 instanceof Map ? undefined : statements0;
+  if (statements0 instanceof Map) {
+    const statements1 = await statementSnapshot(values.pg!, stack.database!);
+    sql = statements1 instanceof Map ? statementsBetween(statements0, statements1, runs) : statements1;
+  }
   const calls = modelCallFigures(llm.requests.slice(firstRequest), runs, wallMs, windows);
 
   const connection = await Connection.connect({ address: server?.address ?? stack.temporalAddress });
@@ -277,6 +288,12 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   console.log(
     `CPU-s per run:    ${serviceLine}, Temporal server ${perRun(used.temporal)}${values.pg ? `, PostgreSQL ${perRun(used.pg)} (of it the service's database ${perRun(used.pgService)})` : ''}; stack (their sum) ${perRun(used.stack)}`,
   );
+  if (typeof sql === 'object') {
+    console.log(
+      `SQL per run:      the service's database ran ${sql.perRun.toFixed(1)} statements a run (pg_stat_statements); the most frequent:`,
+    );
+    for (const t of sql.top) console.log(`  ${t.perRun.toFixed(1).padStart(6)}  ${t.text}`);
+  } else if (sql) console.log(`SQL per run:      not counted (${sql})`);
   if (warmup > 0)
     console.log(
       `warm-up:          ${split ? 'service' : 'dev'} (worker + API) ${warmupCpuPerRun.toFixed(3)} CPU-s per run over the ${warmup} warm-up runs`,
@@ -369,6 +386,7 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
         ...(apiPid ? { workerCpuPerRun: used.byProcess[0]! / runs, apiCpuPerRun: used.byProcess[1]! / runs, apiPeakRssMb: peak.api } : {}),
         temporalCpuPerRun: used.temporal / runs,
         ...(values.pg ? { postgresCpuPerRun: used.pg / runs, postgresServiceCpuPerRun: used.pgService / runs } : {}),
+        ...(typeof sql === 'object' ? { serviceStatementsPerRun: sql.perRun } : {}),
         // The fakes do the same work per run whatever the commit: their CPU tells how fast the
         // machine ran during this load, and the dev process's CPU in that unit drifts less.
         fakesCpuPerRun: fakesCpu / runs,
