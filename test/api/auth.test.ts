@@ -114,7 +114,7 @@ describe.skipIf(!ready)(`keys and tenants (${ready ? 'live' : missingReason()})`
 
   it('says which port is taken when it cannot listen, and gives back the connection its event streams listen on', async () => {
     // A failed start's shutdown ends the pool, which waits for every client: the LISTEN client the
-    // API took before its bind failed once kept `dev` from ever exiting.
+    // API takes before it listens must come back when the listen fails, or `dev` never exits.
     const holder = net.createServer();
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     const port = (holder.address() as AddressInfo).port;

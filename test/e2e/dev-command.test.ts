@@ -132,9 +132,9 @@ describe.skipIf(!cli)(`deep-research dev (${cli ? 'live' : missingReason()})`, (
   }, 360_000);
 
   it('stops with the reason when its API port is taken, before it starts anything, and leaves nothing running', async () => {
-    // The port is looked at before the Temporal server, the database and the workflow bundle start
-    // (stop 77's CI: a start on a loaded machine took a minute to find out, after all of them). The
-    // API's own bind, last, says the same if the port is taken in between (test/api/auth.test.ts).
+    // The port is looked at before the Temporal server, the database and the workflow bundle start,
+    // so the refusal does not wait for them (on a loaded machine they take a minute). The API's own
+    // bind, last, says the same if the port is taken in between (test/api/auth.test.ts).
     const api = Number(env.API_PORT);
     const holder = net.createServer();
     await new Promise<void>((resolve) => holder.listen(api, '127.0.0.1', resolve));
