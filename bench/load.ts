@@ -50,7 +50,7 @@ import { startBenchDevServer, startBenchStack } from './support/dev-stack';
 import { readHistories } from './support/histories';
 import { idleReview, type IdleFigures } from './support/idle-review';
 import { modelCallFigures, tokenTable, type RunWindow } from './support/model-calls';
-import { statementSnapshot, statementsBetween, type StatementCounts } from './support/pg-statements';
+import { countStatements } from './support/pg-statements';
 import { childrenOf, commandName, cpuSeconds, machineJiffies, PeakRss, rssMb, StackCpu, threadCpu } from './support/procs';
 import { questionOf, workloadRules, type WorkloadName } from './support/workload';
 import { perRunLines, readCounters } from './support/temporal-metrics';
@@ -232,7 +232,7 @@ try {
 
 async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   const firstRequest = llm.requests.length;
-  const statements0 = values.pg && stack.database ? await statementSnapshot(values.pg, stack.database) : undefined;
+  const statements = values.pg && stack.database ? await countStatements(values.pg, stack.database) : undefined;
   const cpu = new StackCpu(servicePids, temporalPid!, Boolean(values.pg), stack.database);
   const threads0 = threadCpu(devPid);
   const rssAtStart = rssMb(devPid);
@@ -253,11 +253,7 @@ async function measureLoad(warmupCpuPerRun: number): Promise<void> {
   const threads1 = threadCpu(devPid);
   const used = cpu.used();
   // The statements' counts, or why there are none (undefined without --pg).
-  let sql: StatementCounts | string | undefined = statements0 instanceof Map ? undefined : statements0;
-  if (statements0 instanceof Map) {
-    const statements1 = await statementSnapshot(values.pg!, stack.database!);
-    sql = statements1 instanceof Map ? statementsBetween(statements0, statements1, runs) : statements1;
-  }
+  const sql = await statements?.finish(runs);
   const calls = modelCallFigures(llm.requests.slice(firstRequest), runs, wallMs, windows);
 
   const connection = await Connection.connect({ address: server?.address ?? stack.temporalAddress });

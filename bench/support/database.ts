@@ -8,17 +8,19 @@ import { dropDatabase } from '../../scripts/temporal-server';
 
 export async function benchDatabase(serverUrl: string): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
   const name = `bench_load_${randomBytes(4).toString('hex')}`;
-  const admin = async (sql: string) => {
-    const c = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 5_000 });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
+  await adminQuery(serverUrl, `CREATE DATABASE ${name}`);
   const u = new URL(serverUrl);
   u.pathname = `/${name}`;
   return { url: u.toString(), name, drop: () => dropDatabase(serverUrl, name) };
+}
+
+/** One statement on the server's admin URL, on a connection of its own. */
+export async function adminQuery<R extends pg.QueryResultRow>(serverUrl: string, sql: string, values: unknown[] = []): Promise<R[]> {
+  const c = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 5_000 });
+  await c.connect();
+  try {
+    return (await c.query<R>(sql, values)).rows;
+  } finally {
+    await c.end();
+  }
 }
