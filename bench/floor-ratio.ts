@@ -10,6 +10,8 @@
 // wait in the queue as theirs do (bench:temporal-floor's `slow`, which matches bench:load's
 // default latency and LLM_CONCURRENCY), instead of returning at once; the floor bench then runs
 // `run` too, and the table gives the ratio to both.
+// The floor's workflow threads run with the product's defaults, or with the load's own `--env` values
+// of WORKFLOW_STACK_TRACES and WORKFLOW_VM_WATCHDOG where given, so both sides run the same SDK.
 // With --pg the stack's PostgreSQL is also given apart: the service's own database's backends.
 // The machine's speed drifts by tens of percent over minutes: only a ratio of the same round means
 // anything, and the median of those is the figure.
@@ -81,10 +83,18 @@ interface Round {
   runFloor: number;
 }
 
+/** The load's `--env` settings of the workflow threads, given to the floor's worker as well, so that
+ *  both run the same SDK (the product's defaults unless set). */
+const THREAD_SETTINGS = /^(WORKFLOW_STACK_TRACES|WORKFLOW_VM_WATCHDOG)=/;
+const threadEnv = positionals.flatMap((a, k) => {
+  const kv = a.startsWith('--env=') ? a.slice('--env='.length) : a === '--env' ? positionals[k + 1] : undefined;
+  return kv !== undefined && THREAD_SETTINGS.test(kv) ? ['--env', kv] : [];
+});
+
 function floorRound(r: number): Pick<Round, 'floorServer' | 'floorPostgres' | 'floorSdk' | 'runFloor'> {
   // bench:temporal-floor compares every shape with `run`, so `run` is always among them.
   const shapes = shape === 'run' ? 'run' : `run,${shape}`;
-  const f = bench('bench/temporal-floor.ts', [...size, ...production, '--shapes', shapes, '--rounds', '1'], `floor-${r}`) as {
+  const f = bench('bench/temporal-floor.ts', [...size, ...production, ...threadEnv, '--shapes', shapes, '--rounds', '1'], `floor-${r}`) as {
     shapes: Record<string, { server: number[]; worker: number[]; postgres: number[] }>;
   };
   const sum = (s: { server: number[]; worker: number[]; postgres: number[] }) => s.server[0]! + s.postgres[0]! + s.worker[0]!;

@@ -2,9 +2,10 @@
 // worktree of it, given this checkout's bench/load.ts so both are measured the same way), one after
 // the other, --rounds times in alternating order, and the ratio of each figure (this ÷ baseline in
 // each round, and their geometric mean).
-//   npm run bench:load-vs -- --baseline <commit> [--rounds 1] [--baseline-env K=V]... -- <bench:load arguments>
+//   npm run bench:load-vs -- --baseline <commit> [--rounds 1] [--baseline-env K=V]... [--baseline-node-arg=FLAG]... -- <bench:load arguments>
 // --baseline-env gives the baseline's dev process a setting this checkout does not get (e.g. the
 // SDK's own behaviour where node_modules, shared with the baseline, carries a newer patch).
+// --baseline-node-arg=FLAG gives the baseline's service processes a Node or V8 option.
 // The baseline gets this checkout's bench (bench/load.ts and bench/support/) and its fake model
 // (test/support/llm-server.ts, which records the token usage the bench reads): the measuring side
 // is the same for both, and only the product differs. Its research script stays its own, as its
@@ -17,7 +18,12 @@ import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../src/infra/paths';
 
 const { values, positionals } = parseArgs({
-  options: { baseline: { type: 'string' }, rounds: { type: 'string', default: '1' }, 'baseline-env': { type: 'string', multiple: true } },
+  options: {
+    baseline: { type: 'string' },
+    rounds: { type: 'string', default: '1' },
+    'baseline-env': { type: 'string', multiple: true },
+    'baseline-node-arg': { type: 'string', multiple: true },
+  },
   allowPositionals: true,
 });
 if (!values.baseline) throw new Error('--baseline <commit> is required');
@@ -45,6 +51,7 @@ function measure(root: string, label: string, round: number): Figures {
       path.join(root, 'bench', 'load.ts'),
       ...positionals,
       ...(label === 'baseline' ? (values['baseline-env'] ?? []).flatMap((kv) => ['--env', kv]) : []),
+      ...(label === 'baseline' ? (values['baseline-node-arg'] ?? []).map((a) => `--node-arg=${a}`) : []),
       '--json',
       out,
     ],

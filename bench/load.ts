@@ -7,7 +7,7 @@
 // model calls and tokens per run by role, and the share of prompt text a prefix cache could reuse.
 //   npm run bench:load -- --runs 40 --concurrency 40 --latency-ms 200 [--pg URL] [--cpu-prof]
 //        [--workload standard|users] [--follow events|poll] [--poll-ms 2000] [--llm-rate 1000]
-//        [--warmup N] [--env K=V]... [--review idle --idle-minutes N] [--temporal-metrics] [--json FILE]
+//        [--warmup N] [--env K=V]... [--node-arg=FLAG]... [--review idle --idle-minutes N] [--temporal-metrics] [--json FILE]
 //        [--split] [--temporal dev|real [--history-shards N]] [--ramp-s N]
 // --workload: `standard` (the default: 1 to 3 steps in turn, every third run with a processing
 // step), or `users`, closer to users' plans (bench/support/workload.ts).
@@ -71,6 +71,7 @@ const { values } = parseArgs({
     review: { type: 'string', default: 'off' },
     'idle-minutes': { type: 'string', default: '10' },
     env: { type: 'string', multiple: true },
+    'node-arg': { type: 'string', multiple: true },
     json: { type: 'string' },
     'temporal-metrics': { type: 'boolean' },
     temporal: { type: 'string', default: 'dev' },
@@ -106,6 +107,7 @@ if (split && values.review !== 'off') throw new Error('--review idle measures `d
 const warmup = Number(values.warmup);
 if (!Number.isInteger(warmup) || warmup < 0) throw new Error(`--warmup is a number of runs, not ${values.warmup}`);
 // --env K=V: any other setting of the dev process (e.g. LLM_CONCURRENCY=64), printed below.
+// --node-arg=FLAG: a Node or V8 option for the service's processes (e.g. --node-arg=--single-threaded-gc).
 const extraEnv = Object.fromEntries((values.env ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 // The model slots of the worker: LLM_CONCURRENCY as given, else the product's default.
 const llmSlots = loadConfig(extraEnv.LLM_CONCURRENCY ? { LLM_CONCURRENCY: extraEnv.LLM_CONCURRENCY } : {}).llm.concurrency;
@@ -140,7 +142,10 @@ const stack = await startBenchStack({
     ...extraEnv,
   },
   ...(split ? { split: { temporalAddress: server!.address, namespace: server!.namespace } } : {}),
-  nodeArgs: values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(os.tmpdir(), 'bench-load-profiles')}`] : [],
+  nodeArgs: [
+    ...(values['node-arg'] ?? []),
+    ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(os.tmpdir(), 'bench-load-profiles')}`] : []),
+  ],
 });
 const { dev, llm } = stack;
 // `dev`, or the worker when split: the process the thread and sticky-cache figures are about.

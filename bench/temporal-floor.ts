@@ -16,7 +16,7 @@
 //          latency (22 calls of 200 ms over 6 activities: 730 ms each), 16 at a time (the worker's
 //          default LLM_CONCURRENCY), so that they wait in the queue as a run's do.
 //   npm run bench:temporal-floor -- [--runs 100] [--concurrency 100] [--rounds 3] [--warmup 100] [--temporal-metrics] [--json FILE]
-//        [--temporal real --pg <admin URL>]
+//        [--temporal real --pg <admin URL>] [--env WORKFLOW_STACK_TRACES=…] [--env WORKFLOW_VM_WATCHDOG=…]
 // --temporal-metrics: the server's requests and persistence calls per run of each shape in the last
 // round, to set beside those `bench:load --temporal-metrics` prints for real runs.
 import { writeFileSync } from 'node:fs';
@@ -33,6 +33,8 @@ import { cpuSeconds, postgresCpu } from './support/procs';
 import { SEARCH_ATTRIBUTES } from '../src/shared/constants';
 import { CLUSTER_SEARCH_ATTRIBUTE_CACHE, startTemporalServer } from '../scripts/temporal-server';
 import { perRunLines, readCounters } from './support/temporal-metrics';
+import { loadConfig } from '../src/config';
+import { workflowThreadEnv } from '../src/config/workers';
 
 const { values } = parseArgs({
   options: {
@@ -46,6 +48,7 @@ const { values } = parseArgs({
     json: { type: 'string' },
     temporal: { type: 'string', default: 'dev' },
     pg: { type: 'string' },
+    env: { type: 'string', multiple: true },
   },
 });
 const runs = Number(values.runs);
@@ -82,6 +85,16 @@ const server = realTemporal
   : await startBenchDevServer({ namespace, metricsPort });
 const serverPid = server.pid;
 Runtime.install({ logger: new DefaultLogger('WARN') });
+// The workflow threads run as the service's worker runs them: with the product's defaults (the SDK as
+// published) unless --env sets WORKFLOW_STACK_TRACES or WORKFLOW_VM_WATCHDOG otherwise. Without the
+// variables the patched SDK would run both of its opt-ins, and the floor would be a cheaper SDK than
+// the service's.
+const THREAD_SETTINGS = ['WORKFLOW_STACK_TRACES', 'WORKFLOW_VM_WATCHDOG'];
+const threadEnv = Object.fromEntries((values.env ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+for (const k of Object.keys(threadEnv))
+  if (!THREAD_SETTINGS.includes(k)) throw new Error(`--env: only ${THREAD_SETTINGS.join(' and ')} apply to the floor's worker, not ${k}`);
+const threadSettings = workflowThreadEnv(loadConfig(threadEnv).worker);
+Object.assign(process.env, threadSettings);
 const native = await NativeConnection.connect({ address: server.address });
 /** The slow shape's model activities take this long; its model queue's worker runs 16 at once. */
 const SLOW_MODEL_MS = 730;
@@ -94,7 +107,8 @@ const workers = await Promise.all(
         connection: native,
         namespace,
         taskQueue: `${q}${suffix}`,
-        workflowsPath: path.join(import.meta.dirname, 'support', 'floor', 'workflows.ts'),
+        // Workflows on the main queue alone, as the service's worker has them.
+        ...(suffix === '' ? { workflowsPath: path.join(import.meta.dirname, 'support', 'floor', 'workflows.ts') } : {}),
         activities,
         ...(q !== queue && suffix === '-llm' ? { maxConcurrentActivityTaskExecutions: SLOW_SLOTS } : {}),
       }),
@@ -161,7 +175,13 @@ const pgCpu = () => (realTemporal ? [...postgresCpu().values()].reduce((a, b) =>
 const metrics = new Map<Shape, string[]>();
 try {
   if (warmup) for (const s of SHAPES) await drive(s, Math.ceil(warmup / SHAPES.length));
-  console.log(`floor: ${runs} runs a shape, ${concurrency} at once, ${rounds} round(s), after ${warmup} warm-up runs; CPU-s per run`);
+  console.log(
+    `floor: ${runs} runs a shape, ${concurrency} at once, ${rounds} round(s), after ${warmup} warm-up runs, workflow threads with ${Object.entries(
+      threadSettings,
+    )
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}; CPU-s per run`,
+  );
   for (let r = 0; r < rounds; r++) {
     // Each round starts with another shape, so that none is always measured first.
     const order = SHAPES.map((_, k) => SHAPES[(k + r) % SHAPES.length]!);

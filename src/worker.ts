@@ -16,6 +16,7 @@ import type OpenAI from 'openai';
 import { activityDependencies, activityMap, createActivities } from './activities';
 import { reportWaits } from './activities/waits';
 import type { Config } from './config';
+import { workflowThreadEnv } from './config/workers';
 import { WORKFLOWS_ENTRY } from './infra/paths';
 import { codeBuildId } from './infra/workflow-bundle';
 import { GatedWorker } from './infra/gated-worker';
@@ -113,12 +114,9 @@ export async function createWorker(deps: WorkerDeps): Promise<WorkerGroup> {
   const activities = activityMap(groups);
   const interceptors = { activity: [reportWaits(activityDependencies(groups))] };
   const plugins = deps.plugins ?? [];
-  // Not configuration read here: the settings handed to the workflow threads this worker starts,
-  // which copy the environment when they start (patches/@temporalio+worker+1.24.0.patch).
+  // Not configuration read here: the settings handed to the workflow threads this worker starts.
   // eslint-disable-next-line no-restricted-properties
-  process.env.WORKFLOW_STACK_TRACES = String(deps.config.worker.stackTraces);
-  // eslint-disable-next-line no-restricted-properties
-  process.env.WORKFLOW_VM_WATCHDOG = deps.config.worker.vmWatchdog;
+  Object.assign(process.env, workflowThreadEnv(deps.config.worker));
   const main = await Worker.create({
     connection: deps.connection,
     namespace: deps.config.temporal.namespace,

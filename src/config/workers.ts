@@ -98,3 +98,10 @@ export const workersArea = area(
     heap: { growthPercent: v.HEAP_GROWTH_PERCENT, threadSemiSpaceMb: v.THREAD_SEMI_SPACE_MB },
   }),
 );
+
+/** The workflow threads' settings as they read them: from the environment they copy when they start
+ *  (patches/@temporalio+worker+1.24.0.patch). Without these variables the patched SDK runs both
+ *  opt-ins, so whatever starts a worker sets them: the service's worker, and the floor bench's. */
+export function workflowThreadEnv(s: { stackTraces: boolean; vmWatchdog: 'per-activation' | 'per-call' }): Record<string, string> {
+  return { WORKFLOW_STACK_TRACES: String(s.stackTraces), WORKFLOW_VM_WATCHDOG: s.vmWatchdog };
+}
