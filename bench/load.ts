@@ -54,6 +54,7 @@ import { countStatements } from './support/pg-statements';
 import { childrenOf, commandName, cpuSeconds, machineJiffies, PeakRss, rssMb, StackCpu, threadCpu } from './support/procs';
 import { questionOf, workloadRules, type WorkloadName } from './support/workload';
 import { perRunLines, readCounters } from './support/temporal-metrics';
+import { envPairs } from './support/env-args';
 
 const { values } = parseArgs({
   options: {
@@ -108,7 +109,7 @@ const warmup = Number(values.warmup);
 if (!Number.isInteger(warmup) || warmup < 0) throw new Error(`--warmup is a number of runs, not ${values.warmup}`);
 // --env K=V: any other setting of the dev process (e.g. LLM_CONCURRENCY=64), printed below.
 // --node-arg=FLAG: a Node or V8 option for the service's processes (e.g. --node-arg=--single-threaded-gc).
-const extraEnv = Object.fromEntries((values.env ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+const extraEnv = envPairs(values.env);
 // The model slots of the worker: LLM_CONCURRENCY as given, else the product's default.
 const llmSlots = loadConfig(extraEnv.LLM_CONCURRENCY ? { LLM_CONCURRENCY: extraEnv.LLM_CONCURRENCY } : {}).llm.concurrency;
 

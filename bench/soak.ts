@@ -17,6 +17,7 @@ import { BenchApi } from './support/api-client';
 import { startBenchStack } from './support/dev-stack';
 import { median, quantile, slopePerHour, SoakSampler, verdicts, type Interval } from './support/soak-sampler';
 import { questionOf, workloadRules } from './support/workload';
+import { envPairs } from './support/env-args';
 
 const { values } = parseArgs({
   options: {
@@ -38,7 +39,7 @@ for (const [k, v] of Object.entries({ minutes, rate, 'interval-s': intervalS }))
   if (!(v > 0)) throw new Error(`--${k} is a positive number`);
 }
 if (!(warmupS >= 0) || warmupS >= minutes * 60) throw new Error('--warmup-s is a number of seconds shorter than the soak');
-const extraEnv = Object.fromEntries((values.env ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+const extraEnv = envPairs(values.env);
 
 // ---- the stack (as bench/load.ts starts it) ----------------------------------------------------
 

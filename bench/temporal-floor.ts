@@ -35,6 +35,7 @@ import { CLUSTER_SEARCH_ATTRIBUTE_CACHE, startTemporalServer } from '../scripts/
 import { perRunLines, readCounters } from './support/temporal-metrics';
 import { loadConfig } from '../src/config';
 import { workflowThreadEnv } from '../src/config/workers';
+import { envPairs } from './support/env-args';
 
 const { values } = parseArgs({
   options: {
@@ -90,7 +91,7 @@ Runtime.install({ logger: new DefaultLogger('WARN') });
 // variables the patched SDK would run both of its opt-ins, and the floor would be a cheaper SDK than
 // the service's.
 const THREAD_SETTINGS = ['WORKFLOW_STACK_TRACES', 'WORKFLOW_VM_WATCHDOG'];
-const threadEnv = Object.fromEntries((values.env ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+const threadEnv = envPairs(values.env);
 for (const k of Object.keys(threadEnv))
   if (!THREAD_SETTINGS.includes(k)) throw new Error(`--env: only ${THREAD_SETTINGS.join(' and ')} apply to the floor's worker, not ${k}`);
 const threadSettings = workflowThreadEnv(loadConfig(threadEnv).worker);
